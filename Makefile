@@ -1,0 +1,106 @@
+# uniap - build, test and benchmark.
+#
+#   make            build/uniap (and the libraries it is made of)
+#   make test       unit + CLI tests, then again under ASan+UBSan, and the
+#                   concurrency tests under TSan; ends with "N passed, N failed"
+#   make bench      benchmark figures (never enforced by tests)
+#   make clean
+#
+# A variant build goes to its own folder: make BUILD=build/asan SAN=asan
+# Every source file under core/, json/ and cli/ is picked up by wildcard.
+
+BUILD ?= build
+SAN ?=
+
+CC ?= cc
+PKGS := cbc libcjson
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+TEST_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
+
+WARN := -std=c17 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wvla
+OPT ?= -O2 -g
+SAN_FLAGS_asan := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+SAN_FLAGS_tsan := -fsanitize=thread
+SAN_FLAGS := $(SAN_FLAGS_$(SAN))
+ifneq ($(SAN),)
+OPT := -O1 -g
+endif
+
+CPPFLAGS += -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Icore -Ijson
+CFLAGS += $(WARN) $(OPT) $(SAN_FLAGS)
+LDFLAGS += $(SAN_FLAGS)
+LDLIBS += $(PKG_LIBS) -lpthread -lm
+
+CORE_SRC := $(wildcard core/*.c)
+JSON_SRC := $(wildcard json/*.c)
+CLI_SRC := $(wildcard cli/*.c)
+TEST_SRC := $(wildcard tests/unit/test_*.c)
+TEST_SUPPORT_SRC := $(filter-out $(TEST_SRC),$(wildcard tests/unit/*.c))
+
+CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/obj/%.o)
+JSON_OBJ := $(JSON_SRC:%.c=$(BUILD)/obj/%.o)
+CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
+TEST_SUPPORT_OBJ := $(TEST_SUPPORT_SRC:%.c=$(BUILD)/obj/%.o)
+TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+
+CORE_LIB := $(BUILD)/libuniapcore.a
+JSON_LIB := $(BUILD)/libuniapjson.a
+
+.PHONY: all test test-unit test-asan test-tsan bench clean tests-bin
+.DEFAULT_GOAL := all
+
+all: $(BUILD)/uniap
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(PKG_CFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(CORE_LIB): $(CORE_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(JSON_LIB): $(JSON_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/uniap: $(CLI_OBJ) $(JSON_LIB) $(CORE_LIB)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(JSON_LIB) $(CORE_LIB) $(LDLIBS)
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_SUPPORT_OBJ) $(JSON_LIB) $(CORE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(TEST_SUPPORT_OBJ) $(JSON_LIB) $(CORE_LIB) $(LDLIBS) $(TEST_LIBS)
+
+tests-bin: $(BUILD)/uniap $(TEST_BIN)
+
+# One pass of the suite on the binaries of $(BUILD); prints per-suite lines.
+test-unit: tests-bin
+	@UNIAP=$(BUILD)/uniap sh tests/run.sh $(BUILD)/tests $(TEST_BIN) tests/cli/*.sh
+
+test-asan:
+	@$(MAKE) --no-print-directory BUILD=build/asan SAN=asan tests-bin
+	@UNIAP=build/asan/uniap ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+		sh tests/run.sh build/asan/tests $(TEST_BIN:$(BUILD)/tests/%=build/asan/tests/%) tests/cli/*.sh
+
+# Concurrency tests (thread pool, worker processes) under ThreadSanitizer.
+TSAN_TESTS := $(filter $(BUILD)/tests/test_pool%,$(TEST_BIN))
+test-tsan:
+	@$(MAKE) --no-print-directory BUILD=build/tsan SAN=tsan $(TSAN_TESTS:$(BUILD)/%=build/tsan/%)
+	@TSAN_OPTIONS=halt_on_error=1 sh tests/run.sh build/tsan/tests $(TSAN_TESTS:$(BUILD)/tests/%=build/tsan/tests/%)
+
+# The full suite: plain, ASan+UBSan, TSan; the summary line comes last.  A
+# pass whose build fails counts as one failure, so the summary never hides it.
+test:
+	@rm -f build/.test-counts; mkdir -p build
+	-@$(MAKE) --no-print-directory test-unit || echo "0 0" >> build/.test-counts
+	-@$(MAKE) --no-print-directory test-asan || echo "0 0" >> build/.test-counts
+	-@$(MAKE) --no-print-directory test-tsan || echo "0 0" >> build/.test-counts
+	@sh tests/summary.sh build/.test-counts
+
+bench: all
+	@sh bench/run.sh $(BUILD)/uniap
+
+clean:
+	rm -rf build
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,103 @@
+/*
+ * cost.h - the cost model (paper §3.2) and one candidate's cost matrices.
+ *
+ * A candidate is (pp, microbatches, schedule, options).  cost_build() prices
+ * every layer under every strategy of the stage dictionary and every edge
+ * under every pair of strategies, and records how many micro-batches of
+ * activations each stage keeps in flight.  The result is exactly the "audit
+ * format" printed by `uniap costs`:
+ *
+ *   p_i = sum of time_s[u][k_u] over the layers u of stage i
+ *       + sum of same_stage_s[k_u][k_v] over edges u->v inside stage i
+ *   o_j = sum of cross_stage_s[k_u][k_v] over edges u->v with
+ *         stage(u) <= j < stage(v)              (j = 0 .. pp-2)
+ *   TPI = sum p + sum o + (c - 1) * max(p u o)
+ *   valid: every stage non-empty, stage(u) <= stage(v) for every edge
+ *   memory_i = sum over u in stage i of memory_fixed_bytes[u][k_u]
+ *            + inflight[i] * memory_per_microbatch_bytes[u][k_u]
+ *            <= memory_limit_bytes
+ *
+ * docs/cost-model.md gives every formula with its source.  The optimizer sees
+ * only this struct, never the profiles.
+ *
+ * Never: solve anything here; no I/O.
+ */
+#ifndef UNIAP_COST_H
+#define UNIAP_COST_H
+
+#include <stddef.h>
+
+#include "err.h"
+#include "model.h"
+#include "strategy.h"
+
+enum cost_schedule {
+	COST_GPIPE = 0,
+	COST_1F1B,
+};
+
+/* "gpipe" / "1f1b" */
+const char *cost_schedule_name(enum cost_schedule s);
+/* Parses "gpipe"/"1f1b"; returns 0 on success, -1 otherwise. */
+int cost_schedule_parse(const char *s, enum cost_schedule *out);
+
+struct cost_options {
+	long batch;             /* global batch B >= 1 */
+	int pp;                 /* pipeline degree, divides the device count */
+	long microbatches;      /* c, divides batch */
+	enum cost_schedule schedule;
+	int recompute;          /* add activation-checkpointing variants */
+};
+
+struct cost_edge {
+	size_t from, to;         /* layer indices */
+	double *same_stage_s;    /* [K*K], [k*K + l]: R, both ends in one stage */
+	double *cross_stage_s;   /* [K*K]: R', per communication stage crossed */
+};
+
+struct cost_candidate {
+	int pp;
+	long microbatches;
+	long microbatch_size;
+	enum cost_schedule schedule;
+	double memory_limit_bytes;
+	long *inflight;              /* [pp] micro-batches of activations held by stage i */
+	struct strategy_set strategies; /* owned; the same K strategies for every layer */
+	size_t n_layers;
+	char **layer_names;          /* owned copies */
+	double *time_s;              /* [n_layers*K]: A, per micro-batch */
+	double *memory_fixed_bytes;  /* [n_layers*K]: model states */
+	double *memory_per_microbatch_bytes; /* [n_layers*K]: activations of one micro-batch */
+	size_t n_edges;
+	struct cost_edge *edges;     /* same order as the model's edges */
+};
+
+/* K: strategies per layer. */
+static inline size_t cost_k(const struct cost_candidate *c) { return c->strategies.count; }
+
+/*
+ * Builds the candidate for (validated, borrowed) cluster and model.  Fails with
+ * UNIAP_E_ARG naming the option if pp does not divide the devices, pp exceeds
+ * the layer count, microbatches does not divide batch, ...  On success the
+ * caller owns *out and frees it with cost_candidate_release().
+ */
+uniap_code cost_build(const struct cluster_profile *cluster, const struct model_profile *model,
+                      const struct cost_options *opt, struct cost_candidate *out,
+                      struct uniap_err *err);
+
+/* Frees everything out owns and zeroes it. */
+void cost_candidate_release(struct cost_candidate *c);
+
+/*
+ * Collective times used by the cost model, exposed for tests and the catalog.
+ * bytes is the full buffer; group members `size` with rank stride `stride`
+ * inside a stage of the candidate; returns seconds (0 when size == 1).
+ */
+double cost_collective_s(const struct cluster_profile *c, enum cluster_coll kind, double bytes,
+                         int size, int stride, int stage_devices, int pp);
+
+/* Overlapped time of computation x and communication y with CCOC k:
+ * max(x, y) + (k - 1) * min(x, y). */
+double cost_overlap_s(double x, double y, double ccoc);
+
+#endif

@@ -1,0 +1,173 @@
+/*
+ * model.h - the planner's input documents as plain C structs: the cluster
+ * profile (hardware) and the model profile (layer types + layer graph).
+ *
+ * These structs are filled by a decoder at the edge (json/) or by the catalog,
+ * then checked by cluster_validate()/model_validate(), which enforce every
+ * cross-field rule (graph is a DAG, layer types exist, hierarchy nests, ...)
+ * and name the offending JSON path in the error.  After validation the rest of
+ * core/ may rely on the documented invariants without re-checking them.
+ *
+ * Units: seconds, bytes, bytes per second; parameter counts are plain counts.
+ * Never: JSON, HTTP or SQLite here.
+ *
+ * Ownership: every pointer inside a profile is owned by that profile and is
+ * freed by cluster_release()/model_release() (free(NULL)-safe, idempotent).
+ */
+#ifndef UNIAP_MODEL_H
+#define UNIAP_MODEL_H
+
+#include <stddef.h>
+
+#include "err.h"
+
+/* Caps on document sizes: every array a decoder fills is bounded. */
+#define MODEL_MAX_DEVICES 65536
+#define MODEL_MAX_LEVELS 8
+#define MODEL_MAX_BW_ENTRIES 256
+#define MODEL_MAX_LAYERS 4096
+#define MODEL_MAX_EDGES 65536
+#define MODEL_MAX_TYPES 256
+#define MODEL_MAX_TP_ENTRIES 32
+#define MODEL_MAX_NAME 128
+
+/* ------------------------------------------------------------------ cluster */
+
+/*
+ * One level of the device hierarchy: groups of `devices` consecutive ranks
+ * (e.g. 2 = a PCIe switch pair, 8 = a node, nodes*devices_per_node = the
+ * cluster).  bw_bytes_per_s is the bus bandwidth of a collective inside one
+ * such group; it is the fallback when no measured entry matches.
+ */
+struct cluster_level {
+	char *name;
+	int devices;
+	double bw_bytes_per_s;
+};
+
+enum cluster_coll {
+	CLUSTER_ALLREDUCE = 0,
+	CLUSTER_ALLGATHER,
+	CLUSTER_REDUCE_SCATTER,
+	CLUSTER_COLL_COUNT
+};
+
+/* A measured collective: bus bandwidth (nccl-tests convention) of a group of
+ * `size` devices whose ranks are consecutive (1) or strided (0). */
+struct cluster_bw {
+	int size;
+	int consecutive;
+	double bw_bytes_per_s;
+};
+
+/* Measured point-to-point bandwidth between consecutive stages of a pp-stage pipeline. */
+struct cluster_p2p {
+	int pp;
+	double bw_bytes_per_s;
+};
+
+struct cluster_profile {
+	char *name;
+	int nodes;
+	int devices_per_node;
+	char *device_name;           /* may be NULL */
+	double memory_bytes;         /* per device */
+	double reserved_bytes;       /* context/workspace, subtracted from memory_bytes */
+	struct cluster_level *levels;/* strictly increasing `devices`, each dividing the next;
+	                                the last one spans every device */
+	size_t n_levels;
+	struct cluster_bw *coll[CLUSTER_COLL_COUNT];
+	size_t n_coll[CLUSTER_COLL_COUNT];
+	struct cluster_p2p *p2p;
+	size_t n_p2p;
+	double overlap_coefficient;  /* CCOC >= 1: slowdown of overlapped compute/communication */
+};
+
+/* Total device count (nodes * devices_per_node). */
+int cluster_devices(const struct cluster_profile *c);
+
+/* Checks every rule of a cluster profile; borrows c.  On failure err names the path. */
+uniap_code cluster_validate(const struct cluster_profile *c, struct uniap_err *err);
+
+/* Frees everything c owns (not c itself) and zeroes it. */
+void cluster_release(struct cluster_profile *c);
+
+/* -------------------------------------------------------------------- model */
+
+enum model_precision {
+	MODEL_FP32 = 0,  /* c_dtype 4 with Adam */
+	MODEL_MIXED,     /* fp16/bf16 mixed precision, c_dtype 8 with Adam */
+};
+
+enum model_optimizer {
+	MODEL_ADAM = 0,
+	MODEL_SGD_MOMENTUM,
+	MODEL_SGD,
+};
+
+/* A value measured for one tensor-parallel size. */
+struct model_tp_value {
+	int tp;
+	double value;
+};
+
+struct model_layer_type {
+	char *name;
+	/* forward time of one sample; entry tp = 1 is required, other TP sizes
+	 * are optional (missing ones: value(1) / tp) */
+	struct model_tp_value *forward_s;
+	size_t n_forward_s;
+	double parameters;                 /* count of learnable parameters */
+	/* activation bytes kept for backward, per sample per device, by TP size;
+	 * tp = 1 required, missing ones: value(1) / tp */
+	struct model_tp_value *activation_bytes;
+	size_t n_activation_bytes;
+	double output_bytes_per_sample;    /* the layer's output tensor, unsharded */
+	double checkpoint_bytes_per_sample;/* kept per sample with recompute on */
+	int tp_allreduces_per_pass;        /* TP all-reduces of the output per forward pass */
+};
+
+struct model_layer {
+	char *name;
+	size_t type;  /* index into model_profile.types */
+};
+
+struct model_edge {
+	size_t from;
+	size_t to;
+};
+
+struct model_profile {
+	char *name;
+	enum model_precision precision;
+	enum model_optimizer optimizer;
+	struct model_layer_type *types;
+	size_t n_types;
+	struct model_layer *layers;
+	size_t n_layers;
+	struct model_edge *edges;  /* a DAG over layers */
+	size_t n_edges;
+};
+
+/* Paper §3.2: bytes of model states per byte of parameters (c_dtype). */
+double model_c_dtype(const struct model_profile *m);
+
+/* Bytes of one parameter element: 4 for fp32, 2 for mixed precision. */
+double model_param_elem_bytes(const struct model_profile *m);
+
+/* Value of a TP table at tp: the exact entry, else value(tp = 1) / tp. */
+double model_tp_lookup(const struct model_tp_value *t, size_t n, int tp);
+
+/* Checks every rule of a model profile (types, graph is a DAG, ...); borrows m. */
+uniap_code model_validate(const struct model_profile *m, struct uniap_err *err);
+
+/*
+ * Fills order (caller-owned, n_layers entries) with a topological order of
+ * the layers, ties broken by index.  Returns UNIAP_E_INVALID on a cycle.
+ */
+uniap_code model_topo_order(const struct model_profile *m, size_t *order, struct uniap_err *err);
+
+/* Frees everything m owns (not m itself) and zeroes it. */
+void model_release(struct model_profile *m);
+
+#endif

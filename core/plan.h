@@ -1,0 +1,61 @@
+/*
+ * plan.h - a plan (an assignment of every layer to a stage and a strategy)
+ * and its evaluation against a candidate's cost matrices with the audit
+ * formula of cost.h.
+ *
+ * Never: search for plans here (that is the optimizer's job); no I/O.
+ */
+#ifndef UNIAP_PLAN_H
+#define UNIAP_PLAN_H
+
+#include <stddef.h>
+
+#include "cost.h"
+#include "err.h"
+
+#define PLAN_REASON_MAX 256
+
+/* The result of evaluating one assignment. */
+struct plan_eval {
+	int valid;                    /* stage order and non-empty stages hold */
+	int fits;                     /* every stage within memory_limit_bytes */
+	double tpi_s;                 /* audit-format TPI (computed even if !fits) */
+	int pp;
+	double *stage_time_s;         /* [pp]  p_i */
+	double *comm_time_s;          /* [pp-1] o_j (NULL when pp == 1) */
+	double *stage_memory_bytes;   /* [pp] */
+	char reason[PLAN_REASON_MAX]; /* why !valid or !fits; "" otherwise */
+};
+
+/*
+ * Evaluates the assignment stage[u] in [0, pp), strategy[u] in [0, K) (both
+ * borrowed, n_layers entries) on cand.  Out-of-range entries are UNIAP_E_INVALID
+ * naming "layers[u]"; order/emptiness/memory violations are not errors: they
+ * set valid/fits = 0 and reason.  Caller releases out with plan_eval_release().
+ */
+uniap_code plan_evaluate(const struct cost_candidate *cand, const int *stage, const size_t *strategy,
+                         struct plan_eval *out, struct uniap_err *err);
+
+void plan_eval_release(struct plan_eval *e);
+
+/*
+ * A plan as the documents carry it.  Layer u is on stages[stage[u]] and uses
+ * strategy_names[u]; names are resolved against a candidate's dictionary.
+ */
+struct plan_doc {
+	int pp;
+	long microbatches;
+	long microbatch_size;
+	enum cost_schedule schedule;
+	double tpi_s;
+	double throughput_samples_per_s;
+	size_t n_layers;
+	char **layer_names;     /* owned, [n_layers] */
+	int *stage;             /* owned, [n_layers] */
+	char **strategy_names;  /* owned, [n_layers] */
+	int *recompute;         /* owned, [n_layers]: the plan's recompute flag per layer */
+};
+
+void plan_doc_release(struct plan_doc *p);
+
+#endif

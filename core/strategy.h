@@ -1,0 +1,80 @@
+/*
+ * strategy.h - the strategy dictionary: every intra-layer parallel strategy
+ * for the devices of one pipeline stage.
+ *
+ * A strategy is an ordered combination of data-parallel (dp), tensor-parallel
+ * (tp) and fully-sharded data-parallel (fsdp) degrees whose product is the
+ * stage's device count, plus its placement: the dimensions are listed from
+ * inner (consecutive ranks) to outer, so "tp2.dp2" (tp groups {0,1},{2,3}, dp
+ * groups {0,2},{1,3}) and "dp2.tp2" (its mirror) are different strategies.
+ * Degrees of 1 are left out of the order.  With recompute, each strategy also
+ * exists with per-layer activation checkpointing ("+rc").
+ *
+ * Never: costs here (cost.c prices strategies), no I/O.
+ */
+#ifndef UNIAP_STRATEGY_H
+#define UNIAP_STRATEGY_H
+
+#include <stddef.h>
+
+#include "err.h"
+#include "model.h"
+
+enum strategy_dim {
+	STRATEGY_DP = 0,
+	STRATEGY_TP,
+	STRATEGY_FSDP,
+	STRATEGY_DIMS
+};
+
+#define STRATEGY_NAME_MAX 48
+#define STRATEGY_MAX_COUNT 4096
+
+struct strategy {
+	int degree[STRATEGY_DIMS];    /* 1 when the dimension is unused */
+	int order[STRATEGY_DIMS];     /* used dims, inner (consecutive) to outer */
+	int n_order;
+	int stride[STRATEGY_DIMS];    /* rank stride inside a group of each dim (1 = consecutive) */
+	int level[STRATEGY_DIMS];     /* smallest hierarchy level holding every group of the dim
+	                                 in every stage; -1 for unused dims */
+	int recompute;                /* activation checkpointing on */
+	char name[STRATEGY_NAME_MAX]; /* e.g. "tp2.dp4", "fsdp8+rc", "single" */
+};
+
+struct strategy_set {
+	struct strategy *items;  /* owned */
+	size_t count;
+	int stage_devices;       /* devices per stage: n / pp */
+	int pp;
+};
+
+/* Data-parallel width dp * fsdp: the number of batch shards. */
+int strategy_batch_width(const struct strategy *s);
+
+/* Name of a dimension: "dp", "tp", "fsdp". */
+const char *strategy_dim_name(enum strategy_dim d);
+
+/*
+ * Builds the dictionary for pp stages of the (validated, borrowed) cluster,
+ * with recompute variants when recompute != 0.  pp must divide the device
+ * count.  Order: by recompute, then by the degree tuple, then by placement;
+ * deterministic.  On success the caller owns *out (strategy_set_release()).
+ */
+uniap_code strategy_enumerate(const struct cluster_profile *c, int pp, int recompute,
+                              struct strategy_set *out, struct uniap_err *err);
+
+/* Index of the strategy named name in set, or -1. */
+long strategy_find(const struct strategy_set *set, const char *name);
+
+/* Frees set->items and zeroes set. */
+void strategy_set_release(struct strategy_set *set);
+
+/*
+ * Rank-level helpers (ranks are 0-based within one stage):
+ * the coordinate of rank r along dimension d, and the batch-shard index of r
+ * (the dp and fsdp coordinates combined, outer dimension most significant).
+ */
+int strategy_coord(const struct strategy *s, int rank, enum strategy_dim d);
+int strategy_batch_shard(const struct strategy *s, int rank);
+
+#endif
