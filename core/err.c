@@ -62,5 +62,7 @@ void err_prefix(struct uniap_err *err, const char *fmt, ...)
 	vsnprintf(prefix, sizeof(prefix), fmt, ap);
 	va_end(ap);
 	memcpy(old, err->msg, sizeof(old));
-	snprintf(err->msg, sizeof(err->msg), "%s: %s", prefix, old);
+	/* truncation is acceptable: messages are capped at UNIAP_ERR_MSG_MAX */
+	if (snprintf(err->msg, sizeof(err->msg), "%.*s: %.*s", 200, prefix, 300, old) < 0)
+		err->msg[0] = '\0';
 }

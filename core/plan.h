@@ -58,4 +58,17 @@ struct plan_doc {
 
 void plan_doc_release(struct plan_doc *p);
 
+/* 1 if any layer of p (borrowed) uses activation checkpointing. */
+int plan_doc_recompute(const struct plan_doc *p);
+
+/*
+ * Checks that the plan p fits the candidate cand built for it (same pp,
+ * microbatches, microbatch_size, schedule; layer names equal to the
+ * candidate's, in order; every strategy name in cand's dictionary with a
+ * matching recompute flag) and fills stage/strategy (caller-owned, n_layers
+ * entries).  UNIAP_E_INVALID names the plan path at fault ("plan.layers[3]...").
+ */
+uniap_code plan_doc_resolve(const struct plan_doc *p, const struct cost_candidate *cand, int *stage,
+                            size_t *strategy, struct uniap_err *err);
+
 #endif

@@ -77,4 +77,13 @@ void strategy_set_release(struct strategy_set *set);
 int strategy_coord(const struct strategy *s, int rank, enum strategy_dim d);
 int strategy_batch_shard(const struct strategy *s, int rank);
 
+/*
+ * Index of the smallest hierarchy level of c (borrowed, validated) such that
+ * every group of `size` ranks with rank stride `stride`, inside every one of
+ * the pp stages of stage_devices ranks, lies within one group of that level.
+ * size <= 1 returns 0.
+ */
+int strategy_group_level(const struct cluster_profile *c, int size, int stride, int stage_devices,
+                         int pp);
+
 #endif

@@ -1,0 +1,352 @@
+/*
+ * cost.c - the cost model: prices every (layer, strategy) and every (edge,
+ * strategy pair) of one candidate.  Every formula is written down, with its
+ * source, in docs/cost-model.md; the comments here only point at it.
+ *
+ * Units: seconds, bytes, bytes per second.  Never: I/O, solving.
+ */
+#include "cost.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *cost_schedule_name(enum cost_schedule s)
+{
+	return s == COST_1F1B ? "1f1b" : "gpipe";
+}
+
+int cost_schedule_parse(const char *s, enum cost_schedule *out)
+{
+	if (strcmp(s, "gpipe") == 0)
+		*out = COST_GPIPE;
+	else if (strcmp(s, "1f1b") == 0)
+		*out = COST_1F1B;
+	else
+		return -1;
+	return 0;
+}
+
+double cost_overlap_s(double x, double y, double ccoc)
+{
+	double hi = x > y ? x : y, lo = x > y ? y : x;
+
+	return hi + (ccoc - 1.0) * lo;
+}
+
+/* Measured entry (size, placement) in one table, or 0. */
+static double cost_table_bw(const struct cluster_bw *t, size_t n, int size, int consecutive)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (t[i].size == size && t[i].consecutive == consecutive)
+			return t[i].bw_bytes_per_s;
+	return 0;
+}
+
+/*
+ * Bus bandwidth of a collective (docs/cost-model.md §Bandwidth lookup):
+ * the measured entry of the same kind, size and placement; else the same size
+ * with the other placement; all-gather and reduce-scatter tables that are
+ * absent borrow the all-reduce table; else the hierarchy level holding the group.
+ */
+static double cost_bus_bw(const struct cluster_profile *c, enum cluster_coll kind, int size,
+                          int stride, int stage_devices, int pp)
+{
+	enum cluster_coll k = kind;
+	double bw;
+
+	if (c->n_coll[k] == 0)
+		k = CLUSTER_ALLREDUCE;
+	bw = cost_table_bw(c->coll[k], c->n_coll[k], size, stride == 1);
+	if (bw <= 0)
+		bw = cost_table_bw(c->coll[k], c->n_coll[k], size, stride != 1);
+	if (bw <= 0)
+		bw = c->levels[strategy_group_level(c, size, stride, stage_devices, pp)].bw_bytes_per_s;
+	return bw;
+}
+
+double cost_collective_s(const struct cluster_profile *c, enum cluster_coll kind, double bytes,
+                         int size, int stride, int stage_devices, int pp)
+{
+	double factor;
+
+	if (size <= 1 || bytes <= 0)
+		return 0;
+	/* nccl-tests bus-bandwidth factors: 2(n-1)/n for all-reduce, (n-1)/n otherwise */
+	factor = (double)(size - 1) / size;
+	if (kind == CLUSTER_ALLREDUCE)
+		factor *= 2;
+	return bytes * factor / cost_bus_bw(c, kind, size, stride, stage_devices, pp);
+}
+
+/* Point-to-point bandwidth between consecutive stages: measured, else the
+ * smallest hierarchy level holding rank r and rank r + stage_devices for every
+ * r (the same rank of two neighbouring stages). */
+static double cost_p2p_bw(const struct cluster_profile *c, int pp, int stage_devices)
+{
+	long n = (long)pp * stage_devices, r;
+	size_t i, lv;
+
+	for (i = 0; i < c->n_p2p; i++)
+		if (c->p2p[i].pp == pp)
+			return c->p2p[i].bw_bytes_per_s;
+	for (lv = 0; lv + 1 < c->n_levels; lv++) {
+		long block = c->levels[lv].devices;
+
+		for (r = 0; r + stage_devices < n; r++)
+			if (r / block != (r + stage_devices) / block)
+				break;
+		if (r + stage_devices >= n)
+			break;
+	}
+	return c->levels[lv].bw_bytes_per_s;
+}
+
+static long cost_ceil_div(long a, long b)
+{
+	return (a + b - 1) / b;
+}
+
+/* Time A of one layer type under one strategy, per micro-batch (§Layer time). */
+static double cost_layer_time(const struct cluster_profile *c, const struct model_profile *m,
+                              const struct model_layer_type *t, const struct strategy *s,
+                              const struct strategy_set *set, long mb_size, long microbatches)
+{
+	int dp = s->degree[STRATEGY_DP], tp = s->degree[STRATEGY_TP], fs = s->degree[STRATEGY_FSDP];
+	int D = set->stage_devices, pp = set->pp;
+	double ccoc = c->overlap_coefficient;
+	double samples = (double)cost_ceil_div(mb_size, strategy_batch_width(s));
+	double fwd = samples * model_tp_lookup(t->forward_s, t->n_forward_s, tp);
+	double param_bytes = t->parameters * model_param_elem_bytes(m);
+	double tp_pass = t->tp_allreduces_per_pass *
+		cost_collective_s(c, CLUSTER_ALLREDUCE, samples * t->output_bytes_per_sample, tp,
+		                  s->stride[STRATEGY_TP], D, pp);
+	double gather = cost_collective_s(c, CLUSTER_ALLGATHER, param_bytes / tp, fs,
+	                                  s->stride[STRATEGY_FSDP], D, pp);
+	double scatter = cost_collective_s(c, CLUSTER_REDUCE_SCATTER, param_bytes / tp, fs,
+	                                   s->stride[STRATEGY_FSDP], D, pp);
+	double grad_sync = cost_collective_s(c, CLUSTER_ALLREDUCE, param_bytes / ((double)tp * fs), dp,
+	                                     s->stride[STRATEGY_DP], D, pp) / (double)microbatches;
+	double forward = cost_overlap_s(fwd, gather, ccoc) + tp_pass;
+	double recompute = s->recompute ? forward : 0;
+	double backward = cost_overlap_s(2 * fwd, gather + scatter + grad_sync, ccoc) + tp_pass;
+
+	return forward + recompute + backward;
+}
+
+/*
+ * Fraction of a micro-batch that the worst rank lacks when a tensor laid out
+ * by strategy a (batch split into width(a) shards) is needed in layout b.
+ */
+static double cost_reshard_fraction(const struct strategy *a, const struct strategy *b, int D)
+{
+	double wa = strategy_batch_width(a), wb = strategy_batch_width(b);
+	double worst = 0;
+	int r;
+
+	for (r = 0; r < D; r++) {
+		double ha = strategy_batch_shard(a, r), hb = strategy_batch_shard(b, r);
+		double lo_a = ha / wa, hi_a = (ha + 1) / wa;
+		double lo_b = hb / wb, hi_b = (hb + 1) / wb;
+		double lo = lo_a > lo_b ? lo_a : lo_b, hi = hi_a < hi_b ? hi_a : hi_b;
+		double have = hi > lo ? hi - lo : 0;
+		double missing = (hi_b - lo_b) - have;
+
+		if (missing > worst)
+			worst = missing;
+	}
+	return worst < 1e-12 ? 0 : worst;
+}
+
+static uniap_code cost_check_options(const struct cluster_profile *cluster,
+                                     const struct model_profile *model,
+                                     const struct cost_options *opt, struct uniap_err *err)
+{
+	int n = cluster_devices(cluster);
+
+	if (opt->batch < 1)
+		return err_set(err, UNIAP_E_ARG, "batch: must be >= 1, got %ld", opt->batch);
+	if (opt->pp < 1 || n % opt->pp != 0)
+		return err_set(err, UNIAP_E_ARG, "pp: must divide the device count %d, got %d", n,
+		               opt->pp);
+	if ((size_t)opt->pp > model->n_layers)
+		return err_set(err, UNIAP_E_ARG, "pp: must not exceed the layer count %zu, got %d",
+		               model->n_layers, opt->pp);
+	if (opt->microbatches < 1 || opt->batch % opt->microbatches != 0)
+		return err_set(err, UNIAP_E_ARG, "microbatches: must divide batch %ld, got %ld",
+		               opt->batch, opt->microbatches);
+	return UNIAP_OK;
+}
+
+/* Drops strategies whose batch width exceeds the micro-batch size (§Batch split). */
+static void cost_filter_strategies(struct strategy_set *set, long mb_size)
+{
+	size_t i, kept = 0;
+
+	for (i = 0; i < set->count; i++)
+		if (strategy_batch_width(&set->items[i]) <= mb_size)
+			set->items[kept++] = set->items[i];
+	set->count = kept;
+}
+
+static uniap_code cost_alloc(struct cost_candidate *out, const struct model_profile *model,
+                             size_t K)
+{
+	size_t L = model->n_layers, e, u;
+
+	out->n_layers = L;
+	out->inflight = calloc((size_t)out->pp, sizeof(*out->inflight));
+	out->layer_names = calloc(L, sizeof(*out->layer_names));
+	out->time_s = calloc(L * K, sizeof(double));
+	out->memory_fixed_bytes = calloc(L * K, sizeof(double));
+	out->memory_per_microbatch_bytes = calloc(L * K, sizeof(double));
+	out->edges = calloc(model->n_edges ? model->n_edges : 1, sizeof(*out->edges));
+	if (!out->inflight || !out->layer_names || !out->time_s || !out->memory_fixed_bytes ||
+	    !out->memory_per_microbatch_bytes || !out->edges)
+		return UNIAP_E_NOMEM;
+	out->n_edges = model->n_edges;
+	for (u = 0; u < L; u++)
+		if (!(out->layer_names[u] = strdup(model->layers[u].name)))
+			return UNIAP_E_NOMEM;
+	for (e = 0; e < model->n_edges; e++) {
+		out->edges[e].from = model->edges[e].from;
+		out->edges[e].to = model->edges[e].to;
+		out->edges[e].same_stage_s = calloc(K * K, sizeof(double));
+		out->edges[e].cross_stage_s = calloc(K * K, sizeof(double));
+		if (!out->edges[e].same_stage_s || !out->edges[e].cross_stage_s)
+			return UNIAP_E_NOMEM;
+	}
+	return UNIAP_OK;
+}
+
+uniap_code cost_build(const struct cluster_profile *cluster, const struct model_profile *model,
+                      const struct cost_options *opt, struct cost_candidate *out,
+                      struct uniap_err *err)
+{
+	uniap_code rc;
+	double *frac = NULL, *type_time = NULL;
+	size_t K, L = model->n_layers, u, k, l, e;
+	int i, D;
+	double c_dtype = model_c_dtype(model), elem = model_param_elem_bytes(model);
+	double stage_bw, p2p_bw;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = cost_check_options(cluster, model, opt, err)) != UNIAP_OK)
+		return rc;
+	out->pp = opt->pp;
+	out->microbatches = opt->microbatches;
+	out->microbatch_size = opt->batch / opt->microbatches;
+	out->schedule = opt->schedule;
+	out->memory_limit_bytes = cluster->memory_bytes - cluster->reserved_bytes;
+	rc = strategy_enumerate(cluster, opt->pp, opt->recompute, &out->strategies, err);
+	if (rc != UNIAP_OK)
+		goto out;
+	cost_filter_strategies(&out->strategies, out->microbatch_size);
+	K = out->strategies.count;
+	D = out->strategies.stage_devices;
+	if ((rc = cost_alloc(out, model, K)) != UNIAP_OK) {
+		err_set(err, rc, "cost matrices: out of memory");
+		goto out;
+	}
+	for (i = 0; i < out->pp; i++) {
+		long behind = out->pp - i; /* 1F1B: stage i holds min(c, pp - i) (0-based) */
+
+		out->inflight[i] = opt->schedule == COST_1F1B && behind < out->microbatches
+			? behind : out->microbatches;
+	}
+
+	/* layer costs depend on the layer type only: price each type once */
+	type_time = calloc(model->n_types * K, sizeof(double));
+	frac = calloc(K * K, sizeof(double));
+	if (!type_time || !frac) {
+		rc = err_set(err, UNIAP_E_NOMEM, "cost matrices: out of memory");
+		goto out;
+	}
+	for (u = 0; u < model->n_types; u++)
+		for (k = 0; k < K; k++)
+			type_time[u * K + k] = cost_layer_time(cluster, model, &model->types[u],
+			                                       &out->strategies.items[k],
+			                                       &out->strategies, out->microbatch_size,
+			                                       out->microbatches);
+	for (u = 0; u < L; u++) {
+		const struct model_layer_type *t = &model->types[model->layers[u].type];
+
+		for (k = 0; k < K; k++) {
+			const struct strategy *s = &out->strategies.items[k];
+			double samples = (double)cost_ceil_div(out->microbatch_size,
+			                                       strategy_batch_width(s));
+			double per_sample = s->recompute
+				? t->checkpoint_bytes_per_sample
+				: model_tp_lookup(t->activation_bytes, t->n_activation_bytes,
+				                  s->degree[STRATEGY_TP]);
+
+			out->time_s[u * K + k] = type_time[model->layers[u].type * K + k];
+			out->memory_fixed_bytes[u * K + k] = c_dtype * t->parameters * elem /
+				((double)s->degree[STRATEGY_TP] * s->degree[STRATEGY_FSDP]);
+			out->memory_per_microbatch_bytes[u * K + k] = samples * per_sample;
+		}
+	}
+
+	/* resharding (§Resharding): R inside a stage, R' across stages */
+	for (k = 0; k < K; k++)
+		for (l = 0; l < K; l++)
+			frac[k * K + l] = cost_reshard_fraction(&out->strategies.items[k],
+			                                        &out->strategies.items[l], D);
+	stage_bw = D > 1 ? cost_bus_bw(cluster, CLUSTER_ALLGATHER, D, 1, D, out->pp) : 0;
+	p2p_bw = out->pp > 1 ? cost_p2p_bw(cluster, out->pp, D) : 0;
+	for (e = 0; e < out->n_edges; e++) {
+		const struct model_layer_type *t =
+			&model->types[model->layers[out->edges[e].from].type];
+		double micro_bytes = (double)out->microbatch_size * t->output_bytes_per_sample;
+
+		for (k = 0; k < K; k++) {
+			long wk = strategy_batch_width(&out->strategies.items[k]);
+
+			for (l = 0; l < K; l++) {
+				long wl = strategy_batch_width(&out->strategies.items[l]);
+				double per_dev_fwd = (double)cost_ceil_div(out->microbatch_size, wl) *
+					t->output_bytes_per_sample;
+				double per_dev_bwd = (double)cost_ceil_div(out->microbatch_size, wk) *
+					t->output_bytes_per_sample;
+
+				out->edges[e].same_stage_s[k * K + l] = D > 1
+					? 2 * frac[k * K + l] * micro_bytes / stage_bw : 0;
+				out->edges[e].cross_stage_s[k * K + l] = out->pp > 1
+					? (per_dev_fwd + per_dev_bwd) / p2p_bw : 0;
+			}
+		}
+	}
+	rc = UNIAP_OK;
+out:
+	free(frac);
+	free(type_time);
+	if (rc != UNIAP_OK)
+		cost_candidate_release(out);
+	return rc;
+}
+
+void cost_candidate_release(struct cost_candidate *c)
+{
+	size_t e, u;
+
+	if (!c)
+		return;
+	if (c->edges)
+		for (e = 0; e < c->n_edges; e++) {
+			free(c->edges[e].same_stage_s);
+			free(c->edges[e].cross_stage_s);
+		}
+	free(c->edges);
+	if (c->layer_names)
+		for (u = 0; u < c->n_layers; u++)
+			free(c->layer_names[u]);
+	free(c->layer_names);
+	free(c->inflight);
+	free(c->time_s);
+	free(c->memory_fixed_bytes);
+	free(c->memory_per_microbatch_bytes);
+	strategy_set_release(&c->strategies);
+	memset(c, 0, sizeof(*c));
+}

@@ -1,0 +1,183 @@
+/*
+ * plan.c - evaluation of an assignment with the audit formula (cost.h).
+ *
+ * This is the reference the optimizer's answers and `uniap evaluate` are
+ * checked against, so it is written for clarity, not speed.
+ */
+#include "plan.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void plan_eval_release(struct plan_eval *e)
+{
+	if (!e)
+		return;
+	free(e->stage_time_s);
+	free(e->comm_time_s);
+	free(e->stage_memory_bytes);
+	memset(e, 0, sizeof(*e));
+}
+
+/* Order and emptiness: the first violation, written to e->reason. */
+static void plan_check_order(const struct cost_candidate *cand, const int *stage,
+                             struct plan_eval *e)
+{
+	size_t ed, u;
+	size_t *count = calloc((size_t)cand->pp, sizeof(*count));
+	int i;
+
+	e->valid = 1;
+	for (ed = 0; ed < cand->n_edges; ed++) {
+		size_t a = cand->edges[ed].from, b = cand->edges[ed].to;
+
+		if (stage[a] > stage[b]) {
+			e->valid = 0;
+			snprintf(e->reason, sizeof(e->reason),
+			         "edge %s -> %s goes backwards: stage %d -> stage %d",
+			         cand->layer_names[a], cand->layer_names[b], stage[a], stage[b]);
+			goto out;
+		}
+	}
+	if (!count) {
+		/* cannot count; the order check above is all we can say */
+		goto out;
+	}
+	for (u = 0; u < cand->n_layers; u++)
+		count[stage[u]]++;
+	for (i = 0; i < cand->pp; i++)
+		if (count[i] == 0) {
+			e->valid = 0;
+			snprintf(e->reason, sizeof(e->reason), "stage %d holds no layer", i);
+			goto out;
+		}
+out:
+	free(count);
+}
+
+uniap_code plan_evaluate(const struct cost_candidate *cand, const int *stage, const size_t *strategy,
+                         struct plan_eval *out, struct uniap_err *err)
+{
+	size_t K = cost_k(cand), u, ed;
+	int i, j, pp = cand->pp;
+	double sum = 0, worst = 0;
+
+	memset(out, 0, sizeof(*out));
+	for (u = 0; u < cand->n_layers; u++) {
+		if (stage[u] < 0 || stage[u] >= pp)
+			return err_set(err, UNIAP_E_INVALID, "layers[%zu].stage: must be in [0, %d), got %d",
+			               u, pp, stage[u]);
+		if (strategy[u] >= K)
+			return err_set(err, UNIAP_E_INVALID,
+			               "layers[%zu].strategy: must be in [0, %zu), got %zu", u, K,
+			               strategy[u]);
+	}
+	out->pp = pp;
+	out->stage_time_s = calloc((size_t)pp, sizeof(double));
+	out->stage_memory_bytes = calloc((size_t)pp, sizeof(double));
+	out->comm_time_s = pp > 1 ? calloc((size_t)pp - 1, sizeof(double)) : NULL;
+	if (!out->stage_time_s || !out->stage_memory_bytes || (pp > 1 && !out->comm_time_s)) {
+		plan_eval_release(out);
+		return err_set(err, UNIAP_E_NOMEM, "plan evaluation: out of memory");
+	}
+	plan_check_order(cand, stage, out);
+
+	for (u = 0; u < cand->n_layers; u++) {
+		size_t at = u * K + strategy[u];
+
+		out->stage_time_s[stage[u]] += cand->time_s[at];
+		out->stage_memory_bytes[stage[u]] += cand->memory_fixed_bytes[at] +
+			(double)cand->inflight[stage[u]] * cand->memory_per_microbatch_bytes[at];
+	}
+	for (ed = 0; ed < cand->n_edges; ed++) {
+		const struct cost_edge *e = &cand->edges[ed];
+		size_t at = strategy[e->from] * K + strategy[e->to];
+		int a = stage[e->from], b = stage[e->to];
+
+		if (a == b)
+			out->stage_time_s[a] += e->same_stage_s[at];
+		for (j = a; j < b; j++)
+			out->comm_time_s[j] += e->cross_stage_s[at];
+	}
+	for (i = 0; i < pp; i++) {
+		sum += out->stage_time_s[i];
+		if (out->stage_time_s[i] > worst)
+			worst = out->stage_time_s[i];
+	}
+	for (j = 0; j + 1 < pp; j++) {
+		sum += out->comm_time_s[j];
+		if (out->comm_time_s[j] > worst)
+			worst = out->comm_time_s[j];
+	}
+	out->tpi_s = sum + (double)(cand->microbatches - 1) * worst;
+
+	out->fits = 1;
+	for (i = 0; i < pp; i++)
+		if (out->stage_memory_bytes[i] > cand->memory_limit_bytes) {
+			out->fits = 0;
+			if (out->valid)
+				snprintf(out->reason, sizeof(out->reason),
+				         "stage %d needs %.0f bytes, over the limit of %.0f bytes", i,
+				         out->stage_memory_bytes[i], cand->memory_limit_bytes);
+			break;
+		}
+	return UNIAP_OK;
+}
+
+int plan_doc_recompute(const struct plan_doc *p)
+{
+	size_t u;
+
+	for (u = 0; u < p->n_layers; u++)
+		if (p->recompute && p->recompute[u])
+			return 1;
+	return 0;
+}
+
+uniap_code plan_doc_resolve(const struct plan_doc *p, const struct cost_candidate *cand, int *stage,
+                            size_t *strategy, struct uniap_err *err)
+{
+	size_t u;
+
+	if (p->pp != cand->pp)
+		return err_set(err, UNIAP_E_INVALID, "plan.pp: must be %d, got %d", cand->pp, p->pp);
+	if (p->microbatches != cand->microbatches || p->microbatch_size != cand->microbatch_size)
+		return err_set(err, UNIAP_E_INVALID,
+		               "plan.microbatch_size: microbatches x microbatch_size must be %ld x %ld, "
+		               "got %ld x %ld", cand->microbatches, cand->microbatch_size,
+		               p->microbatches, p->microbatch_size);
+	if (p->schedule != cand->schedule)
+		return err_set(err, UNIAP_E_INVALID, "plan.schedule: must be %s, got %s",
+		               cost_schedule_name(cand->schedule), cost_schedule_name(p->schedule));
+	if (p->n_layers != cand->n_layers)
+		return err_set(err, UNIAP_E_INVALID,
+		               "plan.layers: must list the model's %zu layers, got %zu", cand->n_layers,
+		               p->n_layers);
+	for (u = 0; u < p->n_layers; u++) {
+		long k;
+
+		if (strcmp(p->layer_names[u], cand->layer_names[u]) != 0)
+			return err_set(err, UNIAP_E_INVALID,
+			               "plan.layers[%zu].name: must be \"%.100s\" (the model's layer %zu), "
+			               "got \"%.100s\"", u, cand->layer_names[u], u, p->layer_names[u]);
+		if (p->stage[u] < 0 || p->stage[u] >= cand->pp)
+			return err_set(err, UNIAP_E_INVALID, "plan.layers[%zu].stage: must be in [0, %d), got %d",
+			               u, cand->pp, p->stage[u]);
+		k = strategy_find(&cand->strategies, p->strategy_names[u]);
+		if (k < 0)
+			return err_set(err, UNIAP_E_INVALID,
+			               "plan.layers[%zu].strategy.name: no strategy \"%.64s\" for %d devices "
+			               "per stage and micro-batches of %ld", u, p->strategy_names[u],
+			               cand->strategies.stage_devices, cand->microbatch_size);
+		if (p->recompute && (p->recompute[u] != 0) != (cand->strategies.items[k].recompute != 0))
+			return err_set(err, UNIAP_E_INVALID,
+			               "plan.layers[%zu].strategy.recompute: must be %s for \"%.64s\"", u,
+			               cand->strategies.items[k].recompute ? "true" : "false",
+			               p->strategy_names[u]);
+		stage[u] = p->stage[u];
+		strategy[u] = (size_t)k;
+	}
+	return UNIAP_OK;
+}

@@ -1,0 +1,207 @@
+/*
+ * strategy.c - enumeration of the strategy dictionary (see strategy.h).
+ *
+ * For D = n / pp devices a strategy is a map from the D ranks of a stage to
+ * coordinates along the used dimensions: rank r has coordinate
+ * (r / stride[d]) % degree[d] along d, strides growing from the inner
+ * (consecutive) dimension outwards.  Everything else (which hierarchy level a
+ * group lives on, which batch shard a rank holds) follows from that map.
+ */
+#include "strategy.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const strategy_dim_names[STRATEGY_DIMS] = { "dp", "tp", "fsdp" };
+
+const char *strategy_dim_name(enum strategy_dim d)
+{
+	return (unsigned)d < STRATEGY_DIMS ? strategy_dim_names[d] : "?";
+}
+
+int strategy_batch_width(const struct strategy *s)
+{
+	return s->degree[STRATEGY_DP] * s->degree[STRATEGY_FSDP];
+}
+
+int strategy_coord(const struct strategy *s, int rank, enum strategy_dim d)
+{
+	if (s->degree[d] <= 1)
+		return 0;
+	return (rank / s->stride[d]) % s->degree[d];
+}
+
+int strategy_batch_shard(const struct strategy *s, int rank)
+{
+	int dp = strategy_coord(s, rank, STRATEGY_DP);
+	int fs = strategy_coord(s, rank, STRATEGY_FSDP);
+
+	/* the dimension with the larger stride is the outer, more significant one */
+	if (s->stride[STRATEGY_DP] > s->stride[STRATEGY_FSDP])
+		return dp * s->degree[STRATEGY_FSDP] + fs;
+	return fs * s->degree[STRATEGY_DP] + dp;
+}
+
+int strategy_group_level(const struct cluster_profile *c, int size, int stride, int stage_devices,
+                         int pp)
+{
+	size_t lv;
+
+	if (size <= 1 || c->n_levels == 0)
+		return 0;
+	for (lv = 0; lv < c->n_levels; lv++) {
+		long block = c->levels[lv].devices;
+		int fits = 1;
+		int st, r;
+
+		for (st = 0; st < pp && fits; st++) {
+			long off = (long)st * stage_devices;
+
+			for (r = 0; r < stage_devices && fits; r++) {
+				long first, last;
+
+				/* r is the first member of its group iff its coordinate is 0 */
+				if ((r / stride) % size != 0)
+					continue;
+				first = off + r;
+				last = first + (long)(size - 1) * stride;
+				if (first / block != last / block)
+					fits = 0;
+			}
+		}
+		if (fits)
+			return (int)lv;
+	}
+	return (int)c->n_levels - 1;
+}
+
+/* Appends one strategy built from degrees and an inner-to-outer order. */
+static void strategy_fill(struct strategy *s, const struct cluster_profile *c, int pp,
+                          int stage_devices, const int degree[STRATEGY_DIMS], const int *order,
+                          int n_order, int recompute)
+{
+	int j, stride = 1;
+	size_t len = 0;
+
+	memset(s, 0, sizeof(*s));
+	for (j = 0; j < STRATEGY_DIMS; j++) {
+		s->degree[j] = degree[j];
+		s->stride[j] = 1;
+		s->level[j] = -1;
+	}
+	s->n_order = n_order;
+	s->recompute = recompute;
+	for (j = 0; j < n_order; j++) {
+		int d = order[j];
+
+		s->order[j] = d;
+		s->stride[d] = stride;
+		s->level[d] = strategy_group_level(c, degree[d], stride, stage_devices, pp);
+		stride *= degree[d];
+		len += (size_t)snprintf(s->name + len, sizeof(s->name) - len, "%s%s%d",
+		                        j ? "." : "", strategy_dim_names[d], degree[d]);
+	}
+	if (n_order == 0)
+		len = (size_t)snprintf(s->name, sizeof(s->name), "single");
+	if (recompute)
+		snprintf(s->name + len, sizeof(s->name) - len, "+rc");
+}
+
+/* Permutations of dims[0..n) in lexicographic order; calls back each. */
+static int strategy_next_perm(int *a, int n)
+{
+	int i = n - 2, j, t;
+
+	while (i >= 0 && a[i] >= a[i + 1])
+		i--;
+	if (i < 0)
+		return 0;
+	j = n - 1;
+	while (a[j] <= a[i])
+		j--;
+	t = a[i]; a[i] = a[j]; a[j] = t;
+	for (i++, j = n - 1; i < j; i++, j--) {
+		t = a[i]; a[i] = a[j]; a[j] = t;
+	}
+	return 1;
+}
+
+uniap_code strategy_enumerate(const struct cluster_profile *c, int pp, int recompute,
+                              struct strategy_set *out, struct uniap_err *err)
+{
+	int n = cluster_devices(c);
+	int D, dp, tp, rc;
+	size_t cap = 64;
+
+	memset(out, 0, sizeof(*out));
+	if (pp < 1 || n % pp != 0)
+		return err_set(err, UNIAP_E_ARG, "pp: must divide the device count %d, got %d", n, pp);
+	D = n / pp;
+	out->items = calloc(cap, sizeof(*out->items));
+	if (!out->items)
+		return err_set(err, UNIAP_E_NOMEM, "strategy dictionary: out of memory");
+	out->stage_devices = D;
+	out->pp = pp;
+	for (rc = 0; rc <= (recompute ? 1 : 0); rc++) {
+		for (dp = 1; dp <= D; dp++) {
+			if (D % dp)
+				continue;
+			for (tp = 1; tp <= D / dp; tp++) {
+				int degree[STRATEGY_DIMS];
+				int order[STRATEGY_DIMS];
+				int n_order = 0, d;
+
+				if ((D / dp) % tp)
+					continue;
+				degree[STRATEGY_DP] = dp;
+				degree[STRATEGY_TP] = tp;
+				degree[STRATEGY_FSDP] = D / dp / tp;
+				for (d = 0; d < STRATEGY_DIMS; d++)
+					if (degree[d] > 1)
+						order[n_order++] = d;
+				do {
+					if (out->count == cap) {
+						struct strategy *grown;
+
+						if (cap >= STRATEGY_MAX_COUNT) {
+							strategy_set_release(out);
+							return err_set(err, UNIAP_E_LIMIT,
+							               "strategy dictionary: more than %d strategies",
+							               STRATEGY_MAX_COUNT);
+						}
+						grown = realloc(out->items, 2 * cap * sizeof(*grown));
+						if (!grown) {
+							strategy_set_release(out);
+							return err_set(err, UNIAP_E_NOMEM,
+							               "strategy dictionary: out of memory");
+						}
+						out->items = grown;
+						cap *= 2;
+					}
+					strategy_fill(&out->items[out->count++], c, pp, D, degree, order,
+					              n_order, rc);
+				} while (strategy_next_perm(order, n_order));
+			}
+		}
+	}
+	return UNIAP_OK;
+}
+
+long strategy_find(const struct strategy_set *set, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < set->count; i++)
+		if (strcmp(set->items[i].name, name) == 0)
+			return (long)i;
+	return -1;
+}
+
+void strategy_set_release(struct strategy_set *set)
+{
+	if (!set)
+		return;
+	free(set->items);
+	memset(set, 0, sizeof(*set));
+}

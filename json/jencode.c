@@ -1,0 +1,262 @@
+/*
+ * jencode.c - JSON encoders (see jencode.h).  A failed allocation anywhere
+ * deletes the partial tree and returns NULL.
+ */
+#include "jencode.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static cJSON *jenc_doubles(const double *v, size_t n)
+{
+	cJSON *a = cJSON_CreateArray();
+	size_t i;
+
+	for (i = 0; a && i < n; i++) {
+		cJSON *x = cJSON_CreateNumber(v[i]);
+
+		if (!x || !cJSON_AddItemToArray(a, x)) {
+			cJSON_Delete(x);
+			cJSON_Delete(a);
+			return NULL;
+		}
+	}
+	return a;
+}
+
+/* A K x K row-major matrix as an array of rows. */
+static cJSON *jenc_matrix(const double *v, size_t K)
+{
+	cJSON *a = cJSON_CreateArray();
+	size_t k;
+
+	for (k = 0; a && k < K; k++) {
+		cJSON *row = jenc_doubles(v + k * K, K);
+
+		if (!row || !cJSON_AddItemToArray(a, row)) {
+			cJSON_Delete(row);
+			cJSON_Delete(a);
+			return NULL;
+		}
+	}
+	return a;
+}
+
+/* Adds item to obj under key; on failure deletes item and returns 0. */
+static int jenc_add(cJSON *obj, const char *key, cJSON *item)
+{
+	if (!item)
+		return 0;
+	if (!cJSON_AddItemToObject(obj, key, item)) {
+		cJSON_Delete(item);
+		return 0;
+	}
+	return 1;
+}
+
+static int jenc_append(cJSON *arr, cJSON *item)
+{
+	if (!item)
+		return 0;
+	if (!cJSON_AddItemToArray(arr, item)) {
+		cJSON_Delete(item);
+		return 0;
+	}
+	return 1;
+}
+
+cJSON *jenc_strategy(const struct strategy *s)
+{
+	cJSON *o = cJSON_CreateObject(), *placement;
+	int j, ok;
+
+	if (!o)
+		return NULL;
+	ok = cJSON_AddStringToObject(o, "name", s->name) &&
+	     cJSON_AddNumberToObject(o, "dp", s->degree[STRATEGY_DP]) &&
+	     cJSON_AddNumberToObject(o, "tp", s->degree[STRATEGY_TP]) &&
+	     cJSON_AddNumberToObject(o, "fsdp", s->degree[STRATEGY_FSDP]) &&
+	     cJSON_AddBoolToObject(o, "recompute", s->recompute) &&
+	     (placement = cJSON_AddArrayToObject(o, "placement"));
+	for (j = 0; ok && j < s->n_order; j++)
+		ok = jenc_append(placement, cJSON_CreateString(strategy_dim_name(s->order[j])));
+	if (!ok) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
+static cJSON *jenc_longs(const long *v, size_t n)
+{
+	cJSON *a = cJSON_CreateArray();
+	size_t i;
+
+	for (i = 0; a && i < n; i++)
+		if (!jenc_append(a, cJSON_CreateNumber((double)v[i]))) {
+			cJSON_Delete(a);
+			return NULL;
+		}
+	return a;
+}
+
+cJSON *jenc_costs(const struct cost_candidate *c)
+{
+	cJSON *root = cJSON_CreateObject(), *layers, *edges, *names = NULL;
+	size_t K = cost_k(c), u, k, e;
+	int ok;
+
+	if (!root)
+		return NULL;
+	ok = cJSON_AddNumberToObject(root, "pp", c->pp) &&
+	     cJSON_AddNumberToObject(root, "microbatches", (double)c->microbatches) &&
+	     cJSON_AddNumberToObject(root, "microbatch_size", (double)c->microbatch_size) &&
+	     cJSON_AddStringToObject(root, "schedule", cost_schedule_name(c->schedule)) &&
+	     cJSON_AddNumberToObject(root, "memory_limit_bytes", c->memory_limit_bytes) &&
+	     jenc_add(root, "inflight_microbatches", jenc_longs(c->inflight, (size_t)c->pp)) &&
+	     (layers = cJSON_AddArrayToObject(root, "layers")) &&
+	     (edges = cJSON_AddArrayToObject(root, "edges"));
+	if (ok && (names = cJSON_CreateArray()))
+		for (k = 0; ok && k < K; k++)
+			ok = jenc_append(names, cJSON_CreateString(c->strategies.items[k].name));
+	ok = ok && names;
+	for (u = 0; ok && u < c->n_layers; u++) {
+		cJSON *l = cJSON_CreateObject();
+
+		ok = jenc_append(layers, l) &&
+		     cJSON_AddStringToObject(l, "name", c->layer_names[u]) &&
+		     jenc_add(l, "strategies", cJSON_Duplicate(names, 1)) &&
+		     jenc_add(l, "time_s", jenc_doubles(c->time_s + u * K, K)) &&
+		     jenc_add(l, "memory_fixed_bytes", jenc_doubles(c->memory_fixed_bytes + u * K, K)) &&
+		     jenc_add(l, "memory_per_microbatch_bytes",
+		              jenc_doubles(c->memory_per_microbatch_bytes + u * K, K));
+	}
+	for (e = 0; ok && e < c->n_edges; e++) {
+		cJSON *x = cJSON_CreateObject();
+
+		ok = jenc_append(edges, x) &&
+		     cJSON_AddNumberToObject(x, "from", (double)c->edges[e].from) &&
+		     cJSON_AddNumberToObject(x, "to", (double)c->edges[e].to) &&
+		     jenc_add(x, "same_stage_s", jenc_matrix(c->edges[e].same_stage_s, K)) &&
+		     jenc_add(x, "cross_stage_s", jenc_matrix(c->edges[e].cross_stage_s, K));
+	}
+	cJSON_Delete(names);
+	if (!ok) {
+		cJSON_Delete(root);
+		return NULL;
+	}
+	return root;
+}
+
+static cJSON *jenc_stages(const struct cost_candidate *c, const int *stage,
+                          const struct plan_eval *ev)
+{
+	cJSON *stages = cJSON_CreateArray();
+	int i, d, D = c->strategies.stage_devices, ok = stages != NULL;
+	size_t u;
+
+	for (i = 0; ok && i < c->pp; i++) {
+		cJSON *s = cJSON_CreateObject(), *devs = NULL, *lay = NULL;
+
+		ok = jenc_append(stages, s) && (devs = cJSON_AddArrayToObject(s, "devices")) &&
+		     (lay = cJSON_AddArrayToObject(s, "layers"));
+		for (d = 0; ok && d < D; d++)
+			ok = jenc_append(devs, cJSON_CreateNumber((double)i * D + d));
+		for (u = 0; ok && u < c->n_layers; u++)
+			if (stage[u] == i)
+				ok = jenc_append(lay, cJSON_CreateNumber((double)u));
+		ok = ok && cJSON_AddNumberToObject(s, "time_s", ev->stage_time_s[i]) &&
+		     cJSON_AddNumberToObject(s, "memory_bytes", ev->stage_memory_bytes[i]);
+	}
+	if (!ok) {
+		cJSON_Delete(stages);
+		return NULL;
+	}
+	return stages;
+}
+
+cJSON *jenc_plan(const struct cost_candidate *c, const int *stage, const size_t *strategy,
+                 const struct plan_eval *ev)
+{
+	cJSON *root = cJSON_CreateObject(), *layers;
+	double batch = (double)c->microbatches * (double)c->microbatch_size;
+	size_t u;
+	int ok;
+
+	if (!root)
+		return NULL;
+	ok = cJSON_AddNumberToObject(root, "pp", c->pp) &&
+	     cJSON_AddNumberToObject(root, "microbatches", (double)c->microbatches) &&
+	     cJSON_AddNumberToObject(root, "microbatch_size", (double)c->microbatch_size) &&
+	     cJSON_AddStringToObject(root, "schedule", cost_schedule_name(c->schedule)) &&
+	     cJSON_AddNumberToObject(root, "tpi_s", ev->tpi_s) &&
+	     cJSON_AddNumberToObject(root, "throughput_samples_per_s",
+	                             ev->tpi_s > 0 ? batch / ev->tpi_s : 0) &&
+	     jenc_add(root, "stages", jenc_stages(c, stage, ev)) &&
+	     (layers = cJSON_AddArrayToObject(root, "layers"));
+	for (u = 0; ok && u < c->n_layers; u++) {
+		cJSON *l = cJSON_CreateObject();
+
+		ok = jenc_append(layers, l) && cJSON_AddStringToObject(l, "name", c->layer_names[u]) &&
+		     cJSON_AddNumberToObject(l, "stage", stage[u]) &&
+		     jenc_add(l, "strategy", jenc_strategy(&c->strategies.items[strategy[u]]));
+	}
+	if (!ok) {
+		cJSON_Delete(root);
+		return NULL;
+	}
+	return root;
+}
+
+cJSON *jenc_evaluation(const struct cost_candidate *c, const struct plan_eval *ev)
+{
+	cJSON *root = cJSON_CreateObject(), *stages;
+	double batch = (double)c->microbatches * (double)c->microbatch_size;
+	int i, ok;
+
+	if (!root)
+		return NULL;
+	ok = cJSON_AddBoolToObject(root, "feasible", ev->valid && ev->fits) &&
+	     cJSON_AddBoolToObject(root, "valid", ev->valid) &&
+	     cJSON_AddBoolToObject(root, "fits_memory", ev->fits) &&
+	     cJSON_AddStringToObject(root, "reason", ev->reason) &&
+	     cJSON_AddNumberToObject(root, "tpi_s", ev->tpi_s) &&
+	     cJSON_AddNumberToObject(root, "throughput_samples_per_s",
+	                             ev->tpi_s > 0 ? batch / ev->tpi_s : 0) &&
+	     cJSON_AddNumberToObject(root, "memory_limit_bytes", c->memory_limit_bytes) &&
+	     (stages = cJSON_AddArrayToObject(root, "stages"));
+	for (i = 0; ok && i < c->pp; i++) {
+		cJSON *s = cJSON_CreateObject();
+
+		ok = jenc_append(stages, s) && cJSON_AddNumberToObject(s, "time_s", ev->stage_time_s[i]) &&
+		     cJSON_AddNumberToObject(s, "memory_bytes", ev->stage_memory_bytes[i]) &&
+		     cJSON_AddNumberToObject(s, "inflight_microbatches", (double)c->inflight[i]);
+	}
+	ok = ok && jenc_add(root, "comm_time_s",
+	                    c->pp > 1 ? jenc_doubles(ev->comm_time_s, (size_t)c->pp - 1)
+	                              : cJSON_CreateArray());
+	if (!ok) {
+		cJSON_Delete(root);
+		return NULL;
+	}
+	return root;
+}
+
+char *jenc_print(const cJSON *root, int pretty)
+{
+	char *text = pretty ? cJSON_Print(root) : cJSON_PrintUnformatted(root);
+	size_t n;
+	char *out;
+
+	if (!text)
+		return NULL;
+	n = strlen(text);
+	out = cJSON_malloc(n + 2);
+	if (out) {
+		memcpy(out, text, n);
+		out[n] = '\n';
+		out[n + 1] = '\0';
+	}
+	cJSON_free(text);
+	return out;
+}

@@ -1,0 +1,42 @@
+/*
+ * jencode.h - JSON encoding of the planner's outputs: the audit format of a
+ * candidate's cost matrices, plan documents and plan evaluations.
+ *
+ * Numbers are printed by cJSON, which uses the shortest of %.15g/%.17g that
+ * reads back to the same double, so an independent checker recomputes exactly
+ * what the planner computed.  Shared by the CLI and the service.
+ *
+ * Ownership: every cJSON * returned is owned by the caller (cJSON_Delete);
+ * every char * is owned by the caller (cJSON_free).  NULL means out of memory.
+ */
+#ifndef UNIAP_JENCODE_H
+#define UNIAP_JENCODE_H
+
+#include <cjson/cJSON.h>
+
+#include "cost.h"
+#include "model.h"
+#include "plan.h"
+
+/* The audit format of cand (borrowed). */
+cJSON *jenc_costs(const struct cost_candidate *cand);
+
+/* The strategy object {name, dp, tp, fsdp, recompute, placement} of s. */
+cJSON *jenc_strategy(const struct strategy *s);
+
+/*
+ * The plan document of assignment (stage[u], strategy[u]) on cand, evaluated
+ * as ev (all borrowed): pp, microbatches, microbatch_size, schedule, tpi_s,
+ * throughput_samples_per_s, stages[{devices, layers, time_s, memory_bytes}],
+ * layers[{name, stage, strategy}].  batch is microbatches * microbatch_size.
+ */
+cJSON *jenc_plan(const struct cost_candidate *cand, const int *stage, const size_t *strategy,
+                 const struct plan_eval *ev);
+
+/* The evaluation report {feasible, valid, fits, reason, tpi_s, ...}. */
+cJSON *jenc_evaluation(const struct cost_candidate *cand, const struct plan_eval *ev);
+
+/* Prints root (borrowed) with a trailing newline; NULL on out of memory. */
+char *jenc_print(const cJSON *root, int pretty);
+
+#endif
