@@ -46,22 +46,17 @@ static double cost_table_bw(const struct cluster_bw *t, size_t n, int size, int 
 }
 
 /*
- * Bus bandwidth of a collective (docs/cost-model.md §Bandwidth lookup):
- * the measured entry of the same kind, size and placement; else the same size
- * with the other placement; all-gather and reduce-scatter tables that are
- * absent borrow the all-reduce table; else the hierarchy level holding the group.
+ * Bus bandwidth of a collective (docs/cost-model.md, "Bandwidth lookup"): the
+ * measured entry of the same kind, size and placement (all-gather and
+ * reduce-scatter borrow the all-reduce table when theirs is absent); else the
+ * bandwidth of the smallest hierarchy level that holds every group.
  */
 static double cost_bus_bw(const struct cluster_profile *c, enum cluster_coll kind, int size,
                           int stride, int stage_devices, int pp)
 {
-	enum cluster_coll k = kind;
-	double bw;
+	enum cluster_coll k = c->n_coll[kind] ? kind : CLUSTER_ALLREDUCE;
+	double bw = cost_table_bw(c->coll[k], c->n_coll[k], size, stride == 1);
 
-	if (c->n_coll[k] == 0)
-		k = CLUSTER_ALLREDUCE;
-	bw = cost_table_bw(c->coll[k], c->n_coll[k], size, stride == 1);
-	if (bw <= 0)
-		bw = cost_table_bw(c->coll[k], c->n_coll[k], size, stride != 1);
 	if (bw <= 0)
 		bw = c->levels[strategy_group_level(c, size, stride, stage_devices, pp)].bw_bytes_per_s;
 	return bw;

@@ -1,0 +1,343 @@
+/*
+ * test_cost.c - every cost formula against hand-computed values
+ * (docs/cost-model.md): layer time for dp, tp, fsdp, mixed strategies with
+ * and without recompute, fp32 and mixed precision, measured and hierarchy
+ * bandwidths, memory, in-flight micro-batches for GPipe and 1F1B, resharding
+ * inside a stage and across stages, and the audit formula of plan_evaluate.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <string.h>
+
+#include "cost.h"
+#include "fixtures.h"
+#include "plan.h"
+
+#define NEAR(a, b) assert_true(fabs((double)(a) - (double)(b)) <= 1e-12 + 1e-9 * fabs((double)(b)))
+
+/* 1 node of 4 devices in PCIe pairs (10 GB/s inside a pair, 5 GB/s across). */
+static void cluster4(struct cluster_profile *c)
+{
+	static const int dev[] = { 2, 4 };
+	static const double bw[] = { 10, 5 };
+
+	assert_int_equal(fx_cluster(c, 1, 4, dev, bw, 2, 16e9, 1e9, 1.5), 0);
+}
+
+static void model(struct model_profile *m, size_t layers, enum model_precision p)
+{
+	assert_int_equal(fx_model_chain(m, layers, p, 0.01, 0.006, 1e6, 1e6, 6e5, 1e5, 2e4), 0);
+}
+
+static size_t k_of(const struct cost_candidate *c, const char *name)
+{
+	long k = strategy_find(&c->strategies, name);
+
+	assert_true(k >= 0);
+	return (size_t)k;
+}
+
+static double T(const struct cost_candidate *c, size_t u, const char *name)
+{
+	return c->time_s[u * cost_k(c) + k_of(c, name)];
+}
+
+static double MF(const struct cost_candidate *c, const char *name)
+{
+	return c->memory_fixed_bytes[k_of(c, name)];
+}
+
+static double MA(const struct cost_candidate *c, const char *name)
+{
+	return c->memory_per_microbatch_bytes[k_of(c, name)];
+}
+
+static double R(const struct cost_candidate *c, const char *a, const char *b, int cross)
+{
+	size_t K = cost_k(c), at = k_of(c, a) * K + k_of(c, b);
+
+	return cross ? c->edges[0].cross_stage_s[at] : c->edges[0].same_stage_s[at];
+}
+
+static void build(const struct cluster_profile *cl, const struct model_profile *m, long batch,
+                  int pp, long micro, enum cost_schedule s, int rc, struct cost_candidate *out)
+{
+	struct cost_options o = { .batch = batch, .pp = pp, .microbatches = micro,
+	                          .schedule = s, .recompute = rc };
+	struct uniap_err err;
+
+	assert_int_equal(cost_build(cl, m, &o, out, &err), UNIAP_OK);
+}
+
+/* batch 8, pp 1, c 2: micro-batches of 4 samples on 4 devices */
+static void test_layer_time_fp32(void **state)
+{
+	struct cluster_profile cl;
+	struct model_profile m;
+	struct cost_candidate c;
+
+	(void)state;
+	cluster4(&cl);
+	model(&m, 2, MODEL_FP32);
+	build(&cl, &m, 8, 1, 2, COST_GPIPE, 1, &c);
+	assert_int_equal(c.microbatch_size, 4);
+	NEAR(c.memory_limit_bytes, 15e9);
+	/* dp4: fwd 0.01; grad all-reduce 4e6 B * 2*3/4 / 5e9 = 1.2e-3, / c = 6e-4;
+	 * backward overlapped: 0.02 + (1.5-1) * 6e-4 */
+	NEAR(T(&c, 0, "dp4"), 0.01 + 0.02 + 0.5 * 6e-4);
+	NEAR(T(&c, 1, "dp4"), T(&c, 0, "dp4"));
+	NEAR(MF(&c, "dp4"), 16e6);
+	NEAR(MA(&c, "dp4"), 1e6);
+	/* tp2.dp2: 2 samples x 0.006; tp all-reduce 2 x (2e5 B * 1 / 10e9) = 4e-5 per pass;
+	 * dp group {0,2} crosses pairs: 2e6 B / 5e9 = 4e-4, / c = 2e-4 */
+	NEAR(T(&c, 0, "tp2.dp2"), (0.012 + 4e-5) + (0.024 + 0.5 * 2e-4 + 4e-5));
+	NEAR(MF(&c, "tp2.dp2"), 8e6);
+	NEAR(MA(&c, "tp2.dp2"), 1.2e6);
+	/* recompute repeats the forward pass and keeps only checkpoints */
+	NEAR(T(&c, 0, "tp2.dp2+rc"), 2 * (0.012 + 4e-5) + (0.024 + 0.5 * 2e-4 + 4e-5));
+	NEAR(MA(&c, "tp2.dp2+rc"), 2 * 2e4);
+	NEAR(MF(&c, "tp2.dp2+rc"), 8e6);
+	/* fsdp4: all-gather 4e6 * 3/4 / 5e9 = 6e-4 in forward, all-gather + reduce-scatter in backward */
+	NEAR(T(&c, 0, "fsdp4"), (0.01 + 0.5 * 6e-4) + (0.02 + 0.5 * 1.2e-3));
+	NEAR(MF(&c, "fsdp4"), 4e6);
+	/* tp4: 4 samples x 0.01/4; tp all-reduce of 4e5 B over 4: 4e5*1.5/5e9 = 1.2e-4, twice a pass */
+	NEAR(T(&c, 0, "tp4"), (0.01 + 2.4e-4) + (0.02 + 2.4e-4));
+	NEAR(MA(&c, "tp4"), 4 * 2.5e5);
+	/* dp2.tp2: tp group {0,2} crosses pairs (5 GB/s), dp group {0,1} inside (10 GB/s) */
+	NEAR(T(&c, 0, "dp2.tp2"), (0.012 + 2 * 2e5 / 5e9) + (0.024 + 0.5 * 1e-4 + 2 * 2e5 / 5e9));
+	cost_candidate_release(&c);
+	model_release(&m);
+	cluster_release(&cl);
+}
+
+static void test_layer_time_mixed_and_measured(void **state)
+{
+	struct cluster_profile cl;
+	struct model_profile m;
+	struct cost_candidate c;
+
+	(void)state;
+	cluster4(&cl);
+	model(&m, 2, MODEL_MIXED);
+	build(&cl, &m, 8, 1, 2, COST_GPIPE, 0, &c);
+	/* mixed: 2-byte gradients (half the all-reduce), c_dtype 8 x 2 B = same 16 B/param */
+	NEAR(T(&c, 0, "dp4"), 0.03 + 0.5 * 3e-4);
+	NEAR(MF(&c, "dp4"), 16e6);
+	assert_int_equal(strategy_find(&c.strategies, "dp4+rc"), -1);
+	cost_candidate_release(&c);
+	model_release(&m);
+
+	/* measured tables take precedence over the hierarchy */
+	model(&m, 2, MODEL_FP32);
+	assert_int_equal(fx_cluster_add_bw(&cl, CLUSTER_ALLREDUCE, 4, 1, 8), 0);
+	assert_int_equal(fx_cluster_add_bw(&cl, CLUSTER_ALLREDUCE, 2, 0, 4), 0);
+	build(&cl, &m, 8, 1, 2, COST_GPIPE, 0, &c);
+	NEAR(T(&c, 0, "dp4"), 0.03 + 0.5 * (4e6 * 1.5 / 8e9 / 2));
+	/* dp over strided pairs measured at 4 GB/s; tp pairs fall back to the hierarchy */
+	NEAR(T(&c, 0, "tp2.dp2"), (0.012 + 4e-5) + (0.024 + 0.5 * (2e6 / 4e9 / 2) + 4e-5));
+	/* fsdp borrows the all-reduce table for all-gather / reduce-scatter */
+	NEAR(T(&c, 0, "fsdp4"), (0.01 + 0.5 * 3e6 / 8e9) + (0.02 + 0.5 * 6e6 / 8e9));
+	cost_candidate_release(&c);
+	model_release(&m);
+	cluster_release(&cl);
+}
+
+static void test_inflight(void **state)
+{
+	struct cluster_profile cl;
+	struct model_profile m;
+	struct cost_candidate c;
+
+	(void)state;
+	cluster4(&cl);
+	model(&m, 4, MODEL_FP32);
+	build(&cl, &m, 8, 2, 4, COST_1F1B, 0, &c);
+	assert_int_equal(c.inflight[0], 2);
+	assert_int_equal(c.inflight[1], 1);
+	cost_candidate_release(&c);
+	build(&cl, &m, 8, 4, 8, COST_1F1B, 0, &c);
+	assert_int_equal(c.inflight[0], 4);
+	assert_int_equal(c.inflight[3], 1);
+	assert_int_equal(c.microbatch_size, 1);
+	/* micro-batches of 1 sample: nothing with a batch width above 1 survives */
+	assert_int_equal(cost_k(&c), 1);
+	assert_string_equal(c.strategies.items[0].name, "single");
+	cost_candidate_release(&c);
+	build(&cl, &m, 8, 4, 2, COST_1F1B, 0, &c);
+	assert_int_equal(c.inflight[0], 2);
+	assert_int_equal(c.inflight[2], 2);
+	assert_int_equal(c.inflight[3], 1);
+	cost_candidate_release(&c);
+	build(&cl, &m, 8, 4, 8, COST_GPIPE, 0, &c);
+	assert_int_equal(c.inflight[0], 8);
+	assert_int_equal(c.inflight[3], 8);
+	cost_candidate_release(&c);
+	model_release(&m);
+	cluster_release(&cl);
+}
+
+/* micro-batches of 3 samples on dp2: ceil(3/2) = 2 samples on the busiest device */
+static void test_uneven_batch(void **state)
+{
+	struct cluster_profile cl;
+	struct model_profile m;
+	struct cost_candidate c;
+
+	(void)state;
+	cluster4(&cl);
+	model(&m, 2, MODEL_FP32);
+	build(&cl, &m, 6, 2, 2, COST_GPIPE, 0, &c);
+	assert_int_equal(c.microbatch_size, 3);
+	NEAR(MA(&c, "dp2"), 2 * 1e6);
+	NEAR(T(&c, 0, "dp2") - T(&c, 0, "tp2") + T(&c, 0, "tp2"), T(&c, 0, "dp2"));
+	assert_true(T(&c, 0, "dp2") > 2 * 0.03);
+	cost_candidate_release(&c);
+	model_release(&m);
+	cluster_release(&cl);
+}
+
+static void test_resharding(void **state)
+{
+	struct cluster_profile cl;
+	struct model_profile m;
+	struct cost_candidate c;
+
+	(void)state;
+	cluster4(&cl);
+	model(&m, 2, MODEL_FP32);
+	build(&cl, &m, 8, 1, 2, COST_GPIPE, 0, &c);
+	/* micro-batch output 4 x 1e5 B; stage bandwidth 5 GB/s; forward + backward */
+	NEAR(R(&c, "tp2.dp2", "dp2.tp2", 0), 2 * 0.5 * 4e5 / 5e9);
+	NEAR(R(&c, "dp4", "tp4", 0), 2 * 0.75 * 4e5 / 5e9);
+	NEAR(R(&c, "tp4", "dp4", 0), 0);
+	NEAR(R(&c, "dp4", "dp4", 0), 0);
+	NEAR(R(&c, "tp2.dp2", "dp4", 0), 0);
+	NEAR(R(&c, "dp4", "tp2.dp2", 0), 2 * 0.25 * 4e5 / 5e9);
+	NEAR(R(&c, "dp4", "fsdp4", 0), 0);
+	NEAR(R(&c, "dp4", "tp4", 1), 0);  /* no cross-stage cost without stages */
+	cost_candidate_release(&c);
+
+	/* pp 2: stages {0,1} and {2,3}; rank r talks to r + 2 across the pairs: 5 GB/s */
+	build(&cl, &m, 8, 2, 2, COST_GPIPE, 0, &c);
+	NEAR(R(&c, "dp2", "tp2", 1), (4e5 + 2e5) / 5e9);
+	NEAR(R(&c, "tp2", "tp2", 1), (4e5 + 4e5) / 5e9);
+	NEAR(R(&c, "dp2", "dp2", 1), (2e5 + 2e5) / 5e9);
+	NEAR(R(&c, "dp2", "tp2", 0), 2 * 0.5 * 4e5 / 10e9);
+	cost_candidate_release(&c);
+	model_release(&m);
+	cluster_release(&cl);
+}
+
+static void test_bad_options(void **state)
+{
+	struct cluster_profile cl;
+	struct model_profile m;
+	struct cost_candidate c;
+	struct uniap_err err;
+	struct cost_options o = { .batch = 8, .pp = 3, .microbatches = 2 };
+
+	(void)state;
+	cluster4(&cl);
+	model(&m, 2, MODEL_FP32);
+	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_E_ARG);
+	assert_non_null(strstr(err.msg, "pp"));
+	o.pp = 4; /* more stages than layers */
+	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_E_ARG);
+	assert_non_null(strstr(err.msg, "layer count"));
+	o.pp = 2;
+	o.microbatches = 3;
+	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_E_ARG);
+	assert_non_null(strstr(err.msg, "microbatches"));
+	o.microbatches = 1;
+	o.batch = 0;
+	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_E_ARG);
+	assert_non_null(strstr(err.msg, "batch"));
+	model_release(&m);
+	cluster_release(&cl);
+}
+
+/* The audit formula on a 4-layer chain with a skip edge, by hand. */
+static void test_evaluate_formula(void **state)
+{
+	struct cluster_profile cl;
+	struct model_profile m;
+	struct cost_candidate c;
+	struct plan_eval ev;
+	struct uniap_err err;
+	int stage[4] = { 0, 0, 1, 1 };
+	size_t st[4];
+	double p0, p1, o0, K;
+	size_t u;
+
+	(void)state;
+	cluster4(&cl);
+	model(&m, 4, MODEL_FP32);
+	assert_int_equal(fx_model_add_edge(&m, 0, 3), 0);
+	build(&cl, &m, 8, 2, 4, COST_1F1B, 0, &c);
+	K = (double)cost_k(&c);
+	st[0] = k_of(&c, "dp2");
+	st[1] = k_of(&c, "tp2");
+	st[2] = k_of(&c, "tp2");
+	st[3] = k_of(&c, "dp2");
+	assert_int_equal(plan_evaluate(&c, stage, st, &ev, &err), UNIAP_OK);
+	p0 = c.time_s[0 * (size_t)K + st[0]] + c.time_s[1 * (size_t)K + st[1]] +
+	     c.edges[0].same_stage_s[st[0] * (size_t)K + st[1]];
+	p1 = c.time_s[2 * (size_t)K + st[2]] + c.time_s[3 * (size_t)K + st[3]] +
+	     c.edges[2].same_stage_s[st[2] * (size_t)K + st[3]];
+	o0 = c.edges[1].cross_stage_s[st[1] * (size_t)K + st[2]] +
+	     c.edges[3].cross_stage_s[st[0] * (size_t)K + st[3]];
+	NEAR(ev.stage_time_s[0], p0);
+	NEAR(ev.stage_time_s[1], p1);
+	NEAR(ev.comm_time_s[0], o0);
+	NEAR(ev.tpi_s, p0 + p1 + o0 + 3 * fmax(fmax(p0, p1), o0));
+	assert_true(ev.valid && ev.fits);
+	/* 1F1B: stage 0 holds 2 micro-batches, stage 1 holds 1 */
+	NEAR(ev.stage_memory_bytes[0], MF(&c, "dp2") + 2 * MA(&c, "dp2") + MF(&c, "tp2") + 2 * MA(&c, "tp2"));
+	NEAR(ev.stage_memory_bytes[1], MF(&c, "dp2") + MA(&c, "dp2") + MF(&c, "tp2") + MA(&c, "tp2"));
+	plan_eval_release(&ev);
+
+	/* backwards edge, empty stage, memory */
+	stage[0] = 1;
+	assert_int_equal(plan_evaluate(&c, stage, st, &ev, &err), UNIAP_OK);
+	assert_false(ev.valid);
+	assert_non_null(strstr(ev.reason, "backwards"));
+	plan_eval_release(&ev);
+	for (u = 0; u < 4; u++)
+		stage[u] = 0;
+	assert_int_equal(plan_evaluate(&c, stage, st, &ev, &err), UNIAP_OK);
+	assert_false(ev.valid);
+	assert_non_null(strstr(ev.reason, "stage 1 holds no layer"));
+	plan_eval_release(&ev);
+	stage[2] = stage[3] = 1;
+	c.memory_limit_bytes = 1e6;
+	assert_int_equal(plan_evaluate(&c, stage, st, &ev, &err), UNIAP_OK);
+	assert_true(ev.valid);
+	assert_false(ev.fits);
+	assert_non_null(strstr(ev.reason, "over the limit"));
+	plan_eval_release(&ev);
+	stage[1] = 7;
+	assert_int_equal(plan_evaluate(&c, stage, st, &ev, &err), UNIAP_E_INVALID);
+	assert_non_null(strstr(err.msg, "layers[1].stage"));
+	cost_candidate_release(&c);
+	model_release(&m);
+	cluster_release(&cl);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_layer_time_fp32),
+		cmocka_unit_test(test_layer_time_mixed_and_measured),
+		cmocka_unit_test(test_inflight),
+		cmocka_unit_test(test_uneven_batch),
+		cmocka_unit_test(test_resharding),
+		cmocka_unit_test(test_bad_options),
+		cmocka_unit_test(test_evaluate_formula),
+	};
+
+	return cmocka_run_group_tests_name("cost", tests, NULL, NULL);
+}

@@ -1,0 +1,204 @@
+/*
+ * test_strategy.c - the strategy dictionary: counts for 1..16 devices per
+ * stage on two hierarchies, names, strides, hierarchy levels and batch shards.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <string.h>
+
+#include "fixtures.h"
+#include "strategy.h"
+
+/* 4 nodes x 4 devices, PCIe pairs inside a node (the paper's EnvB). */
+static void pairs_cluster(struct cluster_profile *c)
+{
+	static const int dev[] = { 2, 4, 16 };
+	static const double bw[] = { 10, 5, 1.25 };
+
+	assert_int_equal(fx_cluster(c, 4, 4, dev, bw, 3, 12e9, 1e9, 1.1), 0);
+}
+
+/* 2 nodes x 8 devices, one NVLink island per node. */
+static void nvlink_cluster(struct cluster_profile *c)
+{
+	static const int dev[] = { 8, 16 };
+	static const double bw[] = { 150, 25 };
+
+	assert_int_equal(fx_cluster(c, 2, 8, dev, bw, 2, 32e9, 1e9, 1.1), 0);
+}
+
+/* Ordered factorizations into dp/tp/fsdp times placements: 1, 3, 9, 21, 39. */
+static void test_counts(void **state)
+{
+	static const struct { int pp; size_t count; } cases[] = {
+		{ 16, 1 }, { 8, 3 }, { 4, 9 }, { 2, 21 }, { 1, 39 },
+	};
+	size_t i;
+	int h;
+
+	(void)state;
+	for (h = 0; h < 2; h++) {
+		struct cluster_profile c;
+
+		if (h == 0)
+			pairs_cluster(&c);
+		else
+			nvlink_cluster(&c);
+		for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			struct strategy_set set, rc;
+			struct uniap_err err;
+			size_t k, j;
+
+			assert_int_equal(strategy_enumerate(&c, cases[i].pp, 0, &set, &err), UNIAP_OK);
+			assert_int_equal(set.count, cases[i].count);
+			assert_int_equal(set.stage_devices, 16 / cases[i].pp);
+			for (k = 0; k < set.count; k++) {
+				const struct strategy *s = &set.items[k];
+
+				assert_int_equal(s->degree[0] * s->degree[1] * s->degree[2],
+				                 set.stage_devices);
+				assert_false(s->recompute);
+				for (j = 0; j < k; j++) /* names are unique */
+					assert_string_not_equal(s->name, set.items[j].name);
+			}
+			assert_int_equal(strategy_enumerate(&c, cases[i].pp, 1, &rc, &err), UNIAP_OK);
+			assert_int_equal(rc.count, 2 * cases[i].count);
+			assert_non_null(strstr(rc.items[rc.count - 1].name, "+rc"));
+			assert_true(rc.items[rc.count - 1].recompute);
+			strategy_set_release(&rc);
+			strategy_set_release(&set);
+		}
+		cluster_release(&c);
+	}
+}
+
+static const struct strategy *find(const struct strategy_set *set, const char *name)
+{
+	long k = strategy_find(set, name);
+
+	assert_true(k >= 0);
+	return &set->items[k];
+}
+
+/* The appendix example: dp inside PCIe pairs and tp across them, and its mirror. */
+static void test_placements_pairs(void **state)
+{
+	struct cluster_profile c;
+	struct strategy_set set;
+	struct uniap_err err;
+	const struct strategy *a, *b;
+
+	(void)state;
+	pairs_cluster(&c);
+	/* pp = 4: stages of 4 devices = one node each */
+	assert_int_equal(strategy_enumerate(&c, 4, 0, &set, &err), UNIAP_OK);
+	a = find(&set, "dp2.tp2");
+	b = find(&set, "tp2.dp2");
+	assert_int_equal(a->stride[STRATEGY_DP], 1);
+	assert_int_equal(a->stride[STRATEGY_TP], 2);
+	assert_int_equal(a->level[STRATEGY_DP], 0);  /* inside a pair */
+	assert_int_equal(a->level[STRATEGY_TP], 1);  /* across pairs, inside the node */
+	assert_int_equal(a->level[STRATEGY_FSDP], -1);
+	assert_int_equal(b->level[STRATEGY_TP], 0);
+	assert_int_equal(b->level[STRATEGY_DP], 1);
+	assert_int_equal(a->n_order, 2);
+	assert_int_equal(a->order[0], STRATEGY_DP);
+	/* batch shards: dp2.tp2 alternates, tp2.dp2 pairs up */
+	assert_int_equal(strategy_batch_shard(a, 0), 0);
+	assert_int_equal(strategy_batch_shard(a, 1), 1);
+	assert_int_equal(strategy_batch_shard(a, 2), 0);
+	assert_int_equal(strategy_batch_shard(b, 1), 0);
+	assert_int_equal(strategy_batch_shard(b, 2), 1);
+	assert_int_equal(strategy_coord(b, 3, STRATEGY_TP), 1);
+	assert_int_equal(strategy_coord(b, 3, STRATEGY_DP), 1);
+	assert_int_equal(strategy_find(&set, "tp4.dp2"), -1);
+	strategy_set_release(&set);
+
+	/* pp = 1: 16 devices over 4 nodes */
+	assert_int_equal(strategy_enumerate(&c, 1, 0, &set, &err), UNIAP_OK);
+	a = find(&set, "tp2.dp8");
+	assert_int_equal(a->level[STRATEGY_TP], 0);
+	assert_int_equal(a->level[STRATEGY_DP], 2);  /* spans nodes */
+	a = find(&set, "tp4.fsdp2.dp2");
+	assert_int_equal(a->stride[STRATEGY_FSDP], 4);
+	assert_int_equal(a->stride[STRATEGY_DP], 8);
+	assert_int_equal(a->level[STRATEGY_TP], 1);
+	assert_int_equal(a->level[STRATEGY_FSDP], 2);
+	assert_int_equal(strategy_batch_width(a), 4);
+	/* dp outer (stride 8), fsdp inner: shard = dp * 2 + fsdp */
+	assert_int_equal(strategy_batch_shard(a, 4), 1);
+	assert_int_equal(strategy_batch_shard(a, 8), 2);
+	assert_int_equal(strategy_batch_shard(a, 12), 3);
+	strategy_set_release(&set);
+
+	/* pp = 8: stages of 2 devices, each a PCIe pair */
+	assert_int_equal(strategy_enumerate(&c, 8, 0, &set, &err), UNIAP_OK);
+	assert_int_equal(find(&set, "tp2")->level[STRATEGY_TP], 0);
+	strategy_set_release(&set);
+	cluster_release(&c);
+}
+
+static void test_placements_nvlink(void **state)
+{
+	struct cluster_profile c;
+	struct strategy_set set;
+	struct uniap_err err;
+
+	(void)state;
+	nvlink_cluster(&c);
+	assert_int_equal(strategy_enumerate(&c, 1, 0, &set, &err), UNIAP_OK);
+	assert_int_equal(find(&set, "tp8.dp2")->level[STRATEGY_TP], 0);
+	assert_int_equal(find(&set, "tp8.dp2")->level[STRATEGY_DP], 1);
+	assert_int_equal(find(&set, "dp2.tp8")->level[STRATEGY_TP], 1);
+	assert_int_equal(find(&set, "fsdp16")->level[STRATEGY_FSDP], 1);
+	strategy_set_release(&set);
+	assert_int_equal(strategy_enumerate(&c, 2, 0, &set, &err), UNIAP_OK);
+	/* each stage is one node: everything stays on NVLink */
+	assert_int_equal(find(&set, "dp8")->level[STRATEGY_DP], 0);
+	strategy_set_release(&set);
+	assert_int_equal(strategy_enumerate(&c, 16, 0, &set, &err), UNIAP_OK);
+	assert_int_equal(set.count, 1);
+	assert_string_equal(set.items[0].name, "single");
+	assert_int_equal(set.items[0].n_order, 0);
+	strategy_set_release(&set);
+	/* pp must divide the devices */
+	assert_int_equal(strategy_enumerate(&c, 3, 0, &set, &err), UNIAP_E_ARG);
+	assert_non_null(strstr(err.msg, "pp"));
+	assert_int_equal(strategy_enumerate(&c, 0, 0, &set, &err), UNIAP_E_ARG);
+	cluster_release(&c);
+}
+
+/* A stage that straddles nodes: 12 devices on 4-device nodes, pp = 2. */
+static void test_straddling_stage(void **state)
+{
+	static const int dev[] = { 4, 12 };
+	static const double bw[] = { 10, 1 };
+	struct cluster_profile c;
+	struct strategy_set set;
+	struct uniap_err err;
+
+	(void)state;
+	assert_int_equal(fx_cluster(&c, 3, 4, dev, bw, 2, 12e9, 0, 1), 0);
+	assert_int_equal(strategy_enumerate(&c, 2, 0, &set, &err), UNIAP_OK);
+	/* 6 = 2 x 3: tp2 groups {6,7} sit in node 1 but {4,5} too; tp3.dp2 {3,4,5} crosses */
+	assert_int_equal(find(&set, "tp2.dp3")->level[STRATEGY_TP], 0);
+	assert_int_equal(find(&set, "tp3.dp2")->level[STRATEGY_TP], 1);
+	assert_int_equal(set.count, 15); /* 6: 3 singles + 6 (3,2) tuples x 2 orders */
+	strategy_set_release(&set);
+	cluster_release(&c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_counts),
+		cmocka_unit_test(test_placements_pairs),
+		cmocka_unit_test(test_placements_nvlink),
+		cmocka_unit_test(test_straddling_stage),
+	};
+
+	return cmocka_run_group_tests_name("strategy", tests, NULL, NULL);
+}
