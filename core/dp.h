@@ -1,0 +1,38 @@
+/*
+ * dp.h - exact dynamic programs for a candidate whose layer graph is a chain
+ * in index order (edges exactly u -> u+1).  Both return the same optimum as
+ * the MILP and the brute-force enumerator; docs/optimizer.md gives the states,
+ * the labels and why each dominance rule is exact.
+ *
+ *   dp_chain_solve   one layer at a time; state (stage, layer, strategy of the
+ *                    layer), Pareto labels on (total time so far, max of the
+ *                    closed stages, open stage time, open stage memory).
+ *   dp_stages_solve  one stage at a time; a table of the least time of every
+ *                    block of layers [a, b] for every first/last strategy pair
+ *                    under the memory limit, and an outer DP over (stage, last
+ *                    layer, last strategy) with Pareto labels on (total, max).
+ *
+ * Both fill out->stage/strategy/status/bound/nodes/method (tpi_s is left to the
+ * caller, which recomputes it with opt_tpi).  They return UNIAP_E_LIMIT when
+ * more than opts->dp_label_cap labels would be needed, UNIAP_E_TIMEOUT when
+ * opts->time_limit_s passes, UNIAP_E_ARG when cand is not a chain, then out
+ * owns nothing.  cand must have passed opt_candidate_check().
+ *
+ * Never: CBC, I/O, globals.  Reentrant.
+ */
+#ifndef UNIAP_DP_H
+#define UNIAP_DP_H
+
+#include "cost.h"
+#include "err.h"
+#include "opt.h"
+
+/* cand, opts borrowed; out (initialised) is filled and owned by the caller. */
+uniap_code dp_chain_solve(const struct cost_candidate *cand, const struct opt_options *opts,
+                          struct opt_result *out, struct uniap_err *err);
+
+/* cand, opts borrowed; out (initialised) is filled and owned by the caller. */
+uniap_code dp_stages_solve(const struct cost_candidate *cand, const struct opt_options *opts,
+                           struct opt_result *out, struct uniap_err *err);
+
+#endif

@@ -1,0 +1,737 @@
+/*
+ * milp.c - builds the exact MILP of a candidate and solves it with CBC.  The
+ * only file of the project that includes CBC's header.
+ *
+ * Variables (docs/optimizer.md gives the proofs):
+ *   x[u][i][k] in {0,1}   layer u on stage i with strategy k; created only
+ *                         where i is a possible stage of u (reachability
+ *                         counts) and u alone fits stage i's memory
+ *   y[e][i][j][k][l] >= 0 edge e = u->v with u on (i, k), v on (j, l), i <= j:
+ *                         the joint of the two endpoints' assignments,
+ *                         tied to them by transportation rows
+ *                           sum_{j,l} y = x[u][i][k],  sum_{i,k} y = x[v][j][l]
+ *                         so for binary x it is exactly their product, and a
+ *                         backward edge (j < i) has no column: stage order
+ *                         holds by construction
+ *   T >= 0                the max of p and o (only when c > 1 and pp > 1)
+ * Rows: one assignment per layer, a non-empty stage, memory per stage,
+ * T >= p_i, T >= o_j, the transportation rows.  Objective
+ *   sum p + sum o + (c-1) T, with p and o substituted (y with i < j pays
+ *   cross_stage_s once per communication stage i..j-1 it spans); with pp = 1
+ *   it is c * p_0 (appendix C's QIP, linearised the same way).
+ * Costs are divided by their largest value and memory rows by the limit so
+ * that CBC sees numbers near 1.  Plans are read from x and re-evaluated by
+ * the caller with opt_tpi; CBC's objective is used only for the bound.
+ *
+ * Never: more than one solve at a time in a process (CBC is not thread-safe).
+ */
+#include "milp.h"
+
+#include <coin/Cbc_C_Interface.h>
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MILP_INF DBL_MAX
+#define MILP_X_EXISTS (-2) /* xcol placeholder before the column is created */
+
+/* A growing column-major matrix. */
+struct milp_mat {
+	int *start;      /* [ncols + 1] */
+	int *index;
+	double *value;
+	double *obj, *lb, *ub;
+	unsigned char *is_int;
+	size_t ncols, cap_cols, nnz, cap_nnz;
+	int failed;      /* 1: out of memory, 2: over a cap */
+};
+
+static int milp_mat_grow_cols(struct milp_mat *m)
+{
+	size_t nc;
+	void *p;
+
+	if (m->ncols + 1 < m->cap_cols)
+		return 0;
+	if (m->ncols + 1 > MILP_MAX_COLS) {
+		m->failed = 2;
+		return -1;
+	}
+	nc = m->cap_cols ? m->cap_cols * 2 : 1024;
+#define MILP_GROW(field)                                               \
+	do {                                                               \
+		p = realloc(m->field, nc * sizeof(*m->field));                 \
+		if (!p) {                                                      \
+			m->failed = 1;                                             \
+			return -1;                                                 \
+		}                                                              \
+		m->field = p;                                                  \
+	} while (0)
+	MILP_GROW(start);
+	MILP_GROW(obj);
+	MILP_GROW(lb);
+	MILP_GROW(ub);
+	MILP_GROW(is_int);
+#undef MILP_GROW
+	m->cap_cols = nc;
+	return 0;
+}
+
+/* Starts a new column; returns its index or -1. */
+static int milp_col(struct milp_mat *m, double obj, double lb, double ub, int is_int)
+{
+	if (m->failed || milp_mat_grow_cols(m) != 0)
+		return -1;
+	if (m->ncols == 0)
+		m->start[0] = 0;
+	m->obj[m->ncols] = obj;
+	m->lb[m->ncols] = lb;
+	m->ub[m->ncols] = ub;
+	m->is_int[m->ncols] = (unsigned char)is_int;
+	m->ncols++;
+	m->start[m->ncols] = (int)m->nnz;
+	return (int)m->ncols - 1;
+}
+
+/* Adds an entry to the last column. */
+static void milp_nz(struct milp_mat *m, int row, double v)
+{
+	if (m->failed || row < 0)
+		return;
+	if (m->nnz == m->cap_nnz) {
+		size_t nc = m->cap_nnz ? m->cap_nnz * 2 : 4096;
+		int *pi;
+		double *pv;
+
+		if (m->nnz + 1 > MILP_MAX_NONZEROS) {
+			m->failed = 2;
+			return;
+		}
+		pi = realloc(m->index, nc * sizeof(*pi));
+		if (!pi) {
+			m->failed = 1;
+			return;
+		}
+		m->index = pi;
+		pv = realloc(m->value, nc * sizeof(*pv));
+		if (!pv) {
+			m->failed = 1;
+			return;
+		}
+		m->value = pv;
+		m->cap_nnz = nc;
+	}
+	m->index[m->nnz] = row;
+	m->value[m->nnz] = v;
+	m->nnz++;
+	m->start[m->ncols] = (int)m->nnz;
+}
+
+static void milp_mat_release(struct milp_mat *m)
+{
+	free(m->start);
+	free(m->index);
+	free(m->value);
+	free(m->obj);
+	free(m->lb);
+	free(m->ub);
+	free(m->is_int);
+	memset(m, 0, sizeof(*m));
+}
+
+/* The model with its index maps. */
+struct milp_model {
+	struct milp_mat mat;
+	double *row_lb, *row_ub;
+	size_t nrows;
+	int *xcol;       /* [(u * pp + i) * K + k]: column of x, or -1 */
+	int *eu_row;     /* [(e * pp + i) * K + k]: transport row of e's tail, or -1 */
+	int *ev_row;     /* [(e * pp + j) * K + l]: transport row of e's head, or -1 */
+	int t_col;       /* -1 when there is no T */
+	double time_scale;
+};
+
+static void milp_model_release(struct milp_model *md)
+{
+	milp_mat_release(&md->mat);
+	free(md->row_lb);
+	free(md->row_ub);
+	free(md->xcol);
+	free(md->eu_row);
+	free(md->ev_row);
+	memset(md, 0, sizeof(*md));
+}
+
+/*
+ * Stage range of every layer: layers on stages before u's are not reachable
+ * from u and each of those stages holds one, so stage(u) <= n-1-desc(u);
+ * likewise stage(u) >= pp - n + anc(u).  Skipped (full range) on big graphs.
+ */
+static int milp_stage_ranges(const struct cost_candidate *c, int *lo, int *hi)
+{
+	size_t n = c->n_layers, e, u, w;
+	size_t *cnt = NULL, *adj = NULL, *queue = NULL, *anc = NULL;
+	unsigned char *seen = NULL;
+	int rc = -1;
+
+	for (u = 0; u < n; u++) {
+		lo[u] = 0;
+		hi[u] = c->pp - 1;
+	}
+	if ((double)n * (double)(n + c->n_edges) > 5e7)
+		return 0;
+	cnt = calloc(n + 1, sizeof(size_t));
+	adj = calloc(c->n_edges + 1, sizeof(size_t));
+	queue = calloc(n, sizeof(size_t));
+	anc = calloc(n, sizeof(size_t));
+	seen = calloc(n, 1);
+	if (!cnt || !adj || !queue || !anc || !seen)
+		goto out;
+	for (e = 0; e < c->n_edges; e++)
+		cnt[c->edges[e].from + 1]++;
+	for (u = 0; u < n; u++)
+		cnt[u + 1] += cnt[u];
+	{
+		size_t *fill = calloc(n, sizeof(size_t));
+
+		if (!fill)
+			goto out;
+		for (e = 0; e < c->n_edges; e++) {
+			size_t f = c->edges[e].from;
+
+			adj[cnt[f] + fill[f]++] = c->edges[e].to;
+		}
+		free(fill);
+	}
+	for (u = 0; u < n; u++) {
+		size_t head = 0, tail = 0, desc = 0, j;
+
+		memset(seen, 0, n);
+		seen[u] = 1;
+		queue[tail++] = u;
+		while (head < tail) {
+			size_t a = queue[head++];
+
+			for (j = cnt[a]; j < cnt[a + 1]; j++) {
+				w = adj[j];
+				if (!seen[w]) {
+					seen[w] = 1;
+					queue[tail++] = w;
+					desc++;
+					anc[w]++;
+				}
+			}
+		}
+		if ((double)n - 1.0 - (double)desc < (double)hi[u])
+			hi[u] = (int)(n - 1 - desc);
+	}
+	for (u = 0; u < n; u++) {
+		long l = (long)c->pp - (long)n + (long)anc[u];
+
+		if (l > lo[u])
+			lo[u] = (int)l;
+	}
+	rc = 0;
+out:
+	free(cnt);
+	free(adj);
+	free(queue);
+	free(anc);
+	free(seen);
+	return rc;
+}
+
+static double milp_mem(const struct cost_candidate *c, size_t u, int i, size_t k)
+{
+	size_t K = cost_k(c);
+
+	return c->memory_fixed_bytes[u * K + k] + (double)c->inflight[i] * c->memory_per_microbatch_bytes[u * K + k];
+}
+
+static uniap_code milp_build(const struct cost_candidate *c, struct milp_model *md, struct uniap_err *err)
+{
+	size_t n = c->n_layers, K = cost_k(c), E = c->n_edges, u, e, k, l, r;
+	int pp = c->pp, i, j, mi;
+	int *lo = NULL, *hi = NULL, *mem_row = NULL;
+	int row_assign0, row_nonempty0 = -1, row_tp0 = -1, row_to0 = -1;
+	size_t *out_cnt = NULL, *out_adj = NULL, *in_cnt = NULL, *in_adj = NULL;
+	double ts = 0, cmul, limit = c->memory_limit_bytes, t_lb = 0;
+	int use_t = c->microbatches > 1 && pp > 1;
+	uniap_code rc = UNIAP_OK;
+	struct milp_mat *m = &md->mat;
+
+	memset(md, 0, sizeof(*md));
+	md->t_col = -1;
+	lo = calloc(n, sizeof(int));
+	hi = calloc(n, sizeof(int));
+	mem_row = calloc((size_t)pp, sizeof(int));
+	md->xcol = malloc(n * (size_t)pp * K * sizeof(int));
+	md->eu_row = malloc((E ? E : 1) * (size_t)pp * K * sizeof(int));
+	md->ev_row = malloc((E ? E : 1) * (size_t)pp * K * sizeof(int));
+	out_cnt = calloc(n + 1, sizeof(size_t));
+	in_cnt = calloc(n + 1, sizeof(size_t));
+	out_adj = calloc(E + 1, sizeof(size_t));
+	in_adj = calloc(E + 1, sizeof(size_t));
+	if (!lo || !hi || !mem_row || !md->xcol || !md->eu_row || !md->ev_row || !out_cnt || !in_cnt ||
+	    !out_adj || !in_adj || milp_stage_ranges(c, lo, hi) != 0)
+		goto nomem;
+	/* edges by tail and by head */
+	for (e = 0; e < E; e++) {
+		out_cnt[c->edges[e].from + 1]++;
+		in_cnt[c->edges[e].to + 1]++;
+	}
+	for (u = 0; u < n; u++) {
+		out_cnt[u + 1] += out_cnt[u];
+		in_cnt[u + 1] += in_cnt[u];
+	}
+	{
+		size_t *fo = calloc(n, sizeof(size_t)), *fi = calloc(n, sizeof(size_t));
+
+		if (!fo || !fi) {
+			free(fo);
+			free(fi);
+			goto nomem;
+		}
+		for (e = 0; e < E; e++) {
+			size_t a = c->edges[e].from, b = c->edges[e].to;
+
+			out_adj[out_cnt[a] + fo[a]++] = e;
+			in_adj[in_cnt[b] + fi[b]++] = e;
+		}
+		free(fo);
+		free(fi);
+	}
+	/* time scale: the largest cost */
+	for (r = 0; r < n * K; r++)
+		ts = fmax(ts, c->time_s[r]);
+	for (e = 0; e < E; e++)
+		for (r = 0; r < K * K; r++)
+			ts = fmax(ts, fmax(c->edges[e].same_stage_s[r], c->edges[e].cross_stage_s[r]));
+	if (!(ts > 0))
+		ts = 1;
+	md->time_scale = ts;
+	cmul = pp == 1 ? (double)c->microbatches : 1.0;
+	/* which x exist */
+	for (r = 0; r < n * (size_t)pp * K; r++)
+		md->xcol[r] = -1;
+	for (u = 0; u < n; u++)
+		for (i = lo[u]; i <= hi[u]; i++)
+			for (k = 0; k < K; k++)
+				if (milp_mem(c, u, i, k) <= limit)
+					md->xcol[(u * (size_t)pp + (size_t)i) * K + k] = MILP_X_EXISTS;
+	/* rows */
+	row_assign0 = 0;
+	md->nrows = n;
+	if (pp > 1) {
+		row_nonempty0 = (int)md->nrows;
+		md->nrows += (size_t)pp;
+	}
+	for (i = 0; i < pp; i++) {
+		double worst = 0;
+
+		mem_row[i] = -1;
+		for (u = 0; u < n; u++) {
+			double w = 0;
+
+			for (k = 0; k < K; k++)
+				if (md->xcol[(u * (size_t)pp + (size_t)i) * K + k] == MILP_X_EXISTS)
+					w = fmax(w, milp_mem(c, u, i, k));
+			worst += w;
+		}
+		if (limit > 0 && !(worst <= limit))
+			mem_row[i] = (int)md->nrows++;
+	}
+	if (use_t) {
+		row_tp0 = (int)md->nrows;
+		md->nrows += (size_t)pp;
+		row_to0 = (int)md->nrows;
+		md->nrows += (size_t)pp - 1;
+	}
+	for (e = 0; e < E; e++) {
+		size_t a = c->edges[e].from, b = c->edges[e].to;
+
+		for (r = 0; r < (size_t)pp * K; r++) {
+			md->eu_row[e * (size_t)pp * K + r] =
+			        md->xcol[a * (size_t)pp * K + r] == MILP_X_EXISTS ? (int)md->nrows++ : -1;
+			md->ev_row[e * (size_t)pp * K + r] =
+			        md->xcol[b * (size_t)pp * K + r] == MILP_X_EXISTS ? (int)md->nrows++ : -1;
+		}
+	}
+	if (md->nrows > MILP_MAX_COLS) {
+		rc = err_set(err, UNIAP_E_LIMIT, "milp: %zu rows is over the cap", md->nrows);
+		goto out;
+	}
+	md->row_lb = malloc(md->nrows * sizeof(double));
+	md->row_ub = malloc(md->nrows * sizeof(double));
+	if (!md->row_lb || !md->row_ub)
+		goto nomem;
+	for (r = 0; r < md->nrows; r++) {
+		md->row_lb[r] = 0;
+		md->row_ub[r] = 0; /* assignment and transport rows are equalities */
+	}
+	for (u = 0; u < n; u++)
+		md->row_lb[row_assign0 + (int)u] = md->row_ub[row_assign0 + (int)u] = 1;
+	for (i = 0; pp > 1 && i < pp; i++) {
+		md->row_lb[row_nonempty0 + i] = 1;
+		md->row_ub[row_nonempty0 + i] = MILP_INF;
+	}
+	for (i = 0; i < pp; i++)
+		if (mem_row[i] >= 0) {
+			md->row_lb[mem_row[i]] = -MILP_INF;
+			md->row_ub[mem_row[i]] = 1;
+		}
+	if (use_t)
+		for (r = 0; r < (size_t)(2 * pp - 1); r++) {
+			md->row_lb[(size_t)row_tp0 + r] = 0;
+			md->row_ub[(size_t)row_tp0 + r] = MILP_INF;
+		}
+	/* x columns */
+	for (u = 0; u < n; u++) {
+		double amin = INFINITY;
+
+		for (i = 0; i < pp; i++)
+			for (k = 0; k < K; k++) {
+				size_t xi = (u * (size_t)pp + (size_t)i) * K + k;
+				double a = c->time_s[u * K + k] / ts;
+				int col;
+
+				if (md->xcol[xi] != MILP_X_EXISTS)
+					continue;
+				amin = fmin(amin, a);
+				col = milp_col(m, cmul * a, 0, 1, 1);
+				md->xcol[xi] = col;
+				milp_nz(m, row_assign0 + (int)u, 1);
+				if (pp > 1)
+					milp_nz(m, row_nonempty0 + i, 1);
+				if (mem_row[i] >= 0)
+					milp_nz(m, mem_row[i], milp_mem(c, u, i, k) / limit);
+				if (use_t && a != 0)
+					milp_nz(m, row_tp0 + i, -a);
+				for (r = out_cnt[u]; r < out_cnt[u + 1]; r++)
+					milp_nz(m, md->eu_row[(out_adj[r] * (size_t)pp + (size_t)i) * K + k], -1);
+				for (r = in_cnt[u]; r < in_cnt[u + 1]; r++)
+					milp_nz(m, md->ev_row[(in_adj[r] * (size_t)pp + (size_t)i) * K + k], -1);
+			}
+		if (isfinite(amin))
+			t_lb = fmax(t_lb, amin);
+	}
+	/* y columns */
+	for (e = 0; e < E; e++) {
+		const struct cost_edge *ed = &c->edges[e];
+		size_t a = ed->from, b = ed->to;
+
+		for (i = 0; i < pp; i++)
+			for (k = 0; k < K; k++) {
+				int ru = md->eu_row[(e * (size_t)pp + (size_t)i) * K + k];
+
+				if (md->xcol[(a * (size_t)pp + (size_t)i) * K + k] < 0)
+					continue;
+				for (j = i; j < pp; j++)
+					for (l = 0; l < K; l++) {
+						int rv = md->ev_row[(e * (size_t)pp + (size_t)j) * K + l];
+						double cost;
+
+						if (md->xcol[(b * (size_t)pp + (size_t)j) * K + l] < 0)
+							continue;
+						if (i == j)
+							cost = ed->same_stage_s[k * K + l] / ts;
+						else
+							cost = ed->cross_stage_s[k * K + l] / ts;
+						milp_col(m, cmul * cost * (i == j ? 1 : (double)(j - i)), 0, MILP_INF, 0);
+						milp_nz(m, ru, 1);
+						milp_nz(m, rv, 1);
+						if (use_t && cost != 0) {
+							if (i == j)
+								milp_nz(m, row_tp0 + i, -cost);
+							else
+								for (mi = i; mi < j; mi++)
+									milp_nz(m, row_to0 + mi, -cost);
+						}
+					}
+			}
+	}
+	if (use_t) {
+		md->t_col = milp_col(m, (double)(c->microbatches - 1), t_lb, MILP_INF, 0);
+		for (r = 0; r < (size_t)(2 * pp - 1); r++)
+			milp_nz(m, row_tp0 + (int)r, 1);
+	}
+	if (m->failed == 2) {
+		rc = err_set(err, UNIAP_E_LIMIT, "milp: model over %zu columns or %zu nonzeros",
+		             MILP_MAX_COLS, MILP_MAX_NONZEROS);
+		goto out;
+	}
+	if (m->failed)
+		goto nomem;
+	goto out;
+nomem:
+	rc = err_set(err, UNIAP_E_NOMEM, "milp: out of memory");
+out:
+	free(lo);
+	free(hi);
+	free(mem_row);
+	free(out_cnt);
+	free(in_cnt);
+	free(out_adj);
+	free(in_adj);
+	if (rc != UNIAP_OK)
+		milp_model_release(md);
+	return rc;
+}
+
+/* Decodes the plan from a CBC column vector; 0 when every layer has one x at 1. */
+static int milp_decode(const struct cost_candidate *c, const struct milp_model *md, const double *sol,
+                       int *stage, size_t *strategy)
+{
+	size_t n = c->n_layers, K = cost_k(c), u, k;
+	int pp = c->pp, i;
+
+	for (u = 0; u < n; u++) {
+		int found = 0;
+
+		for (i = 0; i < pp; i++)
+			for (k = 0; k < K; k++) {
+				int col = md->xcol[(u * (size_t)pp + (size_t)i) * K + k];
+
+				if (col >= 0 && sol[col] > 0.5) {
+					stage[u] = i;
+					strategy[u] = k;
+					found++;
+				}
+			}
+		if (found != 1)
+			return -1;
+	}
+	return 0;
+}
+
+/* One CBC run.  *sol_out (owned by the caller) receives the decoded plan when CBC has one. */
+struct milp_run {
+	int has_plan;
+	int proven_optimal;
+	int proven_infeasible;
+	int stopped_on_gap;
+	int hit_limit;     /* time limit (or a CBC limit) reached */
+	int rejected_plan; /* CBC had a solution that failed decoding or the audit */
+	double bound;      /* unscaled */
+	long nodes;
+	int cbc_status, cbc_secondary;
+};
+
+static uniap_code milp_run_once(const struct cost_candidate *c, const struct milp_model *md,
+                                const struct opt_options *o, double time_limit_s, double rel_gap,
+                                const int *st_stage, const size_t *st_strategy, int *stage,
+                                size_t *strategy, struct milp_run *run, struct uniap_err *err)
+{
+	Cbc_Model *model = NULL;
+	const struct milp_mat *m = &md->mat;
+	int *start_idx = NULL;
+	double *start_val = NULL;
+	const double *sol;
+	char buf[64];
+	size_t col, n_int = 0, u;
+	double t0 = opt_clock_s();
+	uniap_code rc = UNIAP_OK;
+
+	memset(run, 0, sizeof(*run));
+	model = Cbc_newModel();
+	if (!model)
+		return err_set(err, UNIAP_E_SOLVER, "milp: Cbc_newModel failed");
+	Cbc_loadProblem(model, (int)m->ncols, (int)md->nrows, m->start, m->index, m->value, m->lb, m->ub,
+	                m->obj, md->row_lb, md->row_ub);
+	for (col = 0; col < m->ncols; col++)
+		if (m->is_int[col]) {
+			Cbc_setInteger(model, (int)col);
+			n_int++;
+		}
+	Cbc_setLogLevel(model, 0);
+	Cbc_setParameter(model, "timeMode", "elapsed");
+	if (time_limit_s > 0 && isfinite(time_limit_s))
+		Cbc_setMaximumSeconds(model, time_limit_s);
+	if (o->threads_inside_cbc > 1) {
+		snprintf(buf, sizeof(buf), "%d", o->threads_inside_cbc);
+		Cbc_setParameter(model, "threads", buf);
+	}
+	/* exact unless asked: no absolute gap, no cutoff increment that would skip near-ties */
+	Cbc_setAllowableGap(model, 1e-12);
+	Cbc_setAllowableFractionGap(model, rel_gap > 0 ? rel_gap : 0);
+	Cbc_setParameter(model, "increment", "1e-12");
+	if (isfinite(o->cutoff_tpi))
+		Cbc_setCutoff(model, o->cutoff_tpi / md->time_scale);
+	if (st_stage && st_strategy) {
+		/* every integer column, as CBC leaves omitted ones free */
+		start_idx = malloc((n_int ? n_int : 1) * sizeof(int));
+		start_val = malloc((n_int ? n_int : 1) * sizeof(double));
+		if (!start_idx || !start_val) {
+			rc = err_set(err, UNIAP_E_NOMEM, "milp: out of memory");
+			goto out;
+		}
+		n_int = 0;
+		for (col = 0; col < m->ncols; col++)
+			if (m->is_int[col]) {
+				start_idx[n_int] = (int)col;
+				start_val[n_int++] = 0;
+			}
+		/* x columns are created first, in (u, i, k) order, so their index is their slot */
+		for (u = 0; u < c->n_layers; u++) {
+			int xc = md->xcol[(u * (size_t)c->pp + (size_t)st_stage[u]) * cost_k(c) + st_strategy[u]];
+
+			if (xc >= 0 && (size_t)xc < n_int)
+				start_val[xc] = 1;
+		}
+		Cbc_setMIPStartI(model, (int)n_int, start_idx, start_val);
+	}
+	Cbc_solve(model);
+	run->cbc_status = Cbc_status(model);
+	run->cbc_secondary = Cbc_secondaryStatus(model);
+	run->proven_optimal = Cbc_isProvenOptimal(model);
+	run->proven_infeasible = Cbc_isProvenInfeasible(model);
+	run->stopped_on_gap = run->cbc_secondary == 2;
+	run->hit_limit = Cbc_isSecondsLimitReached(model) || run->cbc_status == 1 ||
+	                 (time_limit_s > 0 && isfinite(time_limit_s) &&
+	                  opt_clock_s() - t0 >= 0.95 * time_limit_s);
+	run->bound = Cbc_getBestPossibleObjValue(model) * md->time_scale;
+	run->nodes = Cbc_getNodeCount(model);
+	sol = Cbc_bestSolution(model);
+	if (sol) {
+		if (milp_decode(c, md, sol, stage, strategy) == 0 && isfinite(opt_tpi(c, stage, strategy)))
+			run->has_plan = 1;
+		else
+			run->rejected_plan = 1;
+	}
+	if (run->cbc_status == 2 && !run->has_plan)
+		rc = err_set(err, UNIAP_E_SOLVER, "milp: cbc abandoned the search (numerical difficulties)");
+out:
+	free(start_idx);
+	free(start_val);
+	Cbc_deleteModel(model);
+	return rc;
+}
+
+uniap_code milp_solve(const struct cost_candidate *c, const struct opt_options *o, const int *start_stage,
+                      const size_t *start_strategy, struct opt_result *out, struct uniap_err *err)
+{
+	struct milp_model md;
+	struct milp_run run;
+	size_t n = c->n_layers;
+	int *stage = calloc(n, sizeof(int));
+	size_t *strategy = calloc(n, sizeof(size_t));
+	double t0 = opt_clock_s(), limit = o->time_limit_s, tpi = INFINITY;
+	int have_limit = limit > 0 && isfinite(limit);
+	uniap_code rc;
+
+	memset(&md, 0, sizeof(md));
+	out->method = OPT_METHOD_MILP;
+	if (!stage || !strategy) {
+		rc = err_set(err, UNIAP_E_NOMEM, "milp: out of memory");
+		goto out;
+	}
+	rc = milp_build(c, &md, err);
+	if (rc != UNIAP_OK)
+		goto out;
+	if (o->early_stop && (!have_limit || limit > 15)) {
+		/* appendix E, rule 1: after 15 s, stop once the gap is under 4 %.  CBC cannot change its
+		 * gap target mid-search, so run 15 s exact, then go on from the incumbent with 4 %. */
+		rc = milp_run_once(c, &md, o, 15, o->rel_gap, start_stage, start_strategy, stage, strategy,
+		                   &run, err);
+		if (rc != UNIAP_OK)
+			goto out;
+		if (run.hit_limit) {
+			double gap = run.has_plan ? (opt_tpi(c, stage, strategy) - run.bound) /
+			                                    opt_tpi(c, stage, strategy)
+			                          : INFINITY;
+			double left = have_limit ? limit - (opt_clock_s() - t0) : INFINITY;
+
+			if (!(gap < 0.04) && left > 1) {
+				struct milp_run run2;
+				int *st2 = malloc(n * sizeof(int));
+				size_t *sk2 = malloc(n * sizeof(size_t));
+				int had = run.has_plan;
+
+				if (!st2 || !sk2) {
+					free(st2);
+					free(sk2);
+					rc = err_set(err, UNIAP_E_NOMEM, "milp: out of memory");
+					goto out;
+				}
+				memcpy(st2, had ? stage : start_stage ? start_stage : stage, n * sizeof(int));
+				memcpy(sk2, had ? strategy : start_strategy ? start_strategy : strategy,
+				       n * sizeof(size_t));
+				rc = milp_run_once(c, &md, o, left, fmax(o->rel_gap, 0.04),
+				                   (had || start_stage) ? st2 : NULL, (had || start_stage) ? sk2 : NULL,
+				                   stage, strategy, &run2, err);
+				if (rc == UNIAP_OK && !run2.has_plan && had) {
+					/* keep the first run's plan */
+					memcpy(stage, st2, n * sizeof(int));
+					memcpy(strategy, sk2, n * sizeof(size_t));
+					run2.has_plan = 1;
+				}
+				run2.nodes += run.nodes;
+				run2.bound = fmax(run2.bound, run.bound);
+				run = run2;
+				free(st2);
+				free(sk2);
+				if (rc != UNIAP_OK)
+					goto out;
+				snprintf(out->note, sizeof(out->note), "early stop: second run with a 4%% gap target");
+			} else {
+				snprintf(out->note, sizeof(out->note), "early stop: gap under 4%% after 15 s");
+			}
+		}
+	} else {
+		rc = milp_run_once(c, &md, o, limit, o->rel_gap, start_stage, start_strategy, stage, strategy,
+		                   &run, err);
+		if (rc != UNIAP_OK)
+			goto out;
+	}
+	out->nodes = run.nodes;
+	if (run.has_plan) {
+		tpi = opt_tpi(c, stage, strategy);
+		out->stage = stage;
+		out->strategy = strategy;
+		out->n_layers = n;
+		stage = NULL;
+		strategy = NULL;
+		out->bound_s = fmin(isfinite(run.bound) ? run.bound : 0, tpi);
+		if (run.proven_optimal && !run.hit_limit && !run.stopped_on_gap) {
+			out->status = OPT_OPTIMAL;
+			out->bound_s = tpi;
+			out->gap = 0;
+		} else {
+			out->gap = tpi > 0 ? (tpi - out->bound_s) / tpi : 0;
+			out->status = (run.stopped_on_gap && out->gap <= o->rel_gap) || (!run.hit_limit && run.proven_optimal)
+			                      ? OPT_OPTIMAL
+			                      : OPT_FEASIBLE;
+		}
+	} else if (run.hit_limit || run.rejected_plan) {
+		/* "infeasible" after a limit is not a proof (CBC's preprocessing can say so wrongly) */
+		out->status = OPT_UNKNOWN;
+		out->bound_s = isfinite(run.bound) ? fmax(run.bound, 0) : 0;
+		if (run.rejected_plan)
+			snprintf(out->note, sizeof(out->note), "cbc's plan failed the audit (tolerances)");
+		else if (!out->note[0])
+			snprintf(out->note, sizeof(out->note), "time limit before any plan");
+	} else if (isfinite(o->cutoff_tpi)) {
+		out->status = OPT_PRUNED;
+		out->bound_s = o->cutoff_tpi;
+	} else if (run.proven_infeasible || run.cbc_secondary == 1 || run.cbc_status == 0) {
+		out->status = OPT_INFEASIBLE;
+		out->bound_s = INFINITY;
+	} else {
+		out->status = OPT_UNKNOWN;
+		snprintf(out->note, sizeof(out->note), "cbc status %d/%d without a plan", run.cbc_status,
+		         run.cbc_secondary);
+	}
+out:
+	free(stage);
+	free(strategy);
+	milp_model_release(&md);
+	if (rc != UNIAP_OK) {
+		free(out->stage);
+		free(out->strategy);
+		out->stage = NULL;
+		out->strategy = NULL;
+	}
+	return rc;
+}

@@ -1,0 +1,168 @@
+/*
+ * opt.h - the optimizer's public face: solve one candidate (pp, c, cost
+ * matrices) for the stage placement and per-layer strategy that minimise the
+ * audit TPI of cost.h, and carry candidates and results across a pipe.
+ *
+ *   opt_solve()      picks the fastest exact path for the instance: an exact
+ *                    dynamic program when the layer graph is a chain in index
+ *                    order (core/dp.c), else the MILP (core/milp.c, the only
+ *                    file that includes CBC).  Every path reports, as tpi_s,
+ *                    opt_tpi() of its own assignment, never a solver float.
+ *   opt_tpi()        the audit formula of cost.h on one assignment.
+ *   opt_*_pack()     a compact, versioned, little-endian byte format; the
+ *   opt_*_unpack()   unpackers reject truncated or garbage buffers with
+ *                    UNIAP_E_INVALID and never read out of bounds.
+ *
+ * Thread safety: opt_tpi, the DP and the pack functions are reentrant.  The
+ * MILP is not: CBC 2.10.8 keeps global state (docs/optimizer.md), so run at
+ * most one MILP per process at a time; parallel solves need processes.
+ *
+ * Never: I/O, globals, printing; nothing here knows about HTTP or SQLite.
+ */
+#ifndef UNIAP_OPT_H
+#define UNIAP_OPT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cost.h"
+#include "err.h"
+
+enum opt_status {
+	OPT_OPTIMAL = 0, /* the plan is proven optimal (gap 0, or the requested rel_gap if > 0: see gap) */
+	OPT_FEASIBLE,    /* a plan, not proven optimal (a limit was hit); bound_s is a proven lower bound */
+	OPT_INFEASIBLE,  /* proven: no valid plan fits the memory limit */
+	OPT_PRUNED,      /* proven: no valid plan has TPI < cutoff_tpi (or none exists at all) */
+	OPT_UNKNOWN,     /* a limit was hit before any plan was found */
+	OPT_ERROR,       /* the solve failed; the returned code and err say why */
+	OPT_STATUS_COUNT
+};
+
+/* "optimal", "feasible", ...; "unknown-status" when out of range. */
+const char *opt_status_name(enum opt_status s);
+
+/* Which path opt_solve takes; AUTO unless a test or benchmark forces one. */
+enum opt_path {
+	OPT_PATH_AUTO = 0,
+	OPT_PATH_MILP,      /* always the MILP (any graph) */
+	OPT_PATH_DP_CHAIN,  /* the per-layer label DP; UNIAP_E_ARG if not a chain */
+	OPT_PATH_DP_STAGES, /* the stage-block DP; UNIAP_E_ARG if not a chain */
+	OPT_PATH_COUNT
+};
+
+struct opt_options {
+	double time_limit_s;   /* wall-clock limit of one solve; <= 0 or INFINITY: none */
+	double rel_gap;        /* MILP stops once (tpi - bound) / tpi <= rel_gap; 0: prove optimality */
+	double cutoff_tpi;     /* a TPI already achieved elsewhere; INFINITY when none.  The solve
+	                          may stop (OPT_PRUNED) once it proves nothing beats it. */
+	int early_stop;        /* paper appendix E: after 15 s stop when gap < 4 %; stop as soon as the
+	                          bound reaches cutoff_tpi (CBC does this by itself via the cutoff) */
+	int threads_inside_cbc;/* threads of CBC's own parallel branch and bound; <= 1: one */
+	enum opt_path path;    /* OPT_PATH_AUTO normally */
+	size_t dp_label_cap;   /* most labels the DP may hold; past it opt_solve falls back to the
+	                          MILP ("milp-after-dp-cap"); 0: the default cap */
+};
+
+#define OPT_DP_LABEL_CAP_DEFAULT ((size_t)2 << 20)
+
+/* Defaults: 60 s, rel_gap 0, no cutoff, no early stop, 1 thread, AUTO path. */
+void opt_options_init(struct opt_options *o);
+
+/* Method names a result can carry (static strings). */
+#define OPT_METHOD_NONE "none"
+#define OPT_METHOD_DP_CHAIN "dp-chain"
+#define OPT_METHOD_DP_STAGES "dp-stages"
+#define OPT_METHOD_MILP "milp"
+#define OPT_METHOD_MILP_AFTER_CAP "milp-after-dp-cap"
+
+#define OPT_NOTE_MAX 160
+
+struct opt_result {
+	enum opt_status status;
+	double tpi_s;        /* opt_tpi() of (stage, strategy); INFINITY when there is no plan */
+	double bound_s;      /* proven lower bound on the optimum TPI: tpi_s when OPT_OPTIMAL with gap 0,
+	                        INFINITY when OPT_INFEASIBLE, >= cutoff_tpi when OPT_PRUNED, 0 if unknown */
+	double gap;          /* (tpi_s - bound_s) / tpi_s, 0 when proven optimal, INFINITY without a plan */
+	double solve_s;      /* wall-clock seconds of the solve */
+	size_t n_layers;
+	int *stage;          /* owned, [n_layers], 0-based; NULL when there is no plan */
+	size_t *strategy;    /* owned, [n_layers]; NULL when there is no plan */
+	long nodes;          /* MILP: branch-and-bound nodes; DP: labels created */
+	const char *method;  /* one of the OPT_METHOD_* strings (static) */
+	char note[OPT_NOTE_MAX]; /* why a fallback or a limit happened; "" otherwise */
+};
+
+/* Monotonic wall clock in seconds (for deadlines and solve_s). */
+double opt_clock_s(void);
+
+/* Zeroes r (status OPT_UNKNOWN, tpi INFINITY, method "none"). */
+void opt_result_init(struct opt_result *r);
+
+/* Frees what r owns and re-initialises it; NULL-safe, idempotent. */
+void opt_result_release(struct opt_result *r);
+
+/*
+ * Solves cand (borrowed).  opts (borrowed) may be NULL for the defaults.
+ * out (caller-owned, initialised or not) is overwritten; release it with
+ * opt_result_release().  Returns UNIAP_OK whenever out->status says what
+ * happened (optimal, feasible, infeasible, pruned, unknown); UNIAP_E_INVALID
+ * naming the field for a malformed candidate (negative or NaN costs, edge
+ * out of range, ...), UNIAP_E_NOMEM, UNIAP_E_SOLVER (CBC failed), UNIAP_E_ARG
+ * (a DP path forced on a non-chain); then out->status is OPT_ERROR.
+ */
+uniap_code opt_solve(const struct cost_candidate *cand, const struct opt_options *opts,
+                     struct opt_result *out, struct uniap_err *err);
+
+/*
+ * The audit TPI (cost.h) of the assignment stage[u], strategy[u] (borrowed,
+ * n_layers entries) on cand (borrowed): INFINITY if an index is out of
+ * range, a stage is empty, an edge goes backwards, or a stage is over memory.
+ */
+double opt_tpi(const struct cost_candidate *cand, const int *stage, const size_t *strategy);
+
+/*
+ * Checks what every solver path relies on: pp >= 1, K >= 1, n_layers >= 1,
+ * c >= 1, arrays present, every cost finite and >= 0, memory limit >= 0 (may
+ * be INFINITY), inflight >= 0, edges in range and not self-loops, and the
+ * size caps of model.h / strategy.h.  UNIAP_E_INVALID names the field.
+ */
+uniap_code opt_candidate_check(const struct cost_candidate *cand, struct uniap_err *err);
+
+/* 1 when the edges are exactly u -> u+1 for u = 0 .. n_layers-2, each once (any order). */
+int opt_is_chain(const struct cost_candidate *cand);
+
+/* ------------------------------------------------------------ serialization */
+
+/* Largest buffer the unpackers accept (and the packers produce). */
+#define OPT_PACK_MAX ((size_t)1 << 30)
+
+/*
+ * Packs cand (borrowed, checked with opt_candidate_check) into a new buffer
+ * *buf (returned, owned by the caller, free()) of *len bytes.  Everything is
+ * carried: costs, inflight, layer names, the strategy dictionary.
+ */
+uniap_code opt_candidate_pack(const struct cost_candidate *cand, unsigned char **buf, size_t *len,
+                              struct uniap_err *err);
+
+/*
+ * Rebuilds a candidate from buf (borrowed, len bytes).  On success *out is
+ * owned by the caller and freed with cost_candidate_release(); every array is
+ * malloc'd the way cost_build() allocates.  Truncated, oversized or garbage
+ * input gives UNIAP_E_INVALID and leaves *out zeroed.
+ */
+uniap_code opt_candidate_unpack(const unsigned char *buf, size_t len, struct cost_candidate *out,
+                                struct uniap_err *err);
+
+/* Packs r (borrowed) into a new buffer *buf (owned by the caller, free()). */
+uniap_code opt_result_pack(const struct opt_result *r, unsigned char **buf, size_t *len,
+                           struct uniap_err *err);
+
+/*
+ * Rebuilds a result from buf (borrowed).  *out is overwritten (not released
+ * first) and owned by the caller (opt_result_release()).  UNIAP_E_INVALID on
+ * truncated or garbage input; *out is then initialised and owns nothing.
+ */
+uniap_code opt_result_unpack(const unsigned char *buf, size_t len, struct opt_result *out,
+                             struct uniap_err *err);
+
+#endif

@@ -1,0 +1,871 @@
+/*
+ * test_opt.c - the optimizer against the brute-force oracle (brute.c): the
+ * MILP on random chains and DAGs (skip edges, unsorted layer numbers, tight
+ * and loose memory, GPipe and 1F1B in-flight counts), both chain DPs against
+ * the MILP and each other, the cutoff, the DP cap fallback, pack/unpack round
+ * trips and garbage buffers.  Fixed seeds; no timed assertions.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "brute.h"
+#include "cost.h"
+#include "dp.h"
+#include "milp.h"
+#include "opt.h"
+
+#define MIB 1048576.0
+
+/* ------------------------------------------------------------ instances */
+
+struct rng {
+	uint64_t s;
+};
+
+static uint64_t rng_next(struct rng *r)
+{
+	/* xorshift64* */
+	r->s ^= r->s >> 12;
+	r->s ^= r->s << 25;
+	r->s ^= r->s >> 27;
+	return r->s * 2685821657736338717ull;
+}
+
+static double rng_unit(struct rng *r)
+{
+	return (double)(rng_next(r) >> 11) / 9007199254740992.0;
+}
+
+static size_t rng_below(struct rng *r, size_t n)
+{
+	return (size_t)(rng_next(r) % n);
+}
+
+enum graph_kind {
+	G_CHAIN = 0,   /* u -> u+1 */
+	G_FROM0,       /* chain plus 0 -> v for every v >= 2 */
+	G_RANDOM,      /* chain plus random skip edges */
+	G_PERMUTED,    /* G_RANDOM with layer numbers shuffled (not topological) */
+	G_BRANCHY,     /* every v > 0 has one or two random earlier parents (no chain) */
+	G_KINDS
+};
+
+struct gen {
+	size_t n_layers, k;
+	int pp;
+	long c;
+	enum graph_kind graph;
+	int tight;      /* memory limit near the least possible per stage */
+	int one_f_one_b;
+	int identical;  /* every layer and edge has the same costs */
+};
+
+/* Frees what inst_make allocated (the cost_build layout). */
+static void inst_free(struct cost_candidate *c)
+{
+	size_t e, u;
+
+	if (c->edges)
+		for (e = 0; e < c->n_edges; e++) {
+			free(c->edges[e].same_stage_s);
+			free(c->edges[e].cross_stage_s);
+		}
+	free(c->edges);
+	if (c->layer_names)
+		for (u = 0; u < c->n_layers; u++)
+			free(c->layer_names[u]);
+	free(c->layer_names);
+	free(c->inflight);
+	free(c->time_s);
+	free(c->memory_fixed_bytes);
+	free(c->memory_per_microbatch_bytes);
+	free(c->strategies.items);
+	memset(c, 0, sizeof(*c));
+}
+
+static void inst_add_edge(struct cost_candidate *c, size_t *cap, size_t a, size_t b)
+{
+	size_t e;
+
+	for (e = 0; e < c->n_edges; e++)
+		if (c->edges[e].from == a && c->edges[e].to == b)
+			return;
+	if (c->n_edges == *cap) {
+		*cap = *cap ? *cap * 2 : 16;
+		c->edges = realloc(c->edges, *cap * sizeof(*c->edges));
+		assert_non_null(c->edges);
+	}
+	memset(&c->edges[c->n_edges], 0, sizeof(c->edges[0]));
+	c->edges[c->n_edges].from = a;
+	c->edges[c->n_edges].to = b;
+	c->n_edges++;
+}
+
+static void inst_make(struct rng *r, const struct gen *g, struct cost_candidate *c)
+{
+	size_t L = g->n_layers, K = g->k, u, v, e, k, cap = 0, *perm;
+	double total_min = 0;
+	int i;
+
+	memset(c, 0, sizeof(*c));
+	c->pp = g->pp;
+	c->microbatches = g->c;
+	c->microbatch_size = 1;
+	c->schedule = g->one_f_one_b ? COST_1F1B : COST_GPIPE;
+	c->n_layers = L;
+	c->strategies.count = K;
+	c->strategies.items = calloc(K, sizeof(*c->strategies.items));
+	c->inflight = calloc((size_t)g->pp, sizeof(long));
+	c->time_s = calloc(L * K, sizeof(double));
+	c->memory_fixed_bytes = calloc(L * K, sizeof(double));
+	c->memory_per_microbatch_bytes = calloc(L * K, sizeof(double));
+	c->layer_names = calloc(L, sizeof(char *));
+	assert_true(c->strategies.items && c->inflight && c->time_s && c->memory_fixed_bytes &&
+	            c->memory_per_microbatch_bytes && c->layer_names);
+	for (u = 0; u < L; u++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "layer%zu", u);
+		c->layer_names[u] = strdup(name);
+		assert_non_null(c->layer_names[u]);
+	}
+	for (i = 0; i < g->pp; i++) {
+		long behind = g->pp - i;
+
+		c->inflight[i] = g->one_f_one_b && behind < g->c ? behind : g->c;
+	}
+	for (u = 0; u < L; u++)
+		for (k = 0; k < K; k++) {
+			size_t src = g->identical ? k : u * K + k;
+
+			if (g->identical && u > 0) {
+				c->time_s[u * K + k] = c->time_s[src];
+				c->memory_fixed_bytes[u * K + k] = c->memory_fixed_bytes[src];
+				c->memory_per_microbatch_bytes[u * K + k] = c->memory_per_microbatch_bytes[src];
+				continue;
+			}
+			c->time_s[u * K + k] = 0.05 + rng_unit(r);
+			/* whole MiB so that memory sums are exact */
+			c->memory_fixed_bytes[u * K + k] = (double)(1 + rng_below(r, 8)) * MIB;
+			c->memory_per_microbatch_bytes[u * K + k] = (double)rng_below(r, 5) * MIB;
+		}
+	/* graph */
+	if (g->graph != G_BRANCHY)
+		for (u = 0; u + 1 < L; u++)
+			inst_add_edge(c, &cap, u, u + 1);
+	if (g->graph == G_FROM0)
+		for (v = 2; v < L; v++)
+			inst_add_edge(c, &cap, 0, v);
+	if (g->graph == G_RANDOM || g->graph == G_PERMUTED)
+		for (u = 0; u < L; u++)
+			for (v = u + 2; v < L; v++)
+				if (rng_unit(r) < 0.25)
+					inst_add_edge(c, &cap, u, v);
+	if (g->graph == G_BRANCHY)
+		for (v = 1; v < L; v++) {
+			inst_add_edge(c, &cap, rng_below(r, v), v);
+			if (v > 1 && rng_unit(r) < 0.5)
+				inst_add_edge(c, &cap, rng_below(r, v), v);
+		}
+	if (g->graph == G_PERMUTED) {
+		perm = calloc(L, sizeof(size_t));
+		assert_non_null(perm);
+		for (u = 0; u < L; u++)
+			perm[u] = u;
+		for (u = L; u-- > 1;) {
+			size_t j = rng_below(r, u + 1), t = perm[u];
+
+			perm[u] = perm[j];
+			perm[j] = t;
+		}
+		for (e = 0; e < c->n_edges; e++) {
+			c->edges[e].from = perm[c->edges[e].from];
+			c->edges[e].to = perm[c->edges[e].to];
+		}
+		free(perm);
+	}
+	for (e = 0; e < c->n_edges; e++) {
+		struct cost_edge *ed = &c->edges[e];
+
+		ed->same_stage_s = calloc(K * K, sizeof(double));
+		ed->cross_stage_s = calloc(K * K, sizeof(double));
+		assert_true(ed->same_stage_s && ed->cross_stage_s);
+		for (k = 0; k < K * K; k++) {
+			if (g->identical && e > 0) {
+				ed->same_stage_s[k] = c->edges[0].same_stage_s[k];
+				ed->cross_stage_s[k] = c->edges[0].cross_stage_s[k];
+				continue;
+			}
+			ed->same_stage_s[k] = (k % (K + 1) == 0 && rng_unit(r) < 0.7) ? 0 : 0.3 * rng_unit(r);
+			ed->cross_stage_s[k] = 0.01 + 0.4 * rng_unit(r);
+		}
+	}
+	/* memory limit */
+	if (!g->tight) {
+		c->memory_limit_bytes = rng_unit(r) < 0.5 ? INFINITY : 1e15;
+	} else {
+		long most = 0;
+
+		for (i = 0; i < g->pp; i++)
+			if (c->inflight[i] > most)
+				most = c->inflight[i];
+		for (u = 0; u < L; u++) {
+			double best = INFINITY;
+
+			for (k = 0; k < K; k++)
+				best = fmin(best, c->memory_fixed_bytes[u * K + k] +
+				                          (double)most * c->memory_per_microbatch_bytes[u * K + k]);
+			total_min += best;
+		}
+		c->memory_limit_bytes = floor(total_min / g->pp * (0.7 + 1.1 * rng_unit(r)) / MIB) * MIB;
+	}
+}
+
+static void gen_random(struct rng *r, struct gen *g, enum graph_kind graph)
+{
+	static const long cs[] = {1, 2, 4};
+	double evals;
+
+	memset(g, 0, sizeof(*g));
+	g->graph = graph;
+	g->pp = 1 + (int)rng_below(r, 4);
+	g->c = cs[rng_below(r, 3)];
+	g->tight = rng_unit(r) < 0.5;
+	g->one_f_one_b = rng_unit(r) < 0.5;
+	/* keep pp^L stage vectors x K^L strategy vectors small enough to enumerate */
+	do {
+		g->k = 1 + rng_below(r, 4);
+		g->n_layers = (size_t)g->pp + rng_below(r, 8 - (size_t)g->pp);
+		evals = pow((double)g->k, (double)g->n_layers);
+	} while (evals > 4096 || g->n_layers < 1);
+}
+
+static int close_rel(double a, double b, double tol)
+{
+	if (isinf(a) || isinf(b))
+		return a == b;
+	return fabs(a - b) <= tol * fmax(1.0, fmax(fabs(a), fabs(b)));
+}
+
+static void describe(const struct gen *g, unsigned long seed, char *buf, size_t n)
+{
+	snprintf(buf, n, "seed %lu graph %d L %zu K %zu pp %d c %ld tight %d 1f1b %d", seed, (int)g->graph,
+	         g->n_layers, g->k, g->pp, g->c, g->tight, g->one_f_one_b);
+}
+
+/* Solves with one forced path and checks the result's own consistency. */
+static void solve_path(const struct cost_candidate *c, enum opt_path path, struct opt_result *res)
+{
+	struct opt_options o;
+	struct uniap_err err;
+	uniap_code rc;
+
+	opt_options_init(&o);
+	o.path = path;
+	o.time_limit_s = 60;
+	err_clear(&err);
+	rc = opt_solve(c, &o, res, &err);
+	if (rc != UNIAP_OK)
+		fail_msg("opt_solve path %d: %s", (int)path, err.msg);
+	if (res->stage) {
+		assert_true(res->tpi_s == opt_tpi(c, res->stage, res->strategy));
+		assert_true(isfinite(res->tpi_s));
+	}
+}
+
+/* ------------------------------------------------------------ evaluation */
+
+static void test_tpi_matches_oracle(void **state)
+{
+	struct rng r = {0x1234567ull};
+	int trial, agree_inf = 0, agree_fin = 0;
+
+	(void)state;
+	for (trial = 0; trial < 3000; trial++) {
+		struct gen g;
+		struct cost_candidate c;
+		int stage[16];
+		size_t strategy[16], u;
+		double a, b;
+
+		gen_random(&r, &g, (enum graph_kind)rng_below(&r, G_KINDS));
+		inst_make(&r, &g, &c);
+		for (u = 0; u < c.n_layers; u++) {
+			stage[u] = (int)rng_below(&r, (size_t)c.pp);
+			strategy[u] = rng_below(&r, g.k);
+		}
+		if (trial % 3 == 0) /* sorted stages are valid more often */
+			for (u = 0; u < c.n_layers; u++)
+				stage[u] = (int)(u * (size_t)c.pp / c.n_layers);
+		a = opt_tpi(&c, stage, strategy);
+		b = brute_tpi(&c, stage, strategy);
+		assert_true(close_rel(a, b, 1e-12));
+		if (isinf(a))
+			agree_inf++;
+		else
+			agree_fin++;
+		inst_free(&c);
+	}
+	/* the sample exercised both outcomes */
+	assert_true(agree_inf > 100 && agree_fin > 100);
+}
+
+/* ------------------------------------------------------------ MILP vs brute force */
+
+static void check_against_brute(enum graph_kind graph, int n, unsigned long seed0, int *n_infeasible)
+{
+	int t;
+
+	for (t = 0; t < n; t++) {
+		unsigned long seed = seed0 + (unsigned long)t;
+		struct rng r = {seed * 0x9e3779b97f4a7c15ull + 1};
+		struct gen g;
+		struct cost_candidate c;
+		struct opt_result res;
+		double best;
+		char what[160];
+
+		gen_random(&r, &g, graph);
+		inst_make(&r, &g, &c);
+		describe(&g, seed, what, sizeof(what));
+		assert_int_equal(brute_solve(&c, &best, NULL, NULL, NULL), 0);
+		solve_path(&c, OPT_PATH_MILP, &res);
+		if (isinf(best)) {
+			(*n_infeasible)++;
+			if (res.status != OPT_INFEASIBLE)
+				fail_msg("%s: brute says infeasible, milp %s %.17g", what, opt_status_name(res.status),
+				         res.tpi_s);
+		} else {
+			if (res.status != OPT_OPTIMAL || !close_rel(res.tpi_s, best, 1e-9))
+				fail_msg("%s: brute %.17g, milp %s %.17g", what, best, opt_status_name(res.status),
+				         res.tpi_s);
+			assert_true(res.gap == 0 && res.bound_s == res.tpi_s);
+		}
+		opt_result_release(&res);
+		inst_free(&c);
+	}
+}
+
+static void test_milp_chains(void **state)
+{
+	int inf = 0;
+
+	(void)state;
+	check_against_brute(G_CHAIN, 80, 1000, &inf);
+	assert_true(inf > 0);
+}
+
+static void test_milp_dags(void **state)
+{
+	int inf = 0;
+
+	(void)state;
+	check_against_brute(G_FROM0, 60, 2000, &inf);
+	check_against_brute(G_RANDOM, 60, 3000, &inf);
+	check_against_brute(G_PERMUTED, 60, 4000, &inf);
+	check_against_brute(G_BRANCHY, 60, 5000, &inf);
+	assert_true(inf > 0);
+}
+
+/* ------------------------------------------------------------ DPs */
+
+static void test_dp_vs_brute_and_milp(void **state)
+{
+	int t, inf = 0;
+
+	(void)state;
+	for (t = 0; t < 150; t++) {
+		unsigned long seed = 7000 + (unsigned long)t;
+		struct rng r = {seed * 0x9e3779b97f4a7c15ull + 1};
+		struct gen g;
+		struct cost_candidate c;
+		struct opt_result a, b, m, au;
+		double best;
+		char what[160];
+
+		gen_random(&r, &g, G_CHAIN);
+		g.identical = t % 3 == 0;
+		inst_make(&r, &g, &c);
+		describe(&g, seed, what, sizeof(what));
+		assert_int_equal(brute_solve(&c, &best, NULL, NULL, NULL), 0);
+		solve_path(&c, OPT_PATH_DP_CHAIN, &a);
+		solve_path(&c, OPT_PATH_DP_STAGES, &b);
+		solve_path(&c, OPT_PATH_MILP, &m);
+		solve_path(&c, OPT_PATH_AUTO, &au);
+		if (isinf(best)) {
+			inf++;
+			if (a.status != OPT_INFEASIBLE || b.status != OPT_INFEASIBLE || m.status != OPT_INFEASIBLE ||
+			    au.status != OPT_INFEASIBLE)
+				fail_msg("%s: infeasible, got %s %s %s", what, opt_status_name(a.status),
+				         opt_status_name(b.status), opt_status_name(m.status));
+		} else {
+			if (!close_rel(a.tpi_s, best, 1e-9) || !close_rel(b.tpi_s, best, 1e-9) ||
+			    !close_rel(m.tpi_s, best, 1e-9) || !close_rel(au.tpi_s, best, 1e-9))
+				fail_msg("%s: brute %.17g dp-chain %.17g dp-stages %.17g milp %.17g", what, best,
+				         a.tpi_s, b.tpi_s, m.tpi_s);
+			assert_int_equal(a.status, OPT_OPTIMAL);
+			assert_int_equal(b.status, OPT_OPTIMAL);
+			assert_string_equal(a.method, OPT_METHOD_DP_CHAIN);
+			assert_string_equal(b.method, OPT_METHOD_DP_STAGES);
+			assert_string_equal(au.method, OPT_METHOD_DP_STAGES);
+		}
+		opt_result_release(&a);
+		opt_result_release(&b);
+		opt_result_release(&m);
+		opt_result_release(&au);
+		inst_free(&c);
+	}
+	assert_true(inf > 0);
+}
+
+/* Bigger chains, beyond brute force: the two DPs are independent programs. */
+static void test_dp_chain_vs_stages(void **state)
+{
+	static const int pps[] = {1, 2, 4, 8};
+	int t;
+
+	(void)state;
+	for (t = 0; t < 48; t++) {
+		unsigned long seed = 9000 + (unsigned long)t;
+		struct rng r = {seed * 0x9e3779b97f4a7c15ull + 1};
+		struct gen g;
+		struct cost_candidate c;
+		struct opt_result a, b;
+		char what[160];
+
+		memset(&g, 0, sizeof(g));
+		g.graph = G_CHAIN;
+		g.pp = pps[t % 4];
+		g.n_layers = 10 + rng_below(&r, 11);
+		g.k = 2 + rng_below(&r, 5);
+		g.c = (long[]){1, 2, 4, 8}[rng_below(&r, 4)];
+		g.tight = t % 2;
+		g.one_f_one_b = (t / 2) % 2;
+		g.identical = (t / 4) % 2;
+		inst_make(&r, &g, &c);
+		describe(&g, seed, what, sizeof(what));
+		solve_path(&c, OPT_PATH_DP_CHAIN, &a);
+		solve_path(&c, OPT_PATH_DP_STAGES, &b);
+		if (a.status != b.status || !close_rel(a.tpi_s, b.tpi_s, 1e-9))
+			fail_msg("%s: dp-chain %s %.17g, dp-stages %s %.17g", what, opt_status_name(a.status),
+			         a.tpi_s, opt_status_name(b.status), b.tpi_s);
+		opt_result_release(&a);
+		opt_result_release(&b);
+		inst_free(&c);
+	}
+}
+
+static void test_dp_rejects_dag(void **state)
+{
+	struct rng r = {77};
+	struct gen g;
+	struct cost_candidate c;
+	struct opt_options o;
+	struct opt_result res;
+	struct uniap_err err;
+
+	(void)state;
+	gen_random(&r, &g, G_FROM0);
+	g.n_layers = 5;
+	g.k = 2;
+	g.pp = 2;
+	inst_make(&r, &g, &c);
+	opt_options_init(&o);
+	o.path = OPT_PATH_DP_CHAIN;
+	assert_int_equal(opt_solve(&c, &o, &res, &err), UNIAP_E_ARG);
+	assert_int_equal(res.status, OPT_ERROR);
+	assert_null(res.stage);
+	opt_result_release(&res);
+	o.path = OPT_PATH_DP_STAGES;
+	assert_int_equal(opt_solve(&c, &o, &res, &err), UNIAP_E_ARG);
+	opt_result_release(&res);
+	inst_free(&c);
+}
+
+/* The label cap sends AUTO to the MILP, which finds the same optimum. */
+static void test_dp_cap_falls_back(void **state)
+{
+	struct rng r = {4242};
+	struct gen g;
+	struct cost_candidate c;
+	struct opt_options o;
+	struct opt_result res, ref;
+	struct uniap_err err;
+
+	(void)state;
+	memset(&g, 0, sizeof(g));
+	g.graph = G_CHAIN;
+	g.n_layers = 7;
+	g.k = 3;
+	g.pp = 3;
+	g.c = 4;
+	inst_make(&r, &g, &c);
+	solve_path(&c, OPT_PATH_DP_STAGES, &ref);
+	opt_options_init(&o);
+	o.dp_label_cap = 2;
+	assert_int_equal(opt_solve(&c, &o, &res, &err), UNIAP_OK);
+	assert_string_equal(res.method, OPT_METHOD_MILP_AFTER_CAP);
+	assert_true(res.note[0] != '\0');
+	assert_int_equal(res.status, OPT_OPTIMAL);
+	assert_true(close_rel(res.tpi_s, ref.tpi_s, 1e-9));
+	opt_result_release(&res);
+	opt_result_release(&ref);
+	inst_free(&c);
+}
+
+/* ------------------------------------------------------------ cutoff */
+
+static void test_cutoff(void **state)
+{
+	static const enum opt_path paths[] = {OPT_PATH_MILP, OPT_PATH_DP_CHAIN, OPT_PATH_DP_STAGES};
+	int t;
+	size_t p;
+
+	(void)state;
+	for (t = 0; t < 20; t++) {
+		struct rng r = {31337 + (uint64_t)t};
+		struct gen g;
+		struct cost_candidate c;
+		struct opt_result ref;
+
+		gen_random(&r, &g, G_CHAIN);
+		g.tight = 0;
+		inst_make(&r, &g, &c);
+		solve_path(&c, OPT_PATH_DP_STAGES, &ref);
+		assert_int_equal(ref.status, OPT_OPTIMAL);
+		for (p = 0; p < sizeof(paths) / sizeof(paths[0]); p++) {
+			struct opt_options o;
+			struct opt_result res;
+			struct uniap_err err;
+
+			opt_options_init(&o);
+			o.path = paths[p];
+			/* a cutoff above the optimum changes nothing */
+			o.cutoff_tpi = ref.tpi_s * 1.01;
+			assert_int_equal(opt_solve(&c, &o, &res, &err), UNIAP_OK);
+			assert_int_equal(res.status, OPT_OPTIMAL);
+			assert_true(close_rel(res.tpi_s, ref.tpi_s, 1e-9));
+			opt_result_release(&res);
+			/* below it: proven that nothing beats the cutoff */
+			o.cutoff_tpi = ref.tpi_s * 0.99;
+			assert_int_equal(opt_solve(&c, &o, &res, &err), UNIAP_OK);
+			assert_int_equal(res.status, OPT_PRUNED);
+			assert_null(res.stage);
+			assert_true(res.bound_s >= o.cutoff_tpi);
+			opt_result_release(&res);
+		}
+		opt_result_release(&ref);
+		inst_free(&c);
+	}
+}
+
+/* ------------------------------------------------------------ limits and inputs */
+
+static void test_time_limit_reports_audited_plan(void **state)
+{
+	struct rng r = {99};
+	struct gen g;
+	struct cost_candidate c;
+	struct opt_options o;
+	struct opt_result res;
+	struct uniap_err err;
+
+	(void)state;
+	memset(&g, 0, sizeof(g));
+	g.graph = G_RANDOM;
+	g.n_layers = 24;
+	g.k = 6;
+	g.pp = 4;
+	g.c = 8;
+	inst_make(&r, &g, &c);
+	opt_options_init(&o);
+	o.time_limit_s = 1;
+	assert_int_equal(opt_solve(&c, &o, &res, &err), UNIAP_OK);
+	assert_true(res.status == OPT_OPTIMAL || res.status == OPT_FEASIBLE || res.status == OPT_UNKNOWN);
+	if (res.stage) {
+		assert_true(res.tpi_s == opt_tpi(&c, res.stage, res.strategy));
+		assert_true(res.bound_s <= res.tpi_s);
+	}
+	assert_string_equal(res.method, OPT_METHOD_MILP);
+	opt_result_release(&res);
+	inst_free(&c);
+}
+
+static void test_invalid_and_trivial(void **state)
+{
+	struct rng r = {5};
+	struct gen g;
+	struct cost_candidate c;
+	struct opt_result res;
+	struct uniap_err err;
+	double keep;
+
+	(void)state;
+	memset(&g, 0, sizeof(g));
+	g.graph = G_FROM0;
+	g.n_layers = 4;
+	g.k = 2;
+	g.pp = 2;
+	g.c = 2;
+	inst_make(&r, &g, &c);
+	keep = c.time_s[3];
+	c.time_s[3] = NAN;
+	assert_int_equal(opt_solve(&c, NULL, &res, &err), UNIAP_E_INVALID);
+	assert_int_equal(res.status, OPT_ERROR);
+	assert_non_null(strstr(err.msg, "time_s[1][1]"));
+	opt_result_release(&res);
+	c.time_s[3] = -1;
+	assert_int_equal(opt_solve(&c, NULL, &res, &err), UNIAP_E_INVALID);
+	opt_result_release(&res);
+	c.time_s[3] = keep;
+	c.edges[0].to = 9;
+	assert_int_equal(opt_solve(&c, NULL, &res, &err), UNIAP_E_INVALID);
+	assert_non_null(strstr(err.msg, "edges[0]"));
+	opt_result_release(&res);
+	c.edges[0].to = c.edges[0].from;
+	assert_int_equal(opt_solve(&c, NULL, &res, &err), UNIAP_E_INVALID);
+	opt_result_release(&res);
+	c.edges[0].to = c.edges[0].from + 1;
+	/* more stages than layers: infeasible, not an error */
+	c.pp = 5;
+	c.inflight = realloc(c.inflight, 5 * sizeof(long));
+	assert_non_null(c.inflight);
+	memset(c.inflight, 0, 5 * sizeof(long));
+	assert_int_equal(opt_solve(&c, NULL, &res, &err), UNIAP_OK);
+	assert_int_equal(res.status, OPT_INFEASIBLE);
+	opt_result_release(&res);
+	/* a backwards or out-of-range assignment evaluates to infinity */
+	{
+		int st[4] = {1, 0, 0, 0};
+		size_t sk[4] = {0, 0, 0, 0};
+
+		c.pp = 2;
+		assert_true(isinf(opt_tpi(&c, st, sk)));
+		st[0] = 0;
+		st[3] = 1;
+		sk[2] = 7;
+		assert_true(isinf(opt_tpi(&c, st, sk)));
+	}
+	inst_free(&c);
+}
+
+/* ------------------------------------------------------------ serialization */
+
+static void assert_candidates_equal(const struct cost_candidate *a, const struct cost_candidate *b)
+{
+	size_t K = a->strategies.count, i, e;
+
+	assert_int_equal(a->pp, b->pp);
+	assert_int_equal(a->microbatches, b->microbatches);
+	assert_int_equal(a->microbatch_size, b->microbatch_size);
+	assert_int_equal(a->schedule, b->schedule);
+	assert_true(a->memory_limit_bytes == b->memory_limit_bytes);
+	assert_int_equal(a->n_layers, b->n_layers);
+	assert_int_equal(K, b->strategies.count);
+	assert_int_equal(a->n_edges, b->n_edges);
+	assert_memory_equal(a->inflight, b->inflight, (size_t)a->pp * sizeof(long));
+	assert_memory_equal(a->time_s, b->time_s, a->n_layers * K * sizeof(double));
+	assert_memory_equal(a->memory_fixed_bytes, b->memory_fixed_bytes, a->n_layers * K * sizeof(double));
+	assert_memory_equal(a->memory_per_microbatch_bytes, b->memory_per_microbatch_bytes,
+	                    a->n_layers * K * sizeof(double));
+	for (i = 0; i < a->n_layers; i++)
+		assert_string_equal(a->layer_names[i], b->layer_names[i]);
+	for (i = 0; i < K; i++)
+		assert_memory_equal(&a->strategies.items[i], &b->strategies.items[i], sizeof(struct strategy));
+	for (e = 0; e < a->n_edges; e++) {
+		assert_int_equal(a->edges[e].from, b->edges[e].from);
+		assert_int_equal(a->edges[e].to, b->edges[e].to);
+		assert_memory_equal(a->edges[e].same_stage_s, b->edges[e].same_stage_s, K * K * sizeof(double));
+		assert_memory_equal(a->edges[e].cross_stage_s, b->edges[e].cross_stage_s, K * K * sizeof(double));
+	}
+}
+
+static void test_pack_roundtrip(void **state)
+{
+	struct rng r = {2024};
+	int t;
+
+	(void)state;
+	for (t = 0; t < 40; t++) {
+		struct gen g;
+		struct cost_candidate c, d;
+		struct opt_result res, back;
+		unsigned char *buf = NULL, *buf2 = NULL;
+		size_t len = 0, len2 = 0, i;
+		struct uniap_err err;
+
+		gen_random(&r, &g, (enum graph_kind)(t % G_KINDS));
+		inst_make(&r, &g, &c);
+		for (i = 0; i < g.k; i++) {
+			snprintf(c.strategies.items[i].name, STRATEGY_NAME_MAX, "tp%zu.dp2", i + 1);
+			c.strategies.items[i].degree[STRATEGY_TP] = (int)i + 1;
+			c.strategies.items[i].level[STRATEGY_DP] = -1;
+			c.strategies.items[i].n_order = 2;
+		}
+		assert_int_equal(opt_candidate_pack(&c, &buf, &len, &err), UNIAP_OK);
+		assert_int_equal(opt_candidate_unpack(buf, len, &d, &err), UNIAP_OK);
+		assert_candidates_equal(&c, &d);
+		assert_int_equal(opt_candidate_pack(&d, &buf2, &len2, &err), UNIAP_OK);
+		assert_int_equal(len, len2);
+		assert_memory_equal(buf, buf2, len);
+		free(buf2);
+		/* the unpacked copy solves to the same answer */
+		solve_path(&c, OPT_PATH_AUTO, &res);
+		assert_int_equal(opt_result_pack(&res, &buf2, &len2, &err), UNIAP_OK);
+		assert_int_equal(opt_result_unpack(buf2, len2, &back, &err), UNIAP_OK);
+		assert_int_equal(back.status, res.status);
+		assert_true(back.tpi_s == res.tpi_s || (isinf(back.tpi_s) && isinf(res.tpi_s)));
+		assert_true(back.bound_s == res.bound_s || (isinf(back.bound_s) && isinf(res.bound_s)));
+		assert_string_equal(back.method, res.method);
+		assert_string_equal(back.note, res.note);
+		assert_int_equal(back.nodes, res.nodes);
+		if (res.stage) {
+			assert_memory_equal(back.stage, res.stage, c.n_layers * sizeof(int));
+			assert_memory_equal(back.strategy, res.strategy, c.n_layers * sizeof(size_t));
+			assert_true(opt_tpi(&d, back.stage, back.strategy) == res.tpi_s);
+		} else {
+			assert_null(back.stage);
+		}
+		free(buf2);
+		opt_result_release(&res);
+		opt_result_release(&back);
+		free(buf);
+		inst_free(&d);
+		inst_free(&c);
+	}
+}
+
+/* Overwrites the trailing checksum so that mutated bodies reach the parser. */
+static void fix_checksum(unsigned char *b, size_t n)
+{
+	uint32_t h = 2166136261u;
+	size_t i;
+
+	if (n < 4)
+		return;
+	for (i = 0; i + 4 < n; i++) {
+		h ^= b[i];
+		h *= 16777619u;
+	}
+	for (i = 0; i < 4; i++)
+		b[n - 4 + i] = (unsigned char)(h >> (8 * i));
+}
+
+static void test_unpack_rejects_garbage(void **state)
+{
+	struct rng r = {0xdeadbeefull};
+	struct gen g;
+	struct cost_candidate c, d;
+	struct opt_result res, back;
+	unsigned char *buf = NULL, *rbuf = NULL, *tmp;
+	size_t len, rlen, cut, i;
+	struct uniap_err err;
+	int t, accepted = 0;
+
+	(void)state;
+	memset(&g, 0, sizeof(g));
+	g.graph = G_RANDOM;
+	g.n_layers = 6;
+	g.k = 3;
+	g.pp = 2;
+	g.c = 2;
+	inst_make(&r, &g, &c);
+	assert_int_equal(opt_candidate_pack(&c, &buf, &len, &err), UNIAP_OK);
+	solve_path(&c, OPT_PATH_AUTO, &res);
+	assert_int_equal(opt_result_pack(&res, &rbuf, &rlen, &err), UNIAP_OK);
+	/* every truncation */
+	for (cut = 0; cut < len; cut++)
+		assert_int_equal(opt_candidate_unpack(buf, cut, &d, &err), UNIAP_E_INVALID);
+	for (cut = 0; cut < rlen; cut++)
+		assert_int_equal(opt_result_unpack(rbuf, cut, &back, &err), UNIAP_E_INVALID);
+	assert_int_equal(opt_candidate_unpack(NULL, 0, &d, &err), UNIAP_E_INVALID);
+	/* the wrong kind of buffer */
+	assert_int_equal(opt_candidate_unpack(rbuf, rlen, &d, &err), UNIAP_E_INVALID);
+	assert_int_equal(opt_result_unpack(buf, len, &back, &err), UNIAP_E_INVALID);
+	/* a flipped byte fails the checksum */
+	tmp = malloc(len);
+	assert_non_null(tmp);
+	for (i = 0; i < len; i += 7) {
+		memcpy(tmp, buf, len);
+		tmp[i] ^= 0x5a;
+		assert_int_equal(opt_candidate_unpack(tmp, len, &d, &err), UNIAP_E_INVALID);
+	}
+	/* mutated bodies with a valid checksum: rejected or accepted, never a crash */
+	for (t = 0; t < 3000; t++) {
+		int flips = 1 + (int)rng_below(&r, 4), f;
+
+		memcpy(tmp, buf, len);
+		for (f = 0; f < flips; f++)
+			tmp[4 + rng_below(&r, len - 8)] = (unsigned char)rng_next(&r);
+		fix_checksum(tmp, len);
+		if (opt_candidate_unpack(tmp, len, &d, &err) == UNIAP_OK) {
+			accepted++;
+			assert_int_equal(opt_candidate_check(&d, &err), UNIAP_OK);
+			inst_free(&d);
+		}
+	}
+	free(tmp);
+	tmp = malloc(rlen);
+	assert_non_null(tmp);
+	for (t = 0; t < 2000; t++) {
+		memcpy(tmp, rbuf, rlen);
+		tmp[4 + rng_below(&r, rlen - 8)] = (unsigned char)rng_next(&r);
+		fix_checksum(tmp, rlen);
+		if (opt_result_unpack(tmp, rlen, &back, &err) == UNIAP_OK)
+			opt_result_release(&back);
+	}
+	free(tmp);
+	/* random noise, with and without a plausible header */
+	tmp = malloc(4096);
+	assert_non_null(tmp);
+	for (t = 0; t < 2000; t++) {
+		size_t n = 1 + rng_below(&r, 4096);
+
+		for (i = 0; i < n; i++)
+			tmp[i] = (unsigned char)rng_next(&r);
+		if (t % 2 && n > 8) {
+			memcpy(tmp, t % 4 == 1 ? "UAPC" : "UAPR", 4);
+			tmp[4] = 1;
+			tmp[5] = tmp[6] = tmp[7] = 0;
+			fix_checksum(tmp, n);
+		}
+		if (opt_candidate_unpack(tmp, n, &d, &err) == UNIAP_OK)
+			inst_free(&d);
+		if (opt_result_unpack(tmp, n, &back, &err) == UNIAP_OK)
+			opt_result_release(&back);
+	}
+	free(tmp);
+	(void)accepted;
+	opt_result_release(&res);
+	free(buf);
+	free(rbuf);
+	inst_free(&c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_tpi_matches_oracle),
+		cmocka_unit_test(test_milp_chains),
+		cmocka_unit_test(test_milp_dags),
+		cmocka_unit_test(test_dp_vs_brute_and_milp),
+		cmocka_unit_test(test_dp_chain_vs_stages),
+		cmocka_unit_test(test_dp_rejects_dag),
+		cmocka_unit_test(test_dp_cap_falls_back),
+		cmocka_unit_test(test_cutoff),
+		cmocka_unit_test(test_time_limit_reports_audited_plan),
+		cmocka_unit_test(test_invalid_and_trivial),
+		cmocka_unit_test(test_pack_roundtrip),
+		cmocka_unit_test(test_unpack_rejects_garbage),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
