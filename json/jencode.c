@@ -4,8 +4,48 @@
  */
 #include "jencode.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/*
+ * A number printed with the fewest significant digits (15..17) that read
+ * back to exactly the same double.  cJSON's own printer accepts 15 digits
+ * when they come back within an epsilon, which is not exact; an audit must
+ * be.  Non-finite values become null.
+ */
+cJSON *jenc_number(double v)
+{
+	char buf[40];
+	int digits;
+
+	if (!isfinite(v))
+		return cJSON_CreateNull();
+	for (digits = 15; digits <= 17; digits++) {
+		snprintf(buf, sizeof(buf), "%.*g", digits, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	return cJSON_CreateRaw(buf);
+}
+
+/* Adds item to obj under key; on failure deletes item and returns 0. */
+static int jenc_add(cJSON *obj, const char *key, cJSON *item)
+{
+	if (!item)
+		return 0;
+	if (!cJSON_AddItemToObject(obj, key, item)) {
+		cJSON_Delete(item);
+		return 0;
+	}
+	return 1;
+}
+
+int jenc_add_num(cJSON *obj, const char *key, double v)
+{
+	return jenc_add(obj, key, jenc_number(v));
+}
 
 static cJSON *jenc_doubles(const double *v, size_t n)
 {
@@ -13,7 +53,7 @@ static cJSON *jenc_doubles(const double *v, size_t n)
 	size_t i;
 
 	for (i = 0; a && i < n; i++) {
-		cJSON *x = cJSON_CreateNumber(v[i]);
+		cJSON *x = jenc_number(v[i]);
 
 		if (!x || !cJSON_AddItemToArray(a, x)) {
 			cJSON_Delete(x);
@@ -42,18 +82,6 @@ static cJSON *jenc_matrix(const double *v, size_t K)
 	return a;
 }
 
-/* Adds item to obj under key; on failure deletes item and returns 0. */
-static int jenc_add(cJSON *obj, const char *key, cJSON *item)
-{
-	if (!item)
-		return 0;
-	if (!cJSON_AddItemToObject(obj, key, item)) {
-		cJSON_Delete(item);
-		return 0;
-	}
-	return 1;
-}
-
 static int jenc_append(cJSON *arr, cJSON *item)
 {
 	if (!item)
@@ -73,9 +101,9 @@ cJSON *jenc_strategy(const struct strategy *s)
 	if (!o)
 		return NULL;
 	ok = cJSON_AddStringToObject(o, "name", s->name) &&
-	     cJSON_AddNumberToObject(o, "dp", s->degree[STRATEGY_DP]) &&
-	     cJSON_AddNumberToObject(o, "tp", s->degree[STRATEGY_TP]) &&
-	     cJSON_AddNumberToObject(o, "fsdp", s->degree[STRATEGY_FSDP]) &&
+	     jenc_add_num(o, "dp", s->degree[STRATEGY_DP]) &&
+	     jenc_add_num(o, "tp", s->degree[STRATEGY_TP]) &&
+	     jenc_add_num(o, "fsdp", s->degree[STRATEGY_FSDP]) &&
 	     cJSON_AddBoolToObject(o, "recompute", s->recompute) &&
 	     (placement = cJSON_AddArrayToObject(o, "placement"));
 	for (j = 0; ok && j < s->n_order; j++)
@@ -93,7 +121,7 @@ static cJSON *jenc_longs(const long *v, size_t n)
 	size_t i;
 
 	for (i = 0; a && i < n; i++)
-		if (!jenc_append(a, cJSON_CreateNumber((double)v[i]))) {
+		if (!jenc_append(a, jenc_number((double)v[i]))) {
 			cJSON_Delete(a);
 			return NULL;
 		}
@@ -108,11 +136,11 @@ cJSON *jenc_costs(const struct cost_candidate *c)
 
 	if (!root)
 		return NULL;
-	ok = cJSON_AddNumberToObject(root, "pp", c->pp) &&
-	     cJSON_AddNumberToObject(root, "microbatches", (double)c->microbatches) &&
-	     cJSON_AddNumberToObject(root, "microbatch_size", (double)c->microbatch_size) &&
+	ok = jenc_add_num(root, "pp", c->pp) &&
+	     jenc_add_num(root, "microbatches", (double)c->microbatches) &&
+	     jenc_add_num(root, "microbatch_size", (double)c->microbatch_size) &&
 	     cJSON_AddStringToObject(root, "schedule", cost_schedule_name(c->schedule)) &&
-	     cJSON_AddNumberToObject(root, "memory_limit_bytes", c->memory_limit_bytes) &&
+	     jenc_add_num(root, "memory_limit_bytes", c->memory_limit_bytes) &&
 	     jenc_add(root, "inflight_microbatches", jenc_longs(c->inflight, (size_t)c->pp)) &&
 	     (layers = cJSON_AddArrayToObject(root, "layers")) &&
 	     (edges = cJSON_AddArrayToObject(root, "edges"));
@@ -135,8 +163,8 @@ cJSON *jenc_costs(const struct cost_candidate *c)
 		cJSON *x = cJSON_CreateObject();
 
 		ok = jenc_append(edges, x) &&
-		     cJSON_AddNumberToObject(x, "from", (double)c->edges[e].from) &&
-		     cJSON_AddNumberToObject(x, "to", (double)c->edges[e].to) &&
+		     jenc_add_num(x, "from", (double)c->edges[e].from) &&
+		     jenc_add_num(x, "to", (double)c->edges[e].to) &&
 		     jenc_add(x, "same_stage_s", jenc_matrix(c->edges[e].same_stage_s, K)) &&
 		     jenc_add(x, "cross_stage_s", jenc_matrix(c->edges[e].cross_stage_s, K));
 	}
@@ -161,12 +189,12 @@ static cJSON *jenc_stages(const struct cost_candidate *c, const int *stage,
 		ok = jenc_append(stages, s) && (devs = cJSON_AddArrayToObject(s, "devices")) &&
 		     (lay = cJSON_AddArrayToObject(s, "layers"));
 		for (d = 0; ok && d < D; d++)
-			ok = jenc_append(devs, cJSON_CreateNumber((double)i * D + d));
+			ok = jenc_append(devs, jenc_number((double)i * D + d));
 		for (u = 0; ok && u < c->n_layers; u++)
 			if (stage[u] == i)
-				ok = jenc_append(lay, cJSON_CreateNumber((double)u));
-		ok = ok && cJSON_AddNumberToObject(s, "time_s", ev->stage_time_s[i]) &&
-		     cJSON_AddNumberToObject(s, "memory_bytes", ev->stage_memory_bytes[i]);
+				ok = jenc_append(lay, jenc_number((double)u));
+		ok = ok && jenc_add_num(s, "time_s", ev->stage_time_s[i]) &&
+		     jenc_add_num(s, "memory_bytes", ev->stage_memory_bytes[i]);
 	}
 	if (!ok) {
 		cJSON_Delete(stages);
@@ -185,12 +213,12 @@ cJSON *jenc_plan(const struct cost_candidate *c, const int *stage, const size_t 
 
 	if (!root)
 		return NULL;
-	ok = cJSON_AddNumberToObject(root, "pp", c->pp) &&
-	     cJSON_AddNumberToObject(root, "microbatches", (double)c->microbatches) &&
-	     cJSON_AddNumberToObject(root, "microbatch_size", (double)c->microbatch_size) &&
+	ok = jenc_add_num(root, "pp", c->pp) &&
+	     jenc_add_num(root, "microbatches", (double)c->microbatches) &&
+	     jenc_add_num(root, "microbatch_size", (double)c->microbatch_size) &&
 	     cJSON_AddStringToObject(root, "schedule", cost_schedule_name(c->schedule)) &&
-	     cJSON_AddNumberToObject(root, "tpi_s", ev->tpi_s) &&
-	     cJSON_AddNumberToObject(root, "throughput_samples_per_s",
+	     jenc_add_num(root, "tpi_s", ev->tpi_s) &&
+	     jenc_add_num(root, "throughput_samples_per_s",
 	                             ev->tpi_s > 0 ? batch / ev->tpi_s : 0) &&
 	     jenc_add(root, "stages", jenc_stages(c, stage, ev)) &&
 	     (layers = cJSON_AddArrayToObject(root, "layers"));
@@ -198,7 +226,7 @@ cJSON *jenc_plan(const struct cost_candidate *c, const int *stage, const size_t 
 		cJSON *l = cJSON_CreateObject();
 
 		ok = jenc_append(layers, l) && cJSON_AddStringToObject(l, "name", c->layer_names[u]) &&
-		     cJSON_AddNumberToObject(l, "stage", stage[u]) &&
+		     jenc_add_num(l, "stage", stage[u]) &&
 		     jenc_add(l, "strategy", jenc_strategy(&c->strategies.items[strategy[u]]));
 	}
 	if (!ok) {
@@ -220,17 +248,17 @@ cJSON *jenc_evaluation(const struct cost_candidate *c, const struct plan_eval *e
 	     cJSON_AddBoolToObject(root, "valid", ev->valid) &&
 	     cJSON_AddBoolToObject(root, "fits_memory", ev->fits) &&
 	     cJSON_AddStringToObject(root, "reason", ev->reason) &&
-	     cJSON_AddNumberToObject(root, "tpi_s", ev->tpi_s) &&
-	     cJSON_AddNumberToObject(root, "throughput_samples_per_s",
+	     jenc_add_num(root, "tpi_s", ev->tpi_s) &&
+	     jenc_add_num(root, "throughput_samples_per_s",
 	                             ev->tpi_s > 0 ? batch / ev->tpi_s : 0) &&
-	     cJSON_AddNumberToObject(root, "memory_limit_bytes", c->memory_limit_bytes) &&
+	     jenc_add_num(root, "memory_limit_bytes", c->memory_limit_bytes) &&
 	     (stages = cJSON_AddArrayToObject(root, "stages"));
 	for (i = 0; ok && i < c->pp; i++) {
 		cJSON *s = cJSON_CreateObject();
 
-		ok = jenc_append(stages, s) && cJSON_AddNumberToObject(s, "time_s", ev->stage_time_s[i]) &&
-		     cJSON_AddNumberToObject(s, "memory_bytes", ev->stage_memory_bytes[i]) &&
-		     cJSON_AddNumberToObject(s, "inflight_microbatches", (double)c->inflight[i]);
+		ok = jenc_append(stages, s) && jenc_add_num(s, "time_s", ev->stage_time_s[i]) &&
+		     jenc_add_num(s, "memory_bytes", ev->stage_memory_bytes[i]) &&
+		     jenc_add_num(s, "inflight_microbatches", (double)c->inflight[i]);
 	}
 	ok = ok && jenc_add(root, "comm_time_s",
 	                    c->pp > 1 ? jenc_doubles(ev->comm_time_s, (size_t)c->pp - 1)

@@ -18,6 +18,13 @@
 #include "model.h"
 #include "plan.h"
 
+/* v as a JSON number with the fewest digits (15..17) that read back exactly;
+ * null when not finite. */
+cJSON *jenc_number(double v);
+
+/* Adds key: jenc_number(v) to obj (borrowed); returns 0 on out of memory. */
+int jenc_add_num(cJSON *obj, const char *key, double v);
+
 /* The audit format of cand (borrowed). */
 cJSON *jenc_costs(const struct cost_candidate *cand);
 

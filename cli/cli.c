@@ -1,0 +1,153 @@
+/*
+ * cli.c - argument parsing and document loading shared by the commands.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jdecode.h"
+
+uniap_code cli_parse_long(const char *opt, const char *text, long min, long max, long *out,
+                          struct uniap_err *err)
+{
+	char *end = NULL;
+	long v;
+
+	if (!text || !*text)
+		return err_set(err, UNIAP_E_ARG, "%s: must be an integer, got \"\"", opt);
+	errno = 0;
+	v = strtol(text, &end, 10);
+	if (errno || *end || end == text)
+		return err_set(err, UNIAP_E_ARG, "%s: must be an integer, got \"%.64s\"", opt, text);
+	if (v < min || v > max)
+		return err_set(err, UNIAP_E_ARG, "%s: must be in [%ld, %ld], got %ld", opt, min, max, v);
+	*out = v;
+	return UNIAP_OK;
+}
+
+typedef uniap_code (*cli_decode_fn)(const char *text, size_t len, void *out, struct uniap_err *err);
+
+static uniap_code cli_load(const char *path, void *out, struct uniap_err *err, cli_decode_fn decode)
+{
+	char *text = NULL;
+	size_t len = 0;
+	uniap_code rc;
+
+	rc = jdec_read_file(path, CLI_MAX_DOC_BYTES, &text, &len, err);
+	if (rc != UNIAP_OK)
+		return rc;
+	rc = decode(text, len, out, err);
+	if (rc != UNIAP_OK)
+		err_prefix(err, "%s", path);
+	free(text);
+	return rc;
+}
+
+static uniap_code cli_decode_cluster(const char *t, size_t n, void *out, struct uniap_err *err)
+{
+	return jdec_cluster(t, n, out, err);
+}
+
+static uniap_code cli_decode_model(const char *t, size_t n, void *out, struct uniap_err *err)
+{
+	return jdec_model(t, n, out, err);
+}
+
+static uniap_code cli_decode_plan(const char *t, size_t n, void *out, struct uniap_err *err)
+{
+	return jdec_plan(t, n, out, err);
+}
+
+uniap_code cli_load_cluster(const char *path, struct cluster_profile *out, struct uniap_err *err)
+{
+	return cli_load(path, out, err, cli_decode_cluster);
+}
+
+uniap_code cli_load_model(const char *path, struct model_profile *out, struct uniap_err *err)
+{
+	return cli_load(path, out, err, cli_decode_model);
+}
+
+uniap_code cli_load_plan(const char *path, struct plan_doc *out, struct uniap_err *err)
+{
+	return cli_load(path, out, err, cli_decode_plan);
+}
+
+int cli_fail(const char *cmd, const struct uniap_err *err)
+{
+	fprintf(stderr, "uniap %s: %s\n", cmd, err->msg[0] ? err->msg : uniap_code_name(err->code));
+	if (err->code == UNIAP_E_ARG)
+		return CLI_EXIT_USAGE;
+	if (err->code == UNIAP_E_INFEASIBLE)
+		return CLI_EXIT_INFEASIBLE;
+	return CLI_EXIT_ERROR;
+}
+
+int cli_usage_error(const char *cmd, const char *msg)
+{
+	fprintf(stderr, "uniap %s: %s\nTry 'uniap %s --help'.\n", cmd, msg, cmd);
+	return CLI_EXIT_USAGE;
+}
+
+int cli_write(const char *text)
+{
+	size_t n = strlen(text);
+
+	if (fwrite(text, 1, n, stdout) != n || fflush(stdout) != 0)
+		return -1;
+	return 0;
+}
+
+int cli_common_option(struct cli_common *c, int opt, const char *arg, struct uniap_err *err)
+{
+	switch (opt) {
+	case CLI_OPT_CLUSTER:
+		c->cluster_path = arg;
+		return 1;
+	case CLI_OPT_MODEL:
+		c->model_path = arg;
+		return 1;
+	case CLI_OPT_BATCH:
+		cli_parse_long("--batch", arg, 1, 1L << 30, &c->batch, err);
+		return 1;
+	case CLI_OPT_SCHEDULE:
+		if (cost_schedule_parse(arg, &c->schedule) != 0)
+			err_set(err, UNIAP_E_ARG, "--schedule: must be gpipe or 1f1b, got \"%.64s\"", arg);
+		return 1;
+	case CLI_OPT_RECOMPUTE:
+		c->recompute = 1;
+		return 1;
+	case CLI_OPT_PRETTY:
+		c->pretty = 1;
+		return 1;
+	case CLI_OPT_HELP:
+		c->help = 1;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+uniap_code cli_common_load(struct cli_common *c, struct uniap_err *err)
+{
+	uniap_code rc;
+
+	if (!c->cluster_path)
+		return err_set(err, UNIAP_E_ARG, "--cluster: required");
+	if (!c->model_path)
+		return err_set(err, UNIAP_E_ARG, "--model: required");
+	if (c->batch == 0)
+		return err_set(err, UNIAP_E_ARG, "--batch: required");
+	if ((rc = cli_load_cluster(c->cluster_path, &c->cluster, err)) != UNIAP_OK)
+		return rc;
+	return cli_load_model(c->model_path, &c->model, err);
+}
+
+void cli_common_release(struct cli_common *c)
+{
+	cluster_release(&c->cluster);
+	model_release(&c->model);
+}

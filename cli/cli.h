@@ -1,0 +1,96 @@
+/*
+ * cli.h - shared pieces of the `uniap` command-line front end: the command
+ * table entry, strict argument parsing and document loading.
+ *
+ * Conventions: results to stdout, errors to stderr as "uniap CMD: message";
+ * exit codes are the CLI_EXIT_* values below.
+ */
+#ifndef UNIAP_CLI_H
+#define UNIAP_CLI_H
+
+#include "err.h"
+#include "model.h"
+#include "cost.h"
+#include "plan.h"
+
+enum {
+	CLI_EXIT_OK = 0,
+	CLI_EXIT_ERROR = 1,      /* bad input, I/O, out of memory */
+	CLI_EXIT_USAGE = 2,      /* bad command line */
+	CLI_EXIT_INFEASIBLE = 3, /* the plan breaks order or memory rules / nothing fits */
+	CLI_EXIT_MISMATCH = 4,   /* the plan's tpi_s differs from its recomputed TPI */
+};
+
+#define CLI_MAX_DOC_BYTES ((size_t)64 << 20)
+
+struct cli_command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+};
+
+/* Strict integer parsing: the whole string, in [min, max]; names opt in err. */
+uniap_code cli_parse_long(const char *opt, const char *text, long min, long max, long *out,
+                          struct uniap_err *err);
+
+/* Reads and validates a cluster/model/plan document from path (borrowed);
+ * the caller releases *out. */
+uniap_code cli_load_cluster(const char *path, struct cluster_profile *out, struct uniap_err *err);
+uniap_code cli_load_model(const char *path, struct model_profile *out, struct uniap_err *err);
+uniap_code cli_load_plan(const char *path, struct plan_doc *out, struct uniap_err *err);
+
+/*
+ * Options every planning command shares.  cli_common_option() handles one
+ * getopt_long result (opt = the option's CLI_OPT_* value); cli_common_load()
+ * checks the required ones and loads the documents (caller releases them with
+ * cli_common_release()).
+ */
+enum {
+	CLI_OPT_CLUSTER = 1000,
+	CLI_OPT_MODEL,
+	CLI_OPT_BATCH,
+	CLI_OPT_SCHEDULE,
+	CLI_OPT_RECOMPUTE,
+	CLI_OPT_PRETTY,
+	CLI_OPT_HELP,
+};
+
+struct cli_common {
+	const char *cluster_path;
+	const char *model_path;
+	long batch;              /* 0 = not given */
+	enum cost_schedule schedule;
+	int recompute;
+	int pretty;
+	int help;
+	struct cluster_profile cluster;
+	struct model_profile model;
+};
+
+#define CLI_COMMON_LONGOPTS \
+	{ "cluster", required_argument, NULL, CLI_OPT_CLUSTER }, \
+	{ "model", required_argument, NULL, CLI_OPT_MODEL }, \
+	{ "batch", required_argument, NULL, CLI_OPT_BATCH }, \
+	{ "schedule", required_argument, NULL, CLI_OPT_SCHEDULE }, \
+	{ "recompute", no_argument, NULL, CLI_OPT_RECOMPUTE }, \
+	{ "pretty", no_argument, NULL, CLI_OPT_PRETTY }, \
+	{ "help", no_argument, NULL, CLI_OPT_HELP }
+
+/* Returns 1 if opt was a common option (handled, or err set), 0 otherwise. */
+int cli_common_option(struct cli_common *c, int opt, const char *arg, struct uniap_err *err);
+uniap_code cli_common_load(struct cli_common *c, struct uniap_err *err);
+void cli_common_release(struct cli_common *c);
+
+/* Prints "uniap CMD: msg" to stderr and returns the exit code for err->code. */
+int cli_fail(const char *cmd, const struct uniap_err *err);
+
+/* Prints "uniap CMD: msg\nTry 'uniap CMD --help'." and returns CLI_EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *msg);
+
+/* Writes text (borrowed) to stdout; returns 0 or -1 on a write error. */
+int cli_write(const char *text);
+
+int cli_cmd_costs(int argc, char **argv);
+int cli_cmd_evaluate(int argc, char **argv);
+
+#endif

@@ -1,0 +1,116 @@
+/*
+ * cmd_costs.c - `uniap costs`: one candidate's cost matrices in the audit format.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cost.h"
+#include "jencode.h"
+
+static const char costs_usage[] =
+	"usage: uniap costs --cluster FILE --model FILE --batch B --pp P --microbatches C\n"
+	"                   [--schedule gpipe|1f1b] [--recompute] [--pretty]\n"
+	"\n"
+	"Prints the cost matrices of one candidate (pipeline degree P, C micro-batches\n"
+	"of B/C samples) in the audit format:\n"
+	"  {pp, microbatches, microbatch_size, schedule, memory_limit_bytes,\n"
+	"   inflight_microbatches:[per stage],\n"
+	"   layers:[{name, strategies:[names], time_s:[..], memory_fixed_bytes:[..],\n"
+	"            memory_per_microbatch_bytes:[..]}],\n"
+	"   edges:[{from, to, same_stage_s:[[k][l]], cross_stage_s:[[k][l]]}]}\n"
+	"With it, TPI = sum p + sum o + (c-1) max(p u o), where p_i sums time_s of\n"
+	"stage i's layers and same_stage_s of its inner edges, and o_j sums\n"
+	"cross_stage_s of edges u->v with stage(u) <= j < stage(v).\n"
+	"\n"
+	"  --cluster FILE      cluster profile (schema/cluster.schema.json)\n"
+	"  --model FILE        model profile (schema/model.schema.json)\n"
+	"  --batch B           global batch size\n"
+	"  --pp P              pipeline degree (divides the device count, <= layers)\n"
+	"  --microbatches C    micro-batches per iteration (divides B)\n"
+	"  --schedule S        gpipe (default) or 1f1b: activations held per stage\n"
+	"  --recompute         add activation-checkpointing variants of every strategy\n"
+	"  --pretty            indent the JSON\n"
+	"\n"
+	"Exit status: 0 ok, 1 invalid input, 2 bad command line.\n";
+
+int cli_cmd_costs(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		CLI_COMMON_LONGOPTS,
+		{ "pp", required_argument, NULL, 'p' },
+		{ "microbatches", required_argument, NULL, 'c' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct cli_common common = { 0 };
+	struct cost_candidate cand = { 0 };
+	struct uniap_err err = { 0 };
+	long pp = 0, micro = 0;
+	cJSON *doc = NULL;
+	char *text = NULL;
+	int opt, status = CLI_EXIT_ERROR;
+
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		if (cli_common_option(&common, opt, optarg, &err)) {
+		} else if (opt == 'p') {
+			cli_parse_long("--pp", optarg, 1, MODEL_MAX_DEVICES, &pp, &err);
+		} else if (opt == 'c') {
+			cli_parse_long("--microbatches", optarg, 1, 1L << 30, &micro, &err);
+		} else {
+			char msg[128];
+
+			snprintf(msg, sizeof(msg), "unknown or incomplete option '%.64s'",
+			         argv[optind - 1]);
+			return cli_usage_error("costs", msg);
+		}
+		if (err.code != UNIAP_OK)
+			return cli_fail("costs", &err);
+	}
+	if (common.help) {
+		fputs(costs_usage, stdout);
+		return CLI_EXIT_OK;
+	}
+	if (optind < argc)
+		return cli_usage_error("costs", "unexpected argument");
+	if (pp == 0 || micro == 0) {
+		err_set(&err, UNIAP_E_ARG, "%s: required", pp == 0 ? "--pp" : "--microbatches");
+		return cli_fail("costs", &err);
+	}
+	if (cli_common_load(&common, &err) != UNIAP_OK) {
+		status = cli_fail("costs", &err);
+		goto out;
+	}
+	{
+		struct cost_options o = {
+			.batch = common.batch, .pp = (int)pp, .microbatches = micro,
+			.schedule = common.schedule, .recompute = common.recompute,
+		};
+
+		if (cost_build(&common.cluster, &common.model, &o, &cand, &err) != UNIAP_OK) {
+			status = cli_fail("costs", &err);
+			goto out;
+		}
+	}
+	doc = jenc_costs(&cand);
+	text = doc ? jenc_print(doc, common.pretty) : NULL;
+	if (!text) {
+		err_set(&err, UNIAP_E_NOMEM, "out of memory");
+		status = cli_fail("costs", &err);
+		goto out;
+	}
+	if (cli_write(text) != 0) {
+		err_set(&err, UNIAP_E_IO, "stdout: write failed");
+		status = cli_fail("costs", &err);
+		goto out;
+	}
+	status = CLI_EXIT_OK;
+out:
+	cJSON_free(text);
+	cJSON_Delete(doc);
+	cost_candidate_release(&cand);
+	cli_common_release(&common);
+	return status;
+}

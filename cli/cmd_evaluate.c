@@ -1,0 +1,143 @@
+/*
+ * cmd_evaluate.c - `uniap evaluate`: a plan document's TPI, per-stage time and
+ * memory recomputed from the cost model, or why it is infeasible.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli.h"
+#include "cost.h"
+#include "jencode.h"
+
+static const char evaluate_usage[] =
+	"usage: uniap evaluate --cluster FILE --model FILE --batch B --plan FILE [--pretty]\n"
+	"\n"
+	"Recomputes the plan's cost matrices (its pp, micro-batches and schedule) and\n"
+	"prints {feasible, valid, fits_memory, reason, tpi_s, throughput_samples_per_s,\n"
+	"memory_limit_bytes, stages:[{time_s, memory_bytes, inflight_microbatches}],\n"
+	"comm_time_s:[..], plan_tpi_s, tpi_matches}.\n"
+	"\n"
+	"  --cluster FILE   cluster profile\n"
+	"  --model FILE     model profile\n"
+	"  --batch B        global batch size (must equal microbatches x microbatch_size)\n"
+	"  --plan FILE      plan document (schema/plan.schema.json)\n"
+	"  --pretty         indent the JSON\n"
+	"\n"
+	"Exit status: 0 feasible and tpi_s matches, 1 invalid input, 2 bad command line,\n"
+	"3 infeasible (stage order, empty stage or memory), 4 the plan's tpi_s differs\n"
+	"from the recomputed TPI.\n";
+
+/* Builds the candidate for plan p and evaluates it; fills *report. */
+static uniap_code evaluate_plan(struct cli_common *common, const struct plan_doc *p,
+                                cJSON **report, int *feasible, int *matches, struct uniap_err *err)
+{
+	struct cost_candidate cand = { 0 };
+	struct plan_eval ev = { 0 };
+	int *stage = NULL;
+	size_t *strategy = NULL;
+	uniap_code rc;
+	struct cost_options o = {
+		.batch = common->batch, .pp = p->pp, .microbatches = p->microbatches,
+		.schedule = p->schedule, .recompute = plan_doc_recompute(p),
+	};
+
+	if (p->microbatches * p->microbatch_size != common->batch) {
+		rc = err_set(err, UNIAP_E_INVALID,
+		             "plan.microbatch_size: microbatches x microbatch_size must equal --batch %ld, "
+		             "got %ld x %ld", common->batch, p->microbatches, p->microbatch_size);
+		goto out;
+	}
+	if ((rc = cost_build(&common->cluster, &common->model, &o, &cand, err)) != UNIAP_OK) {
+		err_prefix(err, "plan");
+		goto out;
+	}
+	stage = calloc(cand.n_layers, sizeof(*stage));
+	strategy = calloc(cand.n_layers, sizeof(*strategy));
+	if (!stage || !strategy) {
+		rc = err_set(err, UNIAP_E_NOMEM, "out of memory");
+		goto out;
+	}
+	if ((rc = plan_doc_resolve(p, &cand, stage, strategy, err)) != UNIAP_OK)
+		goto out;
+	if ((rc = plan_evaluate(&cand, stage, strategy, &ev, err)) != UNIAP_OK)
+		goto out;
+	*feasible = ev.valid && ev.fits;
+	*matches = fabs(ev.tpi_s - p->tpi_s) <= 1e-9 * fmax(1.0, fabs(ev.tpi_s));
+	*report = jenc_evaluation(&cand, &ev);
+	if (!*report || !jenc_add_num(*report, "plan_tpi_s", p->tpi_s) ||
+	    !cJSON_AddBoolToObject(*report, "tpi_matches", *matches)) {
+		cJSON_Delete(*report);
+		*report = NULL;
+		rc = err_set(err, UNIAP_E_NOMEM, "out of memory");
+	}
+out:
+	free(stage);
+	free(strategy);
+	plan_eval_release(&ev);
+	cost_candidate_release(&cand);
+	return rc;
+}
+
+int cli_cmd_evaluate(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		CLI_COMMON_LONGOPTS,
+		{ "plan", required_argument, NULL, 'P' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct cli_common common = { 0 };
+	struct plan_doc plan = { 0 };
+	struct uniap_err err = { 0 };
+	const char *plan_path = NULL;
+	cJSON *report = NULL;
+	char *text = NULL;
+	int opt, feasible = 0, matches = 0, status = CLI_EXIT_ERROR;
+
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		if (cli_common_option(&common, opt, optarg, &err)) {
+		} else if (opt == 'P') {
+			plan_path = optarg;
+		} else {
+			char msg[128];
+
+			snprintf(msg, sizeof(msg), "unknown or incomplete option '%.64s'",
+			         argv[optind - 1]);
+			return cli_usage_error("evaluate", msg);
+		}
+		if (err.code != UNIAP_OK)
+			return cli_fail("evaluate", &err);
+	}
+	if (common.help) {
+		fputs(evaluate_usage, stdout);
+		return CLI_EXIT_OK;
+	}
+	if (optind < argc)
+		return cli_usage_error("evaluate", "unexpected argument");
+	if (!plan_path) {
+		err_set(&err, UNIAP_E_ARG, "--plan: required");
+		return cli_fail("evaluate", &err);
+	}
+	if (cli_common_load(&common, &err) != UNIAP_OK ||
+	    cli_load_plan(plan_path, &plan, &err) != UNIAP_OK ||
+	    evaluate_plan(&common, &plan, &report, &feasible, &matches, &err) != UNIAP_OK) {
+		status = cli_fail("evaluate", &err);
+		goto out;
+	}
+	text = jenc_print(report, common.pretty);
+	if (!text || cli_write(text) != 0) {
+		err_set(&err, text ? UNIAP_E_IO : UNIAP_E_NOMEM, "stdout: write failed");
+		status = cli_fail("evaluate", &err);
+		goto out;
+	}
+	status = !feasible ? CLI_EXIT_INFEASIBLE : !matches ? CLI_EXIT_MISMATCH : CLI_EXIT_OK;
+out:
+	cJSON_free(text);
+	cJSON_Delete(report);
+	plan_doc_release(&plan);
+	cli_common_release(&common);
+	return status;
+}

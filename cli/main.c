@@ -1,0 +1,46 @@
+/*
+ * main.c - `uniap`: the command table and dispatch.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const struct cli_command cli_commands[] = {
+	{ "costs", cli_cmd_costs, "print one candidate's cost matrices (audit format)" },
+	{ "evaluate", cli_cmd_evaluate, "recompute a plan's TPI, stage times and memory" },
+};
+
+#define CLI_N_COMMANDS (sizeof(cli_commands) / sizeof(cli_commands[0]))
+
+static void cli_main_usage(FILE *f)
+{
+	size_t i;
+
+	fputs("usage: uniap COMMAND [options]   (uniap COMMAND --help for details)\n\n"
+	      "Plans hybrid-parallel training (pipeline, data, tensor and fully-sharded\n"
+	      "data parallelism) from a cluster profile and a model profile.\n\ncommands:\n", f);
+	for (i = 0; i < CLI_N_COMMANDS; i++)
+		fprintf(f, "  %-10s %s\n", cli_commands[i].name, cli_commands[i].summary);
+}
+
+int main(int argc, char **argv)
+{
+	size_t i;
+
+	if (argc < 2) {
+		cli_main_usage(stderr);
+		return CLI_EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		cli_main_usage(stdout);
+		return CLI_EXIT_OK;
+	}
+	for (i = 0; i < CLI_N_COMMANDS; i++)
+		if (strcmp(argv[1], cli_commands[i].name) == 0)
+			return cli_commands[i].run(argc - 1, argv + 1);
+	fprintf(stderr, "uniap: unknown command '%.64s'\n", argv[1]);
+	cli_main_usage(stderr);
+	return CLI_EXIT_USAGE;
+}

@@ -1,0 +1,78 @@
+#!/bin/sh
+# tests/cli/cli.sh - the `uniap` command line: help on every command, exit
+# codes, errors on stderr naming the field, audit output shape, and evaluate
+# on the example plan.  Prints "cli: N passed, N failed".
+set -u
+UNIAP=${UNIAP:-build/uniap}
+EX=schema/examples
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0
+fail=0
+
+# check NAME EXPECTED_RC STDERR_SUBSTRING -- CMD...
+check() {
+	name=$1 want=$2 needle=$3
+	shift 4
+	"$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	if [ "$rc" -ne "$want" ]; then
+		echo "FAIL $name: exit $rc, want $want; stderr: $(head -c 300 "$tmp/err")"
+		fail=$((fail + 1))
+		return
+	fi
+	if [ -n "$needle" ] && ! grep -qF -- "$needle" "$tmp/err" "$tmp/out"; then
+		echo "FAIL $name: output lacks '$needle'; stderr: $(head -c 300 "$tmp/err")"
+		fail=$((fail + 1))
+		return
+	fi
+	pass=$((pass + 1))
+}
+
+C="--cluster $EX/cluster-8gpu-nvlink.json --model $EX/model-bert-chain.json"
+
+check help-main 0 "commands:" -- "$UNIAP" --help
+check help-costs 0 "usage: uniap costs" -- "$UNIAP" costs --help
+check help-evaluate 0 "usage: uniap evaluate" -- "$UNIAP" evaluate --help
+check no-command 2 "usage" -- "$UNIAP"
+check unknown-command 2 "unknown command" -- "$UNIAP" frobnicate
+check unknown-option 2 "unknown or incomplete option" -- "$UNIAP" costs --frob
+check missing-pp 2 "--pp: required" -- "$UNIAP" costs $C --batch 8 --microbatches 2
+check missing-cluster 2 "--cluster: required" -- "$UNIAP" costs --model x --batch 8 --pp 1 --microbatches 1
+check bad-batch 2 "--batch: must be an integer" -- "$UNIAP" costs $C --batch 8x --pp 1 --microbatches 1
+check zero-batch 2 "--batch: must be in" -- "$UNIAP" costs $C --batch 0 --pp 1 --microbatches 1
+check huge-pp 2 "--pp: must be in" -- "$UNIAP" costs $C --batch 8 --pp 99999999999 --microbatches 1
+check bad-schedule 2 "--schedule: must be gpipe or 1f1b" -- "$UNIAP" costs $C --batch 8 --pp 1 --microbatches 1 --schedule x
+check pp-not-divisor 2 "pp: must divide" -- "$UNIAP" costs $C --batch 8 --pp 3 --microbatches 1
+check micro-not-divisor 2 "microbatches: must divide" -- "$UNIAP" costs $C --batch 8 --pp 1 --microbatches 3
+check missing-file 1 "nonexistent.json" -- "$UNIAP" costs --cluster "$tmp/nonexistent.json" --model $EX/model-bert-chain.json --batch 8 --pp 1 --microbatches 1
+printf '{"nodes": 0}' >"$tmp/bad.json"
+check invalid-cluster 1 "cluster." -- "$UNIAP" costs --cluster "$tmp/bad.json" --model $EX/model-bert-chain.json --batch 8 --pp 1 --microbatches 1
+printf '{' >"$tmp/trunc.json"
+check malformed-model 1 "model" -- "$UNIAP" costs --cluster $EX/cluster-8gpu-nvlink.json --model "$tmp/trunc.json" --batch 8 --pp 1 --microbatches 1
+
+# audit format: the keys, one entry per layer, K x K edge matrices
+check costs-ok 0 "" -- "$UNIAP" costs $C --batch 16 --pp 2 --microbatches 4 --schedule 1f1b --recompute
+for key in '"pp":2' '"microbatches":4' '"microbatch_size":4' '"schedule":"1f1b"' '"memory_limit_bytes":' \
+	'"inflight_microbatches":[2,1]' '"strategies":[' '"time_s":[' '"memory_fixed_bytes":[' \
+	'"memory_per_microbatch_bytes":[' '"same_stage_s":[[' '"cross_stage_s":[[' '"dp4+rc"'; do
+	if grep -qF -- "$key" "$tmp/out"; then pass=$((pass + 1)); else echo "FAIL costs-key $key"; fail=$((fail + 1)); fi
+done
+check costs-pretty 0 '"pp":	1' -- "$UNIAP" costs $C --batch 8 --pp 1 --microbatches 1 --pretty
+
+# evaluate: the example plan, a tampered tpi, a broken order, memory, mismatched batch
+batch=$(sed -n 's/.*"microbatches": *\([0-9]*\).*/\1/p' $EX/plan-example.json | head -n 1)
+mbs=$(sed -n 's/.*"microbatch_size": *\([0-9]*\).*/\1/p' $EX/plan-example.json | head -n 1)
+B=$((batch * mbs))
+check evaluate-example 0 '"feasible":true' -- "$UNIAP" evaluate $C --batch $B --plan $EX/plan-example.json
+check evaluate-wrong-batch 1 "plan.microbatch_size" -- "$UNIAP" evaluate $C --batch $((B + 1)) --plan $EX/plan-example.json
+sed 's/"tpi_s": *[0-9.eE+-]*/"tpi_s": 12345/' $EX/plan-example.json >"$tmp/tampered.json"
+check evaluate-mismatch 4 '"tpi_matches":false' -- "$UNIAP" evaluate $C --batch $B --plan "$tmp/tampered.json"
+sed 's/"memory_bytes": *[0-9]*/"memory_bytes": 2000000000/' $EX/cluster-8gpu-nvlink.json >"$tmp/small.json"
+check evaluate-over-memory 3 '"fits_memory":false' -- "$UNIAP" evaluate --cluster "$tmp/small.json" --model $EX/model-bert-chain.json --batch $B --plan $EX/plan-example.json
+check evaluate-missing-plan 2 "--plan: required" -- "$UNIAP" evaluate $C --batch $B
+printf '{"pp": 1}' >"$tmp/badplan.json"
+check evaluate-bad-plan 1 "plan" -- "$UNIAP" evaluate $C --batch $B --plan "$tmp/badplan.json"
+
+echo "cli: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
