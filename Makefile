@@ -47,7 +47,10 @@ TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 CORE_LIB := $(BUILD)/libuniapcore.a
 JSON_LIB := $(BUILD)/libuniapjson.a
 
-.PHONY: all test test-unit test-asan test-tsan bench clean tests-bin
+# keep object files that only pattern rules produce (no re-compiles, no rm noise)
+.SECONDARY:
+
+.PHONY: all example test test-unit test-asan test-tsan bench clean tests-bin
 .DEFAULT_GOAL := all
 
 all: $(BUILD)/uniap
@@ -96,6 +99,10 @@ test:
 	-@$(MAKE) --no-print-directory test-asan || echo "0 0" >> build/.test-counts
 	-@$(MAKE) --no-print-directory test-tsan || echo "0 0" >> build/.test-counts
 	@sh tests/summary.sh build/.test-counts
+
+# The main job until the service lands: plan-related commands on the examples.
+example: all
+	@sh scripts/example.sh $(BUILD)/uniap
 
 bench: all
 	@sh bench/run.sh $(BUILD)/uniap
