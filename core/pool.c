@@ -50,6 +50,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -59,7 +60,8 @@
 /* The longest time limit accepted (seconds); also rejects inf and NaN. */
 #define POOL_TIME_LIMIT_MAX_S 1e9
 
-/* Exit status of a child that could not set up or write its reply. */
+/* Exit status of a child that could not set up or write its reply, or
+ * found its parent gone. */
 #define POOL_CHILD_EXIT_IO 120
 
 enum pool_entry_state {
@@ -350,7 +352,7 @@ static void pool_child_close_fds(void)
  * _exit(), never returning.  task points into the forking thread's stack
  * (its copy in this process). */
 __attribute__((noreturn))
-static void pool_child_main(const struct pool_task *task, int reply_fd, size_t cap)
+static void pool_child_main(const struct pool_task *task, int reply_fd, size_t cap, pid_t parent)
 {
 	struct pool_reply_header hdr;
 	void *out = NULL;
@@ -359,6 +361,12 @@ static void pool_child_main(const struct pool_task *task, int reply_fd, size_t c
 	int rc;
 
 	pool_child_reset_signals();
+	/* Should the parent die (crash, SIGKILL) this child dies too instead of
+	 * solving on for nobody.  The signal follows the forking thread, which
+	 * outlives the child: it reaps it before it can exit. */
+	(void)syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0L, 0L, 0L);
+	if (syscall(SYS_getppid) != parent)
+		_exit(POOL_CHILD_EXIT_IO); /* it died before the line above */
 	if (reply_fd != POOL_CHILD_REPLY_FD) {
 		if (syscall(SYS_dup3, reply_fd, POOL_CHILD_REPLY_FD, 0) < 0)
 			_exit(POOL_CHILD_EXIT_IO);
@@ -519,10 +527,14 @@ static enum pool_stop pool_supervise(struct pool_worker *w, int reply_fd, int pi
 			return POOL_STOP_EXITED;
 		if (deadline_s > 0) {
 			double left_s = deadline_s - pool_now_s();
+			/* Rounded up, so a wake-up never comes before the deadline; once
+			 * it passed, one last look (timeout 0) at what is ready. */
 			if (left_s <= 0)
-				return POOL_STOP_TIMEOUT;
-			/* rounded up, so a wake-up never comes before the deadline */
-			timeout_ms = left_s >= (double)(INT_MAX / 1000) ? INT_MAX : (int)(left_s * 1000.0) + 1;
+				timeout_ms = 0;
+			else if (left_s >= (double)(INT_MAX / 1000))
+				timeout_ms = INT_MAX;
+			else
+				timeout_ms = (int)(left_s * 1000.0) + 1;
 		}
 		pfd[n++] = (struct pollfd){ .fd = w->attn_r, .events = POLLIN };
 		if (!eof) {
@@ -539,6 +551,11 @@ static enum pool_stop pool_supervise(struct pool_worker *w, int reply_fd, int pi
 				continue;
 			pool_reply_fail(r, "poll: %s", pool_strerror(errno, ebuf));
 			return POOL_STOP_BAD;
+		}
+		if (rc == 0) {
+			if (deadline_s > 0 && pool_now_s() >= deadline_s)
+				return POOL_STOP_TIMEOUT;
+			continue;
 		}
 		if (pfd[0].revents && pool_attend(w))
 			return POOL_STOP_CANCEL;
@@ -617,7 +634,7 @@ static void pool_judge(struct pool_outcome *o, enum pool_stop stop, int wstatus,
 		o->status = POOL_CRASHED;
 		o->exit_code = WEXITSTATUS(wstatus);
 		pool_msg(o->msg, "child exited with status %d%s", o->exit_code,
-		         o->exit_code == POOL_CHILD_EXIT_IO ? " (could not write its reply)" : "");
+		         o->exit_code == POOL_CHILD_EXIT_IO ? " (could not set up or write its reply)" : "");
 		return;
 	}
 	o->status = POOL_ERROR;
@@ -651,7 +668,7 @@ static void pool_run(struct pool_worker *w, const struct pool_task *task, pool_t
 	int rp[2] = { -1, -1 };
 	int pidfd = -1, wstatus = 0, canceled;
 	enum pool_stop stop;
-	pid_t pid = 0;
+	pid_t pid = 0, parent = getpid();
 	double start_s = pool_now_s();
 
 	memset(&o, 0, sizeof(o));
@@ -677,7 +694,7 @@ static void pool_run(struct pool_worker *w, const struct pool_task *task, pool_t
 		goto finish;
 	}
 	if (pid == 0)
-		pool_child_main(task, rp[1], cap); /* never returns */
+		pool_child_main(task, rp[1], cap, parent); /* never returns */
 	(void)close(rp[1]);
 	rp[1] = -1;
 	o.pid = pid;

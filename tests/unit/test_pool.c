@@ -21,6 +21,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -805,6 +806,62 @@ static void test_free_cancels_everything(void **state)
 	assert_no_children();
 }
 
+static void on_started_report_pid(void *ctx, pool_ticket id, pid_t pid)
+{
+	(void)id;
+	if (write(*(int *)ctx, &pid, sizeof(pid)) != sizeof(pid)) {
+		/* the test then fails reading it */
+	}
+}
+
+static void on_done_ignore(void *ctx, const struct pool_outcome *o)
+{
+	(void)ctx, (void)o;
+}
+
+/* A parent killed outright takes its children with it (PR_SET_PDEATHSIG):
+ * a helper process runs a pool with a hanging task and is SIGKILLed; this
+ * process, a subreaper, inherits the orphan and must see it die. */
+static void test_parent_death_kills_children(void **state)
+{
+	struct timespec tick = { 0, 10 * 1000 * 1000 };
+	pid_t helper, child = 0, got;
+	int fds[2], st = 0, waited = 0;
+
+	(void)state;
+	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1L, 0L, 0L, 0L), 0);
+	assert_int_equal(pipe(fds), 0);
+	helper = fork();
+	assert_true(helper >= 0);
+	if (helper == 0) {
+		struct pool_config cfg = { 1, 1, 64 };
+		struct pool_task t = {
+			.work = work_hang, .started = on_started_report_pid, .done = on_done_ignore, .ctx = &fds[1],
+		};
+		struct pool *p;
+
+		close(fds[0]);
+		if (pool_new(&cfg, &p, NULL) != UNIAP_OK || pool_submit(p, &t, NULL, NULL) != UNIAP_OK)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(fds[1]);
+	assert_int_equal(read(fds[0], &child, sizeof(child)), sizeof(child));
+	close(fds[0]);
+	assert_true(child > 0);
+	assert_int_equal(kill(helper, SIGKILL), 0);
+	assert_int_equal(waitpid(helper, &st, 0), helper);
+	/* -1 (ECHILD) until the orphan is reparented to us, 0 while it lives */
+	while ((got = waitpid(child, &st, WNOHANG)) != child && waited++ < TEST_WAIT_S * 100)
+		nanosleep(&tick, NULL);
+	assert_int_equal(got, child);
+	/* SIGKILL, or an early exit if the helper died before the child armed it */
+	assert_true((WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL) || (WIFEXITED(st) && WEXITSTATUS(st) != 0));
+	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 0L, 0L, 0L, 0L), 0);
+	assert_no_children();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -817,6 +874,7 @@ int main(void)
 		cmocka_unit_test(test_bad_replies_fail_without_hanging),
 		cmocka_unit_test(test_tags_cancel_and_wait_by_group),
 		cmocka_unit_test(test_free_cancels_everything),
+		cmocka_unit_test(test_parent_death_kills_children),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
