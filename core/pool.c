@@ -727,7 +727,7 @@ finish:
 		o.work_rc = o.signal = o.exit_code = 0;
 		o.out = NULL;
 		o.out_len = 0;
-		pool_msg(o.msg, "%s", pid ? "canceled while running; child killed" : "canceled before it started");
+		pool_msg(o.msg, "%s", pid ? "canceled while running" : "canceled before it started");
 	}
 	o.wall_s = pid ? pool_now_s() - start_s : 0;
 	task->done(task->ctx, &o);
@@ -735,6 +735,8 @@ finish:
 	free(r.buf);
 	if (rp[0] >= 0)
 		(void)close(rp[0]);
+	if (rp[1] >= 0)
+		(void)close(rp[1]); /* fork failed */
 	if (pidfd >= 0)
 		(void)close(pidfd);
 }
