@@ -7,6 +7,7 @@
 #include "cli.h"
 
 static const struct cli_command cli_commands[] = {
+	{ "plan", cli_cmd_plan, "find the fastest plan (unified optimization process)" },
 	{ "costs", cli_cmd_costs, "print one candidate's cost matrices (audit format)" },
 	{ "evaluate", cli_cmd_evaluate, "recompute a plan's TPI, stage times and memory" },
 };

@@ -175,13 +175,30 @@ static uniap_code cost_check_options(const struct cluster_profile *cluster,
 	return UNIAP_OK;
 }
 
-/* Drops strategies whose batch width exceeds the micro-batch size (§Batch split). */
-static void cost_filter_strategies(struct strategy_set *set, long mb_size)
+/* 1 when s belongs to the search space of filter. */
+static int cost_filter_keeps(const struct strategy *s, enum cost_filter filter)
+{
+	switch (filter) {
+	case COST_FILTER_DP_ONLY:
+		return s->degree[STRATEGY_TP] == 1 && s->degree[STRATEGY_FSDP] == 1;
+	case COST_FILTER_MEGATRON:
+		return s->degree[STRATEGY_FSDP] == 1 &&
+		       (s->n_order < 2 || s->order[0] == STRATEGY_TP);
+	case COST_FILTER_ALL:
+	default:
+		return 1;
+	}
+}
+
+/* Drops strategies outside the search space and those whose batch width
+ * exceeds the micro-batch size (docs/cost-model.md, micro-batches). */
+static void cost_filter_strategies(struct strategy_set *set, long mb_size, enum cost_filter filter)
 {
 	size_t i, kept = 0;
 
 	for (i = 0; i < set->count; i++)
-		if (strategy_batch_width(&set->items[i]) <= mb_size)
+		if (strategy_batch_width(&set->items[i]) <= mb_size &&
+		    cost_filter_keeps(&set->items[i], filter))
 			set->items[kept++] = set->items[i];
 	set->count = kept;
 }
@@ -238,8 +255,15 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 	rc = strategy_enumerate(cluster, opt->pp, opt->recompute, &out->strategies, err);
 	if (rc != UNIAP_OK)
 		goto out;
-	cost_filter_strategies(&out->strategies, out->microbatch_size);
+	cost_filter_strategies(&out->strategies, out->microbatch_size, opt->filter);
 	K = out->strategies.count;
+	if (K == 0) {
+		rc = err_set(err, UNIAP_E_INFEASIBLE,
+		             "microbatches: no strategy of the search space fits micro-batches of %ld "
+		             "samples on %d devices per stage", out->microbatch_size,
+		             out->strategies.stage_devices);
+		goto out;
+	}
 	D = out->strategies.stage_devices;
 	if ((rc = cost_alloc(out, model, K)) != UNIAP_OK) {
 		err_set(err, rc, "cost matrices: out of memory");

@@ -41,12 +41,20 @@ const char *cost_schedule_name(enum cost_schedule s);
 /* Parses "gpipe"/"1f1b"; returns 0 on success, -1 otherwise. */
 int cost_schedule_parse(const char *s, enum cost_schedule *out);
 
+/* Which strategies a candidate offers (the search spaces of the planner). */
+enum cost_filter {
+	COST_FILTER_ALL = 0,   /* every dp/tp/fsdp combination and placement */
+	COST_FILTER_DP_ONLY,   /* pure data parallelism (the "inter" space) */
+	COST_FILTER_MEGATRON,  /* dp x tp with tp on consecutive ranks (the "uniform" space) */
+};
+
 struct cost_options {
 	long batch;             /* global batch B >= 1 */
 	int pp;                 /* pipeline degree, divides the device count */
 	long microbatches;      /* c, divides batch */
 	enum cost_schedule schedule;
 	int recompute;          /* add activation-checkpointing variants */
+	enum cost_filter filter;
 };
 
 struct cost_edge {

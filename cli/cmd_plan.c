@@ -1,0 +1,186 @@
+/*
+ * cmd_plan.c - `uniap plan`: the unified optimization process over a search
+ * space; prints the best plan document with its proof status and every
+ * candidate.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "jencode.h"
+#include "uop.h"
+
+static const char plan_usage[] =
+	"usage: uniap plan --cluster FILE --model FILE --batch B [--schedule gpipe|1f1b]\n"
+	"                  [--space unified|inter|intra|uniform] [--threads N]\n"
+	"                  [--time-limit S] [--gap G] [--early-stop] [--recompute] [--pretty]\n"
+	"\n"
+	"Finds the fastest plan: every pipeline degree dividing the device count (up to the\n"
+	"layer count) and every micro-batch count dividing B is a candidate, solved exactly\n"
+	"(a dynamic program on chains, a MILP on CBC otherwise) in worker processes.\n"
+	"Prints the plan document (schema/plan.schema.json) plus optimal, gap, bound_s,\n"
+	"candidates[{pp, microbatches, status, tpi_s, solve_s, bound, method, note}], solve_s.\n"
+	"\n"
+	"  --space S        unified (default): joint pipeline + per-layer dp/tp/fsdp\n"
+	"                   inter: pipeline stages, each purely data parallel\n"
+	"                   intra: no pipeline (micro-batches = gradient accumulation)\n"
+	"                   uniform: Megatron-style, one dp x tp for all layers and an equal\n"
+	"                   split; every candidate is listed with its TPI or why it fails\n"
+	"  --threads N      candidates solved at once (default: the number of cores)\n"
+	"  --time-limit S   seconds per candidate (default 60)\n"
+	"  --gap G          stop a candidate within relative gap G (default 0: prove)\n"
+	"  --early-stop     the paper's rules: after 15 s stop below 4 % gap; stop once the\n"
+	"                   bound cannot beat the best plan so far\n"
+	"  --schedule S     gpipe (default) or 1f1b\n"
+	"  --recompute      allow activation checkpointing per layer\n"
+	"\n"
+	"Exit status: 0 a plan, 1 invalid input, 2 bad command line, 3 nothing fits.\n";
+
+static cJSON *plan_candidates(const struct uop_result *r)
+{
+	cJSON *arr = cJSON_CreateArray();
+	size_t i;
+
+	for (i = 0; arr && i < r->n_candidates; i++) {
+		const struct uop_candidate *c = &r->candidates[i];
+		cJSON *o = cJSON_CreateObject();
+		int ok = o && cJSON_AddItemToArray(arr, o);
+
+		ok = ok && cJSON_AddNumberToObject(o, "pp", c->pp) &&
+		     cJSON_AddNumberToObject(o, "microbatches", (double)c->microbatches) &&
+		     cJSON_AddStringToObject(o, "status", c->status) &&
+		     jenc_add_num(o, "tpi_s", c->tpi_s) && jenc_add_num(o, "solve_s", c->solve_s) &&
+		     jenc_add_num(o, "bound", c->bound_s) &&
+		     cJSON_AddStringToObject(o, "method", c->method ? c->method : "none") &&
+		     (!c->strategy[0] || cJSON_AddStringToObject(o, "strategy", c->strategy)) &&
+		     (!c->note[0] || cJSON_AddStringToObject(o, "note", c->note));
+		if (!ok) {
+			if (o && !cJSON_IsArray(arr))
+				cJSON_Delete(o);
+			cJSON_Delete(arr);
+			return NULL;
+		}
+	}
+	return arr;
+}
+
+/* The output document: the plan (if any) plus the run's report. */
+static cJSON *plan_report(const struct uop_result *r, enum uop_space space)
+{
+	cJSON *doc = r->best >= 0 ? jenc_plan(&r->cand, r->stage, r->strategy, &r->eval)
+	                          : cJSON_CreateObject();
+	cJSON *cands;
+
+	if (!doc)
+		return NULL;
+	cands = plan_candidates(r);
+	if (!cands || !cJSON_AddItemToObject(doc, "candidates", cands) ||
+	    !cJSON_AddStringToObject(doc, "space", uop_space_name(space)) ||
+	    !cJSON_AddBoolToObject(doc, "optimal", r->optimal) || !jenc_add_num(doc, "gap", r->gap) ||
+	    !jenc_add_num(doc, "bound_s", r->bound_s) || !jenc_add_num(doc, "solve_s", r->solve_s)) {
+		cJSON_Delete(doc);
+		return NULL;
+	}
+	return doc;
+}
+
+static int plan_parse_double(const char *opt, const char *text, double lo, double hi, double *out,
+                             struct uniap_err *err)
+{
+	char *end = NULL;
+	double v = strtod(text, &end);
+
+	if (!*text || *end || !(v >= lo && v <= hi))
+		return err_set(err, UNIAP_E_ARG, "%s: must be a number in [%g, %g], got \"%.64s\"", opt,
+		               lo, hi, text);
+	*out = v;
+	return UNIAP_OK;
+}
+
+int cli_cmd_plan(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		CLI_COMMON_LONGOPTS,
+		{ "space", required_argument, NULL, 's' },
+		{ "threads", required_argument, NULL, 't' },
+		{ "time-limit", required_argument, NULL, 'T' },
+		{ "gap", required_argument, NULL, 'g' },
+		{ "early-stop", no_argument, NULL, 'e' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct cli_common common = { 0 };
+	struct uop_options o;
+	struct uop_result r = { 0 };
+	struct uniap_err err = { 0 };
+	cJSON *doc = NULL;
+	char *text = NULL;
+	long threads;
+	int opt, status = CLI_EXIT_ERROR;
+
+	uop_options_init(&o);
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		if (cli_common_option(&common, opt, optarg, &err)) {
+		} else if (opt == 's') {
+			if (uop_space_parse(optarg, &o.space) != 0)
+				err_set(&err, UNIAP_E_ARG,
+				        "--space: must be unified, inter, intra or uniform, got \"%.64s\"", optarg);
+		} else if (opt == 't') {
+			if (cli_parse_long("--threads", optarg, 1, POOL_THREADS_MAX, &threads, &err) == UNIAP_OK)
+				o.threads = (int)threads;
+		} else if (opt == 'T') {
+			plan_parse_double("--time-limit", optarg, 0.001, 86400, &o.time_limit_s, &err);
+		} else if (opt == 'g') {
+			plan_parse_double("--gap", optarg, 0, 1, &o.rel_gap, &err);
+		} else if (opt == 'e') {
+			o.early_stop = 1;
+		} else {
+			char msg[128];
+
+			snprintf(msg, sizeof(msg), "unknown or incomplete option '%.64s'", argv[optind - 1]);
+			return cli_usage_error("plan", msg);
+		}
+		if (err.code != UNIAP_OK)
+			return cli_fail("plan", &err);
+	}
+	if (common.help) {
+		fputs(plan_usage, stdout);
+		return CLI_EXIT_OK;
+	}
+	if (optind < argc)
+		return cli_usage_error("plan", "unexpected argument");
+	if (cli_common_load(&common, &err) != UNIAP_OK) {
+		status = cli_fail("plan", &err);
+		goto out;
+	}
+	o.batch = common.batch;
+	o.schedule = common.schedule;
+	o.recompute = common.recompute;
+	if (uop_run(&common.cluster, &common.model, &o, NULL, &r, &err) != UNIAP_OK) {
+		status = cli_fail("plan", &err);
+		goto out;
+	}
+	doc = plan_report(&r, o.space);
+	text = doc ? jenc_print(doc, common.pretty) : NULL;
+	if (!text || cli_write(text) != 0) {
+		err_set(&err, text ? UNIAP_E_IO : UNIAP_E_NOMEM, "stdout: write failed");
+		status = cli_fail("plan", &err);
+		goto out;
+	}
+	if (r.best < 0) {
+		fprintf(stderr, "uniap plan: no candidate fits the memory limit (see candidates[].note)\n");
+		status = CLI_EXIT_INFEASIBLE;
+	} else {
+		status = CLI_EXIT_OK;
+	}
+out:
+	cJSON_free(text);
+	cJSON_Delete(doc);
+	uop_result_release(&r);
+	cli_common_release(&common);
+	return status;
+}

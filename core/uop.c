@@ -1,0 +1,616 @@
+/*
+ * uop.c - the unified optimization process (see uop.h).
+ *
+ * The calling thread enumerates candidates, builds each one's cost matrices,
+ * drops those whose lower bound cannot beat the best TPI found so far, and
+ * hands the rest to the pool with that TPI as the solver's cutoff, keeping at
+ * most opts->threads in flight.  Completions arrive on pool threads
+ * (uop_done), which record the candidate's outcome and the new best under
+ * run->lock and wake the calling thread.
+ *
+ * Lock order: run->lock only; it is never held while calling the pool, the
+ * solver or a progress callback.
+ * Ownership: each in-flight slot owns its cost matrices; a completion that
+ * beats the best moves them into the result, otherwise frees them.
+ */
+#include "uop.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/*
+ * Under gcc 12's AddressSanitizer and ThreadSanitizer a forked child of a
+ * multithreaded process may hang in the sanitizer's allocator (its locks are
+ * not reset across fork; docs/pool.md), and the solver allocates.  Such
+ * builds therefore solve inline, one candidate at a time; the pool itself is
+ * tested under both sanitizers with children that do not allocate.
+ */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define UOP_FORCE_INLINE 1
+#else
+#define UOP_FORCE_INLINE 0
+#endif
+
+static const char *const uop_space_names[] = { "unified", "inter", "intra", "uniform" };
+
+const char *uop_space_name(enum uop_space s)
+{
+	return (unsigned)s < 4 ? uop_space_names[s] : "unknown";
+}
+
+int uop_space_parse(const char *s, enum uop_space *out)
+{
+	int i;
+
+	for (i = 0; i < 4; i++)
+		if (strcmp(s, uop_space_names[i]) == 0) {
+			*out = (enum uop_space)i;
+			return 0;
+		}
+	return -1;
+}
+
+void uop_options_init(struct uop_options *o)
+{
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+
+	memset(o, 0, sizeof(*o));
+	o->schedule = COST_GPIPE;
+	o->space = UOP_SPACE_UNIFIED;
+	o->threads = cores > 0 && cores < POOL_THREADS_MAX ? (int)cores : 1;
+	o->time_limit_s = 60;
+}
+
+void uop_result_release(struct uop_result *r)
+{
+	if (!r)
+		return;
+	free(r->candidates);
+	free(r->stage);
+	free(r->strategy);
+	plan_eval_release(&r->eval);
+	cost_candidate_release(&r->cand);
+	memset(r, 0, sizeof(*r));
+	r->best = -1;
+}
+
+/* ------------------------------------------------------------- the run */
+
+struct uop_run;
+
+struct uop_slot {
+	struct uop_run *run;
+	size_t index;               /* into out->candidates */
+	struct cost_candidate cand; /* owned */
+	struct opt_options opt;
+};
+
+struct uop_run {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	const struct uop_options *opts;
+	struct uop_result *out;
+	size_t in_flight;           /* guarded by lock */
+	size_t done;                /* guarded by lock */
+	double best_tpi;            /* guarded by lock */
+	uniap_code fail;            /* first internal failure, guarded by lock */
+	struct uniap_err fail_err;
+};
+
+static void uop_progress(struct uop_run *run)
+{
+	size_t done;
+	double best;
+
+	if (!run->opts->progress)
+		return;
+	pthread_mutex_lock(&run->lock);
+	done = run->done;
+	best = run->best_tpi;
+	pthread_mutex_unlock(&run->lock);
+	run->opts->progress(run->opts->progress_ctx, done, run->out->n_candidates, best);
+}
+
+/* Records a solved candidate; takes ownership of slot->cand and r's arrays. */
+static void uop_record(struct uop_run *run, struct uop_slot *slot, struct opt_result *r)
+{
+	struct uop_candidate *c = &run->out->candidates[slot->index];
+	struct uop_result *out = run->out;
+	double tpi = INFINITY;
+
+	/* never trust a reported TPI: recompute it on the parent's matrices */
+	if (r->stage && r->strategy && r->n_layers == slot->cand.n_layers)
+		tpi = opt_tpi(&slot->cand, r->stage, r->strategy);
+	pthread_mutex_lock(&run->lock);
+	snprintf(c->status, sizeof(c->status), "%s", opt_status_name(r->status));
+	c->method = r->method;
+	c->solve_s = r->solve_s;
+	c->bound_s = r->bound_s;
+	c->tpi_s = tpi;
+	snprintf(c->note, sizeof(c->note), "%.*s", (int)sizeof(c->note) - 1, r->note);
+	if (isfinite(r->tpi_s) && fabs(tpi - r->tpi_s) > 1e-9 * fabs(tpi)) {
+		snprintf(c->status, sizeof(c->status), "error");
+		snprintf(c->note, sizeof(c->note), "solver reported %.17g, recomputed %.17g", r->tpi_s, tpi);
+		c->tpi_s = INFINITY;
+	} else if (isfinite(tpi) && tpi < run->best_tpi) {
+		run->best_tpi = tpi;
+		out->best = (long)slot->index;
+		cost_candidate_release(&out->cand);
+		out->cand = slot->cand;
+		memset(&slot->cand, 0, sizeof(slot->cand));
+		free(out->stage);
+		free(out->strategy);
+		out->stage = r->stage;
+		out->strategy = r->strategy;
+		r->stage = NULL;
+		r->strategy = NULL;
+	}
+	run->done++;
+	pthread_mutex_unlock(&run->lock);
+}
+
+static void uop_fail_candidate(struct uop_run *run, struct uop_slot *slot, const char *status,
+                               const char *note)
+{
+	struct uop_candidate *c = &run->out->candidates[slot->index];
+
+	pthread_mutex_lock(&run->lock);
+	snprintf(c->status, sizeof(c->status), "%s", status);
+	snprintf(c->note, sizeof(c->note), "%.*s", (int)sizeof(c->note) - 1, note);
+	c->bound_s = 0;
+	run->done++;
+	pthread_mutex_unlock(&run->lock);
+}
+
+/*
+ * The last thing a completion does: after it the calling thread may return
+ * from uop_run and free run, so nothing may touch run or slot afterwards.
+ */
+static void uop_finish(struct uop_run *run)
+{
+	pthread_mutex_lock(&run->lock);
+	run->in_flight--;
+	pthread_cond_broadcast(&run->cond);
+	pthread_mutex_unlock(&run->lock);
+}
+
+/* Runs in the worker process: solve and send the packed result back. */
+static int uop_work(const void *in, size_t in_len, void **out, size_t *out_len, void *arg)
+{
+	struct uop_slot *slot = arg;
+	struct opt_result r;
+	struct uniap_err err;
+	unsigned char *buf = NULL;
+	size_t len = 0;
+
+	(void)in;
+	(void)in_len;
+	opt_result_init(&r);
+	if (opt_solve(&slot->cand, &slot->opt, &r, &err) != UNIAP_OK)
+		snprintf(r.note, sizeof(r.note), "%.*s", (int)sizeof(r.note) - 1, err.msg);
+	if (opt_result_pack(&r, &buf, &len, &err) != UNIAP_OK)
+		return 1;
+	*out = buf;
+	*out_len = len;
+	return 0;
+}
+
+/* Completion of a worker, on a pool thread. */
+static void uop_done(void *ctx, const struct pool_outcome *o)
+{
+	struct uop_slot *slot = ctx;
+	struct uop_run *run = slot->run;
+	struct opt_result r;
+	struct uniap_err err;
+
+	if (o->status != POOL_OK || o->work_rc != 0) {
+		uop_fail_candidate(run, slot, o->status == POOL_OK ? "error" : pool_status_name(o->status),
+		                   o->msg[0] ? o->msg : "the worker could not pack its result");
+	} else if (opt_result_unpack(o->out, o->out_len, &r, &err) != UNIAP_OK) {
+		uop_fail_candidate(run, slot, "error", err.msg);
+	} else {
+		uop_record(run, slot, &r);
+		opt_result_release(&r);
+	}
+	cost_candidate_release(&slot->cand);
+	free(slot);
+	uop_progress(run);
+	uop_finish(run);
+}
+
+/* A valid lower bound on a candidate's TPI: sum p >= sum_u min_k A[u][k]
+ * (R, R' >= 0) and max(p) >= sum p / pp. */
+static double uop_lower_bound(const struct cost_candidate *c)
+{
+	size_t K = cost_k(c), u, k;
+	double sum = 0;
+
+	for (u = 0; u < c->n_layers; u++) {
+		double best = INFINITY;
+
+		for (k = 0; k < K; k++)
+			if (c->time_s[u * K + k] < best)
+				best = c->time_s[u * K + k];
+		sum += best;
+	}
+	return sum + (double)(c->microbatches - 1) * sum / c->pp;
+}
+
+/* ------------------------------------------------------ enumeration */
+
+static size_t uop_divisors(long n, long *out, size_t cap)
+{
+	size_t count = 0;
+	long d;
+
+	for (d = 1; d <= n && count < cap; d++)
+		if (n % d == 0)
+			out[count++] = d;
+	return count;
+}
+
+#define UOP_MAX_DIVISORS 256
+
+/* Fills the (pp, c) grid of the space. */
+static uniap_code uop_grid(const struct cluster_profile *cl, const struct model_profile *m,
+                           const struct uop_options *o, struct uop_result *out,
+                           struct uniap_err *err)
+{
+	long pps[UOP_MAX_DIVISORS], cs[UOP_MAX_DIVISORS];
+	size_t n_pp = uop_divisors(cluster_devices(cl), pps, UOP_MAX_DIVISORS);
+	size_t n_c = uop_divisors(o->batch, cs, UOP_MAX_DIVISORS);
+	size_t i, j;
+
+	out->candidates = calloc(n_pp * n_c, sizeof(*out->candidates));
+	if (!out->candidates)
+		return err_set(err, UNIAP_E_NOMEM, "candidates: out of memory");
+	for (i = 0; i < n_pp; i++) {
+		if ((size_t)pps[i] > m->n_layers || (o->space == UOP_SPACE_INTRA && pps[i] > 1))
+			continue;
+		for (j = 0; j < n_c; j++) {
+			struct uop_candidate *c = &out->candidates[out->n_candidates++];
+
+			c->pp = (int)pps[i];
+			c->microbatches = cs[j];
+			c->tpi_s = INFINITY;
+			c->bound_s = 0;
+			c->method = "none";
+			snprintf(c->status, sizeof(c->status), "unknown");
+		}
+	}
+	return UNIAP_OK;
+}
+
+static int uop_canceled(const struct uop_options *o)
+{
+	return o->cancel && *o->cancel;
+}
+
+/* Waits (run->lock held) until fewer than limit candidates are in flight. */
+static void uop_wait_below(struct uop_run *run, size_t limit)
+{
+	while (run->in_flight >= limit && run->in_flight > 0)
+		pthread_cond_wait(&run->cond, &run->lock);
+}
+
+/* Solves one built candidate, inline or through the pool.  Takes slot. */
+static uniap_code uop_dispatch(struct uop_run *run, struct pool *pool, struct uop_slot *slot,
+                               struct uniap_err *err)
+{
+	const struct uop_options *o = run->opts;
+
+	pthread_mutex_lock(&run->lock);
+	run->in_flight++;
+	slot->opt.cutoff_tpi = run->best_tpi;
+	pthread_mutex_unlock(&run->lock);
+	if (!pool) {
+		struct opt_result r;
+		struct uniap_err serr;
+
+		opt_result_init(&r);
+		if (opt_solve(&slot->cand, &slot->opt, &r, &serr) != UNIAP_OK)
+			snprintf(r.note, sizeof(r.note), "%.*s", (int)sizeof(r.note) - 1, serr.msg);
+		uop_record(run, slot, &r);
+		opt_result_release(&r);
+		cost_candidate_release(&slot->cand);
+		free(slot);
+		uop_progress(run);
+		uop_finish(run);
+		return UNIAP_OK;
+	}
+	for (;;) {
+		struct pool_task t = {
+			.work = uop_work, .arg = slot, .done = uop_done, .ctx = slot, .tag = o->tag,
+			.time_limit_s = o->time_limit_s > 0 ? o->time_limit_s + 5 : 0,
+		};
+		uniap_code rc = pool_submit(pool, &t, NULL, err);
+
+		if (rc == UNIAP_OK)
+			return UNIAP_OK;
+		if (rc != UNIAP_E_LIMIT) {
+			uop_fail_candidate(run, slot, "error", err->msg);
+			cost_candidate_release(&slot->cand);
+			free(slot);
+			uop_finish(run);
+			return rc;
+		}
+		/* a shared pool is full: wait for one of ours to finish, then retry */
+		{
+			int waited;
+
+			pthread_mutex_lock(&run->lock);
+			waited = run->in_flight > 1; /* this slot is counted already */
+			if (waited)
+				uop_wait_below(run, run->in_flight);
+			pthread_mutex_unlock(&run->lock);
+			if (!waited)
+				usleep(20000);
+		}
+	}
+}
+
+/* The solver spaces: build, bound, dispatch each candidate. */
+static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profile *cl,
+                                const struct model_profile *m, struct pool *pool,
+                                struct uniap_err *err)
+{
+	const struct uop_options *o = run->opts;
+	struct uop_result *out = run->out;
+	size_t i, limit = pool ? (size_t)(o->threads > 0 ? o->threads : 1) : 1;
+	uniap_code rc = UNIAP_OK;
+
+	for (i = 0; i < out->n_candidates && rc == UNIAP_OK; i++) {
+		struct uop_candidate *c = &out->candidates[i];
+		struct cost_options co = {
+			.batch = o->batch, .pp = c->pp, .microbatches = c->microbatches,
+			.schedule = o->schedule, .recompute = o->recompute,
+			.filter = o->space == UOP_SPACE_INTER ? COST_FILTER_DP_ONLY : COST_FILTER_ALL,
+		};
+		struct uop_slot *slot;
+		struct uniap_err berr;
+		double lb, best;
+		uniap_code brc;
+
+		if (uop_canceled(o))
+			return err_set(err, UNIAP_E_CANCELED, "canceled");
+		pthread_mutex_lock(&run->lock);
+		uop_wait_below(run, limit);
+		best = run->best_tpi;
+		pthread_mutex_unlock(&run->lock);
+
+		slot = calloc(1, sizeof(*slot));
+		if (!slot)
+			return err_set(err, UNIAP_E_NOMEM, "candidates: out of memory");
+		slot->run = run;
+		slot->index = i;
+		opt_options_init(&slot->opt);
+		slot->opt.time_limit_s = o->time_limit_s;
+		slot->opt.rel_gap = o->rel_gap;
+		slot->opt.early_stop = o->early_stop;
+		brc = cost_build(cl, m, &co, &slot->cand, &berr);
+		if (brc == UNIAP_E_INFEASIBLE) {
+			snprintf(c->status, sizeof(c->status), "infeasible");
+			snprintf(c->note, sizeof(c->note), "%.*s", (int)sizeof(c->note) - 1, berr.msg);
+			c->bound_s = INFINITY;
+			free(slot);
+			pthread_mutex_lock(&run->lock);
+			run->done++;
+			pthread_mutex_unlock(&run->lock);
+			continue;
+		}
+		if (brc != UNIAP_OK) {
+			free(slot);
+			*err = berr;
+			return brc;
+		}
+		lb = uop_lower_bound(&slot->cand);
+		if (lb >= best) {
+			snprintf(c->status, sizeof(c->status), "pruned");
+			snprintf(c->note, sizeof(c->note),
+			         "lower bound %.6g s is not below the best TPI %.6g s", lb, best);
+			c->bound_s = lb;
+			c->method = "lower-bound";
+			cost_candidate_release(&slot->cand);
+			free(slot);
+			pthread_mutex_lock(&run->lock);
+			run->done++;
+			pthread_mutex_unlock(&run->lock);
+			uop_progress(run);
+			continue;
+		}
+		rc = uop_dispatch(run, pool, slot, err);
+	}
+	pthread_mutex_lock(&run->lock);
+	uop_wait_below(run, 1);
+	pthread_mutex_unlock(&run->lock);
+	return rc;
+}
+
+/* The uniform space: every (pp, c, Megatron strategy) evaluated on an equal split. */
+static uniap_code uop_uniform(struct uop_run *run, const struct cluster_profile *cl,
+                              const struct model_profile *m, struct uniap_err *err)
+{
+	struct uop_result *out = run->out;
+	struct uop_candidate *grid = out->candidates;
+	size_t n_grid = out->n_candidates, i, cap = 0, L = m->n_layers;
+	int *stage = calloc(L, sizeof(*stage));
+	size_t *strat = calloc(L, sizeof(*strat));
+	uniap_code rc = UNIAP_OK;
+
+	out->candidates = NULL;
+	out->n_candidates = 0;
+	if (!stage || !strat) {
+		rc = err_set(err, UNIAP_E_NOMEM, "candidates: out of memory");
+		goto out;
+	}
+	for (i = 0; i < n_grid && rc == UNIAP_OK; i++) {
+		struct cost_options co = {
+			.batch = run->opts->batch, .pp = grid[i].pp, .microbatches = grid[i].microbatches,
+			.schedule = run->opts->schedule, .recompute = run->opts->recompute,
+			.filter = COST_FILTER_MEGATRON,
+		};
+		struct cost_candidate cand;
+		struct uniap_err berr;
+		size_t k, u, best_k = (size_t)-1;
+		double t0 = opt_clock_s();
+
+		if (uop_canceled(run->opts)) {
+			rc = err_set(err, UNIAP_E_CANCELED, "canceled");
+			break;
+		}
+		rc = cost_build(cl, m, &co, &cand, &berr);
+		if (rc == UNIAP_E_INFEASIBLE) {
+			rc = UNIAP_OK;
+			continue;
+		}
+		if (rc != UNIAP_OK) {
+			*err = berr;
+			break;
+		}
+		for (u = 0; u < L; u++)
+			stage[u] = (int)(u * (size_t)cand.pp / L);
+		for (k = 0; k < cost_k(&cand) && rc == UNIAP_OK; k++) {
+			struct uop_candidate *c;
+			struct plan_eval ev;
+
+			if (out->n_candidates == cap) {
+				size_t ncap = cap ? 2 * cap : 64;
+				struct uop_candidate *g = realloc(out->candidates, ncap * sizeof(*g));
+
+				if (!g) {
+					rc = err_set(err, UNIAP_E_NOMEM, "candidates: out of memory");
+					break;
+				}
+				out->candidates = g;
+				cap = ncap;
+			}
+			for (u = 0; u < L; u++)
+				strat[u] = k;
+			if ((rc = plan_evaluate(&cand, stage, strat, &ev, err)) != UNIAP_OK)
+				break;
+			c = &out->candidates[out->n_candidates++];
+			memset(c, 0, sizeof(*c));
+			c->pp = cand.pp;
+			c->microbatches = cand.microbatches;
+			c->method = "evaluate";
+			c->solve_s = opt_clock_s() - t0;
+			snprintf(c->strategy, sizeof(c->strategy), "%s", cand.strategies.items[k].name);
+			c->tpi_s = ev.valid && ev.fits ? ev.tpi_s : INFINITY;
+			c->bound_s = c->tpi_s;
+			snprintf(c->status, sizeof(c->status), "%s",
+			         ev.valid && ev.fits ? "evaluated" : "infeasible");
+			snprintf(c->note, sizeof(c->note), "%.*s", (int)sizeof(c->note) - 1, ev.reason);
+			if (ev.valid && ev.fits && ev.tpi_s < run->best_tpi) {
+				run->best_tpi = ev.tpi_s;
+				out->best = (long)out->n_candidates - 1;
+				best_k = k;
+			}
+			plan_eval_release(&ev);
+		}
+		if (best_k < cost_k(&cand)) {
+			/* this (pp, c) holds the new winner: keep its matrices */
+			cost_candidate_release(&out->cand);
+			out->cand = cand;
+			memcpy(out->stage, stage, L * sizeof(*stage));
+			for (u = 0; u < L; u++)
+				out->strategy[u] = best_k;
+		} else {
+			cost_candidate_release(&cand);
+		}
+		run->done++;
+		uop_progress(run);
+	}
+out:
+	free(grid);
+	free(stage);
+	free(strat);
+	return rc;
+}
+
+uniap_code uop_run(const struct cluster_profile *cluster, const struct model_profile *model,
+                   const struct uop_options *opts, struct pool *pool, struct uop_result *out,
+                   struct uniap_err *err)
+{
+	struct uop_run run;
+	struct pool *own = NULL;
+	uniap_code rc;
+	double t0 = opt_clock_s();
+	size_t i;
+
+	memset(out, 0, sizeof(*out));
+	out->best = -1;
+	if (opts->batch < 1)
+		return err_set(err, UNIAP_E_ARG, "batch: must be >= 1, got %ld", opts->batch);
+	if (opts->threads < 1 || opts->threads > POOL_THREADS_MAX)
+		return err_set(err, UNIAP_E_ARG, "threads: must be in [1, %d], got %d", POOL_THREADS_MAX,
+		               opts->threads);
+	memset(&run, 0, sizeof(run));
+	pthread_mutex_init(&run.lock, NULL);
+	pthread_cond_init(&run.cond, NULL);
+	run.opts = opts;
+	run.out = out;
+	run.best_tpi = INFINITY;
+	if ((rc = uop_grid(cluster, model, opts, out, err)) != UNIAP_OK)
+		goto out;
+	out->stage = calloc(model->n_layers, sizeof(*out->stage));
+	out->strategy = calloc(model->n_layers, sizeof(*out->strategy));
+	if (!out->stage || !out->strategy) {
+		rc = err_set(err, UNIAP_E_NOMEM, "plan: out of memory");
+		goto out;
+	}
+	if (opts->space == UOP_SPACE_UNIFORM) {
+		rc = uop_uniform(&run, cluster, model, err);
+	} else {
+		int solve_inline = opts->inline_solve || UOP_FORCE_INLINE;
+
+		if (!pool && !solve_inline) {
+			struct pool_config pc = { .threads = opts->threads, .queue_cap = 2 * opts->threads,
+			                          .max_output_bytes = OPT_PACK_MAX };
+
+			if ((rc = pool_new(&pc, &own, err)) != UNIAP_OK)
+				goto out;
+			pool = own;
+		}
+		rc = uop_solve_all(&run, cluster, model, solve_inline ? NULL : pool, err);
+	}
+	if (rc != UNIAP_OK)
+		goto out;
+
+	/* the proof: every candidate's bound against the winner */
+	out->bound_s = INFINITY;
+	for (i = 0; i < out->n_candidates; i++)
+		if (out->candidates[i].bound_s < out->bound_s)
+			out->bound_s = out->candidates[i].bound_s;
+	if (out->best >= 0) {
+		double tpi = out->candidates[out->best].tpi_s;
+
+		if (out->bound_s > tpi)
+			out->bound_s = tpi;
+		out->gap = (tpi - out->bound_s) / tpi;
+		if (out->gap < 1e-9)
+			out->gap = 0;
+		out->optimal = out->gap <= (opts->rel_gap > 0 ? opts->rel_gap : 0);
+		rc = plan_evaluate(&out->cand, out->stage, out->strategy, &out->eval, err);
+	} else {
+		out->gap = INFINITY;
+	}
+out:
+	if (own) {
+		if (rc != UNIAP_OK)
+			pool_cancel_tag(own, opts->tag, NULL, NULL);
+		pool_free(own);
+	} else if (pool && rc != UNIAP_OK) {
+		pool_cancel_tag(pool, opts->tag, NULL, NULL);
+		pool_wait_tag(pool, opts->tag, NULL);
+	}
+	out->solve_s = opt_clock_s() - t0;
+	pthread_cond_destroy(&run.cond);
+	pthread_mutex_destroy(&run.lock);
+	if (rc != UNIAP_OK)
+		uop_result_release(out);
+	return rc;
+}

@@ -1,0 +1,107 @@
+/*
+ * uop.h - the unified optimization process (paper Algorithm 1): enumerate the
+ * candidates (pipeline degree pp, micro-batch count c) of a search space,
+ * build each candidate's cost matrices, solve them concurrently in isolated
+ * worker processes (core/pool.h: CBC is not safe on two threads of one
+ * process), share the best TPI found so far to prune the rest, and return
+ * the best plan with a proof status.
+ *
+ * Search spaces:
+ *   unified  every pp dividing n (pp <= layers) x every c dividing B, all strategies
+ *            (pp = 1 with c > 1 is gradient accumulation, a superset of the paper)
+ *   inter    the same candidates, each stage purely data parallel
+ *   intra    pp = 1 only, every c
+ *   uniform  Megatron-style: one dp x tp (tp on consecutive ranks) for every layer and
+ *            an equal split of the layers in index order; every (pp, c, strategy) is
+ *            evaluated, none is solved
+ *
+ * Never: I/O, printing, globals.  The caller's pool (if any) is borrowed.
+ */
+#ifndef UNIAP_UOP_H
+#define UNIAP_UOP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cost.h"
+#include "opt.h"
+#include "plan.h"
+#include "pool.h"
+
+enum uop_space {
+	UOP_SPACE_UNIFIED = 0,
+	UOP_SPACE_INTER,
+	UOP_SPACE_INTRA,
+	UOP_SPACE_UNIFORM,
+};
+
+const char *uop_space_name(enum uop_space s);
+/* Parses "unified"/"inter"/"intra"/"uniform"; 0 on success, -1 otherwise. */
+int uop_space_parse(const char *s, enum uop_space *out);
+
+/* Progress: candidates done of total, best TPI so far (INFINITY: none). */
+typedef void (*uop_progress_fn)(void *ctx, size_t done, size_t total, double best_tpi_s);
+
+struct uop_options {
+	long batch;                 /* global batch B >= 1 */
+	enum cost_schedule schedule;
+	enum uop_space space;
+	int recompute;              /* offer activation checkpointing per layer */
+	int threads;                /* candidates solved at once (worker processes), >= 1 */
+	double time_limit_s;        /* per candidate; <= 0: none */
+	double rel_gap;             /* per candidate MILP gap; 0 = prove optimality */
+	int early_stop;             /* the paper's appendix-E rules */
+	int inline_solve;           /* solve in this process, one at a time (no workers) */
+	uint64_t tag;               /* pool tag of this run's tasks (for pool_cancel_tag) */
+	uop_progress_fn progress;   /* optional, called from any thread, no lock held */
+	void *progress_ctx;
+	const volatile int *cancel; /* optional: when *cancel becomes non-zero the run stops */
+};
+
+/* Defaults: gpipe, unified, threads = online cores, 60 s, gap 0, no early stop. */
+void uop_options_init(struct uop_options *o);
+
+#define UOP_NOTE_MAX 192
+
+/* One candidate of the run, as reported. */
+struct uop_candidate {
+	int pp;
+	long microbatches;
+	char status[16];     /* optimal, feasible, infeasible, pruned, unknown, error, crashed,
+	                        timeout, canceled (uniform: evaluated, infeasible) */
+	double tpi_s;        /* INFINITY when none */
+	double bound_s;      /* proven lower bound (INFINITY when proven infeasible) */
+	double solve_s;
+	const char *method;  /* static string: "dp-chain", "milp", "lower-bound", "evaluate", ... */
+	char strategy[STRATEGY_NAME_MAX]; /* uniform space: the strategy; "" otherwise */
+	char note[UOP_NOTE_MAX];          /* why infeasible / pruned / failed; "" otherwise */
+};
+
+struct uop_result {
+	struct uop_candidate *candidates; /* owned, n_candidates */
+	size_t n_candidates;
+	long best;                  /* index of the winner, -1 when nothing is feasible */
+	struct cost_candidate cand; /* the winner's cost matrices (owned) */
+	int *stage;                 /* owned, cand.n_layers */
+	size_t *strategy;           /* owned, cand.n_layers */
+	struct plan_eval eval;      /* the winner evaluated with the audit formula */
+	int optimal;                /* the winner is proven optimal over the whole space */
+	double bound_s;             /* proven lower bound over the whole space */
+	double gap;                 /* (tpi - bound) / tpi; 0 when optimal */
+	double solve_s;             /* wall seconds of the whole run */
+};
+
+/*
+ * Runs the process for cluster and model (borrowed, validated) with opts.
+ * pool (borrowed) runs the solves; NULL makes a private pool of opts->threads
+ * workers for the run.  On UNIAP_OK *out is owned by the caller
+ * (uop_result_release()); out->best < 0 means no candidate is feasible (the
+ * candidates' notes say why).  UNIAP_E_CANCELED when *opts->cancel was set.
+ */
+uniap_code uop_run(const struct cluster_profile *cluster, const struct model_profile *model,
+                   const struct uop_options *opts, struct pool *pool, struct uop_result *out,
+                   struct uniap_err *err);
+
+void uop_result_release(struct uop_result *r);
+
+#endif
