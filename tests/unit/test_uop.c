@@ -1,0 +1,243 @@
+/*
+ * test_uop.c - the unified optimization process end to end on the cost
+ * model: on small random models (chains, skip edges, tight and loose memory,
+ * both schedules) the planner's best TPI equals brute force over every
+ * candidate (pp, c) and every plan; worker-process solving gives the same
+ * answers as inline solving; the search spaces keep to their rules; a cancel
+ * stops the run.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <string.h>
+
+#include "brute.h"
+#include "cost.h"
+#include "fixtures.h"
+#include "uop.h"
+
+static unsigned long rng = 424242;
+
+static unsigned rnd(unsigned n)
+{
+	rng = rng * 6364136223846793005UL + 1442695040888963407UL;
+	return (unsigned)((rng >> 33) % n);
+}
+
+/* A random 2-device-per-stage-or-less instance small enough for brute force. */
+static void random_instance(struct cluster_profile *cl, struct model_profile *m, long *batch)
+{
+	static const int dev[] = { 2, 4 };
+	static const double bw[] = { 10, 2 };
+	static const int devs2[] = { 2 };
+	size_t L = 2 + rnd(3);
+	int four = (int)rnd(2);
+	double mem = rnd(3) == 0 ? 2.2e8 : 64e9; /* tight or loose */
+
+	if (four)
+		assert_int_equal(fx_cluster(cl, 1, 4, dev, bw, 2, mem, 0, 1 + rnd(4) * 0.2), 0);
+	else
+		assert_int_equal(fx_cluster(cl, 1, 2, devs2, bw, 1, mem, 0, 1 + rnd(4) * 0.2), 0);
+	assert_int_equal(fx_model_chain(m, L, rnd(2) ? MODEL_MIXED : MODEL_FP32,
+	                                1e-3 * (1 + rnd(9)), rnd(2) ? 7e-4 : 0, 1e6 * (1 + rnd(30)),
+	                                1e7 * (1 + rnd(9)), rnd(2) ? 5e6 : 0, 2e5 * (1 + rnd(9)),
+	                                1e6), 0);
+	if (L > 2 && rnd(2))
+		assert_int_equal(fx_model_add_edge(m, 0, L - 1), 0);
+	*batch = rnd(2) ? 4 : 8;
+}
+
+/* Brute force over every candidate of the unified space. */
+static double brute_space(const struct cluster_profile *cl, const struct model_profile *m,
+                          long batch, enum cost_schedule s)
+{
+	double best = INFINITY;
+	int pp;
+	long c;
+
+	for (pp = 1; pp <= cluster_devices(cl); pp++) {
+		if (cluster_devices(cl) % pp || (size_t)pp > m->n_layers)
+			continue;
+		for (c = 1; c <= batch; c++) {
+			struct cost_options o = { .batch = batch, .pp = pp, .microbatches = c,
+			                          .schedule = s };
+			struct cost_candidate cand;
+			struct uniap_err err;
+			double v;
+
+			if (batch % c)
+				continue;
+			if (cost_build(cl, m, &o, &cand, &err) != UNIAP_OK)
+				continue;
+			assert_int_equal(brute_solve(&cand, &v, NULL, NULL, NULL), 0);
+			if (v < best)
+				best = v;
+			cost_candidate_release(&cand);
+		}
+	}
+	return best;
+}
+
+static void run(const struct cluster_profile *cl, const struct model_profile *m, long batch,
+                enum cost_schedule s, enum uop_space space, int inline_solve,
+                struct uop_result *r)
+{
+	struct uop_options o;
+	struct uniap_err err;
+
+	uop_options_init(&o);
+	o.batch = batch;
+	o.schedule = s;
+	o.space = space;
+	o.threads = 2;
+	o.inline_solve = inline_solve;
+	o.time_limit_s = 60;
+	assert_int_equal(uop_run(cl, m, &o, NULL, r, &err), UNIAP_OK);
+}
+
+static void test_matches_brute_force(void **state)
+{
+	int trial;
+
+	(void)state;
+	for (trial = 0; trial < 60; trial++) {
+		struct cluster_profile cl;
+		struct model_profile m;
+		struct uop_result r;
+		enum cost_schedule s = rnd(2) ? COST_1F1B : COST_GPIPE;
+		long batch;
+		double expect;
+
+		random_instance(&cl, &m, &batch);
+		expect = brute_space(&cl, &m, batch, s);
+		run(&cl, &m, batch, s, UOP_SPACE_UNIFIED, trial % 2, &r);
+		if (isinf(expect)) {
+			assert_true(r.best < 0);
+		} else {
+			assert_true(r.best >= 0);
+			assert_true(r.optimal);
+			assert_true(fabs(r.eval.tpi_s - expect) <= 1e-9 * expect);
+			assert_true(r.eval.valid && r.eval.fits);
+			assert_true(r.bound_s <= r.eval.tpi_s * (1 + 1e-12));
+		}
+		uop_result_release(&r);
+		model_release(&m);
+		cluster_release(&cl);
+	}
+}
+
+/* Worker processes and inline solving agree on every candidate's optimum. */
+static void test_workers_equal_inline(void **state)
+{
+	static const int dev[] = { 2, 4, 8 };
+	static const double bw[] = { 20, 8, 2 };
+	struct cluster_profile cl;
+	struct model_profile m;
+	struct uop_result a, b;
+
+	(void)state;
+	assert_int_equal(fx_cluster(&cl, 1, 8, dev, bw, 3, 16e9, 1e8, 1.2), 0);
+	assert_int_equal(fx_model_chain(&m, 12, MODEL_FP32, 4e-3, 2.3e-3, 12e6, 2e8, 1.2e8, 2e6,
+	                                2e6), 0);
+	run(&cl, &m, 16, COST_1F1B, UOP_SPACE_UNIFIED, 0, &a);
+	run(&cl, &m, 16, COST_1F1B, UOP_SPACE_UNIFIED, 1, &b);
+	assert_true(a.best >= 0 && b.best >= 0);
+	assert_true(a.eval.tpi_s == b.eval.tpi_s);
+	assert_true(a.optimal && b.optimal);
+	assert_int_equal(a.n_candidates, b.n_candidates);
+	uop_result_release(&a);
+	uop_result_release(&b);
+	model_release(&m);
+	cluster_release(&cl);
+}
+
+static void test_spaces(void **state)
+{
+	static const int dev[] = { 2, 4 };
+	static const double bw[] = { 10, 2 };
+	struct cluster_profile cl;
+	struct model_profile m;
+	struct uop_result r, u;
+	size_t i, k, total = 0;
+
+	(void)state;
+	assert_int_equal(fx_cluster(&cl, 1, 4, dev, bw, 2, 16e9, 0, 1.2), 0);
+	assert_int_equal(fx_model_chain(&m, 4, MODEL_FP32, 4e-3, 2.3e-3, 12e6, 2e8, 1.2e8, 2e6, 2e6),
+	                 0);
+	/* intra: only pp = 1 */
+	run(&cl, &m, 8, COST_GPIPE, UOP_SPACE_INTRA, 0, &r);
+	for (i = 0; i < r.n_candidates; i++)
+		assert_int_equal(r.candidates[i].pp, 1);
+	assert_int_equal(r.n_candidates, 4); /* c in {1, 2, 4, 8} */
+	uop_result_release(&r);
+	/* inter: every stage purely data parallel */
+	run(&cl, &m, 8, COST_GPIPE, UOP_SPACE_INTER, 0, &r);
+	assert_true(r.best >= 0);
+	for (k = 0; k < r.cand.n_layers; k++) {
+		const struct strategy *s = &r.cand.strategies.items[r.strategy[k]];
+
+		assert_int_equal(s->degree[STRATEGY_TP], 1);
+		assert_int_equal(s->degree[STRATEGY_FSDP], 1);
+	}
+	uop_result_release(&r);
+	/* uniform: every Megatron-style candidate listed; the unified optimum is no worse */
+	run(&cl, &m, 8, COST_GPIPE, UOP_SPACE_UNIFORM, 0, &u);
+	run(&cl, &m, 8, COST_GPIPE, UOP_SPACE_UNIFIED, 0, &r);
+	for (i = 0; i < u.n_candidates; i++) {
+		assert_null(strstr(u.candidates[i].strategy, "fsdp"));
+		assert_null(strstr(u.candidates[i].strategy, "dp2.tp2"));
+		if (!strcmp(u.candidates[i].status, "evaluated"))
+			assert_true(u.candidates[i].tpi_s >= u.eval.tpi_s);
+		total++;
+	}
+	/* pp 1: tp4, tp2.dp2, dp4 x c in {1,2,4,8} minus widths over the micro-batch */
+	assert_true(total > 10);
+	for (k = 1; k < u.cand.n_layers; k++)
+		assert_int_equal(u.strategy[k], u.strategy[0]);
+	assert_true(r.eval.tpi_s <= u.eval.tpi_s * (1 + 1e-12));
+	uop_result_release(&u);
+	uop_result_release(&r);
+	model_release(&m);
+	cluster_release(&cl);
+}
+
+static void test_cancel(void **state)
+{
+	static const int dev[] = { 4 };
+	static const double bw[] = { 10 };
+	struct cluster_profile cl;
+	struct model_profile m;
+	struct uop_result r;
+	struct uop_options o;
+	struct uniap_err err;
+	volatile int cancel = 1;
+
+	(void)state;
+	assert_int_equal(fx_cluster(&cl, 1, 4, dev, bw, 1, 16e9, 0, 1), 0);
+	assert_int_equal(fx_model_chain(&m, 4, MODEL_FP32, 4e-3, 0, 12e6, 2e8, 0, 2e6, 2e6), 0);
+	uop_options_init(&o);
+	o.batch = 8;
+	o.cancel = &cancel;
+	assert_int_equal(uop_run(&cl, &m, &o, NULL, &r, &err), UNIAP_E_CANCELED);
+	o.cancel = NULL;
+	o.threads = 0;
+	assert_int_equal(uop_run(&cl, &m, &o, NULL, &r, &err), UNIAP_E_ARG);
+	assert_non_null(strstr(err.msg, "threads"));
+	model_release(&m);
+	cluster_release(&cl);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_matches_brute_force),
+		cmocka_unit_test(test_workers_equal_inline),
+		cmocka_unit_test(test_spaces),
+		cmocka_unit_test(test_cancel),
+	};
+
+	return cmocka_run_group_tests_name("uop", tests, NULL, NULL);
+}
