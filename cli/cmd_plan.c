@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "cli.h"
 #include "jencode.h"
@@ -16,7 +17,8 @@
 static const char plan_usage[] =
 	"usage: uniap plan --cluster FILE --model FILE --batch B [--schedule gpipe|1f1b]\n"
 	"                  [--space unified|inter|intra|uniform] [--threads N]\n"
-	"                  [--time-limit S] [--gap G] [--early-stop] [--recompute] [--pretty]\n"
+	"                  [--time-limit S] [--gap G] [--early-stop] [--recompute]\n"
+	"                  [--format json|text] [--pretty]\n"
 	"\n"
 	"Finds the fastest plan: every pipeline degree dividing the device count (up to the\n"
 	"layer count) and every micro-batch count dividing B is a candidate, solved exactly\n"
@@ -36,6 +38,7 @@ static const char plan_usage[] =
 	"                   bound cannot beat the best plan so far\n"
 	"  --schedule S     gpipe (default) or 1f1b\n"
 	"  --recompute      allow activation checkpointing per layer\n"
+	"  --format F       json (default): the plan document; text: a summary for people\n"
 	"\n"
 	"Exit status: 0 a plan, 1 invalid input, 2 bad command line, 3 nothing fits.\n";
 
@@ -87,6 +90,73 @@ static cJSON *plan_report(const struct uop_result *r, enum uop_space space)
 	return doc;
 }
 
+/* Layers u..v-1 of one stage as "name xN, name xM" runs of equal strategies. */
+static void plan_text_runs(FILE *f, const struct uop_result *r, int stage)
+{
+	size_t u, n = r->cand.n_layers, run_start = n;
+	int first = 1;
+
+	for (u = 0; u <= n; u++) {
+		int same = u < n && r->stage[u] == stage && run_start < n &&
+		           r->strategy[u] == r->strategy[run_start];
+
+		if (same)
+			continue;
+		if (run_start < n) {
+			fprintf(f, "%s%s x%zu", first ? "" : ", ",
+			        r->cand.strategies.items[r->strategy[run_start]].name, u - run_start);
+			first = 0;
+		}
+		run_start = u < n && r->stage[u] == stage ? u : n;
+	}
+}
+
+/* The text summary: one line for the plan, one per stage, one for the candidates. */
+static void plan_text(FILE *f, const struct uop_result *r, enum uop_space space)
+{
+	struct rusage self, kids;
+	size_t i, n_opt = 0, n_pruned = 0, n_inf = 0, n_other = 0;
+	int s;
+
+	getrusage(RUSAGE_SELF, &self);
+	getrusage(RUSAGE_CHILDREN, &kids);
+	for (i = 0; i < r->n_candidates; i++) {
+		const char *st = r->candidates[i].status;
+
+		if (!strcmp(st, "optimal") || !strcmp(st, "evaluated"))
+			n_opt++;
+		else if (!strcmp(st, "pruned"))
+			n_pruned++;
+		else if (!strcmp(st, "infeasible"))
+			n_inf++;
+		else
+			n_other++;
+	}
+	if (r->best < 0) {
+		fprintf(f, "plan: none fits (space %s, %zu candidates, %zu infeasible) solve %.3f s\n",
+		        uop_space_name(space), r->n_candidates, n_inf, r->solve_s);
+		return;
+	}
+	fprintf(f, "plan: space %s pp %d microbatches %ld microbatch_size %ld schedule %s "
+	        "tpi %.6g s throughput %.6g samples/s optimal %s gap %.3g solve %.3f s "
+	        "maxrss %.0f MiB (workers %.0f MiB)\n",
+	        uop_space_name(space), r->cand.pp, r->cand.microbatches, r->cand.microbatch_size,
+	        cost_schedule_name(r->cand.schedule), r->eval.tpi_s,
+	        (double)r->cand.microbatches * (double)r->cand.microbatch_size / r->eval.tpi_s,
+	        r->optimal ? "yes" : "no", r->gap, r->solve_s, self.ru_maxrss / 1024.0,
+	        kids.ru_maxrss / 1024.0);
+	for (s = 0; s < r->cand.pp; s++) {
+		fprintf(f, "  stage %d: ", s);
+		plan_text_runs(f, r, s);
+		fprintf(f, "; time %.6g s, memory %.3f GiB of %.3f GiB\n", r->eval.stage_time_s[s],
+		        r->eval.stage_memory_bytes[s] / 1073741824.0,
+		        r->cand.memory_limit_bytes / 1073741824.0);
+	}
+	fprintf(f, "  candidates: %zu (%s %zu, pruned %zu, infeasible %zu, other %zu)\n",
+	        r->n_candidates, space == UOP_SPACE_UNIFORM ? "evaluated" : "optimal", n_opt,
+	        n_pruned, n_inf, n_other);
+}
+
 static int plan_parse_double(const char *opt, const char *text, double lo, double hi, double *out,
                              struct uniap_err *err)
 {
@@ -109,6 +179,7 @@ int cli_cmd_plan(int argc, char **argv)
 		{ "time-limit", required_argument, NULL, 'T' },
 		{ "gap", required_argument, NULL, 'g' },
 		{ "early-stop", no_argument, NULL, 'e' },
+		{ "format", required_argument, NULL, 'f' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cli_common common = { 0 };
@@ -118,7 +189,7 @@ int cli_cmd_plan(int argc, char **argv)
 	cJSON *doc = NULL;
 	char *text = NULL;
 	long threads;
-	int opt, status = CLI_EXIT_ERROR;
+	int opt, text_format = 0, status = CLI_EXIT_ERROR;
 
 	uop_options_init(&o);
 	opterr = 0;
@@ -138,6 +209,11 @@ int cli_cmd_plan(int argc, char **argv)
 			plan_parse_double("--gap", optarg, 0, 1, &o.rel_gap, &err);
 		} else if (opt == 'e') {
 			o.early_stop = 1;
+		} else if (opt == 'f') {
+			if (strcmp(optarg, "text") == 0)
+				text_format = 1;
+			else if (strcmp(optarg, "json") != 0)
+				err_set(&err, UNIAP_E_ARG, "--format: must be json or text, got \"%.64s\"", optarg);
 		} else {
 			char msg[128];
 
@@ -162,6 +238,12 @@ int cli_cmd_plan(int argc, char **argv)
 	o.recompute = common.recompute;
 	if (uop_run(&common.cluster, &common.model, &o, NULL, &r, &err) != UNIAP_OK) {
 		status = cli_fail("plan", &err);
+		goto out;
+	}
+	if (text_format) {
+		plan_text(stdout, &r, o.space);
+		status = fflush(stdout) == 0 ? (r.best < 0 ? CLI_EXIT_INFEASIBLE : CLI_EXIT_OK)
+		                             : CLI_EXIT_ERROR;
 		goto out;
 	}
 	doc = plan_report(&r, o.space);

@@ -35,6 +35,9 @@
 #define UOP_FORCE_INLINE 0
 #endif
 
+/* Relative slack of every pruning test, so that ties are solved, not pruned. */
+#define UOP_TIE_TOLERANCE 1e-9
+
 static const char *const uop_space_names[] = { "unified", "inter", "intra", "uniform" };
 
 const char *uop_space_name(enum uop_space s)
@@ -136,7 +139,9 @@ static void uop_record(struct uop_run *run, struct uop_slot *slot, struct opt_re
 		snprintf(c->status, sizeof(c->status), "error");
 		snprintf(c->note, sizeof(c->note), "solver reported %.17g, recomputed %.17g", r->tpi_s, tpi);
 		c->tpi_s = INFINITY;
-	} else if (isfinite(tpi) && tpi < run->best_tpi) {
+	} else if (isfinite(tpi) && (tpi < run->best_tpi ||
+	                             (tpi == run->best_tpi && (long)slot->index < out->best))) {
+		/* ties go to the earlier candidate, so the answer does not depend on timing */
 		run->best_tpi = tpi;
 		out->best = (long)slot->index;
 		cost_candidate_release(&out->cand);
@@ -305,7 +310,8 @@ static uniap_code uop_dispatch(struct uop_run *run, struct pool *pool, struct uo
 
 	pthread_mutex_lock(&run->lock);
 	run->in_flight++;
-	slot->opt.cutoff_tpi = run->best_tpi;
+	/* a little above the best, so a tie is still found and broken by index */
+	slot->opt.cutoff_tpi = run->best_tpi * (1 + UOP_TIE_TOLERANCE);
 	pthread_mutex_unlock(&run->lock);
 	if (!pool) {
 		struct opt_result r;
@@ -408,7 +414,7 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
 			return brc;
 		}
 		lb = uop_lower_bound(&slot->cand);
-		if (lb >= best) {
+		if (lb > best * (1 + UOP_TIE_TOLERANCE)) {
 			snprintf(c->status, sizeof(c->status), "pruned");
 			snprintf(c->note, sizeof(c->note),
 			         "lower bound %.6g s is not below the best TPI %.6g s", lb, best);
