@@ -11,6 +11,12 @@
  * same state dominates; a label is dropped only when another one is at least
  * as good in every quantity the future can depend on, so the optimum survives.
  *
+ * Both first run dp-chain with a beam (a few labels per state) to get a
+ * valid plan whose TPI is an upper bound U, then the exact program, which
+ * drops a partial plan only when a lower bound of every completion exceeds
+ * U (times 1 + 1e-12, against rounding) or reaches the caller's cutoff.  If
+ * the exact program finds nothing better, the beam plan is optimal.
+ *
  * Memory sums are accumulated in layer order exactly as opt_tpi() does, so a
  * stage the DP accepts is one opt_tpi() accepts.
  *
@@ -24,9 +30,12 @@
 #include <string.h>
 
 #define DP_NONE SIZE_MAX
+#define DP_SLACK 1e-12 /* relative slack on the incumbent bound, against rounding */
+#define DP_BEAM 4      /* labels per state in the incumbent runs */
 
-/* The read-only view both programs share. */
+/* The read-only view of one candidate plus the search's bounds and counters. */
 struct dp_inst {
+	const struct cost_candidate *cand;
 	size_t n_layers, k;
 	int pp;
 	long c;
@@ -35,13 +44,20 @@ struct dp_inst {
 	double limit;
 	const struct cost_edge **chain; /* owned array of borrowed edges, [n_layers - 1]: u -> u+1 */
 	int mem_binds;                  /* 0: no stage can ever exceed the limit */
-	double *rem_s;                  /* owned, [n_layers + 1]: lower bound of the time still to come
-	                                   after layer u (layers > u and edges >= u) */
+	double *rem_s;                  /* owned, [n_layers + 1]: least time still to come after layer
+	                                   u (layers > u and edges >= u) */
+	double *rem_layers_s;           /* owned, [n_layers + 1]: least time of the layers > u */
+	double *rem_guess_s;            /* owned, [n_layers + 1]: beam only, a guess of the time of the
+	                                   layers > u: each at its fastest strategy within a per-layer
+	                                   share of the memory limit (not a bound) */
 	double deadline_s;              /* opt_clock_s() value; INFINITY when none */
-	double cutoff_s;                /* prune labels whose lower bound reaches it */
+	double cutoff_s;                /* drop partial plans whose lower bound reaches it */
+	double ub_s;                    /* TPI of the incumbent plan; INFINITY when none */
 	size_t cap;                     /* label cap */
+	size_t beam;                    /* 0: exact; else labels kept per state */
+	double lambda;                  /* beam only: price of a byte of open-stage memory, s/byte */
 	long labels;                    /* labels created (reported as nodes) */
-	int cut_pruned;                 /* a label was pruned against the cutoff */
+	int cut_pruned;                 /* a partial plan was dropped against the cutoff */
 };
 
 static double dp_mem(const struct dp_inst *d, size_t u, int stage, size_t k)
@@ -53,6 +69,8 @@ static void dp_inst_release(struct dp_inst *d)
 {
 	free(d->chain);
 	free(d->rem_s);
+	free(d->rem_layers_s);
+	free(d->rem_guess_s);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -65,6 +83,7 @@ static uniap_code dp_inst_init(struct dp_inst *d, const struct cost_candidate *c
 	memset(d, 0, sizeof(*d));
 	if (!opt_is_chain(cand))
 		return err_set(err, UNIAP_E_ARG, "dp: the layer graph is not a chain in index order");
+	d->cand = cand;
 	d->n_layers = cand->n_layers;
 	d->k = cost_k(cand);
 	d->pp = cand->pp;
@@ -75,21 +94,22 @@ static uniap_code dp_inst_init(struct dp_inst *d, const struct cost_candidate *c
 	d->inflight = cand->inflight;
 	d->limit = cand->memory_limit_bytes;
 	d->cap = o->dp_label_cap ? o->dp_label_cap : OPT_DP_LABEL_CAP_DEFAULT;
-	d->cutoff_s = o->cutoff_tpi;
+	d->cutoff_s = isnan(o->cutoff_tpi) ? INFINITY : o->cutoff_tpi;
+	d->ub_s = INFINITY;
 	d->deadline_s = (o->time_limit_s > 0 && isfinite(o->time_limit_s))
 	                        ? opt_clock_s() + o->time_limit_s
 	                        : INFINITY;
 	d->chain = calloc(d->n_layers, sizeof(*d->chain));
 	d->rem_s = calloc(d->n_layers + 1, sizeof(*d->rem_s));
-	if (!d->chain || !d->rem_s) {
+	d->rem_layers_s = calloc(d->n_layers + 1, sizeof(*d->rem_layers_s));
+	d->rem_guess_s = calloc(d->n_layers + 1, sizeof(*d->rem_guess_s));
+	if (!d->chain || !d->rem_s || !d->rem_layers_s || !d->rem_guess_s) {
 		rc = err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
 		goto out;
 	}
 	for (e = 0; e < cand->n_edges; e++)
 		d->chain[cand->edges[e].from] = &cand->edges[e];
-	/* rem_s[u]: least possible time of layers u+1.. and edges u.. (costs are >= 0) */
-	d->rem_s[d->n_layers] = 0;
-	d->rem_s[d->n_layers - 1] = 0;
+	/* least possible future time (every cost is >= 0) */
 	for (u = d->n_layers - 1; u-- > 0;) {
 		double best_a = INFINITY, best_e = INFINITY;
 
@@ -101,9 +121,28 @@ static uniap_code dp_inst_init(struct dp_inst *d, const struct cost_candidate *c
 				best_e = fmin(best_e, d->chain[u]->cross_stage_s[k * d->k + l]);
 			}
 		d->rem_s[u] = d->rem_s[u + 1] + best_a + best_e;
+		d->rem_layers_s[u] = d->rem_layers_s[u + 1] + best_a;
+	}
+	{
+		double share = d->limit / ceil((double)d->n_layers / d->pp);
+
+		for (u = d->n_layers - 1; u-- > 0;) {
+			double fit = INFINITY, small_m = INFINITY, small_t = 0;
+
+			for (k = 0; k < d->k; k++) {
+				double m = dp_mem(d, u + 1, 0, k), t = d->time_s[(u + 1) * d->k + k];
+
+				if (m <= share)
+					fit = fmin(fit, t);
+				if (m < small_m) {
+					small_m = m;
+					small_t = t;
+				}
+			}
+			d->rem_guess_s[u] = d->rem_guess_s[u + 1] + (isfinite(fit) ? fit : small_t);
+		}
 	}
 	/* memory binds unless every stage fits with every layer at its largest strategy */
-	d->mem_binds = 0;
 	for (i = 0; i < (size_t)d->pp && !d->mem_binds; i++) {
 		double total = 0;
 
@@ -130,40 +169,51 @@ static uniap_code dp_check_time(const struct dp_inst *d, struct uniap_err *err)
 	return UNIAP_OK;
 }
 
-/* Lower bound of the final TPI of a partial plan ending at layer u. */
-static double dp_lower_bound(const struct dp_inst *d, size_t u, double sum_s, double max_s)
+/*
+ * Lower bound of the final TPI of a partial plan that ends at layer u with
+ * total sum_s, closed max max_s and an open stage of open_s, with
+ * stages_left stages (the open one included) for the layers after u:
+ * sum + least time to come + (c-1) * max(max_s, open_s, (open_s + least
+ * layer time to come) / stages_left), the last because those layers and
+ * the open stage's time end up in stages_left stage times.
+ */
+static double dp_lower_bound(const struct dp_inst *d, size_t u, int stages_left, double sum_s,
+                             double max_s, double open_s)
 {
-	return sum_s + d->rem_s[u] + (double)(d->c - 1) * max_s;
+	double m = fmax(max_s, open_s);
+
+	if (stages_left > 0)
+		m = fmax(m, (open_s + d->rem_layers_s[u]) / stages_left);
+	return sum_s + d->rem_s[u] + (double)(d->c - 1) * m;
 }
 
-/* Copies a found plan into out. */
-static uniap_code dp_result_alloc(struct opt_result *out, size_t n, struct uniap_err *err)
+/* The beam's guess of the final TPI: dp_lower_bound with rem_guess_s for the layers to come. */
+static double dp_beam_key(const struct dp_inst *d, size_t u, int stages_left, double sum_s, double max_s,
+                          double open_s)
 {
-	out->n_layers = n;
-	out->stage = calloc(n, sizeof(*out->stage));
-	out->strategy = calloc(n, sizeof(*out->strategy));
-	if (!out->stage || !out->strategy) {
-		free(out->stage);
-		free(out->strategy);
-		out->stage = NULL;
-		out->strategy = NULL;
-		return err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
-	}
-	return UNIAP_OK;
+	double m = fmax(max_s, open_s), rest = d->rem_guess_s[u];
+
+	if (stages_left > 0)
+		m = fmax(m, (open_s + rest) / stages_left);
+	return sum_s + rest + (double)(d->c - 1) * m;
 }
 
-/* Sets status when no plan was found: pruned against the cutoff, or none exists. */
-static void dp_result_none(const struct dp_inst *d, struct opt_result *out)
+/* 1 when no completion of a partial plan with lower bound lb can beat the cutoff or the incumbent. */
+static int dp_prune(struct dp_inst *d, double lb)
 {
-	if (d->cut_pruned) {
-		out->status = OPT_PRUNED;
-		out->bound_s = d->cutoff_s;
-	} else {
-		out->status = OPT_INFEASIBLE;
-		out->bound_s = INFINITY;
+	if (lb >= d->cutoff_s) {
+		d->cut_pruned = 1;
+		return 1;
 	}
-	out->tpi_s = INFINITY;
-	out->gap = INFINITY;
+	return lb > d->ub_s * (1 + DP_SLACK);
+}
+
+/* The largest stage (or communication) time an improving plan can have: c * p <= TPI. */
+static double dp_stage_cap(const struct dp_inst *d)
+{
+	double b = fmin(d->cutoff_s, d->ub_s * (1 + DP_SLACK));
+
+	return b / (double)d->c * (1 + DP_SLACK);
 }
 
 /* ------------------------------------------------------------ dp-chain */
@@ -248,70 +298,112 @@ static int dpc_filter(struct dpc_vec *cand, struct dpc_vec *lab, size_t first)
 	return 0;
 }
 
-uniap_code dp_chain_solve(const struct cost_candidate *cand, const struct opt_options *opts,
-                          struct opt_result *out, struct uniap_err *err)
+/*
+ * Keeps `beam` labels of lab[first..), all at layer u on stage s: the
+ * least-memory one (so that the beam never loses feasibility: whether a
+ * completion fits depends only on the state and the open stage's memory),
+ * then the least lower bound of the final TPI plus lambda * memory, a
+ * Lagrangian price on the memory the open stage has used.
+ */
+static void dpc_beam_cut(const struct dp_inst *d, struct dpc_vec *lab, size_t first, size_t u, int s)
 {
-	struct dp_inst d;
+	size_t i, j, n = lab->n - first;
+
+	if (n <= d->beam)
+		return;
+	for (i = 0; i < d->beam; i++) {
+		size_t best = first + i;
+		double kb = INFINITY;
+
+		for (j = first + i; j < lab->n; j++) {
+			const struct dpc_label *x = &lab->v[j];
+			double kx = dp_beam_key(d, u, d->pp - s, x->sum_s, x->max_s, x->open_s) +
+			            d->lambda * x->mem;
+
+			if (i == 0) {
+				if (x->mem < lab->v[best].mem)
+					best = j;
+			} else if (kx < kb) {
+				kb = kx;
+				best = j;
+			}
+		}
+		if (best != first + i) {
+			struct dpc_label t = lab->v[first + i];
+
+			lab->v[first + i] = lab->v[best];
+			lab->v[best] = t;
+		}
+	}
+	lab->n = first + d->beam;
+}
+
+/*
+ * dp-chain over d (exact when d->beam == 0).  On return *found says whether a
+ * plan was found; then stage/strategy (caller-owned, n_layers) hold the best
+ * one and *tpi_s its DP value.
+ */
+static uniap_code dpc_run(struct dp_inst *d, int *stage_out, size_t *strategy_out, double *tpi_s,
+                          int *found, struct uniap_err *err)
+{
 	struct dpc_vec lab = {0}, cand_v = {0};
 	size_t *start = NULL; /* [(u * pp + s) * K + k] first label of the state, [.. + 1] its end */
-	size_t n_states, u, k, l, i, best = DP_NONE;
-	double best_tpi = INFINITY;
-	int s, pp;
-	uniap_code rc;
+	size_t n_states, u, k, l, i, best = DP_NONE, K = d->k;
+	double best_tpi = INFINITY, cm = (double)(d->c - 1);
+	int s, pp = d->pp;
+	uniap_code rc = UNIAP_OK;
 
-	rc = dp_inst_init(&d, cand, opts, err);
-	if (rc != UNIAP_OK)
-		return rc;
-	pp = d.pp;
-	n_states = d.n_layers * (size_t)pp * d.k;
+	*found = 0;
+	*tpi_s = INFINITY;
+	n_states = d->n_layers * (size_t)pp * K;
 	start = calloc(n_states + 1, sizeof(*start));
 	if (!start) {
 		rc = err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
 		goto out;
 	}
-	/* layer 0 is on stage 0 */
-	for (k = 0; k < d.k; k++) {
+	/* layer 0 is on stage 0; states are filled in index order, so start[idx + 1] ends state idx */
+	for (k = 0; k < K; k++) {
 		struct dpc_label x = {0};
 
 		start[k] = lab.n;
-		x.sum_s = d.time_s[k];
-		x.open_s = d.c > 1 ? x.sum_s : 0;
-		x.mem = dp_mem(&d, 0, 0, k);
+		x.sum_s = d->time_s[k];
+		x.open_s = d->c > 1 ? x.sum_s : 0;
+		x.mem = dp_mem(d, 0, 0, k);
 		x.parent = DP_NONE;
 		x.stage = 0;
 		x.k = k;
-		if (!(x.mem <= d.limit))
+		if (!(x.mem <= d->limit))
 			continue;
-		if (!d.mem_binds)
+		if (!d->mem_binds)
 			x.mem = 0;
-		if (isfinite(d.cutoff_s) && dp_lower_bound(&d, 0, x.sum_s, x.open_s) >= d.cutoff_s) {
-			d.cut_pruned = 1;
+		if (dp_prune(d, dp_lower_bound(d, 0, pp, x.sum_s, 0, x.open_s)))
 			continue;
-		}
 		if (dpc_push(&lab, &x) != 0) {
 			rc = err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
 			goto out;
 		}
 	}
-	for (i = d.k; i <= (size_t)pp * d.k; i++)
+	for (i = K; i <= (size_t)pp * K; i++)
 		start[i] = lab.n;
-	/* start[idx] .. start[idx + 1] bounds the labels of state idx: states are filled in index order */
-	for (u = 0; u + 1 < d.n_layers; u++) {
-		const struct cost_edge *e = d.chain[u];
-		size_t v = u + 1, base = v * (size_t)pp * d.k;
+	for (u = 0; u + 1 < d->n_layers; u++) {
+		const struct cost_edge *e = d->chain[u];
+		size_t v = u + 1, base = v * (size_t)pp * K;
 
-		rc = dp_check_time(&d, err);
+		rc = dp_check_time(d, err);
 		if (rc != UNIAP_OK)
 			goto out;
 		for (s = 0; s < pp; s++) {
-			for (l = 0; l < d.k; l++) {
-				size_t idx = base + (size_t)s * d.k + l;
-				/* stage s needs s <= v and enough layers after v for the later stages */
-				int ok = (size_t)s <= v && (size_t)(pp - 1 - s) <= d.n_layers - 1 - v;
+			/* stage s needs s <= v and enough layers after v for the later stages */
+			int ok = (size_t)s <= v && (size_t)(pp - 1 - s) <= d->n_layers - 1 - v;
+
+			for (l = 0; l < K; l++) {
+				size_t idx = base + (size_t)s * K + l, first;
+				double a = d->time_s[v * K + l];
+				double m = dp_mem(d, v, s, l);
 
 				start[idx] = lab.n;
 				cand_v.n = 0;
-				for (k = 0; ok && k < d.k; k++) {
+				for (k = 0; ok && k < K; k++) {
 					int from;
 
 					for (from = s - 1; from <= s; from++) {
@@ -319,41 +411,36 @@ uniap_code dp_chain_solve(const struct cost_candidate *cand, const struct opt_op
 
 						if (from < 0)
 							continue;
-						pidx = (u * (size_t)pp + (size_t)from) * d.k + k;
+						pidx = (u * (size_t)pp + (size_t)from) * K + k;
 						for (j = start[pidx]; j < start[pidx + 1]; j++) {
 							const struct dpc_label *p = &lab.v[j];
 							struct dpc_label x;
-							double a = d.time_s[v * d.k + l];
-							double m = dp_mem(&d, v, s, l);
 
 							x.parent = j;
 							x.stage = s;
 							x.k = l;
 							if (from == s) {
-								double r = e->same_stage_s[k * d.k + l];
+								double r = e->same_stage_s[k * K + l];
 
 								x.sum_s = p->sum_s + r + a;
 								x.max_s = p->max_s;
-								x.open_s = d.c > 1 ? p->open_s + r + a : 0;
+								x.open_s = d->c > 1 ? p->open_s + r + a : 0;
 								x.mem = p->mem + m;
 							} else {
-								double r = e->cross_stage_s[k * d.k + l];
+								double r = e->cross_stage_s[k * K + l];
 
 								x.sum_s = p->sum_s + r + a;
-								x.max_s = d.c > 1 ? fmax(fmax(p->max_s, p->open_s), r) : 0;
-								x.open_s = d.c > 1 ? a : 0;
+								x.max_s = d->c > 1 ? fmax(fmax(p->max_s, p->open_s), r) : 0;
+								x.open_s = d->c > 1 ? a : 0;
 								x.mem = m;
 							}
-							if (d.mem_binds && !(x.mem <= d.limit))
+							if (d->mem_binds && !(x.mem <= d->limit))
 								continue;
-							if (!d.mem_binds)
+							if (!d->mem_binds)
 								x.mem = 0;
-							if (isfinite(d.cutoff_s) &&
-							    dp_lower_bound(&d, v, x.sum_s, fmax(x.max_s, x.open_s)) >=
-							            d.cutoff_s) {
-								d.cut_pruned = 1;
+							if (dp_prune(d, dp_lower_bound(d, v, pp - s, x.sum_s, x.max_s,
+							                               x.open_s)))
 								continue;
-							}
 							if (dpc_push(&cand_v, &x) != 0) {
 								rc = err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
 								goto out;
@@ -361,29 +448,30 @@ uniap_code dp_chain_solve(const struct cost_candidate *cand, const struct opt_op
 						}
 					}
 				}
-				d.labels += (long)cand_v.n;
-				if (lab.n + cand_v.n > d.cap) {
-					rc = err_set(err, UNIAP_E_LIMIT, "dp-chain: more than %zu labels", d.cap);
+				d->labels += (long)cand_v.n;
+				if (lab.n + cand_v.n > d->cap) {
+					rc = err_set(err, UNIAP_E_LIMIT, "dp-chain: more than %zu labels", d->cap);
 					goto out;
 				}
-				if (dpc_filter(&cand_v, &lab, lab.n) != 0) {
+				first = lab.n;
+				if (dpc_filter(&cand_v, &lab, first) != 0) {
 					rc = err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
 					goto out;
 				}
+				if (d->beam)
+					dpc_beam_cut(d, &lab, first, v, s);
 			}
 		}
-		start[base + (size_t)pp * d.k] = lab.n;
+		start[base + (size_t)pp * K] = lab.n;
 	}
 	/* the last layer is on the last stage */
-	u = d.n_layers - 1;
-	for (k = 0; k < d.k; k++) {
-		size_t idx = (u * (size_t)pp + (size_t)(pp - 1)) * d.k + k, j;
+	u = d->n_layers - 1;
+	for (k = 0; k < K && u >= (size_t)(pp - 1); k++) {
+		size_t idx = (u * (size_t)pp + (size_t)(pp - 1)) * K + k, j;
 
-		if (u < (size_t)(pp - 1))
-			break;
 		for (j = start[idx]; j < start[idx + 1]; j++) {
 			const struct dpc_label *x = &lab.v[j];
-			double t = x->sum_s + (double)(d.c - 1) * fmax(x->max_s, x->open_s);
+			double t = x->sum_s + cm * fmax(x->max_s, x->open_s);
 
 			if (t < best_tpi) {
 				best_tpi = t;
@@ -391,47 +479,40 @@ uniap_code dp_chain_solve(const struct cost_candidate *cand, const struct opt_op
 			}
 		}
 	}
-	out->method = OPT_METHOD_DP_CHAIN;
-	out->nodes = d.labels;
-	if (best == DP_NONE || !(best_tpi < d.cutoff_s)) {
+	if (best == DP_NONE || !(best_tpi < d->cutoff_s)) {
 		if (best != DP_NONE)
-			d.cut_pruned = 1;
-		dp_result_none(&d, out);
+			d->cut_pruned = 1;
 		goto out;
 	}
-	rc = dp_result_alloc(out, d.n_layers, err);
-	if (rc != UNIAP_OK)
-		goto out;
-	for (i = best, u = d.n_layers; i != DP_NONE; i = lab.v[i].parent) {
+	for (i = best, u = d->n_layers; i != DP_NONE && u > 0; i = lab.v[i].parent) {
 		u--;
-		out->stage[u] = lab.v[i].stage;
-		out->strategy[u] = lab.v[i].k;
+		stage_out[u] = lab.v[i].stage;
+		strategy_out[u] = lab.v[i].k;
 	}
-	out->status = OPT_OPTIMAL;
-	out->gap = 0;
-	out->bound_s = best_tpi;
+	*found = 1;
+	*tpi_s = best_tpi;
 out:
 	free(start);
 	free(lab.v);
 	free(cand_v.v);
-	dp_inst_release(&d);
 	return rc;
 }
 
 /* ------------------------------------------------------------ dp-stages */
 
 /*
- * Block table: for the stage's inflight value, blk[((a * L) + b) * K*K + f*K + l]
+ * Block table: for the stage's inflight value, tb.t[((a * L) + b) * K*K + f*K + l]
  * is the least time p of a stage made of layers a..b whose first layer uses
  * strategy f and last uses l, with the stage's memory within the limit
- * (INFINITY when no such choice fits).  Exact: inside the block, labels
- * (time, memory) per (layer, strategy) keep every Pareto-optimal pair, and a
- * stage contributes to the TPI only through p, in which TPI is non-decreasing,
- * so its least feasible p is all the outer DP needs.
+ * (INFINITY when no such choice fits, or when p is over dp_stage_cap, which
+ * no improving plan can have).  Exact: inside the block, labels (time,
+ * memory) per (layer, strategy) keep every Pareto-optimal pair, and a stage
+ * contributes to the TPI only through p, in which TPI is non-decreasing, so
+ * its least feasible p is all the outer DP needs.
  */
 struct dps_tm {
 	double t, m;
-	size_t parent; /* index into the trace array, or DP_NONE */
+	size_t parent; /* trace index (trace runs) or source index (tie-break only) */
 	size_t k;
 };
 
@@ -484,19 +565,22 @@ static size_t dps_tm_front(struct dps_tm *x, size_t n)
 	return w;
 }
 
-/*
- * The block DP from layer a with first strategy f on a stage holding `inflight`
- * micro-batches, up to layer b_end.  Fills row[(b - a) * K*K ... ] style entries
- * through the callback-free form: blk_row[(b * K + l)] = least time of a..b ending
- * in l, for b in [a, b_end].  When trace is not NULL every label is kept there
- * with its parent, and fronts[b*K + l] is its first label (the least time).
- */
+/* A copy of the block DP's fronts after some layer `pos` (for the shortcut of identical layers). */
+struct dps_snap {
+	struct dps_tmvec v;
+	size_t *off; /* [K + 1] */
+	size_t pos;
+	int valid;
+};
+
+/* Working memory of the block DP. */
 struct dps_block {
-	struct dps_tmvec cur[2]; /* per strategy fronts, flattened: cur[x].v with offsets */
+	struct dps_tmvec cur[2]; /* fronts of the current / next layer, per strategy (off[]) */
 	size_t *off[2];          /* [K + 1] */
 	struct dps_tmvec tmp;
-	struct dps_tmvec trace;
-	size_t *trace_first;     /* [(b - a) * K + l]: first trace index of the front of (b, l) */
+	struct dps_tmvec trace;  /* every kept label with its parent (trace runs only) */
+	size_t *trace_first;     /* [(b - a) * K + l]: trace index of the least-time label of (b, l) */
+	struct dps_snap snap[2]; /* taken by the previous row / being taken by this one */
 };
 
 static void dps_block_release(struct dps_block *bk)
@@ -506,6 +590,8 @@ static void dps_block_release(struct dps_block *bk)
 	for (x = 0; x < 2; x++) {
 		free(bk->cur[x].v);
 		free(bk->off[x]);
+		free(bk->snap[x].v.v);
+		free(bk->snap[x].off);
 	}
 	free(bk->tmp.v);
 	free(bk->trace.v);
@@ -513,10 +599,43 @@ static void dps_block_release(struct dps_block *bk)
 	memset(bk, 0, sizeof(*bk));
 }
 
-static uniap_code dps_block_run(struct dp_inst *d, struct dps_block *bk, size_t a, size_t f, int stage,
-                                size_t b_end, double *row, int trace, struct uniap_err *err)
+/* Copies a front (v, off) into a snapshot taken after layer pos. */
+static int dps_snap_take(struct dps_snap *sn, const struct dps_tmvec *v, const size_t *off, size_t K,
+                         size_t pos)
 {
-	size_t K = d->k, b, k, l, j, x = 0;
+	size_t i;
+
+	sn->valid = 0;
+	if (!sn->off) {
+		sn->off = calloc(K + 1, sizeof(size_t));
+		if (!sn->off)
+			return -1;
+	}
+	sn->v.n = 0;
+	for (i = 0; i < v->n; i++)
+		if (dps_tm_push(&sn->v, &v->v[i]) != 0)
+			return -1;
+	memcpy(sn->off, off, (K + 1) * sizeof(size_t));
+	sn->pos = pos;
+	sn->valid = 1;
+	return 0;
+}
+
+/*
+ * The block DP from layer a with first strategy f on `stage` (its inflight
+ * count), up to layer b_end: row[(b - a) * K + l] = least time of a..b ending
+ * in strategy l (INFINITY if none, or over t_cap).  With trace, every kept
+ * label is recorded so that the strategies can be read back.
+ * from (may be NULL): start from these fronts, which are this row's fronts
+ * after layer from->pos; row entries up to from->pos are then left alone.
+ * snap (may be NULL): filled with the fronts after layer snap_pos.
+ */
+static uniap_code dps_block_run(struct dp_inst *d, struct dps_block *bk, size_t a, size_t f, int stage,
+                                size_t b_end, double t_cap, double *row, int trace,
+                                const struct dps_snap *from, struct dps_snap *snap, size_t snap_pos,
+                                struct uniap_err *err)
+{
+	size_t K = d->k, b, k, l, j, x = 0, b0 = a;
 	struct dps_tm first;
 
 	if (!bk->off[0]) {
@@ -525,6 +644,8 @@ static uniap_code dps_block_run(struct dp_inst *d, struct dps_block *bk, size_t 
 		if (!bk->off[0] || !bk->off[1])
 			return err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
 	}
+	if (snap)
+		snap->valid = 0;
 	if (trace) {
 		free(bk->trace_first);
 		bk->trace_first = calloc((b_end - a + 1) * K, sizeof(size_t));
@@ -532,48 +653,58 @@ static uniap_code dps_block_run(struct dp_inst *d, struct dps_block *bk, size_t 
 			return err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
 		bk->trace.n = 0;
 	}
-	for (j = 0; j < (b_end - a + 1) * K; j++)
-		row[j] = INFINITY;
 	bk->cur[0].n = 0;
-	for (k = 0; k <= K; k++)
-		bk->off[0][k] = 0;
-	first.t = d->time_s[a * K + f];
-	first.m = dp_mem(d, a, stage, f);
-	first.parent = DP_NONE;
-	first.k = f;
-	if (!(first.m <= d->limit))
-		return UNIAP_OK;
-	if (!d->mem_binds)
-		first.m = 0;
-	if (trace) {
-		bk->trace_first[f] = 0;
-		if (dps_tm_push(&bk->trace, &first) != 0)
+	if (from) {
+		b0 = from->pos;
+		for (j = (b0 + 1 - a) * K; j < (b_end - a + 1) * K; j++)
+			row[j] = INFINITY;
+		for (j = 0; j < from->v.n; j++)
+			if (dps_tm_push(&bk->cur[0], &from->v.v[j]) != 0)
+				return err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
+		memcpy(bk->off[0], from->off, (K + 1) * sizeof(size_t));
+	} else {
+		for (j = 0; j < (b_end - a + 1) * K; j++)
+			row[j] = INFINITY;
+		first.t = d->time_s[a * K + f];
+		first.m = dp_mem(d, a, stage, f);
+		first.parent = DP_NONE;
+		first.k = f;
+		if (!(first.m <= d->limit) || first.t > t_cap)
+			return UNIAP_OK;
+		if (!d->mem_binds)
+			first.m = 0;
+		if (trace) {
+			bk->trace_first[f] = 0;
+			if (dps_tm_push(&bk->trace, &first) != 0)
+				return err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
+			first.parent = 0;
+		}
+		if (dps_tm_push(&bk->cur[0], &first) != 0)
 			return err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
-		first.parent = 0;
+		for (k = 0; k <= K; k++)
+			bk->off[0][k] = k > f ? 1 : 0;
+		row[f] = first.t;
+		d->labels++;
 	}
-	if (dps_tm_push(&bk->cur[0], &first) != 0)
-		return err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
-	for (k = f + 1; k <= K; k++)
-		bk->off[0][k] = 1;
-	row[f] = first.t;
-	d->labels++;
-	for (b = a; b < b_end; b++) {
-		const struct cost_edge *e = d->chain[b];
+	for (b = b0;; b++) {
+		const struct cost_edge *e;
 		struct dps_tmvec *src = &bk->cur[x], *dst = &bk->cur[1 - x];
 		size_t *so = bk->off[x], *dof = bk->off[1 - x];
 
-		if (src->n == 0)
+		if (snap && b == snap_pos && dps_snap_take(snap, src, so, K, b) != 0)
+			return err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
+		if (b >= b_end || src->n == 0)
 			break;
-		if ((size_t)src->n > d->cap)
-			return err_set(err, UNIAP_E_LIMIT, "dp-stages: more than %zu labels in a block",
-			               d->cap);
+		if (src->n > d->cap)
+			return err_set(err, UNIAP_E_LIMIT, "dp-stages: more than %zu labels in a block", d->cap);
+		e = d->chain[b];
 		dst->n = 0;
 		for (l = 0; l < K; l++) {
 			double a_t = d->time_s[(b + 1) * K + l];
 			double m = dp_mem(d, b + 1, stage, l);
-			size_t from = dst->n, w;
+			size_t w;
 
-			dof[l] = from;
+			dof[l] = dst->n;
 			bk->tmp.n = 0;
 			for (k = 0; k < K; k++) {
 				double r = e->same_stage_s[k * K + l];
@@ -585,11 +716,11 @@ static uniap_code dps_block_run(struct dp_inst *d, struct dps_block *bk, size_t 
 					y.m = d->mem_binds ? src->v[j].m + m : 0;
 					y.k = l;
 					y.parent = trace ? src->v[j].parent : j;
-					if (!(y.m <= d->limit))
+					if (!(y.m <= d->limit) || y.t > t_cap)
 						continue;
 					if (!d->mem_binds && bk->tmp.n > 0) {
 						/* one dimension: keep the least time only */
-						if (y.t < bk->tmp.v[0].t)
+						if (dps_tm_cmp(&y, &bk->tmp.v[0]) < 0)
 							bk->tmp.v[0] = y;
 						continue;
 					}
@@ -617,6 +748,14 @@ static uniap_code dps_block_run(struct dp_inst *d, struct dps_block *bk, size_t 
 		}
 		dof[K] = dst->n;
 		x = 1 - x;
+	}
+	if (snap && !snap->valid && snap_pos > b && snap_pos <= b_end) {
+		/* the fronts died out before snap_pos: they are empty there too */
+		struct dps_tmvec none = {0};
+
+		if (dps_snap_take(snap, &none, bk->off[x], K, snap_pos) != 0)
+			return err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
+		memset(snap->off, 0, (K + 1) * sizeof(size_t));
 	}
 	return UNIAP_OK;
 }
@@ -673,65 +812,193 @@ static int dps_cmp(const void *pa, const void *pb)
 	return 0;
 }
 
-/* The block table of one stage: rows for every first layer a in [a_lo, a_hi]. */
+/* The block table of the stage being processed. */
 struct dps_table {
-	double *t;     /* [(a * L + b) * K*K + f*K + l] */
-	long inflight; /* the inflight value the rows were computed for; -1: none */
+	double *t;           /* [(a * L + b) * K*K + f*K + l] */
+	long inflight;       /* the inflight value the rows were computed for; -1: none */
 	unsigned char *done; /* [L] row a computed */
+	size_t *same;        /* [L]: layers a.. and a+1.. are identical (costs, memory and the same-stage
+	                        matrices between them) for this many layers */
 };
 
-static uniap_code dps_table_fill(struct dp_inst *d, struct dps_table *tb, struct dps_block *bk, int stage,
-                                 size_t a_lo, size_t a_hi, double *row, struct uniap_err *err)
+static int dp_rows_equal(const double *x, const double *y, size_t n)
 {
-	size_t L = d->n_layers, K = d->k, a, f, b, l;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!(x[i] == y[i]))
+			return 0;
+	return 1;
+}
+
+/* same[a] for the shortcut of identical layers (see dps_table_fill). */
+static void dps_same_init(const struct dp_inst *d, size_t *same)
+{
+	size_t L = d->n_layers, K = d->k, a;
+
+	same[L - 1] = 0;
+	for (a = L - 1; a-- > 0;) {
+		int layer_eq = dp_rows_equal(d->time_s + a * K, d->time_s + (a + 1) * K, K) &&
+		               dp_rows_equal(d->mem_fixed + a * K, d->mem_fixed + (a + 1) * K, K) &&
+		               dp_rows_equal(d->mem_micro + a * K, d->mem_micro + (a + 1) * K, K);
+		int edge_eq = a + 2 < L && dp_rows_equal(d->chain[a]->same_stage_s,
+		                                         d->chain[a + 1]->same_stage_s, K * K);
+
+		same[a] = !layer_eq ? 0 : 1 + (edge_eq ? same[a + 1] : 0);
+	}
+}
+
+/*
+ * Computes the rows of the block table that stage `stage` and the later
+ * stages with the same inflight count need (first layers stage .. a_hi).
+ * Shortcut for identical layers: when layers a.. and a+1.. agree for m =
+ * same[a] layers, row a's first m entries equal row a+1's and row a's fronts
+ * after layer a+m-1 equal row a+1's after layer a+m, so row a copies those
+ * entries and continues from a snapshot of row a+1 (rows go downwards).  A
+ * run of n identical layers costs one row plus short tails, not n rows.
+ */
+static uniap_code dps_table_fill(struct dp_inst *d, struct dps_table *tb, struct dps_block *bk, int stage,
+                                 double *row, struct uniap_err *err)
+{
+	size_t L = d->n_layers, K = d->k, KK = K * K, a, f, b, l, a_lo = (size_t)stage, a_hi = 0;
+	double t_cap = dp_stage_cap(d);
+	int s;
 	uniap_code rc;
 
 	if (tb->inflight != d->inflight[stage]) {
 		memset(tb->done, 0, L);
 		tb->inflight = d->inflight[stage];
 	}
-	for (a = a_lo; a <= a_hi; a++) {
-		if (tb->done[a])
-			continue;
-		rc = dp_check_time(d, err);
-		if (rc != UNIAP_OK)
-			return rc;
-		for (f = 0; f < K; f++) {
-			/* rows are always computed to the last layer so later stages can reuse them */
-			rc = dps_block_run(d, bk, a, f, stage, L - 1, row, 0, err);
+	for (s = stage; s < d->pp; s++)
+		if (d->inflight[s] == tb->inflight && s > 0 && L - (size_t)d->pp + (size_t)s > a_hi)
+			a_hi = L - (size_t)d->pp + (size_t)s;
+	if (stage == 0)
+		a_hi = 0; /* stage 0 starts at layer 0; later stages compute their own rows */
+	for (f = 0; f < K; f++) {
+		int have = 0; /* bk->snap[0] holds row a+1's fronts for row a */
+
+		for (a = a_hi + 1; a-- > a_lo;) {
+			size_t m = tb->same[a], pos;
+			int cont;
+
+			if (tb->done[a]) {
+				have = 0;
+				continue;
+			}
+			rc = dp_check_time(d, err);
 			if (rc != UNIAP_OK)
 				return rc;
+			cont = have && m >= 1 && bk->snap[0].valid && bk->snap[0].pos == a + m;
+			if (cont) {
+				/* row a after layer a+m-1 is row a+1 after layer a+m */
+				bk->snap[0].pos = a + m - 1;
+				for (b = a; b < a + m; b++)
+					for (l = 0; l < K; l++)
+						row[(b - a) * K + l] = tb->t[((a + 1) * L + b + 1) * KK + f * K + l];
+			}
+			/* the row below needs this row's fronts after layer (a-1) + same[a-1] + 1 - 1 */
+			pos = a > a_lo ? a - 1 + tb->same[a - 1] : SIZE_MAX;
+			rc = dps_block_run(d, bk, a, f, stage, L - 1, t_cap, row, 0, cont ? &bk->snap[0] : NULL,
+			                   pos != SIZE_MAX && tb->same[a - 1] >= 1 ? &bk->snap[1] : NULL, pos, err);
+			if (rc != UNIAP_OK)
+				return rc;
+			{
+				struct dps_snap t = bk->snap[0];
+
+				bk->snap[0] = bk->snap[1];
+				bk->snap[1] = t;
+			}
+			have = 1;
 			for (b = a; b < L; b++)
 				for (l = 0; l < K; l++)
-					tb->t[(a * L + b) * K * K + f * K + l] = row[(b - a) * K + l];
+					tb->t[(a * L + b) * KK + f * K + l] = row[(b - a) * K + l];
 		}
-		tb->done[a] = 1;
 	}
+	for (a = a_lo; a <= a_hi; a++)
+		tb->done[a] = 1;
 	return UNIAP_OK;
 }
 
-uniap_code dp_stages_solve(const struct cost_candidate *cand, const struct opt_options *opts,
-                           struct opt_result *out, struct uniap_err *err)
+/* Candidate labels for state (s, b, k) from the previous stage's states. */
+static int dps_gather(struct dp_inst *d, const struct dps_table *tb, const struct dps_vec *lab,
+                      const size_t *start, int s, size_t b, size_t k, struct dps_vec *cv)
 {
-	struct dp_inst d;
+	size_t L = d->n_layers, K = d->k, pb, f, pk, j;
+	int left = d->pp - 1 - s;
+
+	if (s == 0) {
+		for (f = 0; f < K; f++) {
+			double t = tb->t[(0 * L + b) * K * K + f * K + k];
+			struct dps_label x;
+
+			if (!isfinite(t))
+				continue;
+			x.sum_s = t;
+			x.max_s = d->c > 1 ? t : 0;
+			x.parent = DP_NONE;
+			x.a = 0;
+			x.f = f;
+			x.b = b;
+			x.k = k;
+			if (dp_prune(d, dp_lower_bound(d, b, left, x.sum_s, x.max_s, 0)))
+				continue;
+			if (dps_push(cv, &x) != 0)
+				return -1;
+		}
+		return 0;
+	}
+	/* the previous stage ends at pb, this one is pb+1 .. b */
+	for (pb = (size_t)s - 1; pb < b; pb++) {
+		const struct cost_edge *e = d->chain[pb];
+		size_t a = pb + 1;
+
+		for (f = 0; f < K; f++) {
+			double t = tb->t[(a * L + b) * K * K + f * K + k];
+
+			if (!isfinite(t))
+				continue;
+			for (pk = 0; pk < K; pk++) {
+				size_t pidx = ((size_t)(s - 1) * L + pb) * K + pk;
+				double r = e->cross_stage_s[pk * K + f];
+
+				for (j = start[pidx]; j < start[pidx + 1]; j++) {
+					const struct dps_label *p = &lab->v[j];
+					struct dps_label x;
+
+					x.sum_s = p->sum_s + r + t;
+					x.max_s = d->c > 1 ? fmax(p->max_s, fmax(r, t)) : 0;
+					x.parent = j;
+					x.a = a;
+					x.f = f;
+					x.b = b;
+					x.k = k;
+					if (dp_prune(d, dp_lower_bound(d, b, left, x.sum_s, x.max_s, 0)))
+						continue;
+					if (dps_push(cv, &x) != 0)
+						return -1;
+				}
+			}
+		}
+	}
+	return 0;
+}
+
+/* dp-stages over d; same contract as dpc_run. */
+static uniap_code dps_run(struct dp_inst *d, int *stage_out, size_t *strategy_out, double *tpi_s,
+                          int *found, struct uniap_err *err)
+{
 	struct dps_vec lab = {0}, cv = {0};
 	struct dps_table tb = {0};
 	struct dps_block bk = {0};
-	double *row = NULL;
+	double *row = NULL, best_tpi = INFINITY, cm = (double)(d->c - 1);
 	size_t *start = NULL; /* [(s * L + b) * K + k] first label of the state, [.. + 1] its end */
-	size_t L, K, n_states, b, k, f, a, j, best = DP_NONE;
-	double best_tpi = INFINITY, cm = 0;
-	int s, pp;
-	uniap_code rc;
+	size_t L = d->n_layers, K = d->k, n_states, b, k, j, i, best = DP_NONE;
+	int s, pp = d->pp;
+	uniap_code rc = UNIAP_OK;
 
-	rc = dp_inst_init(&d, cand, opts, err);
-	if (rc != UNIAP_OK)
-		return rc;
-	L = d.n_layers;
-	K = d.k;
-	pp = d.pp;
-	cm = (double)(d.c - 1);
-	if ((double)L * L * K * K > (double)d.cap * 8 || (double)L * L * K * K > 1e9) {
+	*found = 0;
+	*tpi_s = INFINITY;
+	if ((double)L * L * K * K > 2e8) {
 		rc = err_set(err, UNIAP_E_LIMIT, "dp-stages: block table of %zu x %zu x %zu x %zu too big",
 		             L, L, K, K);
 		goto out;
@@ -740,120 +1007,53 @@ uniap_code dp_stages_solve(const struct cost_candidate *cand, const struct opt_o
 	start = calloc(n_states + 1, sizeof(*start));
 	tb.t = malloc(L * L * K * K * sizeof(*tb.t));
 	tb.done = calloc(L, 1);
+	tb.same = calloc(L, sizeof(*tb.same));
 	row = malloc(L * K * sizeof(*row));
-	if (!start || !tb.t || !tb.done || !row) {
+	if (!start || !tb.t || !tb.done || !tb.same || !row) {
 		rc = err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
 		goto out;
 	}
 	tb.inflight = -1;
+	dps_same_init(d, tb.same);
 	for (s = 0; s < pp; s++) {
-		/* stage s is layers a..b with s <= a, b <= L - pp + s */
-		size_t a_lo = (size_t)s, b_hi = L - (size_t)pp + (size_t)s;
+		/* stage s is layers a..b with s <= a and b <= L - pp + s; the last one ends at L - 1 */
+		size_t b_hi = L - (size_t)pp + (size_t)s;
+		size_t b_lo = s == pp - 1 ? L - 1 : (size_t)s;
 
-		rc = dps_table_fill(&d, &tb, &bk, s, a_lo, s == 0 ? 0 : b_hi, row, err);
+		rc = dps_table_fill(d, &tb, &bk, s, row, err);
 		if (rc != UNIAP_OK)
 			goto out;
 		for (b = 0; b < L; b++)
 			for (k = 0; k < K; k++) {
 				size_t idx = ((size_t)s * L + b) * K + k;
+				double best_m = INFINITY;
 
 				start[idx] = lab.n;
-				if (b < a_lo || b > b_hi)
+				if (b < b_lo || b > b_hi)
 					continue;
-				rc = dp_check_time(&d, err);
+				rc = dp_check_time(d, err);
 				if (rc != UNIAP_OK)
 					goto out;
 				cv.n = 0;
-				if (s == 0) {
-					for (f = 0; f < K; f++) {
-						double t = tb.t[(0 * L + b) * K * K + f * K + k];
-						struct dps_label x;
-
-						if (!isfinite(t))
-							continue;
-						x.sum_s = t;
-						x.max_s = d.c > 1 ? t : 0;
-						x.parent = DP_NONE;
-						x.a = 0;
-						x.f = f;
-						x.b = b;
-						x.k = k;
-						if (isfinite(d.cutoff_s) &&
-						    dp_lower_bound(&d, b, x.sum_s, x.max_s) >= d.cutoff_s) {
-							d.cut_pruned = 1;
-							continue;
-						}
-						if (dps_push(&cv, &x) != 0) {
-							rc = err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
-							goto out;
-						}
-					}
-				} else {
-					size_t pb;
-
-					/* the previous stage ends at pb, this one is pb+1 .. b */
-					for (pb = (size_t)s - 1; pb < b; pb++) {
-						const struct cost_edge *e = d.chain[pb];
-
-						a = pb + 1;
-						for (f = 0; f < K; f++) {
-							double t = tb.t[(a * L + b) * K * K + f * K + k];
-							size_t pk;
-
-							if (!isfinite(t))
-								continue;
-							for (pk = 0; pk < K; pk++) {
-								size_t pidx = ((size_t)(s - 1) * L + pb) * K + pk;
-								double r = e->cross_stage_s[pk * K + f];
-
-								for (j = start[pidx]; j < start[pidx + 1]; j++) {
-									const struct dps_label *p = &lab.v[j];
-									struct dps_label x;
-
-									x.sum_s = p->sum_s + r + t;
-									x.max_s = d.c > 1 ? fmax(p->max_s, fmax(r, t)) : 0;
-									x.parent = j;
-									x.a = a;
-									x.f = f;
-									x.b = b;
-									x.k = k;
-									if (isfinite(d.cutoff_s) &&
-									    dp_lower_bound(&d, b, x.sum_s, x.max_s) >=
-									            d.cutoff_s) {
-										d.cut_pruned = 1;
-										continue;
-									}
-									if (dps_push(&cv, &x) != 0) {
-										rc = err_set(err, UNIAP_E_NOMEM,
-										             "dp: out of memory");
-										goto out;
-									}
-								}
-							}
-						}
-					}
+				if (dps_gather(d, &tb, &lab, start, s, b, k, &cv) != 0) {
+					rc = err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
+					goto out;
 				}
-				d.labels += (long)cv.n;
+				d->labels += (long)cv.n;
 				if (cv.n > 1)
 					qsort(cv.v, cv.n, sizeof(*cv.v), dps_cmp);
-				{
-					double best_m = INFINITY;
-					size_t i;
-
-					for (i = 0; i < cv.n; i++) {
-						/* sorted by sum: keep a label only if its max is strictly smaller */
-						if (i > 0 && !(cv.v[i].max_s < best_m))
-							continue;
-						best_m = cv.v[i].max_s;
-						if (lab.n + 1 > d.cap) {
-							rc = err_set(err, UNIAP_E_LIMIT,
-							             "dp-stages: more than %zu labels", d.cap);
-							goto out;
-						}
-						if (dps_push(&lab, &cv.v[i]) != 0) {
-							rc = err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
-							goto out;
-						}
+				for (i = 0; i < cv.n; i++) {
+					/* sorted by sum: keep a label only if its max is strictly smaller */
+					if (i > 0 && !(cv.v[i].max_s < best_m))
+						continue;
+					best_m = cv.v[i].max_s;
+					if (lab.n + 1 > d->cap) {
+						rc = err_set(err, UNIAP_E_LIMIT, "dp-stages: more than %zu labels", d->cap);
+						goto out;
+					}
+					if (dps_push(&lab, &cv.v[i]) != 0) {
+						rc = err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
+						goto out;
 					}
 				}
 			}
@@ -871,17 +1071,11 @@ uniap_code dp_stages_solve(const struct cost_candidate *cand, const struct opt_o
 			}
 		}
 	}
-	out->method = OPT_METHOD_DP_STAGES;
-	if (best == DP_NONE || !(best_tpi < d.cutoff_s)) {
+	if (best == DP_NONE || !(best_tpi < d->cutoff_s)) {
 		if (best != DP_NONE)
-			d.cut_pruned = 1;
-		out->nodes = d.labels;
-		dp_result_none(&d, out);
+			d->cut_pruned = 1;
 		goto out;
 	}
-	rc = dp_result_alloc(out, L, err);
-	if (rc != UNIAP_OK)
-		goto out;
 	/* rebuild each stage's strategies by re-running its block DP with a trace */
 	for (j = best, s = pp - 1; j != DP_NONE; j = lab.v[j].parent, s--) {
 		const struct dps_label *x = &lab.v[j];
@@ -891,7 +1085,7 @@ uniap_code dp_stages_solve(const struct cost_candidate *cand, const struct opt_o
 			rc = err_set(err, UNIAP_E_INTERNAL, "dp-stages: trace longer than pp");
 			goto out;
 		}
-		rc = dps_block_run(&d, &bk, x->a, x->f, s, x->b, row, 1, err);
+		rc = dps_block_run(d, &bk, x->a, x->f, s, x->b, dp_stage_cap(d), row, 1, NULL, NULL, 0, err);
 		if (rc != UNIAP_OK)
 			goto out;
 		t_idx = bk.trace_first[(x->b - x->a) * K + x->k];
@@ -902,8 +1096,8 @@ uniap_code dp_stages_solve(const struct cost_candidate *cand, const struct opt_o
 		for (u = x->b + 1; u-- > x->a;) {
 			const struct dps_tm *y = &bk.trace.v[t_idx];
 
-			out->stage[u] = s;
-			out->strategy[u] = y->k;
+			stage_out[u] = s;
+			strategy_out[u] = y->k;
 			if (u > x->a) {
 				/* a traced label's parent is the trace index of the previous layer's label */
 				t_idx = y->parent;
@@ -914,24 +1108,174 @@ uniap_code dp_stages_solve(const struct cost_candidate *cand, const struct opt_o
 			}
 		}
 	}
-	out->nodes = d.labels;
-	out->status = OPT_OPTIMAL;
-	out->gap = 0;
-	out->bound_s = best_tpi;
+	*found = 1;
+	*tpi_s = best_tpi;
 out:
-	if (rc != UNIAP_OK) {
-		free(out->stage);
-		free(out->strategy);
-		out->stage = NULL;
-		out->strategy = NULL;
-	}
 	free(start);
 	free(lab.v);
 	free(cv.v);
 	free(tb.t);
 	free(tb.done);
+	free(tb.same);
 	free(row);
 	dps_block_release(&bk);
+	return rc;
+}
+
+/* ------------------------------------------------------------ driver */
+
+/*
+ * The incumbent: dp-chain with a beam, once without a memory price and, when
+ * memory binds, for a sweep of prices around (mean layer time) / (memory
+ * budget of one layer), then around the best; keeps the plan with the least
+ * audit TPI.  *found = 0 when no run found a plan.
+ */
+static uniap_code dp_incumbent(struct dp_inst *d, int *stage, size_t *strategy, double *tpi_s, int *found,
+                               struct uniap_err *err)
+{
+	size_t n = d->n_layers, u, k;
+	int *st = calloc(n, sizeof(int)), j, best_j = 0, pass;
+	size_t *sk = calloc(n, sizeof(size_t));
+	double mean_t = 0, per_layer_mem, lambda0, t;
+	int f;
+	uniap_code rc = UNIAP_OK;
+
+	*found = 0;
+	*tpi_s = INFINITY;
+	if (!st || !sk) {
+		rc = err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
+		goto out;
+	}
+	for (u = 0; u < n; u++) {
+		double m = INFINITY;
+
+		for (k = 0; k < d->k; k++)
+			m = fmin(m, d->time_s[u * d->k + k]);
+		mean_t += m / (double)n;
+	}
+	per_layer_mem = d->limit / ceil((double)n / d->pp);
+	lambda0 = mean_t / fmax(per_layer_mem, 1.0);
+	d->beam = DP_BEAM;
+	for (pass = 0; pass < 2; pass++) {
+		int lo = pass == 0 ? -7 : best_j - 1, hi = pass == 0 ? 7 : best_j + 1;
+
+		if (!d->mem_binds)
+			lo = hi = 0;
+		for (j = lo; j <= hi; j += pass == 0 ? 2 : 1) {
+			if (pass == 1 && (j == best_j || j == best_j - 2 || j == best_j + 2))
+				continue;
+			d->lambda = d->mem_binds ? lambda0 * ldexp(1.0, j) : 0;
+			rc = dpc_run(d, st, sk, &t, &f, err);
+			if (rc != UNIAP_OK)
+				goto out;
+			if (!f)
+				continue;
+			t = opt_tpi(d->cand, st, sk);
+			if (t < *tpi_s) {
+				*tpi_s = t;
+				*found = 1;
+				best_j = j;
+				memcpy(stage, st, n * sizeof(int));
+				memcpy(strategy, sk, n * sizeof(size_t));
+			}
+		}
+		if (!d->mem_binds)
+			break;
+	}
+out:
+	d->beam = 0;
+	d->lambda = 0;
+	free(st);
+	free(sk);
+	return rc;
+}
+
+typedef uniap_code (*dp_exact_fn)(struct dp_inst *d, int *stage, size_t *strategy, double *tpi_s,
+                                  int *found, struct uniap_err *err);
+
+/* Beam incumbent, then the exact program bounded by it; fills out. */
+static uniap_code dp_solve(const struct cost_candidate *cand, const struct opt_options *opts,
+                           struct opt_result *out, dp_exact_fn exact, const char *method,
+                           struct uniap_err *err)
+{
+	struct dp_inst d;
+	size_t n = cand->n_layers;
+	int *st0 = NULL, *st1 = NULL, found0 = 0, found1 = 0, use1;
+	size_t *sk0 = NULL, *sk1 = NULL;
+	double t0 = INFINITY, t1 = INFINITY;
+	uniap_code rc;
+
+	rc = dp_inst_init(&d, cand, opts, err);
+	if (rc != UNIAP_OK)
+		return rc;
+	out->method = method;
+	st0 = calloc(n, sizeof(int));
+	st1 = calloc(n, sizeof(int));
+	sk0 = calloc(n, sizeof(size_t));
+	sk1 = calloc(n, sizeof(size_t));
+	if (!st0 || !st1 || !sk0 || !sk1) {
+		rc = err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
+		goto out;
+	}
+	if (!opts->dp_no_incumbent) {
+		rc = dp_incumbent(&d, st0, sk0, &t0, &found0, err);
+		if (rc != UNIAP_OK)
+			goto out;
+	}
+	/* the incumbent's audit TPI bounds the search */
+	d.ub_s = found0 ? t0 : INFINITY;
+	rc = exact(&d, st1, sk1, &t1, &found1, err);
+	if (rc != UNIAP_OK)
+		goto out;
+	if (found1)
+		t1 = opt_tpi(cand, st1, sk1);
+	use1 = found1 && isfinite(t1) && (!found0 || t1 <= t0);
+	out->nodes = d.labels;
+	if (!use1 && !found0) {
+		if (d.cut_pruned) {
+			out->status = OPT_PRUNED;
+			out->bound_s = d.cutoff_s;
+		} else {
+			out->status = OPT_INFEASIBLE;
+			out->bound_s = INFINITY;
+		}
+		out->tpi_s = INFINITY;
+		out->gap = INFINITY;
+		goto out;
+	}
+	out->n_layers = n;
+	if (use1) {
+		out->stage = st1;
+		out->strategy = sk1;
+		st1 = NULL;
+		sk1 = NULL;
+	} else {
+		out->stage = st0;
+		out->strategy = sk0;
+		st0 = NULL;
+		sk0 = NULL;
+	}
+	out->tpi_s = opt_tpi(cand, out->stage, out->strategy);
+	out->status = OPT_OPTIMAL;
+	out->gap = 0;
+	out->bound_s = out->tpi_s;
+out:
+	free(st0);
+	free(st1);
+	free(sk0);
+	free(sk1);
 	dp_inst_release(&d);
 	return rc;
+}
+
+uniap_code dp_chain_solve(const struct cost_candidate *cand, const struct opt_options *opts,
+                          struct opt_result *out, struct uniap_err *err)
+{
+	return dp_solve(cand, opts, out, dpc_run, OPT_METHOD_DP_CHAIN, err);
+}
+
+uniap_code dp_stages_solve(const struct cost_candidate *cand, const struct opt_options *opts,
+                           struct opt_result *out, struct uniap_err *err)
+{
+	return dp_solve(cand, opts, out, dps_run, OPT_METHOD_DP_STAGES, err);
 }

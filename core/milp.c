@@ -36,6 +36,7 @@
 
 #define MILP_INF DBL_MAX
 #define MILP_X_EXISTS (-2) /* xcol placeholder before the column is created */
+#define MILP_SMALL_COLS 2000
 
 /* A growing column-major matrix. */
 struct milp_mat {
@@ -559,6 +560,10 @@ static uniap_code milp_run_once(const struct cost_candidate *c, const struct mil
 	Cbc_setParameter(model, "increment", "1e-12");
 	if (isfinite(o->cutoff_tpi))
 		Cbc_setCutoff(model, o->cutoff_tpi / md->time_scale);
+	/* measured: on small models CBC's root cuts cost more than the nodes they save (the random
+	 * DAGs of tests/unit/test_opt.c solve about 4x faster without them); keep them on big ones */
+	if (m->ncols <= MILP_SMALL_COLS)
+		Cbc_setParameter(model, "cutsOnOff", "off");
 	if (st_stage && st_strategy) {
 		/* every integer column, as CBC leaves omitted ones free */
 		start_idx = malloc((n_int ? n_int : 1) * sizeof(int));
@@ -618,7 +623,7 @@ uniap_code milp_solve(const struct cost_candidate *c, const struct opt_options *
 	int *stage = calloc(n, sizeof(int));
 	size_t *strategy = calloc(n, sizeof(size_t));
 	double t0 = opt_clock_s(), limit = o->time_limit_s, tpi = INFINITY;
-	int have_limit = limit > 0 && isfinite(limit);
+	int have_limit = limit > 0 && isfinite(limit), staged;
 	uniap_code rc;
 
 	memset(&md, 0, sizeof(md));
@@ -630,60 +635,62 @@ uniap_code milp_solve(const struct cost_candidate *c, const struct opt_options *
 	rc = milp_build(c, &md, err);
 	if (rc != UNIAP_OK)
 		goto out;
-	if (o->early_stop && (!have_limit || limit > 15)) {
-		/* appendix E, rule 1: after 15 s, stop once the gap is under 4 %.  CBC cannot change its
-		 * gap target mid-search, so run 15 s exact, then go on from the incumbent with 4 %. */
-		rc = milp_run_once(c, &md, o, 15, o->rel_gap, start_stage, start_strategy, stage, strategy,
-		                   &run, err);
-		if (rc != UNIAP_OK)
-			goto out;
-		if (run.hit_limit) {
-			double gap = run.has_plan ? (opt_tpi(c, stage, strategy) - run.bound) /
-			                                    opt_tpi(c, stage, strategy)
-			                          : INFINITY;
-			double left = have_limit ? limit - (opt_clock_s() - t0) : INFINITY;
+	staged = o->early_stop && o->early_stop_after_s > 0 &&
+	         (!have_limit || limit > o->early_stop_after_s);
+	rc = milp_run_once(c, &md, o, staged ? o->early_stop_after_s : limit, o->rel_gap, start_stage,
+	                   start_strategy, stage, strategy, &run, err);
+	if (rc != UNIAP_OK)
+		goto out;
+	if (staged && run.hit_limit) {
+		/*
+		 * Appendix E, rule 1: past early_stop_after_s, stop once the gap is under early_stop_gap.
+		 * CBC cannot change its gap target during a search, so the first run stops at that time;
+		 * unless its gap already qualifies, a second run continues from its plan with that gap as
+		 * target.  (Rule 2 needs no code: CBC stops by itself once the bound reaches the cutoff.)
+		 */
+		double t1 = run.has_plan ? opt_tpi(c, stage, strategy) : INFINITY;
+		double gap = run.has_plan && t1 > 0 ? (t1 - run.bound) / t1 : INFINITY;
+		double left = have_limit ? limit - (opt_clock_s() - t0) : INFINITY;
 
-			if (!(gap < 0.04) && left > 1) {
-				struct milp_run run2;
-				int *st2 = malloc(n * sizeof(int));
-				size_t *sk2 = malloc(n * sizeof(size_t));
-				int had = run.has_plan;
+		if (gap < o->early_stop_gap) {
+			snprintf(out->note, sizeof(out->note), "early stop: gap %.2f%% after %.0f s", 100 * gap,
+			         o->early_stop_after_s);
+		} else if (left > 0.1) {
+			struct milp_run run2;
+			int *st1 = malloc(n * sizeof(int));
+			size_t *sk1 = malloc(n * sizeof(size_t));
+			int had = run.has_plan;
 
-				if (!st2 || !sk2) {
-					free(st2);
-					free(sk2);
-					rc = err_set(err, UNIAP_E_NOMEM, "milp: out of memory");
-					goto out;
-				}
-				memcpy(st2, had ? stage : start_stage ? start_stage : stage, n * sizeof(int));
-				memcpy(sk2, had ? strategy : start_strategy ? start_strategy : strategy,
-				       n * sizeof(size_t));
-				rc = milp_run_once(c, &md, o, left, fmax(o->rel_gap, 0.04),
-				                   (had || start_stage) ? st2 : NULL, (had || start_stage) ? sk2 : NULL,
-				                   stage, strategy, &run2, err);
-				if (rc == UNIAP_OK && !run2.has_plan && had) {
-					/* keep the first run's plan */
-					memcpy(stage, st2, n * sizeof(int));
-					memcpy(strategy, sk2, n * sizeof(size_t));
-					run2.has_plan = 1;
-				}
-				run2.nodes += run.nodes;
-				run2.bound = fmax(run2.bound, run.bound);
-				run = run2;
-				free(st2);
-				free(sk2);
-				if (rc != UNIAP_OK)
-					goto out;
-				snprintf(out->note, sizeof(out->note), "early stop: second run with a 4%% gap target");
-			} else {
-				snprintf(out->note, sizeof(out->note), "early stop: gap under 4%% after 15 s");
+			if (!st1 || !sk1) {
+				free(st1);
+				free(sk1);
+				rc = err_set(err, UNIAP_E_NOMEM, "milp: out of memory");
+				goto out;
 			}
+			if (had) {
+				memcpy(st1, stage, n * sizeof(int));
+				memcpy(sk1, strategy, n * sizeof(size_t));
+			}
+			rc = milp_run_once(c, &md, o, left, fmax(o->rel_gap, o->early_stop_gap), had ? st1 : start_stage,
+			                   had ? sk1 : start_strategy, stage, strategy, &run2, err);
+			if (rc == UNIAP_OK && !run2.has_plan && had) {
+				/* keep the first run's plan */
+				memcpy(stage, st1, n * sizeof(int));
+				memcpy(strategy, sk1, n * sizeof(size_t));
+				run2.has_plan = 1;
+				run2.rejected_plan = 0;
+			}
+			free(st1);
+			free(sk1);
+			if (rc != UNIAP_OK)
+				goto out;
+			run2.nodes += run.nodes;
+			run2.bound = fmax(run2.bound, run.bound);
+			run2.hit_limit = run2.hit_limit || run2.stopped_on_gap;
+			run = run2;
+			snprintf(out->note, sizeof(out->note), "early stop: second run with a %.1f%% gap target",
+			         100 * fmax(o->rel_gap, o->early_stop_gap));
 		}
-	} else {
-		rc = milp_run_once(c, &md, o, limit, o->rel_gap, start_stage, start_strategy, stage, strategy,
-		                   &run, err);
-		if (rc != UNIAP_OK)
-			goto out;
 	}
 	out->nodes = run.nodes;
 	if (run.has_plan) {

@@ -48,6 +48,8 @@ void opt_options_init(struct opt_options *o)
 	o->rel_gap = 0;
 	o->cutoff_tpi = INFINITY;
 	o->early_stop = 0;
+	o->early_stop_after_s = 15;
+	o->early_stop_gap = 0.04;
 	o->threads_inside_cbc = 1;
 	o->path = OPT_PATH_AUTO;
 	o->dp_label_cap = OPT_DP_LABEL_CAP_DEFAULT;

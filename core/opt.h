@@ -55,17 +55,22 @@ struct opt_options {
 	double rel_gap;        /* MILP stops once (tpi - bound) / tpi <= rel_gap; 0: prove optimality */
 	double cutoff_tpi;     /* a TPI already achieved elsewhere; INFINITY when none.  The solve
 	                          may stop (OPT_PRUNED) once it proves nothing beats it. */
-	int early_stop;        /* paper appendix E: after 15 s stop when gap < 4 %; stop as soon as the
-	                          bound reaches cutoff_tpi (CBC does this by itself via the cutoff) */
+	int early_stop;        /* paper appendix E, rule 1: past early_stop_after_s, stop once the gap is
+	                          under early_stop_gap (rule 2, stop once the bound reaches cutoff_tpi,
+	                          always holds: the cutoff is given to CBC) */
+	double early_stop_after_s; /* 15 in the paper */
+	double early_stop_gap;     /* 0.04 in the paper */
 	int threads_inside_cbc;/* threads of CBC's own parallel branch and bound; <= 1: one */
 	enum opt_path path;    /* OPT_PATH_AUTO normally */
 	size_t dp_label_cap;   /* most labels the DP may hold; past it opt_solve falls back to the
 	                          MILP ("milp-after-dp-cap"); 0: the default cap */
+	int dp_no_incumbent;   /* 1: the DPs skip their heuristic incumbent, so the exact search alone
+	                          must find the optimum (tests); 0 normally */
 };
 
 #define OPT_DP_LABEL_CAP_DEFAULT ((size_t)2 << 20)
 
-/* Defaults: 60 s, rel_gap 0, no cutoff, no early stop, 1 thread, AUTO path. */
+/* Defaults: 60 s, rel_gap 0, no cutoff, no early stop (15 s / 4 % when on), 1 thread, AUTO path. */
 void opt_options_init(struct opt_options *o);
 
 /* Method names a result can carry (static strings). */
