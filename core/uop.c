@@ -15,6 +15,8 @@
  */
 #include "uop.h"
 
+#include "reduce.h"
+
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -427,6 +429,15 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
 			pthread_mutex_unlock(&run->lock);
 			uop_progress(run);
 			continue;
+		}
+		{
+			/* solve without dominated strategies: same optimum, smaller problem */
+			struct cost_candidate reduced;
+
+			if (reduce_dominated(&slot->cand, &reduced, NULL, &berr) == UNIAP_OK) {
+				cost_candidate_release(&slot->cand);
+				slot->cand = reduced;
+			}
 		}
 		rc = uop_dispatch(run, pool, slot, err);
 	}
