@@ -74,5 +74,22 @@ check evaluate-missing-plan 2 "--plan: required" -- "$UNIAP" evaluate $C --batch
 printf '{"pp": 1}' >"$tmp/badplan.json"
 check evaluate-bad-plan 1 "plan" -- "$UNIAP" evaluate $C --batch $B --plan "$tmp/badplan.json"
 
+# plan: every space; the printed plan evaluates to its own tpi_s
+check help-plan 0 "usage: uniap plan" -- "$UNIAP" plan --help
+for space in unified inter intra uniform; do
+	check plan-$space 0 '"optimal":true' -- "$UNIAP" plan $C --batch 32 --space $space --threads 2
+	cp "$tmp/out" "$tmp/plan-$space.json"
+	check plan-$space-evaluates 0 '"tpi_matches":true' -- "$UNIAP" evaluate $C --batch 32 --plan "$tmp/plan-$space.json"
+done
+check plan-1f1b-recompute 0 '"schedule":"1f1b"' -- "$UNIAP" plan $C --batch 16 --schedule 1f1b --recompute
+check plan-text 0 "plan: space unified pp" -- "$UNIAP" plan $C --batch 32 --format text
+check plan-dag 0 '"optimal":true' -- "$UNIAP" plan --cluster $EX/cluster-16gpu-pcie-pairs.json --model $EX/model-t5-dag.json --batch 8 --schedule 1f1b
+check plan-bad-space 2 "--space: must be" -- "$UNIAP" plan $C --batch 32 --space diagonal
+check plan-bad-threads 2 "--threads: must be in" -- "$UNIAP" plan $C --batch 32 --threads 0
+check plan-bad-gap 2 "--gap: must be a number" -- "$UNIAP" plan $C --batch 32 --gap 2
+check plan-bad-format 2 "--format: must be json or text" -- "$UNIAP" plan $C --batch 32 --format xml
+sed 's/"memory_bytes": *[0-9]*/"memory_bytes": 1100000000/' $EX/cluster-8gpu-nvlink.json >"$tmp/tiny.json"
+check plan-nothing-fits 3 "no candidate fits" -- "$UNIAP" plan --cluster "$tmp/tiny.json" --model $EX/model-bert-chain.json --batch 32
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
