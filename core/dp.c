@@ -549,22 +549,6 @@ static int dps_tm_cmp(const void *pa, const void *pb)
 	return 0;
 }
 
-/* Keeps the (time, memory) Pareto front of x[0..n) in place, sorted by time; returns its size. */
-static size_t dps_tm_front(struct dps_tm *x, size_t n)
-{
-	size_t i, w = 0;
-	double best_m = INFINITY;
-
-	if (n > 1)
-		qsort(x, n, sizeof(*x), dps_tm_cmp);
-	for (i = 0; i < n; i++)
-		if (x[i].m < best_m) {
-			best_m = x[i].m;
-			x[w++] = x[i];
-		}
-	return w;
-}
-
 /* A copy of the block DP's fronts after some layer `pos` (for the shortcut of identical layers). */
 struct dps_snap {
 	struct dps_tmvec v;
@@ -577,7 +561,7 @@ struct dps_snap {
 struct dps_block {
 	struct dps_tmvec cur[2]; /* fronts of the current / next layer, per strategy (off[]) */
 	size_t *off[2];          /* [K + 1] */
-	struct dps_tmvec tmp;
+	struct dps_tmvec tmp, tmp2; /* the front being merged, and the merge's output */
 	struct dps_tmvec trace;  /* every kept label with its parent (trace runs only) */
 	size_t *trace_first;     /* [(b - a) * K + l]: trace index of the least-time label of (b, l) */
 	struct dps_snap snap[2]; /* taken by the previous row / being taken by this one */
@@ -594,6 +578,7 @@ static void dps_block_release(struct dps_block *bk)
 		free(bk->snap[x].off);
 	}
 	free(bk->tmp.v);
+	free(bk->tmp2.v);
 	free(bk->trace.v);
 	free(bk->trace_first);
 	memset(bk, 0, sizeof(*bk));
@@ -622,20 +607,55 @@ static int dps_snap_take(struct dps_snap *sn, const struct dps_tmvec *v, const s
 }
 
 /*
- * The block DP from layer a with first strategy f on `stage` (its inflight
- * count), up to layer b_end: row[(b - a) * K + l] = least time of a..b ending
+ * What the stages before a block have at least: the least sum and the least
+ * max over the outer labels that end just before the block (plus the least
+ * cross-stage cost into it), and how many stages follow the block.  With it
+ * a block label of time t at layer b has the lower bound dp_lower_bound(b,
+ * stages_after + 1, sum + t, max, t), non-decreasing as the block grows, so
+ * pruning against it only removes labels that no improving plan extends.
+ */
+struct dps_prefix {
+	double sum_s, max_s;
+	int stages_after;
+};
+
+/*
+ * A block time below which a block label at layer u is never pruned by the
+ * prefix bound: dp_lower_bound is the max of three lines in t (whichever of
+ * the prefix max, t, or the spread of the rest is the max), so it stays
+ * within the bound up to the least of their crossing points.  Shaved by
+ * 1e-9 against rounding; labels above it get the exact test.
+ */
+static double dps_safe_time(const struct dp_inst *d, const struct dps_prefix *pre, size_t u)
+{
+	double bound = fmin(d->cutoff_s, d->ub_s * (1 + DP_SLACK)), cm = (double)(d->c - 1);
+	double base = bound - pre->sum_s - d->rem_s[u], q = pre->stages_after + 1;
+	double t1 = base - cm * pre->max_s, t2 = base / (1 + cm);
+	double t3 = (base - cm * d->rem_layers_s[u] / q) / (1 + cm / q);
+
+	if (!isfinite(bound))
+		return INFINITY;
+	t1 = fmin(t1, fmin(t2, t3));
+	return t1 - fabs(t1) * 1e-9 - 1e-300;
+}
+
+/*
+ * The block DP from layer a with first strategy f (K: any) on `stage` (its
+ * inflight count), up to layer b_end: row[(b - a) * K + l] = least time of a..b ending
  * in strategy l (INFINITY if none, or over t_cap).  With trace, every kept
  * label is recorded so that the strategies can be read back.
  * from (may be NULL): start from these fronts, which are this row's fronts
  * after layer from->pos; row entries up to from->pos are then left alone.
  * snap (may be NULL): filled with the fronts after layer snap_pos.
+ * pre (may be NULL): prune block labels with the prefix bound (struct dps_prefix).
  */
 static uniap_code dps_block_run(struct dp_inst *d, struct dps_block *bk, size_t a, size_t f, int stage,
                                 size_t b_end, double t_cap, double *row, int trace,
                                 const struct dps_snap *from, struct dps_snap *snap, size_t snap_pos,
-                                struct uniap_err *err)
+                                const struct dps_prefix *pre, struct uniap_err *err)
 {
 	size_t K = d->k, b, k, l, j, x = 0, b0 = a;
+	double t_safe;
 	struct dps_tm first;
 
 	if (!bk->off[0]) {
@@ -665,26 +685,34 @@ static uniap_code dps_block_run(struct dp_inst *d, struct dps_block *bk, size_t 
 	} else {
 		for (j = 0; j < (b_end - a + 1) * K; j++)
 			row[j] = INFINITY;
-		first.t = d->time_s[a * K + f];
-		first.m = dp_mem(d, a, stage, f);
-		first.parent = DP_NONE;
-		first.k = f;
-		if (!(first.m <= d->limit) || first.t > t_cap)
-			return UNIAP_OK;
-		if (!d->mem_binds)
-			first.m = 0;
-		if (trace) {
-			bk->trace_first[f] = 0;
-			if (dps_tm_push(&bk->trace, &first) != 0)
+		/* f == K: any first strategy (stage 0 has no edge before it, so only the least time counts) */
+		for (k = 0; k < K; k++) {
+			bk->off[0][k] = bk->cur[0].n;
+			if (f != K && k != f)
+				continue;
+			first.t = d->time_s[a * K + k];
+			first.m = dp_mem(d, a, stage, k);
+			first.parent = DP_NONE;
+			first.k = k;
+			if (!(first.m <= d->limit) || first.t > t_cap)
+				continue;
+			if (pre && dp_prune(d, dp_lower_bound(d, a, pre->stages_after + 1, pre->sum_s + first.t,
+			                                      pre->max_s, first.t)))
+				continue;
+			if (!d->mem_binds)
+				first.m = 0;
+			if (trace) {
+				bk->trace_first[k] = bk->trace.n;
+				if (dps_tm_push(&bk->trace, &first) != 0)
+					return err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
+				first.parent = bk->trace.n - 1;
+			}
+			if (dps_tm_push(&bk->cur[0], &first) != 0)
 				return err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
-			first.parent = 0;
+			row[k] = first.t;
+			d->labels++;
 		}
-		if (dps_tm_push(&bk->cur[0], &first) != 0)
-			return err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
-		for (k = 0; k <= K; k++)
-			bk->off[0][k] = k > f ? 1 : 0;
-		row[f] = first.t;
-		d->labels++;
+		bk->off[0][K] = bk->cur[0].n;
 	}
 	for (b = b0;; b++) {
 		const struct cost_edge *e;
@@ -699,37 +727,73 @@ static uniap_code dps_block_run(struct dp_inst *d, struct dps_block *bk, size_t 
 			return err_set(err, UNIAP_E_LIMIT, "dp-stages: more than %zu labels in a block", d->cap);
 		e = d->chain[b];
 		dst->n = 0;
+		t_safe = pre ? dps_safe_time(d, pre, b + 1) : INFINITY;
 		for (l = 0; l < K; l++) {
 			double a_t = d->time_s[(b + 1) * K + l];
 			double m = dp_mem(d, b + 1, stage, l);
 			size_t w;
 
 			dof[l] = dst->n;
+			/*
+			 * The front of (b+1, l) is the Pareto merge of the K fronts of b, each shifted by
+			 * (same-stage cost + layer time, layer memory): every front is sorted by time, so
+			 * a merge and one sweep replace a sort.  Within a shifted list time only grows, so
+			 * the first label over the cap or the bound ends that list.
+			 */
 			bk->tmp.n = 0;
 			for (k = 0; k < K; k++) {
-				double r = e->same_stage_s[k * K + l];
+				double r = e->same_stage_s[k * K + l], best_m = INFINITY;
+				size_t i = 0, jn = so[k], je = so[k + 1];
+				struct dps_tmvec *mv = &bk->tmp, *out_v = &bk->tmp2;
+				struct dps_tm y = {0, 0, 0, 0};
+				int have_y = 0;
 
-				for (j = so[k]; j < so[k + 1]; j++) {
-					struct dps_tm y;
+				if (jn == je)
+					continue;
+				out_v->n = 0;
+				for (;;) {
+					const struct dps_tm *take;
 
-					y.t = src->v[j].t + r + a_t;
-					y.m = d->mem_binds ? src->v[j].m + m : 0;
-					y.k = l;
-					y.parent = trace ? src->v[j].parent : j;
-					if (!(y.m <= d->limit) || y.t > t_cap)
-						continue;
-					if (!d->mem_binds && bk->tmp.n > 0) {
-						/* one dimension: keep the least time only */
-						if (dps_tm_cmp(&y, &bk->tmp.v[0]) < 0)
-							bk->tmp.v[0] = y;
-						continue;
+					while (!have_y && jn < je) {
+						y.t = src->v[jn].t + r + a_t;
+						y.m = d->mem_binds ? src->v[jn].m + m : 0;
+						y.k = l;
+						y.parent = trace ? src->v[jn].parent : jn;
+						jn++;
+						if (!(y.m <= d->limit))
+							continue;
+						if (y.t > t_cap ||
+						    (y.t > t_safe &&
+						     dp_prune(d, dp_lower_bound(d, b + 1, pre->stages_after + 1,
+						                                pre->sum_s + y.t, pre->max_s, y.t)))) {
+							jn = je;
+							break;
+						}
+						have_y = 1;
+						d->labels++;
 					}
-					if (dps_tm_push(&bk->tmp, &y) != 0)
-						return err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
+					if (i >= mv->n && !have_y)
+						break;
+					if (i < mv->n && (!have_y || dps_tm_cmp(&mv->v[i], &y) <= 0)) {
+						take = &mv->v[i++];
+					} else {
+						take = &y;
+						have_y = 0;
+					}
+					if (take->m < best_m) {
+						best_m = take->m;
+						if (dps_tm_push(out_v, take) != 0)
+							return err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
+					}
+				}
+				{
+					struct dps_tmvec t = bk->tmp;
+
+					bk->tmp = bk->tmp2;
+					bk->tmp2 = t;
 				}
 			}
-			d->labels += (long)bk->tmp.n;
-			w = dps_tm_front(bk->tmp.v, bk->tmp.n);
+			w = bk->tmp.n;
 			if (trace)
 				bk->trace_first[(b + 1 - a) * K + l] = bk->trace.n;
 			for (j = 0; j < w; j++) {
@@ -770,7 +834,7 @@ struct dps_label {
 	double sum_s, max_s;
 	size_t parent;
 	size_t a;  /* first layer of the stage */
-	size_t f;  /* strategy of layer a */
+	size_t f;  /* strategy of layer a (K on stage 0: any, see dps_table_fill) */
 	size_t b;  /* last layer of the stage */
 	size_t k;  /* strategy of layer b */
 };
@@ -795,20 +859,39 @@ static int dps_push(struct dps_vec *a, const struct dps_label *x)
 	return 0;
 }
 
-static int dps_cmp(const void *pa, const void *pb)
+/*
+ * Adds x to fr, a (sum, max) Pareto front kept sorted by sum with max
+ * strictly decreasing, unless an entry is at least as good in both; drops
+ * the entries x is at least as good as.  Returns -1 when out of memory.
+ */
+static int dps_front_add(struct dps_vec *fr, const struct dps_label *x)
 {
-	const struct dps_label *a = pa, *b = pb;
+	size_t lo = 0, hi = fr->n, pos, first, end;
 
-	if (a->sum_s != b->sum_s)
-		return a->sum_s < b->sum_s ? -1 : 1;
-	if (a->max_s != b->max_s)
-		return a->max_s < b->max_s ? -1 : 1;
-	if (a->parent != b->parent)
-		return a->parent < b->parent ? -1 : 1;
-	if (a->a != b->a)
-		return a->a < b->a ? -1 : 1;
-	if (a->f != b->f)
-		return a->f < b->f ? -1 : 1;
+	while (lo < hi) { /* pos: entries with sum <= x's */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (fr->v[mid].sum_s <= x->sum_s)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	pos = lo;
+	if (pos > 0 && fr->v[pos - 1].max_s <= x->max_s)
+		return 0;
+	first = pos > 0 && fr->v[pos - 1].sum_s == x->sum_s ? pos - 1 : pos;
+	for (end = pos; end < fr->n && fr->v[end].max_s >= x->max_s; end++)
+		;
+	if (end == first) {
+		if (dps_push(fr, x) != 0) /* grows by one; shifted below */
+			return -1;
+		memmove(&fr->v[first + 1], &fr->v[first], (fr->n - 1 - first) * sizeof(*fr->v));
+		fr->v[first] = *x;
+		return 0;
+	}
+	fr->v[first] = *x;
+	memmove(&fr->v[first + 1], &fr->v[end], (fr->n - end) * sizeof(*fr->v));
+	fr->n -= end - first - 1;
 	return 0;
 }
 
@@ -858,22 +941,90 @@ static void dps_same_init(const struct dp_inst *d, size_t *same)
  * run of n identical layers costs one row plus short tails, not n rows.
  */
 static uniap_code dps_table_fill(struct dp_inst *d, struct dps_table *tb, struct dps_block *bk, int stage,
-                                 double *row, struct uniap_err *err)
+                                 const struct dps_vec *lab, const size_t *start, double *row,
+                                 struct uniap_err *err)
 {
 	size_t L = d->n_layers, K = d->k, KK = K * K, a, f, b, l, a_lo = (size_t)stage, a_hi = 0;
 	double t_cap = dp_stage_cap(d);
-	int s;
+	int s, shared = 0, alike = 0;
 	uniap_code rc;
 
 	if (tb->inflight != d->inflight[stage]) {
 		memset(tb->done, 0, L);
 		tb->inflight = d->inflight[stage];
 	}
+	for (s = stage + 1; s < d->pp; s++)
+		shared |= d->inflight[s] == tb->inflight;
 	for (s = stage; s < d->pp; s++)
 		if (d->inflight[s] == tb->inflight && s > 0 && L - (size_t)d->pp + (size_t)s > a_hi)
 			a_hi = L - (size_t)d->pp + (size_t)s;
-	if (stage == 0)
-		a_hi = 0; /* stage 0 starts at layer 0; later stages compute their own rows */
+	if (stage == 0) {
+		/* row 0 serves only stage 0, which has no edge before it: one run with any first
+		 * strategy, stored under f = 0 (dps_gather reads it so), pruned with an empty prefix */
+		struct dps_prefix pre = {0, 0, d->pp - 1};
+
+		rc = dps_block_run(d, bk, 0, K, stage, L - (size_t)d->pp, t_cap, row, 0, NULL, NULL, 0, &pre,
+		                   err);
+		if (rc != UNIAP_OK)
+			return rc;
+		for (b = 0; b < L; b++)
+			for (f = 0; f < K; f++)
+				for (l = 0; l < K; l++)
+					tb->t[b * KK + f * K + l] =
+					        f == 0 && b <= L - (size_t)d->pp ? row[b * K + l] : INFINITY;
+		tb->done[0] = 1;
+		return UNIAP_OK;
+	}
+	for (a = a_lo; a <= a_hi; a++)
+		alike |= tb->same[a] > 0;
+	if (!shared && !alike) {
+		/*
+		 * Rows used by this stage alone and no identical layers to share work between rows: each
+		 * row is pruned with the bound of the outer labels that end just before it, stops at the
+		 * stage's last possible layer, and is skipped when no such label exists.
+		 */
+		size_t b_end = L - (size_t)d->pp + (size_t)stage;
+
+		for (a = a_lo; a <= a_hi; a++) {
+			struct dps_prefix pre = {INFINITY, INFINITY, d->pp - 1 - stage};
+			const struct cost_edge *e = d->chain[a - 1];
+			double r_min = INFINITY;
+			size_t pk, j;
+
+			rc = dp_check_time(d, err);
+			if (rc != UNIAP_OK)
+				return rc;
+			for (pk = 0; pk < K; pk++) {
+				size_t pidx = ((size_t)(stage - 1) * L + a - 1) * K + pk;
+
+				if (start[pidx] == start[pidx + 1])
+					continue;
+				for (j = start[pidx]; j < start[pidx + 1]; j++) {
+					pre.sum_s = fmin(pre.sum_s, lab->v[j].sum_s);
+					pre.max_s = fmin(pre.max_s, lab->v[j].max_s);
+				}
+				for (f = 0; f < K; f++)
+					r_min = fmin(r_min, e->cross_stage_s[pk * K + f]);
+			}
+			for (f = 0; f < K; f++) {
+				if (isfinite(pre.sum_s)) {
+					struct dps_prefix pf = pre;
+
+					pf.sum_s += r_min;
+					rc = dps_block_run(d, bk, a, f, stage, b_end, t_cap, row, 0, NULL, NULL, 0, &pf,
+					                   err);
+					if (rc != UNIAP_OK)
+						return rc;
+				}
+				for (b = a; b < L; b++)
+					for (l = 0; l < K; l++)
+						tb->t[(a * L + b) * KK + f * K + l] =
+						        isfinite(pre.sum_s) && b <= b_end ? row[(b - a) * K + l] : INFINITY;
+			}
+			tb->done[a] = 1;
+		}
+		return UNIAP_OK;
+	}
 	for (f = 0; f < K; f++) {
 		int have = 0; /* bk->snap[0] holds row a+1's fronts for row a */
 
@@ -899,7 +1050,8 @@ static uniap_code dps_table_fill(struct dp_inst *d, struct dps_table *tb, struct
 			/* the row below needs this row's fronts after layer (a-1) + same[a-1] + 1 - 1 */
 			pos = a > a_lo ? a - 1 + tb->same[a - 1] : SIZE_MAX;
 			rc = dps_block_run(d, bk, a, f, stage, L - 1, t_cap, row, 0, cont ? &bk->snap[0] : NULL,
-			                   pos != SIZE_MAX && tb->same[a - 1] >= 1 ? &bk->snap[1] : NULL, pos, err);
+			                   pos != SIZE_MAX && tb->same[a - 1] >= 1 ? &bk->snap[1] : NULL, pos, NULL,
+			                   err);
 			if (rc != UNIAP_OK)
 				return rc;
 			{
@@ -919,7 +1071,7 @@ static uniap_code dps_table_fill(struct dp_inst *d, struct dps_table *tb, struct
 	return UNIAP_OK;
 }
 
-/* Candidate labels for state (s, b, k) from the previous stage's states. */
+/* The Pareto front of the labels of state (s, b, k), from the previous stage's states, into cv. */
 static int dps_gather(struct dp_inst *d, const struct dps_table *tb, const struct dps_vec *lab,
                       const size_t *start, int s, size_t b, size_t k, struct dps_vec *cv)
 {
@@ -927,7 +1079,8 @@ static int dps_gather(struct dp_inst *d, const struct dps_table *tb, const struc
 	int left = d->pp - 1 - s;
 
 	if (s == 0) {
-		for (f = 0; f < K; f++) {
+		/* row 0 holds the least time over every first strategy under f = 0 (dps_table_fill) */
+		for (f = 0; f < 1; f++) {
 			double t = tb->t[(0 * L + b) * K * K + f * K + k];
 			struct dps_label x;
 
@@ -937,44 +1090,48 @@ static int dps_gather(struct dp_inst *d, const struct dps_table *tb, const struc
 			x.max_s = d->c > 1 ? t : 0;
 			x.parent = DP_NONE;
 			x.a = 0;
-			x.f = f;
+			x.f = K; /* any: the block DP picks it */
 			x.b = b;
 			x.k = k;
 			if (dp_prune(d, dp_lower_bound(d, b, left, x.sum_s, x.max_s, 0)))
 				continue;
-			if (dps_push(cv, &x) != 0)
+			d->labels++;
+			if (dps_front_add(cv, &x) != 0)
 				return -1;
 		}
 		return 0;
 	}
-	/* the previous stage ends at pb, this one is pb+1 .. b */
+	/* the previous stage ends at pb (strategy pk), this one is pb+1 .. b (first strategy f) */
 	for (pb = (size_t)s - 1; pb < b; pb++) {
 		const struct cost_edge *e = d->chain[pb];
 		size_t a = pb + 1;
 
-		for (f = 0; f < K; f++) {
-			double t = tb->t[(a * L + b) * K * K + f * K + k];
+		for (pk = 0; pk < K; pk++) {
+			size_t pidx = ((size_t)(s - 1) * L + pb) * K + pk;
 
-			if (!isfinite(t))
+			if (start[pidx] == start[pidx + 1])
 				continue;
-			for (pk = 0; pk < K; pk++) {
-				size_t pidx = ((size_t)(s - 1) * L + pb) * K + pk;
+			for (f = 0; f < K; f++) {
+				double t = tb->t[(a * L + b) * K * K + f * K + k];
 				double r = e->cross_stage_s[pk * K + f];
 
+				if (!isfinite(t))
+					continue;
 				for (j = start[pidx]; j < start[pidx + 1]; j++) {
 					const struct dps_label *p = &lab->v[j];
 					struct dps_label x;
 
 					x.sum_s = p->sum_s + r + t;
 					x.max_s = d->c > 1 ? fmax(p->max_s, fmax(r, t)) : 0;
+					if (dp_prune(d, dp_lower_bound(d, b, left, x.sum_s, x.max_s, 0)))
+						continue;
 					x.parent = j;
 					x.a = a;
 					x.f = f;
 					x.b = b;
 					x.k = k;
-					if (dp_prune(d, dp_lower_bound(d, b, left, x.sum_s, x.max_s, 0)))
-						continue;
-					if (dps_push(cv, &x) != 0)
+					d->labels++;
+					if (dps_front_add(cv, &x) != 0)
 						return -1;
 				}
 			}
@@ -1020,13 +1177,12 @@ static uniap_code dps_run(struct dp_inst *d, int *stage_out, size_t *strategy_ou
 		size_t b_hi = L - (size_t)pp + (size_t)s;
 		size_t b_lo = s == pp - 1 ? L - 1 : (size_t)s;
 
-		rc = dps_table_fill(d, &tb, &bk, s, row, err);
+		rc = dps_table_fill(d, &tb, &bk, s, &lab, start, row, err);
 		if (rc != UNIAP_OK)
 			goto out;
 		for (b = 0; b < L; b++)
 			for (k = 0; k < K; k++) {
 				size_t idx = ((size_t)s * L + b) * K + k;
-				double best_m = INFINITY;
 
 				start[idx] = lab.n;
 				if (b < b_lo || b > b_hi)
@@ -1039,23 +1195,15 @@ static uniap_code dps_run(struct dp_inst *d, int *stage_out, size_t *strategy_ou
 					rc = err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
 					goto out;
 				}
-				d->labels += (long)cv.n;
-				if (cv.n > 1)
-					qsort(cv.v, cv.n, sizeof(*cv.v), dps_cmp);
-				for (i = 0; i < cv.n; i++) {
-					/* sorted by sum: keep a label only if its max is strictly smaller */
-					if (i > 0 && !(cv.v[i].max_s < best_m))
-						continue;
-					best_m = cv.v[i].max_s;
-					if (lab.n + 1 > d->cap) {
-						rc = err_set(err, UNIAP_E_LIMIT, "dp-stages: more than %zu labels", d->cap);
-						goto out;
-					}
+				if (lab.n + cv.n > d->cap) {
+					rc = err_set(err, UNIAP_E_LIMIT, "dp-stages: more than %zu labels", d->cap);
+					goto out;
+				}
+				for (i = 0; i < cv.n; i++)
 					if (dps_push(&lab, &cv.v[i]) != 0) {
 						rc = err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
 						goto out;
 					}
-				}
 			}
 		start[((size_t)s * L + L - 1) * K + K] = lab.n;
 	}
@@ -1085,7 +1233,8 @@ static uniap_code dps_run(struct dp_inst *d, int *stage_out, size_t *strategy_ou
 			rc = err_set(err, UNIAP_E_INTERNAL, "dp-stages: trace longer than pp");
 			goto out;
 		}
-		rc = dps_block_run(d, &bk, x->a, x->f, s, x->b, dp_stage_cap(d), row, 1, NULL, NULL, 0, err);
+		rc = dps_block_run(d, &bk, x->a, x->f, s, x->b, dp_stage_cap(d), row, 1, NULL, NULL, 0, NULL,
+		                   err);
 		if (rc != UNIAP_OK)
 			goto out;
 		t_idx = bk.trace_first[(x->b - x->a) * K + x->k];

@@ -485,7 +485,13 @@ uniap_code opt_solve(const struct cost_candidate *c, const struct opt_options *o
 			rc = opt_run_milp(c, &o, out, err);
 			break;
 		}
+		/* dp-stages, then dp-chain (no block table), then the MILP when both hit the cap */
 		rc = dp_stages_solve(c, &o, out, err);
+		if (rc == UNIAP_E_LIMIT) {
+			opt_result_release(out);
+			err_clear(err);
+			rc = dp_chain_solve(c, &o, out, err);
+		}
 		if (rc == UNIAP_E_LIMIT) {
 			char why[OPT_NOTE_MAX];
 
