@@ -73,7 +73,8 @@ struct gen {
 	enum graph_kind graph;
 	int tight;      /* memory limit near the least possible per stage */
 	int one_f_one_b;
-	int identical;  /* every layer and edge has the same costs */
+	int identical;  /* 1: every layer and edge has the same costs; 2: runs of identical layers
+	                   (types 2,0,0,0,1,1,1,0,0,0,...), edges priced by their endpoint types */
 };
 
 /* Frees what inst_make allocated (the cost_build layout). */
@@ -117,6 +118,37 @@ static void inst_add_edge(struct cost_candidate *c, size_t *cap, size_t a, size_
 	c->n_edges++;
 }
 
+/* Type of layer u under g->identical (0 when all layers are alike). */
+static size_t inst_type(const struct gen *g, size_t u)
+{
+	if (g->identical != 2)
+		return 0;
+	return u == 0 ? 2 : (u - 1) / 3 % 2;
+}
+
+/* The first layer of u's type, whose costs u copies. */
+static size_t inst_type_first(const struct gen *g, size_t u)
+{
+	size_t w;
+
+	for (w = 0; w < u; w++)
+		if (inst_type(g, w) == inst_type(g, u))
+			return w;
+	return u;
+}
+
+/* The first edge whose endpoint types equal edge e's (its costs are copied). */
+static size_t inst_edge_twin(const struct gen *g, const struct cost_candidate *c, size_t e)
+{
+	size_t f;
+
+	for (f = 0; f < e; f++)
+		if (inst_type(g, c->edges[f].from) == inst_type(g, c->edges[e].from) &&
+		    inst_type(g, c->edges[f].to) == inst_type(g, c->edges[e].to))
+			return f;
+	return e;
+}
+
 static void inst_make(struct rng *r, const struct gen *g, struct cost_candidate *c)
 {
 	size_t L = g->n_layers, K = g->k, u, v, e, k, cap = 0, *perm;
@@ -152,9 +184,9 @@ static void inst_make(struct rng *r, const struct gen *g, struct cost_candidate 
 	}
 	for (u = 0; u < L; u++)
 		for (k = 0; k < K; k++) {
-			size_t src = g->identical ? k : u * K + k;
+			size_t src = g->identical ? inst_type_first(g, u) * K + k : u * K + k;
 
-			if (g->identical && u > 0) {
+			if (g->identical && src != u * K + k) {
 				c->time_s[u * K + k] = c->time_s[src];
 				c->memory_fixed_bytes[u * K + k] = c->memory_fixed_bytes[src];
 				c->memory_per_microbatch_bytes[u * K + k] = c->memory_per_microbatch_bytes[src];
@@ -207,9 +239,11 @@ static void inst_make(struct rng *r, const struct gen *g, struct cost_candidate 
 		ed->cross_stage_s = calloc(K * K, sizeof(double));
 		assert_true(ed->same_stage_s && ed->cross_stage_s);
 		for (k = 0; k < K * K; k++) {
-			if (g->identical && e > 0) {
-				ed->same_stage_s[k] = c->edges[0].same_stage_s[k];
-				ed->cross_stage_s[k] = c->edges[0].cross_stage_s[k];
+			if (g->identical && inst_edge_twin(g, c, e) != e) {
+				size_t tw = inst_edge_twin(g, c, e);
+
+				ed->same_stage_s[k] = c->edges[tw].same_stage_s[k];
+				ed->cross_stage_s[k] = c->edges[tw].cross_stage_s[k];
 				continue;
 			}
 			ed->same_stage_s[k] = (k % (K + 1) == 0 && rng_unit(r) < 0.7) ? 0 : 0.3 * rng_unit(r);
@@ -408,7 +442,7 @@ static void test_dp_vs_brute_and_milp(void **state)
 		int bare = t % 2; /* half the runs without the incumbent: the exact search alone */
 
 		gen_random(&r, &g, G_CHAIN);
-		g.identical = t % 3 == 0;
+		g.identical = t % 3;
 		inst_make(&r, &g, &c);
 		describe(&g, seed, what, sizeof(what));
 		assert_int_equal(brute_solve(&c, &best, NULL, NULL, NULL), 0);
@@ -465,7 +499,7 @@ static void test_dp_chain_vs_stages(void **state)
 		g.c = (long[]){1, 2, 4, 8}[rng_below(&r, 4)];
 		g.tight = t % 2;
 		g.one_f_one_b = (t / 2) % 2;
-		g.identical = (t / 4) % 2;
+		g.identical = (t / 4) % 3;
 		inst_make(&r, &g, &c);
 		describe(&g, seed, what, sizeof(what));
 		solve_path_opt(&c, OPT_PATH_DP_CHAIN, t % 3 == 0, &a);
