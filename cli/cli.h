@@ -93,5 +93,6 @@ int cli_write(const char *text);
 int cli_cmd_costs(int argc, char **argv);
 int cli_cmd_evaluate(int argc, char **argv);
 int cli_cmd_plan(int argc, char **argv);
+int cli_cmd_import(int argc, char **argv);
 
 #endif

@@ -10,6 +10,7 @@ static const struct cli_command cli_commands[] = {
 	{ "plan", cli_cmd_plan, "find the fastest plan (unified optimization process)" },
 	{ "costs", cli_cmd_costs, "print one candidate's cost matrices (audit format)" },
 	{ "evaluate", cli_cmd_evaluate, "recompute a plan's TPI, stage times and memory" },
+	{ "import", cli_cmd_import, "turn another planner's profiles (galvatron) into uniap documents" },
 };
 
 #define CLI_N_COMMANDS (sizeof(cli_commands) / sizeof(cli_commands[0]))
