@@ -687,6 +687,47 @@ static void test_early_stop(void **state)
 	inst_free(&c);
 }
 
+/* A plan over the memory limit by less than CBC's tolerance is never reported. */
+static void test_milp_memory_tolerance(void **state)
+{
+	struct rng r = {1};
+	struct gen g;
+	struct cost_candidate c;
+	struct opt_options o;
+	struct opt_result res;
+	struct uniap_err err;
+	double best;
+	size_t u;
+
+	(void)state;
+	memset(&g, 0, sizeof(g));
+	g.graph = G_CHAIN;
+	g.n_layers = 2;
+	g.k = 2;
+	g.pp = 1;
+	g.c = 1;
+	inst_make(&r, &g, &c);
+	c.memory_limit_bytes = 1e9;
+	for (u = 0; u < 2; u++) {
+		c.time_s[u * 2] = 1;     /* fast, and both together are 2 bytes over the limit */
+		c.time_s[u * 2 + 1] = 2; /* slow and small */
+		c.memory_fixed_bytes[u * 2] = 500000001;
+		c.memory_fixed_bytes[u * 2 + 1] = 1e8;
+		c.memory_per_microbatch_bytes[u * 2] = c.memory_per_microbatch_bytes[u * 2 + 1] = 0;
+	}
+	memset(c.edges[0].same_stage_s, 0, 4 * sizeof(double));
+	assert_int_equal(brute_solve(&c, &best, NULL, NULL, NULL), 0);
+	assert_true(best == 3);
+	opt_options_init(&o);
+	o.path = OPT_PATH_MILP;
+	assert_int_equal(opt_solve(&c, &o, &res, &err), UNIAP_OK);
+	assert_non_null(res.stage);
+	assert_true(res.tpi_s == 3);
+	assert_true(res.status == OPT_OPTIMAL || res.status == OPT_FEASIBLE);
+	opt_result_release(&res);
+	inst_free(&c);
+}
+
 static void test_invalid_and_trivial(void **state)
 {
 	struct rng r = {5};
@@ -963,6 +1004,7 @@ int main(void)
 		cmocka_unit_test(test_cutoff),
 		cmocka_unit_test(test_time_limit_reports_audited_plan),
 		cmocka_unit_test(test_early_stop),
+		cmocka_unit_test(test_milp_memory_tolerance),
 		cmocka_unit_test(test_invalid_and_trivial),
 		cmocka_unit_test(test_pack_roundtrip),
 		cmocka_unit_test(test_unpack_rejects_garbage),
