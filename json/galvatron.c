@@ -1361,6 +1361,9 @@ static uniap_code galv_read_tp(const cJSON *v, const char *file, const char *pat
 		t->n = 1;
 		return galv_number(v, file, path, GALV_GE0, GALV_MAX_MB, &t->v[0].value, err);
 	}
+	if (allow_number && !cJSON_IsObject(v))
+		return err_set(err, UNIAP_E_INVALID, "%s: %s: must be a number or an object by TP size, got %s", file,
+		               path, galv_type_name(v));
 	if ((rc = galv_check_object(v, file, path, err)) != UNIAP_OK)
 		return rc;
 	for (c = v->child; c; c = c->next) {
@@ -1600,7 +1603,7 @@ static uniap_code galv_memory(const struct galv_mem *m, const char *file, const 
 			               "%s: layertype_0_sp: missing (no sequence-parallel profile: drop --sequence-parallel)",
 			               file);
 		return err_set(err, UNIAP_E_NOTFOUND,
-		               "%s: layertype_0: missing (only the raw measurements of %zu strategies, no processed "
+		               "%s: layertype_0: missing (only the raw measurements of %zu strategy run(s), no processed "
 		               "layertype_<i> entries: Galvatron's memory post-processing was not run)",
 		               file, m->n_raw);
 	}
