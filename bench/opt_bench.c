@@ -14,7 +14,7 @@
  * Build and run (from the repository root, after `make`):
  *   cc -O2 -Icore bench/opt_bench.c build/libuniapcore.a $(pkg-config --libs cbc) -lm \
  *      -o build/opt_bench && build/opt_bench [--layers 32] [--seeds 3] [--milp-limit 10]
- *      [--no-milp] [--random] [--dag] [--1f1b] [--k 8,16] [--pp 1,2,4,8] [--c 8]
+ *      [--no-milp] [--no-dp-chain] [--random] [--dag] [--1f1b] [--k 8,16] [--pp 1,2,4,8] [--c 8]
  */
 #include <math.h>
 #include <stdint.h>
@@ -31,7 +31,7 @@ struct bench_cfg {
 	size_t layers;
 	int seeds;
 	double milp_limit_s;
-	int no_milp, random, dag, one_f_one_b;
+	int no_milp, no_dp_chain, random, dag, one_f_one_b;
 	size_t ks[BENCH_MAX_LIST], n_k;
 	int pps[BENCH_MAX_LIST], n_pp;
 	long c;
@@ -191,7 +191,7 @@ static int bench_parse_list(const char *s, long *out, int max)
 
 int main(int argc, char **argv)
 {
-	struct bench_cfg cfg = {32, 3, 10, 0, 0, 0, 0, {8, 16}, 2, {1, 2, 4, 8}, 4, 8};
+	struct bench_cfg cfg = {32, 3, 10, 0, 0, 0, 0, 0, {8, 16}, 2, {1, 2, 4, 8}, 4, 8};
 	long list[BENCH_MAX_LIST];
 	int a, n, ki, pi, sd, bad = 0;
 
@@ -231,6 +231,8 @@ int main(int argc, char **argv)
 			end = (char *)"";
 		} else if (strcmp(argv[a], "--no-milp") == 0) {
 			cfg.no_milp = 1;
+		} else if (strcmp(argv[a], "--no-dp-chain") == 0) {
+			cfg.no_dp_chain = 1;
 		} else if (strcmp(argv[a], "--random") == 0) {
 			cfg.random = 1;
 		} else if (strcmp(argv[a], "--dag") == 0) {
@@ -274,8 +276,12 @@ int main(int argc, char **argv)
 				if (!cfg.dag) {
 					bench_run(&c, OPT_PATH_DP_STAGES, 600, &r1);
 					bench_print(&r1);
-					bench_run(&c, OPT_PATH_DP_CHAIN, 600, &r2);
-					bench_print(&r2);
+					if (!cfg.no_dp_chain) {
+						bench_run(&c, OPT_PATH_DP_CHAIN, 600, &r2);
+						bench_print(&r2);
+					} else {
+						printf(" | %-30s", "-");
+					}
 				} else {
 					printf(" | %-30s | %-30s", "-", "-");
 				}
