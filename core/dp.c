@@ -32,6 +32,7 @@
 #define DP_NONE SIZE_MAX
 #define DP_SLACK 1e-12 /* relative slack on the incumbent bound, against rounding */
 #define DP_BEAM 4      /* labels per state in the incumbent runs */
+#define DP_TABLE_MAX 33554432.0 /* entries of the dp-stages block table (256 MiB) */
 
 /* The read-only view of one candidate plus the search's bounds and counters. */
 struct dp_inst {
@@ -355,6 +356,11 @@ static uniap_code dpc_run(struct dp_inst *d, int *stage_out, size_t *strategy_ou
 
 	*found = 0;
 	*tpi_s = INFINITY;
+	if ((double)d->n_layers * pp * K > (double)d->cap * 4) {
+		rc = err_set(err, UNIAP_E_LIMIT, "dp-chain: %zu x %d x %zu states is over the cap", d->n_layers, pp,
+		             K);
+		goto out;
+	}
 	n_states = d->n_layers * (size_t)pp * K;
 	start = calloc(n_states + 1, sizeof(*start));
 	if (!start) {
@@ -1155,7 +1161,7 @@ static uniap_code dps_run(struct dp_inst *d, int *stage_out, size_t *strategy_ou
 
 	*found = 0;
 	*tpi_s = INFINITY;
-	if ((double)L * L * K * K > 2e8) {
+	if ((double)L * L * K * K > DP_TABLE_MAX || (double)pp * L * K > (double)d->cap * 4) {
 		rc = err_set(err, UNIAP_E_LIMIT, "dp-stages: block table of %zu x %zu x %zu x %zu too big",
 		             L, L, K, K);
 		goto out;

@@ -267,6 +267,9 @@ static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, str
 
 	memset(md, 0, sizeof(*md));
 	md->t_col = -1;
+	if ((double)n * pp * K > (double)MILP_MAX_COLS || (double)(E + n) * pp * K * 2 > (double)MILP_MAX_COLS)
+		return err_set(err, UNIAP_E_LIMIT, "milp: %zu layers, %zu edges, pp %d, K %zu is over the model cap",
+		               n, E, pp, K);
 	lo = calloc(n, sizeof(int));
 	hi = calloc(n, sizeof(int));
 	mem_row = calloc((size_t)pp, sizeof(int));

@@ -728,6 +728,33 @@ static void test_milp_memory_tolerance(void **state)
 	inst_free(&c);
 }
 
+/* A model over the MILP's size cap is refused before anything big is allocated. */
+static void test_milp_size_cap(void **state)
+{
+	struct rng r = {3};
+	struct gen g;
+	struct cost_candidate c;
+	struct opt_options o;
+	struct opt_result res;
+	struct uniap_err err;
+
+	(void)state;
+	memset(&g, 0, sizeof(g));
+	g.graph = G_FROM0; /* not a chain: AUTO goes to the MILP */
+	g.n_layers = 1500;
+	g.k = 16;
+	g.pp = 200;
+	g.c = 2;
+	inst_make(&r, &g, &c);
+	opt_options_init(&o);
+	assert_int_equal(opt_solve(&c, &o, &res, &err), UNIAP_E_LIMIT);
+	assert_int_equal(res.status, OPT_ERROR);
+	assert_null(res.stage);
+	assert_non_null(strstr(err.msg, "cap"));
+	opt_result_release(&res);
+	inst_free(&c);
+}
+
 static void test_invalid_and_trivial(void **state)
 {
 	struct rng r = {5};
@@ -1005,6 +1032,7 @@ int main(void)
 		cmocka_unit_test(test_time_limit_reports_audited_plan),
 		cmocka_unit_test(test_early_stop),
 		cmocka_unit_test(test_milp_memory_tolerance),
+		cmocka_unit_test(test_milp_size_cap),
 		cmocka_unit_test(test_invalid_and_trivial),
 		cmocka_unit_test(test_pack_roundtrip),
 		cmocka_unit_test(test_unpack_rejects_garbage),
