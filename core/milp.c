@@ -619,6 +619,20 @@ out:
 	return rc;
 }
 
+/*
+ * CBC's best possible value as a bound we can stand behind: TPI >= 0, so a
+ * negative or missing bound is 0; a bound above the plan's TPI (beyond
+ * rounding), or CBC's "infinite" 1e30+ before its root LP, says nothing.
+ */
+static double milp_sane_bound(double bound, double tpi)
+{
+	if (!isfinite(bound) || bound <= 0 || bound >= 1e30)
+		return 0;
+	if (bound > tpi * (1 + 1e-6))
+		return 0;
+	return fmin(bound, tpi);
+}
+
 uniap_code milp_solve(const struct cost_candidate *c, const struct opt_options *o, const int *start_stage,
                       const size_t *start_strategy, struct opt_result *out, struct uniap_err *err)
 {
@@ -654,7 +668,7 @@ uniap_code milp_solve(const struct cost_candidate *c, const struct opt_options *
 		 * target.  (Rule 2 needs no code: CBC stops by itself once the bound reaches the cutoff.)
 		 */
 		double t1 = run.has_plan ? opt_tpi(c, stage, strategy) : INFINITY;
-		double gap = run.has_plan && t1 > 0 ? (t1 - run.bound) / t1 : INFINITY;
+		double gap = run.has_plan && t1 > 0 ? (t1 - milp_sane_bound(run.bound, t1)) / t1 : INFINITY;
 		double left = have_limit ? limit - (opt_clock_s() - t0) : INFINITY;
 
 		if (gap < o->early_stop_gap) {
@@ -690,7 +704,7 @@ uniap_code milp_solve(const struct cost_candidate *c, const struct opt_options *
 			if (rc != UNIAP_OK)
 				goto out;
 			run2.nodes += run.nodes;
-			run2.bound = fmax(run2.bound, run.bound);
+			run2.bound = fmax(milp_sane_bound(run2.bound, INFINITY), milp_sane_bound(run.bound, INFINITY));
 			run2.hit_limit = run2.hit_limit || run2.stopped_on_gap;
 			run = run2;
 			snprintf(out->note, sizeof(out->note), "early stop: second run with a %.1f%% gap target",
@@ -727,7 +741,7 @@ uniap_code milp_solve(const struct cost_candidate *c, const struct opt_options *
 		out->n_layers = n;
 		stage = NULL;
 		strategy = NULL;
-		out->bound_s = fmin(isfinite(run.bound) ? run.bound : 0, tpi);
+		out->bound_s = milp_sane_bound(run.bound, tpi);
 		if (run.proven_optimal && !run.hit_limit && !run.stopped_on_gap) {
 			out->status = OPT_OPTIMAL;
 			out->bound_s = tpi;
@@ -741,7 +755,7 @@ uniap_code milp_solve(const struct cost_candidate *c, const struct opt_options *
 	} else if (run.hit_limit || run.rejected_plan) {
 		/* "infeasible" after a limit is not a proof (CBC's preprocessing can say so wrongly) */
 		out->status = OPT_UNKNOWN;
-		out->bound_s = isfinite(run.bound) ? fmax(run.bound, 0) : 0;
+		out->bound_s = milp_sane_bound(run.bound, INFINITY);
 		if (run.rejected_plan)
 			snprintf(out->note, sizeof(out->note), "cbc's plan failed the audit (tolerances)");
 		else if (!out->note[0])
