@@ -9,14 +9,18 @@
  *                    closed stages, open stage time, open stage memory).
  *   dp_stages_solve  one stage at a time; a table of the least time of every
  *                    block of layers [a, b] for every first/last strategy pair
- *                    under the memory limit, and an outer DP over (stage, last
- *                    layer, last strategy) with Pareto labels on (total, max).
+ *                    under the memory limit (computed once per run of identical
+ *                    layers), and an outer DP over (stage, last layer, last
+ *                    strategy) with Pareto labels on (total, max).
  *
- * Both fill out->stage/strategy/status/bound/nodes/method (tpi_s is left to the
- * caller, which recomputes it with opt_tpi).  They return UNIAP_E_LIMIT when
- * more than opts->dp_label_cap labels would be needed, UNIAP_E_TIMEOUT when
- * opts->time_limit_s passes, UNIAP_E_ARG when cand is not a chain, then out
- * owns nothing.  cand must have passed opt_candidate_check().
+ * Both first build a valid plan with a beam version of dp-chain (skipped when
+ * opts->dp_no_incumbent) and prune partial plans whose lower bound exceeds
+ * it or reaches opts->cutoff_tpi.  Both fill out->stage/strategy/tpi_s/status/
+ * bound/nodes/method: OPT_OPTIMAL, OPT_INFEASIBLE, or OPT_PRUNED (nothing
+ * below the cutoff).  They return UNIAP_E_LIMIT when more than
+ * opts->dp_label_cap labels (or a block table over 256 MiB) would be needed,
+ * UNIAP_E_TIMEOUT when opts->time_limit_s passes, UNIAP_E_ARG when cand is not
+ * a chain; then out owns nothing.  cand must have passed opt_candidate_check().
  *
  * Never: CBC, I/O, globals.  Reentrant.
  */
