@@ -5,8 +5,8 @@
  *
  * Documents go to --out-cluster/--out-model, or to stdout when only one is
  * asked for without a file; a summary of what was chosen goes to stderr
- * (unless --quiet).  Never writes a partial document: a file is written only
- * after its document was built and validated.
+ * (unless --quiet).  Both documents are built and validated before either
+ * file is opened, so a bad input leaves no file behind.
  */
 #include <errno.h>
 #include <getopt.h>

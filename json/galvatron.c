@@ -400,7 +400,7 @@ static uniap_code galv_read_allreduce(const struct galv_hw_input *in, long devic
 static uniap_code galv_read_p2p(const struct galv_hw_input *in, long devices, struct galv_p2p *p2p,
                                 size_t *n_p2p, struct uniap_err *err)
 {
-	const char *file = in->p2p_name;
+	const char *file = in->p2p_name ? in->p2p_name : "p2p";
 	const cJSON *c;
 	uniap_code rc;
 
@@ -434,7 +434,7 @@ static uniap_code galv_read_p2p(const struct galv_hw_input *in, long devices, st
 
 static uniap_code galv_read_overlap(const struct galv_hw_input *in, double *ccoc, struct uniap_err *err)
 {
-	const char *file = in->overlap_name;
+	const char *file = in->overlap_name ? in->overlap_name : "overlap";
 	const cJSON *c;
 	uniap_code rc;
 
@@ -462,7 +462,7 @@ static uniap_code galv_read_overlap(const struct galv_hw_input *in, double *ccoc
 static uniap_code galv_check_sp_time(const struct galv_hw_input *in, long devices, size_t *n,
                                      struct uniap_err *err)
 {
-	const char *file = in->sp_time_name;
+	const char *file = in->sp_time_name ? in->sp_time_name : "sp_time";
 	const cJSON *c;
 	uniap_code rc;
 
@@ -645,7 +645,7 @@ uniap_code galv_cluster_json(const struct galv_hw_input *in, cJSON **out, struct
 	galv_note(rep, "\n");
 	if (in->sp_time)
 		galv_note(rep, "cluster: %s: %zu timings checked, not used (see docs/galvatron.md)\n",
-		          galv_basename(in->sp_time_name), n_sp);
+		          in->sp_time_name ? galv_basename(in->sp_time_name) : "sp_time", n_sp);
 	*out = doc;
 	doc = NULL;
 out:
@@ -950,6 +950,8 @@ static uniap_code galv_arch_swin(const cJSON *cfg, const char *file, struct galv
 		/* Galvatron: stage i holds (image_size / patch_size / 2^i)^2 tokens, embed_dim * 2^i channels */
 		long side = image / patch >> i;
 
+		if (embed > GALV_MAX_INT >> i)
+			return err_set(err, UNIAP_E_INVALID, "%s: embed_dim: too large for %zu stages", file, a->n_types);
 		if (side < 1)
 			return err_set(err, UNIAP_E_INVALID, "%s: image_size: too small for %zu stages of patch merging", file,
 			               a->n_types);
