@@ -1,0 +1,34 @@
+#!/bin/sh
+# bench/run.sh UNIAP - benchmark figures of the planner (make bench).  Prints
+# each scenario's plan summary (pp, micro-batches, strategies per stage, TPI,
+# throughput, solve time, proof, peak memory).  Figures, not assertions: the
+# machines are shared, so compare ratios within one run.
+set -u
+UNIAP=${1:-build/uniap}
+EX=schema/examples
+D=bench/data
+THREADS=${THREADS:-$(nproc)}
+
+scenario() {
+	title=$1
+	shift
+	echo "== $title"
+	start=$(date +%s.%N)
+	"$UNIAP" plan --format text --threads "$THREADS" "$@"
+	end=$(date +%s.%N)
+	echo "   wall $(echo "$end - $start" | awk '{ printf "%.2f", $1 - $3 }') s"
+}
+
+scenario "BERT-like, 32 layers, 8 x V100 (NVLink), B=32, gpipe" \
+	--cluster $EX/cluster-8gpu-nvlink.json --model $D/model-bert-32.json --batch 32
+scenario "BERT-like, 32 layers, 8 x V100 (NVLink), B=32, 1f1b" \
+	--cluster $EX/cluster-8gpu-nvlink.json --model $D/model-bert-32.json --batch 32 --schedule 1f1b
+scenario "BERT-like, 32 layers, 16 x TITAN Xp (PCIe pairs, 4 nodes), B=16, gpipe" \
+	--cluster $EX/cluster-16gpu-pcie-pairs.json --model $D/model-bert-32.json --batch 16
+scenario "T5-like DAG (encoder output to every decoder layer), 16 GPUs, B=16, 1f1b" \
+	--cluster $EX/cluster-16gpu-pcie-pairs.json --model $EX/model-t5-dag.json --batch 16 --schedule 1f1b
+scenario "uniform (Megatron-style) space: BERT-like 32 layers, 16 GPUs, B=16" \
+	--cluster $EX/cluster-16gpu-pcie-pairs.json --model $D/model-bert-32.json --batch 16 --space uniform
+scenario "scale: 80-layer Llama-70B-like, 1024 x H100, B=1024, 1f1b, 30 s per candidate" \
+	--cluster $D/cluster-1024-h100.json --model $D/model-llama-80.json --batch 1024 --schedule 1f1b \
+	--time-limit 30
