@@ -104,6 +104,17 @@ static long cost_ceil_div(long a, long b)
 	return (a + b - 1) / b;
 }
 
+/* Forward time of one sample at TP size tp (§Layer time): the profiled table,
+ * or the FLOPs over the device's effective peak for the model's precision. */
+static double cost_forward_per_sample_s(const struct cluster_profile *c, const struct model_profile *m,
+                                        const struct model_layer_type *t, int tp)
+{
+	if (t->n_forward_s > 0)
+		return model_tp_lookup(t->forward_s, t->n_forward_s, tp);
+	return t->forward_flops_per_sample /
+	       (c->peak_flops_per_s[m->precision] * c->compute_efficiency) / tp;
+}
+
 /* Time A of one layer type under one strategy, per micro-batch (§Layer time). */
 static double cost_layer_time(const struct cluster_profile *c, const struct model_profile *m,
                               const struct model_layer_type *t, const struct strategy *s,
@@ -113,7 +124,7 @@ static double cost_layer_time(const struct cluster_profile *c, const struct mode
 	int D = set->stage_devices, pp = set->pp;
 	double ccoc = c->overlap_coefficient;
 	double samples = (double)cost_ceil_div(mb_size, strategy_batch_width(s));
-	double fwd = samples * model_tp_lookup(t->forward_s, t->n_forward_s, tp);
+	double fwd = samples * cost_forward_per_sample_s(c, m, t, tp);
 	double param_bytes = t->parameters * model_param_elem_bytes(m);
 	double tp_pass = t->tp_allreduces_per_pass *
 		cost_collective_s(c, CLUSTER_ALLREDUCE, samples * t->output_bytes_per_sample, tp,
@@ -160,7 +171,15 @@ static uniap_code cost_check_options(const struct cluster_profile *cluster,
                                      const struct cost_options *opt, struct uniap_err *err)
 {
 	int n = cluster_devices(cluster);
+	size_t i;
 
+	for (i = 0; i < model->n_types; i++)
+		if (model->types[i].n_forward_s == 0 && !(cluster->peak_flops_per_s[model->precision] > 0 &&
+		                                          cluster->compute_efficiency > 0))
+			return err_set(err, UNIAP_E_INVALID,
+			               "cluster.device.peak_tflops: required by model layer type \"%s\" which gives "
+			               "forward_flops_per_sample",
+			               model->types[i].name);
 	if (opt->batch < 1)
 		return err_set(err, UNIAP_E_ARG, "batch: must be >= 1, got %ld", opt->batch);
 	if (opt->pp < 1 || n % opt->pp != 0)

@@ -31,6 +31,9 @@
 #define MODEL_MAX_PARAMETERS 1e13
 #define MODEL_MAX_BYTES_PER_SAMPLE 1e15
 #define MODEL_MAX_TP_ALLREDUCES 64
+#define MODEL_MAX_PEAK_FLOPS_PER_S 1e18           /* 1e6 TFLOP/s */
+#define MODEL_MAX_FLOPS_PER_SAMPLE 1e21
+#define MODEL_TFLOPS 1e12
 
 static const char *const model_coll_names[CLUSTER_COLL_COUNT] = {
 	[CLUSTER_ALLREDUCE] = "allreduce",
@@ -94,6 +97,30 @@ int cluster_devices(const struct cluster_profile *c)
 	return c->nodes * c->devices_per_node;
 }
 
+/* Peak throughput: absent (both 0, efficiency 0) or both precisions in
+ * (0, 1e6] TFLOP/s with an efficiency in (0, 1]. */
+static uniap_code cluster_check_peak(const struct cluster_profile *c, struct uniap_err *err)
+{
+	static const char *const names[2] = {"fp32", "mixed"};
+	int i;
+
+	if (c->peak_flops_per_s[0] == 0.0 && c->peak_flops_per_s[1] == 0.0) {
+		if (c->compute_efficiency != 0.0)
+			return err_set(err, UNIAP_E_INVALID,
+			               "cluster.device.compute_efficiency: requires cluster.device.peak_tflops");
+		return UNIAP_OK;
+	}
+	for (i = 0; i < 2; i++)
+		if (!model_in_open_closed(c->peak_flops_per_s[i], 0.0, MODEL_MAX_PEAK_FLOPS_PER_S))
+			return err_set(err, UNIAP_E_INVALID,
+			               "cluster.device.peak_tflops.%s: must be > 0 and <= %g, got %g", names[i],
+			               MODEL_MAX_PEAK_FLOPS_PER_S / MODEL_TFLOPS, c->peak_flops_per_s[i] / MODEL_TFLOPS);
+	if (!model_in_open_closed(c->compute_efficiency, 0.0, 1.0))
+		return err_set(err, UNIAP_E_INVALID, "cluster.device.compute_efficiency: must be > 0 and <= 1, got %g",
+		               c->compute_efficiency);
+	return UNIAP_OK;
+}
+
 static uniap_code cluster_check_scalars(const struct cluster_profile *c, struct uniap_err *err)
 {
 	uniap_code rc;
@@ -126,7 +153,7 @@ static uniap_code cluster_check_scalars(const struct cluster_profile *c, struct 
 		return err_set(err, UNIAP_E_INVALID,
 		               "cluster.overlap_coefficient: must be between 1 and %g, got %g", MODEL_MAX_CCOC,
 		               c->overlap_coefficient);
-	return UNIAP_OK;
+	return cluster_check_peak(c, err);
 }
 
 static uniap_code cluster_check_levels(const struct cluster_profile *c, struct uniap_err *err)
@@ -381,9 +408,19 @@ static uniap_code model_check_type(const struct model_profile *m, size_t i, stru
 		if (m->types[j].name && strcmp(m->types[j].name, t->name) == 0)
 			return err_set(err, UNIAP_E_INVALID, "%s: duplicate layer type name \"%s\"", field, t->name);
 	snprintf(field, sizeof(field), "%s.forward_s_per_sample", path);
-	rc = model_check_tp_table(t->forward_s, t->n_forward_s, 0.0, 0, MODEL_MAX_FORWARD_S, field, err);
-	if (rc != UNIAP_OK)
-		return rc;
+	if (t->n_forward_s > 0 && t->forward_flops_per_sample != 0.0)
+		return err_set(err, UNIAP_E_INVALID,
+		               "%s: must give exactly one of forward_s_per_sample and forward_flops_per_sample",
+		               path);
+	if (t->n_forward_s == 0 && t->forward_flops_per_sample != 0.0) {
+		if (!model_in_open_closed(t->forward_flops_per_sample, 0.0, MODEL_MAX_FLOPS_PER_SAMPLE))
+			return err_set(err, UNIAP_E_INVALID, "%s.forward_flops_per_sample: must be > 0 and <= %g, got %g",
+			               path, MODEL_MAX_FLOPS_PER_SAMPLE, t->forward_flops_per_sample);
+	} else {
+		rc = model_check_tp_table(t->forward_s, t->n_forward_s, 0.0, 0, MODEL_MAX_FORWARD_S, field, err);
+		if (rc != UNIAP_OK)
+			return rc;
+	}
 	if (!(model_in_closed(t->parameters, 0.0, MODEL_MAX_PARAMETERS) && t->parameters == floor(t->parameters)))
 		return err_set(err, UNIAP_E_INVALID, "%s.parameters: must be an integer >= 0 and <= %g, got %g",
 		               path, MODEL_MAX_PARAMETERS, t->parameters);

@@ -81,6 +81,10 @@ struct cluster_profile {
 	struct cluster_p2p *p2p;
 	size_t n_p2p;
 	double overlap_coefficient;  /* CCOC >= 1: slowdown of overlapped compute/communication */
+	/* Peak dense throughput per device in FLOP/s, indexed by enum model_precision
+	 * (fp32, mixed); both 0 when the document gives no "peak_tflops". */
+	double peak_flops_per_s[2];
+	double compute_efficiency;   /* (0, 1], fraction of peak reached; 0 without a peak */
 };
 
 /* Total device count (nodes * devices_per_node). */
@@ -114,7 +118,8 @@ struct model_tp_value {
 struct model_layer_type {
 	char *name;
 	/* forward time of one sample; entry tp = 1 is required, other TP sizes
-	 * are optional (missing ones: value(1) / tp) */
+	 * are optional (missing ones: value(1) / tp).  Exactly one of this table
+	 * (n_forward_s > 0) and forward_flops_per_sample (> 0) is given. */
 	struct model_tp_value *forward_s;
 	size_t n_forward_s;
 	double parameters;                 /* count of learnable parameters */
@@ -125,6 +130,9 @@ struct model_layer_type {
 	double output_bytes_per_sample;    /* the layer's output tensor, unsharded */
 	double checkpoint_bytes_per_sample;/* kept per sample with recompute on */
 	int tp_allreduces_per_pass;        /* TP all-reduces of the output per forward pass */
+	/* forward FLOPs of one sample, unsharded; 0 when forward_s is given.  The
+	 * time comes from the cluster's peak: flops / (peak * efficiency) / tp. */
+	double forward_flops_per_sample;
 };
 
 struct model_layer {

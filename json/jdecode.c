@@ -31,6 +31,9 @@
 
 /* Bytes per GB in the documents' bandwidth unit (GB/s). */
 #define JDEC_GB 1e9
+#define JDEC_TFLOPS 1e12
+/* compute_efficiency when a device gives peak_tflops but no efficiency */
+#define JDEC_DEFAULT_EFFICIENCY 0.5
 /* Largest micro-batch count/size a plan may state (exact in a double). */
 #define JDEC_MAX_COUNT 1000000000000000LL
 /* Number format of values quoted in messages. */
@@ -554,9 +557,12 @@ static uniap_code jdec_bw(const cJSON *obj, const char *path, double *bw_bytes_p
 static uniap_code jdec_cluster_device(const cJSON *root, const char *path, struct cluster_profile *out,
                                       struct uniap_err *err)
 {
-	static const char *const keys[] = {"name", "memory_bytes", "reserved_bytes", NULL};
-	char p[JDEC_PATH_MAX];
-	const cJSON *dev;
+	static const char *const keys[] = {"name", "memory_bytes", "reserved_bytes", "peak_tflops",
+	                                   "compute_efficiency", NULL};
+	static const char *const peak_keys[] = {"fp32", "mixed", NULL}; /* enum model_precision */
+	char p[JDEC_PATH_MAX], pp[JDEC_PATH_MAX];
+	const cJSON *dev, *peak = NULL;
+	int i;
 	uniap_code rc = jdec_obj(root, "device", path, 1, keys, &dev, err);
 
 	jdec_pkey(p, path, "device");
@@ -566,6 +572,16 @@ static uniap_code jdec_cluster_device(const cJSON *root, const char *path, struc
 		rc = jdec_any_num(dev, "memory_bytes", p, 1, 0.0, &out->memory_bytes, err);
 	if (rc == UNIAP_OK)
 		rc = jdec_any_num(dev, "reserved_bytes", p, 0, 0.0, &out->reserved_bytes, err);
+	if (rc == UNIAP_OK)
+		rc = jdec_obj(dev, "peak_tflops", p, 0, peak_keys, &peak, err);
+	jdec_pkey(pp, p, "peak_tflops");
+	for (i = 0; rc == UNIAP_OK && peak && i < 2; i++) {
+		rc = jdec_any_num(peak, peak_keys[i], pp, 1, 0.0, &out->peak_flops_per_s[i], err);
+		out->peak_flops_per_s[i] *= JDEC_TFLOPS;
+	}
+	if (rc == UNIAP_OK)
+		rc = jdec_any_num(dev, "compute_efficiency", p, 0, peak ? JDEC_DEFAULT_EFFICIENCY : 0.0,
+		                  &out->compute_efficiency, err);
 	return rc;
 }
 
@@ -816,6 +832,7 @@ static uniap_code jdec_model_types(const cJSON *root, const char *path, struct m
 	                                   "output_bytes_per_sample",
 	                                   "checkpoint_bytes_per_sample",
 	                                   "tp_allreduces_per_pass",
+	                                   "forward_flops_per_sample",
 	                                   NULL};
 	char ap[JDEC_PATH_MAX], p[JDEC_PATH_MAX];
 	const cJSON *arr, *it;
@@ -836,7 +853,14 @@ static uniap_code jdec_model_types(const cJSON *root, const char *path, struct m
 		rc = jdec_keys(it, p, keys, NULL, err);
 		if (rc == UNIAP_OK)
 			rc = jdec_str(it, "name", p, 1, 1, MODEL_MAX_NAME, &t->name, err);
-		if (rc == UNIAP_OK)
+		/* exactly one of the two forward keys; model_validate() checks the values */
+		if (rc == UNIAP_OK && jdec_member(it, "forward_flops_per_sample") &&
+		    jdec_member(it, "forward_s_per_sample"))
+			rc = err_set(err, UNIAP_E_INVALID,
+			             "%s: must give exactly one of forward_s_per_sample and forward_flops_per_sample", p);
+		if (rc == UNIAP_OK && jdec_member(it, "forward_flops_per_sample"))
+			rc = jdec_any_num(it, "forward_flops_per_sample", p, 1, 0.0, &t->forward_flops_per_sample, err);
+		else if (rc == UNIAP_OK)
 			rc = jdec_tp_table(it, "forward_s_per_sample", p, &t->forward_s, &t->n_forward_s, err);
 		if (rc == UNIAP_OK)
 			rc = jdec_any_num(it, "parameters", p, 1, 0.0, &t->parameters, err);

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cost.h"
@@ -142,6 +143,69 @@ static void test_layer_time_mixed_and_measured(void **state)
 	/* fsdp borrows the all-reduce table for all-gather / reduce-scatter */
 	NEAR(T(&c, 0, "fsdp4"), (0.01 + 0.5 * 3e6 / 8e9) + (0.02 + 0.5 * 6e6 / 8e9));
 	cost_candidate_release(&c);
+	model_release(&m);
+	cluster_release(&cl);
+}
+
+/* Replaces every layer type's forward table with FLOPs per sample. */
+static void use_flops(struct model_profile *m, double flops)
+{
+	size_t i;
+
+	for (i = 0; i < m->n_types; i++) {
+		free(m->types[i].forward_s);
+		m->types[i].forward_s = NULL;
+		m->types[i].n_forward_s = 0;
+		m->types[i].forward_flops_per_sample = flops;
+	}
+}
+
+/* forward time from FLOPs: flops / (peak[precision] * efficiency) / tp */
+static void test_layer_time_flops(void **state)
+{
+	struct cluster_profile cl;
+	struct model_profile m;
+	struct cost_candidate c;
+	struct cost_options o = { .batch = 8, .pp = 1, .microbatches = 2, .schedule = COST_GPIPE };
+	struct uniap_err err;
+
+	(void)state;
+	cluster4(&cl);
+	model(&m, 2, MODEL_FP32);
+	use_flops(&m, 5e10);
+	assert_int_equal(model_validate(&m, &err), UNIAP_OK);
+	/* no peak in the cluster: an error naming the field and the layer type */
+	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_E_INVALID);
+	assert_non_null(strstr(err.msg, "cluster.device.peak_tflops: required by model layer type"));
+	assert_non_null(strstr(err.msg, "forward_flops_per_sample"));
+	cl.peak_flops_per_s[MODEL_FP32] = 10e12;
+	cl.peak_flops_per_s[MODEL_MIXED] = 40e12;
+	cl.compute_efficiency = 0.5;
+	assert_int_equal(cluster_validate(&cl, &err), UNIAP_OK);
+	build(&cl, &m, 8, 1, 2, COST_GPIPE, 0, &c);
+	/* fp32: 5e10 / (10e12 * 0.5) = 0.01 s per sample, as in test_layer_time_fp32 */
+	NEAR(T(&c, 0, "dp4"), 0.01 + 0.02 + 0.5 * 6e-4);
+	/* tp2.dp2: 2 samples x 0.01 / 2 (no measured tp 2 entry with FLOPs) */
+	NEAR(T(&c, 0, "tp2.dp2"), (0.01 + 4e-5) + (0.02 + 0.5 * 2e-4 + 4e-5));
+	cost_candidate_release(&c);
+	model_release(&m);
+	/* mixed: 5e10 / (40e12 * 0.5) = 2.5e-3 s per sample; 2-byte gradients */
+	model(&m, 2, MODEL_MIXED);
+	use_flops(&m, 5e10);
+	build(&cl, &m, 8, 1, 2, COST_GPIPE, 0, &c);
+	NEAR(T(&c, 0, "dp4"), 2.5e-3 + 5e-3 + 0.5 * 3e-4);
+	cost_candidate_release(&c);
+	/* both forward keys, or an efficiency without a peak, break the rules */
+	m.types[0].forward_s = calloc(1, sizeof(*m.types[0].forward_s));
+	assert_non_null(m.types[0].forward_s);
+	m.types[0].forward_s[0].tp = 1;
+	m.types[0].forward_s[0].value = 0.01;
+	m.types[0].n_forward_s = 1;
+	assert_int_equal(model_validate(&m, &err), UNIAP_E_INVALID);
+	assert_non_null(strstr(err.msg, "exactly one of"));
+	cl.peak_flops_per_s[MODEL_FP32] = cl.peak_flops_per_s[MODEL_MIXED] = 0;
+	assert_int_equal(cluster_validate(&cl, &err), UNIAP_E_INVALID);
+	assert_non_null(strstr(err.msg, "cluster.device.compute_efficiency"));
 	model_release(&m);
 	cluster_release(&cl);
 }
@@ -332,6 +396,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_layer_time_fp32),
 		cmocka_unit_test(test_layer_time_mixed_and_measured),
+		cmocka_unit_test(test_layer_time_flops),
 		cmocka_unit_test(test_inflight),
 		cmocka_unit_test(test_uneven_batch),
 		cmocka_unit_test(test_resharding),

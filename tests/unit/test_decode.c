@@ -646,7 +646,7 @@ static void fixture_model_init(struct fixture_model *f, const struct model_edge 
 	f->fwd[0] = (struct model_tp_value){1, 0.01};
 	f->act[0] = (struct model_tp_value){1, 1000.0};
 	snprintf(f->type_name, sizeof(f->type_name), "t");
-	f->type = (struct model_layer_type){f->type_name, f->fwd, 1, 100.0, f->act, 1, 10.0, 10.0, 2};
+	f->type = (struct model_layer_type){f->type_name, f->fwd, 1, 100.0, f->act, 1, 10.0, 10.0, 2, 0.0};
 	for (i = 0; i < 4; i++) {
 		snprintf(f->names[i], sizeof(f->names[i]), "l%zu", i);
 		f->layers[i].name = f->names[i];
