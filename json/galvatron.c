@@ -62,23 +62,6 @@
 
 /* ---------------------------------------------------------------- helpers */
 
-static const char *galv_type_name(const cJSON *v)
-{
-	if (cJSON_IsObject(v))
-		return "object";
-	if (cJSON_IsArray(v))
-		return "array";
-	if (cJSON_IsString(v))
-		return "string";
-	if (cJSON_IsNumber(v))
-		return "number";
-	if (cJSON_IsBool(v))
-		return "boolean";
-	if (cJSON_IsNull(v))
-		return "null";
-	return "invalid";
-}
-
 static const char *galv_basename(const char *path)
 {
 	const char *s = strrchr(path, '/');
@@ -128,8 +111,8 @@ static uniap_code galv_check_object(const cJSON *obj, const char *file, const ch
 	if (!cJSON_IsObject(obj)) {
 		if (key)
 			return err_set(err, UNIAP_E_INVALID, "%s: %s: must be an object, got %s", file, key,
-			               galv_type_name(obj));
-		return err_set(err, UNIAP_E_INVALID, "%s: must be a JSON object, got %s", file, galv_type_name(obj));
+			               jdec_type_name(obj));
+		return err_set(err, UNIAP_E_INVALID, "%s: must be a JSON object, got %s", file, jdec_type_name(obj));
 	}
 	for (c = obj->child; c; c = c->next) {
 		if (++n > GALV_MAX_KEYS)
@@ -157,7 +140,7 @@ static uniap_code galv_number(const cJSON *v, const char *file, const char *key,
 	double x;
 
 	if (!cJSON_IsNumber(v))
-		return err_set(err, UNIAP_E_INVALID, "%s: %s: must be a number, got %s", file, key, galv_type_name(v));
+		return err_set(err, UNIAP_E_INVALID, "%s: %s: must be a number, got %s", file, key, jdec_type_name(v));
 	x = v->valuedouble;
 	if (!isfinite(x))
 		return err_set(err, UNIAP_E_INVALID, "%s: %s: must be a finite number", file, key);
@@ -896,7 +879,7 @@ static uniap_code galv_cfg_int(const cJSON *cfg, const char *file, const char *k
 		return UNIAP_OK;
 	}
 	if (!cJSON_IsNumber(v))
-		return err_set(err, UNIAP_E_INVALID, "%s: %s: must be an integer, got %s", file, key, galv_type_name(v));
+		return err_set(err, UNIAP_E_INVALID, "%s: %s: must be an integer, got %s", file, key, jdec_type_name(v));
 	x = v->valuedouble;
 	if (!isfinite(x) || x != floor(x) || x < (double)lo || x > (double)hi)
 		return err_set(err, UNIAP_E_INVALID, "%s: %s: must be an integer between %ld and %ld, got %.15g", file,
@@ -1365,7 +1348,7 @@ static uniap_code galv_read_tp(const cJSON *v, const char *file, const char *pat
 	}
 	if (allow_number && !cJSON_IsObject(v))
 		return err_set(err, UNIAP_E_INVALID, "%s: %s: must be a number or an object by TP size, got %s", file,
-		               path, galv_type_name(v));
+		               path, jdec_type_name(v));
 	if ((rc = galv_check_object(v, file, path, err)) != UNIAP_OK)
 		return rc;
 	for (c = v->child; c; c = c->next) {
@@ -1431,7 +1414,7 @@ static uniap_code galv_check_raw(const cJSON *v, const char *file, const char *k
 		snprintf(path, sizeof(path), "%s.%.128s", key, c->string);
 		if (!cJSON_IsNumber(c) || !isfinite(c->valuedouble))
 			return err_set(err, UNIAP_E_INVALID, "%s: %s: must be a finite number, got %s", file, path,
-			               galv_type_name(c));
+			               jdec_type_name(c));
 	}
 	return UNIAP_OK;
 }

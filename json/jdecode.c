@@ -41,7 +41,7 @@
 
 /* ---------------------------------------------------------------- helpers */
 
-static const char *jdec_type_name(const cJSON *v)
+const char *jdec_type_name(const cJSON *v)
 {
 	if (cJSON_IsObject(v))
 		return "object";

@@ -79,4 +79,8 @@ uniap_code jdec_model_json(const struct cJSON *root, const char *path, struct mo
 uniap_code jdec_plan_json(const struct cJSON *root, const char *path, struct plan_doc *out,
                           struct uniap_err *err);
 
+/* "object", "array", "string", "number", "boolean", "null" or "invalid": the
+ * JSON type of v (borrowed), for error messages. */
+const char *jdec_type_name(const struct cJSON *v);
+
 #endif

@@ -3,31 +3,8 @@
 # codes, errors on stderr naming the field, audit output shape, and evaluate
 # on the example plan.  Prints "cli: N passed, N failed".
 set -u
-UNIAP=${UNIAP:-build/uniap}
 EX=schema/examples
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-
-# check NAME EXPECTED_RC STDERR_SUBSTRING -- CMD...
-check() {
-	name=$1 want=$2 needle=$3
-	shift 4
-	"$@" >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-	if [ "$rc" -ne "$want" ]; then
-		echo "FAIL $name: exit $rc, want $want; stderr: $(head -c 300 "$tmp/err")"
-		fail=$((fail + 1))
-		return
-	fi
-	if [ -n "$needle" ] && ! grep -qF -- "$needle" "$tmp/err" "$tmp/out"; then
-		echo "FAIL $name: output lacks '$needle'; stderr: $(head -c 300 "$tmp/err")"
-		fail=$((fail + 1))
-		return
-	fi
-	pass=$((pass + 1))
-}
+. "$(dirname "$0")/lib.inc"
 
 C="--cluster $EX/cluster-8gpu-nvlink.json --model $EX/model-bert-chain.json"
 
@@ -91,5 +68,4 @@ check plan-bad-format 2 "--format: must be json or text" -- "$UNIAP" plan $C --b
 sed 's/"memory_bytes": *[0-9]*/"memory_bytes": 1100000000/' $EX/cluster-8gpu-nvlink.json >"$tmp/tiny.json"
 check plan-nothing-fits 3 "no candidate fits" -- "$UNIAP" plan --cluster "$tmp/tiny.json" --model $EX/model-bert-chain.json --batch 32
 
-echo "cli: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+summary cli

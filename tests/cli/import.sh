@@ -4,34 +4,11 @@
 # evaluates to its own TPI), and bad input exits 1 or 2 with a message naming
 # the file and key.  Prints "import: N passed, N failed".
 set -u
-UNIAP=${UNIAP:-build/uniap}
 FIX=../shared/fixtures/galvatron-v2.4.0
 [ -d "$FIX" ] || FIX=/work/shared/fixtures/galvatron-v2.4.0
 HW=$FIX/hardware
 MD=$FIX/models
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-
-# check NAME EXPECTED_RC NEEDLE -- CMD...: exit status and a substring of stdout or stderr
-check() {
-	name=$1 want=$2 needle=$3
-	shift 4
-	"$@" >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-	if [ "$rc" -ne "$want" ]; then
-		echo "FAIL $name: exit $rc, want $want; stderr: $(head -c 300 "$tmp/err")"
-		fail=$((fail + 1))
-		return
-	fi
-	if [ -n "$needle" ] && ! grep -qF -- "$needle" "$tmp/err" "$tmp/out"; then
-		echo "FAIL $name: output lacks '$needle'; stderr: $(head -c 300 "$tmp/err")"
-		fail=$((fail + 1))
-		return
-	fi
-	pass=$((pass + 1))
-}
+. "$(dirname "$0")/lib.inc"
 
 # command line
 check help-main 0 "import" -- "$UNIAP" --help
@@ -106,5 +83,4 @@ check evaluate16-vit 0 '"tpi_matches":true' -- "$UNIAP" evaluate --cluster "$tmp
 check plan16-bert 0 "plan: space unified" -- "$UNIAP" plan --cluster "$tmp/c16.json" \
 	--model "$tmp/bert-large-uncased.json" --batch 16 --format text
 
-echo "import: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+summary import
