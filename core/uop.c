@@ -229,21 +229,72 @@ static void uop_done(void *ctx, const struct pool_outcome *o)
 	uop_finish(run);
 }
 
-/* A valid lower bound on a candidate's TPI: sum p >= sum_u min_k A[u][k]
- * (R, R' >= 0) and max(p) >= sum p / pp. */
-static double uop_lower_bound(const struct cost_candidate *c)
+/*
+ * Lagrangian bound on S = sum_u A[u][k_u] under the memory that all stages
+ * hold together: sum_u (fixed + m_in * per_mb) <= pp * limit, where m_in is
+ * the smallest in-flight count.  For any lambda >= 0,
+ *   S >= sum_u min_k (A + lambda * mem) - lambda * pp * limit
+ * (weak duality), so every lambda tried gives a valid bound; the best is kept.
+ * Returns INFINITY when even the least memory of every layer cannot fit.
+ */
+static double uop_time_bound(const struct cost_candidate *c)
 {
 	size_t K = cost_k(c), u, k;
-	double sum = 0;
+	long m_in = c->inflight[0];
+	double cap = (double)c->pp * c->memory_limit_bytes, least_mem = 0, plain = 0, best, scale;
+	int j, i;
 
+	for (i = 1; i < c->pp; i++)
+		if (c->inflight[i] < m_in)
+			m_in = c->inflight[i];
 	for (u = 0; u < c->n_layers; u++) {
-		double best = INFINITY;
+		double t = INFINITY, m = INFINITY;
 
-		for (k = 0; k < K; k++)
-			if (c->time_s[u * K + k] < best)
-				best = c->time_s[u * K + k];
-		sum += best;
+		for (k = 0; k < K; k++) {
+			size_t at = u * K + k;
+			double mem = c->memory_fixed_bytes[at] + (double)m_in * c->memory_per_microbatch_bytes[at];
+
+			if (c->time_s[at] < t)
+				t = c->time_s[at];
+			if (mem < m)
+				m = mem;
+		}
+		plain += t;
+		least_mem += m;
 	}
+	if (least_mem > cap)
+		return INFINITY;
+	best = plain;
+	scale = cap > 0 ? plain / cap : 0;
+	for (j = -12; j <= 12 && scale > 0; j++) {
+		double lambda = scale * pow(2.0, j), sum = -lambda * cap;
+
+		for (u = 0; u < c->n_layers; u++) {
+			double v = INFINITY;
+
+			for (k = 0; k < K; k++) {
+				size_t at = u * K + k;
+				double x = c->time_s[at] + lambda * (c->memory_fixed_bytes[at] +
+					(double)m_in * c->memory_per_microbatch_bytes[at]);
+
+				if (x < v)
+					v = x;
+			}
+			sum += v;
+		}
+		if (sum > best)
+			best = sum;
+	}
+	return best;
+}
+
+/* A valid lower bound on a candidate's TPI: sum p >= S (R, R' >= 0) and
+ * max(p) >= sum p / pp, so TPI >= S + (c - 1) * S / pp; INFINITY when the
+ * memory cannot fit at all. */
+static double uop_lower_bound(const struct cost_candidate *c)
+{
+	double sum = uop_time_bound(c);
+
 	return sum + (double)(c->microbatches - 1) * sum / c->pp;
 }
 
@@ -416,6 +467,21 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
 			return brc;
 		}
 		lb = uop_lower_bound(&slot->cand);
+		if (isinf(lb)) {
+			snprintf(c->status, sizeof(c->status), "infeasible");
+			snprintf(c->note, sizeof(c->note),
+			         "even the least memory of every layer exceeds what the %d stages hold",
+			         c->pp);
+			c->bound_s = INFINITY;
+			c->method = "lower-bound";
+			cost_candidate_release(&slot->cand);
+			free(slot);
+			pthread_mutex_lock(&run->lock);
+			run->done++;
+			pthread_mutex_unlock(&run->lock);
+			uop_progress(run);
+			continue;
+		}
 		if (lb > best * (1 + UOP_TIE_TOLERANCE)) {
 			snprintf(c->status, sizeof(c->status), "pruned");
 			snprintf(c->note, sizeof(c->note),
