@@ -1,0 +1,740 @@
+/*
+ * catalog.c - the built-in clusters and models (core/catalog.h).
+ *
+ * Clusters are constant tables of datasheet figures; a hierarchy level's bus
+ * bandwidth is its link bandwidth times a named efficiency, capped by the
+ * level inside it (a ring that crosses nodes also crosses the links inside
+ * them).  Models are generated from architecture hyper-parameters with the
+ * formulas of docs/catalog.md:
+ *   forward FLOPs of a layer = 2 * matmul weights * tokens + 4 * s^2 * h
+ *                              (Megatron-LM, Narayanan et al. 2021, App.)
+ *   activation bytes        = s*h*(10 + 24/t + 5*a*s/(h*t)) * elem/2
+ *                              (Korthikanti et al. 2022, eq. 2 with TP)
+ *   output and checkpoint   = s * h * elem bytes.
+ *
+ * Never: JSON, I/O, mutable globals.
+ */
+#include "catalog.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CATALOG_GIB 1073741824.0
+#define CATALOG_GB 1e9
+#define CATALOG_TFLOPS 1e12
+#define CATALOG_MAX_LEVELS 3
+/* TP sizes given explicitly in activation tables: 1, 2, 4, ..., 1024 */
+#define CATALOG_TP_ENTRIES 11
+
+/* Named link efficiencies (bus bandwidth / datasheet link bandwidth per direction). */
+#define CATALOG_EFF_NVLINK 0.8
+#define CATALOG_EFF_PCIE 0.75
+#define CATALOG_EFF_QPI 0.4 /* P2P across sockets is staged through host memory */
+#define CATALOG_EFF_NET 0.9
+
+/* ------------------------------------------------------------------ clusters */
+
+struct catalog_level_def {
+	const char *name;
+	int devices;           /* 0: every device of the cluster (present only when nodes > 1) */
+	double link_gb_per_s;  /* per device, per direction */
+	double efficiency;
+};
+
+struct catalog_cluster_def {
+	struct catalog_entry entry;
+	const char *device_name;
+	double memory_bytes;
+	double reserved_bytes;
+	double peak_fp32_tflops;
+	double peak_mixed_tflops;
+	double compute_efficiency;
+	int nodes;
+	int devices_per_node;
+	double overlap_coefficient;
+	struct catalog_level_def levels[CATALOG_MAX_LEVELS];
+};
+
+#define CATALOG_SRC_V100 "NVIDIA Tesla V100 datasheet (SXM2: 15.7 TFLOP/s fp32, 125 tensor, NVLink 300 GB/s)"
+#define CATALOG_SRC_TITANXP "NVIDIA TITAN Xp specifications (12.1 TFLOP/s fp32, 12 GB GDDR5X, PCIe 3.0 x16)"
+#define CATALOG_SRC_A100 "NVIDIA A100 datasheet (19.5 TFLOP/s fp32, 312 fp16/bf16 tensor dense; PCIe 4.0 x16 " \
+	"31.5 GB/s; SXM NVLink 600 GB/s)"
+#define CATALOG_SRC_H100 "NVIDIA H100 SXM datasheet (67 TFLOP/s fp32, 989 bf16 dense, NVLink 900 GB/s) and DGX " \
+	"H100 user guide (8 x 400 Gb/s ConnectX-7)"
+#define CATALOG_SRC_DCU "Hygon DCU Z100 public figures (about 10.1 TFLOP/s, 32 GB HBM2, PCIe host link); " \
+	"fp16 = 2 x fp32 assumed (packed math, no matrix cores); 200 Gb/s network assumed"
+#define CATALOG_SRC_UNIAP "UniAP (CVPR 2025) section 4 for the environment"
+
+/* Single-node or fixed clusters; dgx-* are also the base of the -xN families. */
+static const struct catalog_cluster_def catalog_clusters[] = {
+	{ { "enva", "EnvA: 1 node, 8 x V100-SXM2 32 GB, NVLink (UniAP section 4)",
+	    CATALOG_SRC_UNIAP "; " CATALOG_SRC_V100 "; NVLink 150 GB/s per direction x 0.8" },
+	  "V100-SXM2-32GB", 32 * CATALOG_GIB, 2 * CATALOG_GIB, 15.7, 125, 0.4, 1, 8, 1.2,
+	  { { "node", 8, 150, CATALOG_EFF_NVLINK } } },
+	{ { "envb", "EnvB: 4 nodes x 4 TITAN Xp 12 GB, PCIe pairs joined by QPI, 10 Gb/s Ethernet",
+	    CATALOG_SRC_UNIAP " and appendix topology; " CATALOG_SRC_TITANXP
+	    "; PCIe 15.75 GB/s x 0.75, QPI host-staged 15.75 x 0.4, Ethernet 1.25 GB/s x 0.9" },
+	  "TITAN Xp", 12 * CATALOG_GIB, 1 * CATALOG_GIB, 12.1, 12.1, 0.6, 4, 4, 1.3,
+	  { { "pcie_pair", 2, 15.75, CATALOG_EFF_PCIE }, { "node", 4, 15.75, CATALOG_EFF_QPI },
+	    { "ethernet", 0, 1.25, CATALOG_EFF_NET } } },
+	{ { "envb-8", "EnvB-8: 2 nodes of EnvB (8 TITAN Xp 12 GB)",
+	    CATALOG_SRC_UNIAP " and appendix topology; " CATALOG_SRC_TITANXP
+	    "; PCIe 15.75 GB/s x 0.75, QPI host-staged 15.75 x 0.4, Ethernet 1.25 GB/s x 0.9" },
+	  "TITAN Xp", 12 * CATALOG_GIB, 1 * CATALOG_GIB, 12.1, 12.1, 0.6, 2, 4, 1.3,
+	  { { "pcie_pair", 2, 15.75, CATALOG_EFF_PCIE }, { "node", 4, 15.75, CATALOG_EFF_QPI },
+	    { "ethernet", 0, 1.25, CATALOG_EFF_NET } } },
+	{ { "envc", "EnvC: 1 node, 8 x A100 40 GB PCIe (no NVLink bridges assumed)",
+	    CATALOG_SRC_UNIAP "; " CATALOG_SRC_A100
+	    "; 4 GPUs per socket on PCIe 4.0 x 0.75, across sockets host-staged x 0.4 (assumed topology)" },
+	  "A100-PCIE-40GB", 40 * CATALOG_GIB, 2 * CATALOG_GIB, 19.5, 312, 0.45, 1, 8, 1.3,
+	  { { "socket", 4, 31.5, CATALOG_EFF_PCIE }, { "node", 8, 31.5, CATALOG_EFF_QPI } } },
+	{ { "envd-16", "EnvD-16: 4 nodes x 4 Hygon DCU Z100 32 GB, PCIe, 200 Gb/s network",
+	    CATALOG_SRC_UNIAP "; " CATALOG_SRC_DCU "; PCIe 3.0 15.75 GB/s x 0.75, network 25 GB/s x 0.9" },
+	  "Hygon DCU Z100", 32 * CATALOG_GIB, 2 * CATALOG_GIB, 10.1, 20.2, 0.45, 4, 4, 1.3,
+	  { { "node", 4, 15.75, CATALOG_EFF_PCIE }, { "network", 0, 25, CATALOG_EFF_NET } } },
+	{ { "envd-32", "EnvD-32: 8 nodes x 4 Hygon DCU Z100 32 GB, PCIe, 200 Gb/s network",
+	    CATALOG_SRC_UNIAP "; " CATALOG_SRC_DCU "; PCIe 3.0 15.75 GB/s x 0.75, network 25 GB/s x 0.9" },
+	  "Hygon DCU Z100", 32 * CATALOG_GIB, 2 * CATALOG_GIB, 10.1, 20.2, 0.45, 8, 4, 1.3,
+	  { { "node", 4, 15.75, CATALOG_EFF_PCIE }, { "network", 0, 25, CATALOG_EFF_NET } } },
+	{ { "envd-64", "EnvD-64: 16 nodes x 4 Hygon DCU Z100 32 GB, PCIe, 200 Gb/s network",
+	    CATALOG_SRC_UNIAP "; " CATALOG_SRC_DCU "; PCIe 3.0 15.75 GB/s x 0.75, network 25 GB/s x 0.9" },
+	  "Hygon DCU Z100", 32 * CATALOG_GIB, 2 * CATALOG_GIB, 10.1, 20.2, 0.45, 16, 4, 1.3,
+	  { { "node", 4, 15.75, CATALOG_EFF_PCIE }, { "network", 0, 25, CATALOG_EFF_NET } } },
+	{ { "dgx-a100", "DGX A100: 8 x A100 80 GB SXM, NVSwitch",
+	    CATALOG_SRC_A100 "; NVLink 300 GB/s per direction x 0.8; 200 Gb/s InfiniBand per GPU x 0.9" },
+	  "A100-SXM4-80GB", 80 * CATALOG_GIB, 2 * CATALOG_GIB, 19.5, 312, 0.45, 1, 8, 1.2,
+	  { { "node", 8, 300, CATALOG_EFF_NVLINK }, { "infiniband", 0, 25, CATALOG_EFF_NET } } },
+	{ { "dgx-h100", "DGX H100: 8 x H100 80 GB SXM, NVSwitch",
+	    CATALOG_SRC_H100 "; NVLink 450 GB/s per direction x 0.8; 400 Gb/s InfiniBand per GPU x 0.9" },
+	  "H100-SXM5-80GB", 80 * CATALOG_GIB, 2 * CATALOG_GIB, 67, 989, 0.4, 1, 8, 1.2,
+	  { { "node", 8, 450, CATALOG_EFF_NVLINK }, { "infiniband", 0, 50, CATALOG_EFF_NET } } },
+};
+
+#define CATALOG_N_CLUSTERS (sizeof(catalog_clusters) / sizeof(catalog_clusters[0]))
+
+/* The -xN families: name prefix and the index of their single-node base. */
+struct catalog_family {
+	struct catalog_entry entry;
+	const char *prefix;
+	size_t base;
+};
+
+static const struct catalog_family catalog_families[] = {
+	{ { "dgx-a100-xN", "N DGX A100 nodes (N = 2..128, e.g. dgx-a100-x4), 200 Gb/s InfiniBand per GPU",
+	    CATALOG_SRC_A100 "; NVLink 300 GB/s per direction x 0.8; 200 Gb/s InfiniBand per GPU x 0.9" },
+	  "dgx-a100-x", 7 },
+	{ { "dgx-h100-xN", "N DGX H100 nodes (N = 2..128, e.g. dgx-h100-x4), 400 Gb/s InfiniBand per GPU",
+	    CATALOG_SRC_H100 "; NVLink 450 GB/s per direction x 0.8; 400 Gb/s InfiniBand per GPU x 0.9" },
+	  "dgx-h100-x", 8 },
+};
+
+#define CATALOG_N_FAMILIES (sizeof(catalog_families) / sizeof(catalog_families[0]))
+
+/* ------------------------------------------------------------------- models */
+
+enum catalog_arch {
+	CATALOG_ARCH_BERT = 0, /* LayerNorm + biases, GeLU MLP, MLM head tied to the embedding */
+	CATALOG_ARCH_GPT,      /* LayerNorm + biases, GeLU MLP, LM head tied */
+	CATALOG_ARCH_LLAMA,    /* RMSNorm, no biases, SwiGLU MLP, GQA, untied LM head */
+	CATALOG_ARCH_VIT,      /* patch embedding + class token, LayerNorm + biases, 1000-class head */
+	CATALOG_ARCH_T5,       /* encoder-decoder, no biases, relative position bias, tied head */
+	CATALOG_ARCH_SWIN,     /* four stages with patch merging, windowed attention */
+};
+
+struct catalog_model_def {
+	struct catalog_entry entry;
+	enum catalog_arch arch;
+	enum model_precision precision;
+	int layers;       /* blocks (T5: per stack; Swin: unused, see the stage table) */
+	double hidden;    /* h (Swin: stage-1 width C) */
+	double heads;     /* a (Swin: stage-1 heads) */
+	double kv_heads;  /* GQA key/value heads (= heads without GQA) */
+	double ffn;       /* MLP inner size */
+	double seq;       /* tokens per sample (ViT: patches + class token; Swin: stage-1 tokens) */
+	double vocab;     /* vocabulary (ViT/Swin: classes) */
+};
+
+#define CATALOG_SRC_FORMULAS "FLOPs: Megatron-LM (Narayanan et al. 2021); activations: Korthikanti et al. 2022"
+
+static const struct catalog_model_def catalog_models[] = {
+	{ { "bert-huge", "BERT-Huge: 32 layers, hidden 1280, 16 heads, seq 512, fp32 (~672 M parameters)",
+	    "UniAP appendix (HuggingFace BertConfig with hidden 1280, 32 layers, 16 heads, seq 512); "
+	    CATALOG_SRC_FORMULAS },
+	  CATALOG_ARCH_BERT, MODEL_FP32, 32, 1280, 16, 16, 5120, 512, 30522 },
+	{ { "t5-large", "T5-Large: 24 + 24 layers, d_model 1024, d_ff 4096, 16 heads, seq 512, fp32 (~737 M)",
+	    "Raffel et al. 2020 (T5), HuggingFace t5-large config; " CATALOG_SRC_FORMULAS },
+	  CATALOG_ARCH_T5, MODEL_FP32, 24, 1024, 16, 16, 4096, 512, 32128 },
+	{ { "vit-huge", "ViT-Huge: 32 layers, hidden 1280, 16 heads, 196 patches + class token, fp32 (~632 M)",
+	    "Dosovitskiy et al. 2021 (ViT-H), HuggingFace ViTConfig defaults (image 224, patch 16); "
+	    CATALOG_SRC_FORMULAS },
+	  CATALOG_ARCH_VIT, MODEL_FP32, 32, 1280, 16, 16, 5120, 197, 1000 },
+	{ { "swin-huge", "Swin-Huge: depths 2/2/42/2, widths 320/640/1280/2560, window 7, image 224, fp32 (~1.02 B)",
+	    "Liu et al. 2021 (Swin), UniAP's Swin-Huge (widths 320..2560, 42-layer stage 3); "
+	    CATALOG_SRC_FORMULAS },
+	  CATALOG_ARCH_SWIN, MODEL_FP32, 48, 320, 10, 10, 1280, 3136, 1000 },
+	{ { "llama-7b", "Llama-7B: 32 layers, hidden 4096, 32 heads, FFN 11008, seq 2048, mixed (6.74 B)",
+	    "Touvron et al. 2023 (LLaMA), HuggingFace llama-7b config; " CATALOG_SRC_FORMULAS },
+	  CATALOG_ARCH_LLAMA, MODEL_MIXED, 32, 4096, 32, 32, 11008, 2048, 32000 },
+	{ { "llama-13b", "Llama-13B: 40 layers, hidden 5120, 40 heads, FFN 13824, seq 2048, mixed (13.0 B)",
+	    "Touvron et al. 2023 (LLaMA), HuggingFace llama-13b config; " CATALOG_SRC_FORMULAS },
+	  CATALOG_ARCH_LLAMA, MODEL_MIXED, 40, 5120, 40, 40, 13824, 2048, 32000 },
+	{ { "llama-70b", "Llama-2-70B: 80 layers, hidden 8192, 64 heads, 8 KV heads, FFN 28672, seq 4096, mixed (69.0 B)",
+	    "Touvron et al. 2023 (Llama 2), HuggingFace Llama-2-70b config; " CATALOG_SRC_FORMULAS },
+	  CATALOG_ARCH_LLAMA, MODEL_MIXED, 80, 8192, 64, 8, 28672, 4096, 32000 },
+	{ { "gpt3-175b", "GPT-3 175B: 96 layers, hidden 12288, 96 heads, FFN 4h, seq 2048, mixed (175 B)",
+	    "Brown et al. 2020 (GPT-3, Table 2.1); " CATALOG_SRC_FORMULAS },
+	  CATALOG_ARCH_GPT, MODEL_MIXED, 96, 12288, 96, 96, 49152, 2048, 50257 },
+};
+
+#define CATALOG_N_MODELS (sizeof(catalog_models) / sizeof(catalog_models[0]))
+
+/* Swin: blocks per stage (Liu et al. 2021, Swin-H as in UniAP) and the window size. */
+static const int catalog_swin_depths[4] = { 2, 2, 42, 2 };
+#define CATALOG_SWIN_WINDOW_TOKENS 49.0 /* 7 x 7 */
+#define CATALOG_SWIN_PATCH_INPUTS 48.0  /* 4 x 4 patch x 3 channels */
+
+/* ------------------------------------------------------------------ listing */
+
+size_t catalog_count(enum catalog_kind kind)
+{
+	return kind == CATALOG_CLUSTER ? CATALOG_N_CLUSTERS + CATALOG_N_FAMILIES : CATALOG_N_MODELS;
+}
+
+const struct catalog_entry *catalog_entry(enum catalog_kind kind, size_t index)
+{
+	if (kind == CATALOG_MODEL)
+		return index < CATALOG_N_MODELS ? &catalog_models[index].entry : NULL;
+	if (index < CATALOG_N_CLUSTERS)
+		return &catalog_clusters[index].entry;
+	index -= CATALOG_N_CLUSTERS;
+	return index < CATALOG_N_FAMILIES ? &catalog_families[index].entry : NULL;
+}
+
+/* N of "PREFIXN" when name is one (decimal, no sign or leading zero, in range), else 0. */
+static int catalog_family_nodes(const char *name, const char *prefix)
+{
+	size_t n = strlen(prefix), i;
+	long v = 0;
+
+	if (strncmp(name, prefix, n) != 0 || name[n] == '\0' || name[n] == '0' || strlen(name + n) > 3)
+		return 0;
+	for (i = n; name[i]; i++) {
+		if (name[i] < '0' || name[i] > '9')
+			return 0;
+		v = v * 10 + (name[i] - '0');
+	}
+	return v >= CATALOG_MIN_NODES && v <= CATALOG_MAX_NODES ? (int)v : 0;
+}
+
+/* The cluster definition and node count for name, or NULL. */
+static const struct catalog_cluster_def *catalog_find_cluster(const char *name, int *nodes)
+{
+	size_t i;
+
+	for (i = 0; i < CATALOG_N_CLUSTERS; i++) {
+		if (strcmp(name, catalog_clusters[i].entry.name) == 0) {
+			*nodes = catalog_clusters[i].nodes;
+			return &catalog_clusters[i];
+		}
+	}
+	for (i = 0; i < CATALOG_N_FAMILIES; i++) {
+		int n = catalog_family_nodes(name, catalog_families[i].prefix);
+
+		if (n > 0) {
+			*nodes = n;
+			return &catalog_clusters[catalog_families[i].base];
+		}
+	}
+	return NULL;
+}
+
+static const struct catalog_model_def *catalog_find_model(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < CATALOG_N_MODELS; i++)
+		if (strcmp(name, catalog_models[i].entry.name) == 0)
+			return &catalog_models[i];
+	return NULL;
+}
+
+int catalog_has(enum catalog_kind kind, const char *name)
+{
+	int nodes = 0;
+
+	if (!name)
+		return 0;
+	return kind == CATALOG_CLUSTER ? catalog_find_cluster(name, &nodes) != NULL
+	                               : catalog_find_model(name) != NULL;
+}
+
+/* UNIAP_E_NOTFOUND naming name and listing the known names of kind. */
+static uniap_code catalog_not_found(enum catalog_kind kind, const char *name, struct uniap_err *err)
+{
+	char list[320] = "";
+	size_t i, used = 0;
+
+	for (i = 0; i < catalog_count(kind) && used < sizeof(list); i++) {
+		int w = snprintf(list + used, sizeof(list) - used, "%s%s", i ? ", " : "",
+		                 catalog_entry(kind, i)->name);
+
+		if (w < 0)
+			break;
+		used += (size_t)w;
+	}
+	return err_set(err, UNIAP_E_NOTFOUND, "%s \"%.64s\": not in the catalog; known: %s",
+	               kind == CATALOG_CLUSTER ? "cluster" : "model", name ? name : "", list);
+}
+
+/* ----------------------------------------------------------------- clusters */
+
+static uniap_code catalog_nomem(struct uniap_err *err, const char *what)
+{
+	return err_set(err, UNIAP_E_NOMEM, "catalog %s: out of memory", what);
+}
+
+uniap_code catalog_cluster(const char *name, struct cluster_profile *out, struct uniap_err *err)
+{
+	const struct catalog_cluster_def *d;
+	int nodes = 0;
+	size_t i, n = 0;
+	double inner_bw = 0;
+	uniap_code rc = UNIAP_OK;
+
+	if (!out)
+		return err_set(err, UNIAP_E_ARG, "catalog_cluster: out is NULL");
+	memset(out, 0, sizeof(*out));
+	d = name ? catalog_find_cluster(name, &nodes) : NULL;
+	if (!d)
+		return catalog_not_found(CATALOG_CLUSTER, name, err);
+	out->name = strdup(name);
+	out->device_name = strdup(d->device_name);
+	out->levels = calloc(CATALOG_MAX_LEVELS, sizeof(*out->levels));
+	if (!out->name || !out->device_name || !out->levels) {
+		rc = catalog_nomem(err, "cluster");
+		goto out;
+	}
+	out->nodes = nodes;
+	out->devices_per_node = d->devices_per_node;
+	out->memory_bytes = d->memory_bytes;
+	out->reserved_bytes = d->reserved_bytes;
+	out->overlap_coefficient = d->overlap_coefficient;
+	out->peak_flops_per_s[MODEL_FP32] = d->peak_fp32_tflops * CATALOG_TFLOPS;
+	out->peak_flops_per_s[MODEL_MIXED] = d->peak_mixed_tflops * CATALOG_TFLOPS;
+	out->compute_efficiency = d->compute_efficiency;
+	for (i = 0; i < CATALOG_MAX_LEVELS && d->levels[i].name; i++) {
+		const struct catalog_level_def *l = &d->levels[i];
+		double bw = l->link_gb_per_s * l->efficiency * CATALOG_GB;
+
+		if (l->devices == 0 && nodes == 1)
+			continue; /* the network level of a single node */
+		if (n > 0 && bw > inner_bw)
+			bw = inner_bw; /* a ring across this level also crosses the inner links */
+		out->levels[n].name = strdup(l->name);
+		if (!out->levels[n].name) {
+			rc = catalog_nomem(err, "cluster");
+			goto out;
+		}
+		out->levels[n].devices = l->devices ? l->devices : nodes * d->devices_per_node;
+		out->levels[n].bw_bytes_per_s = bw;
+		inner_bw = bw;
+		n++;
+	}
+	out->n_levels = n;
+	rc = cluster_validate(out, err);
+out:
+	if (rc != UNIAP_OK)
+		cluster_release(out);
+	return rc;
+}
+
+/* ------------------------------------------------------------------- models */
+
+double catalog_activation_bytes(double seq, double hidden, double heads, int tp, double elem_bytes)
+{
+	return seq * hidden * (10.0 + 24.0 / tp + 5.0 * heads * seq / (hidden * tp)) * elem_bytes / 2.0;
+}
+
+/*
+ * One layer type as generated: activation bytes at TP size t are
+ * act_fixed + act_split / t (the Korthikanti form).
+ */
+struct catalog_type_spec {
+	const char *name;
+	double parameters;
+	double flops;
+	double act_fixed;
+	double act_split;
+	double output_bytes;
+	double checkpoint_bytes;
+	int tp_allreduces;
+};
+
+/* A model being built: counts of what has been filled. */
+struct catalog_builder {
+	struct model_profile *m;
+	size_t n_types, n_layers, n_edges;
+	size_t cap_types, cap_layers, cap_edges;
+};
+
+static uniap_code catalog_builder_init(struct catalog_builder *b, struct model_profile *m,
+                                       const struct catalog_model_def *d, size_t types, size_t layers,
+                                       size_t edges, struct uniap_err *err)
+{
+	memset(b, 0, sizeof(*b));
+	b->m = m;
+	b->cap_types = types;
+	b->cap_layers = layers;
+	b->cap_edges = edges;
+	m->name = strdup(d->entry.name);
+	m->precision = d->precision;
+	m->optimizer = MODEL_ADAM;
+	m->types = calloc(types, sizeof(*m->types));
+	m->layers = calloc(layers, sizeof(*m->layers));
+	m->edges = calloc(edges ? edges : 1, sizeof(*m->edges));
+	if (!m->name || !m->types || !m->layers || !m->edges)
+		return catalog_nomem(err, "model");
+	return UNIAP_OK;
+}
+
+/* Appends a layer type; returns its index in *index. */
+static uniap_code catalog_add_type(struct catalog_builder *b, const struct catalog_type_spec *s, size_t *index,
+                                   struct uniap_err *err)
+{
+	struct model_layer_type *t;
+	int i;
+
+	if (b->n_types >= b->cap_types)
+		return err_set(err, UNIAP_E_INTERNAL, "catalog: too many layer types");
+	t = &b->m->types[b->n_types];
+	b->m->n_types = ++b->n_types;
+	t->name = strdup(s->name);
+	t->activation_bytes = calloc(CATALOG_TP_ENTRIES, sizeof(*t->activation_bytes));
+	if (!t->name || !t->activation_bytes)
+		return catalog_nomem(err, "model");
+	t->n_activation_bytes = CATALOG_TP_ENTRIES;
+	for (i = 0; i < CATALOG_TP_ENTRIES; i++) {
+		int tp = 1 << i;
+
+		t->activation_bytes[i].tp = tp;
+		t->activation_bytes[i].value = s->act_fixed + s->act_split / tp;
+	}
+	t->forward_flops_per_sample = s->flops;
+	t->parameters = s->parameters;
+	t->output_bytes_per_sample = s->output_bytes;
+	t->checkpoint_bytes_per_sample = s->checkpoint_bytes;
+	t->tp_allreduces_per_pass = s->tp_allreduces;
+	*index = b->n_types - 1;
+	return UNIAP_OK;
+}
+
+/* Appends layer "prefix" or "prefix.k" (k >= 0) of type. */
+static uniap_code catalog_add_layer(struct catalog_builder *b, const char *prefix, int k, size_t type,
+                                    struct uniap_err *err)
+{
+	char name[MODEL_MAX_NAME];
+	struct model_layer *l;
+
+	if (b->n_layers >= b->cap_layers)
+		return err_set(err, UNIAP_E_INTERNAL, "catalog: too many layers");
+	if (k >= 0)
+		snprintf(name, sizeof(name), "%s.%d", prefix, k);
+	else
+		snprintf(name, sizeof(name), "%s", prefix);
+	l = &b->m->layers[b->n_layers];
+	b->m->n_layers = ++b->n_layers;
+	l->name = strdup(name);
+	l->type = type;
+	return l->name ? UNIAP_OK : catalog_nomem(err, "model");
+}
+
+static uniap_code catalog_add_edge(struct catalog_builder *b, size_t from, size_t to, struct uniap_err *err)
+{
+	if (b->n_edges >= b->cap_edges)
+		return err_set(err, UNIAP_E_INTERNAL, "catalog: too many edges");
+	b->m->edges[b->n_edges].from = from;
+	b->m->edges[b->n_edges].to = to;
+	b->m->n_edges = ++b->n_edges;
+	return UNIAP_OK;
+}
+
+/* A Transformer block of h, a heads, f MLP size over s tokens (elem-byte activations). */
+static void catalog_block_spec(const struct catalog_model_def *d, double elem, struct catalog_type_spec *s)
+{
+	double h = d->hidden, f = d->ffn, a = d->heads, sq = d->seq;
+	double kv = d->kv_heads * (h / d->heads); /* width of K and of V */
+	int gated = d->arch == CATALOG_ARCH_LLAMA;
+	int bias = d->arch != CATALOG_ARCH_LLAMA;
+	double weights = 2 * h * h + 2 * h * kv + (gated ? 3 : 2) * h * f;
+	double extra = bias ? (h + 2 * kv + h) + (f + h) + 4 * h : 2 * h; /* biases + norms */
+
+	memset(s, 0, sizeof(*s));
+	s->name = "block";
+	s->parameters = weights + extra;
+	s->flops = 2 * weights * sq + 4 * sq * sq * h;
+	s->act_fixed = sq * h * 10 * elem / 2;
+	s->act_split = (sq * h * 24 + 5 * a * sq * sq) * elem / 2;
+	s->output_bytes = sq * h * elem;
+	s->checkpoint_bytes = sq * h * elem;
+	s->tp_allreduces = 2;
+}
+
+/* embedding -> block.0 .. block.L-1 -> head: BERT, GPT-3, Llama, ViT. */
+static uniap_code catalog_build_chain(const struct catalog_model_def *d, struct model_profile *m,
+                                      struct uniap_err *err)
+{
+	struct catalog_builder b;
+	struct catalog_type_spec emb, blk, head;
+	double h = d->hidden, sq = d->seq, v = d->vocab;
+	double elem = d->precision == MODEL_MIXED ? 2 : 4;
+	size_t t_emb = 0, t_blk = 0, t_head = 0, i, n = (size_t)d->layers + 2;
+	int k;
+	uniap_code rc = catalog_builder_init(&b, m, d, 3, n, n - 1, err);
+
+	if (rc != UNIAP_OK)
+		return rc;
+	catalog_block_spec(d, elem, &blk);
+	memset(&emb, 0, sizeof(emb));
+	memset(&head, 0, sizeof(head));
+	emb.name = "embedding";
+	emb.output_bytes = emb.checkpoint_bytes = emb.act_fixed = sq * h * elem;
+	emb.flops = sq * h; /* the position add; lookups are not FLOPs */
+	emb.tp_allreduces = 1; /* vocabulary-parallel embedding (Megatron-LM) */
+	head.name = "head";
+	head.output_bytes = head.checkpoint_bytes = sq * h * elem;
+	head.tp_allreduces = 1;
+	switch (d->arch) {
+	case CATALOG_ARCH_BERT: /* word + position + token type + LayerNorm; MLM transform + tied decoder */
+		emb.parameters = v * h + sq * h + 2 * h + 2 * h;
+		head.parameters = h * h + h + 2 * h + v;
+		head.flops = 2 * sq * (h * h + h * v);
+		head.act_fixed = 2 * sq * h * elem;
+		head.act_split = sq * v * 4; /* fp32 logits for the loss, vocabulary-parallel */
+		break;
+	case CATALOG_ARCH_GPT: /* word + learned position; final LayerNorm, tied head */
+		emb.parameters = v * h + sq * h;
+		head.parameters = 2 * h;
+		head.flops = 2 * sq * h * v;
+		head.act_fixed = sq * h * elem;
+		head.act_split = sq * v * 4;
+		break;
+	case CATALOG_ARCH_LLAMA: /* word only (RoPE); final RMSNorm, untied head */
+		emb.parameters = v * h;
+		head.parameters = h + v * h;
+		head.flops = 2 * sq * h * v;
+		head.act_fixed = sq * h * elem;
+		head.act_split = sq * v * 4;
+		break;
+	case CATALOG_ARCH_VIT: /* 16x16x3 patch projection + class token + positions; LayerNorm + classifier */
+	default:
+		emb.parameters = 3 * 16 * 16 * h + h + h + sq * h;
+		emb.flops = 2 * 3 * 16 * 16 * h * (sq - 1);
+		emb.tp_allreduces = 0;
+		head.parameters = 2 * h + h * v + v;
+		head.flops = 2 * h * v;
+		head.act_fixed = sq * h * elem;
+		head.output_bytes = head.checkpoint_bytes = v * elem;
+		head.tp_allreduces = 0;
+		break;
+	}
+	rc = catalog_add_type(&b, &emb, &t_emb, err);
+	if (rc == UNIAP_OK)
+		rc = catalog_add_type(&b, &blk, &t_blk, err);
+	if (rc == UNIAP_OK)
+		rc = catalog_add_type(&b, &head, &t_head, err);
+	if (rc == UNIAP_OK)
+		rc = catalog_add_layer(&b, "embedding", -1, t_emb, err);
+	for (k = 0; rc == UNIAP_OK && k < d->layers; k++)
+		rc = catalog_add_layer(&b, "block", k, t_blk, err);
+	if (rc == UNIAP_OK)
+		rc = catalog_add_layer(&b, "head", -1, t_head, err);
+	for (i = 0; rc == UNIAP_OK && i + 1 < n; i++)
+		rc = catalog_add_edge(&b, i, i + 1, err);
+	return rc;
+}
+
+/*
+ * T5: embedding -> encoder chain; embedding -> decoder.0; last encoder layer
+ * -> every decoder layer (cross-attention); decoder chain -> head.
+ */
+static uniap_code catalog_build_t5(const struct catalog_model_def *d, struct model_profile *m,
+                                   struct uniap_err *err)
+{
+	struct catalog_builder b;
+	struct catalog_type_spec emb, enc, dec, head;
+	double h = d->hidden, f = d->ffn, a = d->heads, sq = d->seq, v = d->vocab, elem = 4;
+	size_t L = (size_t)d->layers, n = 2 * L + 2, t_emb = 0, t_enc = 0, t_dec = 0, t_head = 0, i;
+	size_t first_dec = 1 + L, last_enc = L, head_index = 2 * L + 1;
+	int k;
+	uniap_code rc = catalog_builder_init(&b, m, d, 4, n, (L - 1) + 1 + 1 + L + (L - 1) + 1, err);
+
+	if (rc != UNIAP_OK)
+		return rc;
+	memset(&emb, 0, sizeof(emb));
+	memset(&head, 0, sizeof(head));
+	emb.name = "embedding";
+	emb.parameters = v * h + 2 * 32 * a; /* shared embedding + relative position buckets of both stacks */
+	emb.flops = sq * h;
+	emb.output_bytes = emb.checkpoint_bytes = emb.act_fixed = sq * h * elem;
+	emb.tp_allreduces = 1;
+	/* encoder block: no biases, RMS-style LayerNorm with a scale only */
+	memset(&enc, 0, sizeof(enc));
+	enc.name = "encoder_block";
+	enc.parameters = 4 * h * h + 2 * h * f + 2 * h;
+	enc.flops = 2 * (4 * h * h + 2 * h * f) * sq + 4 * sq * sq * h;
+	enc.act_fixed = sq * h * 10 * elem / 2;
+	enc.act_split = (sq * h * 24 + 5 * a * sq * sq) * elem / 2;
+	enc.output_bytes = enc.checkpoint_bytes = sq * h * elem;
+	enc.tp_allreduces = 2;
+	/* decoder block: one more attention sub-layer (cross-attention) of
+	 * 5 s h fixed + (8 s h + 5 a s^2) / t fp16 bytes (Korthikanti's split) */
+	dec = enc;
+	dec.name = "decoder_block";
+	dec.parameters = 8 * h * h + 2 * h * f + 3 * h;
+	dec.flops = 2 * (8 * h * h + 2 * h * f) * sq + 8 * sq * sq * h;
+	dec.act_fixed = sq * h * 15 * elem / 2;
+	dec.act_split = (sq * h * 32 + 10 * a * sq * sq) * elem / 2;
+	dec.tp_allreduces = 3;
+	head.name = "head"; /* final LayerNorms of both stacks; the LM head is tied to the embedding */
+	head.parameters = 2 * h;
+	head.flops = 2 * sq * h * v;
+	head.act_fixed = sq * h * elem;
+	head.act_split = sq * v * 4;
+	head.output_bytes = head.checkpoint_bytes = sq * h * elem;
+	head.tp_allreduces = 1;
+	rc = catalog_add_type(&b, &emb, &t_emb, err);
+	if (rc == UNIAP_OK)
+		rc = catalog_add_type(&b, &enc, &t_enc, err);
+	if (rc == UNIAP_OK)
+		rc = catalog_add_type(&b, &dec, &t_dec, err);
+	if (rc == UNIAP_OK)
+		rc = catalog_add_type(&b, &head, &t_head, err);
+	if (rc == UNIAP_OK)
+		rc = catalog_add_layer(&b, "embedding", -1, t_emb, err);
+	for (k = 0; rc == UNIAP_OK && k < d->layers; k++)
+		rc = catalog_add_layer(&b, "encoder", k, t_enc, err);
+	for (k = 0; rc == UNIAP_OK && k < d->layers; k++)
+		rc = catalog_add_layer(&b, "decoder", k, t_dec, err);
+	if (rc == UNIAP_OK)
+		rc = catalog_add_layer(&b, "head", -1, t_head, err);
+	for (i = 0; rc == UNIAP_OK && i < L; i++) /* embedding -> encoder chain */
+		rc = catalog_add_edge(&b, i, i + 1, err);
+	if (rc == UNIAP_OK)
+		rc = catalog_add_edge(&b, 0, first_dec, err);
+	for (i = 0; rc == UNIAP_OK && i < L; i++)
+		rc = catalog_add_edge(&b, last_enc, first_dec + i, err);
+	for (i = 0; rc == UNIAP_OK && i + 1 < L; i++)
+		rc = catalog_add_edge(&b, first_dec + i, first_dec + i + 1, err);
+	if (rc == UNIAP_OK)
+		rc = catalog_add_edge(&b, head_index - 1, head_index, err);
+	return rc;
+}
+
+/* Swin: patch embedding, four stages of blocks with patch merging between them, head. */
+static uniap_code catalog_build_swin(const struct catalog_model_def *d, struct model_profile *m,
+                                     struct uniap_err *err)
+{
+	static const char *const block_names[4] = { "stage1_block", "stage2_block", "stage3_block", "stage4_block" };
+	static const char *const merge_names[3] = { "merge1", "merge2", "merge3" };
+	static const char *const stage_names[4] = { "stage1", "stage2", "stage3", "stage4" };
+	struct catalog_builder b;
+	struct catalog_type_spec s;
+	double elem = 4, c = d->hidden, a = d->heads, tokens = d->seq, w = CATALOG_SWIN_WINDOW_TOKENS;
+	size_t n = 1 + 3 + 1, types[9] = { 0 }, i;
+	int st, k;
+	uniap_code rc;
+
+	for (st = 0; st < 4; st++)
+		n += (size_t)catalog_swin_depths[st];
+	rc = catalog_builder_init(&b, m, d, 9, n, n - 1, err);
+	if (rc != UNIAP_OK)
+		return rc;
+	memset(&s, 0, sizeof(s));
+	s.name = "patch_embed"; /* 4x4x3 -> C projection + LayerNorm */
+	s.parameters = CATALOG_SWIN_PATCH_INPUTS * c + c + 2 * c;
+	s.flops = 2 * CATALOG_SWIN_PATCH_INPUTS * c * tokens;
+	s.act_fixed = 2 * tokens * c * elem;
+	s.output_bytes = s.checkpoint_bytes = tokens * c * elem;
+	rc = catalog_add_type(&b, &s, &types[0], err);
+	for (st = 0; rc == UNIAP_OK && st < 4; st++) {
+		/* block of width c over `tokens` tokens, attention inside 7x7 windows: the
+		 * s^2 terms become tokens * 49 */
+		memset(&s, 0, sizeof(s));
+		s.name = block_names[st];
+		s.parameters = 12 * c * c + 9 * c + 4 * c + (2 * 7 - 1) * (2 * 7 - 1) * a;
+		s.flops = 2 * 12 * c * c * tokens + 4 * tokens * w * c;
+		s.act_fixed = tokens * c * 10 * elem / 2;
+		s.act_split = (tokens * c * 24 + 5 * a * tokens * w) * elem / 2;
+		s.output_bytes = s.checkpoint_bytes = tokens * c * elem;
+		s.tp_allreduces = 2;
+		rc = catalog_add_type(&b, &s, &types[1 + st], err);
+		if (rc != UNIAP_OK || st == 3)
+			break;
+		/* patch merging: 2x2 neighbours concatenated (4C), LayerNorm, linear 4C -> 2C */
+		memset(&s, 0, sizeof(s));
+		s.name = merge_names[st];
+		s.parameters = 8 * c * c + 8 * c;
+		s.flops = 2 * 8 * c * c * (tokens / 4);
+		s.act_fixed = 2 * tokens * c * elem;
+		s.output_bytes = s.checkpoint_bytes = (tokens / 4) * 2 * c * elem;
+		rc = catalog_add_type(&b, &s, &types[5 + st], err);
+		c *= 2;
+		a *= 2;
+		tokens /= 4;
+	}
+	if (rc == UNIAP_OK) {
+		memset(&s, 0, sizeof(s));
+		s.name = "head"; /* LayerNorm, average pool, classifier */
+		s.parameters = 2 * c + c * d->vocab + d->vocab;
+		s.flops = 2 * c * d->vocab + tokens * c;
+		s.act_fixed = tokens * c * elem;
+		s.output_bytes = s.checkpoint_bytes = d->vocab * elem;
+		rc = catalog_add_type(&b, &s, &types[8], err);
+	}
+	if (rc == UNIAP_OK)
+		rc = catalog_add_layer(&b, "patch_embed", -1, types[0], err);
+	for (st = 0; rc == UNIAP_OK && st < 4; st++) {
+		char prefix[32];
+
+		snprintf(prefix, sizeof(prefix), "%s.block", stage_names[st]);
+		for (k = 0; rc == UNIAP_OK && k < catalog_swin_depths[st]; k++)
+			rc = catalog_add_layer(&b, prefix, k, types[1 + st], err);
+		if (rc == UNIAP_OK && st < 3)
+			rc = catalog_add_layer(&b, merge_names[st], -1, types[5 + st], err);
+	}
+	if (rc == UNIAP_OK)
+		rc = catalog_add_layer(&b, "head", -1, types[8], err);
+	for (i = 0; rc == UNIAP_OK && i + 1 < n; i++)
+		rc = catalog_add_edge(&b, i, i + 1, err);
+	return rc;
+}
+
+uniap_code catalog_model(const char *name, struct model_profile *out, struct uniap_err *err)
+{
+	const struct catalog_model_def *d;
+	uniap_code rc;
+
+	if (!out)
+		return err_set(err, UNIAP_E_ARG, "catalog_model: out is NULL");
+	memset(out, 0, sizeof(*out));
+	d = name ? catalog_find_model(name) : NULL;
+	if (!d)
+		return catalog_not_found(CATALOG_MODEL, name, err);
+	switch (d->arch) {
+	case CATALOG_ARCH_T5:
+		rc = catalog_build_t5(d, out, err);
+		break;
+	case CATALOG_ARCH_SWIN:
+		rc = catalog_build_swin(d, out, err);
+		break;
+	default:
+		rc = catalog_build_chain(d, out, err);
+		break;
+	}
+	if (rc == UNIAP_OK)
+		rc = model_validate(out, err);
+	if (rc != UNIAP_OK)
+		model_release(out);
+	return rc;
+}

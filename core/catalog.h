@@ -1,0 +1,63 @@
+/*
+ * catalog.h - built-in cluster and model profiles, so a plan needs no
+ * profiling campaign: clusters from public datasheets (peak FLOP/s, memory,
+ * link bandwidths times named efficiencies) and models generated from their
+ * architecture hyper-parameters (FLOPs, parameters, activation bytes).
+ *
+ * Every figure, its formula and its source are in docs/catalog.md; each entry
+ * also carries its sources as a string.  Every profile built here passes
+ * cluster_validate()/model_validate().
+ *
+ * Never: JSON, I/O, globals (the tables are constant) here.
+ */
+#ifndef UNIAP_CATALOG_H
+#define UNIAP_CATALOG_H
+
+#include <stddef.h>
+
+#include "err.h"
+#include "model.h"
+
+enum catalog_kind {
+	CATALOG_CLUSTER = 0,
+	CATALOG_MODEL,
+};
+
+/* Multi-node DGX variants "dgx-a100-xN" / "dgx-h100-xN" accept N in this range. */
+#define CATALOG_MIN_NODES 2
+#define CATALOG_MAX_NODES 128
+
+/* One listed entry; all strings are static.  A name ending in "-xN" stands
+ * for the family of names with N = CATALOG_MIN_NODES..CATALOG_MAX_NODES. */
+struct catalog_entry {
+	const char *name;
+	const char *description; /* one line */
+	const char *sources;     /* where every number comes from */
+};
+
+/* Number of listed entries of kind. */
+size_t catalog_count(enum catalog_kind kind);
+
+/* Entry index of kind (static, never freed), or NULL when index is out of range. */
+const struct catalog_entry *catalog_entry(enum catalog_kind kind, size_t index);
+
+/* 1 when name (borrowed) names an entry of kind, a "-xN" name included. */
+int catalog_has(enum catalog_kind kind, const char *name);
+
+/*
+ * Builds the named cluster / model (name borrowed).  On success the caller
+ * owns *out and frees it with cluster_release()/model_release(); on failure
+ * *out is zeroed.  UNIAP_E_NOTFOUND lists the known names when name is not
+ * one of them.
+ */
+uniap_code catalog_cluster(const char *name, struct cluster_profile *out, struct uniap_err *err);
+uniap_code catalog_model(const char *name, struct model_profile *out, struct uniap_err *err);
+
+/*
+ * The Korthikanti et al. (2022) activation bytes per sample of one
+ * Transformer layer at TP size tp: s*h*(10 + 24/tp + 5*a*s/(h*tp)) bytes with
+ * 2-byte elements, times elem_bytes/2.  Exposed for tests.
+ */
+double catalog_activation_bytes(double seq, double hidden, double heads, int tp, double elem_bytes);
+
+#endif
