@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "catalog.h"
 #include "jdecode.h"
 
 uniap_code cli_parse_long(const char *opt, const char *text, long min, long max, long *out,
@@ -61,13 +63,32 @@ static uniap_code cli_decode_plan(const char *t, size_t n, void *out, struct uni
 	return jdec_plan(t, n, out, err);
 }
 
+/*
+ * 1 when arg should be taken from the built-in catalog: it names an entry of
+ * kind, it is not a path (no '/', no ".json" ending) and no such file exists.
+ */
+static int cli_is_catalog_name(enum catalog_kind kind, const char *arg)
+{
+	size_t n = strlen(arg);
+
+	if (strchr(arg, '/') || (n >= 5 && strcmp(arg + n - 5, ".json") == 0))
+		return 0;
+	if (!catalog_has(kind, arg))
+		return 0;
+	return access(arg, F_OK) != 0;
+}
+
 uniap_code cli_load_cluster(const char *path, struct cluster_profile *out, struct uniap_err *err)
 {
+	if (cli_is_catalog_name(CATALOG_CLUSTER, path))
+		return catalog_cluster(path, out, err);
 	return cli_load(path, out, err, cli_decode_cluster);
 }
 
 uniap_code cli_load_model(const char *path, struct model_profile *out, struct uniap_err *err)
 {
+	if (cli_is_catalog_name(CATALOG_MODEL, path))
+		return catalog_model(path, out, err);
 	return cli_load(path, out, err, cli_decode_model);
 }
 

@@ -34,7 +34,9 @@ uniap_code cli_parse_long(const char *opt, const char *text, long min, long max,
                           struct uniap_err *err);
 
 /* Reads and validates a cluster/model/plan document from path (borrowed);
- * the caller releases *out. */
+ * the caller releases *out.  A cluster or model argument that names a
+ * built-in catalog entry (core/catalog.h) and is not an existing file, has no
+ * '/' and does not end in ".json" is built from the catalog instead. */
 uniap_code cli_load_cluster(const char *path, struct cluster_profile *out, struct uniap_err *err);
 uniap_code cli_load_model(const char *path, struct model_profile *out, struct uniap_err *err);
 uniap_code cli_load_plan(const char *path, struct plan_doc *out, struct uniap_err *err);
@@ -94,5 +96,6 @@ int cli_cmd_costs(int argc, char **argv);
 int cli_cmd_evaluate(int argc, char **argv);
 int cli_cmd_plan(int argc, char **argv);
 int cli_cmd_import(int argc, char **argv);
+int cli_cmd_catalog(int argc, char **argv);
 
 #endif

@@ -11,6 +11,7 @@ static const struct cli_command cli_commands[] = {
 	{ "costs", cli_cmd_costs, "print one candidate's cost matrices (audit format)" },
 	{ "evaluate", cli_cmd_evaluate, "recompute a plan's TPI, stage times and memory" },
 	{ "import", cli_cmd_import, "turn another planner's profiles (galvatron) into uniap documents" },
+	{ "catalog", cli_cmd_catalog, "list the built-in clusters and models, or print one as JSON" },
 };
 
 #define CLI_N_COMMANDS (sizeof(cli_commands) / sizeof(cli_commands[0]))

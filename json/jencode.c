@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define JENC_GB 1e9      /* bandwidths are written in GB/s */
+#define JENC_TFLOPS 1e12 /* peaks in TFLOP/s */
+
 /*
  * A number printed with the fewest significant digits (15..17) that read
  * back to exactly the same double.  cJSON's own printer accepts 15 digits
@@ -287,4 +290,178 @@ char *jenc_print(const cJSON *root, int pretty)
 	}
 	cJSON_free(text);
 	return out;
+}
+
+/* ------------------------------------------------------ profile documents */
+
+/* Adds key: string s to obj; 0 on out of memory. */
+static int jenc_add_str(cJSON *obj, const char *key, const char *s)
+{
+	return jenc_add(obj, key, cJSON_CreateString(s));
+}
+
+/* One measured-bandwidth table {size, placement, bandwidth_gb_per_s}[]. */
+static cJSON *jenc_bw_table(const struct cluster_bw *t, size_t n)
+{
+	cJSON *a = cJSON_CreateArray();
+	size_t i;
+	int ok = a != NULL;
+
+	for (i = 0; ok && i < n; i++) {
+		cJSON *o = cJSON_CreateObject();
+
+		ok = jenc_append(a, o) && jenc_add_num(o, "size", t[i].size) &&
+		     jenc_add_str(o, "placement", t[i].consecutive ? "consecutive" : "strided") &&
+		     jenc_add_num(o, "bandwidth_gb_per_s", t[i].bw_bytes_per_s / JENC_GB);
+	}
+	if (!ok) {
+		cJSON_Delete(a);
+		return NULL;
+	}
+	return a;
+}
+
+static int jenc_cluster_device(cJSON *root, const struct cluster_profile *c)
+{
+	cJSON *dev = cJSON_CreateObject(), *peak;
+
+	if (!jenc_add(root, "device", dev))
+		return 0;
+	if (c->device_name && !jenc_add_str(dev, "name", c->device_name))
+		return 0;
+	if (!jenc_add_num(dev, "memory_bytes", c->memory_bytes) ||
+	    !jenc_add_num(dev, "reserved_bytes", c->reserved_bytes))
+		return 0;
+	if (c->peak_flops_per_s[MODEL_FP32] == 0 && c->peak_flops_per_s[MODEL_MIXED] == 0)
+		return 1;
+	peak = cJSON_CreateObject();
+	return jenc_add(dev, "peak_tflops", peak) &&
+	       jenc_add_num(peak, "fp32", c->peak_flops_per_s[MODEL_FP32] / JENC_TFLOPS) &&
+	       jenc_add_num(peak, "mixed", c->peak_flops_per_s[MODEL_MIXED] / JENC_TFLOPS) &&
+	       jenc_add_num(dev, "compute_efficiency", c->compute_efficiency);
+}
+
+cJSON *jenc_cluster(const struct cluster_profile *c)
+{
+	static const char *const kinds[CLUSTER_COLL_COUNT] = { "allreduce", "allgather", "reduce_scatter" };
+	cJSON *root = cJSON_CreateObject(), *levels, *coll = NULL, *p2p;
+	size_t i;
+	int k, ok = root != NULL;
+
+	ok = ok && (!c->name || jenc_add_str(root, "name", c->name)) && jenc_add_num(root, "nodes", c->nodes) &&
+	     jenc_add_num(root, "devices_per_node", c->devices_per_node) && jenc_cluster_device(root, c);
+	levels = ok ? cJSON_CreateArray() : NULL;
+	ok = ok && jenc_add(root, "hierarchy", levels);
+	for (i = 0; ok && i < c->n_levels; i++) {
+		cJSON *o = cJSON_CreateObject();
+
+		ok = jenc_append(levels, o) && jenc_add_str(o, "name", c->levels[i].name) &&
+		     jenc_add_num(o, "devices", c->levels[i].devices) &&
+		     jenc_add_num(o, "bandwidth_gb_per_s", c->levels[i].bw_bytes_per_s / JENC_GB);
+	}
+	for (k = 0; ok && k < CLUSTER_COLL_COUNT; k++) {
+		if (c->n_coll[k] == 0)
+			continue;
+		if (!coll) {
+			coll = cJSON_CreateObject();
+			ok = jenc_add(root, "collectives", coll);
+		}
+		ok = ok && jenc_add(coll, kinds[k], jenc_bw_table(c->coll[k], c->n_coll[k]));
+	}
+	if (ok && c->n_p2p > 0) {
+		p2p = cJSON_CreateArray();
+		ok = jenc_add(root, "p2p", p2p);
+		for (i = 0; ok && i < c->n_p2p; i++) {
+			cJSON *o = cJSON_CreateObject();
+
+			ok = jenc_append(p2p, o) && jenc_add_num(o, "pp", c->p2p[i].pp) &&
+			     jenc_add_num(o, "bandwidth_gb_per_s", c->p2p[i].bw_bytes_per_s / JENC_GB);
+		}
+	}
+	ok = ok && jenc_add_num(root, "overlap_coefficient", c->overlap_coefficient);
+	if (!ok) {
+		cJSON_Delete(root);
+		return NULL;
+	}
+	return root;
+}
+
+/* A TP table as {"1": v1, "2": v2, ...}. */
+static cJSON *jenc_tp_table(const struct model_tp_value *t, size_t n)
+{
+	cJSON *o = cJSON_CreateObject();
+	char key[16];
+	size_t i;
+	int ok = o != NULL;
+
+	for (i = 0; ok && i < n; i++) {
+		snprintf(key, sizeof(key), "%d", t[i].tp);
+		ok = jenc_add_num(o, key, t[i].value);
+	}
+	if (!ok) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
+static cJSON *jenc_layer_type(const struct model_layer_type *t)
+{
+	cJSON *o = cJSON_CreateObject();
+	int ok = o && jenc_add_str(o, "name", t->name);
+
+	if (ok && t->n_forward_s > 0)
+		ok = jenc_add(o, "forward_s_per_sample", jenc_tp_table(t->forward_s, t->n_forward_s));
+	else if (ok)
+		ok = jenc_add_num(o, "forward_flops_per_sample", t->forward_flops_per_sample);
+	ok = ok && jenc_add_num(o, "parameters", t->parameters) &&
+	     jenc_add(o, "activation_bytes_per_sample", jenc_tp_table(t->activation_bytes, t->n_activation_bytes)) &&
+	     jenc_add_num(o, "output_bytes_per_sample", t->output_bytes_per_sample) &&
+	     jenc_add_num(o, "checkpoint_bytes_per_sample", t->checkpoint_bytes_per_sample) &&
+	     jenc_add_num(o, "tp_allreduces_per_pass", t->tp_allreduces_per_pass);
+	if (!ok) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
+cJSON *jenc_model(const struct model_profile *m)
+{
+	static const char *const precisions[] = { "fp32", "mixed" };           /* enum model_precision */
+	static const char *const optimizers[] = { "adam", "sgd_momentum", "sgd" }; /* enum model_optimizer */
+	cJSON *root = cJSON_CreateObject(), *types, *graph, *layers, *edges;
+	size_t i;
+	int ok = root != NULL;
+
+	ok = ok && (!m->name || jenc_add_str(root, "name", m->name)) &&
+	     jenc_add_str(root, "precision", precisions[m->precision == MODEL_MIXED]) &&
+	     jenc_add_str(root, "optimizer", optimizers[m->optimizer <= MODEL_SGD ? m->optimizer : 0]);
+	types = ok ? cJSON_CreateArray() : NULL;
+	ok = ok && jenc_add(root, "layer_types", types);
+	for (i = 0; ok && i < m->n_types; i++)
+		ok = jenc_append(types, jenc_layer_type(&m->types[i]));
+	graph = ok ? cJSON_CreateObject() : NULL;
+	ok = ok && jenc_add(root, "graph", graph);
+	layers = ok ? cJSON_CreateArray() : NULL;
+	ok = ok && jenc_add(graph, "layers", layers);
+	for (i = 0; ok && i < m->n_layers; i++) {
+		cJSON *o = cJSON_CreateObject();
+
+		ok = jenc_append(layers, o) && jenc_add_str(o, "name", m->layers[i].name) &&
+		     jenc_add_str(o, "type", m->types[m->layers[i].type].name);
+	}
+	edges = ok ? cJSON_CreateArray() : NULL;
+	ok = ok && jenc_add(graph, "edges", edges);
+	for (i = 0; ok && i < m->n_edges; i++) {
+		cJSON *e = cJSON_CreateArray();
+
+		ok = jenc_append(edges, e) && jenc_append(e, cJSON_CreateString(m->layers[m->edges[i].from].name)) &&
+		     jenc_append(e, cJSON_CreateString(m->layers[m->edges[i].to].name));
+	}
+	if (!ok) {
+		cJSON_Delete(root);
+		return NULL;
+	}
+	return root;
 }

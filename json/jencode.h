@@ -1,6 +1,7 @@
 /*
  * jencode.h - JSON encoding of the planner's outputs: the audit format of a
- * candidate's cost matrices, plan documents and plan evaluations.
+ * candidate's cost matrices, plan documents and plan evaluations; and of the
+ * input documents (cluster and model profiles, for the built-in catalog).
  *
  * Numbers are printed by cJSON, which uses the shortest of %.15g/%.17g that
  * reads back to the same double, so an independent checker recomputes exactly
@@ -42,6 +43,16 @@ cJSON *jenc_plan(const struct cost_candidate *cand, const int *stage, const size
 
 /* The evaluation report {feasible, valid, fits, reason, tpi_s, ...}. */
 cJSON *jenc_evaluation(const struct cost_candidate *cand, const struct plan_eval *ev);
+
+/*
+ * The cluster / model profile document of c / m (borrowed; validated), in the
+ * schema/cluster.schema.json / schema/model.schema.json format: decoding it
+ * with jdec_cluster()/jdec_model() gives back an equal profile (bandwidths and
+ * peaks up to the rounding of the GB/s and TFLOP/s units).  Every layer is
+ * listed (no "repeat") and every edge is written.
+ */
+cJSON *jenc_cluster(const struct cluster_profile *c);
+cJSON *jenc_model(const struct model_profile *m);
 
 /* Prints root (borrowed) with a trailing newline; NULL on out of memory. */
 char *jenc_print(const cJSON *root, int pretty);
