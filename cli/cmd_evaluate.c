@@ -43,7 +43,8 @@ static uniap_code evaluate_plan(struct cli_common *common, const struct plan_doc
 		.schedule = p->schedule, .recompute = plan_doc_recompute(p),
 	};
 
-	if (p->microbatches * p->microbatch_size != common->batch) {
+	if (common->batch % p->microbatches != 0 ||
+	    common->batch / p->microbatches != p->microbatch_size) {
 		rc = err_set(err, UNIAP_E_INVALID,
 		             "plan.microbatch_size: microbatches x microbatch_size must equal --batch %ld, "
 		             "got %ld x %ld", common->batch, p->microbatches, p->microbatch_size);

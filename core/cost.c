@@ -180,8 +180,9 @@ static uniap_code cost_check_options(const struct cluster_profile *cluster,
 			               "cluster.device.peak_tflops: required by model layer type \"%s\" which gives "
 			               "forward_flops_per_sample",
 			               model->types[i].name);
-	if (opt->batch < 1)
-		return err_set(err, UNIAP_E_ARG, "batch: must be >= 1, got %ld", opt->batch);
+	if (opt->batch < 1 || opt->batch > COST_MAX_BATCH)
+		return err_set(err, UNIAP_E_ARG, "batch: must be in [1, %ld], got %ld", COST_MAX_BATCH,
+		               opt->batch);
 	if (opt->pp < 1 || n % opt->pp != 0)
 		return err_set(err, UNIAP_E_ARG, "pp: must divide the device count %d, got %d", n,
 		               opt->pp);

@@ -48,8 +48,11 @@ enum cost_filter {
 	COST_FILTER_MEGATRON,  /* dp x tp with tp on consecutive ranks (the "uniform" space) */
 };
 
+/* Largest global batch a candidate accepts (keeps every product in range). */
+#define COST_MAX_BATCH (1L << 40)
+
 struct cost_options {
-	long batch;             /* global batch B >= 1 */
+	long batch;             /* global batch B in [1, COST_MAX_BATCH] */
 	int pp;                 /* pipeline degree, divides the device count */
 	long microbatches;      /* c, divides batch */
 	enum cost_schedule schedule;

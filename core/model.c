@@ -24,6 +24,7 @@
 #define MODEL_MAX_DEVICES_PER_NODE 1024
 #define MODEL_MAX_MEMORY_BYTES 1125899906842624.0 /* 2^50 */
 #define MODEL_MAX_BW_BYTES_PER_S 1e15             /* 1e6 GB/s */
+#define MODEL_MIN_BW_BYTES_PER_S 1e6              /* 0.001 GB/s: below it costs overflow */
 #define MODEL_GB 1e9
 #define MODEL_MAX_CCOC 10.0
 #define MODEL_MAX_TP 65536
@@ -84,9 +85,10 @@ static int model_in_closed(double v, double lo, double hi)
 /* A bandwidth in bytes/s, reported in the document's unit (GB/s). */
 static uniap_code model_check_bw(double bw_bytes_per_s, const char *path, struct uniap_err *err)
 {
-	if (!model_in_open_closed(bw_bytes_per_s, 0.0, MODEL_MAX_BW_BYTES_PER_S))
-		return err_set(err, UNIAP_E_INVALID, "%s.bandwidth_gb_per_s: must be > 0 and <= %g, got %g",
-		               path, MODEL_MAX_BW_BYTES_PER_S / MODEL_GB, bw_bytes_per_s / MODEL_GB);
+	if (!model_in_closed(bw_bytes_per_s, MODEL_MIN_BW_BYTES_PER_S, MODEL_MAX_BW_BYTES_PER_S))
+		return err_set(err, UNIAP_E_INVALID, "%s.bandwidth_gb_per_s: must be >= %g and <= %g, got %g",
+		               path, MODEL_MIN_BW_BYTES_PER_S / MODEL_GB, MODEL_MAX_BW_BYTES_PER_S / MODEL_GB,
+		               bw_bytes_per_s / MODEL_GB);
 	return UNIAP_OK;
 }
 

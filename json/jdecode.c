@@ -36,6 +36,7 @@
 #define JDEC_DEFAULT_EFFICIENCY 0.5
 /* Largest micro-batch count/size a plan may state (exact in a double). */
 #define JDEC_MAX_COUNT 1000000000000000LL
+#define JDEC_MAX_BATCH (1LL << 40) /* = COST_MAX_BATCH */
 /* Number format of values quoted in messages. */
 #define JDEC_G "%.15g"
 
@@ -515,6 +516,22 @@ uniap_code jdec_parse(const char *text, size_t len, const char *path, cJSON **ou
 	if (len > SIZE_MAX - 1) {
 		rc = err_set(err, UNIAP_E_LIMIT, "%s: document too large", path);
 		goto out;
+	}
+	{
+		/* "\u0000" would become a C string terminator inside a key or name and
+		 * silently cut it short; refuse it (names are C strings here) */
+		size_t i;
+
+		for (i = 0; i + 1 < len; i++) {
+			if (text[i] != '\\')
+				continue;
+			if (text[i + 1] == 'u' && i + 5 < len && memcmp(text + i + 2, "0000", 4) == 0) {
+				rc = err_set(err, UNIAP_E_INVALID,
+				             "%s: strings must not contain \\u0000 (at byte %zu)", path, i);
+				goto out;
+			}
+			i++; /* skip the escaped character */
+		}
 	}
 	copy = malloc(len + 1);
 	if (!copy) {
@@ -1370,6 +1387,11 @@ uniap_code jdec_plan_json(const cJSON *root, const char *path, struct plan_doc *
 	if (rc == UNIAP_OK)
 		rc = jdec_int(root, "microbatch_size", path, 1, 1, 1, JDEC_MAX_COUNT, &x, err);
 	out->microbatch_size = (long)x;
+	/* the global batch the plan implies must be representable (and sane) */
+	if (rc == UNIAP_OK && out->microbatches > JDEC_MAX_BATCH / out->microbatch_size)
+		rc = err_set(err, UNIAP_E_INVALID,
+		             "%s.microbatch_size: microbatches x microbatch_size must be <= %lld, got %ld x %ld",
+		             path, (long long)JDEC_MAX_BATCH, out->microbatches, out->microbatch_size);
 	if (rc == UNIAP_OK)
 		rc = jdec_get(root, "schedule", path, 1, p, &v, err);
 	if (rc == UNIAP_OK)
