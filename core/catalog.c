@@ -153,6 +153,7 @@ struct catalog_model_def {
 	double ffn;       /* MLP inner size */
 	double seq;       /* tokens per sample (ViT: patches + class token; Swin: stage-1 tokens) */
 	double vocab;     /* vocabulary (ViT/Swin: classes) */
+	int dropout;      /* 1: dropout layers keep masks (BERT, T5, GPT-3); 0: none (ViT, Llama) */
 };
 
 #define CATALOG_SRC_FORMULAS "FLOPs: Megatron-LM (Narayanan et al. 2021); activations: Korthikanti et al. 2022"
@@ -161,30 +162,30 @@ static const struct catalog_model_def catalog_models[] = {
 	{ { "bert-huge", "BERT-Huge: 32 layers, hidden 1280, 16 heads, seq 512, fp32 (~672 M parameters)",
 	    "UniAP appendix (HuggingFace BertConfig with hidden 1280, 32 layers, 16 heads, seq 512); "
 	    CATALOG_SRC_FORMULAS },
-	  CATALOG_ARCH_BERT, MODEL_FP32, 32, 1280, 16, 16, 5120, 512, 30522 },
+	  CATALOG_ARCH_BERT, MODEL_FP32, 32, 1280, 16, 16, 5120, 512, 30522, 1 },
 	{ { "t5-large", "T5-Large: 24 + 24 layers, d_model 1024, d_ff 4096, 16 heads, seq 512, fp32 (~737 M)",
 	    "Raffel et al. 2020 (T5), HuggingFace t5-large config; " CATALOG_SRC_FORMULAS },
-	  CATALOG_ARCH_T5, MODEL_FP32, 24, 1024, 16, 16, 4096, 512, 32128 },
+	  CATALOG_ARCH_T5, MODEL_FP32, 24, 1024, 16, 16, 4096, 512, 32128, 1 },
 	{ { "vit-huge", "ViT-Huge: 32 layers, hidden 1280, 16 heads, 196 patches + class token, fp32 (~632 M)",
 	    "Dosovitskiy et al. 2021 (ViT-H), HuggingFace ViTConfig defaults (image 224, patch 16); "
 	    CATALOG_SRC_FORMULAS },
-	  CATALOG_ARCH_VIT, MODEL_FP32, 32, 1280, 16, 16, 5120, 197, 1000 },
+	  CATALOG_ARCH_VIT, MODEL_FP32, 32, 1280, 16, 16, 5120, 197, 1000, 0 },
 	{ { "swin-huge", "Swin-Huge: depths 2/2/42/2, widths 320/640/1280/2560, window 7, image 224, fp32 (~1.02 B)",
 	    "Liu et al. 2021 (Swin), UniAP's Swin-Huge (widths 320..2560, 42-layer stage 3); "
 	    CATALOG_SRC_FORMULAS },
-	  CATALOG_ARCH_SWIN, MODEL_FP32, 48, 320, 10, 10, 1280, 3136, 1000 },
+	  CATALOG_ARCH_SWIN, MODEL_FP32, 48, 320, 10, 10, 1280, 3136, 1000, 0 },
 	{ { "llama-7b", "Llama-7B: 32 layers, hidden 4096, 32 heads, FFN 11008, seq 2048, mixed (6.74 B)",
 	    "Touvron et al. 2023 (LLaMA), HuggingFace llama-7b config; " CATALOG_SRC_FORMULAS },
-	  CATALOG_ARCH_LLAMA, MODEL_MIXED, 32, 4096, 32, 32, 11008, 2048, 32000 },
+	  CATALOG_ARCH_LLAMA, MODEL_MIXED, 32, 4096, 32, 32, 11008, 2048, 32000, 0 },
 	{ { "llama-13b", "Llama-13B: 40 layers, hidden 5120, 40 heads, FFN 13824, seq 2048, mixed (13.0 B)",
 	    "Touvron et al. 2023 (LLaMA), HuggingFace llama-13b config; " CATALOG_SRC_FORMULAS },
-	  CATALOG_ARCH_LLAMA, MODEL_MIXED, 40, 5120, 40, 40, 13824, 2048, 32000 },
+	  CATALOG_ARCH_LLAMA, MODEL_MIXED, 40, 5120, 40, 40, 13824, 2048, 32000, 0 },
 	{ { "llama-70b", "Llama-2-70B: 80 layers, hidden 8192, 64 heads, 8 KV heads, FFN 28672, seq 4096, mixed (69.0 B)",
 	    "Touvron et al. 2023 (Llama 2), HuggingFace Llama-2-70b config; " CATALOG_SRC_FORMULAS },
-	  CATALOG_ARCH_LLAMA, MODEL_MIXED, 80, 8192, 64, 8, 28672, 4096, 32000 },
+	  CATALOG_ARCH_LLAMA, MODEL_MIXED, 80, 8192, 64, 8, 28672, 4096, 32000, 0 },
 	{ { "gpt3-175b", "GPT-3 175B: 96 layers, hidden 12288, 96 heads, FFN 4h, seq 2048, mixed (175 B)",
 	    "Brown et al. 2020 (GPT-3, Table 2.1); " CATALOG_SRC_FORMULAS },
-	  CATALOG_ARCH_GPT, MODEL_MIXED, 96, 12288, 96, 96, 49152, 2048, 50257 },
+	  CATALOG_ARCH_GPT, MODEL_MIXED, 96, 12288, 96, 96, 49152, 2048, 50257, 1 },
 };
 
 #define CATALOG_N_MODELS (sizeof(catalog_models) / sizeof(catalog_models[0]))
@@ -351,9 +352,12 @@ out:
 
 /* ------------------------------------------------------------------- models */
 
-double catalog_activation_bytes(double seq, double hidden, double heads, int tp, double elem_bytes)
+double catalog_activation_bytes(double seq, double hidden, double heads, int tp, double elem_bytes,
+                                int dropout)
 {
-	return seq * hidden * (10.0 + 24.0 / tp + 5.0 * heads * seq / (hidden * tp)) * elem_bytes / 2.0;
+	double fixed = dropout ? 10.0 : 8.0, attention = dropout ? 5.0 : 2.0;
+
+	return seq * hidden * (fixed + 24.0 / tp + attention * heads * seq / (hidden * tp)) * elem_bytes / 2.0;
 }
 
 /*
@@ -473,8 +477,10 @@ static void catalog_block_spec(const struct catalog_model_def *d, double elem, s
 	s->name = "block";
 	s->parameters = weights + extra;
 	s->flops = 2 * weights * sq + 4 * sq * sq * h;
-	s->act_fixed = sq * h * 10 * elem / 2;
-	s->act_split = (sq * h * 24 + 5 * a * sq * sq) * elem / 2;
+	/* catalog_activation_bytes() split into its tp-independent and 1/tp parts */
+	s->act_fixed = catalog_activation_bytes(sq, h, a, 1, elem, d->dropout) -
+	               (sq * h * 24 + (d->dropout ? 5 : 2) * a * sq * sq) * elem / 2;
+	s->act_split = (sq * h * 24 + (d->dropout ? 5 : 2) * a * sq * sq) * elem / 2;
 	s->output_bytes = sq * h * elem;
 	s->checkpoint_bytes = sq * h * elem;
 	s->tp_allreduces = 2;
@@ -664,8 +670,8 @@ static uniap_code catalog_build_swin(const struct catalog_model_def *d, struct m
 		s.name = block_names[st];
 		s.parameters = 12 * c * c + 9 * c + 4 * c + (2 * 7 - 1) * (2 * 7 - 1) * a;
 		s.flops = 2 * 12 * c * c * tokens + 4 * tokens * w * c;
-		s.act_fixed = tokens * c * 10 * elem / 2;
-		s.act_split = (tokens * c * 24 + 5 * a * tokens * w) * elem / 2;
+		s.act_fixed = tokens * c * 8 * elem / 2; /* no dropout (HuggingFace Swin defaults) */
+		s.act_split = (tokens * c * 24 + 2 * a * tokens * w) * elem / 2;
 		s.output_bytes = s.checkpoint_bytes = tokens * c * elem;
 		s.tp_allreduces = 2;
 		rc = catalog_add_type(&b, &s, &types[1 + st], err);

@@ -56,8 +56,11 @@ uniap_code catalog_model(const char *name, struct model_profile *out, struct uni
 /*
  * The Korthikanti et al. (2022) activation bytes per sample of one
  * Transformer layer at TP size tp: s*h*(10 + 24/tp + 5*a*s/(h*tp)) bytes with
- * 2-byte elements, times elem_bytes/2.  Exposed for tests.
+ * 2-byte elements, times elem_bytes/2.  Without dropout (dropout = 0) the
+ * three dropout tensors vanish: s*h*(8 + 24/tp + 2*a*s/(h*tp)).  Exposed for
+ * tests.
  */
-double catalog_activation_bytes(double seq, double hidden, double heads, int tp, double elem_bytes);
+double catalog_activation_bytes(double seq, double hidden, double heads, int tp, double elem_bytes,
+                                int dropout);
 
 #endif

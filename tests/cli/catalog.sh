@@ -1,0 +1,44 @@
+#!/bin/sh
+# tests/cli/catalog.sh - `uniap catalog` (list, show, unknown names), catalog
+# names in --cluster/--model, and every scenario of the UniAP paper (section 4,
+# Table 1 and 2 batch sizes) planning without error on both schedules.
+# Prints "catalog: N passed, N failed".
+set -u
+. "$(dirname "$0")/lib.inc"
+
+check catalog-help 0 "usage: uniap catalog" -- "$UNIAP" catalog --help
+check catalog-list 0 "dgx-h100-xN" -- "$UNIAP" catalog
+for name in enva envb envb-8 envc envd-16 envd-32 envd-64 dgx-a100 dgx-h100 bert-huge t5-large vit-huge \
+	swin-huge llama-7b llama-13b llama-70b gpt3-175b; do
+	if grep -q "^  $name " "$tmp/out"; then pass=$((pass + 1)); else echo "FAIL catalog-list lacks $name"; fail=$((fail + 1)); fi
+done
+check catalog-show-cluster 0 '"peak_tflops"' -- "$UNIAP" catalog show envb-8
+check catalog-show-family 0 '"devices":32' -- "$UNIAP" catalog show dgx-h100-x4
+check catalog-show-model 0 '"forward_flops_per_sample"' -- "$UNIAP" catalog show t5-large --pretty
+check catalog-show-unknown 1 "known: enva, envb" -- "$UNIAP" catalog show nosuch
+check catalog-show-unknown-models 1 "bert-huge, t5-large" -- "$UNIAP" catalog show nosuch
+check catalog-show-bad-node-count 1 "not in the catalog" -- "$UNIAP" catalog show dgx-a100-x1
+check catalog-extra-arg 2 "expected no arguments" -- "$UNIAP" catalog show a b
+
+# the shown document is a valid profile: plan with it as a file
+"$UNIAP" catalog show enva >"$tmp/enva.json"
+"$UNIAP" catalog show bert-huge >"$tmp/bert.json"
+check catalog-file-roundtrip 0 "pp " -- "$UNIAP" plan --cluster "$tmp/enva.json" --model "$tmp/bert.json" --batch 32 \
+	--format text --time-limit 20
+# a path is always a file; a name that is neither a file nor an entry is a missing file
+check catalog-path-is-file 1 "./enva" -- "$UNIAP" plan --cluster ./enva --model bert-huge --batch 8 --format text
+check catalog-json-is-file 1 "enva.json" -- "$UNIAP" plan --cluster enva.json --model bert-huge --batch 8 --format text
+check catalog-unknown-name 1 "nosuch" -- "$UNIAP" plan --cluster nosuch --model bert-huge --batch 8 --format text
+
+# the paper's scenarios, both schedules
+for s in "enva bert-huge 32" "enva t5-large 16" "enva vit-huge 128" "enva swin-huge 128" \
+	"envb-8 bert-huge 16" "envb-8 t5-large 8" "envb-8 vit-huge 64" "envb-8 swin-huge 32" \
+	"envc llama-7b 8" "envd-32 llama-7b 8" "envd-32 llama-13b 4"; do
+	set -- $s
+	for sched in gpipe 1f1b; do
+		check "paper-$1-$2-B$3-$sched" 0 "plan: space unified" -- "$UNIAP" plan --cluster "$1" --model "$2" \
+			--batch "$3" --schedule "$sched" --time-limit 20 --format text
+	done
+done
+
+summary catalog
