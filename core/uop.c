@@ -92,6 +92,7 @@ struct uop_slot {
 	size_t index;               /* into out->candidates */
 	struct cost_candidate cand; /* owned */
 	struct opt_options opt;
+	double lower_bound_s;       /* uop_lower_bound(): valid whatever the solver says */
 };
 
 struct uop_run {
@@ -134,7 +135,7 @@ static void uop_record(struct uop_run *run, struct uop_slot *slot, struct opt_re
 	snprintf(c->status, sizeof(c->status), "%s", opt_status_name(r->status));
 	c->method = r->method;
 	c->solve_s = r->solve_s;
-	c->bound_s = r->bound_s;
+	c->bound_s = r->bound_s > slot->lower_bound_s ? r->bound_s : slot->lower_bound_s;
 	c->tpi_s = tpi;
 	snprintf(c->note, sizeof(c->note), "%.*s", (int)sizeof(c->note) - 1, r->note);
 	if (isfinite(r->tpi_s) && fabs(tpi - r->tpi_s) > 1e-9 * fabs(tpi)) {
@@ -168,7 +169,7 @@ static void uop_fail_candidate(struct uop_run *run, struct uop_slot *slot, const
 	pthread_mutex_lock(&run->lock);
 	snprintf(c->status, sizeof(c->status), "%s", status);
 	snprintf(c->note, sizeof(c->note), "%.*s", (int)sizeof(c->note) - 1, note);
-	c->bound_s = 0;
+	c->bound_s = slot->lower_bound_s; /* the solver proved nothing; the simple bound stands */
 	run->done++;
 	pthread_mutex_unlock(&run->lock);
 }
@@ -519,6 +520,7 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
 			break;
 		}
 		lb = uop_lower_bound(&slot->cand);
+		slot->lower_bound_s = lb;
 		if (isinf(lb)) {
 			snprintf(c->status, sizeof(c->status), "infeasible");
 			snprintf(c->note, sizeof(c->note),
