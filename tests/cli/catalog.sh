@@ -25,6 +25,22 @@ check catalog-extra-arg 2 "expected no arguments" -- "$UNIAP" catalog show a b
 "$UNIAP" catalog show bert-huge >"$tmp/bert.json"
 check catalog-file-roundtrip 0 "pp " -- "$UNIAP" plan --cluster "$tmp/enva.json" --model "$tmp/bert.json" --batch 32 \
 	--format text --time-limit 20
+# the new document fields: peak_tflops needs both precisions, efficiency in (0, 1], exactly one
+# forward key, and a FLOPs model needs a peak
+sed 's/,"mixed":125//' "$tmp/enva.json" >"$tmp/nomixed.json"
+check decode-peak-mixed 1 "cluster.device.peak_tflops.mixed: is required" -- "$UNIAP" plan --cluster "$tmp/nomixed.json" \
+	--model bert-huge --batch 8 --format text
+sed 's/"compute_efficiency":0.4/"compute_efficiency":1.5/' "$tmp/enva.json" >"$tmp/eff.json"
+check decode-efficiency 1 "cluster.device.compute_efficiency: must be > 0 and <= 1" -- "$UNIAP" plan \
+	--cluster "$tmp/eff.json" --model bert-huge --batch 8 --format text
+sed 's/,"peak_tflops":{"fp32":15.7,"mixed":125},"compute_efficiency":0.4//' "$tmp/enva.json" >"$tmp/nopeak.json"
+check flops-need-peak 1 "cluster.device.peak_tflops: required by model layer type" -- "$UNIAP" plan \
+	--cluster "$tmp/nopeak.json" --model bert-huge --batch 8 --format text
+sed 's/"forward_flops_per_sample":655360,/"forward_flops_per_sample":655360,"forward_s_per_sample":0.001,/' "$tmp/bert.json" \
+	>"$tmp/both.json"
+check decode-both-forward 1 "exactly one of forward_s_per_sample and forward_flops_per_sample" -- "$UNIAP" plan \
+	--cluster enva --model "$tmp/both.json" --batch 8 --format text
+
 # a path is always a file; a name that is neither a file nor an entry is a missing file
 check catalog-path-is-file 1 "./enva" -- "$UNIAP" plan --cluster ./enva --model bert-huge --batch 8 --format text
 check catalog-json-is-file 1 "enva.json" -- "$UNIAP" plan --cluster enva.json --model bert-huge --batch 8 --format text
