@@ -10,7 +10,7 @@
 #include "cli.h"
 #include "jencode.h"
 
-static const char catalog_usage[] =
+static const char cmd_catalog_usage[] =
 	"usage: uniap catalog [show NAME] [--pretty]\n"
 	"\n"
 	"Without arguments, lists the built-in clusters and models: name, a one-line\n"
@@ -26,7 +26,7 @@ static const char catalog_usage[] =
 	"Exit status: 0 ok, 1 unknown name, 2 bad command line.\n";
 
 /* Prints the list of one kind; returns 0 or -1 on a write error. */
-static int catalog_print_list(enum catalog_kind kind)
+static int cmd_catalog_print_list(enum catalog_kind kind)
 {
 	size_t i;
 
@@ -42,7 +42,7 @@ static int catalog_print_list(enum catalog_kind kind)
 }
 
 /* The document of name as a cluster or a model; NULL with err set otherwise. */
-static cJSON *catalog_document(const char *name, struct uniap_err *err)
+static cJSON *cmd_catalog_document(const char *name, struct uniap_err *err)
 {
 	struct cluster_profile c = { 0 };
 	struct model_profile m = { 0 };
@@ -91,14 +91,14 @@ int cli_cmd_catalog(int argc, char **argv)
 		if (opt == 'p') {
 			pretty = 1;
 		} else if (opt == 'h') {
-			fputs(catalog_usage, stdout);
+			fputs(cmd_catalog_usage, stdout);
 			return CLI_EXIT_OK;
 		} else {
 			return cli_usage_error("catalog", "unknown option");
 		}
 	}
 	if (optind == argc) {
-		if (catalog_print_list(CATALOG_CLUSTER) != 0 || catalog_print_list(CATALOG_MODEL) != 0 ||
+		if (cmd_catalog_print_list(CATALOG_CLUSTER) != 0 || cmd_catalog_print_list(CATALOG_MODEL) != 0 ||
 		    fflush(stdout) != 0) {
 			fputs("uniap catalog: cannot write to stdout\n", stderr);
 			return CLI_EXIT_ERROR;
@@ -107,7 +107,7 @@ int cli_cmd_catalog(int argc, char **argv)
 	}
 	if (strcmp(argv[optind], "show") != 0 || argc - optind != 2)
 		return cli_usage_error("catalog", "expected no arguments or `show NAME`");
-	doc = catalog_document(argv[optind + 1], &err);
+	doc = cmd_catalog_document(argv[optind + 1], &err);
 	if (!doc) {
 		status = cli_fail("catalog", &err);
 		goto out;

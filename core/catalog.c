@@ -113,20 +113,20 @@ static const struct catalog_cluster_def catalog_clusters[] = {
 
 #define CATALOG_N_CLUSTERS (sizeof(catalog_clusters) / sizeof(catalog_clusters[0]))
 
-/* The -xN families: name prefix and the index of their single-node base. */
+/* The -xN families: name prefix and the name of their single-node base. */
 struct catalog_family {
 	struct catalog_entry entry;
 	const char *prefix;
-	size_t base;
+	const char *base;
 };
 
 static const struct catalog_family catalog_families[] = {
 	{ { "dgx-a100-xN", "N DGX A100 nodes (N = 2..128, e.g. dgx-a100-x4), 200 Gb/s InfiniBand per GPU",
 	    CATALOG_SRC_A100 "; NVLink 300 GB/s per direction x 0.8; 200 Gb/s InfiniBand per GPU x 0.9" },
-	  "dgx-a100-x", 7 },
+	  "dgx-a100-x", "dgx-a100" },
 	{ { "dgx-h100-xN", "N DGX H100 nodes (N = 2..128, e.g. dgx-h100-x4), 400 Gb/s InfiniBand per GPU",
 	    CATALOG_SRC_H100 "; NVLink 450 GB/s per direction x 0.8; 400 Gb/s InfiniBand per GPU x 0.9" },
-	  "dgx-h100-x", 8 },
+	  "dgx-h100-x", "dgx-h100" },
 };
 
 #define CATALOG_N_FAMILIES (sizeof(catalog_families) / sizeof(catalog_families[0]))
@@ -233,18 +233,17 @@ static const struct catalog_cluster_def *catalog_find_cluster(const char *name, 
 {
 	size_t i;
 
+	int n = 0;
+
+	for (i = 0; i < CATALOG_N_FAMILIES && n == 0; i++) {
+		n = catalog_family_nodes(name, catalog_families[i].prefix);
+		if (n > 0)
+			name = catalog_families[i].base;
+	}
 	for (i = 0; i < CATALOG_N_CLUSTERS; i++) {
 		if (strcmp(name, catalog_clusters[i].entry.name) == 0) {
-			*nodes = catalog_clusters[i].nodes;
+			*nodes = n > 0 ? n : catalog_clusters[i].nodes;
 			return &catalog_clusters[i];
-		}
-	}
-	for (i = 0; i < CATALOG_N_FAMILIES; i++) {
-		int n = catalog_family_nodes(name, catalog_families[i].prefix);
-
-		if (n > 0) {
-			*nodes = n;
-			return &catalog_clusters[catalog_families[i].base];
 		}
 	}
 	return NULL;
