@@ -363,6 +363,34 @@ static void test_prices(void **state)
 	cluster_release(&c);
 }
 
+/* the document fields of FLOPs-based timing: efficiency defaults to 0.5 with a peak */
+static void test_decode_peak(void **state)
+{
+	static const char ok[] = "{\"nodes\":1,\"devices_per_node\":2,\"device\":{\"memory_bytes\":1e10,"
+	                         "\"peak_tflops\":{\"fp32\":10,\"mixed\":40}},"
+	                         "\"hierarchy\":[{\"name\":\"node\",\"devices\":2,\"bandwidth_gb_per_s\":10}]}";
+	static const char no_mixed[] = "{\"nodes\":1,\"devices_per_node\":2,\"device\":{\"memory_bytes\":1e10,"
+	                               "\"peak_tflops\":{\"fp32\":10}},"
+	                               "\"hierarchy\":[{\"name\":\"node\",\"devices\":2,\"bandwidth_gb_per_s\":10}]}";
+	static const char no_peak[] = "{\"nodes\":1,\"devices_per_node\":2,\"device\":{\"memory_bytes\":1e10},"
+	                              "\"hierarchy\":[{\"name\":\"node\",\"devices\":2,\"bandwidth_gb_per_s\":10}]}";
+	struct cluster_profile c;
+	struct uniap_err err;
+
+	(void)state;
+	assert_int_equal(jdec_cluster(ok, strlen(ok), &c, &err), UNIAP_OK);
+	assert_true(c.compute_efficiency == 0.5);
+	assert_true(c.peak_flops_per_s[MODEL_FP32] == 10e12);
+	assert_true(c.peak_flops_per_s[MODEL_MIXED] == 40e12);
+	cluster_release(&c);
+	assert_int_equal(jdec_cluster(no_mixed, strlen(no_mixed), &c, &err), UNIAP_E_INVALID);
+	assert_string_equal(err.msg, "cluster.device.peak_tflops.mixed: is required");
+	/* without a peak nothing changes: no efficiency either */
+	assert_int_equal(jdec_cluster(no_peak, strlen(no_peak), &c, &err), UNIAP_OK);
+	assert_true(c.compute_efficiency == 0 && c.peak_flops_per_s[0] == 0 && c.peak_flops_per_s[1] == 0);
+	cluster_release(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -373,6 +401,7 @@ int main(void)
 		cmocka_unit_test(test_every_entry_roundtrips),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_prices),
+		cmocka_unit_test(test_decode_peak),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
