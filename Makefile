@@ -82,7 +82,7 @@ test-unit: tests-bin
 
 test-asan:
 	@$(MAKE) --no-print-directory BUILD=build/asan SAN=asan tests-bin
-	@UNIAP=build/asan/uniap ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp UBSAN_OPTIONS=print_stacktrace=1 \
+	@UNIAP=build/asan/uniap UNIAP_SANITIZED=1 ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp UBSAN_OPTIONS=print_stacktrace=1 \
 		sh tests/run.sh build/asan/tests $(TEST_BIN:$(BUILD)/tests/%=build/asan/tests/%) tests/cli/*.sh
 
 # Concurrency tests (thread pool, worker processes) under ThreadSanitizer.
