@@ -32,4 +32,5 @@ scenario "uniform (Megatron-style) space: BERT-like 32 layers, 16 GPUs, B=16" \
 scenario "scale: 80-layer Llama-70B-like, 1024 x H100, B=1024, 1f1b, 30 s per candidate" \
 	--cluster $D/cluster-1024-h100.json --model $D/model-llama-80.json --batch 1024 --schedule 1f1b \
 	--time-limit 30
+sh bench/imported.sh "$UNIAP"
 sh bench/paper.sh "$UNIAP"
