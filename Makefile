@@ -17,6 +17,10 @@ PKGS := cbc libcjson
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 TEST_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
+# the service's libraries: only uniapd and the tests link them, never uniap
+SERVER_PKGS := sqlite3
+SERVER_CFLAGS := $(shell pkg-config --cflags $(SERVER_PKGS) 2>/dev/null)
+SERVER_LIBS := $(shell pkg-config --libs $(SERVER_PKGS) 2>/dev/null)
 
 WARN := -std=c17 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wvla
 OPT ?= -O2 -g
@@ -27,19 +31,21 @@ ifneq ($(SAN),)
 OPT := -O1 -g
 endif
 
-CPPFLAGS += -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Icore -Ijson
+CPPFLAGS += -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Icore -Ijson -Iserver
 CFLAGS += $(WARN) $(OPT) $(SAN_FLAGS)
 LDFLAGS += $(SAN_FLAGS)
 LDLIBS += $(PKG_LIBS) -lpthread -lm
 
 CORE_SRC := $(wildcard core/*.c)
 JSON_SRC := $(wildcard json/*.c)
+SERVER_SRC := $(wildcard server/*.c)
 CLI_SRC := $(wildcard cli/*.c)
 TEST_SRC := $(wildcard tests/unit/test_*.c)
 TEST_SUPPORT_SRC := $(filter-out $(TEST_SRC),$(wildcard tests/unit/*.c))
 
 CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/obj/%.o)
 JSON_OBJ := $(JSON_SRC:%.c=$(BUILD)/obj/%.o)
+SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/obj/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_SUPPORT_OBJ := $(TEST_SUPPORT_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
@@ -57,7 +63,7 @@ all: $(BUILD)/uniap
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(PKG_CFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+	$(CC) $(CPPFLAGS) $(PKG_CFLAGS) $(SERVER_CFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
 $(CORE_LIB): $(CORE_OBJ)
 	@mkdir -p $(dir $@)
@@ -70,9 +76,10 @@ $(JSON_LIB): $(JSON_OBJ)
 $(BUILD)/uniap: $(CLI_OBJ) $(JSON_LIB) $(CORE_LIB)
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(JSON_LIB) $(CORE_LIB) $(LDLIBS)
 
-$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_SUPPORT_OBJ) $(JSON_LIB) $(CORE_LIB)
+$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_SUPPORT_OBJ) $(SERVER_OBJ) $(JSON_LIB) $(CORE_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $< $(TEST_SUPPORT_OBJ) $(JSON_LIB) $(CORE_LIB) $(LDLIBS) $(TEST_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $< $(TEST_SUPPORT_OBJ) $(SERVER_OBJ) $(JSON_LIB) $(CORE_LIB) $(LDLIBS) \
+		$(SERVER_LIBS) $(TEST_LIBS)
 
 tests-bin: $(BUILD)/uniap $(TEST_BIN)
 
