@@ -874,29 +874,6 @@ uniap_code opt_candidate_pack(const struct cost_candidate *c, unsigned char **bu
 	return opt_w_finish(&w, buf, len, err);
 }
 
-/* Frees what opt_candidate_unpack allocated so far (the same layout cost_candidate_release frees). */
-static void opt_candidate_unpack_free(struct cost_candidate *c)
-{
-	size_t i;
-
-	if (c->edges)
-		for (i = 0; i < c->n_edges; i++) {
-			free(c->edges[i].same_stage_s);
-			free(c->edges[i].cross_stage_s);
-		}
-	free(c->edges);
-	if (c->layer_names)
-		for (i = 0; i < c->n_layers; i++)
-			free(c->layer_names[i]);
-	free(c->layer_names);
-	free(c->inflight);
-	free(c->time_s);
-	free(c->memory_fixed_bytes);
-	free(c->memory_per_microbatch_bytes);
-	free(c->strategies.items);
-	memset(c, 0, sizeof(*c));
-}
-
 static int opt_r_f64s(struct opt_rbuf *r, double **out, size_t n)
 {
 	size_t i;
@@ -1050,7 +1027,7 @@ out:
 	if (nomem)
 		rc = err_set(err, UNIAP_E_NOMEM, "candidate buffer: out of memory");
 	if (rc != UNIAP_OK)
-		opt_candidate_unpack_free(c);
+		cost_candidate_release(c);
 	return rc;
 }
 

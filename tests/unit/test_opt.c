@@ -77,28 +77,6 @@ struct gen {
 	                   (types 2,0,0,0,1,1,1,0,0,0,...), edges priced by their endpoint types */
 };
 
-/* Frees what inst_make allocated (the cost_build layout). */
-static void inst_free(struct cost_candidate *c)
-{
-	size_t e, u;
-
-	if (c->edges)
-		for (e = 0; e < c->n_edges; e++) {
-			free(c->edges[e].same_stage_s);
-			free(c->edges[e].cross_stage_s);
-		}
-	free(c->edges);
-	if (c->layer_names)
-		for (u = 0; u < c->n_layers; u++)
-			free(c->layer_names[u]);
-	free(c->layer_names);
-	free(c->inflight);
-	free(c->time_s);
-	free(c->memory_fixed_bytes);
-	free(c->memory_per_microbatch_bytes);
-	free(c->strategies.items);
-	memset(c, 0, sizeof(*c));
-}
 
 static void inst_add_edge(struct cost_candidate *c, size_t *cap, size_t a, size_t b)
 {
@@ -361,7 +339,7 @@ static void test_tpi_matches_oracle(void **state)
 			agree_inf++;
 		else
 			agree_fin++;
-		inst_free(&c);
+		cost_candidate_release(&c);
 	}
 	/* the sample exercised both outcomes */
 	assert_true(agree_inf > 100 && agree_fin > 100);
@@ -399,7 +377,7 @@ static void check_against_brute(enum graph_kind graph, int n, unsigned long seed
 			assert_true(res.gap == 0 && res.bound_s == res.tpi_s);
 		}
 		opt_result_release(&res);
-		inst_free(&c);
+		cost_candidate_release(&c);
 	}
 }
 
@@ -471,7 +449,7 @@ static void test_dp_vs_brute_and_milp(void **state)
 		opt_result_release(&b);
 		opt_result_release(&m);
 		opt_result_release(&au);
-		inst_free(&c);
+		cost_candidate_release(&c);
 	}
 	assert_true(inf > 0);
 }
@@ -509,7 +487,7 @@ static void test_dp_chain_vs_stages(void **state)
 			         a.tpi_s, opt_status_name(b.status), b.tpi_s);
 		opt_result_release(&a);
 		opt_result_release(&b);
-		inst_free(&c);
+		cost_candidate_release(&c);
 	}
 }
 
@@ -537,7 +515,7 @@ static void test_dp_rejects_dag(void **state)
 	o.path = OPT_PATH_DP_STAGES;
 	assert_int_equal(opt_solve(&c, &o, &res, &err), UNIAP_E_ARG);
 	opt_result_release(&res);
-	inst_free(&c);
+	cost_candidate_release(&c);
 }
 
 /* The label cap sends AUTO to the MILP, which finds the same optimum. */
@@ -568,7 +546,7 @@ static void test_dp_cap_falls_back(void **state)
 	assert_true(close_rel(res.tpi_s, ref.tpi_s, 1e-9));
 	opt_result_release(&res);
 	opt_result_release(&ref);
-	inst_free(&c);
+	cost_candidate_release(&c);
 }
 
 /* ------------------------------------------------------------ cutoff */
@@ -613,7 +591,7 @@ static void test_cutoff(void **state)
 			opt_result_release(&res);
 		}
 		opt_result_release(&ref);
-		inst_free(&c);
+		cost_candidate_release(&c);
 	}
 }
 
@@ -653,7 +631,7 @@ static void test_time_limit_reports_audited_plan(void **state)
 	assert_true(res.status == OPT_FEASIBLE || res.status == OPT_OPTIMAL);
 	assert_true(res.tpi_s == opt_tpi(&c, res.stage, res.strategy));
 	opt_result_release(&res);
-	inst_free(&c);
+	cost_candidate_release(&c);
 }
 
 /* Appendix E rule 1 with a short first phase: a second run with the gap target, audited plan. */
@@ -693,7 +671,7 @@ static void test_early_stop(void **state)
 			assert_non_null(strstr(res.note, "early stop"));
 		opt_result_release(&res);
 	}
-	inst_free(&c);
+	cost_candidate_release(&c);
 }
 
 /* A plan over the memory limit by less than CBC's tolerance is never reported. */
@@ -734,7 +712,7 @@ static void test_milp_memory_tolerance(void **state)
 	assert_true(res.tpi_s == 3);
 	assert_true(res.status == OPT_OPTIMAL || res.status == OPT_FEASIBLE);
 	opt_result_release(&res);
-	inst_free(&c);
+	cost_candidate_release(&c);
 }
 
 /* A model over the MILP's size cap is refused before anything big is allocated. */
@@ -761,7 +739,7 @@ static void test_milp_size_cap(void **state)
 	assert_null(res.stage);
 	assert_non_null(strstr(err.msg, "cap"));
 	opt_result_release(&res);
-	inst_free(&c);
+	cost_candidate_release(&c);
 }
 
 static void test_invalid_and_trivial(void **state)
@@ -819,7 +797,7 @@ static void test_invalid_and_trivial(void **state)
 		sk[2] = 7;
 		assert_true(isinf(opt_tpi(&c, st, sk)));
 	}
-	inst_free(&c);
+	cost_candidate_release(&c);
 }
 
 /* ------------------------------------------------------------ serialization */
@@ -903,8 +881,8 @@ static void test_pack_roundtrip(void **state)
 		opt_result_release(&res);
 		opt_result_release(&back);
 		free(buf);
-		inst_free(&d);
-		inst_free(&c);
+		cost_candidate_release(&d);
+		cost_candidate_release(&c);
 	}
 }
 
@@ -974,7 +952,7 @@ static void test_unpack_rejects_garbage(void **state)
 		if (opt_candidate_unpack(tmp, len, &d, &err) == UNIAP_OK) {
 			accepted++;
 			assert_int_equal(opt_candidate_check(&d, &err), UNIAP_OK);
-			inst_free(&d);
+			cost_candidate_release(&d);
 		}
 	}
 	free(tmp);
@@ -1003,7 +981,7 @@ static void test_unpack_rejects_garbage(void **state)
 			fix_checksum(tmp, n);
 		}
 		if (opt_candidate_unpack(tmp, n, &d, &err) == UNIAP_OK)
-			inst_free(&d);
+			cost_candidate_release(&d);
 		if (opt_result_unpack(tmp, n, &back, &err) == UNIAP_OK)
 			opt_result_release(&back);
 	}
@@ -1012,7 +990,7 @@ static void test_unpack_rejects_garbage(void **state)
 	opt_result_release(&res);
 	free(buf);
 	free(rbuf);
-	inst_free(&c);
+	cost_candidate_release(&c);
 }
 
 /*
