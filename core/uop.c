@@ -561,6 +561,9 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
 		}
 		rc = uop_dispatch(run, pool, slot, err);
 	}
+	/* on cancel or failure, stop our running workers instead of waiting for them */
+	if (rc != UNIAP_OK && pool)
+		pool_cancel_tag(pool, o->tag, NULL, NULL);
 	pthread_mutex_lock(&run->lock);
 	uop_wait_below(run, 1);
 	pthread_mutex_unlock(&run->lock);
