@@ -204,6 +204,17 @@ static void test_spaces(void **state)
 	cluster_release(&cl);
 }
 
+/* Progress callback that cancels the run after the first finished candidate. */
+static void cancel_after_first(void *ctx, size_t done, size_t total, double best)
+{
+	volatile int *flag = ctx;
+
+	(void)total;
+	(void)best;
+	if (done >= 1)
+		*flag = 1;
+}
+
 static void test_cancel(void **state)
 {
 	static const int dev[] = { 4 };
@@ -222,6 +233,14 @@ static void test_cancel(void **state)
 	o.batch = 8;
 	o.cancel = &cancel;
 	assert_int_equal(uop_run(&cl, &m, &o, NULL, &r, &err), UNIAP_E_CANCELED);
+	/* canceled mid-run, from a completion, with workers in flight */
+	cancel = 0;
+	o.threads = 2;
+	o.progress = cancel_after_first;
+	o.progress_ctx = (void *)&cancel;
+	assert_int_equal(uop_run(&cl, &m, &o, NULL, &r, &err), UNIAP_E_CANCELED);
+	assert_true(cancel);
+	o.progress = NULL;
 	o.cancel = NULL;
 	o.threads = 0;
 	assert_int_equal(uop_run(&cl, &m, &o, NULL, &r, &err), UNIAP_E_ARG);
