@@ -16,9 +16,9 @@ CC ?= cc
 PKGS := cbc libcjson
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
-TEST_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
+TEST_LIBS := $(shell pkg-config --libs cmocka libcurl 2>/dev/null || echo -lcmocka -lcurl)
 # the service's libraries: only uniapd and the tests link them, never uniap
-SERVER_PKGS := sqlite3
+SERVER_PKGS := sqlite3 libmicrohttpd
 SERVER_CFLAGS := $(shell pkg-config --cflags $(SERVER_PKGS) 2>/dev/null)
 SERVER_LIBS := $(shell pkg-config --libs $(SERVER_PKGS) 2>/dev/null)
 
@@ -38,7 +38,9 @@ LDLIBS += $(PKG_LIBS) -lpthread -lm
 
 CORE_SRC := $(wildcard core/*.c)
 JSON_SRC := $(wildcard json/*.c)
-SERVER_SRC := $(wildcard server/*.c)
+# server/main.c holds uniapd's main(); the rest is linked into the tests too
+SERVER_MAIN := server/main.c
+SERVER_SRC := $(filter-out $(SERVER_MAIN),$(wildcard server/*.c))
 CLI_SRC := $(wildcard cli/*.c)
 TEST_SRC := $(wildcard tests/unit/test_*.c)
 TEST_SUPPORT_SRC := $(filter-out $(TEST_SRC),$(wildcard tests/unit/*.c))
@@ -59,7 +61,7 @@ JSON_LIB := $(BUILD)/libuniapjson.a
 .PHONY: all example test test-unit test-asan test-tsan bench clean tests-bin
 .DEFAULT_GOAL := all
 
-all: $(BUILD)/uniap
+all: $(BUILD)/uniap $(if $(wildcard $(SERVER_MAIN)),$(BUILD)/uniapd)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -75,6 +77,9 @@ $(JSON_LIB): $(JSON_OBJ)
 
 $(BUILD)/uniap: $(CLI_OBJ) $(JSON_LIB) $(CORE_LIB)
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(JSON_LIB) $(CORE_LIB) $(LDLIBS)
+
+$(BUILD)/uniapd: $(SERVER_MAIN:%.c=$(BUILD)/obj/%.o) $(SERVER_OBJ) $(JSON_LIB) $(CORE_LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(SERVER_LIBS)
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_SUPPORT_OBJ) $(SERVER_OBJ) $(JSON_LIB) $(CORE_LIB)
 	@mkdir -p $(dir $@)
