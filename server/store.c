@@ -1,0 +1,1409 @@
+/*
+ * store.c - uniapd's storage layer on SQLite (store.h, docs/store.md).
+ *
+ * Lock order: s->mu guards only the pool's free list; it is never held while
+ * SQLite runs.  A connection belongs to one thread between conn_get() and
+ * conn_put(), so connections are opened SQLITE_OPEN_NOMUTEX.  Every write is
+ * BEGIN IMMEDIATE ... COMMIT on that connection; a function that fails rolls
+ * back before it gives the connection back, so no transaction outlives a call.
+ *
+ * Never: format a value into SQL (every value is bound), keep a plain key,
+ * or read sqlite3_errmsg after another call on the same connection.
+ */
+#include "store.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include <sqlite3.h>
+
+#define DEFAULT_POOL 4
+#define DEFAULT_CACHE_MAX_BYTES ((int64_t)256 << 20)
+
+struct store {
+	pthread_mutex_t mu;         /* guards free_conns and n_free */
+	pthread_cond_t cv;          /* signalled when a connection is put back */
+	sqlite3 *conns[STORE_POOL_MAX];
+	sqlite3 *free_conns[STORE_POOL_MAX];
+	int n_conns, n_free;
+	int64_t cache_max_bytes;
+};
+
+/* ---- SHA-256 (FIPS 180-4) ---- */
+
+static const uint32_t sha_k[64] = {
+	0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
+	0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
+	0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f,
+	0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7,
+	0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc,
+	0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
+	0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116,
+	0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+	0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
+	0xc67178f2,
+};
+
+static uint32_t ror32(uint32_t x, int n)
+{
+	return (x >> n) | (x << (32 - n));
+}
+
+static void sha256_block(uint32_t h[8], const unsigned char *p)
+{
+	uint32_t w[64], a, b, c, d, e, f, g, hh;
+
+	for (int i = 0; i < 16; i++)
+		w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
+		       (uint32_t)p[4 * i + 2] << 8 | (uint32_t)p[4 * i + 3];
+	for (int i = 16; i < 64; i++) {
+		uint32_t s0 = ror32(w[i - 15], 7) ^ ror32(w[i - 15], 18) ^ (w[i - 15] >> 3);
+		uint32_t s1 = ror32(w[i - 2], 17) ^ ror32(w[i - 2], 19) ^ (w[i - 2] >> 10);
+		w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+	}
+	a = h[0]; b = h[1]; c = h[2]; d = h[3]; e = h[4]; f = h[5]; g = h[6]; hh = h[7];
+	for (int i = 0; i < 64; i++) {
+		uint32_t t1 = hh + (ror32(e, 6) ^ ror32(e, 11) ^ ror32(e, 25)) +
+			      ((e & f) ^ (~e & g)) + sha_k[i] + w[i];
+		uint32_t t2 = (ror32(a, 2) ^ ror32(a, 13) ^ ror32(a, 22)) +
+			      ((a & b) ^ (a & c) ^ (b & c));
+		hh = g; g = f; f = e; e = d + t1; d = c; c = b; b = a; a = t1 + t2;
+	}
+	h[0] += a; h[1] += b; h[2] += c; h[3] += d; h[4] += e; h[5] += f; h[6] += g; h[7] += hh;
+}
+
+void store_sha256(const void *data, size_t bytes, unsigned char out[STORE_SHA256_BYTES])
+{
+	uint32_t h[8] = { 0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+			  0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19 };
+	const unsigned char *p = data;
+	unsigned char tail[128];
+	size_t left = bytes, tail_len;
+	uint64_t bits = (uint64_t)bytes * 8;
+
+	while (left >= 64) {
+		sha256_block(h, p);
+		p += 64;
+		left -= 64;
+	}
+	memset(tail, 0, sizeof(tail));
+	if (left)
+		memcpy(tail, p, left);
+	tail[left] = 0x80;
+	tail_len = left + 1 + 8 <= 64 ? 64 : 128;
+	for (int i = 0; i < 8; i++)
+		tail[tail_len - 1 - i] = (unsigned char)(bits >> (8 * i));
+	for (size_t off = 0; off < tail_len; off += 64)
+		sha256_block(h, tail + off);
+	for (int i = 0; i < 8; i++) {
+		out[4 * i] = (unsigned char)(h[i] >> 24);
+		out[4 * i + 1] = (unsigned char)(h[i] >> 16);
+		out[4 * i + 2] = (unsigned char)(h[i] >> 8);
+		out[4 * i + 3] = (unsigned char)h[i];
+	}
+}
+
+/* 0 when a and b (n bytes each) are equal; time independent of where they differ. */
+static int ct_differ(const unsigned char *a, const unsigned char *b, size_t n)
+{
+	volatile unsigned char acc = 0;
+
+	for (size_t i = 0; i < n; i++)
+		acc |= (unsigned char)(a[i] ^ b[i]);
+	return acc != 0;
+}
+
+/* ---- helpers ---- */
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Copies db's message at once into err; maps SQLite's code to ours. */
+static uniap_code db_fail(struct uniap_err *err, sqlite3 *db, const char *what)
+{
+	int rc = sqlite3_extended_errcode(db);
+	uniap_code code;
+
+	switch (rc & 0xff) {
+	case SQLITE_NOMEM: code = UNIAP_E_NOMEM; break;
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED: code = UNIAP_E_TIMEOUT; break;
+	case SQLITE_CONSTRAINT: code = UNIAP_E_INVALID; break;
+	case SQLITE_FULL: code = UNIAP_E_LIMIT; break;
+	default: code = UNIAP_E_IO; break;
+	}
+	return err_set(err, code, "store: %s: %s", what, sqlite3_errmsg(db));
+}
+
+static uniap_code prep(sqlite3 *db, const char *sql, sqlite3_stmt **st, struct uniap_err *err)
+{
+	if (sqlite3_prepare_v2(db, sql, -1, st, NULL) != SQLITE_OK)
+		return db_fail(err, db, "prepare");
+	return UNIAP_OK;
+}
+
+static uniap_code exec_sql(sqlite3 *db, const char *sql, const char *what, struct uniap_err *err)
+{
+	if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
+		return db_fail(err, db, what);
+	return UNIAP_OK;
+}
+
+static uniap_code begin(sqlite3 *db, struct uniap_err *err)
+{
+	return exec_sql(db, "BEGIN IMMEDIATE", "begin", err);
+}
+
+static uniap_code commit(sqlite3 *db, struct uniap_err *err)
+{
+	return exec_sql(db, "COMMIT", "commit", err);
+}
+
+/* Steps a statement that returns no row. */
+static uniap_code step_done(sqlite3 *db, sqlite3_stmt *st, const char *what, struct uniap_err *err)
+{
+	if (sqlite3_step(st) != SQLITE_DONE)
+		return db_fail(err, db, what);
+	return UNIAP_OK;
+}
+
+/* Steps once: UNIAP_OK with *row = 1 on a row, 0 at the end. */
+static uniap_code step_row(sqlite3 *db, sqlite3_stmt *st, int *row, const char *what,
+			   struct uniap_err *err)
+{
+	int rc = sqlite3_step(st);
+
+	if (rc == SQLITE_ROW) {
+		*row = 1;
+		return UNIAP_OK;
+	}
+	*row = 0;
+	if (rc == SQLITE_DONE)
+		return UNIAP_OK;
+	return db_fail(err, db, what);
+}
+
+/* Binds bytes (possibly 0) of data as a BLOB that is never NULL. */
+static int bind_bytes(sqlite3_stmt *st, int i, const void *data, size_t bytes)
+{
+	if (bytes == 0 || !data)
+		return sqlite3_bind_zeroblob(st, i, 0);
+	return sqlite3_bind_blob64(st, i, data, bytes, SQLITE_TRANSIENT);
+}
+
+/* Owned NUL-terminated copy of column i (NULL column -> *out NULL). */
+static uniap_code column_dup(sqlite3_stmt *st, int i, char **out, size_t *bytes,
+			     struct uniap_err *err)
+{
+	const void *p;
+	int n;
+
+	*out = NULL;
+	if (bytes)
+		*bytes = 0;
+	if (sqlite3_column_type(st, i) == SQLITE_NULL)
+		return UNIAP_OK;
+	p = sqlite3_column_blob(st, i);
+	n = sqlite3_column_bytes(st, i);
+	*out = malloc((size_t)n + 1);
+	if (!*out)
+		return err_set(err, UNIAP_E_NOMEM, "store: column of %d bytes: out of memory", n);
+	if (n)
+		memcpy(*out, p, (size_t)n);
+	(*out)[n] = '\0';
+	if (bytes)
+		*bytes = (size_t)n;
+	return UNIAP_OK;
+}
+
+static void column_text(sqlite3_stmt *st, int i, char *dst, size_t cap)
+{
+	const unsigned char *t = sqlite3_column_text(st, i);
+	size_t n = t ? (size_t)sqlite3_column_bytes(st, i) : 0;
+
+	if (n >= cap)
+		n = cap - 1;
+	if (n)
+		memcpy(dst, t, n);
+	dst[n] = '\0';
+}
+
+/* ---- the pool ---- */
+
+static sqlite3 *conn_get(struct store *s)
+{
+	sqlite3 *db;
+
+	pthread_mutex_lock(&s->mu);
+	while (s->n_free == 0)
+		pthread_cond_wait(&s->cv, &s->mu);
+	db = s->free_conns[--s->n_free];
+	pthread_mutex_unlock(&s->mu);
+	return db;
+}
+
+/* Gives db back; rolls back a transaction a failed call left open. */
+static void conn_put(struct store *s, sqlite3 *db)
+{
+	if (!sqlite3_get_autocommit(db))
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+	pthread_mutex_lock(&s->mu);
+	s->free_conns[s->n_free++] = db;
+	pthread_cond_signal(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+}
+
+static int wal_cb(void *arg, int ncol, char **vals, char **names)
+{
+	(void)names;
+	if (ncol >= 1 && vals[0])
+		snprintf(arg, 16, "%s", vals[0]);
+	return 0;
+}
+
+static uniap_code conn_open(const char *path, sqlite3 **out, struct uniap_err *err)
+{
+	sqlite3 *db = NULL;
+	char mode[16] = "";
+	uniap_code rc = UNIAP_OK;
+
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+				       SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		if (!db)
+			return err_set(err, UNIAP_E_NOMEM, "store: %s: out of memory", path);
+		rc = err_set(err, UNIAP_E_IO, "store: %s: %s", path, sqlite3_errmsg(db));
+		goto out;
+	}
+	sqlite3_extended_result_codes(db, 1);
+	sqlite3_busy_timeout(db, STORE_BUSY_TIMEOUT_MS);
+	if (sqlite3_exec(db, "PRAGMA journal_mode=WAL", wal_cb, mode, NULL) != SQLITE_OK) {
+		rc = db_fail(err, db, "journal_mode");
+		goto out;
+	}
+	if (strcmp(mode, "wal") != 0) {
+		rc = err_set(err, UNIAP_E_IO, "store: %s: journal_mode: wanted wal, got %s", path,
+			     mode);
+		goto out;
+	}
+	/* synchronous=FULL: a committed write survives a power cut, not only kill -9 */
+	rc = exec_sql(db, "PRAGMA foreign_keys=ON; PRAGMA synchronous=FULL", "pragma", err);
+out:
+	if (rc != UNIAP_OK) {
+		sqlite3_close(db);
+		return rc;
+	}
+	*out = db;
+	return UNIAP_OK;
+}
+
+/* ---- migrations ---- */
+
+static uniap_code read_version(sqlite3 *db, int *version, struct uniap_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int row;
+	uniap_code rc = prep(db, "SELECT coalesce(max(version), 0) FROM schema_migrations", &st, err);
+
+	if (rc == UNIAP_OK)
+		rc = step_row(db, st, &row, "schema version", err);
+	if (rc == UNIAP_OK)
+		*version = row ? sqlite3_column_int(st, 0) : 0;
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static uniap_code migrate(sqlite3 *db, struct uniap_err *err)
+{
+	int latest = store_migrations[store_migrations_count - 1].version, cur = 0;
+	sqlite3_stmt *st = NULL;
+	uniap_code rc;
+
+	rc = exec_sql(db, "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY,"
+			  " name TEXT NOT NULL, applied_at INTEGER NOT NULL)", "schema_migrations", err);
+	if (rc == UNIAP_OK)
+		rc = read_version(db, &cur, err);
+	if (rc != UNIAP_OK)
+		return rc;
+	if (cur > latest)
+		return err_set(err, UNIAP_E_INVALID,
+			       "database schema version %d is newer than this uniapd (%d)", cur, latest);
+	for (size_t i = 0; i < store_migrations_count && rc == UNIAP_OK; i++) {
+		const struct store_migration *m = &store_migrations[i];
+
+		/* each migration in its own transaction; re-read the version inside
+		 * it, since another process may have migrated meanwhile */
+		rc = begin(db, err);
+		if (rc == UNIAP_OK)
+			rc = read_version(db, &cur, err);
+		if (rc != UNIAP_OK)
+			break;
+		if (cur >= m->version) {
+			rc = commit(db, err);
+			continue;
+		}
+		if (sqlite3_exec(db, m->sql, NULL, NULL, NULL) != SQLITE_OK) {
+			rc = db_fail(err, db, m->name);
+			break;
+		}
+		rc = prep(db, "INSERT INTO schema_migrations (version, name, applied_at)"
+			      " VALUES (?1, ?2, ?3)", &st, err);
+		if (rc != UNIAP_OK)
+			break;
+		sqlite3_bind_int(st, 1, m->version);
+		sqlite3_bind_text(st, 2, m->name, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 3, now_ms());
+		rc = step_done(db, st, "record migration", err);
+		sqlite3_finalize(st);
+		st = NULL;
+		if (rc == UNIAP_OK)
+			rc = commit(db, err);
+	}
+	if (!sqlite3_get_autocommit(db))
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+	return rc;
+}
+
+/* ---- open / close ---- */
+
+uniap_code store_open(const char *path, const struct store_opts *opts, struct store **out,
+		      struct uniap_err *err)
+{
+	struct store *s = NULL;
+	int pool = opts && opts->pool_size ? opts->pool_size : DEFAULT_POOL;
+	uniap_code rc = UNIAP_OK;
+
+	if (!path || !*path || strcmp(path, ":memory:") == 0 || strncmp(path, "file:", 5) == 0)
+		return err_set(err, UNIAP_E_ARG, "store: path: must name a file, got \"%s\"",
+			       path ? path : "(null)");
+	if (pool < 1 || pool > STORE_POOL_MAX)
+		return err_set(err, UNIAP_E_ARG, "store: pool_size: must be 1..%d, got %d",
+			       STORE_POOL_MAX, pool);
+	if (opts && opts->cache_max_bytes < 0)
+		return err_set(err, UNIAP_E_ARG, "store: cache_max_bytes: must be >= 0");
+	if (!sqlite3_threadsafe())
+		return err_set(err, UNIAP_E_INTERNAL, "store: sqlite3 was built without threads");
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return err_set(err, UNIAP_E_NOMEM, "store: out of memory");
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_cond_init(&s->cv, NULL);
+	s->cache_max_bytes = opts && opts->cache_max_bytes ? opts->cache_max_bytes
+							   : DEFAULT_CACHE_MAX_BYTES;
+	for (int i = 0; i < pool && rc == UNIAP_OK; i++) {
+		rc = conn_open(path, &s->conns[i], err);
+		if (rc == UNIAP_OK) {
+			s->free_conns[i] = s->conns[i];
+			s->n_conns = s->n_free = i + 1;
+		}
+		/* migrate on the first connection before opening the others */
+		if (rc == UNIAP_OK && i == 0)
+			rc = migrate(s->conns[0], err);
+	}
+	if (rc != UNIAP_OK) {
+		store_close(s);
+		return rc;
+	}
+	*out = s;
+	return UNIAP_OK;
+}
+
+void store_close(struct store *s)
+{
+	if (!s)
+		return;
+	for (int i = 0; i < s->n_conns; i++)
+		sqlite3_close(s->conns[i]);
+	pthread_cond_destroy(&s->cv);
+	pthread_mutex_destroy(&s->mu);
+	free(s);
+}
+
+uniap_code store_schema_version(struct store *s, int *version, struct uniap_err *err)
+{
+	sqlite3 *db = conn_get(s);
+	uniap_code rc = read_version(db, version, err);
+
+	conn_put(s, db);
+	return rc;
+}
+
+/* ---- pagination ---- */
+
+static uniap_code page_args(int64_t cursor, size_t *limit, struct uniap_err *err)
+{
+	if (cursor < 0)
+		return err_set(err, UNIAP_E_ARG, "cursor: must be >= 0, got %lld", (long long)cursor);
+	if (*limit == 0)
+		*limit = STORE_PAGE_MAX;
+	if (*limit > STORE_PAGE_MAX)
+		return err_set(err, UNIAP_E_ARG, "limit: must be <= %d, got %zu", STORE_PAGE_MAX,
+			       *limit);
+	return UNIAP_OK;
+}
+
+/* ---- tenants ---- */
+
+#define TENANT_COLS "id, name, created_at, coalesce(revoked_at, 0), max_concurrent_jobs, " \
+		    "max_stored_bytes"
+
+static void tenant_from_row(sqlite3_stmt *st, struct store_tenant *t)
+{
+	t->id = sqlite3_column_int64(st, 0);
+	column_text(st, 1, t->name, sizeof(t->name));
+	t->created_at_ms = sqlite3_column_int64(st, 2);
+	t->revoked_at_ms = sqlite3_column_int64(st, 3);
+	t->max_concurrent_jobs = sqlite3_column_int64(st, 4);
+	t->max_stored_bytes = sqlite3_column_int64(st, 5);
+}
+
+static uniap_code random_bytes(unsigned char *buf, size_t n, struct uniap_err *err)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t r = getrandom(buf + got, n - got, 0);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return err_set(err, UNIAP_E_IO, "store: getrandom: %s", strerror(errno));
+		}
+		got += (size_t)r;
+	}
+	return UNIAP_OK;
+}
+
+uniap_code store_tenant_add(struct store *s, const char *name, int64_t max_concurrent_jobs,
+			    int64_t max_stored_bytes, int64_t *id,
+			    char key_out[STORE_KEY_CHARS + 1], struct uniap_err *err)
+{
+	unsigned char secret[32], hash[STORE_SHA256_BYTES];
+	char key[STORE_KEY_CHARS + 1];
+	sqlite3_stmt *st = NULL;
+	sqlite3 *db;
+	uniap_code rc;
+
+	if (!name || !*name || strlen(name) > STORE_NAME_MAX)
+		return err_set(err, UNIAP_E_INVALID, "tenant.name: must be 1..%d bytes",
+			       STORE_NAME_MAX);
+	if (max_concurrent_jobs < 0 || max_stored_bytes < 0)
+		return err_set(err, UNIAP_E_INVALID, "tenant: limits must be >= 0");
+	rc = random_bytes(secret, sizeof(secret), err);
+	if (rc != UNIAP_OK)
+		return rc;
+	memcpy(key, "uk_", 3);
+	for (size_t i = 0; i < sizeof(secret); i++)
+		snprintf(key + 3 + 2 * i, 3, "%02x", secret[i]);
+	store_sha256(key, STORE_KEY_CHARS, hash);
+
+	db = conn_get(s);
+	rc = begin(db, err);
+	if (rc == UNIAP_OK)
+		rc = prep(db, "INSERT INTO tenants (name, key_hash, created_at, max_concurrent_jobs,"
+			      " max_stored_bytes) VALUES (?1, ?2, ?3, ?4, ?5)", &st, err);
+	if (rc != UNIAP_OK)
+		goto out;
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	sqlite3_bind_blob(st, 2, hash, sizeof(hash), SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, now_ms());
+	sqlite3_bind_int64(st, 4, max_concurrent_jobs);
+	sqlite3_bind_int64(st, 5, max_stored_bytes);
+	if (sqlite3_step(st) != SQLITE_DONE) {
+		if (sqlite3_extended_errcode(db) == SQLITE_CONSTRAINT_UNIQUE &&
+		    strstr(sqlite3_errmsg(db), "tenants.name"))
+			rc = err_set(err, UNIAP_E_INVALID, "tenant.name: \"%s\" already exists", name);
+		else
+			rc = db_fail(err, db, "add tenant");
+		goto out;
+	}
+	*id = sqlite3_last_insert_rowid(db);
+	rc = commit(db, err);
+out:
+	sqlite3_finalize(st);
+	conn_put(s, db);
+	if (rc == UNIAP_OK)
+		memcpy(key_out, key, sizeof(key));
+	memset(secret, 0, sizeof(secret));
+	memset(key, 0, sizeof(key));
+	return rc;
+}
+
+uniap_code store_tenant_list(struct store *s, int64_t cursor, size_t limit,
+			     struct store_tenant **out, size_t *n, int64_t *next,
+			     struct uniap_err *err)
+{
+	struct store_tenant *arr = NULL;
+	sqlite3_stmt *st = NULL;
+	size_t k = 0;
+	int row = 1;
+	int64_t nx = 0;
+	sqlite3 *db;
+	uniap_code rc = page_args(cursor, &limit, err);
+
+	if (rc != UNIAP_OK)
+		return rc;
+	arr = calloc(limit, sizeof(*arr));
+	if (!arr)
+		return err_set(err, UNIAP_E_NOMEM, "store: out of memory");
+	db = conn_get(s);
+	rc = prep(db, "SELECT " TENANT_COLS " FROM tenants WHERE id > ?1 ORDER BY id LIMIT ?2",
+		  &st, err);
+	if (rc != UNIAP_OK)
+		goto out;
+	sqlite3_bind_int64(st, 1, cursor);
+	sqlite3_bind_int64(st, 2, (int64_t)limit + 1);
+	while (rc == UNIAP_OK) {
+		rc = step_row(db, st, &row, "list tenants", err);
+		if (rc != UNIAP_OK || !row)
+			break;
+		if (k == limit) {
+			nx = arr[k - 1].id;
+			break;
+		}
+		tenant_from_row(st, &arr[k++]);
+	}
+out:
+	sqlite3_finalize(st);
+	conn_put(s, db);
+	if (rc != UNIAP_OK) {
+		free(arr);
+		return rc;
+	}
+	*out = arr;
+	*n = k;
+	*next = nx;
+	return UNIAP_OK;
+}
+
+uniap_code store_tenant_revoke(struct store *s, int64_t id, struct uniap_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	sqlite3 *db = conn_get(s);
+	uniap_code rc = begin(db, err);
+
+	if (rc == UNIAP_OK)
+		rc = prep(db, "UPDATE tenants SET revoked_at = coalesce(revoked_at, ?1) WHERE id = ?2",
+			  &st, err);
+	if (rc != UNIAP_OK)
+		goto out;
+	sqlite3_bind_int64(st, 1, now_ms());
+	sqlite3_bind_int64(st, 2, id);
+	rc = step_done(db, st, "revoke tenant", err);
+	if (rc == UNIAP_OK && sqlite3_changes(db) == 0)
+		rc = err_set(err, UNIAP_E_NOTFOUND, "tenant %lld: not found", (long long)id);
+	if (rc == UNIAP_OK)
+		rc = commit(db, err);
+out:
+	sqlite3_finalize(st);
+	conn_put(s, db);
+	return rc;
+}
+
+uniap_code store_tenant_lookup(struct store *s, const char *key, struct store_tenant *out,
+			       struct uniap_err *err)
+{
+	unsigned char hash[STORE_SHA256_BYTES];
+	sqlite3_stmt *st = NULL;
+	int row = 0;
+	sqlite3 *db;
+	uniap_code rc;
+
+	if (!key)
+		return err_set(err, UNIAP_E_NOTFOUND, "api key: unknown or revoked");
+	/* The index finds the row by the hash of the presented key: timing can
+	 * tell an attacker only about SHA-256 values of keys they chose.  The
+	 * final comparison is constant-time all the same. */
+	store_sha256(key, strlen(key), hash);
+	db = conn_get(s);
+	rc = prep(db, "SELECT " TENANT_COLS ", key_hash FROM tenants"
+		      " WHERE key_hash = ?1 AND revoked_at IS NULL", &st, err);
+	if (rc != UNIAP_OK)
+		goto out;
+	sqlite3_bind_blob(st, 1, hash, sizeof(hash), SQLITE_STATIC);
+	rc = step_row(db, st, &row, "look up key", err);
+	if (rc != UNIAP_OK)
+		goto out;
+	if (!row || sqlite3_column_bytes(st, 6) != STORE_SHA256_BYTES ||
+	    ct_differ(sqlite3_column_blob(st, 6), hash, STORE_SHA256_BYTES)) {
+		rc = err_set(err, UNIAP_E_NOTFOUND, "api key: unknown or revoked");
+		goto out;
+	}
+	tenant_from_row(st, out);
+out:
+	sqlite3_finalize(st);
+	conn_put(s, db);
+	return rc;
+}
+
+/* ---- documents ---- */
+
+static const char *const doc_kind_names[] = { "cluster", "model" };
+
+#define DOC_COLS "id, tenant_id, kind, name, bytes, sha256, created_at"
+
+static void doc_from_row(sqlite3_stmt *st, struct store_doc *d)
+{
+	const unsigned char *kind = sqlite3_column_text(st, 2);
+	const void *h = sqlite3_column_blob(st, 5);
+
+	memset(d, 0, sizeof(*d));
+	d->id = sqlite3_column_int64(st, 0);
+	d->tenant_id = sqlite3_column_int64(st, 1);
+	d->kind = kind && strcmp((const char *)kind, "model") == 0 ? STORE_DOC_MODEL
+								     : STORE_DOC_CLUSTER;
+	column_text(st, 3, d->name, sizeof(d->name));
+	d->bytes = sqlite3_column_int64(st, 4);
+	if (h && sqlite3_column_bytes(st, 5) == STORE_SHA256_BYTES)
+		memcpy(d->sha256, h, STORE_SHA256_BYTES);
+	d->created_at_ms = sqlite3_column_int64(st, 6);
+}
+
+/* Reads the active tenant's limits inside the caller's transaction. */
+static uniap_code tenant_limits(sqlite3 *db, int64_t tenant_id, int64_t *max_jobs,
+				int64_t *max_bytes, struct uniap_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int row = 0;
+	uniap_code rc = prep(db, "SELECT max_concurrent_jobs, max_stored_bytes FROM tenants"
+				 " WHERE id = ?1 AND revoked_at IS NULL", &st, err);
+
+	if (rc == UNIAP_OK) {
+		sqlite3_bind_int64(st, 1, tenant_id);
+		rc = step_row(db, st, &row, "tenant limits", err);
+	}
+	if (rc == UNIAP_OK && !row)
+		rc = err_set(err, UNIAP_E_NOTFOUND, "tenant %lld: not found", (long long)tenant_id);
+	if (rc == UNIAP_OK) {
+		*max_jobs = sqlite3_column_int64(st, 0);
+		*max_bytes = sqlite3_column_int64(st, 1);
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* One int64 from a one-row query, binding a to ?1 when the query has it. */
+static uniap_code query_int(sqlite3 *db, const char *sql, int64_t a, int64_t *v,
+			    struct uniap_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int row = 0;
+	uniap_code rc = prep(db, sql, &st, err);
+
+	if (rc == UNIAP_OK) {
+		sqlite3_bind_int64(st, 1, a);
+		rc = step_row(db, st, &row, "query", err);
+	}
+	if (rc == UNIAP_OK)
+		*v = row ? sqlite3_column_int64(st, 0) : 0;
+	sqlite3_finalize(st);
+	return rc;
+}
+
+uniap_code store_doc_put(struct store *s, int64_t tenant_id, enum store_doc_kind kind,
+			 const char *name, const void *body, size_t bytes, int64_t *id,
+			 struct uniap_err *err)
+{
+	unsigned char hash[STORE_SHA256_BYTES];
+	int64_t max_jobs, max_bytes, used = 0;
+	sqlite3_stmt *st = NULL;
+	sqlite3 *db;
+	uniap_code rc;
+
+	if ((int)kind < 0 || kind > STORE_DOC_MODEL)
+		return err_set(err, UNIAP_E_INVALID, "document.kind: must be cluster or model");
+	if (!name || !*name || strlen(name) > STORE_NAME_MAX)
+		return err_set(err, UNIAP_E_INVALID, "document.name: must be 1..%d bytes",
+			       STORE_NAME_MAX);
+	if (bytes > (size_t)INT32_MAX)
+		return err_set(err, UNIAP_E_LIMIT, "document: %zu bytes is too large", bytes);
+	store_sha256(body, bytes, hash);
+	db = conn_get(s);
+	rc = begin(db, err);
+	if (rc == UNIAP_OK)
+		rc = tenant_limits(db, tenant_id, &max_jobs, &max_bytes, err);
+	if (rc == UNIAP_OK)
+		rc = query_int(db, "SELECT coalesce(sum(bytes), 0) FROM documents WHERE tenant_id = ?1",
+			       tenant_id, &used, err);
+	if (rc != UNIAP_OK)
+		goto out;
+	if (used + (int64_t)bytes > max_bytes) {
+		rc = err_set(err, UNIAP_E_LIMIT, "documents: %lld + %zu bytes exceed the tenant's"
+			     " max_stored_bytes %lld", (long long)used, bytes, (long long)max_bytes);
+		goto out;
+	}
+	rc = prep(db, "INSERT INTO documents (tenant_id, kind, name, bytes, sha256, created_at, body)"
+		      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)", &st, err);
+	if (rc != UNIAP_OK)
+		goto out;
+	sqlite3_bind_int64(st, 1, tenant_id);
+	sqlite3_bind_text(st, 2, doc_kind_names[kind], -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, name, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 4, (int64_t)bytes);
+	sqlite3_bind_blob(st, 5, hash, sizeof(hash), SQLITE_STATIC);
+	sqlite3_bind_int64(st, 6, now_ms());
+	bind_bytes(st, 7, body, bytes);
+	rc = step_done(db, st, "put document", err);
+	if (rc == UNIAP_OK) {
+		*id = sqlite3_last_insert_rowid(db);
+		rc = commit(db, err);
+	}
+out:
+	sqlite3_finalize(st);
+	conn_put(s, db);
+	return rc;
+}
+
+uniap_code store_doc_get(struct store *s, int64_t tenant_id, int64_t id, struct store_doc *out,
+			 struct uniap_err *err)
+{
+	struct store_doc d;
+	sqlite3_stmt *st = NULL;
+	int row = 0;
+	sqlite3 *db = conn_get(s);
+	uniap_code rc = prep(db, "SELECT " DOC_COLS ", body FROM documents"
+				 " WHERE id = ?1 AND tenant_id = ?2", &st, err);
+
+	if (rc != UNIAP_OK)
+		goto out;
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_int64(st, 2, tenant_id);
+	rc = step_row(db, st, &row, "get document", err);
+	if (rc == UNIAP_OK && !row)
+		rc = err_set(err, UNIAP_E_NOTFOUND, "document %lld: not found", (long long)id);
+	if (rc != UNIAP_OK)
+		goto out;
+	doc_from_row(st, &d);
+	rc = column_dup(st, 7, &d.body, NULL, err);
+	if (rc == UNIAP_OK)
+		*out = d;
+out:
+	sqlite3_finalize(st);
+	conn_put(s, db);
+	return rc;
+}
+
+void store_doc_release(struct store_doc *d)
+{
+	if (!d)
+		return;
+	free(d->body);
+	d->body = NULL;
+}
+
+uniap_code store_doc_list(struct store *s, int64_t tenant_id, int64_t cursor, size_t limit,
+			  struct store_doc **out, size_t *n, int64_t *next, struct uniap_err *err)
+{
+	struct store_doc *arr = NULL;
+	sqlite3_stmt *st = NULL;
+	size_t k = 0;
+	int row = 1;
+	int64_t nx = 0;
+	sqlite3 *db;
+	uniap_code rc = page_args(cursor, &limit, err);
+
+	if (rc != UNIAP_OK)
+		return rc;
+	arr = calloc(limit, sizeof(*arr));
+	if (!arr)
+		return err_set(err, UNIAP_E_NOMEM, "store: out of memory");
+	db = conn_get(s);
+	rc = prep(db, "SELECT " DOC_COLS " FROM documents WHERE tenant_id = ?1 AND id > ?2"
+		      " ORDER BY id LIMIT ?3", &st, err);
+	if (rc != UNIAP_OK)
+		goto out;
+	sqlite3_bind_int64(st, 1, tenant_id);
+	sqlite3_bind_int64(st, 2, cursor);
+	sqlite3_bind_int64(st, 3, (int64_t)limit + 1);
+	while (rc == UNIAP_OK) {
+		rc = step_row(db, st, &row, "list documents", err);
+		if (rc != UNIAP_OK || !row)
+			break;
+		if (k == limit) {
+			nx = arr[k - 1].id;
+			break;
+		}
+		doc_from_row(st, &arr[k++]);
+	}
+out:
+	sqlite3_finalize(st);
+	conn_put(s, db);
+	if (rc != UNIAP_OK) {
+		free(arr);
+		return rc;
+	}
+	*out = arr;
+	*n = k;
+	*next = nx;
+	return UNIAP_OK;
+}
+
+/* Runs a one-statement write "... WHERE id = ?1 AND tenant_id = ?2" in a
+ * transaction; no row changed is UNIAP_E_NOTFOUND naming what and id. */
+static uniap_code write_scoped(struct store *s, const char *sql, int64_t id, int64_t tenant_id,
+			       const char *what, struct uniap_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	sqlite3 *db = conn_get(s);
+	uniap_code rc = begin(db, err);
+
+	if (rc == UNIAP_OK)
+		rc = prep(db, sql, &st, err);
+	if (rc != UNIAP_OK)
+		goto out;
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_int64(st, 2, tenant_id);
+	rc = step_done(db, st, what, err);
+	if (rc == UNIAP_OK && sqlite3_changes(db) == 0)
+		rc = err_set(err, UNIAP_E_NOTFOUND, "%s %lld: not found", what, (long long)id);
+	if (rc == UNIAP_OK)
+		rc = commit(db, err);
+out:
+	sqlite3_finalize(st);
+	conn_put(s, db);
+	return rc;
+}
+
+uniap_code store_doc_delete(struct store *s, int64_t tenant_id, int64_t id, struct uniap_err *err)
+{
+	return write_scoped(s, "DELETE FROM documents WHERE id = ?1 AND tenant_id = ?2", id,
+			    tenant_id, "document", err);
+}
+
+/* ---- jobs ---- */
+
+static const char *const job_state_names[STORE_JOB_STATE_COUNT] = {
+	[STORE_JOB_QUEUED] = "queued",
+	[STORE_JOB_RUNNING] = "running",
+	[STORE_JOB_SUCCEEDED] = "succeeded",
+	[STORE_JOB_FAILED] = "failed",
+	[STORE_JOB_CANCELED] = "canceled",
+};
+
+const char *store_job_state_name(enum store_job_state st)
+{
+	if ((int)st < 0 || st >= STORE_JOB_STATE_COUNT)
+		return "unknown";
+	return job_state_names[st];
+}
+
+static int job_state_parse(const unsigned char *name, enum store_job_state *st)
+{
+	for (int i = 0; i < STORE_JOB_STATE_COUNT; i++)
+		if (name && strcmp((const char *)name, job_state_names[i]) == 0) {
+			*st = (enum store_job_state)i;
+			return 0;
+		}
+	return -1;
+}
+
+int store_job_transition_legal(enum store_job_state from, enum store_job_state to)
+{
+	switch (from) {
+	case STORE_JOB_QUEUED: return to == STORE_JOB_RUNNING || to == STORE_JOB_CANCELED;
+	case STORE_JOB_RUNNING:
+		return to == STORE_JOB_SUCCEEDED || to == STORE_JOB_FAILED || to == STORE_JOB_CANCELED;
+	default: return 0;
+	}
+}
+
+#define JOB_COLS "id, tenant_id, state, coalesce(idempotency_key, ''), progress_done, " \
+		 "progress_total, best_tpi_s, created_at, coalesce(started_at, 0), " \
+		 "coalesce(finished_at, 0)"
+
+static void job_from_row(sqlite3_stmt *st, struct store_job *j)
+{
+	memset(j, 0, sizeof(*j));
+	j->id = sqlite3_column_int64(st, 0);
+	j->tenant_id = sqlite3_column_int64(st, 1);
+	if (job_state_parse(sqlite3_column_text(st, 2), &j->state) != 0)
+		j->state = STORE_JOB_FAILED;   /* the CHECK constraint rules this out */
+	column_text(st, 3, j->idempotency_key, sizeof(j->idempotency_key));
+	j->progress_done = sqlite3_column_int64(st, 4);
+	j->progress_total = sqlite3_column_int64(st, 5);
+	j->has_best_tpi = sqlite3_column_type(st, 6) != SQLITE_NULL;
+	j->best_tpi_s = j->has_best_tpi ? sqlite3_column_double(st, 6) : 0.0;
+	j->created_at_ms = sqlite3_column_int64(st, 7);
+	j->started_at_ms = sqlite3_column_int64(st, 8);
+	j->finished_at_ms = sqlite3_column_int64(st, 9);
+}
+
+/* Inside the caller's transaction: the job with this key, if any. */
+static uniap_code idem_find(sqlite3 *db, int64_t tenant_id, const char *idem_key,
+			    const unsigned char *hash, int64_t *id, struct uniap_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int row = 0;
+	uniap_code rc = prep(db, "SELECT id, request_sha256 FROM jobs"
+				 " WHERE tenant_id = ?1 AND idempotency_key = ?2", &st, err);
+
+	*id = 0;
+	if (rc == UNIAP_OK) {
+		sqlite3_bind_int64(st, 1, tenant_id);
+		sqlite3_bind_text(st, 2, idem_key, -1, SQLITE_STATIC);
+		rc = step_row(db, st, &row, "idempotency key", err);
+	}
+	if (rc == UNIAP_OK && row) {
+		if (sqlite3_column_bytes(st, 1) != STORE_SHA256_BYTES ||
+		    memcmp(sqlite3_column_blob(st, 1), hash, STORE_SHA256_BYTES) != 0)
+			rc = err_set(err, UNIAP_E_INVALID, "Idempotency-Key: \"%s\" was already used"
+				     " with a different request body", idem_key);
+		else
+			*id = sqlite3_column_int64(st, 0);
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+uniap_code store_job_create(struct store *s, int64_t tenant_id, const char *idem_key,
+			    const void *request, size_t bytes, int64_t *id, int *existed,
+			    struct uniap_err *err)
+{
+	unsigned char hash[STORE_SHA256_BYTES];
+	int64_t max_jobs, max_bytes, active = 0, found = 0;
+	int was = 0;
+	sqlite3_stmt *st = NULL;
+	sqlite3 *db;
+	uniap_code rc;
+
+	if (idem_key && (!*idem_key || strlen(idem_key) > STORE_IDEM_KEY_MAX))
+		return err_set(err, UNIAP_E_INVALID, "Idempotency-Key: must be 1..%d bytes",
+			       STORE_IDEM_KEY_MAX);
+	if (bytes > (size_t)INT32_MAX)
+		return err_set(err, UNIAP_E_LIMIT, "job request: %zu bytes is too large", bytes);
+	store_sha256(request, bytes, hash);
+	db = conn_get(s);
+	rc = begin(db, err);
+	if (rc == UNIAP_OK)
+		rc = tenant_limits(db, tenant_id, &max_jobs, &max_bytes, err);
+	if (rc == UNIAP_OK && idem_key)
+		rc = idem_find(db, tenant_id, idem_key, hash, &found, err);
+	was = found != 0;
+	if (rc != UNIAP_OK || was)
+		goto out;
+	rc = query_int(db, "SELECT count(*) FROM jobs WHERE tenant_id = ?1"
+			   " AND state IN ('queued', 'running')", tenant_id, &active, err);
+	if (rc != UNIAP_OK)
+		goto out;
+	if (active >= max_jobs) {
+		rc = err_set(err, UNIAP_E_LIMIT, "jobs: the tenant already has %lld queued or running,"
+			     " its max_concurrent_jobs", (long long)active);
+		goto out;
+	}
+	rc = prep(db, "INSERT INTO jobs (tenant_id, state, request_sha256, idempotency_key,"
+		      " created_at, request) VALUES (?1, 'queued', ?2, ?3, ?4, ?5)", &st, err);
+	if (rc != UNIAP_OK)
+		goto out;
+	sqlite3_bind_int64(st, 1, tenant_id);
+	sqlite3_bind_blob(st, 2, hash, sizeof(hash), SQLITE_STATIC);
+	if (idem_key)
+		sqlite3_bind_text(st, 3, idem_key, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 4, now_ms());
+	bind_bytes(st, 5, request, bytes);
+	rc = step_done(db, st, "create job", err);
+	if (rc == UNIAP_OK)
+		found = sqlite3_last_insert_rowid(db);
+out:
+	if (rc == UNIAP_OK)
+		rc = commit(db, err);
+	sqlite3_finalize(st);
+	conn_put(s, db);
+	if (rc == UNIAP_OK) {
+		*existed = was;
+		*id = found;
+	}
+	return rc;
+}
+
+uniap_code store_job_get(struct store *s, int64_t tenant_id, int64_t id, struct store_job *out,
+			 struct uniap_err *err)
+{
+	struct store_job j;
+	sqlite3_stmt *st = NULL;
+	int row = 0;
+	sqlite3 *db = conn_get(s);
+	uniap_code rc = prep(db, "SELECT " JOB_COLS ", request, result, error FROM jobs"
+				 " WHERE id = ?1 AND (?2 = 0 OR tenant_id = ?2)", &st, err);
+
+	memset(&j, 0, sizeof(j));
+	if (rc != UNIAP_OK)
+		goto out;
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_int64(st, 2, tenant_id);
+	rc = step_row(db, st, &row, "get job", err);
+	if (rc == UNIAP_OK && !row)
+		rc = err_set(err, UNIAP_E_NOTFOUND, "job %lld: not found", (long long)id);
+	if (rc != UNIAP_OK)
+		goto out;
+	job_from_row(st, &j);
+	rc = column_dup(st, 10, &j.request, &j.request_bytes, err);
+	if (rc == UNIAP_OK)
+		rc = column_dup(st, 11, &j.result, &j.result_bytes, err);
+	if (rc == UNIAP_OK)
+		rc = column_dup(st, 12, &j.error, NULL, err);
+out:
+	sqlite3_finalize(st);
+	conn_put(s, db);
+	if (rc != UNIAP_OK)
+		store_job_release(&j);
+	else
+		*out = j;
+	return rc;
+}
+
+void store_job_release(struct store_job *j)
+{
+	if (!j)
+		return;
+	free(j->request);
+	free(j->result);
+	free(j->error);
+	j->request = j->result = j->error = NULL;
+}
+
+uniap_code store_job_list(struct store *s, int64_t tenant_id, const enum store_job_state *state,
+			  int64_t cursor, size_t limit, struct store_job **out, size_t *n,
+			  int64_t *next, struct uniap_err *err)
+{
+	/* two fixed texts rather than "?2 IS NULL OR": each can use its own index */
+	static const char *const sql_all = "SELECT " JOB_COLS " FROM jobs WHERE tenant_id = ?1"
+					   " AND id > ?2 ORDER BY id LIMIT ?3";
+	static const char *const sql_state = "SELECT " JOB_COLS " FROM jobs WHERE tenant_id = ?1"
+					     " AND id > ?2 AND state = ?4 ORDER BY id LIMIT ?3";
+	struct store_job *arr = NULL;
+	sqlite3_stmt *st = NULL;
+	size_t k = 0;
+	int row = 1;
+	int64_t nx = 0;
+	sqlite3 *db;
+	uniap_code rc = page_args(cursor, &limit, err);
+
+	if (rc != UNIAP_OK)
+		return rc;
+	if (state && ((int)*state < 0 || *state >= STORE_JOB_STATE_COUNT))
+		return err_set(err, UNIAP_E_ARG, "state: unknown job state %d", (int)*state);
+	arr = calloc(limit, sizeof(*arr));
+	if (!arr)
+		return err_set(err, UNIAP_E_NOMEM, "store: out of memory");
+	db = conn_get(s);
+	rc = prep(db, state ? sql_state : sql_all, &st, err);
+	if (rc != UNIAP_OK)
+		goto out;
+	sqlite3_bind_int64(st, 1, tenant_id);
+	sqlite3_bind_int64(st, 2, cursor);
+	sqlite3_bind_int64(st, 3, (int64_t)limit + 1);
+	if (state)
+		sqlite3_bind_text(st, 4, job_state_names[*state], -1, SQLITE_STATIC);
+	while (rc == UNIAP_OK) {
+		rc = step_row(db, st, &row, "list jobs", err);
+		if (rc != UNIAP_OK || !row)
+			break;
+		if (k == limit) {
+			nx = arr[k - 1].id;
+			break;
+		}
+		job_from_row(st, &arr[k++]);
+	}
+out:
+	sqlite3_finalize(st);
+	conn_put(s, db);
+	if (rc != UNIAP_OK) {
+		free(arr);
+		return rc;
+	}
+	*out = arr;
+	*n = k;
+	*next = nx;
+	return UNIAP_OK;
+}
+
+void store_jobs_free(struct store_job *jobs, size_t n)
+{
+	if (!jobs)
+		return;
+	for (size_t i = 0; i < n; i++)
+		store_job_release(&jobs[i]);
+	free(jobs);
+}
+
+/* Inside the caller's transaction: the job's state (scoped by tenant unless STORE_ANY_TENANT). */
+static uniap_code job_state_of(sqlite3 *db, int64_t tenant_id, int64_t id,
+			       enum store_job_state *state, struct uniap_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int row = 0;
+	uniap_code rc = prep(db, "SELECT state FROM jobs WHERE id = ?1 AND (?2 = 0 OR tenant_id = ?2)",
+			     &st, err);
+
+	if (rc == UNIAP_OK) {
+		sqlite3_bind_int64(st, 1, id);
+		sqlite3_bind_int64(st, 2, tenant_id);
+		rc = step_row(db, st, &row, "job state", err);
+	}
+	if (rc == UNIAP_OK && (!row || job_state_parse(sqlite3_column_text(st, 0), state) != 0))
+		rc = err_set(err, UNIAP_E_NOTFOUND, "job %lld: not found", (long long)id);
+	sqlite3_finalize(st);
+	return rc;
+}
+
+uniap_code store_job_transition(struct store *s, int64_t tenant_id, int64_t id,
+				enum store_job_state to, const void *result, size_t result_bytes,
+				const char *error_msg, struct uniap_err *err)
+{
+	enum store_job_state from = STORE_JOB_QUEUED;
+	sqlite3_stmt *st = NULL;
+	int64_t now = now_ms();
+	sqlite3 *db;
+	uniap_code rc;
+
+	if ((int)to < 0 || to >= STORE_JOB_STATE_COUNT)
+		return err_set(err, UNIAP_E_ARG, "state: unknown job state %d", (int)to);
+	if (result_bytes > (size_t)INT32_MAX)
+		return err_set(err, UNIAP_E_LIMIT, "job result: %zu bytes is too large", result_bytes);
+	db = conn_get(s);
+	rc = begin(db, err);
+	if (rc == UNIAP_OK)
+		rc = job_state_of(db, tenant_id, id, &from, err);
+	if (rc != UNIAP_OK)
+		goto out;
+	if (!store_job_transition_legal(from, to)) {
+		rc = err_set(err, UNIAP_E_INVALID, "job %lld: state: cannot go from %s to %s",
+			     (long long)id, job_state_names[from], job_state_names[to]);
+		goto out;
+	}
+	rc = prep(db, "UPDATE jobs SET state = ?1, started_at = coalesce(?2, started_at),"
+		      " finished_at = ?3, result = coalesce(?4, result), error = coalesce(?5, error)"
+		      " WHERE id = ?6", &st, err);
+	if (rc != UNIAP_OK)
+		goto out;
+	sqlite3_bind_text(st, 1, job_state_names[to], -1, SQLITE_STATIC);
+	if (to == STORE_JOB_RUNNING)
+		sqlite3_bind_int64(st, 2, now);
+	else
+		sqlite3_bind_int64(st, 3, now);
+	if (to == STORE_JOB_SUCCEEDED && result)
+		bind_bytes(st, 4, result, result_bytes);
+	if ((to == STORE_JOB_FAILED || to == STORE_JOB_CANCELED) && error_msg)
+		sqlite3_bind_text(st, 5, error_msg, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 6, id);
+	rc = step_done(db, st, "job state", err);
+	if (rc == UNIAP_OK)
+		rc = commit(db, err);
+out:
+	sqlite3_finalize(st);
+	conn_put(s, db);
+	return rc;
+}
+
+uniap_code store_job_progress(struct store *s, int64_t id, int64_t done, int64_t total,
+			      const double *best_tpi_s, struct uniap_err *err)
+{
+	enum store_job_state state = STORE_JOB_QUEUED;
+	sqlite3_stmt *st = NULL;
+	sqlite3 *db;
+	uniap_code rc;
+
+	if (done < 0 || total < done)
+		return err_set(err, UNIAP_E_ARG, "progress: must be 0 <= done <= total, got %lld/%lld",
+			       (long long)done, (long long)total);
+	db = conn_get(s);
+	rc = begin(db, err);
+	if (rc == UNIAP_OK)
+		rc = job_state_of(db, STORE_ANY_TENANT, id, &state, err);
+	if (rc != UNIAP_OK)
+		goto out;
+	if (state != STORE_JOB_RUNNING) {
+		rc = err_set(err, UNIAP_E_INVALID, "job %lld: progress: only while running, state is %s",
+			     (long long)id, job_state_names[state]);
+		goto out;
+	}
+	rc = prep(db, "UPDATE jobs SET progress_done = ?1, progress_total = ?2,"
+		      " best_tpi_s = coalesce(?3, best_tpi_s) WHERE id = ?4", &st, err);
+	if (rc != UNIAP_OK)
+		goto out;
+	sqlite3_bind_int64(st, 1, done);
+	sqlite3_bind_int64(st, 2, total);
+	if (best_tpi_s)
+		sqlite3_bind_double(st, 3, *best_tpi_s);
+	sqlite3_bind_int64(st, 4, id);
+	rc = step_done(db, st, "job progress", err);
+	if (rc == UNIAP_OK)
+		rc = commit(db, err);
+out:
+	sqlite3_finalize(st);
+	conn_put(s, db);
+	return rc;
+}
+
+uniap_code store_job_claim(struct store *s, int64_t *id, struct uniap_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int64_t found = 0;
+	sqlite3 *db = conn_get(s);
+	uniap_code rc = begin(db, err);
+
+	if (rc == UNIAP_OK)
+		rc = query_int(db, "SELECT id FROM jobs WHERE state = 'queued'"
+				   " ORDER BY id LIMIT 1", 0, &found, err);
+	if (rc != UNIAP_OK || !found)
+		goto out;
+	rc = prep(db, "UPDATE jobs SET state = 'running', started_at = ?1 WHERE id = ?2", &st, err);
+	if (rc != UNIAP_OK)
+		goto out;
+	sqlite3_bind_int64(st, 1, now_ms());
+	sqlite3_bind_int64(st, 2, found);
+	rc = step_done(db, st, "claim job", err);
+out:
+	if (rc == UNIAP_OK)
+		rc = commit(db, err);
+	sqlite3_finalize(st);
+	conn_put(s, db);
+	if (rc == UNIAP_OK)
+		*id = found;
+	return rc;
+}
+
+uniap_code store_jobs_recover(struct store *s, size_t *requeued, struct uniap_err *err)
+{
+	int changed = 0;
+	sqlite3 *db = conn_get(s);
+	uniap_code rc = begin(db, err);
+
+	if (rc == UNIAP_OK)
+		rc = exec_sql(db, "UPDATE jobs SET state = 'queued', started_at = NULL,"
+				  " progress_done = 0, progress_total = 0, best_tpi_s = NULL"
+				  " WHERE state = 'running'", "recover jobs", err);
+	if (rc == UNIAP_OK) {
+		changed = sqlite3_changes(db);
+		rc = commit(db, err);
+	}
+	conn_put(s, db);
+	if (rc == UNIAP_OK)
+		*requeued = (size_t)changed;
+	return rc;
+}
+
+/* ---- cost cache ---- */
+
+uniap_code store_cache_get(struct store *s, const unsigned char key[STORE_SHA256_BYTES],
+			   char **body, size_t *bytes, struct uniap_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	char *copy = NULL;
+	size_t n = 0;
+	int row = 0;
+	sqlite3 *db = conn_get(s);
+	uniap_code rc = begin(db, err);
+
+	if (rc == UNIAP_OK)
+		rc = prep(db, "SELECT body FROM cost_cache WHERE key = ?1", &st, err);
+	if (rc != UNIAP_OK)
+		goto out;
+	sqlite3_bind_blob(st, 1, key, STORE_SHA256_BYTES, SQLITE_STATIC);
+	rc = step_row(db, st, &row, "cache get", err);
+	if (rc == UNIAP_OK && !row)
+		rc = err_set(err, UNIAP_E_NOTFOUND, "cost cache: no entry");
+	if (rc == UNIAP_OK)
+		rc = column_dup(st, 0, &copy, &n, err);
+	sqlite3_finalize(st);
+	st = NULL;
+	if (rc == UNIAP_OK)
+		rc = prep(db, "UPDATE cost_cache SET hits = hits + 1, last_used_at = ?1,"
+			      " last_used_seq = (SELECT max(last_used_seq) + 1 FROM cost_cache)"
+			      " WHERE key = ?2", &st, err);
+	if (rc != UNIAP_OK)
+		goto out;
+	sqlite3_bind_int64(st, 1, now_ms());
+	sqlite3_bind_blob(st, 2, key, STORE_SHA256_BYTES, SQLITE_STATIC);
+	rc = step_done(db, st, "cache touch", err);
+	if (rc == UNIAP_OK)
+		rc = commit(db, err);
+out:
+	sqlite3_finalize(st);
+	conn_put(s, db);
+	if (rc != UNIAP_OK) {
+		free(copy);
+		return rc;
+	}
+	*body = copy;
+	*bytes = n;
+	return UNIAP_OK;
+}
+
+uniap_code store_cache_put(struct store *s, const unsigned char key[STORE_SHA256_BYTES],
+			   const void *body, size_t bytes, struct uniap_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int64_t total = 0, now = now_ms();
+	sqlite3 *db;
+	uniap_code rc;
+
+	if ((int64_t)bytes > s->cache_max_bytes || bytes > (size_t)INT32_MAX)
+		return err_set(err, UNIAP_E_LIMIT, "cost cache: an entry of %zu bytes exceeds"
+			       " cache_max_bytes %lld", bytes, (long long)s->cache_max_bytes);
+	db = conn_get(s);
+	rc = begin(db, err);
+	if (rc == UNIAP_OK)
+		rc = prep(db, "INSERT INTO cost_cache (key, bytes, created_at, last_used_at,"
+			      " last_used_seq, body) VALUES (?1, ?2, ?3, ?3,"
+			      " (SELECT coalesce(max(last_used_seq), 0) + 1 FROM cost_cache), ?4)"
+			      " ON CONFLICT (key) DO UPDATE SET bytes = excluded.bytes,"
+			      " last_used_at = excluded.last_used_at,"
+			      " last_used_seq = excluded.last_used_seq, body = excluded.body", &st, err);
+	if (rc != UNIAP_OK)
+		goto out;
+	sqlite3_bind_blob(st, 1, key, STORE_SHA256_BYTES, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, (int64_t)bytes);
+	sqlite3_bind_int64(st, 3, now);
+	bind_bytes(st, 4, body, bytes);
+	rc = step_done(db, st, "cache put", err);
+	sqlite3_finalize(st);
+	st = NULL;
+	if (rc == UNIAP_OK)
+		rc = query_int(db, "SELECT coalesce(sum(bytes), 0) FROM cost_cache", 0, &total, err);
+	/* evict least recently used first; the new entry is the most recent and
+	 * fits by itself, so it is never evicted */
+	while (rc == UNIAP_OK && total > s->cache_max_bytes) {
+		int64_t freed = 0;
+
+		rc = query_int(db, "DELETE FROM cost_cache WHERE key = (SELECT key FROM cost_cache"
+				   " ORDER BY last_used_seq LIMIT ?1) RETURNING bytes", 1, &freed, err);
+		if (rc == UNIAP_OK && freed == 0 && sqlite3_changes(db) == 0)
+			rc = err_set(err, UNIAP_E_INTERNAL, "cost cache: nothing left to evict");
+		total -= freed;
+	}
+	if (rc == UNIAP_OK)
+		rc = commit(db, err);
+out:
+	sqlite3_finalize(st);
+	conn_put(s, db);
+	return rc;
+}
+
+uniap_code store_cache_stats(struct store *s, int64_t *entries, int64_t *bytes,
+			     struct uniap_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int row = 0;
+	sqlite3 *db = conn_get(s);
+	uniap_code rc = prep(db, "SELECT count(*), coalesce(sum(bytes), 0) FROM cost_cache", &st, err);
+
+	if (rc == UNIAP_OK)
+		rc = step_row(db, st, &row, "cache stats", err);
+	if (rc == UNIAP_OK) {
+		*entries = row ? sqlite3_column_int64(st, 0) : 0;
+		*bytes = row ? sqlite3_column_int64(st, 1) : 0;
+	}
+	sqlite3_finalize(st);
+	conn_put(s, db);
+	return rc;
+}

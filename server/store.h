@@ -1,0 +1,250 @@
+/*
+ * store.h - uniapd's storage layer on SQLite: tenants and their API keys,
+ * uploaded documents, plan jobs, the cost-matrix cache (docs/store.md).
+ *
+ * A struct store owns a small pool of connections to one database file; any
+ * thread may call any function, each call takes one connection for its own
+ * use and gives it back before returning.  Every write is one BEGIN IMMEDIATE
+ * transaction, so a limit check and the insert it guards are atomic.  Every
+ * function returns a uniap_code and fills the caller-owned struct uniap_err
+ * (may be NULL).  Output structs are written only on UNIAP_OK.
+ *
+ * Never: hold a transaction open across a call, build SQL from values (every
+ * value is bound), store an API key in plain text, or include HTTP or cJSON.
+ */
+#ifndef UNIAP_STORE_H
+#define UNIAP_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+/* ---- migrations (server/migrations.c; equal to the migrations/ files byte for byte) ---- */
+
+struct store_migration {
+	int version;         /* NNNN of the file name, 1, 2, ... in order */
+	const char *name;    /* the file name, "0001_init.sql" */
+	const char *sql;     /* the file's text */
+};
+
+extern const struct store_migration store_migrations[];
+extern const size_t store_migrations_count;
+
+/* ---- hashing ---- */
+
+#define STORE_SHA256_BYTES 32
+
+/* SHA-256 (FIPS 180-4) of data[0..bytes) into out. Borrows both. */
+void store_sha256(const void *data, size_t bytes, unsigned char out[STORE_SHA256_BYTES]);
+
+/* ---- open / close ---- */
+
+#define STORE_POOL_MAX 16         /* cap on connections per store */
+#define STORE_BUSY_TIMEOUT_MS 5000
+
+struct store;
+
+struct store_opts {
+	int pool_size;              /* 1..STORE_POOL_MAX connections; 0 = 4 */
+	int64_t cache_max_bytes;    /* cap on the cost cache's bytes; 0 = 256 MiB */
+};
+
+/*
+ * Opens (creating) the database at path (borrowed; ":memory:" and "" are
+ * refused), applies the pending migrations in order, one transaction each,
+ * and returns an owned store in *out; free it with store_close().  A database
+ * whose schema is newer than this binary's is refused with UNIAP_E_INVALID.
+ * opts (borrowed) may be NULL for the defaults.
+ */
+uniap_code store_open(const char *path, const struct store_opts *opts, struct store **out,
+		      struct uniap_err *err);
+
+/* Closes every connection and frees s (taken; NULL is a no-op). No call may be in flight. */
+void store_close(struct store *s);
+
+/* The schema version recorded in the database (the latest applied migration). */
+uniap_code store_schema_version(struct store *s, int *version, struct uniap_err *err);
+
+/* ---- pagination: every list returns at most limit rows with id > cursor ---- */
+
+#define STORE_PAGE_MAX 1000       /* cap on limit; 0 means this cap */
+
+/* ---- tenants ---- */
+
+#define STORE_NAME_MAX 128        /* bytes of a tenant or document name */
+#define STORE_KEY_CHARS 67        /* "uk_" + 64 hex digits of 32 random bytes */
+
+struct store_tenant {
+	int64_t id;
+	char name[STORE_NAME_MAX + 1];
+	int64_t created_at_ms;
+	int64_t revoked_at_ms;      /* 0 while the key is valid */
+	int64_t max_concurrent_jobs;
+	int64_t max_stored_bytes;
+};
+
+/*
+ * Adds a tenant with a fresh random key (getrandom(2)); the plain key goes to
+ * key_out once and only its SHA-256 is stored.  name (borrowed) is 1..
+ * STORE_NAME_MAX bytes and unique (UNIAP_E_INVALID otherwise).
+ */
+uniap_code store_tenant_add(struct store *s, const char *name, int64_t max_concurrent_jobs,
+			    int64_t max_stored_bytes, int64_t *id,
+			    char key_out[STORE_KEY_CHARS + 1], struct uniap_err *err);
+
+/* Lists tenants with id > cursor into an owned array (free()); *next is the
+ * cursor of the following page, 0 when this page is the last. */
+uniap_code store_tenant_list(struct store *s, int64_t cursor, size_t limit,
+			     struct store_tenant **out, size_t *n, int64_t *next,
+			     struct uniap_err *err);
+
+/* Revokes the tenant's key (revoking twice keeps the first time). UNIAP_E_NOTFOUND if no such tenant. */
+uniap_code store_tenant_revoke(struct store *s, int64_t id, struct uniap_err *err);
+
+/* The active tenant whose key is key (borrowed); an unknown or revoked key is
+ * UNIAP_E_NOTFOUND (one message for both).  Hashes compare in constant time. */
+uniap_code store_tenant_lookup(struct store *s, const char *key, struct store_tenant *out,
+			       struct uniap_err *err);
+
+/* ---- documents (every call scoped by tenant: another tenant's id is UNIAP_E_NOTFOUND) ---- */
+
+enum store_doc_kind { STORE_DOC_CLUSTER, STORE_DOC_MODEL };
+
+struct store_doc {
+	int64_t id;
+	int64_t tenant_id;
+	enum store_doc_kind kind;
+	char name[STORE_NAME_MAX + 1];
+	int64_t bytes;
+	unsigned char sha256[STORE_SHA256_BYTES];
+	int64_t created_at_ms;
+	char *body;                 /* owned, NUL-terminated, bytes long; NULL in lists */
+};
+
+/* Stores a copy of body[0..bytes) (borrowed); UNIAP_E_LIMIT when the tenant's
+ * documents would exceed max_stored_bytes (checked in the insert's transaction). */
+uniap_code store_doc_put(struct store *s, int64_t tenant_id, enum store_doc_kind kind,
+			 const char *name, const void *body, size_t bytes, int64_t *id,
+			 struct uniap_err *err);
+
+/* Fills *out with the document and its body; release with store_doc_release(). */
+uniap_code store_doc_get(struct store *s, int64_t tenant_id, int64_t id, struct store_doc *out,
+			 struct uniap_err *err);
+
+/* Frees d->body (d borrowed; NULL is a no-op). */
+void store_doc_release(struct store_doc *d);
+
+/* Lists the tenant's documents (no bodies) with id > cursor into an owned array (free()). */
+uniap_code store_doc_list(struct store *s, int64_t tenant_id, int64_t cursor, size_t limit,
+			  struct store_doc **out, size_t *n, int64_t *next, struct uniap_err *err);
+
+uniap_code store_doc_delete(struct store *s, int64_t tenant_id, int64_t id, struct uniap_err *err);
+
+/* ---- jobs ---- */
+
+enum store_job_state {
+	STORE_JOB_QUEUED,
+	STORE_JOB_RUNNING,
+	STORE_JOB_SUCCEEDED,
+	STORE_JOB_FAILED,
+	STORE_JOB_CANCELED,
+	STORE_JOB_STATE_COUNT
+};
+
+/* "queued", "running", ...; "unknown" out of range. Static. */
+const char *store_job_state_name(enum store_job_state st);
+
+/* 1 when from -> to is a legal transition: queued->running|canceled,
+ * running->succeeded|failed|canceled; nothing else. */
+int store_job_transition_legal(enum store_job_state from, enum store_job_state to);
+
+#define STORE_IDEM_KEY_MAX 255    /* bytes of an Idempotency-Key */
+
+struct store_job {
+	int64_t id;
+	int64_t tenant_id;
+	enum store_job_state state;
+	char idempotency_key[STORE_IDEM_KEY_MAX + 1];   /* "" when none */
+	int64_t progress_done;
+	int64_t progress_total;
+	int has_best_tpi;
+	double best_tpi_s;
+	int64_t created_at_ms, started_at_ms, finished_at_ms;   /* 0 when not yet */
+	char *request;              /* owned, NUL-terminated; NULL in lists */
+	size_t request_bytes;
+	char *result;               /* owned, NUL-terminated; NULL when none or in lists */
+	size_t result_bytes;
+	char *error;                /* owned message; NULL when none or in lists */
+};
+
+/*
+ * Creates a queued job for request[0..bytes) (borrowed).  idem_key (borrowed,
+ * may be NULL) makes a retry safe: the same key with the same request returns
+ * the existing job (*existed = 1); the same key with another request is
+ * UNIAP_E_INVALID naming Idempotency-Key.  UNIAP_E_LIMIT when the tenant
+ * already has max_concurrent_jobs queued or running (same transaction).
+ */
+uniap_code store_job_create(struct store *s, int64_t tenant_id, const char *idem_key,
+			    const void *request, size_t bytes, int64_t *id, int *existed,
+			    struct uniap_err *err);
+
+/* STORE_ANY_TENANT scopes a call to every tenant: for the job runner only. */
+#define STORE_ANY_TENANT 0
+
+/* Fills *out with the job and its bodies; release with store_job_release(). */
+uniap_code store_job_get(struct store *s, int64_t tenant_id, int64_t id, struct store_job *out,
+			 struct uniap_err *err);
+
+/* Frees the job's owned strings (j borrowed; NULL is a no-op). */
+void store_job_release(struct store_job *j);
+
+/* Lists the tenant's jobs (no bodies) with id > cursor, in state *state when
+ * state (borrowed) is not NULL, into an owned array; free it with store_jobs_free(). */
+uniap_code store_job_list(struct store *s, int64_t tenant_id, const enum store_job_state *state,
+			  int64_t cursor, size_t limit, struct store_job **out, size_t *n,
+			  int64_t *next, struct uniap_err *err);
+
+/* Frees an array from store_job_list (taken). */
+void store_jobs_free(struct store_job *jobs, size_t n);
+
+/*
+ * Moves the job to state to; an illegal transition is UNIAP_E_INVALID naming
+ * both states.  result (borrowed, result_bytes long) is stored on succeeded,
+ * error_msg (borrowed) on failed or canceled; both may be NULL.  Sets
+ * started_at on running and finished_at on the final states.
+ */
+uniap_code store_job_transition(struct store *s, int64_t tenant_id, int64_t id,
+				enum store_job_state to, const void *result, size_t result_bytes,
+				const char *error_msg, struct uniap_err *err);
+
+/* Records progress of a running job (UNIAP_E_INVALID otherwise); best_tpi_s
+ * (borrowed) may be NULL while no plan is known.  0 <= done <= total. */
+uniap_code store_job_progress(struct store *s, int64_t id, int64_t done, int64_t total,
+			      const double *best_tpi_s, struct uniap_err *err);
+
+/* Takes the oldest queued job of any tenant and marks it running; *id = 0 when none. */
+uniap_code store_job_claim(struct store *s, int64_t *id, struct uniap_err *err);
+
+/* At start-up, before any runner: every running job (its runner died) goes
+ * back to queued with its progress cleared; *requeued says how many. */
+uniap_code store_jobs_recover(struct store *s, size_t *requeued, struct uniap_err *err);
+
+/* ---- cost-matrix cache, keyed by a SHA-256 of its inputs ---- */
+
+/* On a hit fills *body (owned, NUL-terminated; free()) and *bytes, counts the
+ * hit and marks the entry most recently used; a miss is UNIAP_E_NOTFOUND. */
+uniap_code store_cache_get(struct store *s, const unsigned char key[STORE_SHA256_BYTES],
+			   char **body, size_t *bytes, struct uniap_err *err);
+
+/* Stores (or replaces) a copy of body (borrowed), then evicts least recently
+ * used entries until the cache fits cache_max_bytes.  An entry larger than
+ * the cap is UNIAP_E_LIMIT. */
+uniap_code store_cache_put(struct store *s, const unsigned char key[STORE_SHA256_BYTES],
+			   const void *body, size_t bytes, struct uniap_err *err);
+
+/* Entries and bytes now in the cache. */
+uniap_code store_cache_stats(struct store *s, int64_t *entries, int64_t *bytes,
+			     struct uniap_err *err);
+
+#endif

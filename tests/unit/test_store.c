@@ -1,0 +1,731 @@
+/*
+ * test_store.c - the SQLite store (server/store.h): migrations (fresh, reopen,
+ * a newer database refused, embedded text equal to migrations/ files), tenants
+ * and hashed keys, tenant isolation, idempotency, the job state machine,
+ * recovery after a crash, per-tenant limits, the cost cache's LRU eviction,
+ * and 4 threads writing jobs through the pool (also run under TSan).
+ *
+ * Every test works in its own temporary directory under /tmp and removes it.
+ * Threads only record what they saw (cmocka is not thread-safe); the test
+ * thread asserts.  Run from the repository root (reads migrations/).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "store.h"
+
+struct fx {
+	char dir[64];
+	char path[96];
+};
+
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return -1;
+	snprintf(f->dir, sizeof(f->dir), "/tmp/uniap-store-XXXXXX");
+	if (!mkdtemp(f->dir)) {
+		free(f);
+		return -1;
+	}
+	snprintf(f->path, sizeof(f->path), "%s/store.db", f->dir);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+	static const char *const suffixes[] = { "", "-wal", "-shm", "-journal" };
+	char p[128];
+
+	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+		snprintf(p, sizeof(p), "%s%s", f->path, suffixes[i]);
+		unlink(p);
+	}
+	rmdir(f->dir);
+	free(f);
+	return 0;
+}
+
+static struct store *open_ok(const struct fx *f, int pool, int64_t cache_max_bytes)
+{
+	struct store_opts o = { .pool_size = pool, .cache_max_bytes = cache_max_bytes };
+	struct uniap_err err = { 0 };
+	struct store *s = NULL;
+	uniap_code rc = store_open(f->path, &o, &s, &err);
+
+	if (rc != UNIAP_OK)
+		print_error("store_open: %s\n", err.msg);
+	assert_int_equal(rc, UNIAP_OK);
+	return s;
+}
+
+/* Owned contents of a file (NUL-terminated), NULL when it cannot be read. */
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *fp = fopen(path, "rb");
+	char *buf = NULL;
+	long n;
+
+	if (!fp)
+		return NULL;
+	if (fseek(fp, 0, SEEK_END) == 0 && (n = ftell(fp)) >= 0 && fseek(fp, 0, SEEK_SET) == 0) {
+		buf = malloc((size_t)n + 1);
+		if (buf && fread(buf, 1, (size_t)n, fp) != (size_t)n) {
+			free(buf);
+			buf = NULL;
+		}
+		if (buf) {
+			buf[n] = '\0';
+			*len = (size_t)n;
+		}
+	}
+	fclose(fp);
+	return buf;
+}
+
+/* Runs one SQL statement on the file through its own connection; returns the
+ * first column of the first row as an integer (0 when none). */
+static int64_t raw_sql(const struct fx *f, const char *sql)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	int64_t v = 0;
+
+	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+	int rc = sqlite3_step(st);
+	assert_true(rc == SQLITE_ROW || rc == SQLITE_DONE);
+	if (rc == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return v;
+}
+
+/* 1 when needle[0..nlen) occurs in hay[0..hlen) (memmem is a GNU extension). */
+static int contains(const char *hay, size_t hlen, const void *needle, size_t nlen)
+{
+	for (size_t i = 0; i + nlen <= hlen; i++)
+		if (memcmp(hay + i, needle, nlen) == 0)
+			return 1;
+	return 0;
+}
+
+static void hex(const unsigned char *h, char out[65])
+{
+	for (int i = 0; i < 32; i++)
+		snprintf(out + 2 * i, 3, "%02x", h[i]);
+}
+
+/* ---- hashing ---- */
+
+static void test_sha256(void **state)
+{
+	static const struct { const char *in; const char *want; } cases[] = {
+		{ "", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855" },
+		{ "abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad" },
+		{ "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+		  "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1" },
+		{ "abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopq"
+		  "klmnopqrlmnopqrsmnopqrstnopqrstu",
+		  "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1" },
+	};
+	unsigned char h[32];
+	char got[65];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		store_sha256(cases[i].in, strlen(cases[i].in), h);
+		hex(h, got);
+		assert_string_equal(got, cases[i].want);
+	}
+}
+
+/* ---- migrations ---- */
+
+static void test_migrations_fresh_and_reopen(void **state)
+{
+	struct fx *f = *state;
+	int latest = store_migrations[store_migrations_count - 1].version, v = 0;
+	struct uniap_err err = { 0 };
+	struct store *s = open_ok(f, 2, 0);
+
+	assert_int_equal(store_schema_version(s, &v, &err), UNIAP_OK);
+	assert_int_equal(v, latest);
+	store_close(s);
+	assert_int_equal(raw_sql(f, "SELECT count(*) FROM schema_migrations"),
+			 (int64_t)store_migrations_count);
+	assert_int_equal(raw_sql(f, "SELECT count(*) FROM sqlite_master WHERE type = 'table'"
+				    " AND name IN ('tenants', 'documents', 'jobs', 'cost_cache')"), 4);
+
+	/* reopening applies nothing twice */
+	s = open_ok(f, 2, 0);
+	assert_int_equal(store_schema_version(s, &v, &err), UNIAP_OK);
+	assert_int_equal(v, latest);
+	store_close(s);
+	assert_int_equal(raw_sql(f, "SELECT count(*) FROM schema_migrations"),
+			 (int64_t)store_migrations_count);
+	assert_int_equal(raw_sql(f, "SELECT count(*) FROM pragma_journal_mode"
+				    " WHERE journal_mode = 'wal'"), 1);
+}
+
+static void test_migrations_newer_refused(void **state)
+{
+	struct fx *f = *state;
+	int latest = store_migrations[store_migrations_count - 1].version;
+	struct uniap_err err = { 0 };
+	struct store *s = open_ok(f, 1, 0);
+	char want[128], sql[160];
+
+	store_close(s);
+	snprintf(sql, sizeof(sql), "INSERT INTO schema_migrations VALUES (%d, '9999_future.sql', 0)",
+		 latest + 1);
+	raw_sql(f, sql);
+	s = NULL;
+	assert_int_equal(store_open(f->path, NULL, &s, &err), UNIAP_E_INVALID);
+	assert_null(s);
+	snprintf(want, sizeof(want), "database schema version %d is newer than this uniapd (%d)",
+		 latest + 1, latest);
+	assert_string_equal(err.msg, want);
+}
+
+static void test_migrations_bad_paths(void **state)
+{
+	struct uniap_err err = { 0 };
+	struct store *s = NULL;
+	struct store_opts o = { .pool_size = STORE_POOL_MAX + 1 };
+
+	(void)state;
+	assert_int_equal(store_open(":memory:", NULL, &s, &err), UNIAP_E_ARG);
+	assert_int_equal(store_open("", NULL, &s, &err), UNIAP_E_ARG);
+	assert_int_equal(store_open("/tmp/x.db", &o, &s, &err), UNIAP_E_ARG);
+	assert_int_equal(store_open("/nonexistent-dir/x/y.db", NULL, &s, &err), UNIAP_E_IO);
+	assert_null(s);
+}
+
+static int is_sql_name(const char *n)
+{
+	size_t len = strlen(n);
+
+	return len > 9 && strcmp(n + len - 4, ".sql") == 0;
+}
+
+static void test_migrations_embedded_equal_files(void **state)
+{
+	DIR *d = opendir("migrations");
+	struct dirent *e;
+	size_t files = 0;
+
+	(void)state;
+	assert_non_null(d);
+	while ((e = readdir(d)) != NULL)
+		if (is_sql_name(e->d_name))
+			files++;
+	closedir(d);
+	assert_int_equal(files, store_migrations_count);
+	for (size_t i = 0; i < store_migrations_count; i++) {
+		const struct store_migration *m = &store_migrations[i];
+		char path[256], prefix[8];
+		size_t len = 0;
+		char *text;
+
+		assert_int_equal(m->version, (int)i + 1);   /* in order, no gaps */
+		snprintf(prefix, sizeof(prefix), "%04d_", m->version);
+		assert_memory_equal(m->name, prefix, 5);
+		snprintf(path, sizeof(path), "migrations/%s", m->name);
+		text = slurp(path, &len);
+		assert_non_null(text);
+		assert_int_equal(len, strlen(m->sql));
+		assert_memory_equal(text, m->sql, len);
+		free(text);
+	}
+}
+
+/* ---- tenants ---- */
+
+static void test_tenants(void **state)
+{
+	struct fx *f = *state;
+	struct uniap_err err = { 0 };
+	struct store *s = open_ok(f, 2, 0);
+	char key_a[STORE_KEY_CHARS + 1], key_b[STORE_KEY_CHARS + 1], key_c[STORE_KEY_CHARS + 1];
+	unsigned char hash_a[32];
+	struct store_tenant t, *list = NULL;
+	int64_t a = 0, b = 0, c = 0, next = -1;
+	size_t n = 0, flen = 0;
+	char *file;
+
+	assert_int_equal(store_tenant_add(s, "alpha", 2, 1000, &a, key_a, &err), UNIAP_OK);
+	assert_int_equal(store_tenant_add(s, "beta", 2, 1000, &b, key_b, &err), UNIAP_OK);
+	assert_int_equal(store_tenant_add(s, "gamma", 2, 1000, &c, key_c, &err), UNIAP_OK);
+	assert_int_equal(strlen(key_a), STORE_KEY_CHARS);
+	assert_memory_equal(key_a, "uk_", 3);
+	assert_string_not_equal(key_a, key_b);
+	assert_int_equal(store_tenant_add(s, "alpha", 1, 1, &c, key_c, &err), UNIAP_E_INVALID);
+	assert_non_null(strstr(err.msg, "tenant.name"));
+	assert_int_equal(store_tenant_add(s, "", 1, 1, &c, key_c, &err), UNIAP_E_INVALID);
+
+	assert_int_equal(store_tenant_lookup(s, key_a, &t, &err), UNIAP_OK);
+	assert_int_equal(t.id, a);
+	assert_string_equal(t.name, "alpha");
+	assert_int_equal(t.max_concurrent_jobs, 2);
+	assert_int_equal(t.max_stored_bytes, 1000);
+	assert_int_equal(t.revoked_at_ms, 0);
+	assert_int_equal(store_tenant_lookup(s, key_b, &t, &err), UNIAP_OK);
+	assert_int_equal(t.id, b);
+	key_c[10] = key_c[10] == '0' ? '1' : '0';   /* a near miss */
+	assert_int_equal(store_tenant_lookup(s, key_c, &t, &err), UNIAP_E_NOTFOUND);
+	assert_int_equal(store_tenant_lookup(s, "nope", &t, &err), UNIAP_E_NOTFOUND);
+
+	assert_int_equal(store_tenant_revoke(s, b, &err), UNIAP_OK);
+	assert_int_equal(store_tenant_lookup(s, key_b, &t, &err), UNIAP_E_NOTFOUND);
+	assert_int_equal(store_tenant_revoke(s, 999, &err), UNIAP_E_NOTFOUND);
+
+	/* pages of 2 */
+	assert_int_equal(store_tenant_list(s, 0, 2, &list, &n, &next, &err), UNIAP_OK);
+	assert_int_equal(n, 2);
+	assert_int_equal(list[0].id, a);
+	assert_int_equal(list[1].id, b);
+	assert_true(list[1].revoked_at_ms > 0);
+	assert_int_equal(next, b);
+	free(list);
+	assert_int_equal(store_tenant_list(s, next, 2, &list, &n, &next, &err), UNIAP_OK);
+	assert_int_equal(n, 1);
+	assert_string_equal(list[0].name, "gamma");
+	assert_int_equal(next, 0);
+	free(list);
+	store_close(s);
+
+	/* only the hash is in the file (closing checkpointed the WAL into it) */
+	file = slurp(f->path, &flen);
+	assert_non_null(file);
+	store_sha256(key_a, strlen(key_a), hash_a);
+	assert_false(contains(file, flen, key_a, strlen(key_a)));
+	assert_false(contains(file, flen, key_a + 3, 32));
+	assert_true(contains(file, flen, hash_a, sizeof(hash_a)));
+	assert_true(contains(file, flen, "alpha", 5));
+	free(file);
+}
+
+/* ---- documents and isolation ---- */
+
+static void test_documents_and_isolation(void **state)
+{
+	struct fx *f = *state;
+	struct uniap_err err = { 0 };
+	struct store *s = open_ok(f, 2, 0);
+	char key[STORE_KEY_CHARS + 1];
+	int64_t a, b, ids[5], next = -1, job = 0, cursor = 0;
+	unsigned char h[32];
+	struct store_doc d, *docs = NULL;
+	struct store_job j, *jobs = NULL;
+	size_t n = 0, total = 0;
+	int existed = -1;
+
+	assert_int_equal(store_tenant_add(s, "a", 5, 100000, &a, key, &err), UNIAP_OK);
+	assert_int_equal(store_tenant_add(s, "b", 5, 100000, &b, key, &err), UNIAP_OK);
+	for (int i = 0; i < 5; i++) {
+		char name[16], body[32];
+
+		snprintf(name, sizeof(name), "doc%d", i);
+		snprintf(body, sizeof(body), "{\"n\":%d}", i);
+		assert_int_equal(store_doc_put(s, a, i % 2 ? STORE_DOC_MODEL : STORE_DOC_CLUSTER, name,
+					       body, strlen(body), &ids[i], &err), UNIAP_OK);
+	}
+	assert_int_equal(store_doc_get(s, a, ids[1], &d, &err), UNIAP_OK);
+	assert_string_equal(d.body, "{\"n\":1}");
+	assert_int_equal(d.bytes, 7);
+	assert_int_equal(d.kind, STORE_DOC_MODEL);
+	assert_string_equal(d.name, "doc1");
+	store_sha256("{\"n\":1}", 7, h);
+	assert_memory_equal(d.sha256, h, 32);
+	store_doc_release(&d);
+
+	/* pages of 2: 2 + 2 + 1 */
+	do {
+		assert_int_equal(store_doc_list(s, a, cursor, 2, &docs, &n, &next, &err), UNIAP_OK);
+		for (size_t i = 0; i < n; i++) {
+			assert_int_equal(docs[i].id, ids[total + i]);
+			assert_null(docs[i].body);
+		}
+		total += n;
+		free(docs);
+		cursor = next;
+	} while (next);
+	assert_int_equal(total, 5);
+
+	/* tenant b sees none of a's documents */
+	assert_int_equal(store_doc_get(s, b, ids[0], &d, &err), UNIAP_E_NOTFOUND);
+	assert_int_equal(store_doc_delete(s, b, ids[0], &err), UNIAP_E_NOTFOUND);
+	assert_int_equal(store_doc_list(s, b, 0, 10, &docs, &n, &next, &err), UNIAP_OK);
+	assert_int_equal(n, 0);
+	free(docs);
+	assert_int_equal(store_doc_delete(s, a, ids[0], &err), UNIAP_OK);
+	assert_int_equal(store_doc_get(s, a, ids[0], &d, &err), UNIAP_E_NOTFOUND);
+
+	/* nor of a's jobs */
+	assert_int_equal(store_job_create(s, a, NULL, "{}", 2, &job, &existed, &err), UNIAP_OK);
+	assert_int_equal(existed, 0);
+	assert_int_equal(store_job_get(s, b, job, &j, &err), UNIAP_E_NOTFOUND);
+	assert_int_equal(store_job_transition(s, b, job, STORE_JOB_CANCELED, NULL, 0, NULL, &err),
+			 UNIAP_E_NOTFOUND);
+	assert_int_equal(store_job_list(s, b, NULL, 0, 10, &jobs, &n, &next, &err), UNIAP_OK);
+	assert_int_equal(n, 0);
+	store_jobs_free(jobs, n);
+	assert_int_equal(store_job_list(s, a, NULL, 0, 10, &jobs, &n, &next, &err), UNIAP_OK);
+	assert_int_equal(n, 1);
+	assert_int_equal(jobs[0].id, job);
+	store_jobs_free(jobs, n);
+	assert_int_equal(store_job_get(s, a, job, &j, &err), UNIAP_OK);
+	assert_string_equal(j.request, "{}");
+	assert_int_equal(j.state, STORE_JOB_QUEUED);
+	store_job_release(&j);
+	store_close(s);
+}
+
+/* ---- jobs ---- */
+
+static void test_idempotency(void **state)
+{
+	struct fx *f = *state;
+	struct uniap_err err = { 0 };
+	struct store *s = open_ok(f, 2, 0);
+	char key[STORE_KEY_CHARS + 1];
+	int64_t a, b, j1 = 0, j2 = 0, j3 = 0;
+	int existed = -1;
+
+	assert_int_equal(store_tenant_add(s, "a", 10, 0, &a, key, &err), UNIAP_OK);
+	assert_int_equal(store_tenant_add(s, "b", 10, 0, &b, key, &err), UNIAP_OK);
+	assert_int_equal(store_job_create(s, a, "k1", "{\"x\":1}", 7, &j1, &existed, &err), UNIAP_OK);
+	assert_int_equal(existed, 0);
+	assert_int_equal(store_job_create(s, a, "k1", "{\"x\":1}", 7, &j2, &existed, &err), UNIAP_OK);
+	assert_int_equal(existed, 1);
+	assert_int_equal(j2, j1);
+	assert_int_equal(store_job_create(s, a, "k1", "{\"x\":2}", 7, &j3, &existed, &err),
+			 UNIAP_E_INVALID);
+	assert_non_null(strstr(err.msg, "Idempotency-Key"));
+	/* the key is per tenant */
+	assert_int_equal(store_job_create(s, b, "k1", "{\"x\":2}", 7, &j3, &existed, &err), UNIAP_OK);
+	assert_int_equal(existed, 0);
+	assert_true(j3 != j1);
+	assert_int_equal(store_job_create(s, a, "", "{}", 2, &j3, &existed, &err), UNIAP_E_INVALID);
+	store_close(s);
+}
+
+static void drive(struct store *s, int64_t t, int64_t id, enum store_job_state to)
+{
+	struct uniap_err err = { 0 };
+
+	switch (to) {
+	case STORE_JOB_QUEUED: return;
+	case STORE_JOB_CANCELED:
+		assert_int_equal(store_job_transition(s, t, id, to, NULL, 0, "by user", &err), UNIAP_OK);
+		return;
+	default:
+		assert_int_equal(store_job_transition(s, t, id, STORE_JOB_RUNNING, NULL, 0, NULL, &err),
+				 UNIAP_OK);
+		if (to != STORE_JOB_RUNNING)
+			assert_int_equal(store_job_transition(s, t, id, to, "{\"ok\":1}", 8, "boom",
+							      &err), UNIAP_OK);
+	}
+}
+
+static void test_state_machine(void **state)
+{
+	/* legal[from][to] */
+	static const int legal[STORE_JOB_STATE_COUNT][STORE_JOB_STATE_COUNT] = {
+		/*              queued running succeeded failed canceled */
+		[STORE_JOB_QUEUED] = { 0, 1, 0, 0, 1 },
+		[STORE_JOB_RUNNING] = { 0, 0, 1, 1, 1 },
+		[STORE_JOB_SUCCEEDED] = { 0, 0, 0, 0, 0 },
+		[STORE_JOB_FAILED] = { 0, 0, 0, 0, 0 },
+		[STORE_JOB_CANCELED] = { 0, 0, 0, 0, 0 },
+	};
+	struct fx *f = *state;
+	struct uniap_err err = { 0 };
+	struct store *s = open_ok(f, 1, 0);
+	char key[STORE_KEY_CHARS + 1];
+	struct store_job j;
+	int64_t t, id;
+	int existed;
+
+	assert_int_equal(store_tenant_add(s, "t", 100, 0, &t, key, &err), UNIAP_OK);
+	for (int from = 0; from < STORE_JOB_STATE_COUNT; from++)
+		for (int to = 0; to < STORE_JOB_STATE_COUNT; to++) {
+			assert_int_equal(store_job_transition_legal(from, to), legal[from][to]);
+			assert_int_equal(store_job_create(s, t, NULL, "{}", 2, &id, &existed, &err),
+					 UNIAP_OK);
+			drive(s, t, id, from);
+			uniap_code rc = store_job_transition(s, t, id, to, "{\"r\":2}", 7, "e2", &err);
+			assert_int_equal(rc, legal[from][to] ? UNIAP_OK : UNIAP_E_INVALID);
+			if (rc != UNIAP_OK)
+				assert_non_null(strstr(err.msg, "cannot go from"));
+			assert_int_equal(store_job_get(s, t, id, &j, &err), UNIAP_OK);
+			assert_int_equal(j.state, legal[from][to] ? to : from);
+			if (j.state == STORE_JOB_SUCCEEDED) {
+				assert_non_null(j.result);
+				assert_true(j.finished_at_ms > 0);
+			}
+			if (j.state == STORE_JOB_RUNNING)
+				assert_true(j.started_at_ms > 0 && j.finished_at_ms == 0);
+			if (j.state == STORE_JOB_FAILED)
+				assert_non_null(j.error);
+			store_job_release(&j);
+		}
+	store_close(s);
+}
+
+static void test_progress_and_recovery(void **state)
+{
+	struct fx *f = *state;
+	struct uniap_err err = { 0 };
+	struct store *s = open_ok(f, 2, 0);
+	char key[STORE_KEY_CHARS + 1];
+	int64_t t, run, queued, claimed = -1;
+	double tpi = 0.75;
+	size_t requeued = 99;
+	struct store_job j;
+	int existed;
+
+	assert_int_equal(store_tenant_add(s, "t", 10, 0, &t, key, &err), UNIAP_OK);
+	assert_int_equal(store_job_create(s, t, NULL, "{\"a\":1}", 7, &run, &existed, &err), UNIAP_OK);
+	assert_int_equal(store_job_create(s, t, NULL, "{\"a\":2}", 7, &queued, &existed, &err),
+			 UNIAP_OK);
+	assert_int_equal(store_job_progress(s, run, 1, 4, NULL, &err), UNIAP_E_INVALID);
+	assert_int_equal(store_job_claim(s, &claimed, &err), UNIAP_OK);
+	assert_int_equal(claimed, run);
+	assert_int_equal(store_job_progress(s, run, 5, 4, NULL, &err), UNIAP_E_ARG);
+	assert_int_equal(store_job_progress(s, run, 2, 4, &tpi, &err), UNIAP_OK);
+	assert_int_equal(store_job_get(s, STORE_ANY_TENANT, run, &j, &err), UNIAP_OK);
+	assert_int_equal(j.state, STORE_JOB_RUNNING);
+	assert_int_equal(j.progress_done, 2);
+	assert_int_equal(j.progress_total, 4);
+	assert_true(j.has_best_tpi);
+	assert_true(j.best_tpi_s == 0.75);
+	store_job_release(&j);
+	store_close(s);   /* the runner "dies" without finishing */
+
+	s = open_ok(f, 2, 0);
+	assert_int_equal(store_jobs_recover(s, &requeued, &err), UNIAP_OK);
+	assert_int_equal(requeued, 1);
+	assert_int_equal(store_job_get(s, t, run, &j, &err), UNIAP_OK);
+	assert_int_equal(j.state, STORE_JOB_QUEUED);
+	assert_int_equal(j.progress_done, 0);
+	assert_false(j.has_best_tpi);
+	assert_int_equal(j.started_at_ms, 0);
+	store_job_release(&j);
+	assert_int_equal(store_jobs_recover(s, &requeued, &err), UNIAP_OK);
+	assert_int_equal(requeued, 0);
+	/* both are found again, oldest first */
+	assert_int_equal(store_job_claim(s, &claimed, &err), UNIAP_OK);
+	assert_int_equal(claimed, run);
+	assert_int_equal(store_job_claim(s, &claimed, &err), UNIAP_OK);
+	assert_int_equal(claimed, queued);
+	assert_int_equal(store_job_claim(s, &claimed, &err), UNIAP_OK);
+	assert_int_equal(claimed, 0);
+	store_close(s);
+}
+
+static void test_limits(void **state)
+{
+	struct fx *f = *state;
+	struct uniap_err err = { 0 };
+	struct store *s = open_ok(f, 2, 0);
+	char key[STORE_KEY_CHARS + 1], body[100];
+	int64_t t, j1, j2, j3, d1, d2, d3;
+	int existed;
+
+	memset(body, 'x', sizeof(body));
+	assert_int_equal(store_tenant_add(s, "t", 2, 100, &t, key, &err), UNIAP_OK);
+	assert_int_equal(store_job_create(s, t, NULL, "{}", 2, &j1, &existed, &err), UNIAP_OK);
+	assert_int_equal(store_job_create(s, t, NULL, "{}", 2, &j2, &existed, &err), UNIAP_OK);
+	assert_int_equal(store_job_create(s, t, NULL, "{}", 2, &j3, &existed, &err), UNIAP_E_LIMIT);
+	assert_int_equal(store_job_transition(s, t, j1, STORE_JOB_CANCELED, NULL, 0, NULL, &err),
+			 UNIAP_OK);
+	assert_int_equal(store_job_create(s, t, NULL, "{}", 2, &j3, &existed, &err), UNIAP_OK);
+
+	assert_int_equal(store_doc_put(s, t, STORE_DOC_MODEL, "m", body, 60, &d1, &err), UNIAP_OK);
+	assert_int_equal(store_doc_put(s, t, STORE_DOC_MODEL, "m", body, 50, &d2, &err), UNIAP_E_LIMIT);
+	assert_non_null(strstr(err.msg, "max_stored_bytes"));
+	assert_int_equal(store_doc_put(s, t, STORE_DOC_MODEL, "m", body, 40, &d2, &err), UNIAP_OK);
+	assert_int_equal(store_doc_put(s, t, STORE_DOC_MODEL, "m", body, 1, &d3, &err), UNIAP_E_LIMIT);
+	assert_int_equal(store_doc_delete(s, t, d1, &err), UNIAP_OK);
+	assert_int_equal(store_doc_put(s, t, STORE_DOC_MODEL, "m", body, 60, &d3, &err), UNIAP_OK);
+	/* a revoked tenant stores nothing */
+	assert_int_equal(store_tenant_revoke(s, t, &err), UNIAP_OK);
+	assert_int_equal(store_doc_put(s, t, STORE_DOC_MODEL, "m", body, 0, &d3, &err),
+			 UNIAP_E_NOTFOUND);
+	store_close(s);
+}
+
+/* ---- cost cache ---- */
+
+static void test_cache(void **state)
+{
+	struct fx *f = *state;
+	struct uniap_err err = { 0 };
+	struct store *s = open_ok(f, 2, 100);
+	unsigned char ka[32], kb[32], kc[32];
+	char big[101], *body = NULL;
+	size_t bytes = 0;
+	int64_t entries = 0, total = 0;
+
+	memset(big, 'z', sizeof(big));
+	store_sha256("a", 1, ka);
+	store_sha256("b", 1, kb);
+	store_sha256("c", 1, kc);
+	assert_int_equal(store_cache_get(s, ka, &body, &bytes, &err), UNIAP_E_NOTFOUND);
+	assert_int_equal(store_cache_put(s, ka, big, 40, &err), UNIAP_OK);
+	assert_int_equal(store_cache_put(s, kb, big, 40, &err), UNIAP_OK);
+	assert_int_equal(store_cache_get(s, ka, &body, &bytes, &err), UNIAP_OK);   /* a is now MRU */
+	assert_int_equal(bytes, 40);
+	assert_memory_equal(body, big, 40);
+	assert_int_equal(body[40], '\0');
+	free(body);
+	assert_int_equal(store_cache_put(s, kc, big, 40, &err), UNIAP_OK);          /* evicts b */
+	assert_int_equal(store_cache_get(s, kb, &body, &bytes, &err), UNIAP_E_NOTFOUND);
+	assert_int_equal(store_cache_get(s, ka, &body, &bytes, &err), UNIAP_OK);
+	free(body);
+	assert_int_equal(store_cache_stats(s, &entries, &total, &err), UNIAP_OK);
+	assert_int_equal(entries, 2);
+	assert_int_equal(total, 80);
+	/* a replaced entry becomes the most recent: c at 60 bytes still fits
+	 * beside a (100), at 61 it evicts a, now the least recently used */
+	assert_int_equal(store_cache_put(s, kc, big, 60, &err), UNIAP_OK);
+	assert_int_equal(store_cache_stats(s, &entries, &total, &err), UNIAP_OK);
+	assert_int_equal(entries, 2);
+	assert_int_equal(total, 100);
+	assert_int_equal(store_cache_put(s, kc, big, 61, &err), UNIAP_OK);
+	assert_int_equal(store_cache_stats(s, &entries, &total, &err), UNIAP_OK);
+	assert_int_equal(entries, 1);
+	assert_int_equal(total, 61);
+	assert_int_equal(store_cache_put(s, ka, big, 101, &err), UNIAP_E_LIMIT);
+	assert_int_equal(store_cache_put(s, ka, big, 0, &err), UNIAP_OK);
+	assert_int_equal(store_cache_get(s, ka, &body, &bytes, &err), UNIAP_OK);
+	assert_int_equal(bytes, 0);
+	free(body);
+	store_close(s);
+	assert_int_equal(raw_sql(f, "SELECT hits FROM cost_cache WHERE bytes = 0"), 1);
+	assert_int_equal(raw_sql(f, "SELECT count(*) FROM cost_cache"), 2);
+}
+
+/* ---- concurrency: 4 threads x 50 jobs through one store ---- */
+
+#define THREADS 4
+#define JOBS_PER_THREAD 50
+
+struct worker {
+	struct store *s;
+	int64_t tenant;
+	int index;
+	int failures;
+	char first_error[UNIAP_ERR_MSG_MAX];
+};
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct uniap_err err = { 0 };
+
+	for (int i = 0; i < JOBS_PER_THREAD; i++) {
+		char idem[32], req[64];
+		int64_t id = 0;
+		int existed = 0;
+		double tpi = 1.0 + i;
+		uniap_code rc;
+
+		snprintf(idem, sizeof(idem), "w%d-%d", w->index, i);
+		snprintf(req, sizeof(req), "{\"w\":%d,\"i\":%d}", w->index, i);
+		rc = store_job_create(w->s, w->tenant, idem, req, strlen(req), &id, &existed, &err);
+		if (rc == UNIAP_OK)
+			rc = store_job_transition(w->s, w->tenant, id, STORE_JOB_RUNNING, NULL, 0, NULL,
+						  &err);
+		if (rc == UNIAP_OK)
+			rc = store_job_progress(w->s, id, 1, 2, &tpi, &err);
+		if (rc == UNIAP_OK)
+			rc = store_job_transition(w->s, w->tenant, id, STORE_JOB_SUCCEEDED, req,
+						  strlen(req), NULL, &err);
+		if (rc != UNIAP_OK && w->failures++ == 0)
+			memcpy(w->first_error, err.msg, sizeof(w->first_error));
+	}
+	return NULL;
+}
+
+static void test_concurrent_jobs(void **state)
+{
+	struct fx *f = *state;
+	struct uniap_err err = { 0 };
+	struct store *s = open_ok(f, THREADS, 0);
+	char key[STORE_KEY_CHARS + 1];
+	struct worker w[THREADS];
+	pthread_t th[THREADS];
+	enum store_job_state done = STORE_JOB_SUCCEEDED;
+	struct store_job *jobs = NULL;
+	int64_t t, cursor = 0, next = 0;
+	size_t n = 0, total = 0;
+
+	assert_int_equal(store_tenant_add(s, "busy", THREADS, 0, &t, key, &err), UNIAP_OK);
+	for (int i = 0; i < THREADS; i++) {
+		w[i] = (struct worker){ .s = s, .tenant = t, .index = i };
+		assert_int_equal(pthread_create(&th[i], NULL, worker_main, &w[i]), 0);
+	}
+	for (int i = 0; i < THREADS; i++)
+		assert_int_equal(pthread_join(th[i], NULL), 0);
+	for (int i = 0; i < THREADS; i++) {
+		if (w[i].failures)
+			print_error("worker %d: %d failures, first: %s\n", i, w[i].failures,
+				    w[i].first_error);
+		assert_int_equal(w[i].failures, 0);
+	}
+	do {
+		assert_int_equal(store_job_list(s, t, &done, cursor, 64, &jobs, &n, &next, &err),
+				 UNIAP_OK);
+		for (size_t i = 0; i < n; i++)
+			assert_int_equal(jobs[i].progress_done, 1);
+		total += n;
+		store_jobs_free(jobs, n);
+		cursor = next;
+	} while (next);
+	assert_int_equal(total, THREADS * JOBS_PER_THREAD);
+	store_close(s);
+	assert_int_equal(raw_sql(f, "SELECT count(*) FROM jobs"), THREADS * JOBS_PER_THREAD);
+	assert_int_equal(raw_sql(f, "SELECT count(DISTINCT idempotency_key) FROM jobs"),
+			 THREADS * JOBS_PER_THREAD);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sha256),
+		cmocka_unit_test_setup_teardown(test_migrations_fresh_and_reopen, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_migrations_newer_refused, setup, teardown),
+		cmocka_unit_test(test_migrations_bad_paths),
+		cmocka_unit_test(test_migrations_embedded_equal_files),
+		cmocka_unit_test_setup_teardown(test_tenants, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_documents_and_isolation, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_idempotency, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_state_machine, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_progress_and_recovery, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_limits, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cache, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_concurrent_jobs, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
