@@ -1,0 +1,878 @@
+/*
+ * http.c - the libmicrohttpd glue of uniapd: request state across the calls
+ * of the access handler, bounded body buffers, the built-in routes, metrics
+ * and the access log.
+ *
+ * Thread model (docs/http.md): MHD_USE_INTERNAL_POLLING_THREAD |
+ * MHD_USE_THREAD_PER_CONNECTION, capped by MHD_OPTION_CONNECTION_LIMIT.  A
+ * handler may block (a SQLite busy wait, a file read) without stalling any
+ * other connection, which a small thread pool would; the connection limit
+ * caps the threads, the connection timeout drops idle clients.
+ *
+ * Lifecycle of one request in http_access (MHD's simplepost.c pattern):
+ *   1st call  headers only: allocate the state in *req_cls; a Content-Length
+ *             over the limit is answered 413 at once, before any body is read
+ *   next      one per body chunk: append to the buffer, capped at the limit
+ *             (a chunked body that passes it is discarded and answered 413;
+ *             one that goes on past twice the limit loses its connection)
+ *   last      *upload_data_size == 0: build the http_request, dispatch, queue
+ *   completed http_completed: access log line, free the state
+ *
+ * Lock order: only http_metrics.mu, never held while calling out.
+ * Never: globals; MHD types outside this file; an unbounded buffer.
+ */
+#include "http.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+#include <microhttpd.h>
+
+#include "jdecode.h"
+#include "problem.h"
+#include "route.h"
+
+#define HTTP_PATH_MAX 4096          /* decoded path; longer is a 414 problem */
+#define HTTP_QUERY_VALUE_MAX 2048   /* one decoded query key or value */
+#define HTTP_OPENAPI_MAX_BYTES (4u * 1024u * 1024u)
+#define HTTP_STATUS_SLOTS 600       /* statuses 0..599 counted per route */
+#define HTTP_METRICS_TEXT_MAX (8u * 1024u * 1024u)
+
+/* ---------------------------------------------------------------- request/response */
+
+void http_request_init(struct http_request *req)
+{
+	memset(req, 0, sizeof(*req));
+	req->route_index = -1;
+}
+
+void http_request_release(struct http_request *req)
+{
+	if (!req)
+		return;
+	cJSON_Delete(req->json);
+	req->json = NULL;
+}
+
+static const char *http_kv_find(const struct http_kv *kv, size_t n, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (kv[i].name && strcmp(kv[i].name, name) == 0)
+			return kv[i].value;
+	return NULL;
+}
+
+const char *http_request_query(const struct http_request *req, const char *name)
+{
+	return http_kv_find(req->query, req->query_count, name);
+}
+
+const char *http_request_param(const struct http_request *req, const char *name)
+{
+	return http_kv_find(req->params, req->param_count, name);
+}
+
+const char *http_request_header(const struct http_request *req, const char *name)
+{
+	if (strcasecmp(name, "Content-Type") == 0)
+		return req->content_type;
+	if (strcasecmp(name, "Authorization") == 0)
+		return req->authorization;
+	return req->header ? req->header(req->header_ctx, name) : NULL;
+}
+
+void http_response_init(struct http_response *res)
+{
+	memset(res, 0, sizeof(*res));
+}
+
+void http_response_release(struct http_response *res)
+{
+	if (!res)
+		return;
+	free(res->body);
+	res->body = NULL;
+	res->body_len = 0;
+}
+
+int http_response_set_body(struct http_response *res, int status, const char *content_type,
+                           const char *body, size_t len)
+{
+	char *copy = malloc(len + 1);
+
+	if (!copy)
+		return -1;
+	if (len)
+		memcpy(copy, body, len);
+	copy[len] = '\0';
+	free(res->body);
+	res->body = copy;
+	res->body_len = len;
+	res->status = status;
+	snprintf(res->content_type, sizeof(res->content_type), "%s", content_type ? content_type : "");
+	return 0;
+}
+
+int http_response_set_json(struct http_response *res, int status, const cJSON *json)
+{
+	char *text = cJSON_PrintUnformatted(json);
+	int rc;
+
+	if (!text)
+		return -1;
+	rc = http_response_set_body(res, status, "application/json", text, strlen(text));
+	cJSON_free(text);
+	return rc;
+}
+
+int http_response_add_header(struct http_response *res, const char *name, const char *value)
+{
+	size_t i;
+
+	for (i = 0; i < res->header_count; i++)
+		if (strcasecmp(res->headers[i].name, name) == 0)
+			break;
+	if (i == HTTP_MAX_HEADERS)
+		return -1;
+	snprintf(res->headers[i].name, sizeof(res->headers[i].name), "%s", name);
+	snprintf(res->headers[i].value, sizeof(res->headers[i].value), "%s", value);
+	if (i == res->header_count)
+		res->header_count++;
+	return 0;
+}
+
+const char *http_response_header(const struct http_response *res, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < res->header_count; i++)
+		if (strcasecmp(res->headers[i].name, name) == 0)
+			return res->headers[i].value;
+	return NULL;
+}
+
+static int http_hex(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int http_percent_decode(const char *in, size_t len, char *out, size_t out_cap, int plus_is_space)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < len; i++) {
+		int c = (unsigned char)in[i];
+
+		if (c == '%') {
+			int hi, lo;
+
+			if (i + 2 >= len)
+				return -1;
+			hi = http_hex(in[i + 1]);
+			lo = http_hex(in[i + 2]);
+			if (hi < 0 || lo < 0)
+				return -1;
+			c = hi * 16 + lo;
+			i += 2;
+		} else if (c == '+' && plus_is_space) {
+			c = ' ';
+		}
+		if (c == '\0' || n + 1 >= out_cap)
+			return -1;
+		out[n++] = (char)c;
+	}
+	if (out_cap == 0)
+		return -1;
+	out[n] = '\0';
+	return 0;
+}
+
+/* ---------------------------------------------------------------- metrics */
+
+static const double http_buckets_s[] = {0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10};
+#define HTTP_NBUCKETS (sizeof(http_buckets_s) / sizeof(http_buckets_s[0]))
+
+/* Counters per route (slot 0: no route matched, slot i+1: route i). */
+struct http_metrics {
+	pthread_mutex_t mu;
+	size_t slots;
+	uint64_t *by_status;   /* [slots][HTTP_STATUS_SLOTS] */
+	uint64_t *bucket;      /* [slots][HTTP_NBUCKETS] cumulative counts are computed when printed */
+	uint64_t *count;       /* [slots] */
+	double *sum_s;         /* [slots] */
+};
+
+static int http_metrics_init(struct http_metrics *m, size_t routes)
+{
+	memset(m, 0, sizeof(*m));
+	m->slots = routes + 1;
+	m->by_status = calloc(m->slots * HTTP_STATUS_SLOTS, sizeof(*m->by_status));
+	m->bucket = calloc(m->slots * HTTP_NBUCKETS, sizeof(*m->bucket));
+	m->count = calloc(m->slots, sizeof(*m->count));
+	m->sum_s = calloc(m->slots, sizeof(*m->sum_s));
+	if (!m->by_status || !m->bucket || !m->count || !m->sum_s || pthread_mutex_init(&m->mu, NULL) != 0) {
+		free(m->by_status);
+		free(m->bucket);
+		free(m->count);
+		free(m->sum_s);
+		return -1;
+	}
+	return 0;
+}
+
+static void http_metrics_release(struct http_metrics *m)
+{
+	pthread_mutex_destroy(&m->mu);
+	free(m->by_status);
+	free(m->bucket);
+	free(m->count);
+	free(m->sum_s);
+}
+
+static void http_metrics_record(struct http_metrics *m, int route_index, int status, double seconds)
+{
+	size_t slot = route_index < 0 ? 0 : (size_t)route_index + 1, b;
+
+	if (slot >= m->slots)
+		slot = 0;
+	if (status < 0 || status >= HTTP_STATUS_SLOTS)
+		status = 0;
+	pthread_mutex_lock(&m->mu);
+	m->by_status[slot * HTTP_STATUS_SLOTS + (size_t)status]++;
+	m->count[slot]++;
+	m->sum_s[slot] += seconds;
+	for (b = 0; b < HTTP_NBUCKETS; b++)
+		if (seconds <= http_buckets_s[b]) {
+			m->bucket[slot * HTTP_NBUCKETS + b]++;
+			break;
+		}
+	pthread_mutex_unlock(&m->mu);
+}
+
+/* A growing text buffer capped at HTTP_METRICS_TEXT_MAX; err set on overflow or no memory. */
+struct http_text {
+	char *buf;
+	size_t len, cap;
+	int err;
+};
+
+static void http_text_printf(struct http_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void http_text_printf(struct http_text *t, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (t->err)
+		return;
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(t->buf ? t->buf + t->len : NULL, t->buf ? t->cap - t->len : 0, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			t->err = 1;
+			return;
+		}
+		if (t->buf && (size_t)n < t->cap - t->len) {
+			t->len += (size_t)n;
+			return;
+		}
+		{
+			size_t cap = t->cap ? t->cap * 2 : 4096;
+			char *nb;
+
+			while (cap < t->len + (size_t)n + 1)
+				cap *= 2;
+			if (cap > HTTP_METRICS_TEXT_MAX || !(nb = realloc(t->buf, cap))) {
+				t->err = 1;
+				return;
+			}
+			t->buf = nb;
+			t->cap = cap;
+		}
+	}
+}
+
+/* ---------------------------------------------------------------- server */
+
+struct http_server {
+	struct MHD_Daemon *daemon;
+	struct http_config cfg;
+	struct route *routes;        /* owned: the built-ins then cfg.routes' */
+	struct route_table table;
+	size_t max_body_bytes;
+	struct http_metrics metrics;
+	atomic_int in_flight;        /* requests between their first call and completion */
+	int stopped;
+};
+
+/* Per-request state in *req_cls, from the first call to the completion callback. */
+struct http_state {
+	struct timespec start;
+	char *body;          /* bounded by max_body_bytes */
+	size_t len, cap;
+	size_t received;     /* every body byte seen, kept or not */
+	int too_large;       /* body passed the limit */
+	int answered;        /* a response is queued */
+	int status;
+	int route_index;
+	char method[16];
+	char path[256];      /* for the log, truncated */
+};
+
+static double http_elapsed_s(const struct timespec *start)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - start->tv_sec) + (double)(now.tv_nsec - start->tv_nsec) * 1e-9;
+}
+
+char *http_server_metrics_text(struct http_server *srv)
+{
+	struct http_metrics *m = &srv->metrics;
+	struct http_text t = {0};
+	size_t slot, s, b;
+
+	pthread_mutex_lock(&m->mu);
+	http_text_printf(&t, "# HELP uniapd_http_requests_total Requests answered, by route and status.\n"
+	                     "# TYPE uniapd_http_requests_total counter\n");
+	for (slot = 0; slot < m->slots; slot++) {
+		const char *method = slot ? srv->routes[slot - 1].method : "";
+		const char *route = slot ? srv->routes[slot - 1].pattern : "unmatched";
+
+		for (s = 0; s < HTTP_STATUS_SLOTS; s++)
+			if (m->by_status[slot * HTTP_STATUS_SLOTS + s])
+				http_text_printf(&t, "uniapd_http_requests_total{method=\"%s\",route=\"%s\",status=\"%zu\"} %llu\n",
+				                 method, route, s,
+				                 (unsigned long long)m->by_status[slot * HTTP_STATUS_SLOTS + s]);
+	}
+	http_text_printf(&t, "# HELP uniapd_http_request_duration_seconds Time from the request's headers to its response.\n"
+	                     "# TYPE uniapd_http_request_duration_seconds histogram\n");
+	for (slot = 0; slot < m->slots; slot++) {
+		const char *method = slot ? srv->routes[slot - 1].method : "";
+		const char *route = slot ? srv->routes[slot - 1].pattern : "unmatched";
+		uint64_t cum = 0;
+
+		if (!m->count[slot])
+			continue;
+		for (b = 0; b < HTTP_NBUCKETS; b++) {
+			cum += m->bucket[slot * HTTP_NBUCKETS + b];
+			http_text_printf(&t, "uniapd_http_request_duration_seconds_bucket{method=\"%s\",route=\"%s\",le=\"%g\"} %llu\n",
+			                 method, route, http_buckets_s[b], (unsigned long long)cum);
+		}
+		http_text_printf(&t, "uniapd_http_request_duration_seconds_bucket{method=\"%s\",route=\"%s\",le=\"+Inf\"} %llu\n"
+		                     "uniapd_http_request_duration_seconds_sum{method=\"%s\",route=\"%s\"} %.9g\n"
+		                     "uniapd_http_request_duration_seconds_count{method=\"%s\",route=\"%s\"} %llu\n",
+		                 method, route, (unsigned long long)m->count[slot], method, route, m->sum_s[slot],
+		                 method, route, (unsigned long long)m->count[slot]);
+	}
+	pthread_mutex_unlock(&m->mu);
+	http_text_printf(&t, "# HELP uniapd_http_requests_in_flight Requests being received or handled.\n"
+	                     "# TYPE uniapd_http_requests_in_flight gauge\n"
+	                     "uniapd_http_requests_in_flight %d\n",
+	                 atomic_load(&srv->in_flight));
+	if (t.err) {
+		free(t.buf);
+		return NULL;
+	}
+	return t.buf;
+}
+
+/* ---------------------------------------------------------------- built-in routes */
+
+static void http_h_healthz(struct http_request *req, struct http_response *res)
+{
+	static const char ok[] = "{\"status\":\"ok\"}";
+
+	if (http_response_set_body(res, HTTP_OK, "application/json", ok, sizeof(ok) - 1) != 0)
+		problem_fill(res, HTTP_SERVICE_UNAVAILABLE, "out-of-memory", "out of memory", req->path, NULL);
+}
+
+static void http_h_readyz(struct http_request *req, struct http_response *res)
+{
+	static const char ready[] = "{\"status\":\"ready\"}";
+	const struct http_server *srv = req->server;
+
+	if (srv && srv->cfg.ready && !srv->cfg.ready(srv->cfg.ready_ctx)) {
+		problem_fill(res, HTTP_SERVICE_UNAVAILABLE, "not-ready", "the service is not ready", req->path, NULL);
+		http_response_add_header(res, "Retry-After", "1");
+		return;
+	}
+	if (http_response_set_body(res, HTTP_OK, "application/json", ready, sizeof(ready) - 1) != 0)
+		problem_fill(res, HTTP_SERVICE_UNAVAILABLE, "out-of-memory", "out of memory", req->path, NULL);
+}
+
+static void http_h_metrics(struct http_request *req, struct http_response *res)
+{
+	char *text = req->server ? http_server_metrics_text(req->server) : NULL;
+
+	if (!text || http_response_set_body(res, HTTP_OK, "text/plain; version=0.0.4", text, strlen(text)) != 0)
+		problem_fill(res, HTTP_SERVICE_UNAVAILABLE, "unavailable", "metrics are not available", req->path, NULL);
+	free(text);
+}
+
+static void http_h_openapi(struct http_request *req, struct http_response *res)
+{
+	const struct http_server *srv = req->server;
+	const char *path = srv && srv->cfg.openapi_path ? srv->cfg.openapi_path : "schema/openapi.json";
+	struct uniap_err err;
+	char *text = NULL;
+	size_t len = 0;
+
+	err_clear(&err);
+	if (jdec_read_file(path, HTTP_OPENAPI_MAX_BYTES, &text, &len, &err) != UNIAP_OK) {
+		problem_fill(res, problem_status(UNIAP_E_NOTFOUND), problem_slug(UNIAP_E_NOTFOUND),
+		             "the OpenAPI document is not installed", req->path, NULL);
+		return;
+	}
+	if (http_response_set_body(res, HTTP_OK, "application/json", text, len) != 0)
+		problem_fill(res, HTTP_SERVICE_UNAVAILABLE, "out-of-memory", "out of memory", req->path, NULL);
+	free(text);
+}
+
+static const struct route http_builtins[] = {
+	{"GET", "/healthz", http_h_healthz, 0},
+	{"GET", "/readyz", http_h_readyz, 0},
+	{"GET", "/metrics", http_h_metrics, 0},
+	{"GET", "/v1/openapi.json", http_h_openapi, 0},
+};
+
+static const struct route_table http_builtin_table = {
+	http_builtins, sizeof(http_builtins) / sizeof(http_builtins[0]), NULL, NULL, 0,
+};
+
+const struct route_table *http_builtin_routes(void)
+{
+	return &http_builtin_table;
+}
+
+/* ---------------------------------------------------------------- MHD glue */
+
+static size_t http_unescape_none(void *cls, struct MHD_Connection *c, char *s)
+{
+	(void)cls;
+	(void)c;
+	return strlen(s); /* decoded strictly in http_access, so bad escapes are a 400 */
+}
+
+static const char *http_mhd_header(void *ctx, const char *name)
+{
+	return MHD_lookup_connection_value((struct MHD_Connection *)ctx, MHD_HEADER_KIND, name);
+}
+
+/* Query parameters decoded into owned strings (freed by http_query_release). */
+struct http_query {
+	struct http_request *req;
+	char *owned[2 * HTTP_MAX_QUERY];
+	size_t n_owned;
+	int err; /* 1: bad escape, 2: too many */
+};
+
+static char *http_decode_dup(const char *s)
+{
+	size_t len = strlen(s);
+	char *out;
+
+	if (len >= HTTP_QUERY_VALUE_MAX || !(out = malloc(len + 1)))
+		return NULL;
+	if (http_percent_decode(s, len, out, len + 1, 0) != 0) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+static enum MHD_Result http_query_each(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	struct http_query *q = cls;
+	char *k, *v = NULL;
+
+	(void)kind;
+	if (q->req->query_count >= HTTP_MAX_QUERY) {
+		q->err = 2;
+		return MHD_NO;
+	}
+	k = http_decode_dup(key ? key : "");
+	if (k && value)
+		v = http_decode_dup(value);
+	if (!k || (value && !v)) {
+		free(k);
+		free(v);
+		q->err = 1;
+		return MHD_NO;
+	}
+	q->owned[q->n_owned++] = k;
+	if (v)
+		q->owned[q->n_owned++] = v;
+	q->req->query[q->req->query_count].name = k;
+	q->req->query[q->req->query_count].value = v ? v : "";
+	q->req->query_count++;
+	return MHD_YES;
+}
+
+static void http_query_release(struct http_query *q)
+{
+	size_t i;
+
+	for (i = 0; i < q->n_owned; i++)
+		free(q->owned[i]);
+}
+
+/* Queues res on c; records metrics; 0 on failure to build the response. */
+static enum MHD_Result http_queue(struct http_server *srv, struct MHD_Connection *c, struct http_state *st,
+                                  struct http_response *res)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	size_t i;
+
+	r = MHD_create_response_from_buffer(res->body_len, res->body ? res->body : (char *)"",
+	                                    MHD_RESPMEM_MUST_COPY);
+	if (!r)
+		return MHD_NO;
+	if (res->content_type[0])
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, res->content_type);
+	for (i = 0; i < res->header_count; i++)
+		MHD_add_response_header(r, res->headers[i].name, res->headers[i].value);
+	ret = MHD_queue_response(c, (unsigned)res->status, r);
+	MHD_destroy_response(r);
+	st->answered = 1;
+	st->status = res->status;
+	http_metrics_record(&srv->metrics, st->route_index, res->status, http_elapsed_s(&st->start));
+	return ret;
+}
+
+/* Queues a problem answer outside dispatch (413 before the body, bad escapes). */
+static enum MHD_Result http_queue_problem(struct http_server *srv, struct MHD_Connection *c,
+                                          struct http_state *st, int status, const char *slug,
+                                          const char *detail)
+{
+	struct http_response res;
+	enum MHD_Result ret;
+
+	http_response_init(&res);
+	problem_fill(&res, status, slug, detail, st->path, NULL);
+	ret = http_queue(srv, c, st, &res);
+	http_response_release(&res);
+	return ret;
+}
+
+/* The first call: state, and a 413 when Content-Length already says too much. */
+static enum MHD_Result http_first_call(struct http_server *srv, struct MHD_Connection *c, const char *url,
+                                       const char *method, void **req_cls)
+{
+	struct http_state *st = calloc(1, sizeof(*st));
+	const char *cl;
+
+	if (!st)
+		return MHD_NO;
+	clock_gettime(CLOCK_MONOTONIC, &st->start);
+	st->route_index = -1;
+	snprintf(st->method, sizeof(st->method), "%s", method);
+	snprintf(st->path, sizeof(st->path), "%s", url);
+	*req_cls = st;
+	atomic_fetch_add(&srv->in_flight, 1);
+	cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	if (cl) {
+		char *end = NULL;
+		unsigned long long n;
+
+		errno = 0;
+		n = strtoull(cl, &end, 10);
+		if (errno == ERANGE || n > srv->max_body_bytes) {
+			char detail[128];
+
+			snprintf(detail, sizeof(detail), "body: Content-Length %.24s, the limit is %zu bytes", cl,
+			         srv->max_body_bytes);
+			st->too_large = 1;
+			return http_queue_problem(srv, c, st, HTTP_CONTENT_TOO_LARGE, "content-too-large", detail);
+		}
+	}
+	return MHD_YES;
+}
+
+/* One body chunk: append within the cap; past it, discard (and drop past twice the cap). */
+static enum MHD_Result http_body_chunk(struct http_server *srv, struct http_state *st, const char *data,
+                                       size_t n)
+{
+	st->received += n;
+	if (st->answered)
+		return MHD_YES;
+	if (st->too_large || st->len + n > srv->max_body_bytes) {
+		st->too_large = 1;
+		free(st->body);
+		st->body = NULL;
+		st->len = st->cap = 0;
+		return st->received / 2 > srv->max_body_bytes ? MHD_NO : MHD_YES;
+	}
+	if (st->len + n > st->cap) {
+		size_t cap = st->cap ? st->cap : 4096;
+		char *nb;
+
+		while (cap < st->len + n)
+			cap *= 2;
+		if (cap > srv->max_body_bytes)
+			cap = srv->max_body_bytes;
+		if (!(nb = realloc(st->body, cap)))
+			return MHD_NO;
+		st->body = nb;
+		st->cap = cap;
+	}
+	memcpy(st->body + st->len, data, n);
+	st->len += n;
+	return MHD_YES;
+}
+
+/* The last call: build the request, dispatch, queue the answer. */
+static enum MHD_Result http_last_call(struct http_server *srv, struct MHD_Connection *c, const char *url,
+                                      const char *method, struct http_state *st)
+{
+	struct http_request req;
+	struct http_response res;
+	struct http_query q = {0};
+	char *path = NULL;
+	size_t url_len = strlen(url);
+	enum MHD_Result ret;
+
+	if (st->too_large) {
+		char detail[128];
+
+		snprintf(detail, sizeof(detail), "body: over the limit of %zu bytes", srv->max_body_bytes);
+		return http_queue_problem(srv, c, st, HTTP_CONTENT_TOO_LARGE, "content-too-large", detail);
+	}
+	if (url_len >= HTTP_PATH_MAX)
+		return http_queue_problem(srv, c, st, HTTP_URI_TOO_LONG, "uri-too-long", "path: too long");
+	http_request_init(&req);
+	http_response_init(&res);
+	q.req = &req;
+	path = malloc(url_len + 1);
+	if (!path) {
+		ret = MHD_NO;
+		goto out;
+	}
+	if (http_percent_decode(url, url_len, path, url_len + 1, 0) != 0) {
+		problem_fill(&res, HTTP_BAD_REQUEST, "bad-path",
+		             "path: invalid percent-encoding (% must be followed by two hex digits, never %00)",
+		             st->path, NULL);
+		ret = http_queue(srv, c, st, &res);
+		goto out;
+	}
+	MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, http_query_each, &q);
+	if (q.err) {
+		problem_fill(&res, HTTP_BAD_REQUEST, "bad-query",
+		             q.err == 2 ? "query: too many parameters" : "query: invalid percent-encoding or too long",
+		             st->path, NULL);
+		ret = http_queue(srv, c, st, &res);
+		goto out;
+	}
+	req.method = method;
+	req.path = path;
+	req.content_type = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+	req.authorization = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+	req.header = http_mhd_header;
+	req.header_ctx = c;
+	req.body = st->body;
+	req.body_len = st->len;
+	req.app = srv->cfg.app;
+	req.server = srv;
+	st->route_index = route_dispatch(&srv->table, &req, &res);
+	ret = http_queue(srv, c, st, &res);
+out:
+	http_query_release(&q);
+	http_request_release(&req);
+	http_response_release(&res);
+	free(path);
+	return ret;
+}
+
+static enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+                                   const char *version, const char *upload_data, size_t *upload_data_size,
+                                   void **req_cls)
+{
+	struct http_server *srv = cls;
+	struct http_state *st = *req_cls;
+
+	(void)version;
+	if (!st)
+		return http_first_call(srv, c, url, method, req_cls);
+	if (*upload_data_size > 0) {
+		size_t n = *upload_data_size;
+
+		*upload_data_size = 0;
+		return http_body_chunk(srv, st, upload_data, n);
+	}
+	if (st->answered)
+		return MHD_YES;
+	return http_last_call(srv, c, url, method, st);
+}
+
+static void http_log(struct http_server *srv, const struct http_state *st, double seconds)
+{
+	cJSON *o = cJSON_CreateObject();
+	char *line = NULL;
+	struct timespec now;
+	char ts[32];
+	struct tm tm;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	gmtime_r(&now.tv_sec, &tm);
+	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	if (o && cJSON_AddStringToObject(o, "ts", ts) && cJSON_AddStringToObject(o, "method", st->method) &&
+	    cJSON_AddStringToObject(o, "path", st->path) &&
+	    cJSON_AddStringToObject(o, "route", st->route_index >= 0 ? srv->routes[st->route_index].pattern : "") &&
+	    cJSON_AddNumberToObject(o, "status", st->status) &&
+	    cJSON_AddNumberToObject(o, "duration_ms", (double)(long long)(seconds * 1e6) / 1e3) &&
+	    cJSON_AddNumberToObject(o, "bytes_in", (double)st->received))
+		line = cJSON_PrintUnformatted(o);
+	if (line) {
+		flockfile(srv->cfg.access_log);
+		fprintf(srv->cfg.access_log, "%s\n", line);
+		fflush(srv->cfg.access_log);
+		funlockfile(srv->cfg.access_log);
+	}
+	cJSON_free(line);
+	cJSON_Delete(o);
+}
+
+static void http_completed(void *cls, struct MHD_Connection *c, void **req_cls,
+                           enum MHD_RequestTerminationCode toe)
+{
+	struct http_server *srv = cls;
+	struct http_state *st = *req_cls;
+
+	(void)c;
+	(void)toe;
+	if (!st)
+		return;
+	if (srv->cfg.access_log)
+		http_log(srv, st, http_elapsed_s(&st->start));
+	free(st->body);
+	free(st);
+	*req_cls = NULL;
+	atomic_fetch_sub(&srv->in_flight, 1);
+}
+
+struct http_server *http_server_start(const struct http_config *cfg, char *err_msg, size_t err_cap)
+{
+	struct http_server *srv = calloc(1, sizeof(*srv));
+	const struct route_table *app = cfg->routes;
+	size_t nb = http_builtin_table.count, na = app ? app->count : 0;
+	struct sockaddr_in sa;
+	const union MHD_DaemonInfo *info;
+
+	if (!srv || !(srv->routes = calloc(nb + na, sizeof(*srv->routes)))) {
+		snprintf(err_msg, err_cap, "out of memory");
+		goto fail;
+	}
+	srv->cfg = *cfg;
+	srv->max_body_bytes = cfg->max_body_bytes ? cfg->max_body_bytes : HTTP_DEFAULT_MAX_BODY_BYTES;
+	memcpy(srv->routes, http_builtin_table.routes, nb * sizeof(*srv->routes));
+	if (na)
+		memcpy(srv->routes + nb, app->routes, na * sizeof(*srv->routes));
+	srv->table.routes = srv->routes;
+	srv->table.count = nb + na;
+	srv->table.auth = cfg->auth;
+	srv->table.auth_ctx = cfg->auth_ctx;
+	srv->table.max_body_bytes = srv->max_body_bytes;
+	atomic_init(&srv->in_flight, 0);
+	if (http_metrics_init(&srv->metrics, srv->table.count) != 0) {
+		free(srv->routes);
+		srv->routes = NULL;
+		snprintf(err_msg, err_cap, "out of memory");
+		goto fail;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons(cfg->port);
+	if (inet_pton(AF_INET, cfg->listen_addr ? cfg->listen_addr : "127.0.0.1", &sa.sin_addr) != 1) {
+		snprintf(err_msg, err_cap, "listen: %s is not an IPv4 address", cfg->listen_addr);
+		goto fail_metrics;
+	}
+	srv->daemon = MHD_start_daemon(
+		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL | MHD_USE_ITC |
+			MHD_USE_ERROR_LOG,
+		0, NULL, NULL, http_access, srv,
+		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+		MHD_OPTION_CONNECTION_LIMIT, cfg->connection_limit ? cfg->connection_limit : 256u,
+		MHD_OPTION_CONNECTION_TIMEOUT, cfg->timeout_s ? cfg->timeout_s : 30u,
+		MHD_OPTION_NOTIFY_COMPLETED, http_completed, srv,
+		MHD_OPTION_UNESCAPE_CALLBACK, http_unescape_none, NULL,
+		MHD_OPTION_END);
+	if (!srv->daemon) {
+		snprintf(err_msg, err_cap, "listen: cannot listen on %s:%u", cfg->listen_addr ? cfg->listen_addr : "127.0.0.1",
+		         (unsigned)cfg->port);
+		goto fail_metrics;
+	}
+	info = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
+	if (!info || (cfg->port && info->port != cfg->port)) {
+		snprintf(err_msg, err_cap, "listen: cannot read the bound port");
+		MHD_stop_daemon(srv->daemon);
+		goto fail_metrics;
+	}
+	return srv;
+fail_metrics:
+	http_metrics_release(&srv->metrics);
+	free(srv->routes);
+fail:
+	free(srv);
+	return NULL;
+}
+
+unsigned short http_server_port(const struct http_server *srv)
+{
+	const union MHD_DaemonInfo *info =
+		srv && srv->daemon ? MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT) : NULL;
+
+	return info ? info->port : 0;
+}
+
+void http_server_stop(struct http_server *srv, unsigned grace_ms)
+{
+	MHD_socket fd;
+	unsigned waited_ms = 0;
+
+	if (!srv || srv->stopped)
+		return;
+	srv->stopped = 1;
+	fd = MHD_quiesce_daemon(srv->daemon);
+	if (fd != MHD_INVALID_SOCKET)
+		close(fd);
+	while (atomic_load(&srv->in_flight) > 0 && waited_ms < grace_ms) {
+		struct timespec ts = {0, 10 * 1000 * 1000};
+
+		nanosleep(&ts, NULL);
+		waited_ms += 10;
+	}
+	MHD_stop_daemon(srv->daemon);
+	srv->daemon = NULL;
+}
+
+void http_server_free(struct http_server *srv)
+{
+	if (!srv)
+		return;
+	http_server_stop(srv, 5000);
+	http_metrics_release(&srv->metrics);
+	free(srv->routes);
+	free(srv);
+}

@@ -1,0 +1,185 @@
+/*
+ * http.h - uniapd's HTTP layer: the request/response structs handlers see,
+ * and the server (libmicrohttpd glue, built-in routes, metrics, access log).
+ *
+ * Handlers never see MHD types: they get a struct http_request (method,
+ * decoded path, path and query parameters, the headers they need, the body
+ * and its parsed JSON, the authenticated principal) and fill a struct
+ * http_response (status, content type, owned body, extra headers).  Routing,
+ * method checks, auth, content type and size limits live in one place,
+ * route_dispatch() (route.h).  docs/http.md describes the lifecycle.
+ *
+ * Thread model: MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION
+ * with a connection limit; handlers run on the connection's thread and may
+ * block briefly (SQLite); long work goes to job workers, never a handler.
+ *
+ * Never: globals (the server owns its metrics), MHD types outside http.c,
+ * unbounded buffers (bodies, headers, query parameters all have caps).
+ */
+#ifndef UNIAP_HTTP_H
+#define UNIAP_HTTP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct cJSON;
+struct route_table;
+
+/* The statuses this layer answers with by name (STYLE: no bare numbers). */
+enum http_status {
+	HTTP_OK = 200,
+	HTTP_BAD_REQUEST = 400,
+	HTTP_UNAUTHORIZED = 401,
+	HTTP_NOT_FOUND = 404,
+	HTTP_METHOD_NOT_ALLOWED = 405,
+	HTTP_CONTENT_TOO_LARGE = 413,
+	HTTP_URI_TOO_LONG = 414,
+	HTTP_UNSUPPORTED_MEDIA_TYPE = 415,
+	HTTP_INTERNAL_ERROR = 500,
+	HTTP_SERVICE_UNAVAILABLE = 503,
+};
+struct http_server;
+
+#define HTTP_MAX_PARAMS 8          /* {name} segments in one route pattern */
+#define HTTP_MAX_QUERY 32          /* query parameters kept; more is a 400 */
+#define HTTP_MAX_HEADERS 8         /* extra response headers */
+#define HTTP_HEADER_NAME_MAX 64
+#define HTTP_HEADER_VALUE_MAX 256
+#define HTTP_CONTENT_TYPE_MAX 64
+#define HTTP_DEFAULT_MAX_BODY_BYTES (16u * 1024u * 1024u)
+
+/* Who a request acts for; filled by the auth hook. */
+struct http_principal {
+	int authenticated;      /* 1 once the hook accepted a key */
+	int64_t tenant_id;
+	char name[64];
+};
+
+/*
+ * The auth hook supplied by whoever builds the server: checks bearer_key
+ * (borrowed, without "Bearer ") and fills *out.  Returns 0 when the key is
+ * valid, non-zero otherwise (the request gets a 401).  Called from any
+ * connection thread.
+ */
+typedef int (*http_auth_fn)(void *ctx, const char *bearer_key, struct http_principal *out);
+
+/* Readiness hook: non-zero when the service can take traffic (GET /readyz). */
+typedef int (*http_ready_fn)(void *ctx);
+
+struct http_kv {
+	const char *name;
+	const char *value;
+};
+
+/* Looks a request header up by name (case-insensitive); NULL when absent. */
+typedef const char *(*http_header_fn)(void *ctx, const char *name);
+
+struct http_request {
+	/* set by the caller of route_dispatch (all borrowed) */
+	const char *method;        /* "GET", ... */
+	const char *path;          /* percent-decoded, no query string */
+	struct http_kv query[HTTP_MAX_QUERY]; /* decoded; borrowed */
+	size_t query_count;
+	const char *content_type;  /* the Content-Type header or NULL */
+	const char *authorization; /* the Authorization header or NULL */
+	http_header_fn header;     /* any other header; may be NULL */
+	void *header_ctx;
+	const char *body;          /* body_len bytes, may hold NULs; NULL when none */
+	size_t body_len;
+	void *app;                 /* the application's context (config.app) */
+	struct http_server *server;/* NULL in socket-less tests */
+	/* set by route_dispatch */
+	struct http_kv params[HTTP_MAX_PARAMS]; /* path parameters, point into param_buf */
+	size_t param_count;
+	char param_buf[512];
+	struct cJSON *json;        /* the parsed body on ROUTE_JSON routes; owned, freed by http_request_release */
+	struct http_principal principal;
+	int route_index;           /* matched route or -1 */
+};
+
+struct http_header {
+	char name[HTTP_HEADER_NAME_MAX];
+	char value[HTTP_HEADER_VALUE_MAX];
+};
+
+struct http_response {
+	int status;                /* 0 until a handler or the dispatcher sets it */
+	char content_type[HTTP_CONTENT_TYPE_MAX];
+	char *body;                /* owned, malloc'd; body_len bytes */
+	size_t body_len;
+	struct http_header headers[HTTP_MAX_HEADERS];
+	size_t header_count;
+};
+
+/* Zeroes req; route_index becomes -1. */
+void http_request_init(struct http_request *req);
+/* Frees what dispatch attached to req (the parsed JSON); req stays reusable after init. */
+void http_request_release(struct http_request *req);
+/* The value of query parameter name, or of path parameter name; NULL when absent. */
+const char *http_request_query(const struct http_request *req, const char *name);
+const char *http_request_param(const struct http_request *req, const char *name);
+/* A request header by name: content type and authorization from their fields, others from req->header. */
+const char *http_request_header(const struct http_request *req, const char *name);
+
+void http_response_init(struct http_response *res);
+void http_response_release(struct http_response *res);
+/* Replaces the body with a copy of len bytes of body (borrowed).  0 ok, -1 out of memory. */
+int http_response_set_body(struct http_response *res, int status, const char *content_type,
+                           const char *body, size_t len);
+/* Prints json (borrowed) as the body with application/json.  0 ok, -1 out of memory. */
+int http_response_set_json(struct http_response *res, int status, const struct cJSON *json);
+/* Adds a header (copied; truncated to the caps).  0 ok, -1 when HTTP_MAX_HEADERS are used. */
+int http_response_add_header(struct http_response *res, const char *name, const char *value);
+/* The value of an added header or NULL. */
+const char *http_response_header(const struct http_response *res, const char *name);
+
+/*
+ * Strict percent-decoding of len bytes of in into out (out_cap bytes with the
+ * NUL): "%" must be followed by two hex digits and the result must not hold a
+ * NUL.  plus_is_space turns '+' into ' ' (query strings).  0 ok, -1 invalid
+ * or too long.
+ */
+int http_percent_decode(const char *in, size_t len, char *out, size_t out_cap, int plus_is_space);
+
+/* ---------------------------------------------------------------- server */
+
+struct http_config {
+	const char *listen_addr;   /* IPv4 literal, "127.0.0.1"; borrowed until http_server_free */
+	unsigned short port;       /* 0: an ephemeral port (read it back with http_server_port) */
+	size_t max_body_bytes;     /* 0: HTTP_DEFAULT_MAX_BODY_BYTES */
+	unsigned connection_limit; /* 0: 256 */
+	unsigned timeout_s;        /* idle connection timeout; 0: 30 */
+	const struct route_table *routes; /* the application's routes (borrowed); may be NULL */
+	http_auth_fn auth;         /* may be NULL: every ROUTE_AUTH route answers 401 */
+	void *auth_ctx;
+	http_ready_fn ready;       /* may be NULL: always ready */
+	void *ready_ctx;
+	void *app;                 /* passed to handlers as req->app */
+	const char *openapi_path;  /* served at GET /v1/openapi.json; NULL: schema/openapi.json */
+	FILE *access_log;          /* one JSON line per request; NULL: none */
+};
+
+/*
+ * Starts a server on cfg (borrowed; the strings and table it points to must
+ * outlive the server).  Returns an owned server (http_server_free) or NULL
+ * with a message in err_msg (err_cap bytes).
+ */
+struct http_server *http_server_start(const struct http_config *cfg, char *err_msg, size_t err_cap);
+/* The bound port. */
+unsigned short http_server_port(const struct http_server *srv);
+/*
+ * Graceful stop: stops accepting, waits up to grace_ms for the requests in
+ * flight to finish, then stops the daemon.  Safe to call once; free does it too.
+ */
+void http_server_stop(struct http_server *srv, unsigned grace_ms);
+/* Stops (grace 5 s) if running and frees srv (may be NULL). */
+void http_server_free(struct http_server *srv);
+
+/* The metrics in the Prometheus text format (version 0.0.4): an owned string (free()) or NULL. */
+char *http_server_metrics_text(struct http_server *srv);
+
+/* The built-in routes: GET /healthz, /readyz, /metrics, /v1/openapi.json. */
+const struct route_table *http_builtin_routes(void);
+
+#endif

@@ -1,0 +1,677 @@
+/*
+ * test_http.c - uniapd's HTTP layer: route_dispatch and problem+json without
+ * sockets, then a real server on 127.0.0.1 (ephemeral port) with a test-only
+ * route table, driven by libcurl through a table of hostile and malformed
+ * requests, each with its expected status; afterwards /healthz still answers
+ * and /metrics has counted the requests; a graceful stop lets an in-flight
+ * request finish.  Traffic only ever goes to 127.0.0.1.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+#include <curl/curl.h>
+
+#include "http.h"
+#include "problem.h"
+#include "route.h"
+
+#define TEST_MAX_BODY 8192
+
+/* ---------------------------------------------------------------- test routes */
+
+static void h_json(struct http_request *req, struct http_response *res)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(o, "type", cJSON_IsObject(req->json) ? "object" : "other");
+	cJSON_AddNumberToObject(o, "bytes", (double)req->body_len);
+	assert_int_equal(http_response_set_json(res, HTTP_OK, o), 0);
+	cJSON_Delete(o);
+}
+
+static void h_auth(struct http_request *req, struct http_response *res)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	assert_true(req->principal.authenticated);
+	cJSON_AddStringToObject(o, "principal", req->principal.name);
+	assert_int_equal(http_response_set_json(res, HTTP_OK, o), 0);
+	cJSON_Delete(o);
+}
+
+static void h_item(struct http_request *req, struct http_response *res)
+{
+	cJSON *o = cJSON_CreateObject();
+	const char *q = http_request_query(req, "q");
+
+	cJSON_AddStringToObject(o, "id", http_request_param(req, "id"));
+	cJSON_AddStringToObject(o, "q", q ? q : "");
+	assert_int_equal(http_response_set_json(res, HTTP_OK, o), 0);
+	cJSON_Delete(o);
+}
+
+static void h_noanswer(struct http_request *req, struct http_response *res)
+{
+	(void)req;
+	(void)res;
+}
+
+static void h_invalid(struct http_request *req, struct http_response *res)
+{
+	struct uniap_err err;
+
+	err_set(&err, UNIAP_E_INVALID, "body.cluster.nodes[1]: must be >= 1, got 0");
+	problem_from_err(res, &err, req->path);
+}
+
+static atomic_int slow_started;
+
+static void h_slow(struct http_request *req, struct http_response *res)
+{
+	struct timespec ts = {0, 300 * 1000 * 1000};
+
+	(void)req;
+	atomic_store(&slow_started, 1);
+	nanosleep(&ts, NULL);
+	assert_int_equal(http_response_set_body(res, HTTP_OK, "text/plain", "done", 4), 0);
+}
+
+static const struct route test_routes[] = {
+	{"POST", "/t/json", h_json, ROUTE_JSON},
+	{"POST", "/t/auth", h_auth, ROUTE_AUTH | ROUTE_JSON},
+	{"GET", "/t/items/{id}", h_item, 0},
+	{"PUT", "/t/items/{id}", h_json, ROUTE_JSON},
+	{"DELETE", "/t/items/{id}", h_item, ROUTE_AUTH},
+	{"GET", "/t/noanswer", h_noanswer, 0},
+	{"GET", "/t/invalid", h_invalid, 0},
+	{"GET", "/t/slow", h_slow, 0},
+};
+
+static int fake_auth(void *ctx, const char *key, struct http_principal *out)
+{
+	(void)ctx;
+	if (strcmp(key, "good-key") != 0)
+		return -1;
+	out->tenant_id = 7;
+	snprintf(out->name, sizeof(out->name), "tenant-7");
+	return 0;
+}
+
+static const struct route_table test_table = {
+	test_routes, sizeof(test_routes) / sizeof(test_routes[0]), fake_auth, NULL, TEST_MAX_BODY,
+};
+
+/* ---------------------------------------------------------------- route_dispatch without sockets */
+
+/* Dispatches one request on test_table; res must be released by the caller. */
+static int dispatch(const char *method, const char *path, const char *ct, const char *authz, const char *body,
+                    size_t len, struct http_response *res)
+{
+	struct http_request req;
+	int idx;
+
+	http_request_init(&req);
+	http_response_init(res);
+	req.method = method;
+	req.path = path;
+	req.content_type = ct;
+	req.authorization = authz;
+	req.body = body;
+	req.body_len = len;
+	idx = route_dispatch(&test_table, &req, res);
+	http_request_release(&req);
+	return idx;
+}
+
+/* res's problem body parsed; asserts the problem shape and status. */
+static cJSON *problem_json(const struct http_response *res, int status)
+{
+	cJSON *o = cJSON_ParseWithLength(res->body, res->body_len);
+
+	assert_non_null(o);
+	assert_string_equal(res->content_type, "application/problem+json");
+	assert_int_equal(cJSON_GetObjectItem(o, "status")->valuedouble, status);
+	assert_non_null(cJSON_GetStringValue(cJSON_GetObjectItem(o, "type")));
+	assert_non_null(cJSON_GetStringValue(cJSON_GetObjectItem(o, "title")));
+	assert_non_null(cJSON_GetStringValue(cJSON_GetObjectItem(o, "detail")));
+	assert_non_null(cJSON_GetStringValue(cJSON_GetObjectItem(o, "instance")));
+	return o;
+}
+
+static void test_dispatch_table(void **state)
+{
+	static const char big[TEST_MAX_BODY + 2] = "{}";
+	static const struct {
+		const char *method, *path, *ct, *authz, *body;
+		size_t len; /* 0: strlen(body) */
+		int status;
+		const char *allow;
+	} cases[] = {
+		{"GET", "/nope", NULL, NULL, NULL, 0, 404, NULL},
+		{"GET", "/t/json", NULL, NULL, NULL, 0, 405, "POST"},
+		{"PATCH", "/t/items/5", NULL, NULL, NULL, 0, 405, "GET, PUT, DELETE"},
+		{"POST", "/t/json", "text/plain", NULL, "{}", 0, 415, NULL},
+		{"POST", "/t/json", NULL, NULL, "{}", 0, 415, NULL},
+		{"POST", "/t/json", "application/json", NULL, "", 0, 400, NULL},
+		{"POST", "/t/json", "application/json", NULL, "{\"a\":", 0, 400, NULL},
+		{"POST", "/t/json", "application/json", NULL, "{}", 0, 200, NULL},
+		{"POST", "/t/json", "Application/JSON; charset=utf-8", NULL, "{}", 0, 200, NULL},
+		{"POST", "/t/auth", "application/json", NULL, "{}", 0, 401, NULL},
+		{"POST", "/t/auth", "application/json", "Bearer nope", "{}", 0, 401, NULL},
+		{"POST", "/t/auth", "application/json", "Bearer good-key", "{}", 0, 200, NULL},
+		{"GET", "/t/items/42", NULL, NULL, NULL, 0, 200, NULL},
+		{"HEAD", "/t/items/42", NULL, NULL, NULL, 0, 200, NULL},
+		{"GET", "/t/items/..", NULL, NULL, NULL, 0, 400, NULL},
+		{"GET", "/t//items", NULL, NULL, NULL, 0, 400, NULL},
+		{"GET", "/t/items/", NULL, NULL, NULL, 0, 404, NULL},
+		{"GET", "/t/items/1/2", NULL, NULL, NULL, 0, 404, NULL},
+		{"GET", "relative", NULL, NULL, NULL, 0, 400, NULL},
+		{"GET", "/t/noanswer", NULL, NULL, NULL, 0, 500, NULL},
+		{"GET", "/t/invalid", NULL, NULL, NULL, 0, 422, NULL},
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct http_response res;
+		size_t len = cases[i].body ? strlen(cases[i].body) : 0;
+
+		dispatch(cases[i].method, cases[i].path, cases[i].ct, cases[i].authz, cases[i].body, len, &res);
+		if (res.status != cases[i].status)
+			fail_msg("case %zu %s %s: status %d, want %d", i, cases[i].method, cases[i].path, res.status,
+			         cases[i].status);
+		if (cases[i].status >= 400)
+			cJSON_Delete(problem_json(&res, cases[i].status));
+		if (cases[i].allow)
+			assert_string_equal(http_response_header(&res, "Allow"), cases[i].allow);
+		if (cases[i].status == 401)
+			assert_string_equal(http_response_header(&res, "WWW-Authenticate"), "Bearer");
+		http_response_release(&res);
+	}
+	{
+		/* a body over the table's limit is a 413 even without a socket */
+		struct http_response res;
+
+		dispatch("POST", "/t/json", "application/json", NULL, big, sizeof(big), &res);
+		assert_int_equal(res.status, 413);
+		http_response_release(&res);
+	}
+}
+
+static void test_dispatch_details(void **state)
+{
+	struct http_request req;
+	struct http_response res;
+	cJSON *o;
+
+	(void)state;
+	/* path parameters */
+	http_request_init(&req);
+	http_response_init(&res);
+	req.method = "GET";
+	req.path = "/t/items/abc";
+	assert_int_equal(route_dispatch(&test_table, &req, &res), 2);
+	assert_string_equal(http_request_param(&req, "id"), "abc");
+	assert_null(http_request_param(&req, "nope"));
+	http_request_release(&req);
+	http_response_release(&res);
+
+	/* malformed JSON names the byte */
+	dispatch("POST", "/t/json", "application/json", NULL, "{\"a\":1,}", 8, &res);
+	o = problem_json(&res, 400);
+	assert_non_null(strstr(cJSON_GetObjectItem(o, "detail")->valuestring, "at byte 8"));
+	assert_string_equal(cJSON_GetObjectItem(o, "type")->valuestring, "urn:uniap:problem:malformed");
+	assert_string_equal(cJSON_GetObjectItem(o, "instance")->valuestring, "/t/json");
+	cJSON_Delete(o);
+	http_response_release(&res);
+
+	/* a rule broken deep in the body gives a JSON pointer */
+	dispatch("GET", "/t/invalid", NULL, NULL, NULL, 0, &res);
+	o = problem_json(&res, 422);
+	assert_string_equal(cJSON_GetObjectItem(o, "pointer")->valuestring, "/cluster/nodes/1");
+	cJSON_Delete(o);
+	http_response_release(&res);
+}
+
+static void test_problem_table(void **state)
+{
+	char ptr[64];
+	char out[16];
+
+	(void)state;
+	assert_int_equal(problem_status(UNIAP_E_MALFORMED), 400);
+	assert_int_equal(problem_status(UNIAP_E_INVALID), 422);
+	assert_int_equal(problem_status(UNIAP_E_NOTFOUND), 404);
+	assert_int_equal(problem_status(UNIAP_E_LIMIT), 413);
+	assert_int_equal(problem_status(UNIAP_E_INTERNAL), 500);
+	assert_int_equal(problem_status((uniap_code)999), 500);
+	for (int c = 0; c < UNIAP_CODE_COUNT; c++)
+		assert_true(problem_status((uniap_code)c) >= 200 && problem_status((uniap_code)c) < 600);
+	assert_string_equal(problem_title(413), "Content Too Large");
+	assert_int_equal(problem_pointer("body.a[2].b: bad", "body", ptr, sizeof(ptr)), 0);
+	assert_string_equal(ptr, "/a/2/b");
+	assert_int_equal(problem_pointer("body: bad", "body", ptr, sizeof(ptr)), 0);
+	assert_string_equal(ptr, "");
+	assert_int_equal(problem_pointer("bodyx.a: bad", "body", ptr, sizeof(ptr)), -1);
+	assert_int_equal(problem_pointer("cluster.a: bad", "body", ptr, sizeof(ptr)), -1);
+	assert_int_equal(problem_pointer("no colon", "body", ptr, sizeof(ptr)), -1);
+	/* percent-decoding is strict */
+	assert_int_equal(http_percent_decode("a%20b", 5, out, sizeof(out), 0), 0);
+	assert_string_equal(out, "a b");
+	assert_int_equal(http_percent_decode("a+b", 3, out, sizeof(out), 1), 0);
+	assert_string_equal(out, "a b");
+	assert_int_equal(http_percent_decode("%zz", 3, out, sizeof(out), 0), -1);
+	assert_int_equal(http_percent_decode("%2", 2, out, sizeof(out), 0), -1);
+	assert_int_equal(http_percent_decode("%", 1, out, sizeof(out), 0), -1);
+	assert_int_equal(http_percent_decode("%00", 3, out, sizeof(out), 0), -1);
+	assert_int_equal(http_percent_decode("0123456789abcdef", 16, out, sizeof(out), 0), -1);
+}
+
+/* ---------------------------------------------------------------- a real server */
+
+struct fetch {
+	char body[1 << 16];
+	size_t body_len;
+	char headers[1 << 15];
+	size_t headers_len;
+	const char *upload;  /* chunked upload source */
+	size_t upload_len, upload_pos;
+};
+
+static size_t on_body(char *p, size_t size, size_t n, void *ud)
+{
+	struct fetch *f = ud;
+	size_t len = size * n, room = sizeof(f->body) - 1 - f->body_len;
+	size_t take = len < room ? len : room;
+
+	memcpy(f->body + f->body_len, p, take);
+	f->body_len += take;
+	f->body[f->body_len] = '\0';
+	return len;
+}
+
+static size_t on_header(char *p, size_t size, size_t n, void *ud)
+{
+	struct fetch *f = ud;
+	size_t len = size * n, room = sizeof(f->headers) - 1 - f->headers_len;
+	size_t take = len < room ? len : room;
+
+	memcpy(f->headers + f->headers_len, p, take);
+	f->headers_len += take;
+	f->headers[f->headers_len] = '\0';
+	return len;
+}
+
+static size_t on_read(char *p, size_t size, size_t n, void *ud)
+{
+	struct fetch *f = ud;
+	size_t room = size * n, left = f->upload_len - f->upload_pos;
+	size_t take = left < room ? left : room;
+
+	if (take > 100)
+		take = 100; /* several chunks */
+	memcpy(p, f->upload + f->upload_pos, take);
+	f->upload_pos += take;
+	return take;
+}
+
+/*
+ * One request to 127.0.0.1:port; path goes as is.  hdrs: NULL-terminated.
+ * chunked: send body with Transfer-Encoding: chunked.  Returns the status
+ * (0 when curl failed).
+ */
+static long http_do(unsigned short port, const char *method, const char *path, const char *const *hdrs,
+                    const char *body, size_t len, int chunked, struct fetch *f)
+{
+	CURL *c = curl_easy_init();
+	struct curl_slist *sl = NULL;
+	char *url;
+	long status = 0;
+	size_t ul = strlen(path) + 32;
+	size_t i;
+
+	assert_non_null(c);
+	url = malloc(ul);
+	assert_non_null(url);
+	snprintf(url, ul, "http://127.0.0.1:%u%s", (unsigned)port, path);
+	memset(f, 0, sizeof(*f));
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_PATH_AS_IS, 1L);
+	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, f);
+	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(c, CURLOPT_HEADERDATA, f);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 5000L);
+	curl_easy_setopt(c, CURLOPT_NOPROXY, "*");
+	if (strcmp(method, "HEAD") == 0)
+		curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+	for (i = 0; hdrs && hdrs[i]; i++)
+		sl = curl_slist_append(sl, hdrs[i]);
+	if (chunked) {
+		f->upload = body;
+		f->upload_len = len;
+		sl = curl_slist_append(sl, "Transfer-Encoding: chunked");
+		curl_easy_setopt(c, CURLOPT_POST, 1L);
+		curl_easy_setopt(c, CURLOPT_READFUNCTION, on_read);
+		curl_easy_setopt(c, CURLOPT_READDATA, f);
+	} else if (body) {
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)len);
+	}
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, sl);
+	if (curl_easy_perform(c) == CURLE_OK)
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+	curl_slist_free_all(sl);
+	curl_easy_cleanup(c);
+	free(url);
+	return status;
+}
+
+static int ready_flag = 1;
+
+static int test_ready(void *ctx)
+{
+	return *(int *)ctx;
+}
+
+static struct http_server *start_server(void)
+{
+	struct http_config cfg;
+	char msg[256];
+	struct http_server *srv;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.listen_addr = "127.0.0.1";
+	cfg.port = 0;
+	cfg.max_body_bytes = TEST_MAX_BODY;
+	cfg.routes = &test_table;
+	cfg.auth = fake_auth;
+	cfg.ready = test_ready;
+	cfg.ready_ctx = &ready_flag;
+	cfg.openapi_path = "tests/unit/no-such-openapi.json";
+	srv = http_server_start(&cfg, msg, sizeof(msg));
+	if (!srv)
+		fail_msg("http_server_start: %s", msg);
+	assert_true(http_server_port(srv) != 0);
+	return srv;
+}
+
+/* A string of n copies of c followed by tail (owned, free()). */
+static char *repeat(char c, size_t n, const char *tail)
+{
+	size_t tl = tail ? strlen(tail) : 0;
+	char *s = malloc(n + tl + 1);
+
+	assert_non_null(s);
+	memset(s, c, n);
+	memcpy(s + n, tail ? tail : "", tl);
+	s[n + tl] = '\0';
+	return s;
+}
+
+static const char *const CT_JSON[] = {"Content-Type: application/json", NULL};
+
+static void test_hostile_requests(void **state)
+{
+	char *long_path = repeat('a', 40000, NULL);
+	char *huge_header = repeat('x', 40000, NULL);
+	char *deep = repeat('[', 3000, NULL);
+	char *deep65 = malloc(200);
+	char *over = repeat(' ', TEST_MAX_BODY + 500, "{}");
+	char *many_q = malloc(400);
+	char long_url[40016];
+	char hh[40032];
+	const char *const ct_text[] = {"Content-Type: text/plain", NULL};
+	const char *const ct_jsonx[] = {"Content-Type: application/jsonx", NULL};
+	const char *const ct_json_utf8[] = {"Content-Type: application/json; charset=utf-8", NULL};
+	const char *const auth_bad[] = {"Content-Type: application/json", "Authorization: Bearer wrong", NULL};
+	const char *const auth_basic[] = {"Content-Type: application/json", "Authorization: Basic Zm9vOmJhcg==", NULL};
+	const char *const auth_empty[] = {"Content-Type: application/json", "Authorization: Bearer ", NULL};
+	const char *const auth_good[] = {"Content-Type: application/json", "Authorization: Bearer good-key", NULL};
+	const char *const expect[] = {"Content-Type: application/json", "Expect: 100-continue", NULL};
+	const char *const no_expect[] = {"Content-Type: application/json", "Expect:", NULL};
+	const char *const huge[] = {hh, NULL};
+	struct http_server *srv = start_server();
+	unsigned short port = http_server_port(srv);
+	struct fetch *f = malloc(sizeof(*f));
+	size_t i, n;
+
+	(void)state;
+	assert_non_null(f);
+	assert_non_null(deep65);
+	assert_non_null(many_q);
+	snprintf(long_url, sizeof(long_url), "/%s", long_path);
+	snprintf(hh, sizeof(hh), "X-Huge: %s", huge_header);
+	n = 0;
+	for (i = 0; i < 70; i++)
+		deep65[n++] = '[';
+	for (i = 0; i < 70; i++)
+		deep65[n++] = ']';
+	deep65[n] = '\0';
+	n = (size_t)snprintf(many_q, 400, "/t/items/1?");
+	for (i = 0; i < 40; i++)
+		n += (size_t)snprintf(many_q + n, 400 - n, "a=%zu&", i);
+	{
+		const struct {
+			const char *method, *path;
+			const char *const *hdrs;
+			const char *body;
+			size_t len; /* SIZE_MAX: strlen(body) */
+			int chunked;
+			long status;
+			int problem;       /* expect an application/problem+json body */
+			const char *want;  /* a substring of the headers or body */
+		} cases[] = {
+			/* malformed JSON, several kinds */
+			{"POST", "/t/json", CT_JSON, "{", SIZE_MAX, 0, 400, 1, "at byte"},
+			{"POST", "/t/json", CT_JSON, "{\"a\":1,}", SIZE_MAX, 0, 400, 1, "at byte 8"},
+			{"POST", "/t/json", CT_JSON, "[1,2", SIZE_MAX, 0, 400, 1, NULL},
+			{"POST", "/t/json", CT_JSON, "{\"a\":1} trailing", SIZE_MAX, 0, 400, 1, NULL},
+			{"POST", "/t/json", CT_JSON, "{'a':1}", SIZE_MAX, 0, 400, 1, NULL},
+			{"POST", "/t/json", CT_JSON, "{\"a\":tru}", SIZE_MAX, 0, 400, 1, NULL},
+			{"POST", "/t/json", CT_JSON, "{\"a\":NaN}", SIZE_MAX, 0, 400, 1, NULL},
+			{"POST", "/t/json", CT_JSON, "\xff\xfe", SIZE_MAX, 0, 400, 1, NULL},
+			{"POST", "/t/json", CT_JSON, "{\"a\":\0 1}", 9, 0, 400, 1, "nul byte"},
+			{"POST", "/t/json", CT_JSON, "{\"a\":\"\\u0000\"}", SIZE_MAX, 0, 422, 1, "u0000"},
+			{"POST", "/t/json", CT_JSON, deep, SIZE_MAX, 0, 400, 1, NULL},
+			{"POST", "/t/json", CT_JSON, deep65, SIZE_MAX, 0, 413, 1, "nest"},
+			{"POST", "/t/json", CT_JSON, "", 0, 0, 400, 1, "required"},
+			{"POST", "/t/json", CT_JSON, "   ", SIZE_MAX, 0, 400, 1, NULL},
+			/* content type */
+			{"POST", "/t/json", ct_text, "{}", SIZE_MAX, 0, 415, 1, "application/json"},
+			{"POST", "/t/json", NULL, "{}", SIZE_MAX, 0, 415, 1, NULL},
+			{"POST", "/t/json", ct_jsonx, "{}", SIZE_MAX, 0, 415, 1, NULL},
+			{"POST", "/t/json", ct_json_utf8, "{}", SIZE_MAX, 0, 200, 0, "\"object\""},
+			/* size limits: Content-Length checked on the first call, chunked capped */
+			{"POST", "/t/json", expect, over, SIZE_MAX, 0, 413, 1, "Content-Length"},
+			{"POST", "/t/json", no_expect, over, SIZE_MAX, 0, 413, 1, NULL},
+			{"POST", "/nope", expect, over, SIZE_MAX, 0, 413, 1, NULL},
+			{"POST", "/t/json", CT_JSON, over, SIZE_MAX, 1, 413, 1, "limit"},
+			{"POST", "/t/json", CT_JSON, "{\"chunked\": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, "
+			 "17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36]}",
+			 SIZE_MAX, 1, 200, 0, "\"object\""},
+			/* paths and methods */
+			{"GET", "/nope", NULL, NULL, 0, 0, 404, 1, "not-found"},
+			{"GET", "/v1/openapi.json", NULL, NULL, 0, 0, 404, 1, NULL},
+			{"GET", "/t/json", NULL, NULL, 0, 0, 405, 1, "Allow: POST"},
+			{"DELETE", "/healthz", NULL, NULL, 0, 0, 405, 1, "Allow: GET"},
+			{"PATCH", "/t/items/5", NULL, NULL, 0, 0, 405, 1, "Allow: GET, PUT, DELETE"},
+			{"BREW", "/healthz", NULL, NULL, 0, 0, 405, 1, NULL},
+			/* auth */
+			{"POST", "/t/auth", CT_JSON, "{}", SIZE_MAX, 0, 401, 1, "WWW-Authenticate: Bearer"},
+			{"POST", "/t/auth", auth_bad, "{}", SIZE_MAX, 0, 401, 1, NULL},
+			{"POST", "/t/auth", auth_basic, "{}", SIZE_MAX, 0, 401, 1, NULL},
+			{"POST", "/t/auth", auth_empty, "{}", SIZE_MAX, 0, 401, 1, NULL},
+			{"DELETE", "/t/items/1", NULL, NULL, 0, 0, 401, 1, NULL},
+			{"POST", "/t/auth", auth_good, "{}", SIZE_MAX, 0, 200, 0, "tenant-7"},
+			/* auth comes before the body checks: no key, bad body is still a 401 */
+			{"POST", "/t/auth", CT_JSON, "{", SIZE_MAX, 0, 401, 1, NULL},
+			/* traversal and encoding */
+			{"GET", "/t/items/../../etc/passwd", NULL, NULL, 0, 0, 400, 1, "segments"},
+			{"GET", "/t/items/%2e%2e", NULL, NULL, 0, 0, 400, 1, NULL},
+			{"GET", "/t/items/%2e%2e%2f%2e%2e%2fetc%2fpasswd", NULL, NULL, 0, 0, 400, 1, NULL},
+			{"GET", "/v1/openapi.json/../../../etc/passwd", NULL, NULL, 0, 0, 400, 1, NULL},
+			{"GET", "//healthz", NULL, NULL, 0, 0, 400, 1, NULL},
+			{"GET", "/healthz%zz", NULL, NULL, 0, 0, 400, 1, "percent"},
+			{"GET", "/t/items/%", NULL, NULL, 0, 0, 400, 1, NULL},
+			{"GET", "/t/items/%00", NULL, NULL, 0, 0, 400, 1, NULL},
+			{"GET", "/t/items/a?q=%zz", NULL, NULL, 0, 0, 400, 1, "query"},
+			{"GET", "/t/items/a%20b?q=x%20y", NULL, NULL, 0, 0, 200, 0, "\"q\":\"x y\""},
+			{"GET", many_q, NULL, NULL, 0, 0, 400, 1, "too many"},
+			/* oversize request line and header: MHD answers those itself */
+			{"GET", long_url, NULL, NULL, 0, 0, 414, 0, NULL},
+			{"GET", "/healthz", huge, NULL, 0, 0, 431, 0, NULL},
+			/* handlers that misbehave or report errors */
+			{"GET", "/t/noanswer", NULL, NULL, 0, 0, 500, 1, NULL},
+			{"GET", "/t/invalid", NULL, NULL, 0, 0, 422, 1, "\"pointer\":\"/cluster/nodes/1\""},
+			{"HEAD", "/healthz", NULL, NULL, 0, 0, 200, 0, NULL},
+			{"GET", "/readyz", NULL, NULL, 0, 0, 200, 0, "ready"},
+		};
+
+		for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			size_t len = cases[i].body && cases[i].len == SIZE_MAX ? strlen(cases[i].body) : cases[i].len;
+			long st = http_do(port, cases[i].method, cases[i].path, cases[i].hdrs, cases[i].body, len,
+			                  cases[i].chunked, f);
+			char label[96];
+
+			snprintf(label, sizeof(label), "case %zu (%s %.40s)", i, cases[i].method, cases[i].path);
+			if (st != cases[i].status)
+				fail_msg("%s: status %ld, want %ld; body %.300s", label, st, cases[i].status, f->body);
+			if (cases[i].problem) {
+				cJSON *o = cJSON_Parse(f->body);
+
+				if (!strstr(f->headers, "Content-Type: application/problem+json"))
+					fail_msg("%s: not problem+json: %s", label, f->headers);
+				if (!o || cJSON_GetObjectItem(o, "status")->valuedouble != (double)st)
+					fail_msg("%s: bad problem body %.300s", label, f->body);
+				cJSON_Delete(o);
+			}
+			if (cases[i].want && !strstr(f->body, cases[i].want) && !strstr(f->headers, cases[i].want))
+				fail_msg("%s: neither body nor headers hold %s: %.300s %.300s", label, cases[i].want,
+				         f->headers, f->body);
+			/* the server stays healthy after each */
+			if (http_do(port, "GET", "/healthz", NULL, NULL, 0, 0, f) != 200)
+				fail_msg("%s: /healthz no longer answers", label);
+		}
+	}
+	assert_int_equal(http_do(port, "GET", "/healthz", NULL, NULL, 0, 0, f), 200);
+	assert_string_equal(f->body, "{\"status\":\"ok\"}");
+	/* readiness follows the hook */
+	ready_flag = 0;
+	assert_int_equal(http_do(port, "GET", "/readyz", NULL, NULL, 0, 0, f), 503);
+	assert_non_null(strstr(f->headers, "Retry-After: 1"));
+	ready_flag = 1;
+	/* metrics counted the requests */
+	assert_int_equal(http_do(port, "GET", "/metrics", NULL, NULL, 0, 0, f), 200);
+	assert_non_null(strstr(f->headers, "Content-Type: text/plain; version=0.0.4"));
+	assert_non_null(strstr(f->body, "uniapd_http_requests_total{method=\"POST\",route=\"/t/json\",status=\"400\"} "));
+	assert_non_null(strstr(f->body, "uniapd_http_requests_total{method=\"POST\",route=\"/t/auth\",status=\"401\"} 5\n"));
+	assert_non_null(strstr(f->body, "uniapd_http_requests_total{method=\"\",route=\"unmatched\",status=\"404\"} 1\n"));
+	assert_non_null(strstr(f->body, "uniapd_http_requests_total{method=\"GET\",route=\"/readyz\",status=\"503\"} 1\n"));
+	assert_non_null(strstr(f->body, "uniapd_http_request_duration_seconds_bucket{method=\"GET\",route=\"/healthz\",le=\"+Inf\"}"));
+	assert_non_null(strstr(f->body, "uniapd_http_requests_in_flight 1\n"));
+	http_server_free(srv);
+	free(f);
+	free(long_path);
+	free(huge_header);
+	free(deep);
+	free(deep65);
+	free(over);
+	free(many_q);
+}
+
+/* ---------------------------------------------------------------- graceful stop */
+
+struct slow_call {
+	unsigned short port;
+	long status;
+	struct fetch f;
+};
+
+static void *slow_thread(void *arg)
+{
+	struct slow_call *sc = arg;
+
+	sc->status = http_do(sc->port, "GET", "/t/slow", NULL, NULL, 0, 0, &sc->f);
+	return NULL;
+}
+
+static void test_graceful_stop(void **state)
+{
+	struct http_server *srv = start_server();
+	struct slow_call *sc = calloc(1, sizeof(*sc));
+	struct fetch *f = malloc(sizeof(*f));
+	pthread_t t;
+	unsigned short port = http_server_port(srv);
+
+	(void)state;
+	assert_non_null(sc);
+	assert_non_null(f);
+	atomic_store(&slow_started, 0);
+	sc->port = port;
+	assert_int_equal(pthread_create(&t, NULL, slow_thread, sc), 0);
+	while (!atomic_load(&slow_started)) {
+		struct timespec ts = {0, 1000 * 1000};
+
+		nanosleep(&ts, NULL);
+	}
+	http_server_stop(srv, 5000);
+	pthread_join(t, NULL);
+	assert_int_equal(sc->status, 200);
+	assert_string_equal(sc->f.body, "done");
+	/* no longer accepting */
+	assert_int_equal(http_do(port, "GET", "/healthz", NULL, NULL, 0, 0, f), 0);
+	http_server_free(srv);
+	free(sc);
+	free(f);
+}
+
+static void test_bad_listen(void **state)
+{
+	struct http_config cfg;
+	char msg[256];
+
+	(void)state;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.listen_addr = "not-an-address";
+	assert_null(http_server_start(&cfg, msg, sizeof(msg)));
+	assert_non_null(strstr(msg, "not-an-address"));
+}
+
+static int group_setup(void **state)
+{
+	(void)state;
+	return curl_global_init(CURL_GLOBAL_NOTHING) == CURLE_OK ? 0 : -1;
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	curl_global_cleanup();
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_dispatch_table),
+		cmocka_unit_test(test_dispatch_details),
+		cmocka_unit_test(test_problem_table),
+		cmocka_unit_test(test_hostile_requests),
+		cmocka_unit_test(test_graceful_stop),
+		cmocka_unit_test(test_bad_listen),
+	};
+
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
