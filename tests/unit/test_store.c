@@ -2,7 +2,7 @@
  * test_store.c - the SQLite store (server/store.h): migrations (fresh, reopen,
  * a newer database refused, embedded text equal to migrations/ files), tenants
  * and hashed keys, tenant isolation, idempotency, the job state machine,
- * recovery after a crash, per-tenant limits, the cost cache's LRU eviction,
+ * recovery after close and after kill -9, per-tenant limits, the cost cache's LRU eviction,
  * and 4 threads writing jobs through the pool (also run under TSan).
  *
  * Every test works in its own temporary directory under /tmp and removes it.
@@ -17,9 +17,11 @@
 
 #include <dirent.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
@@ -542,6 +544,62 @@ static void test_progress_and_recovery(void **state)
 	store_close(s);
 }
 
+/* The child of test_kill9_recovery: opens the store, leaves one job running
+ * and one queued, and kills itself without closing anything.  No cmocka here;
+ * a failure is exit status 1 (the parent sees no SIGKILL). */
+static void kill9_child(const struct fx *f)
+{
+	struct store_opts o = { .pool_size = 2 };
+	struct uniap_err err = { 0 };
+	char key[STORE_KEY_CHARS + 1];
+	struct store *s = NULL;
+	int64_t t, a, b, claimed = 0;
+	double tpi = 2.5;
+	int existed;
+
+	if (store_open(f->path, &o, &s, &err) != UNIAP_OK ||
+	    store_tenant_add(s, "t", 10, 0, &t, key, &err) != UNIAP_OK ||
+	    store_job_create(s, t, "a", "{\"a\":1}", 7, &a, &existed, &err) != UNIAP_OK ||
+	    store_job_create(s, t, "b", "{\"b\":1}", 7, &b, &existed, &err) != UNIAP_OK ||
+	    store_job_claim(s, &claimed, &err) != UNIAP_OK || claimed != a ||
+	    store_job_progress(s, a, 3, 9, &tpi, &err) != UNIAP_OK)
+		_exit(1);
+	kill(getpid(), SIGKILL);
+	_exit(1);
+}
+
+static void test_kill9_recovery(void **state)
+{
+	struct fx *f = *state;
+	struct uniap_err err = { 0 };
+	enum store_job_state queued = STORE_JOB_QUEUED;
+	struct store_job *jobs = NULL;
+	struct store *s;
+	size_t requeued = 0, n = 0;
+	int64_t next = 0, claimed = 0;
+	int status = 0;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0)
+		kill9_child(f);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+
+	s = open_ok(f, 2, 0);
+	assert_int_equal(store_jobs_recover(s, &requeued, &err), UNIAP_OK);
+	assert_int_equal(requeued, 1);
+	assert_int_equal(store_job_list(s, raw_sql(f, "SELECT id FROM tenants"), &queued, 0, 10, &jobs, &n, &next, &err), UNIAP_OK);
+	assert_int_equal(n, 2);
+	assert_string_equal(jobs[0].idempotency_key, "a");
+	assert_int_equal(jobs[0].progress_done, 0);
+	assert_string_equal(jobs[1].idempotency_key, "b");
+	assert_int_equal(store_job_claim(s, &claimed, &err), UNIAP_OK);
+	assert_int_equal(claimed, jobs[0].id);
+	store_jobs_free(jobs, n);
+	store_close(s);
+}
+
 static void test_limits(void **state)
 {
 	struct fx *f = *state;
@@ -722,6 +780,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_idempotency, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_state_machine, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_progress_and_recovery, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kill9_recovery, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_limits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cache, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_jobs, setup, teardown),
