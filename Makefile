@@ -18,7 +18,7 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 TEST_LIBS := $(shell pkg-config --libs cmocka libcurl 2>/dev/null || echo -lcmocka -lcurl)
 # the service's libraries: only uniapd and the tests link them, never uniap
-SERVER_PKGS := sqlite3 libmicrohttpd
+SERVER_PKGS := sqlite3 libmicrohttpd nettle
 SERVER_CFLAGS := $(shell pkg-config --cflags $(SERVER_PKGS) 2>/dev/null)
 SERVER_LIBS := $(shell pkg-config --libs $(SERVER_PKGS) 2>/dev/null)
 
@@ -98,7 +98,7 @@ test-asan:
 		sh tests/run.sh build/asan/tests $(TEST_BIN:$(BUILD)/tests/%=build/asan/tests/%) tests/cli/*.sh
 
 # Concurrency tests (thread pool, worker processes) under ThreadSanitizer.
-TSAN_TESTS := $(filter $(BUILD)/tests/test_pool%,$(TEST_BIN))
+TSAN_TESTS := $(filter $(BUILD)/tests/test_pool% $(BUILD)/tests/test_store%,$(TEST_BIN))
 test-tsan:
 	@$(MAKE) --no-print-directory BUILD=build/tsan SAN=tsan $(TSAN_TESTS:$(BUILD)/%=build/tsan/%)
 	@TSAN_OPTIONS=halt_on_error=1 sh tests/run.sh build/tsan/tests $(TSAN_TESTS:$(BUILD)/tests/%=build/tsan/tests/%)

@@ -20,6 +20,7 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include <nettle/sha2.h>
 #include <sqlite3.h>
 
 #define DEFAULT_POOL 4
@@ -34,78 +35,15 @@ struct store {
 	int64_t cache_max_bytes;
 };
 
-/* ---- SHA-256 (FIPS 180-4) ---- */
-
-static const uint32_t sha_k[64] = {
-	0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
-	0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
-	0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f,
-	0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7,
-	0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc,
-	0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
-	0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116,
-	0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-	0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
-	0xc67178f2,
-};
-
-static uint32_t ror32(uint32_t x, int n)
-{
-	return (x >> n) | (x << (32 - n));
-}
-
-static void sha256_block(uint32_t h[8], const unsigned char *p)
-{
-	uint32_t w[64], a, b, c, d, e, f, g, hh;
-
-	for (int i = 0; i < 16; i++)
-		w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
-		       (uint32_t)p[4 * i + 2] << 8 | (uint32_t)p[4 * i + 3];
-	for (int i = 16; i < 64; i++) {
-		uint32_t s0 = ror32(w[i - 15], 7) ^ ror32(w[i - 15], 18) ^ (w[i - 15] >> 3);
-		uint32_t s1 = ror32(w[i - 2], 17) ^ ror32(w[i - 2], 19) ^ (w[i - 2] >> 10);
-		w[i] = w[i - 16] + s0 + w[i - 7] + s1;
-	}
-	a = h[0]; b = h[1]; c = h[2]; d = h[3]; e = h[4]; f = h[5]; g = h[6]; hh = h[7];
-	for (int i = 0; i < 64; i++) {
-		uint32_t t1 = hh + (ror32(e, 6) ^ ror32(e, 11) ^ ror32(e, 25)) +
-			      ((e & f) ^ (~e & g)) + sha_k[i] + w[i];
-		uint32_t t2 = (ror32(a, 2) ^ ror32(a, 13) ^ ror32(a, 22)) +
-			      ((a & b) ^ (a & c) ^ (b & c));
-		hh = g; g = f; f = e; e = d + t1; d = c; c = b; b = a; a = t1 + t2;
-	}
-	h[0] += a; h[1] += b; h[2] += c; h[3] += d; h[4] += e; h[5] += f; h[6] += g; h[7] += hh;
-}
+/* ---- SHA-256: nettle's, a well-kept Debian library ---- */
 
 void store_sha256(const void *data, size_t bytes, unsigned char out[STORE_SHA256_BYTES])
 {
-	uint32_t h[8] = { 0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-			  0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19 };
-	const unsigned char *p = data;
-	unsigned char tail[128];
-	size_t left = bytes, tail_len;
-	uint64_t bits = (uint64_t)bytes * 8;
+	struct sha256_ctx ctx;
 
-	while (left >= 64) {
-		sha256_block(h, p);
-		p += 64;
-		left -= 64;
-	}
-	memset(tail, 0, sizeof(tail));
-	if (left)
-		memcpy(tail, p, left);
-	tail[left] = 0x80;
-	tail_len = left + 1 + 8 <= 64 ? 64 : 128;
-	for (int i = 0; i < 8; i++)
-		tail[tail_len - 1 - i] = (unsigned char)(bits >> (8 * i));
-	for (size_t off = 0; off < tail_len; off += 64)
-		sha256_block(h, tail + off);
-	for (int i = 0; i < 8; i++) {
-		out[4 * i] = (unsigned char)(h[i] >> 24);
-		out[4 * i + 1] = (unsigned char)(h[i] >> 16);
-		out[4 * i + 2] = (unsigned char)(h[i] >> 8);
-		out[4 * i + 3] = (unsigned char)h[i];
-	}
+	sha256_init(&ctx);
+	sha256_update(&ctx, bytes, data);
+	sha256_digest(&ctx, STORE_SHA256_BYTES, out);
 }
 
 /* 0 when a and b (n bytes each) are equal; time independent of where they differ. */
