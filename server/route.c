@@ -163,8 +163,6 @@ static int route_check(const struct route_table *t, const struct route *r, struc
 		}
 		req->principal.authenticated = 1;
 	}
-	if (!(r->flags & ROUTE_JSON))
-		return 0;
 	if (req->body_len > max_body) {
 		char detail[128];
 
@@ -172,6 +170,8 @@ static int route_check(const struct route_table *t, const struct route *r, struc
 		problem_fill(res, HTTP_CONTENT_TOO_LARGE, "content-too-large", detail, req->path, NULL);
 		return -1;
 	}
+	if (!(r->flags & ROUTE_JSON))
+		return 0;
 	if (!route_is_json(req->content_type)) {
 		char detail[160];
 

@@ -5,9 +5,10 @@
  * segments and {name} segments ("/v1/jobs/{id}"); a {name} matches one
  * non-empty segment and its value is available as a path parameter.
  * route_dispatch() does, in this order: dot segments (400), path match (404),
- * method (405 with Allow), auth (401 with WWW-Authenticate), content type
- * (415), body size (413), empty body (400), JSON parse (400/413 naming the
- * byte), then calls the handler.  Every error is application/problem+json
+ * method (405 with Allow), auth (401 with WWW-Authenticate), body size (413),
+ * then on ROUTE_JSON routes content type (415), empty body (400), JSON parse
+ * (400 naming the byte, 413 past JDEC_MAX_DEPTH, 422 for "\u0000"), then
+ * calls the handler.  Every error is application/problem+json
  * (problem.h).
  *
  * Never: touch sockets or MHD, or let a handler answer without a status (a
@@ -23,8 +24,8 @@
 enum route_flags {
 	ROUTE_AUTH = 1 << 0, /* needs a valid Authorization: Bearer key */
 	ROUTE_JSON = 1 << 1, /* needs a non-empty application/json body, parsed into req->json */
-	ROUTE_BODY = 1 << 2, /* accepts a body at all (ROUTE_JSON implies it); others ignore any body */
 };
+/* Routes without ROUTE_JSON see any body raw in req->body (still capped by the limit). */
 
 /* Fills res (status, body, headers); req is borrowed.  Runs on a connection thread. */
 typedef void (*route_handler_fn)(struct http_request *req, struct http_response *res);

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
@@ -385,7 +386,7 @@ static int test_ready(void *ctx)
 	return *(int *)ctx;
 }
 
-static struct http_server *start_server(void)
+static struct http_server *start_server_openapi(const char *openapi)
 {
 	struct http_config cfg;
 	char msg[256];
@@ -399,12 +400,17 @@ static struct http_server *start_server(void)
 	cfg.auth = fake_auth;
 	cfg.ready = test_ready;
 	cfg.ready_ctx = &ready_flag;
-	cfg.openapi_path = "tests/unit/no-such-openapi.json";
+	cfg.openapi_path = openapi;
 	srv = http_server_start(&cfg, msg, sizeof(msg));
 	if (!srv)
 		fail_msg("http_server_start: %s", msg);
 	assert_true(http_server_port(srv) != 0);
 	return srv;
+}
+
+static struct http_server *start_server(void)
+{
+	return start_server_openapi("tests/unit/no-such-openapi.json");
 }
 
 /* A string of n copies of c followed by tail (owned, free()). */
@@ -637,6 +643,28 @@ static void test_graceful_stop(void **state)
 	free(f);
 }
 
+static void test_openapi(void **state)
+{
+	static const char doc[] = "{\"openapi\":\"3.1.0\"}";
+	char path[] = "/tmp/test_http_openapi_XXXXXX";
+	int fd = mkstemp(path);
+	struct http_server *srv;
+	struct fetch *f = malloc(sizeof(*f));
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_non_null(f);
+	assert_int_equal(write(fd, doc, sizeof(doc) - 1), (ssize_t)(sizeof(doc) - 1));
+	close(fd);
+	srv = start_server_openapi(path);
+	assert_int_equal(http_do(http_server_port(srv), "GET", "/v1/openapi.json", NULL, NULL, 0, 0, f), 200);
+	assert_string_equal(f->body, doc);
+	assert_non_null(strstr(f->headers, "Content-Type: application/json"));
+	http_server_free(srv);
+	unlink(path);
+	free(f);
+}
+
 static void test_bad_listen(void **state)
 {
 	struct http_config cfg;
@@ -670,6 +698,7 @@ int main(void)
 		cmocka_unit_test(test_problem_table),
 		cmocka_unit_test(test_hostile_requests),
 		cmocka_unit_test(test_graceful_stop),
+		cmocka_unit_test(test_openapi),
 		cmocka_unit_test(test_bad_listen),
 	};
 
