@@ -643,6 +643,65 @@ static void test_graceful_stop(void **state)
 	free(f);
 }
 
+#define CONC_THREADS 8
+#define CONC_REQUESTS 25
+
+struct conc_call {
+	unsigned short port;
+	int id;
+	int ok;
+	struct fetch f;
+};
+
+static void *conc_thread(void *arg)
+{
+	struct conc_call *cc = arg;
+	int i;
+
+	for (i = 0; i < CONC_REQUESTS; i++) {
+		char path[64];
+		char want[64];
+
+		snprintf(path, sizeof(path), "/t/items/%d-%d", cc->id, i);
+		snprintf(want, sizeof(want), "\"id\":\"%d-%d\"", cc->id, i);
+		if (http_do(cc->port, "GET", path, NULL, NULL, 0, 0, &cc->f) == 200 && strstr(cc->f.body, want))
+			cc->ok++;
+	}
+	return NULL;
+}
+
+/* Requests from several threads at once all get their own answers and are all counted. */
+static void test_concurrent(void **state)
+{
+	struct http_server *srv = start_server();
+	struct conc_call *cc = calloc(CONC_THREADS, sizeof(*cc));
+	pthread_t t[CONC_THREADS];
+	char *text;
+	char want[128];
+	int i;
+
+	(void)state;
+	assert_non_null(cc);
+	for (i = 0; i < CONC_THREADS; i++) {
+		cc[i].port = http_server_port(srv);
+		cc[i].id = i;
+		assert_int_equal(pthread_create(&t[i], NULL, conc_thread, &cc[i]), 0);
+	}
+	for (i = 0; i < CONC_THREADS; i++) {
+		pthread_join(t[i], NULL);
+		assert_int_equal(cc[i].ok, CONC_REQUESTS);
+	}
+	text = http_server_metrics_text(srv);
+	assert_non_null(text);
+	snprintf(want, sizeof(want), "uniapd_http_requests_total{method=\"GET\",route=\"/t/items/{id}\",status=\"200\"} %d\n",
+	         CONC_THREADS * CONC_REQUESTS);
+	if (!strstr(text, want))
+		fail_msg("metrics lack %s:\n%s", want, text);
+	free(text);
+	http_server_free(srv);
+	free(cc);
+}
+
 static void test_openapi(void **state)
 {
 	static const char doc[] = "{\"openapi\":\"3.1.0\"}";
@@ -698,6 +757,7 @@ int main(void)
 		cmocka_unit_test(test_problem_table),
 		cmocka_unit_test(test_hostile_requests),
 		cmocka_unit_test(test_graceful_stop),
+		cmocka_unit_test(test_concurrent),
 		cmocka_unit_test(test_openapi),
 		cmocka_unit_test(test_bad_listen),
 	};
