@@ -50,7 +50,8 @@ static cJSON *plan_candidates(const struct uop_result *r)
 	for (i = 0; arr && i < r->n_candidates; i++) {
 		const struct uop_candidate *c = &r->candidates[i];
 		cJSON *o = cJSON_CreateObject();
-		int ok = o && cJSON_AddItemToArray(arr, o);
+		int attached = o && cJSON_AddItemToArray(arr, o);
+		int ok = attached;
 
 		ok = ok && cJSON_AddNumberToObject(o, "pp", c->pp) &&
 		     cJSON_AddNumberToObject(o, "microbatches", (double)c->microbatches) &&
@@ -61,8 +62,8 @@ static cJSON *plan_candidates(const struct uop_result *r)
 		     (!c->strategy[0] || cJSON_AddStringToObject(o, "strategy", c->strategy)) &&
 		     (!c->note[0] || cJSON_AddStringToObject(o, "note", c->note));
 		if (!ok) {
-			if (o && !cJSON_IsArray(arr))
-				cJSON_Delete(o);
+			if (!attached)
+				cJSON_Delete(o); /* NULL-safe; an attached one goes with arr */
 			cJSON_Delete(arr);
 			return NULL;
 		}
