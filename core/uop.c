@@ -399,6 +399,13 @@ static uniap_code uop_dispatch(struct uop_run *run, struct pool *pool, struct uo
 			return rc;
 		}
 		/* a shared pool is full: wait for one of ours to finish, then retry */
+		if (uop_canceled(o)) {
+			uop_fail_candidate(run, slot, "canceled", "the run was canceled");
+			cost_candidate_release(&slot->cand);
+			free(slot);
+			uop_finish(run);
+			return err_set(err, UNIAP_E_CANCELED, "canceled");
+		}
 		{
 			int waited;
 
