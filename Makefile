@@ -86,15 +86,15 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_SUPPORT_OBJ) $(SERVER_OBJ) 
 	$(CC) $(LDFLAGS) -o $@ $< $(TEST_SUPPORT_OBJ) $(SERVER_OBJ) $(JSON_LIB) $(CORE_LIB) $(LDLIBS) \
 		$(SERVER_LIBS) $(TEST_LIBS)
 
-tests-bin: $(BUILD)/uniap $(TEST_BIN)
+tests-bin: $(BUILD)/uniap $(if $(wildcard $(SERVER_MAIN)),$(BUILD)/uniapd) $(TEST_BIN)
 
 # One pass of the suite on the binaries of $(BUILD); prints per-suite lines.
 test-unit: tests-bin
-	@UNIAP=$(BUILD)/uniap sh tests/run.sh $(BUILD)/tests $(TEST_BIN) tests/cli/*.sh
+	@UNIAP=$(BUILD)/uniap UNIAPD=$(BUILD)/uniapd sh tests/run.sh $(BUILD)/tests $(TEST_BIN) tests/cli/*.sh
 
 test-asan:
 	@$(MAKE) --no-print-directory BUILD=build/asan SAN=asan tests-bin
-	@UNIAP=build/asan/uniap UNIAP_SANITIZED=1 ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp UBSAN_OPTIONS=print_stacktrace=1 \
+	@UNIAP=build/asan/uniap UNIAPD=build/asan/uniapd UNIAP_SANITIZED=1 ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp UBSAN_OPTIONS=print_stacktrace=1 \
 		sh tests/run.sh build/asan/tests $(TEST_BIN:$(BUILD)/tests/%=build/asan/tests/%) tests/cli/*.sh
 
 # Concurrency tests (thread pool, worker processes) under ThreadSanitizer.

@@ -1,11 +1,14 @@
 /*
- * main.c - uniapd's main(): the command line, the HTTP server, and a
- * graceful shutdown on SIGTERM/SIGINT (stop accepting, let the requests in
- * flight finish, then exit 0).
+ * main.c - uniapd's main(): the command line, the store (opened and
+ * migrated before the listener starts, closed after it stops), the auth hook
+ * (bearer keys looked up in the store's tenants), the HTTP server, a graceful
+ * shutdown on SIGTERM/SIGINT (stop accepting, let the requests in flight
+ * finish, then exit 0), and the `uniapd tenant add|list|revoke` commands.
  *
- * Exit status: 0 after a clean shutdown, 1 when the server cannot start, 2
- * for a bad command line.  Every request is logged as one JSON line on
- * stderr (http.c).
+ * Exit status: 0 after a clean shutdown, 1 when the server cannot start (the
+ * store cannot be opened, or its schema is newer than this binary), 2 for a
+ * bad command line (--no-auth with a non-loopback --listen included).  Every
+ * request is logged as one JSON line on stderr (http.c).
  *
  * Never: do request work here; keep state in globals (the signal set is
  * waited on with sigwait, no handler runs).
@@ -17,36 +20,53 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include <cjson/cJSON.h>
 
 #include "http.h"
+#include "route.h"
+#include "store.h"
 
 #define UNIAPD_DEFAULT_LISTEN "127.0.0.1:8080"
 #define UNIAPD_DEFAULT_DB "var/uniap.db"
 #define UNIAPD_MAX_BODY_CAP (1024ull * 1024ull * 1024ull) /* --max-body at most 1 GiB */
 #define UNIAPD_GRACE_MS 10000u                               /* in-flight requests get this long */
+#define UNIAPD_TENANT_NAME_MAX 63      /* fits struct http_principal's name */
+#define UNIAPD_TENANT_MAX_JOBS 4       /* a new tenant's concurrent jobs */
+#define UNIAPD_TENANT_MAX_STORED_BYTES (1024ll * 1024ll * 1024ll) /* and stored bytes: 1 GiB */
+#define UNIAPD_NO_AUTH_TENANT "default" /* the one tenant of --no-auth */
 
 struct uniapd_options {
 	char addr[64];
 	unsigned short port;
 	const char *db_path;
 	size_t max_body_bytes;
+	int no_auth;
+};
+
+/* What the hooks and handlers see (config.app / auth_ctx / ready_ctx). */
+struct uniapd_app {
+	struct store *store;              /* owned by main(); NULL until opened */
+	struct http_principal anonymous;  /* the --no-auth tenant */
 };
 
 static void uniapd_usage(FILE *out)
 {
 	fprintf(out,
-	        "usage: uniapd [--listen ADDR:PORT] [--db FILE] [--max-body BYTES]\n"
+	        "usage: uniapd [--listen ADDR:PORT] [--db FILE] [--max-body BYTES] [--no-auth]\n"
+	        "       uniapd tenant add|list|revoke ... (uniapd tenant --help)\n"
 	        "\n"
 	        "  --listen ADDR:PORT  IPv4 address and port to serve on (default %s;\n"
 	        "                      env UNIAPD_LISTEN); port 0 picks a free one\n"
 	        "  --db FILE           SQLite database (default %s; env UNIAPD_DB)\n"
 	        "  --max-body BYTES    largest request body accepted (default %u)\n"
+	        "  --no-auth           single tenant, no keys (\"%s\"); loopback --listen only\n"
 	        "  --help              this text\n"
 	        "\n"
 	        "SIGTERM or SIGINT stops accepting and lets requests in flight finish.\n",
-	        UNIAPD_DEFAULT_LISTEN, UNIAPD_DEFAULT_DB, HTTP_DEFAULT_MAX_BODY_BYTES);
+	        UNIAPD_DEFAULT_LISTEN, UNIAPD_DEFAULT_DB, HTTP_DEFAULT_MAX_BODY_BYTES, UNIAPD_NO_AUTH_TENANT);
 }
 
 /* "ADDR:PORT" into opt; 0 ok, -1 with a message on stderr. */
@@ -106,6 +126,10 @@ static int uniapd_parse_args(int argc, char **argv, struct uniapd_options *opt)
 
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)
 			return 1;
+		if (strcmp(a, "--no-auth") == 0) {
+			opt->no_auth = 1;
+			continue;
+		}
 		if (i + 1 >= argc || (strcmp(a, "--listen") != 0 && strcmp(a, "--db") != 0 &&
 		                      strcmp(a, "--max-body") != 0)) {
 			fprintf(stderr, "uniapd: %s: unknown option or missing value (see uniapd --help)\n", a);
@@ -121,6 +145,11 @@ static int uniapd_parse_args(int argc, char **argv, struct uniapd_options *opt)
 	if (uniapd_parse_listen(listen && *listen ? listen : UNIAPD_DEFAULT_LISTEN, opt) != 0)
 		return -1;
 	opt->db_path = db && *db ? db : UNIAPD_DEFAULT_DB;
+	if (opt->no_auth && strncmp(opt->addr, "127.", 4) != 0 && strcmp(opt->addr, "localhost") != 0) {
+		fprintf(stderr, "uniapd: --no-auth: only with a loopback --listen address (127.x.x.x), got \"%s\"\n",
+		        opt->addr);
+		return -1;
+	}
 	return 0;
 }
 
@@ -139,20 +168,313 @@ static void uniapd_log_error(const char *what, const char *error)
 
 static int uniapd_ready(void *ctx)
 {
-	(void)ctx;
-	return 1; /* nothing to wait for until the store is wired in */
+	const struct uniapd_app *app = ctx;
+
+	return app->store != NULL;
+}
+
+/* The auth hook: key (borrowed) must be an active tenant's. */
+static int uniapd_auth(void *ctx, const char *key, struct http_principal *out)
+{
+	struct uniapd_app *app = ctx;
+	struct store_tenant t;
+	size_t n;
+
+	if (!app->store || store_tenant_lookup(app->store, key, &t, NULL) != UNIAP_OK)
+		return -1;
+	out->tenant_id = t.id;
+	n = strnlen(t.name, sizeof(out->name) - 1); /* names longer than 63 bytes come cut */
+	memcpy(out->name, t.name, n);
+	out->name[n] = '\0';
+	return 0;
+}
+
+/* GET /v1/whoami: {"tenant": name, "id": id} of the caller. */
+static void uniapd_whoami(struct http_request *req, struct http_response *res)
+{
+	const struct uniapd_app *app = req->app;
+	const struct http_principal *p = req->principal.authenticated ? &req->principal : &app->anonymous;
+	cJSON *o = cJSON_CreateObject();
+
+	if (!o || !cJSON_AddStringToObject(o, "tenant", p->name) ||
+	    !cJSON_AddNumberToObject(o, "id", (double)p->tenant_id) ||
+	    http_response_set_json(res, HTTP_OK, o) != 0)
+		res->status = 0; /* the dispatcher answers 500 */
+	cJSON_Delete(o);
+}
+
+/* With keys every /v1 route needs one; --no-auth routes act for app->anonymous. */
+static const struct route uniapd_routes[] = {
+	{"GET", "/v1/whoami", uniapd_whoami, ROUTE_AUTH},
+};
+static const struct route uniapd_routes_no_auth[] = {
+	{"GET", "/v1/whoami", uniapd_whoami, 0},
+};
+
+/* mkdir -p of the folder holding path (borrowed); 0 ok, -1 with a message in msg. */
+static int uniapd_make_parent(const char *path, char *msg, size_t cap)
+{
+	char dir[PATH_MAX];
+	char *slash;
+	size_t n = strlen(path);
+
+	if (n >= sizeof(dir)) {
+		snprintf(msg, cap, "--db: path too long");
+		return -1;
+	}
+	memcpy(dir, path, n + 1);
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return 0;
+	*slash = '\0';
+	for (char *p = dir + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(dir, 0750) != 0 && errno != EEXIST) {
+			snprintf(msg, cap, "%s: %s", dir, strerror(errno));
+			return -1;
+		}
+		*p = '/';
+	}
+	if (mkdir(dir, 0750) != 0 && errno != EEXIST) {
+		snprintf(msg, cap, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Creates the parent folder and opens (migrating) the store; NULL with a message in msg. */
+static struct store *uniapd_open_store(const char *path, char *msg, size_t cap)
+{
+	struct uniap_err err;
+	struct store *s = NULL;
+
+	err_clear(&err);
+	if (uniapd_make_parent(path, msg, cap) != 0)
+		return NULL;
+	if (store_open(path, NULL, &s, &err) != UNIAP_OK) {
+		snprintf(msg, cap, "%.200s: %.300s", path, err.msg);
+		return NULL;
+	}
+	return s;
+}
+
+/* The tenant called name into *out; UNIAP_E_NOTFOUND when none. */
+static uniap_code uniapd_tenant_find(struct store *s, const char *name, struct store_tenant *out,
+                                     struct uniap_err *err)
+{
+	int64_t cursor = 0;
+	uniap_code rc;
+
+	do {
+		struct store_tenant *page = NULL;
+		size_t n = 0, i;
+		int64_t next = 0;
+
+		rc = store_tenant_list(s, cursor, 0, &page, &n, &next, err);
+		if (rc != UNIAP_OK)
+			return rc;
+		for (i = 0; i < n; i++)
+			if (strcmp(page[i].name, name) == 0)
+				break;
+		if (i < n)
+			*out = page[i];
+		free(page);
+		if (i < n)
+			return UNIAP_OK;
+		cursor = next;
+	} while (cursor != 0);
+	return err_set(err, UNIAP_E_NOTFOUND, "tenant: no tenant named \"%s\"", name);
+}
+
+/* The --no-auth tenant, created on first use; fills app->anonymous. */
+static uniap_code uniapd_anonymous(struct uniapd_app *app, struct uniap_err *err)
+{
+	struct store_tenant t;
+	char key[STORE_KEY_CHARS + 1];
+	int64_t id = 0;
+	uniap_code rc = uniapd_tenant_find(app->store, UNIAPD_NO_AUTH_TENANT, &t, err);
+
+	if (rc == UNIAP_OK)
+		id = t.id;
+	else if (rc == UNIAP_E_NOTFOUND)
+		rc = store_tenant_add(app->store, UNIAPD_NO_AUTH_TENANT, UNIAPD_TENANT_MAX_JOBS,
+		                      UNIAPD_TENANT_MAX_STORED_BYTES, &id, key, err);
+	if (rc != UNIAP_OK)
+		return rc;
+	memset(key, 0, sizeof(key));
+	app->anonymous.authenticated = 1;
+	app->anonymous.tenant_id = id;
+	snprintf(app->anonymous.name, sizeof(app->anonymous.name), "%s", UNIAPD_NO_AUTH_TENANT);
+	return UNIAP_OK;
+}
+
+/* ---------------------------------------------------------------- uniapd tenant */
+
+static void uniapd_tenant_usage(FILE *out, const char *cmd)
+{
+	if (cmd && strcmp(cmd, "add") == 0)
+		fprintf(out, "usage: uniapd tenant add NAME [--db FILE]\n\n"
+		             "Adds a tenant and prints its new API key once, as the last line.\n"
+		             "NAME: 1..%d of A-Z a-z 0-9 . _ -\n",
+		        UNIAPD_TENANT_NAME_MAX);
+	else if (cmd && strcmp(cmd, "list") == 0)
+		fprintf(out, "usage: uniapd tenant list [--db FILE]\n\n"
+		             "Lists the tenants: id, name, created, revoked (never keys).\n");
+	else if (cmd && strcmp(cmd, "revoke") == 0)
+		fprintf(out, "usage: uniapd tenant revoke NAME [--db FILE]\n\n"
+		             "Revokes the tenant's key: its requests get 401 from then on.\n");
+	else
+		fprintf(out, "usage: uniapd tenant add NAME [--db FILE]\n"
+		             "       uniapd tenant list [--db FILE]\n"
+		             "       uniapd tenant revoke NAME [--db FILE]\n\n"
+		             "--db FILE defaults to env UNIAPD_DB, then %s.\n",
+		        UNIAPD_DEFAULT_DB);
+}
+
+static int uniapd_tenant_name_ok(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n < 1 || n > UNIAPD_TENANT_NAME_MAX)
+		return 0;
+	return strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == n;
+}
+
+/* Unix ms as "2026-01-02T03:04:05Z" into buf; "-" for 0. */
+static void uniapd_time(int64_t ms, char *buf, size_t cap)
+{
+	time_t t = (time_t)(ms / 1000);
+	struct tm tm;
+
+	if (ms == 0 || !gmtime_r(&t, &tm) || strftime(buf, cap, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		snprintf(buf, cap, "-");
+}
+
+static uniap_code uniapd_tenant_print(struct store *s, struct uniap_err *err)
+{
+	int64_t cursor = 0;
+	uniap_code rc;
+
+	printf("%-6s %-24s %-20s %s\n", "ID", "NAME", "CREATED", "REVOKED");
+	do {
+		struct store_tenant *page = NULL;
+		size_t n = 0;
+		int64_t next = 0;
+
+		rc = store_tenant_list(s, cursor, 0, &page, &n, &next, err);
+		if (rc != UNIAP_OK)
+			return rc;
+		for (size_t i = 0; i < n; i++) {
+			char created[32], revoked[32];
+
+			uniapd_time(page[i].created_at_ms, created, sizeof(created));
+			uniapd_time(page[i].revoked_at_ms, revoked, sizeof(revoked));
+			printf("%-6lld %-24s %-20s %s\n", (long long)page[i].id, page[i].name, created, revoked);
+		}
+		free(page);
+		cursor = next;
+	} while (cursor != 0);
+	return UNIAP_OK;
+}
+
+/* uniapd tenant CMD ...: 0 ok, 1 failed, 2 bad command line. */
+static int uniapd_tenant_main(int argc, char **argv)
+{
+	const char *cmd = argc > 2 ? argv[2] : NULL;
+	const char *db = getenv("UNIAPD_DB"), *name = NULL;
+	int want_name, i, status = 1;
+	struct store *s = NULL;
+	struct store_tenant t;
+	struct uniap_err err;
+	char msg[512];
+	uniap_code rc = UNIAP_OK;
+
+	err_clear(&err);
+	if (!cmd || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+		uniapd_tenant_usage(cmd ? stdout : stderr, NULL);
+		return cmd ? 0 : 2;
+	}
+	if (strcmp(cmd, "add") != 0 && strcmp(cmd, "list") != 0 && strcmp(cmd, "revoke") != 0) {
+		fprintf(stderr, "uniapd tenant: unknown command \"%s\" (see uniapd tenant --help)\n", cmd);
+		return 2;
+	}
+	want_name = strcmp(cmd, "list") != 0;
+	for (i = 3; i < argc; i++) {
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			uniapd_tenant_usage(stdout, cmd);
+			return 0;
+		}
+		if (strcmp(argv[i], "--db") == 0 && i + 1 < argc) {
+			db = argv[++i];
+		} else if (argv[i][0] != '-' && want_name && !name) {
+			name = argv[i];
+		} else {
+			fprintf(stderr, "uniapd tenant %s: %s: unexpected argument (see uniapd tenant %s --help)\n",
+			        cmd, argv[i], cmd);
+			return 2;
+		}
+	}
+	if (want_name && !name) {
+		fprintf(stderr, "uniapd tenant %s: NAME: required (see uniapd tenant %s --help)\n", cmd, cmd);
+		return 2;
+	}
+	if (name && strcmp(cmd, "add") == 0 && !uniapd_tenant_name_ok(name)) {
+		fprintf(stderr, "uniapd tenant add: NAME: must be 1..%d of A-Z a-z 0-9 . _ -, got \"%s\"\n",
+		        UNIAPD_TENANT_NAME_MAX, name);
+		return 2;
+	}
+	if (!db || !*db)
+		db = UNIAPD_DEFAULT_DB;
+	s = uniapd_open_store(db, msg, sizeof(msg));
+	if (!s) {
+		fprintf(stderr, "uniapd tenant %s: %s\n", cmd, msg);
+		return 1;
+	}
+	if (strcmp(cmd, "add") == 0) {
+		char key[STORE_KEY_CHARS + 1];
+		int64_t id = 0;
+
+		rc = store_tenant_add(s, name, UNIAPD_TENANT_MAX_JOBS, UNIAPD_TENANT_MAX_STORED_BYTES, &id, key, &err);
+		if (rc == UNIAP_OK) {
+			printf("tenant \"%s\" added with id %lld; its API key (shown once, only its hash is kept):\n%s\n",
+			       name, (long long)id, key);
+			memset(key, 0, sizeof(key));
+		}
+	} else if (strcmp(cmd, "list") == 0) {
+		rc = uniapd_tenant_print(s, &err);
+	} else {
+		rc = uniapd_tenant_find(s, name, &t, &err);
+		if (rc == UNIAP_OK)
+			rc = store_tenant_revoke(s, t.id, &err);
+		if (rc == UNIAP_OK)
+			printf("tenant \"%s\" revoked\n", name);
+	}
+	if (rc == UNIAP_OK)
+		status = fflush(stdout) == 0 ? 0 : 1;
+	else
+		fprintf(stderr, "uniapd tenant %s: %s\n", cmd, err.msg);
+	store_close(s);
+	return status;
 }
 
 int main(int argc, char **argv)
 {
 	struct uniapd_options opt;
+	struct uniapd_app app;
+	struct route_table routes;
 	struct http_config cfg;
 	struct http_server *srv;
+	struct uniap_err err;
 	sigset_t sigs;
-	char msg[256];
+	char msg[512];
 	int sig = 0, rc;
 
+	if (argc > 1 && strcmp(argv[1], "tenant") == 0)
+		return uniapd_tenant_main(argc, argv);
 	memset(&opt, 0, sizeof(opt));
+	memset(&app, 0, sizeof(app));
 	rc = uniapd_parse_args(argc, argv, &opt);
 	if (rc != 0) {
 		if (rc > 0)
@@ -167,15 +489,37 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	/* the store first: migrations run before the listener starts */
+	app.store = uniapd_open_store(opt.db_path, msg, sizeof(msg));
+	if (!app.store) {
+		uniapd_log_error("cannot open the store", msg);
+		return 1;
+	}
+	err_clear(&err);
+	if (opt.no_auth && uniapd_anonymous(&app, &err) != UNIAP_OK) {
+		uniapd_log_error("cannot set up --no-auth", err.msg);
+		store_close(app.store);
+		return 1;
+	}
+	memset(&routes, 0, sizeof(routes));
+	routes.routes = opt.no_auth ? uniapd_routes_no_auth : uniapd_routes;
+	routes.count = opt.no_auth ? sizeof(uniapd_routes_no_auth) / sizeof(uniapd_routes_no_auth[0])
+	                           : sizeof(uniapd_routes) / sizeof(uniapd_routes[0]);
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.listen_addr = opt.addr;
 	cfg.port = opt.port;
 	cfg.max_body_bytes = opt.max_body_bytes;
+	cfg.routes = &routes;
+	cfg.auth = uniapd_auth;
+	cfg.auth_ctx = &app;
 	cfg.ready = uniapd_ready;
+	cfg.ready_ctx = &app;
+	cfg.app = &app;
 	cfg.access_log = stderr;
 	srv = http_server_start(&cfg, msg, sizeof(msg));
 	if (!srv) {
 		uniapd_log_error("cannot start", msg);
+		store_close(app.store);
 		return 1;
 	}
 	{
@@ -184,7 +528,7 @@ int main(int argc, char **argv)
 
 		if (o && cJSON_AddStringToObject(o, "msg", "listening") && cJSON_AddStringToObject(o, "addr", opt.addr) &&
 		    cJSON_AddNumberToObject(o, "port", http_server_port(srv)) &&
-		    cJSON_AddStringToObject(o, "db", opt.db_path) &&
+		    cJSON_AddStringToObject(o, "db", opt.db_path) && cJSON_AddBoolToObject(o, "auth", !opt.no_auth) &&
 		    cJSON_AddNumberToObject(o, "max_body_bytes", (double)opt.max_body_bytes))
 			line = cJSON_PrintUnformatted(o);
 		fprintf(stderr, "%s\n", line ? line : "{\"msg\":\"listening\"}");
@@ -196,6 +540,8 @@ int main(int argc, char **argv)
 	fprintf(stderr, "{\"msg\":\"stopping\",\"signal\":%d}\n", sig);
 	http_server_stop(srv, UNIAPD_GRACE_MS);
 	http_server_free(srv);
+	store_close(app.store); /* after the listener: no request is in flight */
+	app.store = NULL;
 	fprintf(stderr, "{\"msg\":\"stopped\"}\n");
 	return 0;
 }
