@@ -3,7 +3,6 @@
  * memory recomputed from the cost model, or why it is infeasible.
  */
 #include <getopt.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -28,58 +27,6 @@ static const char evaluate_usage[] =
 	"Exit status: 0 feasible and tpi_s matches, 1 invalid input, 2 bad command line,\n"
 	"3 infeasible (stage order, empty stage or memory), 4 the plan's tpi_s differs\n"
 	"from the recomputed TPI.\n";
-
-/* Builds the candidate for plan p and evaluates it; fills *report. */
-static uniap_code evaluate_plan(struct cli_common *common, const struct plan_doc *p,
-                                cJSON **report, int *feasible, int *matches, struct uniap_err *err)
-{
-	struct cost_candidate cand = { 0 };
-	struct plan_eval ev = { 0 };
-	int *stage = NULL;
-	size_t *strategy = NULL;
-	uniap_code rc;
-	struct cost_options o = {
-		.batch = common->batch, .pp = p->pp, .microbatches = p->microbatches,
-		.schedule = p->schedule, .recompute = plan_doc_recompute(p),
-	};
-
-	if (common->batch % p->microbatches != 0 ||
-	    common->batch / p->microbatches != p->microbatch_size) {
-		rc = err_set(err, UNIAP_E_INVALID,
-		             "plan.microbatch_size: microbatches x microbatch_size must equal --batch %ld, "
-		             "got %ld x %ld", common->batch, p->microbatches, p->microbatch_size);
-		goto out;
-	}
-	if ((rc = cost_build(&common->cluster, &common->model, &o, &cand, err)) != UNIAP_OK) {
-		err_prefix(err, "plan");
-		goto out;
-	}
-	stage = calloc(cand.n_layers, sizeof(*stage));
-	strategy = calloc(cand.n_layers, sizeof(*strategy));
-	if (!stage || !strategy) {
-		rc = err_set(err, UNIAP_E_NOMEM, "out of memory");
-		goto out;
-	}
-	if ((rc = plan_doc_resolve(p, &cand, stage, strategy, err)) != UNIAP_OK)
-		goto out;
-	if ((rc = plan_evaluate(&cand, stage, strategy, &ev, err)) != UNIAP_OK)
-		goto out;
-	*feasible = ev.valid && ev.fits;
-	*matches = fabs(ev.tpi_s - p->tpi_s) <= 1e-9 * fmax(1.0, fabs(ev.tpi_s));
-	*report = jenc_evaluation(&cand, &ev);
-	if (!*report || !jenc_add_num(*report, "plan_tpi_s", p->tpi_s) ||
-	    !cJSON_AddBoolToObject(*report, "tpi_matches", *matches)) {
-		cJSON_Delete(*report);
-		*report = NULL;
-		rc = err_set(err, UNIAP_E_NOMEM, "out of memory");
-	}
-out:
-	free(stage);
-	free(strategy);
-	plan_eval_release(&ev);
-	cost_candidate_release(&cand);
-	return rc;
-}
 
 int cli_cmd_evaluate(int argc, char **argv)
 {
@@ -124,7 +71,8 @@ int cli_cmd_evaluate(int argc, char **argv)
 	}
 	if (cli_common_load(&common, &err) != UNIAP_OK ||
 	    cli_load_plan(plan_path, &plan, &err) != UNIAP_OK ||
-	    evaluate_plan(&common, &plan, &report, &feasible, &matches, &err) != UNIAP_OK) {
+	    jenc_evaluate_report(&common.cluster, &common.model, common.batch, &plan, &report, &feasible,
+	                         &matches, &err) != UNIAP_OK) {
 		status = cli_fail("evaluate", &err);
 		goto out;
 	}

@@ -57,4 +57,15 @@ cJSON *jenc_model(const struct model_profile *m);
 /* Prints root (borrowed) with a trailing newline; NULL on out of memory. */
 char *jenc_print(const cJSON *root, int pretty);
 
+/*
+ * What `uniap evaluate` prints: builds the cost candidate for plan p
+ * (borrowed) on cluster and model (borrowed) at batch, evaluates the plan and
+ * fills *report (owned, cJSON_Delete) with jenc_evaluation() plus
+ * "plan_tpi_s" and "tpi_matches"; *feasible and *matches as in the report.
+ * Messages are rooted at "plan".
+ */
+uniap_code jenc_evaluate_report(const struct cluster_profile *cluster, const struct model_profile *model,
+                                long batch, const struct plan_doc *p, cJSON **report, int *feasible,
+                                int *matches, struct uniap_err *err);
+
 #endif
