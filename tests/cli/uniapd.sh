@@ -15,39 +15,6 @@ trap 'if [ -n "$pid" ]; then kill "$pid" 2>/dev/null; fi; rm -rf "$tmp"' EXIT
 ok() { pass=$((pass + 1)); }
 bad() { echo "FAIL $*"; fail=$((fail + 1)); }
 
-# start_uniapd ARGS...: starts uniapd on 127.0.0.1:0 and sets pid and port
-# from its "listening" log line (a bounded wait); non-zero when it did not start
-start_uniapd() {
-	: >"$tmp/log"
-	"$UNIAPD" --listen 127.0.0.1:0 --db "$DB" "$@" 2>"$tmp/log" &
-	pid=$!
-	port=
-	i=0
-	while [ $i -lt 100 ]; do
-		port=$(sed -n 's/.*"msg":"listening".*"port":\([0-9]*\).*/\1/p' "$tmp/log" | head -n 1)
-		[ -n "$port" ] && break
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-		i=$((i + 1))
-	done
-	[ -n "$port" ] || return 1
-	i=0
-	while [ $i -lt 50 ]; do
-		curl -s -o /dev/null "http://127.0.0.1:$port/healthz" && return 0
-		sleep 0.1
-		i=$((i + 1))
-	done
-	return 1
-}
-
-# stop_uniapd: SIGTERM, then its exit status in $stopped
-stop_uniapd() {
-	kill -TERM "$pid"
-	wait "$pid"
-	stopped=$?
-	pid=
-}
-
 # get NAME WANT_STATUS NEEDLE PATH [KEY]: GET PATH, the status and a substring of the body
 get() {
 	name=$1 want=$2 needle=$3 path=$4
