@@ -29,6 +29,8 @@ struct route_table;
 /* The statuses this layer answers with by name (STYLE: no bare numbers). */
 enum http_status {
 	HTTP_OK = 200,
+	HTTP_CREATED = 201,
+	HTTP_NO_CONTENT = 204,
 	HTTP_BAD_REQUEST = 400,
 	HTTP_UNAUTHORIZED = 401,
 	HTTP_NOT_FOUND = 404,

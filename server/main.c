@@ -25,6 +25,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "api.h"
 #include "http.h"
 #include "route.h"
 #include "store.h"
@@ -44,12 +45,6 @@ struct uniapd_options {
 	const char *db_path;
 	size_t max_body_bytes;
 	int no_auth;
-};
-
-/* What the hooks and handlers see (config.app / auth_ctx / ready_ctx). */
-struct uniapd_app {
-	struct store *store;              /* owned by main(); NULL until opened */
-	struct http_principal anonymous;  /* the --no-auth tenant */
 };
 
 static void uniapd_usage(FILE *out)
@@ -168,7 +163,7 @@ static void uniapd_log_error(const char *what, const char *error)
 
 static int uniapd_ready(void *ctx)
 {
-	const struct uniapd_app *app = ctx;
+	const struct api_app *app = ctx;
 
 	return app->store != NULL;
 }
@@ -176,7 +171,7 @@ static int uniapd_ready(void *ctx)
 /* The auth hook: key (borrowed) must be an active tenant's. */
 static int uniapd_auth(void *ctx, const char *key, struct http_principal *out)
 {
-	struct uniapd_app *app = ctx;
+	struct api_app *app = ctx;
 	struct store_tenant t;
 	size_t n;
 
@@ -192,7 +187,7 @@ static int uniapd_auth(void *ctx, const char *key, struct http_principal *out)
 /* GET /v1/whoami: {"tenant": name, "id": id} of the caller. */
 static void uniapd_whoami(struct http_request *req, struct http_response *res)
 {
-	const struct uniapd_app *app = req->app;
+	const struct api_app *app = req->app;
 	const struct http_principal *p = req->principal.authenticated ? &req->principal : &app->anonymous;
 	cJSON *o = cJSON_CreateObject();
 
@@ -203,12 +198,26 @@ static void uniapd_whoami(struct http_request *req, struct http_response *res)
 	cJSON_Delete(o);
 }
 
-/* With keys every /v1 route needs one; --no-auth routes act for app->anonymous. */
+/* The /v1 routes; A is ROUTE_AUTH with keys, 0 under --no-auth (they act for app->anonymous). */
+#define UNIAPD_ROUTES(A)                                                     \
+	{"GET", "/v1/whoami", uniapd_whoami, (A)},                           \
+	{"GET", "/v1/catalog", api_catalog_list, (A)},                       \
+	{"GET", "/v1/catalog/{name}", api_catalog_get, (A)},                 \
+	{"POST", "/v1/clusters", api_cluster_create, (A) | ROUTE_JSON},      \
+	{"GET", "/v1/clusters", api_cluster_list, (A)},                      \
+	{"GET", "/v1/clusters/{id}", api_cluster_get, (A)},                  \
+	{"DELETE", "/v1/clusters/{id}", api_cluster_delete, (A)},            \
+	{"POST", "/v1/models", api_model_create, (A) | ROUTE_JSON},          \
+	{"GET", "/v1/models", api_model_list, (A)},                          \
+	{"GET", "/v1/models/{id}", api_model_get, (A)},                      \
+	{"DELETE", "/v1/models/{id}", api_model_delete, (A)},                \
+	{"POST", "/v1/evaluate", api_evaluate, (A) | ROUTE_JSON},
+
 static const struct route uniapd_routes[] = {
-	{"GET", "/v1/whoami", uniapd_whoami, ROUTE_AUTH},
+	UNIAPD_ROUTES(ROUTE_AUTH)
 };
 static const struct route uniapd_routes_no_auth[] = {
-	{"GET", "/v1/whoami", uniapd_whoami, 0},
+	UNIAPD_ROUTES(0)
 };
 
 /* mkdir -p of the folder holding path (borrowed); 0 ok, -1 with a message in msg. */
@@ -289,7 +298,7 @@ static uniap_code uniapd_tenant_find(struct store *s, const char *name, struct s
 }
 
 /* The --no-auth tenant, created on first use; fills app->anonymous. */
-static uniap_code uniapd_anonymous(struct uniapd_app *app, struct uniap_err *err)
+static uniap_code uniapd_anonymous(struct api_app *app, struct uniap_err *err)
 {
 	struct store_tenant t;
 	char key[STORE_KEY_CHARS + 1];
@@ -462,7 +471,7 @@ static int uniapd_tenant_main(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	struct uniapd_options opt;
-	struct uniapd_app app;
+	struct api_app app;
 	struct route_table routes;
 	struct http_config cfg;
 	struct http_server *srv;

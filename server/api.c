@@ -1,0 +1,531 @@
+/*
+ * api.c - the synchronous /v1 resources (api.h): catalog, stored clusters
+ * and models, evaluate.  Documents are validated with the same decoders the
+ * CLI uses and stored as the compact print of the parsed body.
+ */
+#include "api.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+
+#include "catalog.h"
+#include "jdecode.h"
+#include "jencode.h"
+#include "problem.h"
+#include "store.h"
+
+/* The principal the request acts for. */
+static const struct http_principal *api_principal(const struct http_request *req)
+{
+	const struct api_app *app = req->app;
+
+	return req->principal.authenticated ? &req->principal : &app->anonymous;
+}
+
+/* A problem for code with detail (borrowed). */
+static void api_problem(struct http_request *req, struct http_response *res, uniap_code code,
+                        const char *detail)
+{
+	problem_fill(res, problem_status(code), problem_slug(code), detail, req->path, NULL);
+}
+
+static void api_fail(struct http_request *req, struct http_response *res, const struct uniap_err *err)
+{
+	problem_from_err(res, err, req->path);
+}
+
+/* Sets json (borrowed) as the body; out of memory leaves status 0 (a 500). */
+static void api_json(struct http_response *res, int status, const cJSON *json)
+{
+	if (!json || http_response_set_json(res, status, json) != 0)
+		res->status = 0;
+}
+
+/* A decimal id of 1..INT64_MAX into *out; 0 ok, -1 otherwise. */
+static int api_parse_id(const char *s, int64_t *out)
+{
+	char *end = NULL;
+	long long v;
+
+	if (!s || !*s || strspn(s, "0123456789") != strlen(s))
+		return -1;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || *end || v < 1)
+		return -1;
+	*out = (int64_t)v;
+	return 0;
+}
+
+/* Unix ms as "2026-01-02T03:04:05Z" into buf. */
+static void api_time(int64_t ms, char *buf, size_t cap)
+{
+	time_t t = (time_t)(ms / 1000);
+	struct tm tm;
+
+	if (!gmtime_r(&t, &tm) || strftime(buf, cap, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		snprintf(buf, cap, "1970-01-01T00:00:00Z");
+}
+
+static const char *api_kind_name(enum store_doc_kind kind)
+{
+	return kind == STORE_DOC_CLUSTER ? "cluster" : "model";
+}
+
+/* {"id", "kind", "name", "bytes", "created_at"} of d (borrowed); owned or NULL. */
+static cJSON *api_doc_meta(const struct store_doc *d)
+{
+	cJSON *o = cJSON_CreateObject();
+	char when[32];
+
+	api_time(d->created_at_ms, when, sizeof(when));
+	if (!o || !cJSON_AddNumberToObject(o, "id", (double)d->id) ||
+	    !cJSON_AddStringToObject(o, "kind", api_kind_name(d->kind)) ||
+	    !cJSON_AddStringToObject(o, "name", d->name) ||
+	    !cJSON_AddNumberToObject(o, "bytes", (double)d->bytes) ||
+	    !cJSON_AddStringToObject(o, "created_at", when)) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* ---------------------------------------------------------------- catalog */
+
+static cJSON *api_catalog_entries(enum catalog_kind kind)
+{
+	cJSON *arr = cJSON_CreateArray();
+	size_t i, n = catalog_count(kind);
+
+	for (i = 0; arr && i < n; i++) {
+		const struct catalog_entry *e = catalog_entry(kind, i);
+		cJSON *o = cJSON_CreateObject();
+
+		if (!o || !cJSON_AddItemToArray(arr, o)) {
+			cJSON_Delete(o);
+			cJSON_Delete(arr);
+			return NULL;
+		}
+		if (!cJSON_AddStringToObject(o, "name", e->name) ||
+		    !cJSON_AddStringToObject(o, "description", e->description) ||
+		    !cJSON_AddStringToObject(o, "source", e->sources)) {
+			cJSON_Delete(arr);
+			return NULL;
+		}
+	}
+	return arr;
+}
+
+void api_catalog_list(struct http_request *req, struct http_response *res)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON *c = api_catalog_entries(CATALOG_CLUSTER);
+	cJSON *m = api_catalog_entries(CATALOG_MODEL);
+
+	(void)req;
+	if (o && c && m && cJSON_AddItemToObject(o, "clusters", c)) {
+		c = NULL;
+		if (cJSON_AddItemToObject(o, "models", m)) {
+			m = NULL;
+			api_json(res, HTTP_OK, o);
+		}
+	}
+	cJSON_Delete(c);
+	cJSON_Delete(m);
+	cJSON_Delete(o);
+}
+
+void api_catalog_get(struct http_request *req, struct http_response *res)
+{
+	const char *name = http_request_param(req, "name");
+	struct cluster_profile c = { 0 };
+	struct model_profile m = { 0 };
+	struct uniap_err err;
+	cJSON *doc = NULL;
+
+	err_clear(&err);
+	if (name && catalog_has(CATALOG_CLUSTER, name)) {
+		if (catalog_cluster(name, &c, &err) == UNIAP_OK)
+			doc = jenc_cluster(&c);
+	} else if (name && catalog_has(CATALOG_MODEL, name)) {
+		if (catalog_model(name, &m, &err) == UNIAP_OK)
+			doc = jenc_model(&m);
+	} else {
+		char detail[256];
+
+		snprintf(detail, sizeof(detail), "catalog: no cluster or model named \"%.128s\"", name ? name : "");
+		api_problem(req, res, UNIAP_E_NOTFOUND, detail);
+		goto out;
+	}
+	if (err.code != UNIAP_OK)
+		api_fail(req, res, &err);
+	else
+		api_json(res, HTTP_OK, doc);
+out:
+	cJSON_Delete(doc);
+	cluster_release(&c);
+	model_release(&m);
+}
+
+/* ---------------------------------------------------------------- documents */
+
+static void api_doc_create(struct http_request *req, struct http_response *res, enum store_doc_kind kind)
+{
+	const struct api_app *app = req->app;
+	int64_t tenant = api_principal(req)->tenant_id;
+	struct cluster_profile c = { 0 };
+	struct model_profile m = { 0 };
+	struct store_doc d = { 0 };
+	struct uniap_err err;
+	const char *name;
+	char *text = NULL;
+	char location[64];
+	int64_t id = 0;
+	cJSON *meta = NULL;
+	uniap_code rc;
+
+	err_clear(&err);
+	rc = kind == STORE_DOC_CLUSTER ? jdec_cluster_json(req->json, "body", &c, &err)
+	                               : jdec_model_json(req->json, "body", &m, &err);
+	if (rc != UNIAP_OK)
+		goto out;
+	name = kind == STORE_DOC_CLUSTER ? c.name : m.name;
+	text = cJSON_PrintUnformatted(req->json);
+	if (!text) {
+		rc = err_set(&err, UNIAP_E_NOMEM, "out of memory");
+		goto out;
+	}
+	rc = store_doc_put(app->store, tenant, kind, name ? name : "", text, strlen(text), &id, &err);
+	if (rc == UNIAP_OK)
+		rc = store_doc_get(app->store, tenant, id, &d, &err);
+	if (rc != UNIAP_OK)
+		goto out;
+	meta = api_doc_meta(&d);
+	snprintf(location, sizeof(location), "/v1/%ss/%lld", api_kind_name(kind), (long long)id);
+	api_json(res, HTTP_CREATED, meta);
+	if (res->status)
+		http_response_add_header(res, "Location", location);
+out:
+	if (rc != UNIAP_OK)
+		api_fail(req, res, &err);
+	cJSON_Delete(meta);
+	cJSON_free(text);
+	store_doc_release(&d);
+	cluster_release(&c);
+	model_release(&m);
+}
+
+void api_cluster_create(struct http_request *req, struct http_response *res)
+{
+	api_doc_create(req, res, STORE_DOC_CLUSTER);
+}
+
+void api_model_create(struct http_request *req, struct http_response *res)
+{
+	api_doc_create(req, res, STORE_DOC_MODEL);
+}
+
+/* The tenant's document {id} of kind into *d (release with store_doc_release); another kind is not found. */
+static uniap_code api_doc_fetch(struct http_request *req, enum store_doc_kind kind, int64_t id,
+                                struct store_doc *d, struct uniap_err *err)
+{
+	const struct api_app *app = req->app;
+	uniap_code rc = store_doc_get(app->store, api_principal(req)->tenant_id, id, d, err);
+
+	if (rc == UNIAP_OK && d->kind != kind) {
+		store_doc_release(d);
+		rc = UNIAP_E_NOTFOUND;
+	}
+	if (rc == UNIAP_E_NOTFOUND)
+		err_set(err, UNIAP_E_NOTFOUND, "%s: no %s with id %lld", api_kind_name(kind), api_kind_name(kind),
+		        (long long)id);
+	return rc;
+}
+
+/* The path's {id}; a problem (404: a non-number names no document) when bad. */
+static int api_path_id(struct http_request *req, struct http_response *res, enum store_doc_kind kind,
+                       int64_t *id)
+{
+	const char *s = http_request_param(req, "id");
+	char detail[256];
+
+	if (api_parse_id(s, id) == 0)
+		return 0;
+	snprintf(detail, sizeof(detail), "%s: no %s with id \"%.64s\"", api_kind_name(kind), api_kind_name(kind),
+	         s ? s : "");
+	api_problem(req, res, UNIAP_E_NOTFOUND, detail);
+	return -1;
+}
+
+static void api_doc_get(struct http_request *req, struct http_response *res, enum store_doc_kind kind)
+{
+	struct store_doc d = { 0 };
+	struct uniap_err err;
+	int64_t id;
+
+	err_clear(&err);
+	if (api_path_id(req, res, kind, &id) != 0)
+		return;
+	if (api_doc_fetch(req, kind, id, &d, &err) != UNIAP_OK)
+		api_fail(req, res, &err);
+	else if (http_response_set_body(res, HTTP_OK, "application/json", d.body, (size_t)d.bytes) != 0)
+		res->status = 0;
+	store_doc_release(&d);
+}
+
+void api_cluster_get(struct http_request *req, struct http_response *res)
+{
+	api_doc_get(req, res, STORE_DOC_CLUSTER);
+}
+
+void api_model_get(struct http_request *req, struct http_response *res)
+{
+	api_doc_get(req, res, STORE_DOC_MODEL);
+}
+
+static void api_doc_delete(struct http_request *req, struct http_response *res, enum store_doc_kind kind)
+{
+	const struct api_app *app = req->app;
+	struct store_doc d = { 0 };
+	struct uniap_err err;
+	int64_t id;
+
+	err_clear(&err);
+	if (api_path_id(req, res, kind, &id) != 0)
+		return;
+	if (api_doc_fetch(req, kind, id, &d, &err) != UNIAP_OK ||
+	    store_doc_delete(app->store, api_principal(req)->tenant_id, id, &err) != UNIAP_OK)
+		api_fail(req, res, &err);
+	else if (http_response_set_body(res, HTTP_NO_CONTENT, NULL, NULL, 0) != 0)
+		res->status = 0;
+	store_doc_release(&d);
+}
+
+void api_cluster_delete(struct http_request *req, struct http_response *res)
+{
+	api_doc_delete(req, res, STORE_DOC_CLUSTER);
+}
+
+void api_model_delete(struct http_request *req, struct http_response *res)
+{
+	api_doc_delete(req, res, STORE_DOC_MODEL);
+}
+
+/* ?limit= and ?cursor= into *limit and *cursor; a 400 problem naming the parameter when bad. */
+static int api_page_args(struct http_request *req, struct http_response *res, size_t *limit, int64_t *cursor)
+{
+	const char *l = http_request_query(req, "limit");
+	const char *c = http_request_query(req, "cursor");
+	char detail[256];
+	int64_t v = 0;
+
+	*limit = API_LIST_DEFAULT;
+	*cursor = 0;
+	if (l) {
+		if (api_parse_id(l, &v) != 0 || v > API_LIST_MAX) {
+			snprintf(detail, sizeof(detail), "limit: must be an integer 1..%d, got \"%.64s\"", API_LIST_MAX, l);
+			api_problem(req, res, UNIAP_E_ARG, detail);
+			return -1;
+		}
+		*limit = (size_t)v;
+	}
+	if (c) {
+		if (api_parse_id(c, cursor) != 0) {
+			snprintf(detail, sizeof(detail), "cursor: must be a next_cursor of this list, got \"%.64s\"", c);
+			api_problem(req, res, UNIAP_E_ARG, detail);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The store lists both kinds together: pages are scanned from cursor, the
+ * documents of kind collected up to limit; next_cursor is the last one's id
+ * when another of kind follows, else null.
+ */
+static void api_doc_list(struct http_request *req, struct http_response *res, enum store_doc_kind kind)
+{
+	const struct api_app *app = req->app;
+	int64_t tenant = api_principal(req)->tenant_id;
+	struct uniap_err err;
+	cJSON *o = NULL, *items = NULL;
+	size_t limit, count = 0;
+	int64_t cursor, last = 0;
+	int more = 0, ok;
+	uniap_code rc = UNIAP_OK;
+
+	err_clear(&err);
+	if (api_page_args(req, res, &limit, &cursor) != 0)
+		return;
+	o = cJSON_CreateObject();
+	items = cJSON_CreateArray();
+	ok = o && items && cJSON_AddItemToObject(o, "items", items);
+	if (!ok) {
+		cJSON_Delete(items);
+		goto out;
+	}
+	do {
+		struct store_doc *page = NULL;
+		size_t n = 0, i;
+		int64_t next = 0;
+
+		rc = store_doc_list(app->store, tenant, cursor, 0, &page, &n, &next, &err);
+		if (rc != UNIAP_OK)
+			break;
+		for (i = 0; ok && i < n && !more; i++) {
+			cJSON *meta;
+
+			if (page[i].kind != kind)
+				continue;
+			if (count == limit) {
+				more = 1;
+				break;
+			}
+			meta = api_doc_meta(&page[i]);
+			ok = meta && cJSON_AddItemToArray(items, meta);
+			if (!ok)
+				cJSON_Delete(meta);
+			last = page[i].id;
+			count++;
+		}
+		free(page);
+		cursor = next;
+	} while (ok && !more && cursor != 0);
+	if (rc != UNIAP_OK) {
+		api_fail(req, res, &err);
+		goto out;
+	}
+	if (ok && more) {
+		char buf[32];
+
+		snprintf(buf, sizeof(buf), "%lld", (long long)last);
+		ok = cJSON_AddStringToObject(o, "next_cursor", buf) != NULL;
+	} else if (ok) {
+		ok = cJSON_AddNullToObject(o, "next_cursor") != NULL;
+	}
+	if (ok)
+		api_json(res, HTTP_OK, o);
+out:
+	cJSON_Delete(o);
+}
+
+void api_cluster_list(struct http_request *req, struct http_response *res)
+{
+	api_doc_list(req, res, STORE_DOC_CLUSTER);
+}
+
+void api_model_list(struct http_request *req, struct http_response *res)
+{
+	api_doc_list(req, res, STORE_DOC_MODEL);
+}
+
+/* ---------------------------------------------------------------- evaluate */
+
+/*
+ * body.<field> (cluster or model) into c or m: a stored id (a number or a
+ * string of digits), a catalog name, or an inline document.
+ */
+static uniap_code api_eval_input(struct http_request *req, enum store_doc_kind kind, struct cluster_profile *c,
+                                 struct model_profile *m, struct uniap_err *err)
+{
+	const char *field = api_kind_name(kind);
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(req->json, field);
+	char path[32];
+	int64_t id = 0;
+	uniap_code rc;
+
+	snprintf(path, sizeof(path), "body.%s", field);
+	if (!v)
+		return err_set(err, UNIAP_E_INVALID, "%s: required", path);
+	if (cJSON_IsObject(v))
+		return kind == STORE_DOC_CLUSTER ? jdec_cluster_json(v, path, c, err) : jdec_model_json(v, path, m, err);
+	if (cJSON_IsNumber(v)) {
+		if (v->valuedouble < 1 || v->valuedouble > 9007199254740991.0 ||
+		    v->valuedouble != (double)(int64_t)v->valuedouble)
+			return err_set(err, UNIAP_E_INVALID, "%s: an id must be an integer >= 1", path);
+		id = (int64_t)v->valuedouble;
+	} else if (cJSON_IsString(v)) {
+		if (api_parse_id(v->valuestring, &id) != 0) {
+			if (kind == STORE_DOC_CLUSTER ? !catalog_has(CATALOG_CLUSTER, v->valuestring)
+			                              : !catalog_has(CATALOG_MODEL, v->valuestring))
+				return err_set(err, UNIAP_E_NOTFOUND, "%s: no catalog %s named \"%.128s\"", path, field,
+				               v->valuestring);
+			rc = kind == STORE_DOC_CLUSTER ? catalog_cluster(v->valuestring, c, err)
+			                               : catalog_model(v->valuestring, m, err);
+			return rc;
+		}
+	} else {
+		return err_set(err, UNIAP_E_INVALID, "%s: must be an id, a catalog name or a %s document, got %s",
+		               path, field, jdec_type_name(v));
+	}
+	{
+		struct store_doc d = { 0 };
+
+		rc = api_doc_fetch(req, kind, id, &d, err);
+		if (rc == UNIAP_E_NOTFOUND)
+			return err_set(err, UNIAP_E_NOTFOUND, "%s: no %s with id %lld", path, field, (long long)id);
+		if (rc == UNIAP_OK)
+			rc = kind == STORE_DOC_CLUSTER ? jdec_cluster(d.body, (size_t)d.bytes, c, err)
+			                               : jdec_model(d.body, (size_t)d.bytes, m, err);
+		store_doc_release(&d);
+		return rc;
+	}
+}
+
+void api_evaluate(struct http_request *req, struct http_response *res)
+{
+	struct cluster_profile c = { 0 };
+	struct model_profile m = { 0 };
+	struct plan_doc plan = { 0 };
+	struct uniap_err err;
+	const cJSON *batch, *pv;
+	cJSON *report = NULL;
+	int feasible = 0, matches = 0;
+	uniap_code rc;
+
+	err_clear(&err);
+	if (!cJSON_IsObject(req->json)) {
+		rc = err_set(&err, UNIAP_E_INVALID, "body: must be an object, got %s", jdec_type_name(req->json));
+		goto out;
+	}
+	if ((rc = api_eval_input(req, STORE_DOC_CLUSTER, &c, &m, &err)) != UNIAP_OK ||
+	    (rc = api_eval_input(req, STORE_DOC_MODEL, &c, &m, &err)) != UNIAP_OK)
+		goto out;
+	batch = cJSON_GetObjectItemCaseSensitive(req->json, "batch");
+	if (!cJSON_IsNumber(batch) || batch->valuedouble < 1 || batch->valuedouble > 1e9 ||
+	    batch->valuedouble != (double)(long)batch->valuedouble) {
+		rc = err_set(&err, UNIAP_E_INVALID, "body.batch: must be an integer 1..1000000000");
+		goto out;
+	}
+	pv = cJSON_GetObjectItemCaseSensitive(req->json, "plan");
+	if (!pv) {
+		rc = err_set(&err, UNIAP_E_INVALID, "body.plan: required");
+		goto out;
+	}
+	if ((rc = jdec_plan_json(pv, "body.plan", &plan, &err)) != UNIAP_OK)
+		goto out;
+	rc = jenc_evaluate_report(&c, &m, (long)batch->valuedouble, &plan, &report, &feasible, &matches, &err);
+	if (rc != UNIAP_OK) {
+		if (strncmp(err.msg, "plan", 4) == 0) { /* rooted at "plan": point into the body */
+			char old[UNIAP_ERR_MSG_MAX];
+
+			memcpy(old, err.msg, sizeof(old));
+			snprintf(err.msg, sizeof(err.msg), "body.%.*s", (int)sizeof(old) - 8, old);
+		}
+		goto out;
+	}
+	api_json(res, HTTP_OK, report);
+out:
+	if (rc != UNIAP_OK)
+		api_fail(req, res, &err);
+	cJSON_Delete(report);
+	plan_doc_release(&plan);
+	cluster_release(&c);
+	model_release(&m);
+}
