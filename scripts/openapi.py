@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+# scripts/openapi.py - writes schema/openapi.json, the OpenAPI 3.1 document of
+# uniapd, from the route list below and schema/{cluster,model,plan}.schema.json
+# (their $defs hoisted into components/schemas with a Cluster/Model/Plan
+# prefix, "#/$defs/x" rewritten to "#/components/schemas/<Prefix>X").  Run
+# from the repository root after changing a route or a schema:
+#     python3 scripts/openapi.py && sh tests/cli/openapi.sh
+# Not run by make or CI (no python there); the output is committed.
+import json, re
+S = {}
+def load(fn, prefix):
+    d = json.load(open('schema/' + fn))
+    defs = d.pop('$defs', {})
+    d.pop('$schema', None); d.pop('$id', None)
+    txt = json.dumps(d)
+    def fix(o):
+        if isinstance(o, dict):
+            return {k: ('#/components/schemas/' + prefix + o[k].split('/')[-1][0].upper() + o[k].split('/')[-1][1:]
+                        if k == '$ref' and isinstance(o[k], str) and o[k].startswith('#/$defs/') else fix(v))
+                    for k, v in o.items()}
+        if isinstance(o, list):
+            return [fix(x) for x in o]
+        return o
+    S[prefix] = fix(d)
+    for k, v in defs.items():
+        S[prefix + k[0].upper() + k[1:]] = fix(v)
+load('cluster.schema.json', 'Cluster')
+load('model.schema.json', 'Model')
+load('plan.schema.json', 'Plan')
+R = lambda n: {'$ref': '#/components/schemas/' + n}
+S['Problem'] = {'type': 'object', 'description': 'RFC 9457 problem details; every error is answered with one (application/problem+json).',
+  'required': ['type', 'title', 'status'],
+  'properties': {
+    'type': {'type': 'string', 'pattern': '^urn:uniap:problem:[a-z-]+$', 'description': 'urn:uniap:problem: + a slug (malformed, invalid, not-found, method-not-allowed, unauthorized, unsupported-media-type, content-too-large, bad-path, bad-query, bad-argument, limit, infeasible, io, out-of-memory, not-ready, ...).', 'examples': ['urn:uniap:problem:invalid']},
+    'title': {'type': 'string', 'description': "The status's reason phrase."},
+    'status': {'type': 'integer', 'minimum': 400, 'maximum': 599},
+    'detail': {'type': 'string', 'description': 'The message; for core errors it names the field and rule.'},
+    'instance': {'type': 'string', 'description': 'The request path.'},
+    'pointer': {'type': 'string', 'description': 'RFC 6901 pointer into the request body when the field at fault is known; "" is the whole body.'}}}
+S['DocumentMeta'] = {'type': 'object', 'required': ['id', 'kind', 'name', 'bytes', 'created_at'], 'properties': {
+    'id': {'type': 'integer', 'minimum': 1}, 'kind': {'type': 'string', 'enum': ['cluster', 'model']},
+    'name': {'type': 'string'}, 'bytes': {'type': 'integer', 'minimum': 0}, 'created_at': {'type': 'string'}}}
+S['DocumentList'] = {'type': 'object', 'required': ['items', 'next_cursor'], 'properties': {
+    'items': {'type': 'array', 'items': R('DocumentMeta')},
+    'next_cursor': {'type': ['string', 'null'], 'description': 'Pass as ?cursor= for the next page; null on the last page.'}}}
+S['CatalogEntry'] = {'type': 'object', 'properties': {'name': {'type': 'string'}, 'description': {'type': 'string'}, 'source': {'type': 'string'}}}
+S['Catalog'] = {'type': 'object', 'required': ['clusters', 'models'], 'properties': {
+    'clusters': {'type': 'array', 'items': R('CatalogEntry')}, 'models': {'type': 'array', 'items': R('CatalogEntry')}}}
+S['Whoami'] = {'type': 'object', 'required': ['tenant', 'id'], 'properties': {'tenant': {'type': 'string'}, 'id': {'type': 'integer'}}}
+S['Status'] = {'type': 'object', 'required': ['status'], 'properties': {'status': {'type': 'string', 'enum': ['ok', 'ready']}}}
+ref_or_doc = lambda doc: {'oneOf': [{'type': 'integer', 'minimum': 1, 'description': 'A stored id.'},
+    {'type': 'string', 'description': 'A stored id as a digit string, or a catalog name.'}, R(doc)]}
+S['EvaluateRequest'] = {'type': 'object', 'required': ['cluster', 'model', 'batch', 'plan'], 'properties': {
+    'cluster': ref_or_doc('Cluster'), 'model': ref_or_doc('Model'),
+    'batch': {'type': 'integer', 'minimum': 1, 'description': 'The global batch size.'}, 'plan': R('Plan')}}
+S['EvaluateReport'] = {'type': 'object', 'description': 'What `uniap evaluate` prints (jenc_evaluate_report); feasible false is a 200 too.',
+    'additionalProperties': True, 'properties': {'feasible': {'type': 'boolean'}, 'plan_tpi_s': {'type': 'number'}, 'tpi_matches': {'type': 'boolean'}}}
+
+def prob(desc): return {'description': desc, 'content': {'application/problem+json': {'schema': R('Problem')}}}
+resp = {k: prob(v) for k, v in {
+  'BadRequest': 'Malformed JSON, a bad path, query or argument (400).',
+  'Unauthorized': 'No or invalid bearer key (401, with WWW-Authenticate: Bearer).',
+  'NotFound': 'No such resource in the caller\'s tenant (404).',
+  'ContentTooLarge': 'Body over the limit, nesting over 64, or the tenant\'s max_stored_bytes quota (413).',
+  'UnsupportedMediaType': 'Content-Type is not application/json (415).',
+  'Unprocessable': 'The document fails validation; pointer names the field (422).',
+  'ServiceUnavailable': 'Out of memory or not ready (503).',
+  'InternalError': 'Storage or another internal error (500).'}.items()}
+def rr(n): return {'$ref': '#/components/responses/' + n}
+def js(schema, desc): return {'description': desc, 'content': {'application/json': {'schema': schema}}}
+common = {'401': rr('Unauthorized'), '500': rr('InternalError'), '503': rr('ServiceUnavailable')}
+def op(opid, summary, responses, tags, body=None, params=None, auth=True):
+    o = {'operationId': opid, 'summary': summary, 'tags': tags}
+    if params: o['parameters'] = params
+    if body: o['requestBody'] = {'required': True, 'content': {'application/json': {'schema': body}}}
+    r = dict(responses)
+    if auth: r.update({k: v for k, v in common.items() if k not in r})
+    else: o['security'] = []
+    o['responses'] = r
+    return o
+idp = {'name': 'id', 'in': 'path', 'required': True, 'schema': {'type': 'integer', 'minimum': 1}}
+page = [{'name': 'limit', 'in': 'query', 'schema': {'type': 'integer', 'minimum': 1, 'maximum': 100, 'default': 20}},
+        {'name': 'cursor', 'in': 'query', 'schema': {'type': 'string', 'pattern': '^[0-9]+$'}, 'description': 'A next_cursor of this list.'}]
+P = {}
+P['/healthz'] = {'get': op('healthz', 'Liveness', {'200': js(R('Status'), 'The process serves.')}, ['service'], auth=False)}
+P['/readyz'] = {'get': op('readyz', 'Readiness', {'200': js(R('Status'), 'Ready.'), '503': rr('ServiceUnavailable')}, ['service'], auth=False)}
+P['/metrics'] = {'get': op('metrics', 'Prometheus metrics', {'200': {'description': 'Prometheus text format.', 'content': {'text/plain; version=0.0.4': {'schema': {'type': 'string'}}}}, '503': rr('ServiceUnavailable')}, ['service'], auth=False)}
+P['/v1/openapi.json'] = {'get': op('openapi', 'This document', {'200': js({'type': 'object'}, 'The OpenAPI document.'), '404': rr('NotFound')}, ['service'], auth=False)}
+P['/v1/whoami'] = {'get': op('whoami', 'The caller\'s tenant', {'200': js(R('Whoami'), 'The tenant.')}, ['tenant'])}
+P['/v1/catalog'] = {'get': op('listCatalog', 'The built-in clusters and models', {'200': js(R('Catalog'), 'The catalog.')}, ['catalog'])}
+P['/v1/catalog/{name}'] = {'get': op('getCatalogEntry', 'A built-in profile', {'200': js({'oneOf': [R('Cluster'), R('Model')]}, 'The full profile.'), '404': rr('NotFound')}, ['catalog'],
+    params=[{'name': 'name', 'in': 'path', 'required': True, 'schema': {'type': 'string'}}])}
+for res, doc, tag in (('clusters', 'Cluster', 'clusters'), ('models', 'Model', 'models')):
+    one = doc
+    P['/v1/' + res] = {
+      'post': op('create' + one, 'Store a ' + one.lower() + ' profile', {
+          '201': {'description': 'Stored.', 'headers': {'Location': {'schema': {'type': 'string'}, 'description': '/v1/%s/{id}' % res}}, 'content': {'application/json': {'schema': R('DocumentMeta')}}},
+          '400': rr('BadRequest'), '413': rr('ContentTooLarge'), '415': rr('UnsupportedMediaType'), '422': rr('Unprocessable')}, [tag], body=R(doc)),
+      'get': op('list' + one + 's', 'List stored ' + res, {'200': js(R('DocumentList'), 'A page.'), '400': rr('BadRequest')}, [tag], params=page)}
+    P['/v1/%s/{id}' % res] = {
+      'get': op('get' + one, 'A stored ' + one.lower(), {'200': js(R(doc), 'The stored document.'), '404': rr('NotFound')}, [tag], params=[idp]),
+      'delete': op('delete' + one, 'Delete a stored ' + one.lower(), {'204': {'description': 'Deleted.'}, '404': rr('NotFound')}, [tag], params=[idp])}
+P['/v1/evaluate'] = {'post': op('evaluate', 'Evaluate a plan', {'200': js(R('EvaluateReport'), 'The report.'), '400': rr('BadRequest'), '404': rr('NotFound'),
+    '413': rr('ContentTooLarge'), '415': rr('UnsupportedMediaType'), '422': rr('Unprocessable')}, ['evaluate'], body=R('EvaluateRequest'))}
+doc = {'openapi': '3.1.0',
+  'jsonSchemaDialect': 'https://json-schema.org/draft/2020-12/schema',
+  'info': {'title': 'uniapd', 'version': '1', 'description': 'The uniap planning service. Only the routes listed here exist. Not yet available: the jobs and plans API (/v1/jobs, /v1/plans); no such routes are served and they answer 404.'},
+  'servers': [{'url': '/'}],
+  'security': [{'bearer': []}],
+  'tags': [{'name': n} for n in ('service', 'tenant', 'catalog', 'clusters', 'models', 'evaluate')],
+  'paths': P,
+  'components': {'securitySchemes': {'bearer': {'type': 'http', 'scheme': 'bearer', 'description': 'A tenant key from `uniapd tenant add`; not needed under --no-auth.'}},
+                 'responses': resp, 'schemas': S}}
+json.dump(doc, open('schema/openapi.json', 'w'), indent=2)
+open('schema/openapi.json', 'a').write('\n')
