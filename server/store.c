@@ -377,6 +377,35 @@ uniap_code store_schema_version(struct store *s, int *version, struct uniap_err 
 
 /* ---- pagination ---- */
 
+/*
+ * Reads up to limit rows of st (whose first column is the row id, ordered by
+ * it, LIMIT limit + 1) into arr (elem bytes each) with from_row.  *n gets the
+ * rows read; *next the id of the last one when a further row exists, else 0.
+ */
+static uniap_code page_collect(sqlite3 *db, sqlite3_stmt *st, void *arr, size_t elem,
+			       size_t limit, void (*from_row)(sqlite3_stmt *, void *),
+			       const char *what, size_t *n, int64_t *next, struct uniap_err *err)
+{
+	uniap_code rc = UNIAP_OK;
+	int64_t last_id = 0;
+	int row = 1;
+
+	*n = 0;
+	*next = 0;
+	while (rc == UNIAP_OK) {
+		rc = step_row(db, st, &row, what, err);
+		if (rc != UNIAP_OK || !row)
+			break;
+		if (*n == limit) {
+			*next = last_id;
+			break;
+		}
+		last_id = sqlite3_column_int64(st, 0);
+		from_row(st, (char *)arr + (*n)++ * elem);
+	}
+	return rc;
+}
+
 static uniap_code page_args(int64_t cursor, size_t *limit, struct uniap_err *err)
 {
 	if (cursor < 0)
@@ -402,6 +431,11 @@ static void tenant_from_row(sqlite3_stmt *st, struct store_tenant *t)
 	t->revoked_at_ms = sqlite3_column_int64(st, 3);
 	t->max_concurrent_jobs = sqlite3_column_int64(st, 4);
 	t->max_stored_bytes = sqlite3_column_int64(st, 5);
+}
+
+static void tenant_from_row_any(sqlite3_stmt *st, void *p)
+{
+	tenant_from_row(st, p);
 }
 
 static uniap_code random_bytes(unsigned char *buf, size_t n, struct uniap_err *err)
@@ -483,7 +517,6 @@ uniap_code store_tenant_list(struct store *s, int64_t cursor, size_t limit,
 	struct store_tenant *arr = NULL;
 	sqlite3_stmt *st = NULL;
 	size_t k = 0;
-	int row = 1;
 	int64_t nx = 0;
 	sqlite3 *db;
 	uniap_code rc = page_args(cursor, &limit, err);
@@ -500,16 +533,7 @@ uniap_code store_tenant_list(struct store *s, int64_t cursor, size_t limit,
 		goto out;
 	sqlite3_bind_int64(st, 1, cursor);
 	sqlite3_bind_int64(st, 2, (int64_t)limit + 1);
-	while (rc == UNIAP_OK) {
-		rc = step_row(db, st, &row, "list tenants", err);
-		if (rc != UNIAP_OK || !row)
-			break;
-		if (k == limit) {
-			nx = arr[k - 1].id;
-			break;
-		}
-		tenant_from_row(st, &arr[k++]);
-	}
+	rc = page_collect(db, st, arr, sizeof(*arr), limit, tenant_from_row_any, "list tenants", &k, &nx, err);
 out:
 	sqlite3_finalize(st);
 	conn_put(s, db);
@@ -604,6 +628,11 @@ static void doc_from_row(sqlite3_stmt *st, struct store_doc *d)
 	if (h && sqlite3_column_bytes(st, 5) == STORE_SHA256_BYTES)
 		memcpy(d->sha256, h, STORE_SHA256_BYTES);
 	d->created_at_ms = sqlite3_column_int64(st, 6);
+}
+
+static void doc_from_row_any(sqlite3_stmt *st, void *p)
+{
+	doc_from_row(st, p);
 }
 
 /* Reads the active tenant's limits inside the caller's transaction. */
@@ -744,7 +773,6 @@ uniap_code store_doc_list(struct store *s, int64_t tenant_id, int64_t cursor, si
 	struct store_doc *arr = NULL;
 	sqlite3_stmt *st = NULL;
 	size_t k = 0;
-	int row = 1;
 	int64_t nx = 0;
 	sqlite3 *db;
 	uniap_code rc = page_args(cursor, &limit, err);
@@ -762,16 +790,7 @@ uniap_code store_doc_list(struct store *s, int64_t tenant_id, int64_t cursor, si
 	sqlite3_bind_int64(st, 1, tenant_id);
 	sqlite3_bind_int64(st, 2, cursor);
 	sqlite3_bind_int64(st, 3, (int64_t)limit + 1);
-	while (rc == UNIAP_OK) {
-		rc = step_row(db, st, &row, "list documents", err);
-		if (rc != UNIAP_OK || !row)
-			break;
-		if (k == limit) {
-			nx = arr[k - 1].id;
-			break;
-		}
-		doc_from_row(st, &arr[k++]);
-	}
+	rc = page_collect(db, st, arr, sizeof(*arr), limit, doc_from_row_any, "list documents", &k, &nx, err);
 out:
 	sqlite3_finalize(st);
 	conn_put(s, db);
@@ -873,6 +892,11 @@ static void job_from_row(sqlite3_stmt *st, struct store_job *j)
 	j->created_at_ms = sqlite3_column_int64(st, 7);
 	j->started_at_ms = sqlite3_column_int64(st, 8);
 	j->finished_at_ms = sqlite3_column_int64(st, 9);
+}
+
+static void job_from_row_any(sqlite3_stmt *st, void *p)
+{
+	job_from_row(st, p);
 }
 
 /* Inside the caller's transaction: the job with this key, if any. */
@@ -1020,7 +1044,6 @@ uniap_code store_job_list(struct store *s, int64_t tenant_id, const enum store_j
 	struct store_job *arr = NULL;
 	sqlite3_stmt *st = NULL;
 	size_t k = 0;
-	int row = 1;
 	int64_t nx = 0;
 	sqlite3 *db;
 	uniap_code rc = page_args(cursor, &limit, err);
@@ -1041,16 +1064,7 @@ uniap_code store_job_list(struct store *s, int64_t tenant_id, const enum store_j
 	sqlite3_bind_int64(st, 3, (int64_t)limit + 1);
 	if (state)
 		sqlite3_bind_text(st, 4, job_state_names[*state], -1, SQLITE_STATIC);
-	while (rc == UNIAP_OK) {
-		rc = step_row(db, st, &row, "list jobs", err);
-		if (rc != UNIAP_OK || !row)
-			break;
-		if (k == limit) {
-			nx = arr[k - 1].id;
-			break;
-		}
-		job_from_row(st, &arr[k++]);
-	}
+	rc = page_collect(db, st, arr, sizeof(*arr), limit, job_from_row_any, "list jobs", &k, &nx, err);
 out:
 	sqlite3_finalize(st);
 	conn_put(s, db);
