@@ -123,3 +123,15 @@ clean:
 	rm -rf build
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+
+# Local single-user service: uniapd on 127.0.0.1:8080, store in var/uniap.db
+# (var/ is git-ignored), no keys (--no-auth is loopback-only).  Ctrl-C stops it.
+.PHONY: run bench-http
+run: all
+	@mkdir -p var
+	$(BUILD)/uniapd --listen 127.0.0.1:8080 --db var/uniap.db --no-auth
+
+# HTTP figures of uniapd under wrk (Debian package wrk): /healthz and one
+# authenticated store read; one "http: PATH N req/s p99 X ms" line each.
+bench-http: all
+	@sh bench/http.sh $(BUILD)/uniapd
