@@ -79,6 +79,7 @@ void opt_options_init(struct opt_options *o);
 #define OPT_METHOD_DP_STAGES "dp-stages"
 #define OPT_METHOD_MILP "milp"
 #define OPT_METHOD_MILP_AFTER_CAP "milp-after-dp-cap"
+#define OPT_METHOD_LOWER_BOUND "lower-bound" /* decided by a bound, never solved (uop) */
 
 #define OPT_NOTE_MAX 160
 

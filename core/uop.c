@@ -83,6 +83,160 @@ void uop_result_release(struct uop_result *r)
 	r->best = -1;
 }
 
+/* ------------------------------------------------------------ memos */
+
+void uop_memo_release(struct uop_memo *m)
+{
+	if (!m)
+		return;
+	cost_candidate_release(&m->cand);
+	opt_result_release(&m->facts);
+}
+
+#define UOP_MEMO_MAGIC 0x314d4d55u /* "UMM1" read little-endian */
+
+static void uop_put_u64(unsigned char *p, uint64_t v)
+{
+	int i;
+
+	for (i = 0; i < 8; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t uop_get_u64(const unsigned char *p)
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = 0; i < 8; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+/* Layout: magic (4), candidate length (8), candidate, facts length (8), facts; little-endian. */
+uniap_code uop_memo_pack(const struct uop_memo *m, unsigned char **buf, size_t *len,
+                         struct uniap_err *err)
+{
+	unsigned char *cb = NULL, *fb = NULL, *out;
+	size_t cl = 0, fl = 0, n;
+	uniap_code rc;
+
+	if ((rc = opt_candidate_pack(&m->cand, &cb, &cl, err)) != UNIAP_OK)
+		return rc;
+	if ((rc = opt_result_pack(&m->facts, &fb, &fl, err)) != UNIAP_OK) {
+		free(cb);
+		return rc;
+	}
+	n = 4 + 8 + cl + 8 + fl;
+	out = malloc(n);
+	if (!out) {
+		free(cb);
+		free(fb);
+		return err_set(err, UNIAP_E_NOMEM, "memo: out of memory");
+	}
+	out[0] = (unsigned char)(UOP_MEMO_MAGIC & 0xff);
+	out[1] = (unsigned char)((UOP_MEMO_MAGIC >> 8) & 0xff);
+	out[2] = (unsigned char)((UOP_MEMO_MAGIC >> 16) & 0xff);
+	out[3] = (unsigned char)(UOP_MEMO_MAGIC >> 24);
+	uop_put_u64(out + 4, cl);
+	memcpy(out + 12, cb, cl);
+	uop_put_u64(out + 12 + cl, fl);
+	memcpy(out + 20 + cl, fb, fl);
+	free(cb);
+	free(fb);
+	*buf = out;
+	*len = n;
+	return UNIAP_OK;
+}
+
+uniap_code uop_memo_unpack(const unsigned char *buf, size_t len, struct uop_memo *out,
+                           struct uniap_err *err)
+{
+	uint64_t cl, fl;
+	uniap_code rc;
+
+	memset(out, 0, sizeof(*out));
+	opt_result_init(&out->facts);
+	if (len < 20 || buf[0] != (UOP_MEMO_MAGIC & 0xff) || buf[1] != ((UOP_MEMO_MAGIC >> 8) & 0xff) ||
+	    buf[2] != ((UOP_MEMO_MAGIC >> 16) & 0xff) || buf[3] != (UOP_MEMO_MAGIC >> 24))
+		return err_set(err, UNIAP_E_INVALID, "memo: not a memo (bad magic or length)");
+	cl = uop_get_u64(buf + 4);
+	if (cl > len - 20)
+		return err_set(err, UNIAP_E_INVALID, "memo: candidate length %llu past the end",
+		               (unsigned long long)cl);
+	fl = uop_get_u64(buf + 12 + cl);
+	if (fl != len - 20 - cl)
+		return err_set(err, UNIAP_E_INVALID, "memo: facts length %llu does not match the buffer",
+		               (unsigned long long)fl);
+	if ((rc = opt_candidate_unpack(buf + 12, (size_t)cl, &out->cand, err)) != UNIAP_OK)
+		return rc;
+	if ((rc = opt_result_unpack(buf + 20 + cl, (size_t)fl, &out->facts, err)) != UNIAP_OK) {
+		cost_candidate_release(&out->cand);
+		return rc;
+	}
+	if (out->facts.stage && out->facts.n_layers != out->cand.n_layers) {
+		uop_memo_release(out);
+		return err_set(err, UNIAP_E_INVALID, "memo: the plan has %zu layers, the matrices %zu",
+		               out->facts.n_layers, out->cand.n_layers);
+	}
+	return UNIAP_OK;
+}
+
+/*
+ * What two results together prove about one candidate (either may be NULL):
+ * the better plan and the larger bound.  *out is a shallow view: its arrays
+ * borrow those of a or b, so it must never be released.
+ */
+static void uop_facts_merge(const struct opt_result *a, const struct opt_result *b,
+                            struct opt_result *out)
+{
+	const struct opt_result *plan = NULL, *both[2] = { a, b };
+	double bound = 0;
+	int i;
+
+	opt_result_init(out);
+	for (i = 0; i < 2; i++) {
+		const struct opt_result *r = both[i];
+
+		if (!r)
+			continue;
+		if (r->stage && r->strategy && isfinite(r->tpi_s) && (!plan || r->tpi_s < plan->tpi_s))
+			plan = r;
+		if (r->status != OPT_ERROR && r->bound_s > bound)
+			bound = r->bound_s;
+	}
+	if (plan) {
+		out->tpi_s = plan->tpi_s;
+		out->n_layers = plan->n_layers;
+		out->stage = plan->stage;
+		out->strategy = plan->strategy;
+		out->method = plan->method;
+		if (bound > plan->tpi_s)
+			bound = plan->tpi_s;
+		out->status = bound >= plan->tpi_s * (1 - 1e-12) ? OPT_OPTIMAL : OPT_FEASIBLE;
+	} else {
+		out->status = isinf(bound) ? OPT_INFEASIBLE : bound > 0 ? OPT_PRUNED : OPT_UNKNOWN;
+		out->method = a && a->method ? a->method : b && b->method ? b->method : OPT_METHOD_NONE;
+	}
+	out->bound_s = bound;
+	out->gap = plan ? (plan->tpi_s - bound) / plan->tpi_s : INFINITY;
+}
+
+/* Hands what is known of a candidate to the caller's memo store (if any). */
+static void uop_memo_put(const struct uop_options *o, const struct cost_candidate *cand,
+                         const struct opt_result *known, const struct opt_result *found)
+{
+	struct uop_memo m;
+
+	if (!o->memo || !o->memo->put)
+		return;
+	m.cand = *cand; /* shallow: borrowed for the call */
+	uop_facts_merge(known, found, &m.facts);
+	if (m.facts.status == OPT_UNKNOWN && !(known && known->stage))
+		return; /* nothing proven: not worth a row */
+	o->memo->put(o->memo->ctx, cand->pp, cand->microbatches, &m);
+}
+
 /* ------------------------------------------------------------- the run */
 
 struct uop_run;
@@ -93,7 +247,17 @@ struct uop_slot {
 	struct cost_candidate cand; /* owned */
 	struct opt_options opt;
 	double lower_bound_s;       /* uop_lower_bound(): valid whatever the solver says */
+	struct opt_result known;    /* the memo's facts on a cache hit (owned); status OPT_UNKNOWN otherwise */
+	int has_known;
+	int decided;                /* known proves the candidate's optimum: recorded without a solve */
 };
+
+static void uop_slot_free(struct uop_slot *slot)
+{
+	cost_candidate_release(&slot->cand);
+	opt_result_release(&slot->known);
+	free(slot);
+}
 
 struct uop_run {
 	pthread_mutex_t lock;
@@ -131,12 +295,15 @@ static void uop_record(struct uop_run *run, struct uop_slot *slot, struct opt_re
 	/* never trust a reported TPI: recompute it on the parent's matrices */
 	if (r->stage && r->strategy && r->n_layers == slot->cand.n_layers)
 		tpi = opt_tpi(&slot->cand, r->stage, r->strategy);
+	if (!slot->decided && !(isfinite(r->tpi_s) && fabs(tpi - r->tpi_s) > 1e-9 * fabs(tpi)))
+		uop_memo_put(run->opts, &slot->cand, slot->has_known ? &slot->known : NULL, r);
 	pthread_mutex_lock(&run->lock);
 	snprintf(c->status, sizeof(c->status), "%s", opt_status_name(r->status));
 	c->method = r->method;
 	c->solve_s = r->solve_s;
 	c->bound_s = r->bound_s > slot->lower_bound_s ? r->bound_s : slot->lower_bound_s;
 	c->tpi_s = tpi;
+	c->cached = slot->has_known;
 	snprintf(c->note, sizeof(c->note), "%.*s", (int)sizeof(c->note) - 1, r->note);
 	if (isfinite(r->tpi_s) && fabs(tpi - r->tpi_s) > 1e-9 * fabs(tpi)) {
 		snprintf(c->status, sizeof(c->status), "error");
@@ -224,8 +391,7 @@ static void uop_done(void *ctx, const struct pool_outcome *o)
 		uop_record(run, slot, &r);
 		opt_result_release(&r);
 	}
-	cost_candidate_release(&slot->cand);
-	free(slot);
+	uop_slot_free(slot);
 	uop_progress(run);
 	uop_finish(run);
 }
@@ -296,6 +462,8 @@ static double uop_lower_bound(const struct cost_candidate *c)
 {
 	double sum = uop_time_bound(c);
 
+	if (isinf(sum))
+		return INFINITY; /* not INF + 0 * INF = NaN when c = 1 */
 	return sum + (double)(c->microbatches - 1) * sum / c->pp;
 }
 
@@ -346,7 +514,7 @@ static uniap_code uop_grid(const struct cluster_profile *cl, const struct model_
 
 static int uop_canceled(const struct uop_options *o)
 {
-	return o->cancel && *o->cancel;
+	return o->cancel && atomic_load(o->cancel);
 }
 
 /* Waits (run->lock held) until fewer than limit candidates are in flight. */
@@ -376,8 +544,7 @@ static uniap_code uop_dispatch(struct uop_run *run, struct pool *pool, struct uo
 			snprintf(r.note, sizeof(r.note), "%.*s", (int)sizeof(r.note) - 1, serr.msg);
 		uop_record(run, slot, &r);
 		opt_result_release(&r);
-		cost_candidate_release(&slot->cand);
-		free(slot);
+		uop_slot_free(slot);
 		uop_progress(run);
 		uop_finish(run);
 		return UNIAP_OK;
@@ -393,16 +560,14 @@ static uniap_code uop_dispatch(struct uop_run *run, struct pool *pool, struct uo
 			return UNIAP_OK;
 		if (rc != UNIAP_E_LIMIT) {
 			uop_fail_candidate(run, slot, "error", err->msg);
-			cost_candidate_release(&slot->cand);
-			free(slot);
+			uop_slot_free(slot);
 			uop_finish(run);
 			return rc;
 		}
 		/* a shared pool is full: wait for one of ours to finish, then retry */
 		if (uop_canceled(o)) {
 			uop_fail_candidate(run, slot, "canceled", "the run was canceled");
-			cost_candidate_release(&slot->cand);
-			free(slot);
+			uop_slot_free(slot);
 			uop_finish(run);
 			return err_set(err, UNIAP_E_CANCELED, "canceled");
 		}
@@ -463,6 +628,42 @@ static struct uop_order *uop_solve_order(const struct cluster_profile *cl, const
 	return ord;
 }
 
+/* Loads the memo of candidate c (if the caller keeps one) into slot. */
+static void uop_memo_get(const struct uop_options *o, const struct model_profile *m,
+                         const struct uop_candidate *c, struct uop_slot *slot)
+{
+	struct uop_memo hit;
+
+	if (!o->memo || !o->memo->get)
+		return;
+	memset(&hit, 0, sizeof(hit));
+	opt_result_init(&hit.facts);
+	if (o->memo->get(o->memo->ctx, c->pp, c->microbatches, &hit) != 1)
+		return;
+	/* a memo for another shape is a key collision or a caller's bug: ignore it */
+	if (hit.cand.pp != c->pp || hit.cand.microbatches != c->microbatches ||
+	    hit.cand.n_layers != m->n_layers || opt_candidate_check(&hit.cand, NULL) != UNIAP_OK) {
+		uop_memo_release(&hit);
+		return;
+	}
+	slot->cand = hit.cand;
+	slot->known = hit.facts;
+	slot->has_known = 1;
+}
+
+/* Records a bound-only fact (pruned or infeasible before any solve). */
+static void uop_memo_put_bound(const struct uop_options *o, const struct cost_candidate *cand,
+                               double bound)
+{
+	struct opt_result f;
+
+	opt_result_init(&f);
+	f.status = isinf(bound) ? OPT_INFEASIBLE : OPT_PRUNED;
+	f.bound_s = bound;
+	f.method = OPT_METHOD_LOWER_BOUND;
+	uop_memo_put(o, cand, NULL, &f);
+}
+
 /* The solver spaces: build, bound, dispatch each candidate. */
 static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profile *cl,
                                 const struct model_profile *m, struct pool *pool,
@@ -509,56 +710,84 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
 		slot->opt.time_limit_s = o->time_limit_s;
 		slot->opt.rel_gap = o->rel_gap;
 		slot->opt.early_stop = o->early_stop;
-		brc = cost_build(cl, m, &co, &slot->cand, &berr);
-		if (brc == UNIAP_E_INFEASIBLE) {
-			snprintf(c->status, sizeof(c->status), "infeasible");
-			snprintf(c->note, sizeof(c->note), "%.*s", (int)sizeof(c->note) - 1, berr.msg);
-			c->bound_s = INFINITY;
-			free(slot);
-			pthread_mutex_lock(&run->lock);
-			run->done++;
-			pthread_mutex_unlock(&run->lock);
-			continue;
-		}
-		if (brc != UNIAP_OK) {
-			free(slot);
-			*err = berr;
-			rc = brc;
-			break;
+		uop_memo_get(o, m, c, slot);
+		if (!slot->has_known) {
+			brc = cost_build(cl, m, &co, &slot->cand, &berr);
+			if (brc == UNIAP_E_INFEASIBLE) {
+				snprintf(c->status, sizeof(c->status), "infeasible");
+				snprintf(c->note, sizeof(c->note), "%.*s", (int)sizeof(c->note) - 1, berr.msg);
+				c->bound_s = INFINITY;
+				free(slot);
+				pthread_mutex_lock(&run->lock);
+				run->done++;
+				pthread_mutex_unlock(&run->lock);
+				continue;
+			}
+			if (brc != UNIAP_OK) {
+				free(slot);
+				*err = berr;
+				rc = brc;
+				break;
+			}
 		}
 		lb = uop_lower_bound(&slot->cand);
+		if (slot->has_known && slot->known.bound_s > lb)
+			lb = slot->known.bound_s;
 		slot->lower_bound_s = lb;
+		c->cached = slot->has_known;
 		if (isinf(lb)) {
 			snprintf(c->status, sizeof(c->status), "infeasible");
 			snprintf(c->note, sizeof(c->note),
-			         "even the least memory of every layer exceeds what the %d stages hold",
+			         slot->has_known ? "proven before (cached): no plan fits the memory"
+			                         : "even the least memory of every layer exceeds what the %d stages hold",
 			         c->pp);
 			c->bound_s = INFINITY;
 			c->method = "lower-bound";
-			cost_candidate_release(&slot->cand);
-			free(slot);
+			if (!slot->has_known)
+				uop_memo_put_bound(o, &slot->cand, lb);
+			uop_slot_free(slot);
 			pthread_mutex_lock(&run->lock);
 			run->done++;
 			pthread_mutex_unlock(&run->lock);
 			uop_progress(run);
 			continue;
 		}
-		if (lb > best * (1 + UOP_TIE_TOLERANCE)) {
+		if (slot->has_known && slot->known.status == OPT_OPTIMAL && slot->known.stage &&
+		    slot->known.bound_s >= slot->known.tpi_s * (1 - 1e-12)) {
+			/* the memo proves this candidate's optimum: nothing to solve */
+			struct opt_result r = slot->known;
+
+			opt_result_init(&slot->known);
+			slot->decided = 1;
+			r.solve_s = 0;
+			snprintf(r.note, sizeof(r.note), "proven before (cached)");
+			uop_record(run, slot, &r);
+			opt_result_release(&r);
+			uop_slot_free(slot);
+			uop_progress(run);
+			continue;
+		}
+		/* a plan at or above best * (1 + tolerance) is worse than best, never a tie; a
+		 * bound cached from a solve pruned at that cutoff reaches it exactly */
+		if (isfinite(best) && lb >= best * (1 + UOP_TIE_TOLERANCE)) {
 			snprintf(c->status, sizeof(c->status), "pruned");
 			snprintf(c->note, sizeof(c->note),
-			         "lower bound %.6g s is not below the best TPI %.6g s", lb, best);
+			         "lower bound %.6g s is not below the best TPI %.6g s%s", lb, best,
+			         slot->has_known ? " (bound cached)" : "");
 			c->bound_s = lb;
 			c->method = "lower-bound";
-			cost_candidate_release(&slot->cand);
-			free(slot);
+			if (!slot->has_known)
+				uop_memo_put_bound(o, &slot->cand, lb);
+			uop_slot_free(slot);
 			pthread_mutex_lock(&run->lock);
 			run->done++;
 			pthread_mutex_unlock(&run->lock);
 			uop_progress(run);
 			continue;
 		}
-		{
-			/* solve without dominated strategies: same optimum, smaller problem */
+		if (!slot->has_known || !slot->known.stage) {
+			/* solve without dominated strategies: same optimum, smaller problem
+			 * (a memo's plan indexes its own dictionary, so such matrices stay) */
 			struct cost_candidate reduced;
 
 			if (reduce_dominated(&slot->cand, &reduced, NULL, &berr) == UNIAP_OK) {

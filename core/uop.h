@@ -21,6 +21,7 @@
 #define UNIAP_UOP_H
 
 #include <stddef.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "cost.h"
@@ -39,6 +40,47 @@ const char *uop_space_name(enum uop_space s);
 /* Parses "unified"/"inter"/"intra"/"uniform"; 0 on success, -1 otherwise. */
 int uop_space_parse(const char *s, enum uop_space *out);
 
+/*
+ * A memo of one candidate, kept by the caller between runs (the service keeps
+ * them in its SQLite cache).  Everything in it is a proven fact about the
+ * candidate's cost matrices, whatever the options of the run that found it:
+ * cand are the matrices (possibly without dominated strategies, which keeps
+ * the optimum), facts.bound_s a proven lower bound on the candidate's optimum
+ * TPI, facts.stage/strategy (may be NULL) the best plan known on cand and
+ * facts.tpi_s its TPI.  A memo whose bound reaches its TPI is the optimum.
+ */
+struct uop_memo {
+	struct cost_candidate cand;
+	struct opt_result facts;
+};
+
+/* Bumped whenever the cost model or the memo layout changes: part of every cache key. */
+#define UOP_MEMO_FORMAT 1
+
+/*
+ * The caller's memo store, keyed by (pp, microbatches) within one problem
+ * (cluster, model, batch, schedule, recompute and space are the caller's to
+ * fold into its key).  get fills *out (owned by the caller of get: released
+ * with uop_memo_release) and returns 1 on a hit, 0 on a miss; put borrows m.
+ * Both are called from any thread, no lock held.
+ */
+struct uop_memo_ops {
+	int (*get)(void *ctx, int pp, long microbatches, struct uop_memo *out);
+	void (*put)(void *ctx, int pp, long microbatches, const struct uop_memo *m);
+	void *ctx;
+};
+
+/* Frees what m owns (NULL-safe) and zeroes it. */
+void uop_memo_release(struct uop_memo *m);
+
+/* Packs m (borrowed) into a new buffer *buf (owned, free()) of *len bytes. */
+uniap_code uop_memo_pack(const struct uop_memo *m, unsigned char **buf, size_t *len,
+                         struct uniap_err *err);
+
+/* Rebuilds a memo from buf (borrowed); *out owned by the caller.  Garbage is UNIAP_E_INVALID. */
+uniap_code uop_memo_unpack(const unsigned char *buf, size_t len, struct uop_memo *out,
+                           struct uniap_err *err);
+
 /* Progress: candidates done of total, best TPI so far (INFINITY: none). */
 typedef void (*uop_progress_fn)(void *ctx, size_t done, size_t total, double best_tpi_s);
 
@@ -55,7 +97,8 @@ struct uop_options {
 	uint64_t tag;               /* pool tag of this run's tasks (for pool_cancel_tag) */
 	uop_progress_fn progress;   /* optional, called from any thread, no lock held */
 	void *progress_ctx;
-	const volatile int *cancel; /* optional: when *cancel becomes non-zero the run stops */
+	const atomic_int *cancel;   /* optional: when *cancel becomes non-zero the run stops */
+	const struct uop_memo_ops *memo; /* optional: reuse and record candidates' matrices and facts */
 };
 
 /* Defaults: gpipe, unified, threads = online cores, 60 s, gap 0, no early stop. */
@@ -75,6 +118,7 @@ struct uop_candidate {
 	const char *method;  /* static string: "dp-chain", "milp", "lower-bound", "evaluate", ... */
 	char strategy[STRATEGY_NAME_MAX]; /* uniform space: the strategy; "" otherwise */
 	char note[UOP_NOTE_MAX];          /* why infeasible / pruned / failed; "" otherwise */
+	int cached;          /* the matrices (and facts) came from opts->memo */
 };
 
 struct uop_result {

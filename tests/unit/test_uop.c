@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "brute.h"
@@ -207,12 +209,12 @@ static void test_spaces(void **state)
 /* Progress callback that cancels the run after the first finished candidate. */
 static void cancel_after_first(void *ctx, size_t done, size_t total, double best)
 {
-	volatile int *flag = ctx;
+	atomic_int *flag = ctx;
 
 	(void)total;
 	(void)best;
 	if (done >= 1)
-		*flag = 1;
+		atomic_store(flag, 1);
 }
 
 static void test_cancel(void **state)
@@ -224,7 +226,7 @@ static void test_cancel(void **state)
 	struct uop_result r;
 	struct uop_options o;
 	struct uniap_err err;
-	volatile int cancel = 1;
+	atomic_int cancel = 1;
 
 	(void)state;
 	assert_int_equal(fx_cluster(&cl, 1, 4, dev, bw, 1, 16e9, 0, 1), 0);
@@ -237,7 +239,7 @@ static void test_cancel(void **state)
 	cancel = 0;
 	o.threads = 2;
 	o.progress = cancel_after_first;
-	o.progress_ctx = (void *)&cancel;
+	o.progress_ctx = &cancel;
 	assert_int_equal(uop_run(&cl, &m, &o, NULL, &r, &err), UNIAP_E_CANCELED);
 	assert_true(cancel);
 	o.progress = NULL;
@@ -249,6 +251,164 @@ static void test_cancel(void **state)
 	cluster_release(&cl);
 }
 
+/* An in-memory memo store: packed memos by (pp, c), counting hits and puts. */
+#define MEMO_SLOTS 64
+struct memo_store {
+	int pp[MEMO_SLOTS];
+	long c[MEMO_SLOTS];
+	unsigned char *blob[MEMO_SLOTS];
+	size_t len[MEMO_SLOTS];
+	size_t n, hits, misses, puts;
+};
+
+static int memo_find(struct memo_store *ms, int pp, long c)
+{
+	size_t i;
+
+	for (i = 0; i < ms->n; i++)
+		if (ms->pp[i] == pp && ms->c[i] == c)
+			return (int)i;
+	return -1;
+}
+
+static int memo_get(void *ctx, int pp, long c, struct uop_memo *out)
+{
+	struct memo_store *ms = ctx;
+	int i = memo_find(ms, pp, c);
+
+	if (i < 0) {
+		ms->misses++;
+		return 0;
+	}
+	ms->hits++;
+	assert_int_equal(uop_memo_unpack(ms->blob[i], ms->len[i], out, NULL), UNIAP_OK);
+	return 1;
+}
+
+static void memo_put(void *ctx, int pp, long c, const struct uop_memo *m)
+{
+	struct memo_store *ms = ctx;
+	int i = memo_find(ms, pp, c);
+
+	if (i < 0) {
+		assert_true(ms->n < MEMO_SLOTS);
+		i = (int)ms->n++;
+		ms->pp[i] = pp;
+		ms->c[i] = c;
+	} else {
+		free(ms->blob[i]);
+	}
+	assert_int_equal(uop_memo_pack(m, &ms->blob[i], &ms->len[i], NULL), UNIAP_OK);
+	ms->puts++;
+}
+
+static void memo_store_free(struct memo_store *ms)
+{
+	size_t i;
+
+	for (i = 0; i < ms->n; i++)
+		free(ms->blob[i]);
+}
+
+/* A second run on a memo store decides every candidate from it: the same plan, no solve. */
+static void test_memo(void **state)
+{
+	int trial;
+
+	(void)state;
+	for (trial = 0; trial < 12; trial++) {
+		struct cluster_profile cl;
+		struct model_profile m;
+		struct uop_result a, b;
+		struct uop_options o;
+		struct memo_store ms;
+		struct uop_memo_ops ops = { memo_get, memo_put, &ms };
+		struct uniap_err err;
+		long batch;
+		size_t i, puts;
+
+		memset(&ms, 0, sizeof(ms));
+		random_instance(&cl, &m, &batch);
+		uop_options_init(&o);
+		o.batch = batch;
+		o.threads = 2;
+		o.inline_solve = trial % 2;
+		o.memo = &ops;
+		assert_int_equal(uop_run(&cl, &m, &o, NULL, &a, &err), UNIAP_OK);
+		assert_int_equal(ms.hits, 0);
+		assert_true(ms.puts > 0);
+		puts = ms.puts;
+		assert_int_equal(uop_run(&cl, &m, &o, NULL, &b, &err), UNIAP_OK);
+		assert_true(ms.hits > 0);
+		assert_int_equal(a.best, b.best);
+		assert_int_equal(a.optimal, b.optimal);
+		if (a.best >= 0) {
+			assert_true(b.eval.tpi_s == a.eval.tpi_s);
+			for (i = 0; i < m.n_layers; i++)
+				assert_int_equal(a.stage[i], b.stage[i]);
+		}
+		for (i = 0; i < b.n_candidates; i++) {
+			const struct uop_candidate *c = &b.candidates[i];
+
+			/* inline (deterministic order and cutoffs), a cached candidate is never solved
+			 * again: optimal from the memo, or pruned or infeasible by its cached bound;
+			 * with workers a cutoff may come later than in the first run */
+			if (c->cached && o.inline_solve) {
+				assert_true(strcmp(c->status, "optimal") == 0 || strcmp(c->status, "pruned") == 0 ||
+				            strcmp(c->status, "infeasible") == 0);
+				if (strcmp(c->status, "optimal") == 0)
+					assert_true(c->solve_s == 0);
+			}
+		}
+		/* nothing new was learnt, so nothing was written again */
+		if (o.inline_solve)
+			assert_int_equal(ms.puts, puts);
+		uop_result_release(&a);
+		uop_result_release(&b);
+		memo_store_free(&ms);
+		model_release(&m);
+		cluster_release(&cl);
+	}
+}
+
+/* Memos round-trip through their byte format; garbage is refused. */
+static void test_memo_pack(void **state)
+{
+	static const int dev[] = { 4 };
+	static const double bw[] = { 10 };
+	struct cluster_profile cl;
+	struct model_profile m;
+	struct cost_options co = { .batch = 8, .pp = 2, .microbatches = 2 };
+	struct uop_memo a, b;
+	unsigned char *buf;
+	size_t len, cut;
+	struct uniap_err err;
+
+	(void)state;
+	assert_int_equal(fx_cluster(&cl, 1, 4, dev, bw, 1, 16e9, 0, 1), 0);
+	assert_int_equal(fx_model_chain(&m, 4, MODEL_FP32, 4e-3, 0, 12e6, 2e8, 0, 2e6, 2e6), 0);
+	memset(&a, 0, sizeof(a));
+	assert_int_equal(cost_build(&cl, &m, &co, &a.cand, &err), UNIAP_OK);
+	assert_int_equal(opt_solve(&a.cand, NULL, &a.facts, &err), UNIAP_OK);
+	assert_int_equal(uop_memo_pack(&a, &buf, &len, &err), UNIAP_OK);
+	assert_int_equal(uop_memo_unpack(buf, len, &b, &err), UNIAP_OK);
+	assert_int_equal(b.cand.n_layers, 4);
+	assert_true(b.facts.tpi_s == a.facts.tpi_s);
+	assert_true(b.facts.bound_s == a.facts.bound_s);
+	assert_true(opt_tpi(&b.cand, b.facts.stage, b.facts.strategy) == a.facts.tpi_s);
+	uop_memo_release(&b);
+	for (cut = 0; cut < len; cut += 1 + cut / 3) {
+		assert_int_not_equal(uop_memo_unpack(buf, cut, &b, &err), UNIAP_OK);
+		assert_null(b.facts.stage);
+	}
+	buf[0] ^= 1;
+	assert_int_equal(uop_memo_unpack(buf, len, &b, &err), UNIAP_E_INVALID);
+	free(buf);
+	uop_memo_release(&a);
+	model_release(&m);
+	cluster_release(&cl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -256,6 +416,8 @@ int main(void)
 		cmocka_unit_test(test_workers_equal_inline),
 		cmocka_unit_test(test_spaces),
 		cmocka_unit_test(test_cancel),
+		cmocka_unit_test(test_memo),
+		cmocka_unit_test(test_memo_pack),
 	};
 
 	return cmocka_run_group_tests_name("uop", tests, NULL, NULL);
