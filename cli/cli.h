@@ -97,5 +97,6 @@ int cli_cmd_evaluate(int argc, char **argv);
 int cli_cmd_plan(int argc, char **argv);
 int cli_cmd_import(int argc, char **argv);
 int cli_cmd_catalog(int argc, char **argv);
+int cli_cmd_export(int argc, char **argv);
 
 #endif

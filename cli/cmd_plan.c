@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 
 #include "cli.h"
+#include "export.h"
 #include "jencode.h"
 #include "uop.h"
 
@@ -18,7 +19,7 @@ static const char plan_usage[] =
 	"usage: uniap plan --cluster FILE --model FILE --batch B [--schedule gpipe|1f1b]\n"
 	"                  [--space unified|inter|intra|uniform] [--threads N]\n"
 	"                  [--time-limit S] [--gap G] [--early-stop] [--recompute]\n"
-	"                  [--format json|text] [--pretty]\n"
+	"                  [--format json|text|galvatron|megatron|deepspeed] [--pretty]\n"
 	"\n"
 	"Finds the fastest plan: every pipeline degree dividing the device count (up to the\n"
 	"layer count) and every micro-batch count dividing B is a candidate, solved exactly\n"
@@ -38,7 +39,9 @@ static const char plan_usage[] =
 	"                   bound cannot beat the best plan so far\n"
 	"  --schedule S     gpipe (default) or 1f1b\n"
 	"  --recompute      allow activation checkpointing per layer\n"
-	"  --format F       json (default): the plan document; text: a summary for people\n"
+	"  --format F       json (default): the plan document; text: a summary for people;\n"
+	"                   galvatron, megatron, deepspeed: the best plan as that system's\n"
+	"                   config (docs/export.md; exit 1 naming the layer it cannot express)\n"
 	"\n"
 	"Exit status: 0 a plan, 1 invalid input, 2 bad command line, 3 nothing fits.\n";
 
@@ -91,33 +94,12 @@ static cJSON *plan_report(const struct uop_result *r, enum uop_space space)
 	return doc;
 }
 
-/* Layers u..v-1 of one stage as "name xN, name xM" runs of equal strategies. */
-static void plan_text_runs(FILE *f, const struct uop_result *r, int stage)
-{
-	size_t u, n = r->cand.n_layers, run_start = n;
-	int first = 1;
-
-	for (u = 0; u <= n; u++) {
-		int same = u < n && r->stage[u] == stage && run_start < n &&
-		           r->strategy[u] == r->strategy[run_start];
-
-		if (same)
-			continue;
-		if (run_start < n) {
-			fprintf(f, "%s%s x%zu", first ? "" : ", ",
-			        r->cand.strategies.items[r->strategy[run_start]].name, u - run_start);
-			first = 0;
-		}
-		run_start = u < n && r->stage[u] == stage ? u : n;
-	}
-}
-
-/* The text summary: one line for the plan, one per stage, one for the candidates. */
-static void plan_text(FILE *f, const struct uop_result *r, enum uop_space space)
+/* The text summary: exp's plan and stage lines with this run's fields, then the candidates. */
+static int plan_text(FILE *f, const struct uop_result *r, enum uop_space space, struct uniap_err *err)
 {
 	struct rusage self, kids;
-	size_t i, n_opt = 0, n_pruned = 0, n_inf = 0, n_other = 0;
-	int s;
+	size_t i, n_opt = 0, n_pruned = 0, n_inf = 0, n_other = 0, len = 0;
+	char prefix[64], suffix[160], *text = NULL;
 
 	getrusage(RUSAGE_SELF, &self);
 	getrusage(RUSAGE_CHILDREN, &kids);
@@ -136,26 +118,21 @@ static void plan_text(FILE *f, const struct uop_result *r, enum uop_space space)
 	if (r->best < 0) {
 		fprintf(f, "plan: none fits (space %s, %zu candidates, %zu infeasible) solve %.3f s\n",
 		        uop_space_name(space), r->n_candidates, n_inf, r->solve_s);
-		return;
+		return UNIAP_OK;
 	}
-	fprintf(f, "plan: space %s pp %d microbatches %ld microbatch_size %ld schedule %s "
-	        "tpi %.6g s throughput %.6g samples/s optimal %s gap %.3g solve %.3f s "
-	        "maxrss %.0f MiB (workers %.0f MiB)\n",
-	        uop_space_name(space), r->cand.pp, r->cand.microbatches, r->cand.microbatch_size,
-	        cost_schedule_name(r->cand.schedule), r->eval.tpi_s,
-	        (double)r->cand.microbatches * (double)r->cand.microbatch_size / r->eval.tpi_s,
-	        r->optimal ? "yes" : "no", r->gap, r->solve_s, self.ru_maxrss / 1024.0,
-	        kids.ru_maxrss / 1024.0);
-	for (s = 0; s < r->cand.pp; s++) {
-		fprintf(f, "  stage %d: ", s);
-		plan_text_runs(f, r, s);
-		fprintf(f, "; time %.6g s, memory %.3f GiB of %.3f GiB\n", r->eval.stage_time_s[s],
-		        r->eval.stage_memory_bytes[s] / 1073741824.0,
-		        r->cand.memory_limit_bytes / 1073741824.0);
-	}
+	snprintf(prefix, sizeof(prefix), "space %s ", uop_space_name(space));
+	snprintf(suffix, sizeof(suffix), " optimal %s gap %.3g solve %.3f s maxrss %.0f MiB (workers %.0f MiB)",
+	         r->optimal ? "yes" : "no", r->gap, r->solve_s, self.ru_maxrss / 1024.0,
+	         kids.ru_maxrss / 1024.0);
+	if (exp_plan_text(&r->cand, r->stage, r->strategy, &r->eval, prefix, suffix, &text, &len, err) !=
+	    UNIAP_OK)
+		return err->code;
+	fwrite(text, 1, len, f);
+	free(text);
 	fprintf(f, "  candidates: %zu (%s %zu, pruned %zu, infeasible %zu, other %zu)\n",
 	        r->n_candidates, space == UOP_SPACE_UNIFORM ? "evaluated" : "optimal", n_opt,
 	        n_pruned, n_inf, n_other);
+	return UNIAP_OK;
 }
 
 static int plan_parse_double(const char *opt, const char *text, double lo, double hi, double *out,
@@ -188,9 +165,11 @@ int cli_cmd_plan(int argc, char **argv)
 	struct uop_result r = { 0 };
 	struct uniap_err err = { 0 };
 	cJSON *doc = NULL;
-	char *text = NULL;
+	enum exp_format format = EXP_JSON;
+	char *text = NULL, *body = NULL;
+	size_t body_len = 0;
 	long threads;
-	int opt, text_format = 0, status = CLI_EXIT_ERROR;
+	int opt, status = CLI_EXIT_ERROR;
 
 	uop_options_init(&o);
 	opterr = 0;
@@ -211,10 +190,10 @@ int cli_cmd_plan(int argc, char **argv)
 		} else if (opt == 'e') {
 			o.early_stop = 1;
 		} else if (opt == 'f') {
-			if (strcmp(optarg, "text") == 0)
-				text_format = 1;
-			else if (strcmp(optarg, "json") != 0)
-				err_set(&err, UNIAP_E_ARG, "--format: must be json or text, got \"%.64s\"", optarg);
+			if (exp_format_parse(optarg, &format) != 0)
+				err_set(&err, UNIAP_E_ARG,
+				        "--format: must be json, text, galvatron, megatron or deepspeed, got \"%.64s\"",
+				        optarg);
 		} else {
 			char msg[128];
 
@@ -241,10 +220,28 @@ int cli_cmd_plan(int argc, char **argv)
 		status = cli_fail("plan", &err);
 		goto out;
 	}
-	if (text_format) {
-		plan_text(stdout, &r, o.space);
+	if (format == EXP_TEXT) {
+		if (plan_text(stdout, &r, o.space, &err) != UNIAP_OK) {
+			status = cli_fail("plan", &err);
+			goto out;
+		}
 		status = fflush(stdout) == 0 ? (r.best < 0 ? CLI_EXIT_INFEASIBLE : CLI_EXIT_OK)
 		                             : CLI_EXIT_ERROR;
+		goto out;
+	}
+	if (format != EXP_JSON) {
+		if (r.best < 0) {
+			fprintf(stderr, "uniap plan: no candidate fits the memory limit (try --format json)\n");
+			status = CLI_EXIT_INFEASIBLE;
+		} else if (exp_plan(format, &r.cand, r.stage, r.strategy, &r.eval, &body, &body_len, &err) !=
+		           UNIAP_OK) {
+			status = cli_fail("plan", &err);
+		} else if (cli_write(body) != 0) {
+			err_set(&err, UNIAP_E_IO, "stdout: write failed");
+			status = cli_fail("plan", &err);
+		} else {
+			status = CLI_EXIT_OK;
+		}
 		goto out;
 	}
 	doc = plan_report(&r, o.space);
@@ -261,6 +258,7 @@ int cli_cmd_plan(int argc, char **argv)
 		status = CLI_EXIT_OK;
 	}
 out:
+	free(body);
 	cJSON_free(text);
 	cJSON_Delete(doc);
 	uop_result_release(&r);

@@ -1,0 +1,672 @@
+/*
+ * export.c - a plan in the formats of export.h.  Each target has a check
+ * that refuses what it cannot express (naming the layer or field) and a
+ * writer; docs/export.md says why each rule holds.
+ *
+ * Never: change the plan to make it fit a target; no I/O.
+ */
+#include "export.h"
+
+#include <cjson/cJSON.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jencode.h"
+
+static const struct {
+	const char *name;
+	const char *media_type;
+} exp_formats[EXP_FORMAT_COUNT] = {
+	[EXP_JSON] = { "json", "application/json" },
+	[EXP_TEXT] = { "text", "text/plain; charset=utf-8" },
+	[EXP_GALVATRON] = { "galvatron", "application/json" },
+	[EXP_MEGATRON] = { "megatron", "text/plain; charset=utf-8" },
+	[EXP_DEEPSPEED] = { "deepspeed", "application/json" },
+};
+
+int exp_format_parse(const char *s, enum exp_format *out)
+{
+	int i;
+
+	for (i = 0; s && i < EXP_FORMAT_COUNT; i++) {
+		if (strcmp(s, exp_formats[i].name) == 0) {
+			*out = (enum exp_format)i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+const char *exp_format_name(enum exp_format f)
+{
+	return (unsigned)f < EXP_FORMAT_COUNT ? exp_formats[f].name : "unknown";
+}
+
+const char *exp_format_media_type(enum exp_format f)
+{
+	return (unsigned)f < EXP_FORMAT_COUNT ? exp_formats[f].media_type : "application/octet-stream";
+}
+
+/* ---- a capped text buffer ---- */
+
+struct exp_buf {
+	char *data;     /* owned, NUL-terminated when len > 0 */
+	size_t len;
+	size_t cap;
+	uniap_code rc;  /* the first failure; later appends are no-ops */
+};
+
+static void exp_buf_printf(struct exp_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void exp_buf_printf(struct exp_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (b->rc != UNIAP_OK)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		b->rc = UNIAP_E_INTERNAL;
+		return;
+	}
+	if (b->len + (size_t)n + 1 > EXP_MAX_BYTES) {
+		b->rc = UNIAP_E_LIMIT;
+		return;
+	}
+	if (b->len + (size_t)n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 256;
+		char *p;
+
+		while (cap < b->len + (size_t)n + 1)
+			cap *= 2;
+		if (cap > EXP_MAX_BYTES)
+			cap = EXP_MAX_BYTES;
+		p = realloc(b->data, cap);
+		if (!p) {
+			b->rc = UNIAP_E_NOMEM;
+			return;
+		}
+		b->data = p;
+		b->cap = cap;
+	}
+	va_start(ap, fmt);
+	vsnprintf(b->data + b->len, b->cap - b->len, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+/* Hands the buffer to *out and *len, or frees it and reports its failure. */
+static uniap_code exp_buf_finish(struct exp_buf *b, char **out, size_t *len, struct uniap_err *err)
+{
+	if (b->rc == UNIAP_OK && !b->data)
+		exp_buf_printf(b, "%s", "");
+	if (b->rc != UNIAP_OK) {
+		uniap_code rc = b->rc;
+
+		free(b->data);
+		memset(b, 0, sizeof(*b));
+		if (rc == UNIAP_E_LIMIT)
+			return err_set(err, rc, "export: output exceeds %zu bytes", EXP_MAX_BYTES);
+		return err_set(err, rc, rc == UNIAP_E_NOMEM ? "out of memory" : "export: formatting failed");
+	}
+	*out = b->data;
+	*len = b->len;
+	return UNIAP_OK;
+}
+
+/* root (taken) printed into *out (free()able); pretty, with a final newline. */
+static uniap_code exp_json_finish(cJSON *root, char **out, size_t *len, struct uniap_err *err)
+{
+	char *text = root ? jenc_print(root, 1) : NULL;
+	uniap_code rc = UNIAP_OK;
+
+	cJSON_Delete(root);
+	if (!text)
+		return err_set(err, UNIAP_E_NOMEM, "out of memory");
+	*len = strlen(text);
+	if (*len >= EXP_MAX_BYTES) {
+		rc = err_set(err, UNIAP_E_LIMIT, "export: output exceeds %zu bytes", EXP_MAX_BYTES);
+	} else if (!(*out = malloc(*len + 1))) {
+		rc = err_set(err, UNIAP_E_NOMEM, "out of memory");
+	} else {
+		memcpy(*out, text, *len + 1);
+	}
+	cJSON_free(text);
+	return rc;
+}
+
+/* The shortest of %.15g..%.17g that reads back as v (what jenc_number prints). */
+static void exp_fmt_double(char *buf, size_t n, double v)
+{
+	int prec;
+
+	for (prec = 15; prec <= 17; prec++) {
+		snprintf(buf, n, "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			return;
+	}
+}
+
+/* ---- shared checks ---- */
+
+static const struct strategy *exp_strategy(const struct cost_candidate *cand, const size_t *strategy,
+                                           size_t u)
+{
+	return &cand->strategies.items[strategy[u]];
+}
+
+static int exp_batch_width(const struct strategy *s)
+{
+	return s->degree[STRATEGY_DP] * s->degree[STRATEGY_FSDP];
+}
+
+/* 1 when tp groups are consecutive ranks (or there is nothing to place). */
+static int exp_tp_consecutive(const struct strategy *s)
+{
+	return s->degree[STRATEGY_TP] == 1 || exp_batch_width(s) == 1 || s->stride[STRATEGY_TP] == 1;
+}
+
+/*
+ * Pipeline frameworks cut one ordered list of layers: stages must rise along
+ * the layer order.  With a valid ev (every stage non-empty) layer 0 is then
+ * on stage 0 and the last layer on stage pp - 1.
+ */
+static uniap_code exp_check_order(const char *target, const struct cost_candidate *cand, const int *stage,
+                                  struct uniap_err *err)
+{
+	size_t u;
+
+	for (u = 1; u < cand->n_layers; u++)
+		if (stage[u] < stage[u - 1])
+			return err_set(err, UNIAP_E_INVALID,
+			               "layers[%zu] (%s): %s cuts the layer list into contiguous stages, but "
+			               "stage %d follows stage %d of layers[%zu]",
+			               u, cand->layer_names[u], target, stage[u], stage[u - 1], u - 1);
+	return UNIAP_OK;
+}
+
+/* The embedding, transformer layers and head split (see export.h). */
+static uniap_code exp_check_ends(const char *target, const struct cost_candidate *cand, struct uniap_err *err)
+{
+	if (cand->n_layers < 3)
+		return err_set(err, UNIAP_E_INVALID,
+		               "layers: %s needs an embedding, at least one transformer layer and a head "
+		               "(3 layers), got %zu", target, cand->n_layers);
+	return UNIAP_OK;
+}
+
+/* counts[i] = transformer layers (1 .. n-2) on stage i; each must be >= 1. */
+static uniap_code exp_stage_counts(const char *target, const struct cost_candidate *cand, const int *stage,
+                                   size_t *counts, struct uniap_err *err)
+{
+	size_t u;
+	int i;
+
+	for (i = 0; i < cand->pp; i++)
+		counts[i] = 0;
+	for (u = 1; u + 1 < cand->n_layers; u++)
+		counts[stage[u]]++;
+	for (i = 0; i < cand->pp; i++)
+		if (counts[i] == 0)
+			return err_set(err, UNIAP_E_INVALID,
+			               "stages[%d]: %s needs at least one transformer layer on every stage, "
+			               "got none", i, target);
+	return UNIAP_OK;
+}
+
+/* Megatron-LM and DeepSpeed: one strategy (degrees, placement, recompute) for every layer. */
+static uniap_code exp_check_uniform(const char *target, const struct cost_candidate *cand,
+                                    const size_t *strategy, struct uniap_err *err)
+{
+	size_t u;
+
+	for (u = 1; u < cand->n_layers; u++)
+		if (strategy[u] != strategy[0])
+			return err_set(err, UNIAP_E_INVALID,
+			               "layers[%zu] (%s): %s uses one strategy for every layer; got %s, "
+			               "layers[0] (%s) uses %s",
+			               u, cand->layer_names[u], target, exp_strategy(cand, strategy, u)->name,
+			               cand->layer_names[0], exp_strategy(cand, strategy, 0)->name);
+	return UNIAP_OK;
+}
+
+/* Per-device micro-batch: microbatch_size / (dp * fsdp), which must divide. */
+static uniap_code exp_per_device_microbatch(const char *target, const struct cost_candidate *cand,
+                                            const struct strategy *s, long *out, struct uniap_err *err)
+{
+	long w = exp_batch_width(s);
+
+	if (cand->microbatch_size % w != 0)
+		return err_set(err, UNIAP_E_INVALID,
+		               "microbatch_size: %s gives every data-parallel rank the same micro-batch; "
+		               "%ld samples do not split over %ld ranks (%s)",
+		               target, cand->microbatch_size, w, s->name);
+	*out = cand->microbatch_size / w;
+	return UNIAP_OK;
+}
+
+/* ---- text ---- */
+
+/* The layers of one stage as "name xN, name xM" runs of equal strategies. */
+static void exp_text_runs(struct exp_buf *b, const struct cost_candidate *cand, const int *stage,
+                          const size_t *strategy, int s)
+{
+	size_t u, n = cand->n_layers, run_start = n;
+	int first = 1;
+
+	for (u = 0; u <= n; u++) {
+		int same = u < n && stage[u] == s && run_start < n && strategy[u] == strategy[run_start];
+
+		if (same)
+			continue;
+		if (run_start < n) {
+			exp_buf_printf(b, "%s%s x%zu", first ? "" : ", ",
+			               exp_strategy(cand, strategy, run_start)->name, u - run_start);
+			first = 0;
+		}
+		run_start = u < n && stage[u] == s ? u : n;
+	}
+}
+
+uniap_code exp_plan_text(const struct cost_candidate *cand, const int *stage, const size_t *strategy,
+                         const struct plan_eval *ev, const char *prefix, const char *suffix,
+                         char **out, size_t *len, struct uniap_err *err)
+{
+	struct exp_buf b = { 0 };
+	int s;
+
+	exp_buf_printf(&b, "plan: %spp %d microbatches %ld microbatch_size %ld schedule %s "
+	               "tpi %.6g s throughput %.6g samples/s%s\n",
+	               prefix ? prefix : "", cand->pp, cand->microbatches, cand->microbatch_size,
+	               cost_schedule_name(cand->schedule), ev->tpi_s,
+	               (double)cand->microbatches * (double)cand->microbatch_size / ev->tpi_s,
+	               suffix ? suffix : "");
+	for (s = 0; s < cand->pp; s++) {
+		exp_buf_printf(&b, "  stage %d: ", s);
+		exp_text_runs(&b, cand, stage, strategy, s);
+		exp_buf_printf(&b, "; time %.6g s, memory %.3f GiB of %.3f GiB%s\n", ev->stage_time_s[s],
+		               ev->stage_memory_bytes[s] / 1073741824.0,
+		               cand->memory_limit_bytes / 1073741824.0,
+		               ev->stage_memory_bytes[s] > cand->memory_limit_bytes ? " (over the limit)" : "");
+	}
+	return exp_buf_finish(&b, out, len, err);
+}
+
+/* ---- galvatron ---- */
+
+#define GALV "galvatron"
+
+/* A strategy Galvatron can place on a layer: tp x (dp or sdp), no recompute on the ends. */
+static uniap_code exp_galv_layer(const struct cost_candidate *cand, const size_t *strategy, size_t u,
+                                 struct uniap_err *err)
+{
+	const struct strategy *s = exp_strategy(cand, strategy, u);
+
+	if (s->degree[STRATEGY_DP] > 1 && s->degree[STRATEGY_FSDP] > 1)
+		return err_set(err, UNIAP_E_INVALID,
+		               "layers[%zu] (%s): galvatron gives a layer one data-parallel type (dp_types_enc "
+		               "0 ddp or 1 zero-3), got %s mixing dp and fsdp", u, cand->layer_names[u], s->name);
+	return UNIAP_OK;
+}
+
+/* The embedding and the head share Galvatron's vtp (tp size) and embed_sdp. */
+static uniap_code exp_galv_ends(const struct cost_candidate *cand, const size_t *strategy,
+                                struct uniap_err *err)
+{
+	size_t ends[2] = { 0, cand->n_layers - 1 }, i;
+	const struct strategy *e = exp_strategy(cand, strategy, 0);
+	uniap_code rc;
+
+	for (i = 0; i < 2; i++) {
+		size_t u = ends[i];
+		const struct strategy *s = exp_strategy(cand, strategy, u);
+
+		if ((rc = exp_galv_layer(cand, strategy, u, err)) != UNIAP_OK)
+			return rc;
+		if (!exp_tp_consecutive(s))
+			return err_set(err, UNIAP_E_INVALID,
+			               "layers[%zu] (%s): galvatron places the vocabulary tp (vtp) of the embedding "
+			               "and head on consecutive ranks, got %s", u, cand->layer_names[u], s->name);
+		if (s->recompute)
+			return err_set(err, UNIAP_E_INVALID,
+			               "layers[%zu] (%s): galvatron never checkpoints the embedding or head, got %s",
+			               u, cand->layer_names[u], s->name);
+		if (s->degree[STRATEGY_TP] != e->degree[STRATEGY_TP] ||
+		    (s->degree[STRATEGY_FSDP] > 1) != (e->degree[STRATEGY_FSDP] > 1))
+			return err_set(err, UNIAP_E_INVALID,
+			               "layers[%zu] (%s): galvatron gives the embedding and head one strategy (vtp, "
+			               "embed_sdp), got %s, layers[0] (%s) uses %s",
+			               u, cand->layer_names[u], s->name, cand->layer_names[0], e->name);
+	}
+	return UNIAP_OK;
+}
+
+/* "a,b,c" of f(layer u) over the transformer layers into b. */
+static void exp_galv_list(struct exp_buf *b, const struct cost_candidate *cand, const size_t *strategy,
+                          int (*f)(const struct strategy *))
+{
+	size_t u;
+
+	for (u = 1; u + 1 < cand->n_layers; u++)
+		exp_buf_printf(b, "%s%d", u > 1 ? "," : "", f(exp_strategy(cand, strategy, u)));
+}
+
+static int exp_galv_tp(const struct strategy *s) { return s->degree[STRATEGY_TP]; }
+static int exp_galv_consec(const struct strategy *s) { return exp_tp_consecutive(s); }
+static int exp_galv_sdp(const struct strategy *s) { return s->degree[STRATEGY_FSDP] > 1; }
+static int exp_galv_ckpt(const struct strategy *s) { return s->recompute != 0; }
+static int exp_galv_zero(const struct strategy *s) { (void)s; return 0; }
+
+static int exp_add_string(cJSON *o, const char *key, struct exp_buf *b)
+{
+	return b->rc == UNIAP_OK && cJSON_AddStringToObject(o, key, b->data ? b->data : "") != NULL;
+}
+
+static uniap_code exp_galvatron(const struct cost_candidate *cand, const int *stage, const size_t *strategy,
+                                char **out, size_t *len, struct uniap_err *err)
+{
+	static const struct {
+		const char *key;
+		int (*f)(const struct strategy *);
+	} lists[] = {
+		{ "tp_sizes_enc", exp_galv_tp },
+		{ "tp_consecutive_flags", exp_galv_consec },
+		{ "dp_types_enc", exp_galv_sdp },
+		{ "use_sp", exp_galv_zero },
+		{ "checkpoint", exp_galv_ckpt },
+	};
+	const struct strategy *e;
+	size_t *counts = NULL, u, i;
+	struct exp_buf b = { 0 };
+	cJSON *root = NULL;
+	uniap_code rc;
+	int ok, s;
+
+	if ((rc = exp_check_ends(GALV, cand, err)) != UNIAP_OK ||
+	    (rc = exp_check_order(GALV, cand, stage, err)) != UNIAP_OK)
+		return rc;
+	for (u = 1; u + 1 < cand->n_layers; u++)
+		if ((rc = exp_galv_layer(cand, strategy, u, err)) != UNIAP_OK)
+			return rc;
+	if ((rc = exp_galv_ends(cand, strategy, err)) != UNIAP_OK)
+		return rc;
+	counts = calloc((size_t)cand->pp, sizeof(*counts));
+	if (!counts)
+		return err_set(err, UNIAP_E_NOMEM, "out of memory");
+	if ((rc = exp_stage_counts(GALV, cand, stage, counts, err)) != UNIAP_OK)
+		goto out;
+	e = exp_strategy(cand, strategy, 0);
+	root = cJSON_CreateObject();
+	ok = root && cJSON_AddNumberToObject(root, "pp_deg", cand->pp);
+	for (i = 0; ok && i < sizeof(lists) / sizeof(lists[0]); i++) {
+		b.len = 0;
+		if (b.data)
+			b.data[0] = '\0';
+		exp_galv_list(&b, cand, strategy, lists[i].f);
+		ok = exp_add_string(root, lists[i].key, &b);
+	}
+	ok = ok && cJSON_AddNumberToObject(root, "global_bsz",
+	                                   (double)(cand->microbatches * cand->microbatch_size)) &&
+	     cJSON_AddNumberToObject(root, "chunks", (double)cand->microbatches);
+	b.len = 0;
+	if (b.data)
+		b.data[0] = '\0';
+	for (s = 0; s < cand->pp; s++)
+		exp_buf_printf(&b, "%s%zu", s ? "," : "", counts[s]);
+	ok = ok && exp_add_string(root, "pp_division", &b) &&
+	     cJSON_AddStringToObject(root, "pipeline_type",
+	                             cand->schedule == COST_1F1B ? "pipedream_flush" : "gpipe") &&
+	     cJSON_AddStringToObject(root, "default_dp_type", "ddp") &&
+	     cJSON_AddNumberToObject(root, "vtp", e->degree[STRATEGY_TP]) &&
+	     cJSON_AddNumberToObject(root, "vsp", 0) &&
+	     cJSON_AddNumberToObject(root, "embed_sdp", e->degree[STRATEGY_FSDP] > 1);
+	if (!ok) {
+		rc = err_set(err, b.rc == UNIAP_E_LIMIT ? UNIAP_E_LIMIT : UNIAP_E_NOMEM,
+		             b.rc == UNIAP_E_LIMIT ? "export: output too large" : "out of memory");
+		goto out;
+	}
+	rc = exp_json_finish(root, out, len, err);
+	root = NULL;
+out:
+	cJSON_Delete(root);
+	free(b.data);
+	free(counts);
+	return rc;
+}
+
+/* ---- megatron ---- */
+
+#define MEGATRON "megatron-lm"
+
+static uniap_code exp_megatron(const struct cost_candidate *cand, const int *stage, const size_t *strategy,
+                               const struct plan_eval *ev, char **out, size_t *len, struct uniap_err *err)
+{
+	const struct strategy *s = exp_strategy(cand, strategy, 0);
+	size_t *counts = NULL, n_blocks = cand->n_layers - 2;
+	int tp = s->degree[STRATEGY_TP], dp = s->degree[STRATEGY_DP], i, even = 1;
+	struct exp_buf b = { 0 };
+	char tpi[32];
+	long mbs = 0;
+	uniap_code rc;
+
+	if ((rc = exp_check_ends(MEGATRON, cand, err)) != UNIAP_OK ||
+	    (rc = exp_check_uniform(MEGATRON, cand, strategy, err)) != UNIAP_OK)
+		return rc;
+	if (s->degree[STRATEGY_FSDP] > 1)
+		return err_set(err, UNIAP_E_INVALID,
+		               "layers[0] (%s): megatron-lm has no fully sharded data parallelism for %s "
+		               "(--use-distributed-optimizer shards only the optimizer states); export it "
+		               "as galvatron or deepspeed", cand->layer_names[0], s->name);
+	if (!exp_tp_consecutive(s))
+		return err_set(err, UNIAP_E_INVALID,
+		               "layers[0] (%s): megatron-lm puts tp on consecutive ranks with dp outside, "
+		               "got %s", cand->layer_names[0], s->name);
+	if ((rc = exp_check_order(MEGATRON, cand, stage, err)) != UNIAP_OK ||
+	    (rc = exp_per_device_microbatch(MEGATRON, cand, s, &mbs, err)) != UNIAP_OK)
+		return rc;
+	counts = calloc((size_t)cand->pp, sizeof(*counts));
+	if (!counts)
+		return err_set(err, UNIAP_E_NOMEM, "out of memory");
+	if ((rc = exp_stage_counts(MEGATRON, cand, stage, counts, err)) != UNIAP_OK)
+		goto out;
+	for (i = 1; i < cand->pp; i++)
+		even = even && counts[i] == counts[0];
+	/* uneven: only the first and last stage may differ; the middle ones are equal */
+	for (i = 2; !even && i + 1 < cand->pp; i++) {
+		if (counts[i] != counts[1]) {
+			rc = err_set(err, UNIAP_E_INVALID,
+			             "stages[%d]: megatron-lm splits the middle stages evenly "
+			             "(--decoder-first/last-pipeline-num-layers set only the ends); got %zu "
+			             "transformer layers, stages[1] has %zu", i, counts[i], counts[1]);
+			goto out;
+		}
+	}
+	exp_fmt_double(tpi, sizeof(tpi), ev->tpi_s);
+	exp_buf_printf(&b, "# Megatron-LM arguments of a uniap plan, one per line (drop the comments:\n"
+	               "#   grep -v '^#' FILE | xargs python pretrain_gpt.py ...)\n"
+	               "# tpi_s %s (predicted seconds per iteration), %d devices = pp %d x tp %d x dp %d\n"
+	               "# layers: %s on stage 0, %zu transformer layers, %s on stage %d\n",
+	               tpi, cand->pp * tp * dp, cand->pp, tp, dp, cand->layer_names[0], n_blocks,
+	               cand->layer_names[cand->n_layers - 1], cand->pp - 1);
+	if (cand->schedule == COST_GPIPE && cand->pp > 1)
+		exp_buf_printf(&b, "# planned with gpipe; megatron-lm runs 1f1b, which keeps no more "
+		               "micro-batches in flight\n");
+	if (!ev->fits)
+		exp_buf_printf(&b, "# warning: the plan exceeds the memory limit (%s)\n", ev->reason);
+	exp_buf_printf(&b, "--tensor-model-parallel-size %d\n--pipeline-model-parallel-size %d\n"
+	               "--num-layers %zu\n", tp, cand->pp, n_blocks);
+	if (!even)
+		exp_buf_printf(&b, "--decoder-first-pipeline-num-layers %zu\n"
+		               "--decoder-last-pipeline-num-layers %zu\n", counts[0], counts[cand->pp - 1]);
+	exp_buf_printf(&b, "--micro-batch-size %ld\n--global-batch-size %ld\n", mbs,
+	               cand->microbatches * cand->microbatch_size);
+	if (s->recompute)
+		exp_buf_printf(&b, "--recompute-granularity full\n--recompute-method uniform\n"
+		               "--recompute-num-layers 1\n");
+	rc = exp_buf_finish(&b, out, len, err);
+out:
+	if (rc != UNIAP_OK)
+		free(b.data);
+	free(counts);
+	return rc;
+}
+
+/* ---- deepspeed ---- */
+
+#define DEEPSPEED "deepspeed"
+
+static uniap_code exp_deepspeed_check(const struct cost_candidate *cand, const struct strategy *s,
+                                      struct uniap_err *err)
+{
+	const char *l0 = cand->layer_names[0];
+
+	if (s->degree[STRATEGY_DP] > 1 && s->degree[STRATEGY_FSDP] > 1)
+		return err_set(err, UNIAP_E_INVALID,
+		               "layers[0] (%s): deepspeed applies one zero stage to the whole data-parallel "
+		               "group, got %s mixing dp and fsdp", l0, s->name);
+	if (!exp_tp_consecutive(s))
+		return err_set(err, UNIAP_E_INVALID,
+		               "layers[0] (%s): deepspeed puts the model-parallel (tp) axis on consecutive "
+		               "ranks, got %s", l0, s->name);
+	if (s->degree[STRATEGY_FSDP] > 1 && cand->pp > 1)
+		return err_set(err, UNIAP_E_INVALID,
+		               "layers[0] (%s): deepspeed's pipeline engine supports zero stages 0 and 1 only, "
+		               "%s needs stage 3 with pp %d", l0, s->name, cand->pp);
+	if (s->degree[STRATEGY_FSDP] > 1 && s->degree[STRATEGY_TP] > 1)
+		return err_set(err, UNIAP_E_INVALID,
+		               "layers[0] (%s): deepspeed's autotp training supports zero stages 0 to 2 only, "
+		               "%s needs stage 3", l0, s->name);
+	return UNIAP_OK;
+}
+
+static uniap_code exp_deepspeed(const struct cost_candidate *cand, const int *stage, const size_t *strategy,
+                                char **out, size_t *len, struct uniap_err *err)
+{
+	const struct strategy *s = exp_strategy(cand, strategy, 0);
+	cJSON *root = NULL, *o, *parts;
+	long mbs = 0;
+	uniap_code rc;
+	size_t u;
+	int ok, even = cand->n_layers % (size_t)cand->pp == 0;
+
+	if ((rc = exp_check_uniform(DEEPSPEED, cand, strategy, err)) != UNIAP_OK ||
+	    (rc = exp_deepspeed_check(cand, s, err)) != UNIAP_OK ||
+	    (rc = exp_check_order(DEEPSPEED, cand, stage, err)) != UNIAP_OK ||
+	    (rc = exp_per_device_microbatch(DEEPSPEED, cand, s, &mbs, err)) != UNIAP_OK)
+		return rc;
+	root = cJSON_CreateObject();
+	ok = root &&
+	     cJSON_AddNumberToObject(root, "train_batch_size",
+	                             (double)(cand->microbatches * cand->microbatch_size)) &&
+	     cJSON_AddNumberToObject(root, "train_micro_batch_size_per_gpu", (double)mbs) &&
+	     cJSON_AddNumberToObject(root, "gradient_accumulation_steps", (double)cand->microbatches);
+	o = ok ? cJSON_AddObjectToObject(root, "zero_optimization") : NULL;
+	ok = o && cJSON_AddNumberToObject(o, "stage", s->degree[STRATEGY_FSDP] > 1 ? 3 : 0);
+	if (ok && s->degree[STRATEGY_TP] > 1) {
+		o = cJSON_AddObjectToObject(root, "tensor_parallel");
+		ok = o && cJSON_AddNumberToObject(o, "autotp_size", s->degree[STRATEGY_TP]);
+	}
+	if (ok && s->recompute) {
+		o = cJSON_AddObjectToObject(root, "activation_checkpointing");
+		ok = o && cJSON_AddBoolToObject(o, "partition_activations", 0) &&
+		     cJSON_AddBoolToObject(o, "cpu_checkpointing", 0) &&
+		     cJSON_AddBoolToObject(o, "contiguous_memory_optimization", 0);
+	}
+	if (ok && cand->pp > 1) {
+		/* PipelineModule's parts: the first layer of every stage, then the layer count;
+		 * "uniform" when every stage holds n / pp layers (partition_method="uniform") */
+		for (u = 0; u < cand->n_layers; u++)
+			even = even && (size_t)stage[u] == u / (cand->n_layers / (size_t)cand->pp);
+		o = cJSON_AddObjectToObject(root, "pipeline");
+		ok = o && cJSON_AddNumberToObject(o, "stages", cand->pp) &&
+		     cJSON_AddStringToObject(o, "partition", even ? "uniform" : "manual") &&
+		     cJSON_AddNumberToObject(o, "activation_checkpoint_interval", s->recompute ? 1 : 0) &&
+		     (parts = cJSON_AddArrayToObject(o, "parts")) != NULL &&
+		     cJSON_AddItemToArray(parts, cJSON_CreateNumber(0));
+		for (u = 1; ok && u < cand->n_layers; u++)
+			if (stage[u] != stage[u - 1])
+				ok = cJSON_AddItemToArray(parts, cJSON_CreateNumber((double)u));
+		ok = ok && cJSON_AddItemToArray(parts, cJSON_CreateNumber((double)cand->n_layers));
+	}
+	if (!ok) {
+		cJSON_Delete(root);
+		return err_set(err, UNIAP_E_NOMEM, "out of memory");
+	}
+	return exp_json_finish(root, out, len, err);
+}
+
+/* ---- entry points ---- */
+
+uniap_code exp_plan(enum exp_format f, const struct cost_candidate *cand, const int *stage,
+                    const size_t *strategy, const struct plan_eval *ev, char **out, size_t *len,
+                    struct uniap_err *err)
+{
+	*out = NULL;
+	*len = 0;
+	if (!ev->valid)
+		return err_set(err, UNIAP_E_INVALID, "plan: not a valid placement (%s)", ev->reason);
+	if (ev->pp != cand->pp || cand->n_layers == 0)
+		return err_set(err, UNIAP_E_INVALID, "plan: the evaluation does not belong to the candidate");
+	switch (f) {
+	case EXP_JSON:
+		return exp_json_finish(jenc_plan(cand, stage, strategy, ev), out, len, err);
+	case EXP_TEXT:
+		return exp_plan_text(cand, stage, strategy, ev, NULL, NULL, out, len, err);
+	case EXP_GALVATRON:
+		return exp_galvatron(cand, stage, strategy, out, len, err);
+	case EXP_MEGATRON:
+		return exp_megatron(cand, stage, strategy, ev, out, len, err);
+	case EXP_DEEPSPEED:
+		return exp_deepspeed(cand, stage, strategy, out, len, err);
+	}
+	return err_set(err, UNIAP_E_ARG, "format: unknown export format %d", (int)f);
+}
+
+uniap_code exp_plan_doc(enum exp_format f, const struct cluster_profile *cluster,
+                        const struct model_profile *model, const struct plan_doc *p, char **out,
+                        size_t *len, struct uniap_err *err)
+{
+	struct cost_candidate cand = { 0 };
+	struct plan_eval ev = { 0 };
+	int *stage = NULL;
+	size_t *strategy = NULL;
+	uniap_code rc;
+	struct cost_options o = {
+		.pp = p->pp, .microbatches = p->microbatches,
+		.schedule = p->schedule, .recompute = plan_doc_recompute(p),
+	};
+
+	*out = NULL;
+	*len = 0;
+	if (p->microbatches < 1 || p->microbatch_size < 1 ||
+	    p->microbatches > COST_MAX_BATCH / p->microbatch_size)
+		return err_set(err, UNIAP_E_INVALID,
+		               "plan.microbatch_size: microbatches x microbatch_size must be in [1, %ld], "
+		               "got %ld x %ld", COST_MAX_BATCH, p->microbatches, p->microbatch_size);
+	o.batch = p->microbatches * p->microbatch_size;
+	if ((rc = cost_build(cluster, model, &o, &cand, err)) != UNIAP_OK) {
+		err_prefix(err, "plan");
+		goto out;
+	}
+	stage = calloc(cand.n_layers ? cand.n_layers : 1, sizeof(*stage));
+	strategy = calloc(cand.n_layers ? cand.n_layers : 1, sizeof(*strategy));
+	if (!stage || !strategy) {
+		rc = err_set(err, UNIAP_E_NOMEM, "out of memory");
+		goto out;
+	}
+	if ((rc = plan_doc_resolve(p, &cand, stage, strategy, err)) != UNIAP_OK ||
+	    (rc = plan_evaluate(&cand, stage, strategy, &ev, err)) != UNIAP_OK)
+		goto out;
+	rc = exp_plan(f, &cand, stage, strategy, &ev, out, len, err);
+out:
+	free(stage);
+	free(strategy);
+	plan_eval_release(&ev);
+	cost_candidate_release(&cand);
+	return rc;
+}
