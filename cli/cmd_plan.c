@@ -192,7 +192,8 @@ int cli_cmd_plan(int argc, char **argv)
 		} else if (opt == 'f') {
 			if (exp_format_parse(optarg, &format) != 0)
 				err_set(&err, UNIAP_E_ARG,
-				        "--format: must be json, text, galvatron, megatron or deepspeed, got \"%.64s\"",
+				        "--format: must be json or text or an export format (galvatron, megatron, "
+				        "deepspeed), got \"%.64s\"",
 				        optarg);
 		} else {
 			char msg[128];

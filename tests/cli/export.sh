@@ -35,6 +35,6 @@ check plan-megatron 0 "--num-layers 32" -- "$UNIAP" plan $P --format megatron
 check plan-megatron-tpi 0 "# tpi_s " -- "$UNIAP" plan $P --format megatron
 check plan-deepspeed 0 '"train_batch_size":	16' -- "$UNIAP" plan $P --format deepspeed
 check plan-text 0 "plan: space uniform pp" -- "$UNIAP" plan $P --format text
-check plan-bad-format 2 "--format: must be json, text, galvatron" -- "$UNIAP" plan $P --format xml
+check plan-bad-format 2 "an export format (galvatron, megatron, deepspeed)" -- "$UNIAP" plan $P --format xml
 
 summary export
