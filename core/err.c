@@ -20,6 +20,9 @@ static const char *const err_names[UNIAP_CODE_COUNT] = {
 	[UNIAP_E_CANCELED] = "canceled",
 	[UNIAP_E_LIMIT] = "limit exceeded",
 	[UNIAP_E_INTERNAL] = "internal error",
+	[UNIAP_E_RATE] = "too many requests",
+	[UNIAP_E_BUSY] = "busy",
+	[UNIAP_E_CONFLICT] = "conflict",
 };
 
 const char *uniap_code_name(uniap_code code)

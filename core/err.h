@@ -28,6 +28,9 @@ typedef enum uniap_code {
 	UNIAP_E_CANCELED,   /* the caller canceled the work */
 	UNIAP_E_LIMIT,      /* a size cap was exceeded */
 	UNIAP_E_INTERNAL,   /* a bug: an invariant did not hold */
+	UNIAP_E_RATE,       /* the caller already has as much work in flight as it may */
+	UNIAP_E_BUSY,       /* the service is at capacity; retry later */
+	UNIAP_E_CONFLICT,   /* the resource's state does not allow the operation */
 	UNIAP_CODE_COUNT
 } uniap_code;
 

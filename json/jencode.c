@@ -517,3 +517,51 @@ out:
 	cost_candidate_release(&cand);
 	return rc;
 }
+
+/* ------------------------------------------------------------ run report */
+
+static cJSON *jenc_candidates(const struct uop_result *r)
+{
+	cJSON *arr = cJSON_CreateArray();
+	size_t i;
+
+	for (i = 0; arr && i < r->n_candidates; i++) {
+		const struct uop_candidate *c = &r->candidates[i];
+		cJSON *o = cJSON_CreateObject();
+		int ok = o && cJSON_AddItemToArray(arr, o);
+
+		if (!ok) {
+			cJSON_Delete(o);
+			break;
+		}
+		ok = cJSON_AddNumberToObject(o, "pp", c->pp) &&
+		     cJSON_AddNumberToObject(o, "microbatches", (double)c->microbatches) &&
+		     cJSON_AddStringToObject(o, "status", c->status) &&
+		     jenc_add_num(o, "tpi_s", c->tpi_s) && jenc_add_num(o, "solve_s", c->solve_s) &&
+		     jenc_add_num(o, "bound", c->bound_s) &&
+		     cJSON_AddStringToObject(o, "method", c->method ? c->method : "none") &&
+		     (!c->strategy[0] || cJSON_AddStringToObject(o, "strategy", c->strategy)) &&
+		     (!c->note[0] || cJSON_AddStringToObject(o, "note", c->note)) &&
+		     cJSON_AddBoolToObject(o, "cached", c->cached);
+		if (!ok)
+			break;
+	}
+	if (arr && i < r->n_candidates) {
+		cJSON_Delete(arr);
+		return NULL;
+	}
+	return arr;
+}
+
+int jenc_add_run_report(cJSON *obj, const struct uop_result *r, enum uop_space space)
+{
+	cJSON *cands = jenc_candidates(r);
+
+	if (!cands || !cJSON_AddItemToObject(obj, "candidates", cands)) {
+		cJSON_Delete(cands);
+		return 0;
+	}
+	return cJSON_AddStringToObject(obj, "space", uop_space_name(space)) &&
+	       cJSON_AddBoolToObject(obj, "optimal", r->optimal) && jenc_add_num(obj, "gap", r->gap) &&
+	       jenc_add_num(obj, "bound_s", r->bound_s) && jenc_add_num(obj, "solve_s", r->solve_s);
+}

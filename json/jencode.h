@@ -18,6 +18,7 @@
 #include "cost.h"
 #include "model.h"
 #include "plan.h"
+#include "uop.h"
 
 /* v as a JSON number with the fewest digits (15..17) that read back exactly;
  * null when not finite. */
@@ -53,6 +54,13 @@ cJSON *jenc_evaluation(const struct cost_candidate *cand, const struct plan_eval
  */
 cJSON *jenc_cluster(const struct cluster_profile *c);
 cJSON *jenc_model(const struct model_profile *m);
+
+/*
+ * Adds the report of a planning run r (borrowed) to obj (borrowed): "candidates"
+ * [{pp, microbatches, status, tpi_s, solve_s, bound, method, strategy?, note?,
+ * cached}], "space", "optimal", "gap", "bound_s", "solve_s".  0 on out of memory.
+ */
+int jenc_add_run_report(cJSON *obj, const struct uop_result *r, enum uop_space space);
 
 /* Prints root (borrowed) with a trailing newline; NULL on out of memory. */
 char *jenc_print(const cJSON *root, int pretty);

@@ -20,7 +20,7 @@
 #include "store.h"
 
 /* The principal the request acts for. */
-static const struct http_principal *api_principal(const struct http_request *req)
+const struct http_principal *api_principal(const struct http_request *req)
 {
 	const struct api_app *app = req->app;
 
@@ -28,26 +28,26 @@ static const struct http_principal *api_principal(const struct http_request *req
 }
 
 /* A problem for code with detail (borrowed). */
-static void api_problem(struct http_request *req, struct http_response *res, uniap_code code,
+void api_problem(struct http_request *req, struct http_response *res, uniap_code code,
                         const char *detail)
 {
 	problem_fill(res, problem_status(code), problem_slug(code), detail, req->path, NULL);
 }
 
-static void api_fail(struct http_request *req, struct http_response *res, const struct uniap_err *err)
+void api_fail(struct http_request *req, struct http_response *res, const struct uniap_err *err)
 {
 	problem_from_err(res, err, req->path);
 }
 
 /* Sets json (borrowed) as the body; out of memory leaves status 0 (a 500). */
-static void api_json(struct http_response *res, int status, const cJSON *json)
+void api_json(struct http_response *res, int status, const cJSON *json)
 {
 	if (!json || http_response_set_json(res, status, json) != 0)
 		res->status = 0;
 }
 
 /* A decimal id of 1..INT64_MAX into *out; 0 ok, -1 otherwise. */
-static int api_parse_id(const char *s, int64_t *out)
+int api_parse_id(const char *s, int64_t *out)
 {
 	char *end = NULL;
 	long long v;
@@ -63,7 +63,7 @@ static int api_parse_id(const char *s, int64_t *out)
 }
 
 /* Unix ms as "2026-01-02T03:04:05Z" into buf. */
-static void api_time(int64_t ms, char *buf, size_t cap)
+void api_time(int64_t ms, char *buf, size_t cap)
 {
 	time_t t = (time_t)(ms / 1000);
 	struct tm tm;
@@ -317,7 +317,7 @@ void api_model_delete(struct http_request *req, struct http_response *res)
 }
 
 /* ?limit= and ?cursor= into *limit and *cursor; a 400 problem naming the parameter when bad. */
-static int api_page_args(struct http_request *req, struct http_response *res, size_t *limit, int64_t *cursor)
+int api_page_args(struct http_request *req, struct http_response *res, size_t *limit, int64_t *cursor)
 {
 	const char *l = http_request_query(req, "limit");
 	const char *c = http_request_query(req, "cursor");
@@ -476,6 +476,12 @@ static uniap_code api_eval_input(struct http_request *req, enum store_doc_kind k
 		store_doc_release(&d);
 		return rc;
 	}
+}
+
+uniap_code api_input(struct http_request *req, int cluster, struct cluster_profile *c,
+                     struct model_profile *m, struct uniap_err *err)
+{
+	return api_eval_input(req, cluster ? STORE_DOC_CLUSTER : STORE_DOC_MODEL, c, m, err);
 }
 
 void api_evaluate(struct http_request *req, struct http_response *res)

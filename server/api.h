@@ -13,14 +13,25 @@
 #ifndef UNIAP_API_H
 #define UNIAP_API_H
 
+#include <stdint.h>
+#include <stdio.h>
+
+#include "err.h"
 #include "http.h"
+#include "model.h"
 
 struct store;
+
+struct runner;
 
 /* What the handlers find in req->app. */
 struct api_app {
 	struct store *store;              /* borrowed from main(); NULL until opened */
 	struct http_principal anonymous;  /* the --no-auth tenant */
+	struct runner *runner;            /* borrowed: runs the plan jobs; NULL: jobs stay queued */
+	FILE *log;                        /* job transitions made by handlers (queued, canceled) */
+	double max_time_limit_s;          /* cap on a plan's time_limit_s; 0: 600 */
+	double cancel_wait_s;             /* DELETE /v1/jobs/{id} waits this long for a running job to stop */
 };
 
 #define API_LIST_DEFAULT 20  /* ?limit= when absent */
@@ -46,5 +57,33 @@ void api_model_delete(struct http_request *req, struct http_response *res);
 
 /* POST /v1/evaluate {cluster, model, batch, plan}: the report of `uniap evaluate`. */
 void api_evaluate(struct http_request *req, struct http_response *res);
+
+/* ---- plan jobs (server/api_jobs.c) ---- */
+
+/* POST /v1/plans {cluster, model, batch, schedule?, space?, time_limit_s?, gap?, recompute?,
+ * early_stop?}: 202 with the job and Location; Idempotency-Key makes a retry return the same job. */
+void api_plan_create(struct http_request *req, struct http_response *res);
+/* GET /v1/jobs?state=&limit=&cursor=: the tenant's jobs, newest ids last. */
+void api_job_list(struct http_request *req, struct http_response *res);
+/* GET /v1/jobs/{id}: state, progress, timestamps, request, result or error. */
+void api_job_get(struct http_request *req, struct http_response *res);
+/* DELETE /v1/jobs/{id}: cancels a queued or running job (its workers are stopped). */
+void api_job_cancel(struct http_request *req, struct http_response *res);
+/* GET /v1/jobs/{id}/plan?format=json|text|galvatron|megatron|deepspeed: the exported plan. */
+void api_job_plan(struct http_request *req, struct http_response *res);
+
+/* ---- shared by the api_*.c files ---- */
+
+const struct http_principal *api_principal(const struct http_request *req);
+void api_problem(struct http_request *req, struct http_response *res, uniap_code code, const char *detail);
+void api_fail(struct http_request *req, struct http_response *res, const struct uniap_err *err);
+void api_json(struct http_response *res, int status, const struct cJSON *json);
+int api_parse_id(const char *s, int64_t *out);
+void api_time(int64_t ms, char *buf, size_t cap);
+/* ?limit= and ?cursor= of a list; -1 after answering a 400. */
+int api_page_args(struct http_request *req, struct http_response *res, size_t *limit, int64_t *cursor);
+/* body.<cluster|model> (a stored id, a catalog name or an inline document) decoded into c or m. */
+uniap_code api_input(struct http_request *req, int cluster, struct cluster_profile *c,
+                     struct model_profile *m, struct uniap_err *err);
 
 #endif

@@ -391,6 +391,15 @@ char *http_server_metrics_text(struct http_server *srv)
 	                     "# TYPE uniapd_http_requests_in_flight gauge\n"
 	                     "uniapd_http_requests_in_flight %d\n",
 	                 atomic_load(&srv->in_flight));
+	if (srv->cfg.metrics) {
+		char *more = srv->cfg.metrics(srv->cfg.metrics_ctx);
+
+		if (more)
+			http_text_printf(&t, "%s", more);
+		else
+			t.err = 1;
+		free(more);
+	}
 	if (t.err) {
 		free(t.buf);
 		return NULL;

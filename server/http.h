@@ -30,6 +30,7 @@ struct route_table;
 enum http_status {
 	HTTP_OK = 200,
 	HTTP_CREATED = 201,
+	HTTP_ACCEPTED = 202,
 	HTTP_NO_CONTENT = 204,
 	HTTP_BAD_REQUEST = 400,
 	HTTP_UNAUTHORIZED = 401,
@@ -65,6 +66,10 @@ struct http_principal {
  * connection thread.
  */
 typedef int (*http_auth_fn)(void *ctx, const char *bearer_key, struct http_principal *out);
+
+/* More metrics for GET /metrics: an owned (free()) Prometheus text, or NULL
+ * on out of memory.  Called from any connection thread. */
+typedef char *(*http_metrics_fn)(void *ctx);
 
 /* Readiness hook: non-zero when the service can take traffic (GET /readyz). */
 typedef int (*http_ready_fn)(void *ctx);
@@ -160,6 +165,8 @@ struct http_config {
 	void *app;                 /* passed to handlers as req->app */
 	const char *openapi_path;  /* served at GET /v1/openapi.json; NULL: schema/openapi.json */
 	FILE *access_log;          /* one JSON line per request; NULL: none */
+	http_metrics_fn metrics;   /* appended to GET /metrics; may be NULL */
+	void *metrics_ctx;
 };
 
 /*

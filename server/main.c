@@ -28,6 +28,7 @@
 #include "api.h"
 #include "http.h"
 #include "route.h"
+#include "runner.h"
 #include "store.h"
 
 #define UNIAPD_DEFAULT_LISTEN "127.0.0.1:8080"
@@ -39,18 +40,25 @@
 #define UNIAPD_TENANT_MAX_STORED_BYTES (1024ll * 1024ll * 1024ll) /* and stored bytes: 1 GiB */
 #define UNIAPD_NO_AUTH_TENANT "default" /* the one tenant of --no-auth */
 
+#define UNIAPD_JOB_GRACE_S 30.0                             /* running jobs get this long at a stop */
+
 struct uniapd_options {
 	char addr[64];
 	unsigned short port;
 	const char *db_path;
 	size_t max_body_bytes;
 	int no_auth;
+	int jobs, workers, no_cache;
+	double max_time_limit_s, grace_s;
+	long max_queued;
 };
 
 static void uniapd_usage(FILE *out)
 {
 	fprintf(out,
 	        "usage: uniapd [--listen ADDR:PORT] [--db FILE] [--max-body BYTES] [--no-auth]\n"
+	        "              [--jobs N] [--workers N] [--max-queued N] [--max-time-limit S]\n"
+	        "              [--grace S] [--no-cache]\n"
 	        "       uniapd tenant add|list|revoke ... (uniapd tenant --help)\n"
 	        "\n"
 	        "  --listen ADDR:PORT  IPv4 address and port to serve on (default %s;\n"
@@ -58,10 +66,19 @@ static void uniapd_usage(FILE *out)
 	        "  --db FILE           SQLite database (default %s; env UNIAPD_DB)\n"
 	        "  --max-body BYTES    largest request body accepted (default %u)\n"
 	        "  --no-auth           single tenant, no keys (\"%s\"); loopback --listen only\n"
+	        "  --jobs N            plan jobs run at once (default 2)\n"
+	        "  --workers N         solver processes at once, shared by the jobs (default: cores)\n"
+	        "  --max-queued N      queued jobs of all tenants before 503 (default %d)\n"
+	        "  --max-time-limit S  cap on a plan's time_limit_s per candidate (default 600)\n"
+	        "  --grace S           at a stop, running jobs get S seconds to finish before they\n"
+	        "                      go back to the queue (default %g)\n"
+	        "  --no-cache          never read or write the cost-matrix cache\n"
 	        "  --help              this text\n"
 	        "\n"
-	        "SIGTERM or SIGINT stops accepting and lets requests in flight finish.\n",
-	        UNIAPD_DEFAULT_LISTEN, UNIAPD_DEFAULT_DB, HTTP_DEFAULT_MAX_BODY_BYTES, UNIAPD_NO_AUTH_TENANT);
+	        "SIGTERM or SIGINT stops accepting, lets requests in flight finish and running\n"
+	        "jobs finish within the grace period, and re-queues the rest.\n",
+	        UNIAPD_DEFAULT_LISTEN, UNIAPD_DEFAULT_DB, HTTP_DEFAULT_MAX_BODY_BYTES, UNIAPD_NO_AUTH_TENANT,
+	        STORE_DEFAULT_MAX_QUEUED, UNIAPD_JOB_GRACE_S);
 }
 
 /* "ADDR:PORT" into opt; 0 ok, -1 with a message on stderr. */
@@ -108,6 +125,46 @@ static int uniapd_parse_size(const char *s, size_t *out)
 	return 0;
 }
 
+/* A number option in [lo, hi]; 0 ok, -1 with a message. */
+static int uniapd_parse_num(const char *opt, const char *s, double lo, double hi, int integer, double *out)
+{
+	char *end = NULL;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !(v >= lo && v <= hi) || (integer && v != (double)(long)v)) {
+		fprintf(stderr, "uniapd: %s: must be %s in [%g, %g], got \"%s\"\n", opt,
+		        integer ? "an integer" : "a number", lo, hi, s);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+/* The options that take a number: name, range, integer, where it goes. */
+static int uniapd_number_option(const char *a, const char *v, struct uniapd_options *opt, int *handled)
+{
+	double x = 0;
+	int rc = 0;
+
+	*handled = 1;
+	if (strcmp(a, "--jobs") == 0 && (rc = uniapd_parse_num(a, v, 1, 64, 1, &x)) == 0)
+		opt->jobs = (int)x;
+	else if (strcmp(a, "--workers") == 0 && (rc = uniapd_parse_num(a, v, 1, 256, 1, &x)) == 0)
+		opt->workers = (int)x;
+	else if (strcmp(a, "--max-queued") == 0 && (rc = uniapd_parse_num(a, v, 1, 1e7, 1, &x)) == 0)
+		opt->max_queued = (long)x;
+	else if (strcmp(a, "--max-time-limit") == 0 && (rc = uniapd_parse_num(a, v, 0.001, 86400, 0, &x)) == 0)
+		opt->max_time_limit_s = x;
+	else if (strcmp(a, "--grace") == 0 && (rc = uniapd_parse_num(a, v, 0, 86400, 0, &x)) == 0)
+		opt->grace_s = x;
+	else if (rc == 0 && strcmp(a, "--jobs") && strcmp(a, "--workers") && strcmp(a, "--max-queued") &&
+	         strcmp(a, "--max-time-limit") && strcmp(a, "--grace"))
+		*handled = 0;
+	return rc;
+}
+
 /* 0 ok, 1 --help given, -1 bad command line (message printed). */
 static int uniapd_parse_args(int argc, char **argv, struct uniapd_options *opt)
 {
@@ -116,14 +173,28 @@ static int uniapd_parse_args(int argc, char **argv, struct uniapd_options *opt)
 	int i;
 
 	opt->max_body_bytes = HTTP_DEFAULT_MAX_BODY_BYTES;
+	opt->grace_s = UNIAPD_JOB_GRACE_S;
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
+		int handled = 0;
 
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)
 			return 1;
 		if (strcmp(a, "--no-auth") == 0) {
 			opt->no_auth = 1;
 			continue;
+		}
+		if (strcmp(a, "--no-cache") == 0) {
+			opt->no_cache = 1;
+			continue;
+		}
+		if (i + 1 < argc) {
+			if (uniapd_number_option(a, argv[i + 1], opt, &handled) != 0)
+				return -1;
+			if (handled) {
+				i++;
+				continue;
+			}
 		}
 		if (i + 1 >= argc || (strcmp(a, "--listen") != 0 && strcmp(a, "--db") != 0 &&
 		                      strcmp(a, "--max-body") != 0)) {
@@ -211,7 +282,12 @@ static void uniapd_whoami(struct http_request *req, struct http_response *res)
 	{"GET", "/v1/models", api_model_list, (A)},                          \
 	{"GET", "/v1/models/{id}", api_model_get, (A)},                      \
 	{"DELETE", "/v1/models/{id}", api_model_delete, (A)},                \
-	{"POST", "/v1/evaluate", api_evaluate, (A) | ROUTE_JSON},
+	{"POST", "/v1/evaluate", api_evaluate, (A) | ROUTE_JSON},           \
+	{"POST", "/v1/plans", api_plan_create, (A) | ROUTE_JSON},            \
+	{"GET", "/v1/jobs", api_job_list, (A)},                              \
+	{"GET", "/v1/jobs/{id}", api_job_get, (A)},                          \
+	{"DELETE", "/v1/jobs/{id}", api_job_cancel, (A)},                    \
+	{"GET", "/v1/jobs/{id}/plan", api_job_plan, (A)},
 
 static const struct route uniapd_routes[] = {
 	UNIAPD_ROUTES(ROUTE_AUTH)
@@ -254,15 +330,19 @@ static int uniapd_make_parent(const char *path, char *msg, size_t cap)
 }
 
 /* Creates the parent folder and opens (migrating) the store; NULL with a message in msg. */
-static struct store *uniapd_open_store(const char *path, char *msg, size_t cap)
+static struct store *uniapd_open_store(const char *path, long max_queued, char *msg, size_t cap)
 {
 	struct uniap_err err;
 	struct store *s = NULL;
+	struct store_opts so;
 
 	err_clear(&err);
+	memset(&so, 0, sizeof(so));
+	so.max_queued_jobs = max_queued;
+	so.pool_size = 8;
 	if (uniapd_make_parent(path, msg, cap) != 0)
 		return NULL;
-	if (store_open(path, NULL, &s, &err) != UNIAP_OK) {
+	if (store_open(path, &so, &s, &err) != UNIAP_OK) {
 		snprintf(msg, cap, "%.200s: %.300s", path, err.msg);
 		return NULL;
 	}
@@ -324,10 +404,12 @@ static uniap_code uniapd_anonymous(struct api_app *app, struct uniap_err *err)
 static void uniapd_tenant_usage(FILE *out, const char *cmd)
 {
 	if (cmd && strcmp(cmd, "add") == 0)
-		fprintf(out, "usage: uniapd tenant add NAME [--db FILE]\n\n"
+		fprintf(out, "usage: uniapd tenant add NAME [--db FILE] [--max-jobs N] [--max-bytes N]\n\n"
 		             "Adds a tenant and prints its new API key once, as the last line.\n"
-		             "NAME: 1..%d of A-Z a-z 0-9 . _ -\n",
-		        UNIAPD_TENANT_NAME_MAX);
+		             "NAME: 1..%d of A-Z a-z 0-9 . _ -\n"
+		             "--max-jobs N   its queued + running jobs at most (default %d; more: 429)\n"
+		             "--max-bytes N  its stored documents' bytes at most (default %lld; more: 413)\n",
+		        UNIAPD_TENANT_NAME_MAX, UNIAPD_TENANT_MAX_JOBS, (long long)UNIAPD_TENANT_MAX_STORED_BYTES);
 	else if (cmd && strcmp(cmd, "list") == 0)
 		fprintf(out, "usage: uniapd tenant list [--db FILE]\n\n"
 		             "Lists the tenants: id, name, created, revoked (never keys).\n");
@@ -394,6 +476,7 @@ static int uniapd_tenant_main(int argc, char **argv)
 	const char *cmd = argc > 2 ? argv[2] : NULL;
 	const char *db = getenv("UNIAPD_DB"), *name = NULL;
 	int want_name, i, status = 1;
+	double max_jobs = UNIAPD_TENANT_MAX_JOBS, max_bytes = (double)UNIAPD_TENANT_MAX_STORED_BYTES;
 	struct store *s = NULL;
 	struct store_tenant t;
 	struct uniap_err err;
@@ -417,6 +500,12 @@ static int uniapd_tenant_main(int argc, char **argv)
 		}
 		if (strcmp(argv[i], "--db") == 0 && i + 1 < argc) {
 			db = argv[++i];
+		} else if (strcmp(cmd, "add") == 0 && strcmp(argv[i], "--max-jobs") == 0 && i + 1 < argc) {
+			if (uniapd_parse_num("--max-jobs", argv[++i], 0, 1e6, 1, &max_jobs) != 0)
+				return 2;
+		} else if (strcmp(cmd, "add") == 0 && strcmp(argv[i], "--max-bytes") == 0 && i + 1 < argc) {
+			if (uniapd_parse_num("--max-bytes", argv[++i], 0, 1e15, 1, &max_bytes) != 0)
+				return 2;
 		} else if (argv[i][0] != '-' && want_name && !name) {
 			name = argv[i];
 		} else {
@@ -436,7 +525,7 @@ static int uniapd_tenant_main(int argc, char **argv)
 	}
 	if (!db || !*db)
 		db = UNIAPD_DEFAULT_DB;
-	s = uniapd_open_store(db, msg, sizeof(msg));
+	s = uniapd_open_store(db, 0, msg, sizeof(msg));
 	if (!s) {
 		fprintf(stderr, "uniapd tenant %s: %s\n", cmd, msg);
 		return 1;
@@ -445,7 +534,7 @@ static int uniapd_tenant_main(int argc, char **argv)
 		char key[STORE_KEY_CHARS + 1];
 		int64_t id = 0;
 
-		rc = store_tenant_add(s, name, UNIAPD_TENANT_MAX_JOBS, UNIAPD_TENANT_MAX_STORED_BYTES, &id, key, &err);
+		rc = store_tenant_add(s, name, (int64_t)max_jobs, (int64_t)max_bytes, &id, key, &err);
 		if (rc == UNIAP_OK) {
 			printf("tenant \"%s\" added with id %lld; its API key (shown once, only its hash is kept):\n%s\n",
 			       name, (long long)id, key);
@@ -466,6 +555,67 @@ static int uniapd_tenant_main(int argc, char **argv)
 		fprintf(stderr, "uniapd tenant %s: %s\n", cmd, err.msg);
 	store_close(s);
 	return status;
+}
+
+/* GET /metrics, the service's part: jobs by state, queue depth, solve
+ * seconds, cost-cache hits and misses.  Owned text or NULL. */
+static char *uniapd_metrics(void *ctx)
+{
+	struct api_app *app = ctx;
+	struct runner_stats st;
+	int64_t counts[STORE_JOB_STATE_COUNT], entries = 0, bytes = 0;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int k, b;
+
+	if (!f)
+		return NULL;
+	memset(&st, 0, sizeof(st));
+	if (app->runner)
+		runner_get_stats(app->runner, &st);
+	if (store_job_counts(app->store, counts, NULL) != UNIAP_OK)
+		memset(counts, 0, sizeof(counts));
+	if (store_cache_stats(app->store, &entries, &bytes, NULL) != UNIAP_OK)
+		entries = bytes = 0;
+	fprintf(f, "# HELP uniapd_jobs Jobs in the store, by state (all tenants).\n# TYPE uniapd_jobs gauge\n");
+	for (k = 0; k < STORE_JOB_STATE_COUNT; k++)
+		fprintf(f, "uniapd_jobs{state=\"%s\"} %lld\n", store_job_state_name((enum store_job_state)k),
+		        (long long)counts[k]);
+	fprintf(f, "# HELP uniapd_queue_depth Jobs waiting for a job thread.\n# TYPE uniapd_queue_depth gauge\n"
+	           "uniapd_queue_depth %lld\n", (long long)counts[STORE_JOB_QUEUED]);
+	fprintf(f, "# HELP uniapd_jobs_running Jobs this process is running now.\n# TYPE uniapd_jobs_running gauge\n"
+	           "uniapd_jobs_running %lld\n", (long long)st.running);
+	fprintf(f, "# HELP uniapd_jobs_finished_total Jobs this process ended, by final state.\n"
+	           "# TYPE uniapd_jobs_finished_total counter\n");
+	for (k = STORE_JOB_SUCCEEDED; k < STORE_JOB_STATE_COUNT; k++)
+		fprintf(f, "uniapd_jobs_finished_total{state=\"%s\"} %lld\n",
+		        store_job_state_name((enum store_job_state)k), (long long)st.finished[k]);
+	fprintf(f, "# HELP uniapd_job_solve_seconds Wall seconds of succeeded plan jobs.\n"
+	           "# TYPE uniapd_job_solve_seconds histogram\n");
+	for (b = 0; b < 8; b++)
+		fprintf(f, "uniapd_job_solve_seconds_bucket{le=\"%g\"} %lld\n", runner_solve_buckets[b],
+		        (long long)st.solve_bucket[b]);
+	fprintf(f, "uniapd_job_solve_seconds_bucket{le=\"+Inf\"} %lld\nuniapd_job_solve_seconds_sum %.9g\n"
+	           "uniapd_job_solve_seconds_count %lld\n", (long long)st.solve_count, st.solve_seconds_sum,
+	        (long long)st.solve_count);
+	fprintf(f, "# HELP uniapd_cost_cache_requests_total Candidate memo look-ups in the cost cache.\n"
+	           "# TYPE uniapd_cost_cache_requests_total counter\n"
+	           "uniapd_cost_cache_requests_total{result=\"hit\"} %lld\n"
+	           "uniapd_cost_cache_requests_total{result=\"miss\"} %lld\n"
+	           "# HELP uniapd_cost_cache_writes_total Candidate memos written to the cost cache.\n"
+	           "# TYPE uniapd_cost_cache_writes_total counter\nuniapd_cost_cache_writes_total %lld\n"
+	           "# HELP uniapd_cost_cache_entries Entries in the cost cache.\n# TYPE uniapd_cost_cache_entries gauge\n"
+	           "uniapd_cost_cache_entries %lld\n"
+	           "# HELP uniapd_cost_cache_bytes Bytes in the cost cache.\n# TYPE uniapd_cost_cache_bytes gauge\n"
+	           "uniapd_cost_cache_bytes %lld\n",
+	        (long long)st.cache_hits, (long long)st.cache_misses, (long long)st.cache_puts,
+	        (long long)entries, (long long)bytes);
+	if (fclose(f) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
 }
 
 int main(int argc, char **argv)
@@ -499,14 +649,47 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	/* the store first: migrations run before the listener starts */
-	app.store = uniapd_open_store(opt.db_path, msg, sizeof(msg));
+	app.store = uniapd_open_store(opt.db_path, opt.max_queued, msg, sizeof(msg));
 	if (!app.store) {
 		uniapd_log_error("cannot open the store", msg);
 		return 1;
 	}
+	/* jobs that were running when the last process died run again */
+	{
+		size_t requeued = 0;
+
+		err_clear(&err);
+		if (store_jobs_recover(app.store, &requeued, &err) != UNIAP_OK) {
+			uniapd_log_error("cannot recover jobs", err.msg);
+			store_close(app.store);
+			return 1;
+		}
+		if (requeued)
+			fprintf(stderr, "{\"msg\":\"recovered\",\"requeued_jobs\":%zu}\n", requeued);
+	}
+	{
+		struct runner_config rc_cfg;
+
+		memset(&rc_cfg, 0, sizeof(rc_cfg));
+		rc_cfg.store = app.store;
+		rc_cfg.jobs = opt.jobs;
+		rc_cfg.workers = opt.workers;
+		rc_cfg.no_cache = opt.no_cache;
+		rc_cfg.max_time_limit_s = opt.max_time_limit_s;
+		rc_cfg.log = stderr;
+		err_clear(&err);
+		if (runner_start(&rc_cfg, &app.runner, &err) != UNIAP_OK) {
+			uniapd_log_error("cannot start the job runner", err.msg);
+			store_close(app.store);
+			return 1;
+		}
+	}
+	app.log = stderr;
+	app.max_time_limit_s = opt.max_time_limit_s > 0 ? opt.max_time_limit_s : 600;
 	err_clear(&err);
 	if (opt.no_auth && uniapd_anonymous(&app, &err) != UNIAP_OK) {
 		uniapd_log_error("cannot set up --no-auth", err.msg);
+		runner_free(app.runner);
 		store_close(app.store);
 		return 1;
 	}
@@ -525,9 +708,12 @@ int main(int argc, char **argv)
 	cfg.ready_ctx = &app;
 	cfg.app = &app;
 	cfg.access_log = stderr;
+	cfg.metrics = uniapd_metrics;
+	cfg.metrics_ctx = &app;
 	srv = http_server_start(&cfg, msg, sizeof(msg));
 	if (!srv) {
 		uniapd_log_error("cannot start", msg);
+		runner_free(app.runner);
 		store_close(app.store);
 		return 1;
 	}
@@ -549,7 +735,10 @@ int main(int argc, char **argv)
 	fprintf(stderr, "{\"msg\":\"stopping\",\"signal\":%d}\n", sig);
 	http_server_stop(srv, UNIAPD_GRACE_MS);
 	http_server_free(srv);
-	store_close(app.store); /* after the listener: no request is in flight */
+	runner_stop(app.runner, opt.grace_s); /* finish or re-queue the running jobs */
+	runner_free(app.runner);
+	app.runner = NULL;
+	store_close(app.store); /* after the listener and the runner: nothing is in flight */
 	app.store = NULL;
 	fprintf(stderr, "{\"msg\":\"stopped\"}\n");
 	return 0;

@@ -31,6 +31,9 @@ static const struct {
 	{UNIAP_E_CANCELED, 409, "canceled"},
 	{UNIAP_E_LIMIT, 413, "limit"},             /* a size cap (body, nesting, arrays) */
 	{UNIAP_E_INTERNAL, 500, "internal"},
+	{UNIAP_E_RATE, 429, "too-many-jobs"},      /* the tenant's concurrent-jobs limit */
+	{UNIAP_E_BUSY, 503, "busy"},               /* the service's queue is full */
+	{UNIAP_E_CONFLICT, 409, "conflict"},       /* e.g. cancel a finished job */
 };
 
 int problem_status(uniap_code code)

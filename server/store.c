@@ -33,6 +33,7 @@ struct store {
 	sqlite3 *free_conns[STORE_POOL_MAX];
 	int n_conns, n_free;
 	int64_t cache_max_bytes;
+	int64_t max_queued_jobs;
 };
 
 /* ---- SHA-256: nettle's, a well-kept Debian library ---- */
@@ -328,6 +329,8 @@ uniap_code store_open(const char *path, const struct store_opts *opts, struct st
 			       STORE_POOL_MAX, pool);
 	if (opts && opts->cache_max_bytes < 0)
 		return err_set(err, UNIAP_E_ARG, "store: cache_max_bytes: must be >= 0");
+	if (opts && opts->max_queued_jobs < 0)
+		return err_set(err, UNIAP_E_ARG, "store: max_queued_jobs: must be >= 0");
 	if (!sqlite3_threadsafe())
 		return err_set(err, UNIAP_E_INTERNAL, "store: sqlite3 was built without threads");
 	s = calloc(1, sizeof(*s));
@@ -337,6 +340,8 @@ uniap_code store_open(const char *path, const struct store_opts *opts, struct st
 	pthread_cond_init(&s->cv, NULL);
 	s->cache_max_bytes = opts && opts->cache_max_bytes ? opts->cache_max_bytes
 							   : DEFAULT_CACHE_MAX_BYTES;
+	s->max_queued_jobs = opts && opts->max_queued_jobs > 0 ? opts->max_queued_jobs
+							       : STORE_DEFAULT_MAX_QUEUED;
 	for (int i = 0; i < pool && rc == UNIAP_OK; i++) {
 		rc = conn_open(path, &s->conns[i], err);
 		if (rc == UNIAP_OK) {
@@ -957,8 +962,16 @@ uniap_code store_job_create(struct store *s, int64_t tenant_id, const char *idem
 	if (rc != UNIAP_OK)
 		goto out;
 	if (active >= max_jobs) {
-		rc = err_set(err, UNIAP_E_LIMIT, "jobs: the tenant already has %lld queued or running,"
+		rc = err_set(err, UNIAP_E_RATE, "jobs: the tenant already has %lld queued or running,"
 			     " its max_concurrent_jobs", (long long)active);
+		goto out;
+	}
+	rc = query_int(db, "SELECT count(*) FROM jobs WHERE state = 'queued'", 0, &active, err);
+	if (rc != UNIAP_OK)
+		goto out;
+	if (active >= s->max_queued_jobs) {
+		rc = err_set(err, UNIAP_E_BUSY, "jobs: the service's queue is full (%lld queued)",
+			     (long long)active);
 		goto out;
 	}
 	rc = prep(db, "INSERT INTO jobs (tenant_id, state, request_sha256, idempotency_key,"
@@ -1241,6 +1254,55 @@ uniap_code store_jobs_recover(struct store *s, size_t *requeued, struct uniap_er
 	conn_put(s, db);
 	if (rc == UNIAP_OK)
 		*requeued = (size_t)changed;
+	return rc;
+}
+
+uniap_code store_job_requeue(struct store *s, int64_t id, struct uniap_err *err)
+{
+	int changed = 0;
+	sqlite3_stmt *st = NULL;
+	sqlite3 *db = conn_get(s);
+	uniap_code rc = begin(db, err);
+
+	if (rc == UNIAP_OK)
+		rc = prep(db, "UPDATE jobs SET state = 'queued', started_at = NULL,"
+			      " progress_done = 0, progress_total = 0, best_tpi_s = NULL"
+			      " WHERE id = ?1 AND state = 'running'", &st, err);
+	if (rc == UNIAP_OK) {
+		sqlite3_bind_int64(st, 1, id);
+		rc = step_done(db, st, "requeue job", err);
+	}
+	if (rc == UNIAP_OK) {
+		changed = sqlite3_changes(db);
+		if (!changed)
+			rc = err_set(err, UNIAP_E_CONFLICT, "job %lld: not running", (long long)id);
+	}
+	if (rc == UNIAP_OK)
+		rc = commit(db, err); /* on failure conn_put rolls back */
+	sqlite3_finalize(st);
+	conn_put(s, db);
+	return rc;
+}
+
+uniap_code store_job_counts(struct store *s, int64_t counts[STORE_JOB_STATE_COUNT],
+			    struct uniap_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	sqlite3 *db = conn_get(s);
+	uniap_code rc = prep(db, "SELECT state, count(*) FROM jobs GROUP BY state", &st, err);
+	int row = 1;
+
+	memset(counts, 0, STORE_JOB_STATE_COUNT * sizeof(counts[0]));
+	while (rc == UNIAP_OK && (rc = step_row(db, st, &row, "count jobs", err)) == UNIAP_OK && row) {
+		const char *name = (const char *)sqlite3_column_text(st, 0);
+		int k;
+
+		for (k = 0; name && k < STORE_JOB_STATE_COUNT; k++)
+			if (strcmp(name, store_job_state_name((enum store_job_state)k)) == 0)
+				counts[k] = sqlite3_column_int64(st, 1);
+	}
+	sqlite3_finalize(st);
+	conn_put(s, db);
 	return rc;
 }
 

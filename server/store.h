@@ -48,7 +48,10 @@ struct store;
 struct store_opts {
 	int pool_size;              /* 1..STORE_POOL_MAX connections; 0 = 4 */
 	int64_t cache_max_bytes;    /* cap on the cost cache's bytes; 0 = 256 MiB */
+	int64_t max_queued_jobs;    /* cap on queued jobs of all tenants; 0 = STORE_DEFAULT_MAX_QUEUED */
 };
+
+#define STORE_DEFAULT_MAX_QUEUED 1000
 
 /*
  * Opens (creating) the database at path (borrowed; ":memory:" and "" are
@@ -183,8 +186,9 @@ struct store_job {
  * Creates a queued job for request[0..bytes) (borrowed).  idem_key (borrowed,
  * may be NULL) makes a retry safe: the same key with the same request returns
  * the existing job (*existed = 1); the same key with another request is
- * UNIAP_E_INVALID naming Idempotency-Key.  UNIAP_E_LIMIT when the tenant
- * already has max_concurrent_jobs queued or running (same transaction).
+ * UNIAP_E_INVALID naming Idempotency-Key.  UNIAP_E_RATE when the tenant
+ * already has max_concurrent_jobs queued or running, UNIAP_E_BUSY when the
+ * service already has max_queued_jobs queued (same transaction).
  */
 uniap_code store_job_create(struct store *s, int64_t tenant_id, const char *idem_key,
 			    const void *request, size_t bytes, int64_t *id, int *existed,
@@ -226,6 +230,14 @@ uniap_code store_job_progress(struct store *s, int64_t id, int64_t done, int64_t
 
 /* Takes the oldest queued job of any tenant and marks it running; *id = 0 when none. */
 uniap_code store_job_claim(struct store *s, int64_t *id, struct uniap_err *err);
+
+/* A running job goes back to queued, progress cleared (a graceful stop that
+ * could not finish it); UNIAP_E_CONFLICT when it is not running. */
+uniap_code store_job_requeue(struct store *s, int64_t id, struct uniap_err *err);
+
+/* Jobs of every tenant by state, counts[state] (for metrics). */
+uniap_code store_job_counts(struct store *s, int64_t counts[STORE_JOB_STATE_COUNT],
+			    struct uniap_err *err);
 
 /* At start-up, before any runner: every running job (its runner died) goes
  * back to queued with its progress cleared; *requeued says how many. */

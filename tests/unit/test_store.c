@@ -613,7 +613,7 @@ static void test_limits(void **state)
 	assert_int_equal(store_tenant_add(s, "t", 2, 100, &t, key, &err), UNIAP_OK);
 	assert_int_equal(store_job_create(s, t, NULL, "{}", 2, &j1, &existed, &err), UNIAP_OK);
 	assert_int_equal(store_job_create(s, t, NULL, "{}", 2, &j2, &existed, &err), UNIAP_OK);
-	assert_int_equal(store_job_create(s, t, NULL, "{}", 2, &j3, &existed, &err), UNIAP_E_LIMIT);
+	assert_int_equal(store_job_create(s, t, NULL, "{}", 2, &j3, &existed, &err), UNIAP_E_RATE);
 	assert_int_equal(store_job_transition(s, t, j1, STORE_JOB_CANCELED, NULL, 0, NULL, &err),
 			 UNIAP_OK);
 	assert_int_equal(store_job_create(s, t, NULL, "{}", 2, &j3, &existed, &err), UNIAP_OK);

@@ -1,0 +1,480 @@
+/*
+ * api_jobs.c - plan jobs over HTTP (api.h): POST /v1/plans queues a job,
+ * /v1/jobs reads, lists and cancels them, /v1/jobs/{id}/plan exports the
+ * plan.  The runner (runner.h) does the work; handlers only touch the store
+ * and wake or signal the runner, so no HTTP thread ever waits on a solve
+ * (DELETE waits a bounded time for the workers to be stopped).
+ *
+ * The stored request (runner.h) is {"summary": {options, "cluster": ref,
+ * "model": ref}, "cluster": document, "model": document}: the documents are
+ * resolved here, at submission, so a bad one is a 422 now, and a job never
+ * depends on a document deleted later.  GET answers splice the stored
+ * summary and result texts in without parsing the documents.
+ */
+#include "api.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "export.h"
+#include "jdecode.h"
+#include "jencode.h"
+#include "problem.h"
+#include "runner.h"
+#include "store.h"
+
+#define API_RETRY_AFTER_S "5"   /* Retry-After of a 429 or 503 */
+#define API_CANCEL_POLL_US 20000
+
+/* ---------------------------------------------------------------- job documents */
+
+/*
+ * The end of the JSON value that starts at text[0] (an object or array
+ * printed by cJSON), or 0 when it does not end within len bytes.
+ */
+static size_t api_value_end(const char *text, size_t len)
+{
+	size_t i, depth = 0;
+	int in_str = 0;
+
+	for (i = 0; i < len; i++) {
+		char c = text[i];
+
+		if (in_str) {
+			if (c == '\\')
+				i++;
+			else if (c == '"')
+				in_str = 0;
+		} else if (c == '"') {
+			in_str = 1;
+		} else if (c == '{' || c == '[') {
+			depth++;
+		} else if (c == '}' || c == ']') {
+			if (depth == 0)
+				return 0;
+			if (--depth == 0)
+				return i + 1;
+		}
+	}
+	return 0;
+}
+
+/* The "summary" object that opens a stored request, as text (borrowed span). */
+static int api_request_summary(const char *req, size_t len, const char **at, size_t *n)
+{
+	static const char head[] = "{\"summary\":";
+	size_t end;
+
+	if (!req || len < sizeof(head) || memcmp(req, head, sizeof(head) - 1) != 0)
+		return -1;
+	end = api_value_end(req + sizeof(head) - 1, len - (sizeof(head) - 1));
+	if (!end)
+		return -1;
+	*at = req + sizeof(head) - 1;
+	*n = end;
+	return 0;
+}
+
+/*
+ * Appends ,"key":raw (raw borrowed, n bytes of JSON) inside the object text
+ * *doc (owned, ends with '}'), replacing *doc.  -1 on out of memory.
+ */
+static int api_splice(char **doc, const char *key, const char *raw, size_t n)
+{
+	size_t dl = strlen(*doc), kl = strlen(key);
+	char *out;
+
+	if (dl < 2 || (*doc)[dl - 1] != '}')
+		return -1;
+	out = malloc(dl + kl + n + 8);
+	if (!out)
+		return -1;
+	memcpy(out, *doc, dl - 1);
+	dl--;
+	out[dl++] = ',';
+	out[dl++] = '"';
+	memcpy(out + dl, key, kl);
+	dl += kl;
+	out[dl++] = '"';
+	out[dl++] = ':';
+	memcpy(out + dl, raw, n);
+	dl += n;
+	out[dl++] = '}';
+	out[dl] = '\0';
+	cJSON_free(*doc);
+	*doc = out;
+	return 0;
+}
+
+static int api_add_time(cJSON *o, const char *key, int64_t ms)
+{
+	char when[32];
+
+	if (!ms)
+		return cJSON_AddNullToObject(o, key) != NULL;
+	api_time(ms, when, sizeof(when));
+	return cJSON_AddStringToObject(o, key, when) != NULL;
+}
+
+/* The job's small fields as a cJSON object; owned or NULL. */
+static cJSON *api_job_meta(const struct store_job *j)
+{
+	cJSON *o = cJSON_CreateObject(), *p = NULL, *links = NULL;
+	char self[64], plan[80];
+
+	snprintf(self, sizeof(self), "/v1/jobs/%lld", (long long)j->id);
+	snprintf(plan, sizeof(plan), "/v1/jobs/%lld/plan", (long long)j->id);
+	if (!o || !cJSON_AddNumberToObject(o, "id", (double)j->id) ||
+	    !cJSON_AddStringToObject(o, "state", store_job_state_name(j->state)) ||
+	    !api_add_time(o, "created_at", j->created_at_ms) ||
+	    !api_add_time(o, "started_at", j->started_at_ms) ||
+	    !api_add_time(o, "finished_at", j->finished_at_ms) ||
+	    !(p = cJSON_AddObjectToObject(o, "progress")) ||
+	    !cJSON_AddNumberToObject(p, "candidates_done", (double)j->progress_done) ||
+	    !cJSON_AddNumberToObject(p, "candidates_total", (double)j->progress_total) ||
+	    !(j->has_best_tpi ? jenc_add_num(p, "best_tpi_s", j->best_tpi_s)
+	                      : cJSON_AddNullToObject(p, "best_tpi_s") != NULL) ||
+	    (j->idempotency_key[0] && !cJSON_AddStringToObject(o, "idempotency_key", j->idempotency_key)) ||
+	    (j->error && !cJSON_AddStringToObject(o, "error", j->error)) ||
+	    !(links = cJSON_AddObjectToObject(o, "links")) || !cJSON_AddStringToObject(links, "self", self) ||
+	    (j->state == STORE_JOB_SUCCEEDED && !cJSON_AddStringToObject(links, "plan", plan))) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* The whole job document (meta, "request" summary, "result"); owned text or NULL. */
+static char *api_job_text(const struct store_job *j)
+{
+	cJSON *o = api_job_meta(j);
+	char *text = o ? cJSON_PrintUnformatted(o) : NULL;
+	const char *sum;
+	size_t n;
+
+	cJSON_Delete(o);
+	if (text && api_request_summary(j->request, j->request_bytes, &sum, &n) == 0 &&
+	    api_splice(&text, "request", sum, n) != 0)
+		goto fail;
+	if (text && j->result && api_splice(&text, "result", j->result, j->result_bytes) != 0)
+		goto fail;
+	return text;
+fail:
+	cJSON_free(text);
+	return NULL;
+}
+
+static void api_job_answer(struct http_response *res, int status, const struct store_job *j)
+{
+	char *text = api_job_text(j);
+
+	if (!text || http_response_set_body(res, status, "application/json", text, strlen(text)) != 0)
+		res->status = 0;
+	cJSON_free(text);
+}
+
+/* {id} of the path; -1 after answering 404 (an id that cannot exist). */
+static int api_job_id(struct http_request *req, struct http_response *res, int64_t *id)
+{
+	if (api_parse_id(http_request_param(req, "id"), id) != 0) {
+		api_problem(req, res, UNIAP_E_NOTFOUND, "id: no such job");
+		return -1;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- POST /v1/plans */
+
+/* The reference a request gave for field: an id, a catalog name, or "inline". */
+static cJSON *api_ref(const cJSON *v)
+{
+	if (cJSON_IsNumber(v))
+		return cJSON_CreateNumber(v->valuedouble);
+	if (cJSON_IsString(v))
+		return cJSON_CreateString(v->valuestring);
+	return cJSON_CreateString("inline");
+}
+
+/* The stored request: summary first (options and refs), then the resolved documents. */
+static char *api_plan_request(const cJSON *body, const struct cluster_profile *c,
+                              const struct model_profile *m)
+{
+	static const char *const option_keys[] = {
+		"batch", "schedule", "space", "time_limit_s", "gap", "recompute", "early_stop",
+	};
+	cJSON *o = cJSON_CreateObject(), *sum = NULL, *cd = NULL, *md = NULL;
+	char *text = NULL;
+	size_t k;
+	int ok = o && (sum = cJSON_AddObjectToObject(o, "summary")) != NULL;
+
+	for (k = 0; ok && k < sizeof(option_keys) / sizeof(option_keys[0]); k++) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(body, option_keys[k]);
+
+		if (v)
+			ok = cJSON_AddItemToObject(sum, option_keys[k], cJSON_Duplicate(v, 1));
+	}
+	ok = ok && cJSON_AddItemToObject(sum, "cluster", api_ref(cJSON_GetObjectItemCaseSensitive(body, "cluster"))) &&
+	     cJSON_AddItemToObject(sum, "model", api_ref(cJSON_GetObjectItemCaseSensitive(body, "model")));
+	ok = ok && (cd = jenc_cluster(c)) && cJSON_AddItemToObject(o, "cluster", cd);
+	if (!ok && cd && !cJSON_GetObjectItemCaseSensitive(o, "cluster"))
+		cJSON_Delete(cd);
+	ok = ok && (md = jenc_model(m)) && cJSON_AddItemToObject(o, "model", md);
+	if (!ok && md && !cJSON_GetObjectItemCaseSensitive(o, "model"))
+		cJSON_Delete(md);
+	if (ok)
+		text = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	return text;
+}
+
+static void api_retry_later(struct http_response *res)
+{
+	http_response_add_header(res, "Retry-After", API_RETRY_AFTER_S);
+}
+
+void api_plan_create(struct http_request *req, struct http_response *res)
+{
+	const struct api_app *app = req->app;
+	int64_t tenant = api_principal(req)->tenant_id, id = 0;
+	const char *idem = http_request_header(req, "Idempotency-Key");
+	struct cluster_profile c = { 0 };
+	struct model_profile m = { 0 };
+	struct uop_options o;
+	struct store_job job;
+	struct uniap_err err;
+	char *text = NULL, loc[64];
+	int existed = 0;
+	uniap_code rc;
+
+	err_clear(&err);
+	memset(&job, 0, sizeof(job));
+	if ((rc = runner_options_json(req->json, "body", app->max_time_limit_s > 0 ? app->max_time_limit_s : 600,
+	                              &o, &err)) != UNIAP_OK ||
+	    (rc = api_input(req, 1, &c, &m, &err)) != UNIAP_OK || (rc = api_input(req, 0, &c, &m, &err)) != UNIAP_OK)
+		goto out;
+	if (idem && (!*idem || strlen(idem) > STORE_IDEM_KEY_MAX)) {
+		rc = err_set(&err, UNIAP_E_ARG, "Idempotency-Key: must be 1..%d bytes", STORE_IDEM_KEY_MAX);
+		goto out;
+	}
+	if (!(text = api_plan_request(req->json, &c, &m))) {
+		rc = err_set(&err, UNIAP_E_NOMEM, "request: out of memory");
+		goto out;
+	}
+	rc = store_job_create(app->store, tenant, idem, text, strlen(text), &id, &existed, &err);
+	if (rc == UNIAP_E_INVALID && idem) /* the key names another request */
+		rc = err_set(&err, UNIAP_E_CONFLICT,
+		             "Idempotency-Key: \"%.64s\" was used for a different request", idem);
+	if (rc != UNIAP_OK)
+		goto out;
+	if (!existed) {
+		runner_log_transition(app->log, id, tenant, "new", "queued", NULL);
+		runner_wake(app->runner);
+	}
+	if ((rc = store_job_get(app->store, tenant, id, &job, &err)) != UNIAP_OK)
+		goto out;
+	snprintf(loc, sizeof(loc), "/v1/jobs/%lld", (long long)id);
+	api_job_answer(res, HTTP_ACCEPTED, &job);
+	http_response_add_header(res, "Location", loc);
+	if (existed)
+		http_response_add_header(res, "Idempotent-Replayed", "true");
+out:
+	if (rc != UNIAP_OK) {
+		api_fail(req, res, &err);
+		if (rc == UNIAP_E_RATE || rc == UNIAP_E_BUSY)
+			api_retry_later(res);
+	}
+	store_job_release(&job);
+	cJSON_free(text);
+	cluster_release(&c);
+	model_release(&m);
+}
+
+/* ---------------------------------------------------------------- GET /v1/jobs[/{id}] */
+
+void api_job_get(struct http_request *req, struct http_response *res)
+{
+	const struct api_app *app = req->app;
+	struct store_job job;
+	struct uniap_err err;
+	int64_t id;
+
+	err_clear(&err);
+	if (api_job_id(req, res, &id) != 0)
+		return;
+	if (store_job_get(app->store, api_principal(req)->tenant_id, id, &job, &err) != UNIAP_OK) {
+		api_fail(req, res, &err);
+		return;
+	}
+	api_job_answer(res, HTTP_OK, &job);
+	store_job_release(&job);
+}
+
+void api_job_list(struct http_request *req, struct http_response *res)
+{
+	const struct api_app *app = req->app;
+	const char *sv = http_request_query(req, "state");
+	enum store_job_state state = STORE_JOB_QUEUED;
+	struct store_job *jobs = NULL;
+	struct uniap_err err;
+	cJSON *o = NULL, *items;
+	size_t limit, n = 0, i;
+	int64_t cursor = 0, next = 0;
+	int ok;
+
+	err_clear(&err);
+	if (api_page_args(req, res, &limit, &cursor) != 0)
+		return;
+	if (sv) {
+		int k;
+
+		for (k = 0; k < STORE_JOB_STATE_COUNT; k++)
+			if (strcmp(sv, store_job_state_name((enum store_job_state)k)) == 0)
+				break;
+		if (k == STORE_JOB_STATE_COUNT) {
+			api_problem(req, res, UNIAP_E_ARG,
+			            "state: must be queued, running, succeeded, failed or canceled");
+			return;
+		}
+		state = (enum store_job_state)k;
+	}
+	if (store_job_list(app->store, api_principal(req)->tenant_id, sv ? &state : NULL, cursor, limit,
+	                   &jobs, &n, &next, &err) != UNIAP_OK) {
+		api_fail(req, res, &err);
+		return;
+	}
+	o = cJSON_CreateObject();
+	ok = o && (items = cJSON_AddArrayToObject(o, "items")) != NULL;
+	for (i = 0; ok && i < n; i++) {
+		cJSON *meta = api_job_meta(&jobs[i]);
+
+		ok = meta && cJSON_AddItemToArray(items, meta);
+		if (!ok)
+			cJSON_Delete(meta);
+	}
+	if (ok && next) {
+		char buf[32];
+
+		snprintf(buf, sizeof(buf), "%lld", (long long)next);
+		ok = cJSON_AddStringToObject(o, "next_cursor", buf) != NULL;
+	} else if (ok) {
+		ok = cJSON_AddNullToObject(o, "next_cursor") != NULL;
+	}
+	if (ok)
+		api_json(res, HTTP_OK, o);
+	cJSON_Delete(o);
+	store_jobs_free(jobs, n);
+}
+
+/* ---------------------------------------------------------------- DELETE /v1/jobs/{id} */
+
+void api_job_cancel(struct http_request *req, struct http_response *res)
+{
+	const struct api_app *app = req->app;
+	int64_t tenant = api_principal(req)->tenant_id, id;
+	struct store_job job;
+	struct uniap_err err;
+	double waited = 0, wait_s = app->cancel_wait_s > 0 ? app->cancel_wait_s : 10;
+	char detail[96];
+
+	err_clear(&err);
+	memset(&job, 0, sizeof(job));
+	if (api_job_id(req, res, &id) != 0)
+		return;
+	if (store_job_get(app->store, tenant, id, &job, &err) != UNIAP_OK) {
+		api_fail(req, res, &err);
+		return;
+	}
+	if (job.state == STORE_JOB_QUEUED) {
+		if (store_job_transition(app->store, tenant, id, STORE_JOB_CANCELED, NULL, 0,
+		                         "canceled by the client before it ran", &err) == UNIAP_OK)
+			runner_log_transition(app->log, id, tenant, "queued", "canceled", NULL);
+		/* else a job thread claimed it meanwhile: cancel it running */
+	}
+	store_job_release(&job);
+	if (store_job_get(app->store, tenant, id, &job, &err) != UNIAP_OK) {
+		api_fail(req, res, &err);
+		return;
+	}
+	if (job.state == STORE_JOB_RUNNING && runner_cancel(app->runner, id)) {
+		/* the workers are being killed; wait (bounded) for the job thread to record it */
+		while (job.state == STORE_JOB_RUNNING && waited < wait_s) {
+			usleep(API_CANCEL_POLL_US);
+			waited += API_CANCEL_POLL_US / 1e6;
+			store_job_release(&job);
+			if (store_job_get(app->store, tenant, id, &job, &err) != UNIAP_OK) {
+				api_fail(req, res, &err);
+				return;
+			}
+		}
+	}
+	if (job.state == STORE_JOB_SUCCEEDED || job.state == STORE_JOB_FAILED) {
+		snprintf(detail, sizeof(detail), "job %lld already %s", (long long)id,
+		         store_job_state_name(job.state));
+		api_problem(req, res, UNIAP_E_CONFLICT, detail);
+	} else {
+		api_job_answer(res, job.state == STORE_JOB_CANCELED ? HTTP_OK : HTTP_ACCEPTED, &job);
+	}
+	store_job_release(&job);
+}
+
+/* ---------------------------------------------------------------- GET /v1/jobs/{id}/plan */
+
+void api_job_plan(struct http_request *req, struct http_response *res)
+{
+	const struct api_app *app = req->app;
+	const char *fv = http_request_query(req, "format");
+	enum exp_format fmt = EXP_JSON;
+	struct store_job job;
+	struct runner_request rq;
+	struct plan_doc plan = { 0 };
+	struct uniap_err err;
+	cJSON *result = NULL;
+	const cJSON *pv;
+	char *out = NULL;
+	size_t len = 0;
+	int64_t id;
+	uniap_code rc;
+
+	err_clear(&err);
+	memset(&job, 0, sizeof(job));
+	memset(&rq, 0, sizeof(rq));
+	if (api_job_id(req, res, &id) != 0)
+		return;
+	if (fv && exp_format_parse(fv, &fmt) != 0) {
+		api_problem(req, res, UNIAP_E_ARG, "format: must be json, text, galvatron, megatron or deepspeed");
+		return;
+	}
+	if ((rc = store_job_get(app->store, api_principal(req)->tenant_id, id, &job, &err)) != UNIAP_OK)
+		goto out;
+	if (job.state != STORE_JOB_SUCCEEDED) {
+		rc = err_set(&err, UNIAP_E_CONFLICT, "job %lld is %s: a plan exists once it has succeeded",
+		             (long long)id, store_job_state_name(job.state));
+		goto out;
+	}
+	if ((rc = jdec_parse(job.result, job.result_bytes, "result", &result, &err)) != UNIAP_OK)
+		goto out;
+	pv = cJSON_GetObjectItemCaseSensitive(result, "plan");
+	if (!cJSON_IsObject(pv)) {
+		rc = err_set(&err, UNIAP_E_INFEASIBLE, "job %lld: no plan fits the memory (see result.candidates)",
+		             (long long)id);
+		goto out;
+	}
+	if ((rc = jdec_plan_json(pv, "result.plan", &plan, &err)) != UNIAP_OK ||
+	    (rc = runner_request_decode(job.request, job.request_bytes, &rq, &err)) != UNIAP_OK ||
+	    (rc = exp_plan_doc(fmt, &rq.cluster, &rq.model, &plan, &out, &len, &err)) != UNIAP_OK)
+		goto out;
+	if (http_response_set_body(res, HTTP_OK, exp_format_media_type(fmt), out, len) != 0)
+		res->status = 0;
+out:
+	if (rc != UNIAP_OK)
+		api_fail(req, res, &err);
+	free(out);
+	cJSON_Delete(result);
+	plan_doc_release(&plan);
+	runner_request_release(&rq);
+	store_job_release(&job);
+}

@@ -1,0 +1,645 @@
+/*
+ * runner.c - job threads over one shared worker pool (runner.h).
+ *
+ * Life of a job here: a job thread claims it (queued -> running) under
+ * r->lock and registers it in its slot, so that runner_cancel() always finds
+ * a running job; decodes the stored request; runs uop_run() on the shared
+ * pool with the job id as the pool tag, the slot's cancel flag, a progress
+ * callback (throttled writes to the store) and the cost-cache memo; then
+ * records succeeded (the plan report), failed (the message) or canceled, or
+ * puts the job back in the queue when the runner is stopping.
+ *
+ * Lock order: r->lock, then nothing (store calls made under it take only the
+ * store's own pool lock).  Progress state has its own lock per slot.
+ */
+#include "runner.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "jdecode.h"
+#include "jencode.h"
+#include "pool.h"
+
+#define RUNNER_JOBS_MAX 64
+#define RUNNER_PROGRESS_EVERY_S 0.25  /* at most this often a progress write per job */
+#define RUNNER_IDLE_POLL_S 1.0        /* a job thread looks at the queue this often unwoken */
+
+const double runner_solve_buckets[8] = { 0.1, 0.5, 1, 5, 10, 30, 60, 300 };
+
+struct runner_slot {
+	struct runner *r;
+	pthread_t thread;
+	int started;
+	int64_t job;                  /* guarded by r->lock: the running job, 0 when idle */
+	int64_t tenant;
+	atomic_int cancel;            /* the job's uop cancel flag */
+	int user_cancel;              /* guarded by r->lock: runner_cancel asked (not a stop) */
+	pthread_mutex_t progress_lock;
+	double last_progress_s;       /* guarded by progress_lock */
+	unsigned char memo_base[STORE_SHA256_BYTES];
+};
+
+struct runner {
+	struct runner_config cfg;
+	struct pool *pool;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;          /* a job was queued, or stopping */
+	pthread_cond_t idle;          /* a slot went idle (for runner_stop's grace wait) */
+	int stopping;                 /* guarded by lock: no new claims */
+	int pending_wakes;            /* guarded by lock */
+	int stopped;
+	struct runner_stats stats;    /* guarded by lock */
+	int n_slots;
+	struct runner_slot slots[RUNNER_JOBS_MAX];
+};
+
+/* ------------------------------------------------------------ log */
+
+void runner_log_transition(FILE *log, int64_t job, int64_t tenant, const char *from, const char *to,
+                           const char *detail)
+{
+	cJSON *o;
+	char *line = NULL, when[96];
+	struct timespec ts;
+	struct tm tm;
+
+	if (!log)
+		return;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	snprintf(when, sizeof(when), "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900,
+	         tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (ts.tv_nsec / 1000000) % 1000);
+	o = cJSON_CreateObject();
+	if (o && cJSON_AddStringToObject(o, "ts", when) && cJSON_AddStringToObject(o, "event", "job") &&
+	    cJSON_AddNumberToObject(o, "job", (double)job) &&
+	    cJSON_AddNumberToObject(o, "tenant", (double)tenant) &&
+	    cJSON_AddStringToObject(o, "from", from) && cJSON_AddStringToObject(o, "to", to) &&
+	    (!detail || cJSON_AddStringToObject(o, "detail", detail)))
+		line = cJSON_PrintUnformatted(o);
+	if (line) {
+		flockfile(log);
+		fputs(line, log);
+		fputc('\n', log);
+		fflush(log);
+		funlockfile(log);
+	}
+	cJSON_free(line);
+	cJSON_Delete(o);
+}
+
+/* ------------------------------------------------------------ requests */
+
+void runner_request_release(struct runner_request *r)
+{
+	if (!r)
+		return;
+	cluster_release(&r->cluster);
+	model_release(&r->model);
+	memset(r, 0, sizeof(*r));
+}
+
+uniap_code runner_request_decode(const char *text, size_t len, struct runner_request *out,
+                                 struct uniap_err *err)
+{
+	cJSON *root = NULL;
+	uniap_code rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = jdec_parse(text, len, "request", &root, err)) != UNIAP_OK)
+		return rc;
+	rc = runner_options_json(cJSON_GetObjectItemCaseSensitive(root, "summary"), "request.summary", 0,
+	                         &out->opts, err);
+	if (rc == UNIAP_OK)
+		rc = jdec_cluster_json(cJSON_GetObjectItemCaseSensitive(root, "cluster"), "request.cluster",
+		                       &out->cluster, err);
+	if (rc == UNIAP_OK)
+		rc = jdec_model_json(cJSON_GetObjectItemCaseSensitive(root, "model"), "request.model",
+		                     &out->model, err);
+	cJSON_Delete(root);
+	if (rc != UNIAP_OK)
+		runner_request_release(out);
+	return rc;
+}
+
+/* A boolean member key of obj into *out (absent: unchanged). */
+static uniap_code runner_bool(const cJSON *obj, const char *root, const char *key, int *out,
+                              struct uniap_err *err)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	if (!v)
+		return UNIAP_OK;
+	if (!cJSON_IsBool(v))
+		return err_set(err, UNIAP_E_INVALID, "%s.%s: must be a boolean, got %s", root, key,
+		               jdec_type_name(v));
+	*out = cJSON_IsTrue(v);
+	return UNIAP_OK;
+}
+
+/* A number member key of obj in [lo, hi] into *out (absent: unchanged unless required). */
+static uniap_code runner_number(const cJSON *obj, const char *root, const char *key, double lo,
+                                double hi, int integer, int required, double *out,
+                                struct uniap_err *err)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	if (!v) {
+		if (required)
+			return err_set(err, UNIAP_E_INVALID, "%s.%s: required", root, key);
+		return UNIAP_OK;
+	}
+	if (!cJSON_IsNumber(v) || !(v->valuedouble >= lo && v->valuedouble <= hi) ||
+	    (integer && v->valuedouble != floor(v->valuedouble)))
+		return err_set(err, UNIAP_E_INVALID, "%s.%s: must be %s in [%g, %g], got %s%s", root, key,
+		               integer ? "an integer" : "a number", lo, hi,
+		               cJSON_IsNumber(v) ? "" : "a ", cJSON_IsNumber(v) ? "out of range" : jdec_type_name(v));
+	*out = v->valuedouble;
+	return UNIAP_OK;
+}
+
+static const char *const runner_request_keys[] = {
+	"cluster", "model", "batch", "schedule", "space", "time_limit_s", "gap", "recompute",
+	"early_stop",
+};
+
+uniap_code runner_options_json(const cJSON *obj, const char *root, double max_time_limit_s,
+                               struct uop_options *o, struct uniap_err *err)
+{
+	const cJSON *v;
+	double batch = 0, limit, gap = 0;
+	uniap_code rc;
+	size_t k;
+
+	if (!cJSON_IsObject(obj))
+		return err_set(err, UNIAP_E_INVALID, "%s: must be an object, got %s", root,
+		               jdec_type_name(obj));
+	for (v = obj->child; v; v = v->next) {
+		for (k = 0; k < sizeof(runner_request_keys) / sizeof(runner_request_keys[0]); k++)
+			if (v->string && strcmp(v->string, runner_request_keys[k]) == 0)
+				break;
+		if (k == sizeof(runner_request_keys) / sizeof(runner_request_keys[0]))
+			return err_set(err, UNIAP_E_INVALID, "%s.%.64s: unknown field", root,
+			               v->string ? v->string : "?");
+	}
+	uop_options_init(o);
+	if (max_time_limit_s <= 0)
+		max_time_limit_s = 86400;
+	limit = o->time_limit_s < max_time_limit_s ? o->time_limit_s : max_time_limit_s;
+	if ((rc = runner_number(obj, root, "batch", 1, 1e9, 1, 1, &batch, err)) != UNIAP_OK ||
+	    (rc = runner_number(obj, root, "time_limit_s", 0.001, max_time_limit_s, 0, 0, &limit, err)) != UNIAP_OK ||
+	    (rc = runner_number(obj, root, "gap", 0, 1, 0, 0, &gap, err)) != UNIAP_OK ||
+	    (rc = runner_bool(obj, root, "recompute", &o->recompute, err)) != UNIAP_OK ||
+	    (rc = runner_bool(obj, root, "early_stop", &o->early_stop, err)) != UNIAP_OK)
+		return rc;
+	o->batch = (long)batch;
+	o->time_limit_s = limit;
+	o->rel_gap = gap;
+	v = cJSON_GetObjectItemCaseSensitive(obj, "schedule");
+	if (v && (!cJSON_IsString(v) || cost_schedule_parse(v->valuestring, &o->schedule) != 0))
+		return err_set(err, UNIAP_E_INVALID, "%s.schedule: must be \"gpipe\" or \"1f1b\"", root);
+	v = cJSON_GetObjectItemCaseSensitive(obj, "space");
+	if (v && (!cJSON_IsString(v) || uop_space_parse(v->valuestring, &o->space) != 0))
+		return err_set(err, UNIAP_E_INVALID,
+		               "%s.space: must be \"unified\", \"inter\", \"intra\" or \"uniform\"", root);
+	return UNIAP_OK;
+}
+
+uniap_code runner_memo_base(const struct runner_request *r, unsigned char out[STORE_SHA256_BYTES],
+                            struct uniap_err *err)
+{
+	cJSON *c = jenc_cluster(&r->cluster), *m = jenc_model(&r->model);
+	char *ct = c ? cJSON_PrintUnformatted(c) : NULL, *mt = m ? cJSON_PrintUnformatted(m) : NULL;
+	char head[160];
+	size_t hl, cl, ml;
+	char *all = NULL;
+	uniap_code rc = UNIAP_OK;
+
+	/* unified and intra offer every strategy; inter only pure data parallelism */
+	snprintf(head, sizeof(head), "uniap-memo %d\nbatch %ld schedule %s recompute %d filter %s\n",
+	         UOP_MEMO_FORMAT, r->opts.batch, cost_schedule_name(r->opts.schedule), r->opts.recompute,
+	         r->opts.space == UOP_SPACE_INTER ? "dp" : r->opts.space == UOP_SPACE_UNIFORM ? "megatron" : "all");
+	if (!ct || !mt) {
+		rc = err_set(err, UNIAP_E_NOMEM, "cache key: out of memory");
+		goto out;
+	}
+	hl = strlen(head);
+	cl = strlen(ct);
+	ml = strlen(mt);
+	all = malloc(hl + cl + ml + 2);
+	if (!all) {
+		rc = err_set(err, UNIAP_E_NOMEM, "cache key: out of memory");
+		goto out;
+	}
+	memcpy(all, head, hl);
+	memcpy(all + hl, ct, cl);
+	all[hl + cl] = '\n';
+	memcpy(all + hl + cl + 1, mt, ml);
+	all[hl + cl + 1 + ml] = '\n';
+	store_sha256(all, hl + cl + ml + 2, out);
+out:
+	free(all);
+	cJSON_free(ct);
+	cJSON_free(mt);
+	cJSON_Delete(c);
+	cJSON_Delete(m);
+	return rc;
+}
+
+/* ------------------------------------------------------------ memo on the store */
+
+static void runner_memo_key(const struct runner_slot *slot, int pp, long c,
+                            unsigned char key[STORE_SHA256_BYTES])
+{
+	unsigned char buf[STORE_SHA256_BYTES + 16];
+	uint64_t v[2] = { (uint64_t)pp, (uint64_t)c };
+	int i, j;
+
+	memcpy(buf, slot->memo_base, STORE_SHA256_BYTES);
+	for (i = 0; i < 2; i++)
+		for (j = 0; j < 8; j++)
+			buf[STORE_SHA256_BYTES + 8 * i + j] = (unsigned char)(v[i] >> (8 * j));
+	store_sha256(buf, sizeof(buf), key);
+}
+
+static void runner_count(struct runner *r, int64_t *counter)
+{
+	pthread_mutex_lock(&r->lock);
+	(*counter)++;
+	pthread_mutex_unlock(&r->lock);
+}
+
+static int runner_memo_get(void *ctx, int pp, long c, struct uop_memo *out)
+{
+	struct runner_slot *slot = ctx;
+	struct runner *r = slot->r;
+	unsigned char key[STORE_SHA256_BYTES];
+	char *body = NULL;
+	size_t bytes = 0;
+	int hit = 0;
+
+	runner_memo_key(slot, pp, c, key);
+	if (store_cache_get(r->cfg.store, key, &body, &bytes, NULL) == UNIAP_OK &&
+	    uop_memo_unpack((const unsigned char *)body, bytes, out, NULL) == UNIAP_OK)
+		hit = 1;
+	free(body);
+	runner_count(r, hit ? &r->stats.cache_hits : &r->stats.cache_misses);
+	return hit;
+}
+
+static void runner_memo_put(void *ctx, int pp, long c, const struct uop_memo *m)
+{
+	struct runner_slot *slot = ctx;
+	struct runner *r = slot->r;
+	unsigned char key[STORE_SHA256_BYTES], *buf = NULL;
+	size_t len = 0;
+
+	runner_memo_key(slot, pp, c, key);
+	/* a memo over the cache's cap is simply not kept */
+	if (uop_memo_pack(m, &buf, &len, NULL) == UNIAP_OK &&
+	    store_cache_put(r->cfg.store, key, buf, len, NULL) == UNIAP_OK)
+		runner_count(r, &r->stats.cache_puts);
+	free(buf);
+}
+
+/* ------------------------------------------------------------ running one job */
+
+static void runner_progress(void *ctx, size_t done, size_t total, double best)
+{
+	struct runner_slot *slot = ctx;
+	double now = opt_clock_s();
+	int write;
+
+	pthread_mutex_lock(&slot->progress_lock);
+	write = done == total || now - slot->last_progress_s >= RUNNER_PROGRESS_EVERY_S;
+	if (write)
+		slot->last_progress_s = now;
+	pthread_mutex_unlock(&slot->progress_lock);
+	if (write)
+		store_job_progress(slot->r->cfg.store, slot->job, (int64_t)done, (int64_t)total,
+		                   isfinite(best) ? &best : NULL, NULL);
+}
+
+/* The job's result document: {"plan": plan document or null, candidates, space, optimal, ...}. */
+static char *runner_result(const struct uop_result *res, enum uop_space space, size_t *len)
+{
+	cJSON *o = cJSON_CreateObject(), *plan = NULL;
+	char *text = NULL;
+
+	if (!o)
+		return NULL;
+	if (res->best >= 0)
+		plan = jenc_plan(&res->cand, res->stage, res->strategy, &res->eval);
+	else
+		plan = cJSON_CreateNull();
+	if (plan && cJSON_AddItemToObject(o, "plan", plan)) {
+		plan = NULL;
+		if (jenc_add_run_report(o, res, space))
+			text = cJSON_PrintUnformatted(o);
+	}
+	cJSON_Delete(plan);
+	cJSON_Delete(o);
+	if (text)
+		*len = strlen(text);
+	return text;
+}
+
+static void runner_finish_stats(struct runner *r, enum store_job_state st, double seconds)
+{
+	int b;
+
+	pthread_mutex_lock(&r->lock);
+	r->stats.finished[st]++;
+	if (st == STORE_JOB_SUCCEEDED) {
+		r->stats.solve_seconds_sum += seconds;
+		r->stats.solve_count++;
+		for (b = 0; b < 8; b++)
+			if (seconds <= runner_solve_buckets[b])
+				r->stats.solve_bucket[b]++;
+	}
+	pthread_mutex_unlock(&r->lock);
+}
+
+/* Ends job id as `to`, logs it, counts it. */
+static void runner_end(struct runner_slot *slot, enum store_job_state to, const char *result,
+                       size_t result_len, const char *msg, double seconds)
+{
+	struct runner *r = slot->r;
+	struct uniap_err err;
+	char detail[UNIAP_ERR_MSG_MAX + 64];
+
+	err_clear(&err);
+	if (store_job_transition(r->cfg.store, STORE_ANY_TENANT, slot->job, to, result, result_len, msg,
+	                         &err) != UNIAP_OK) {
+		runner_log_transition(r->cfg.log, slot->job, slot->tenant, "running", "running", err.msg);
+		return;
+	}
+	if (msg)
+		snprintf(detail, sizeof(detail), "%.512s", msg);
+	else
+		snprintf(detail, sizeof(detail), "solve %.3f s", seconds);
+	runner_log_transition(r->cfg.log, slot->job, slot->tenant, "running", store_job_state_name(to), detail);
+	runner_finish_stats(r, to, seconds);
+}
+
+static void runner_run_job(struct runner_slot *slot)
+{
+	struct runner *r = slot->r;
+	struct store_job job;
+	struct runner_request req;
+	struct uop_result res;
+	struct uop_memo_ops memo = { runner_memo_get, runner_memo_put, slot };
+	struct uniap_err err;
+	uniap_code rc;
+	double t0 = opt_clock_s();
+	int user_cancel, stopping;
+
+	err_clear(&err);
+	memset(&res, 0, sizeof(res));
+	memset(&req, 0, sizeof(req));
+	if (store_job_get(r->cfg.store, STORE_ANY_TENANT, slot->job, &job, &err) != UNIAP_OK) {
+		runner_end(slot, STORE_JOB_FAILED, NULL, 0, err.msg, 0);
+		return;
+	}
+	slot->tenant = job.tenant_id;
+	runner_log_transition(r->cfg.log, slot->job, slot->tenant, "queued", "running", NULL);
+	rc = runner_request_decode(job.request, job.request_bytes, &req, &err);
+	store_job_release(&job);
+	if (rc == UNIAP_OK && !r->cfg.no_cache)
+		rc = runner_memo_base(&req, slot->memo_base, &err);
+	if (rc == UNIAP_OK) {
+		req.opts.threads = r->cfg.workers;
+		req.opts.tag = (uint64_t)slot->job;
+		req.opts.progress = runner_progress;
+		req.opts.progress_ctx = slot;
+		req.opts.cancel = &slot->cancel;
+		req.opts.memo = r->cfg.no_cache ? NULL : &memo;
+		slot->last_progress_s = 0;
+		rc = uop_run(&req.cluster, &req.model, &req.opts, r->pool, &res, &err);
+	}
+	pthread_mutex_lock(&r->lock);
+	user_cancel = slot->user_cancel;
+	stopping = r->stopping;
+	pthread_mutex_unlock(&r->lock);
+	if (rc == UNIAP_OK) {
+		size_t len = 0;
+		char *text = runner_result(&res, req.opts.space, &len);
+
+		if (text)
+			runner_end(slot, STORE_JOB_SUCCEEDED, text, len, NULL, opt_clock_s() - t0);
+		else
+			runner_end(slot, STORE_JOB_FAILED, NULL, 0, "result: out of memory", 0);
+		cJSON_free(text);
+	} else if (rc == UNIAP_E_CANCELED && user_cancel) {
+		runner_end(slot, STORE_JOB_CANCELED, NULL, 0, "canceled by the client", 0);
+	} else if (rc == UNIAP_E_CANCELED && stopping) {
+		/* the grace period ran out: the next start runs it again */
+		if (store_job_requeue(r->cfg.store, slot->job, &err) == UNIAP_OK)
+			runner_log_transition(r->cfg.log, slot->job, slot->tenant, "running", "queued",
+			                      "the service stopped before the job finished");
+	} else {
+		runner_end(slot, STORE_JOB_FAILED, NULL, 0, err.msg, 0);
+	}
+	uop_result_release(&res);
+	runner_request_release(&req);
+}
+
+/* ------------------------------------------------------------ threads */
+
+static void runner_deadline(struct timespec *ts, double seconds)
+{
+	clock_gettime(CLOCK_REALTIME, ts);
+	ts->tv_sec += (time_t)seconds;
+	ts->tv_nsec += (long)((seconds - floor(seconds)) * 1e9);
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
+static void *runner_thread(void *arg)
+{
+	struct runner_slot *slot = arg;
+	struct runner *r = slot->r;
+
+	pthread_mutex_lock(&r->lock);
+	while (!r->stopping) {
+		int64_t id = 0;
+		struct timespec ts;
+
+		/* claimed and registered under the lock: a running job is always findable */
+		if (store_job_claim(r->cfg.store, &id, NULL) != UNIAP_OK)
+			id = 0;
+		if (id == 0) {
+			if (r->pending_wakes > 0) {
+				r->pending_wakes = 0;
+				continue;
+			}
+			runner_deadline(&ts, RUNNER_IDLE_POLL_S);
+			pthread_cond_timedwait(&r->wake, &r->lock, &ts);
+			continue;
+		}
+		slot->job = id;
+		slot->user_cancel = 0;
+		atomic_store(&slot->cancel, 0);
+		r->stats.running++;
+		pthread_mutex_unlock(&r->lock);
+
+		runner_run_job(slot);
+
+		pthread_mutex_lock(&r->lock);
+		slot->job = 0;
+		r->stats.running--;
+		pthread_cond_broadcast(&r->idle);
+	}
+	pthread_mutex_unlock(&r->lock);
+	return NULL;
+}
+
+uniap_code runner_start(const struct runner_config *cfg, struct runner **out, struct uniap_err *err)
+{
+	struct runner *r;
+	struct pool_config pc;
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	uniap_code rc;
+	int i;
+
+	if (!cfg->store)
+		return err_set(err, UNIAP_E_ARG, "runner: store: required");
+	if (cfg->jobs < 0 || cfg->jobs > RUNNER_JOBS_MAX)
+		return err_set(err, UNIAP_E_ARG, "--jobs: must be 1..%d, got %d", RUNNER_JOBS_MAX, cfg->jobs);
+	if (cfg->workers < 0 || cfg->workers > POOL_THREADS_MAX)
+		return err_set(err, UNIAP_E_ARG, "--workers: must be 1..%d, got %d", POOL_THREADS_MAX,
+		               cfg->workers);
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return err_set(err, UNIAP_E_NOMEM, "runner: out of memory");
+	r->cfg = *cfg;
+	if (r->cfg.jobs == 0)
+		r->cfg.jobs = 2;
+	if (r->cfg.workers == 0)
+		r->cfg.workers = cores > 0 && cores < POOL_THREADS_MAX ? (int)cores : 1;
+	if (r->cfg.max_time_limit_s <= 0)
+		r->cfg.max_time_limit_s = 600;
+	pthread_mutex_init(&r->lock, NULL);
+	pthread_cond_init(&r->wake, NULL);
+	pthread_cond_init(&r->idle, NULL);
+	pc.threads = r->cfg.workers;
+	pc.queue_cap = 2 * r->cfg.workers * r->cfg.jobs;
+	pc.max_output_bytes = OPT_PACK_MAX;
+	if ((rc = pool_new(&pc, &r->pool, err)) != UNIAP_OK) {
+		pthread_cond_destroy(&r->idle);
+		pthread_cond_destroy(&r->wake);
+		pthread_mutex_destroy(&r->lock);
+		free(r);
+		return rc;
+	}
+	r->n_slots = r->cfg.jobs;
+	for (i = 0; i < r->n_slots; i++) {
+		struct runner_slot *s = &r->slots[i];
+
+		s->r = r;
+		atomic_init(&s->cancel, 0);
+		pthread_mutex_init(&s->progress_lock, NULL);
+		if (pthread_create(&s->thread, NULL, runner_thread, s) != 0) {
+			runner_free(r);
+			return err_set(err, UNIAP_E_INTERNAL, "runner: cannot start a job thread");
+		}
+		s->started = 1;
+	}
+	*out = r;
+	return UNIAP_OK;
+}
+
+void runner_wake(struct runner *r)
+{
+	if (!r)
+		return;
+	pthread_mutex_lock(&r->lock);
+	r->pending_wakes++;
+	pthread_cond_signal(&r->wake);
+	pthread_mutex_unlock(&r->lock);
+}
+
+int runner_cancel(struct runner *r, int64_t id)
+{
+	int i, found = 0;
+
+	if (!r || id <= 0)
+		return 0;
+	pthread_mutex_lock(&r->lock);
+	for (i = 0; i < r->n_slots; i++)
+		if (r->slots[i].job == id) {
+			r->slots[i].user_cancel = 1;
+			atomic_store(&r->slots[i].cancel, 1);
+			found = 1;
+		}
+	pthread_mutex_unlock(&r->lock);
+	if (found)
+		pool_cancel_tag(r->pool, (uint64_t)id, NULL, NULL);
+	return found;
+}
+
+void runner_stop(struct runner *r, double grace_s)
+{
+	struct timespec ts;
+	int i, busy;
+
+	if (!r || r->stopped)
+		return;
+	pthread_mutex_lock(&r->lock);
+	r->stopping = 1;
+	pthread_cond_broadcast(&r->wake);
+	runner_deadline(&ts, grace_s > 0 ? grace_s : 0);
+	for (;;) {
+		for (busy = 0, i = 0; i < r->n_slots; i++)
+			busy += r->slots[i].job != 0;
+		if (!busy || pthread_cond_timedwait(&r->idle, &r->lock, &ts) == ETIMEDOUT)
+			break;
+	}
+	/* what is still running stops now and goes back to the queue (pool_cancel_tag
+	 * never waits, and pool callbacks take r->lock with no pool lock held) */
+	for (i = 0; i < r->n_slots; i++)
+		if (r->slots[i].job != 0) {
+			atomic_store(&r->slots[i].cancel, 1);
+			pool_cancel_tag(r->pool, (uint64_t)r->slots[i].job, NULL, NULL);
+		}
+	pthread_mutex_unlock(&r->lock);
+	for (i = 0; i < r->n_slots; i++)
+		if (r->slots[i].started) {
+			pthread_join(r->slots[i].thread, NULL);
+			r->slots[i].started = 0;
+		}
+	pool_free(r->pool);
+	r->pool = NULL;
+	r->stopped = 1;
+}
+
+void runner_free(struct runner *r)
+{
+	int i;
+
+	if (!r)
+		return;
+	runner_stop(r, 0);
+	for (i = 0; i < r->n_slots; i++)
+		pthread_mutex_destroy(&r->slots[i].progress_lock);
+	pthread_cond_destroy(&r->idle);
+	pthread_cond_destroy(&r->wake);
+	pthread_mutex_destroy(&r->lock);
+	free(r);
+}
+
+void runner_get_stats(struct runner *r, struct runner_stats *out)
+{
+	pthread_mutex_lock(&r->lock);
+	*out = r->stats;
+	pthread_mutex_unlock(&r->lock);
+}

@@ -1,0 +1,123 @@
+/*
+ * runner.h - uniapd's job runner: job threads that claim queued plan jobs
+ * from the store and run the unified optimization process (core/uop.h) on
+ * one shared worker pool, recording progress, results and transitions.
+ *
+ * Threads and processes: `jobs` job threads each run one job at a time; all
+ * their candidate solves go to one pool of `workers` forked worker processes
+ * (core/pool.h: CBC is never called from two threads of one process).  HTTP
+ * threads never wait for a job: they queue it in the store and wake the
+ * runner.  A job's candidates are memoized in the store's cost cache
+ * (runner_memo_key), so a repeated or overlapping request reuses them.
+ *
+ * A job request as stored (runner_request_*): {"summary": {"batch",
+ * "schedule", "space", "time_limit_s", "gap", "recompute", "early_stop",
+ * "cluster": ref, "model": ref}, "cluster": document, "model": document} -
+ * the documents resolved at submission, so a job never depends on documents
+ * deleted later; the refs say what the client named (an id, a catalog name
+ * or "inline").
+ *
+ * Never: call CBC in this process outside uop (which uses the pool), hold
+ * the runner lock across a solve, or answer HTTP.
+ */
+#ifndef UNIAP_RUNNER_H
+#define UNIAP_RUNNER_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "err.h"
+#include "store.h"
+#include "uop.h"
+
+struct runner;
+struct cJSON;
+
+struct runner_config {
+	struct store *store;     /* borrowed; outlives the runner */
+	int jobs;                /* jobs run at once, 1..64; 0: 2 */
+	int workers;             /* solver processes at once (shared), 1..POOL_THREADS_MAX; 0: online cores */
+	int no_cache;            /* 1: never read or write the cost cache */
+	double max_time_limit_s; /* cap on a job's per-candidate time_limit_s; 0: 600 */
+	FILE *log;               /* one JSON line per job transition; NULL: none */
+};
+
+/* What a stored request holds, decoded. */
+struct runner_request {
+	struct cluster_profile cluster;
+	struct model_profile model;
+	struct uop_options opts;  /* batch, schedule, space, recompute, time_limit_s, rel_gap, early_stop */
+};
+
+/*
+ * Decodes a stored job request text[0..len) (borrowed) into *out (owned by
+ * the caller, runner_request_release).  Errors name the field ("request.batch").
+ */
+uniap_code runner_request_decode(const char *text, size_t len, struct runner_request *out,
+                                 struct uniap_err *err);
+void runner_request_release(struct runner_request *r);
+
+/*
+ * The planning options of a request object obj (borrowed): "batch" (required,
+ * integer 1..1e9), "schedule" ("gpipe"|"1f1b"), "space", "time_limit_s"
+ * (0.001..max_time_limit_s; 0 means 86400), "gap" (0..1), "recompute" and
+ * "early_stop" (booleans); "cluster" and "model" are the caller's to read;
+ * any other key is refused.  Messages are rooted at root ("body").
+ */
+uniap_code runner_options_json(const struct cJSON *obj, const char *root, double max_time_limit_s,
+                               struct uop_options *o, struct uniap_err *err);
+
+/*
+ * The cost-cache key base of a request: SHA-256 of the memo format, the
+ * canonical cluster and model documents and every option the matrices depend
+ * on (batch, schedule, recompute, the strategy filter of the space).  A
+ * candidate's key is SHA-256(base, pp, microbatches).
+ */
+uniap_code runner_memo_base(const struct runner_request *r, unsigned char out[STORE_SHA256_BYTES],
+                            struct uniap_err *err);
+
+/* Starts the threads and the worker pool; *out owned (runner_free). */
+uniap_code runner_start(const struct runner_config *cfg, struct runner **out, struct uniap_err *err);
+
+/* A job was queued: wake an idle job thread (never blocks on a solve). */
+void runner_wake(struct runner *r);
+
+/*
+ * Asks the runner to stop the running job id (its workers are killed); the
+ * job thread then records it as canceled.  Returns 1 when the job was
+ * running here, 0 otherwise.
+ */
+int runner_cancel(struct runner *r, int64_t id);
+
+/*
+ * Stops claiming jobs, lets the running ones finish for up to grace_s
+ * seconds, then stops them and puts them back in the queue (they run again
+ * at the next start); joins the threads and stops the pool.  Idempotent.
+ */
+void runner_stop(struct runner *r, double grace_s);
+
+/* Stops (grace 0) if needed and frees r (NULL-safe). */
+void runner_free(struct runner *r);
+
+struct runner_stats {
+	int64_t finished[STORE_JOB_STATE_COUNT]; /* jobs this process ended in each final state */
+	int64_t running;                         /* jobs running now */
+	double solve_seconds_sum;                /* wall seconds of finished runs */
+	int64_t solve_count;
+	int64_t solve_bucket[8];                 /* runs <= 0.1, 0.5, 1, 5, 10, 30, 60, 300 s */
+	int64_t cache_hits, cache_misses, cache_puts;
+};
+
+extern const double runner_solve_buckets[8];
+
+/* A consistent copy of the counters. */
+void runner_get_stats(struct runner *r, struct runner_stats *out);
+
+/*
+ * Writes one JSON line for a job transition to log (NULL-safe):
+ * {"ts", "event": "job", "job", "tenant", "from", "to", "detail"?}.
+ */
+void runner_log_transition(FILE *log, int64_t job, int64_t tenant, const char *from, const char *to,
+                           const char *detail);
+
+#endif
