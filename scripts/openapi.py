@@ -55,6 +55,36 @@ S['EvaluateRequest'] = {'type': 'object', 'required': ['cluster', 'model', 'batc
     'batch': {'type': 'integer', 'minimum': 1, 'description': 'The global batch size.'}, 'plan': R('Plan')}}
 S['EvaluateReport'] = {'type': 'object', 'description': 'What `uniap evaluate` prints (jenc_evaluate_report); feasible false is a 200 too.',
     'additionalProperties': True, 'properties': {'feasible': {'type': 'boolean'}, 'plan_tpi_s': {'type': 'number'}, 'tpi_matches': {'type': 'boolean'}}}
+S['PlanRequest'] = {'type': 'object', 'required': ['cluster', 'model', 'batch'], 'additionalProperties': False, 'properties': {
+    'cluster': ref_or_doc('Cluster'), 'model': ref_or_doc('Model'),
+    'batch': {'type': 'integer', 'minimum': 1, 'maximum': 1000000000, 'description': 'The global batch size.'},
+    'schedule': {'type': 'string', 'enum': ['gpipe', '1f1b'], 'default': 'gpipe'},
+    'space': {'type': 'string', 'enum': ['unified', 'inter', 'intra', 'uniform'], 'default': 'unified'},
+    'time_limit_s': {'type': 'number', 'exclusiveMinimum': 0, 'default': 60, 'description': 'Per candidate; at most the service\'s --max-time-limit.'},
+    'gap': {'type': 'number', 'minimum': 0, 'maximum': 1, 'default': 0, 'description': 'Relative MILP gap; 0 proves optimality.'},
+    'recompute': {'type': 'boolean', 'default': False}, 'early_stop': {'type': 'boolean', 'default': False}}}
+S['Candidate'] = {'type': 'object', 'properties': {
+    'pp': {'type': 'integer'}, 'microbatches': {'type': 'integer'}, 'status': {'type': 'string'},
+    'tpi_s': {'type': ['number', 'null']}, 'solve_s': {'type': 'number'}, 'bound': {'type': ['number', 'null']},
+    'method': {'type': 'string'}, 'strategy': {'type': 'string'}, 'note': {'type': 'string'},
+    'cached': {'type': 'boolean', 'description': 'Its matrices and proven facts came from the cost cache.'}}}
+S['PlanResult'] = {'type': 'object', 'required': ['plan', 'candidates', 'space', 'optimal', 'gap', 'bound_s', 'solve_s'], 'properties': {
+    'plan': {'oneOf': [R('Plan'), {'type': 'null', 'description': 'No candidate fits the memory.'}]},
+    'candidates': {'type': 'array', 'items': R('Candidate')}, 'space': {'type': 'string'},
+    'optimal': {'type': 'boolean'}, 'gap': {'type': ['number', 'null']}, 'bound_s': {'type': ['number', 'null']}, 'solve_s': {'type': 'number'}}}
+S['Job'] = {'type': 'object', 'required': ['id', 'state', 'created_at', 'started_at', 'finished_at', 'progress', 'links'], 'properties': {
+    'id': {'type': 'integer', 'minimum': 1},
+    'state': {'type': 'string', 'enum': ['queued', 'running', 'succeeded', 'failed', 'canceled']},
+    'created_at': {'type': 'string'}, 'started_at': {'type': ['string', 'null']}, 'finished_at': {'type': ['string', 'null']},
+    'progress': {'type': 'object', 'properties': {'candidates_done': {'type': 'integer'}, 'candidates_total': {'type': 'integer'},
+                                                  'best_tpi_s': {'type': ['number', 'null']}}},
+    'idempotency_key': {'type': 'string'}, 'error': {'type': 'string'},
+    'request': {'type': 'object', 'description': 'The options as given; cluster and model as the ids or catalog names given, or "inline".'},
+    'result': R('PlanResult'),
+    'links': {'type': 'object', 'properties': {'self': {'type': 'string'}, 'plan': {'type': 'string'}}}}}
+S['JobList'] = {'type': 'object', 'required': ['items', 'next_cursor'], 'properties': {
+    'items': {'type': 'array', 'items': R('Job')},
+    'next_cursor': {'type': ['string', 'null'], 'description': 'Pass as ?cursor= for the next page; null on the last page.'}}}
 
 def prob(desc): return {'description': desc, 'content': {'application/problem+json': {'schema': R('Problem')}}}
 resp = {k: prob(v) for k, v in {
@@ -64,7 +94,9 @@ resp = {k: prob(v) for k, v in {
   'ContentTooLarge': 'Body over the limit, nesting over 64, or the tenant\'s max_stored_bytes quota (413).',
   'UnsupportedMediaType': 'Content-Type is not application/json (415).',
   'Unprocessable': 'The document fails validation; pointer names the field (422).',
-  'ServiceUnavailable': 'Out of memory or not ready (503).',
+  'ServiceUnavailable': 'Out of memory, not ready, or the job queue is full (503; Retry-After when the queue is full).',
+  'Conflict': 'The job\'s state does not allow it, or an Idempotency-Key reused for another request (409).',
+  'TooManyJobs': 'The tenant already has max_concurrent_jobs queued or running (429, with Retry-After).',
   'InternalError': 'Storage or another internal error (500).'}.items()}
 def rr(n): return {'$ref': '#/components/responses/' + n}
 def js(schema, desc): return {'description': desc, 'content': {'application/json': {'schema': schema}}}
@@ -102,12 +134,35 @@ for res, doc, tag in (('clusters', 'Cluster', 'clusters'), ('models', 'Model', '
       'delete': op('delete' + one, 'Delete a stored ' + one.lower(), {'204': {'description': 'Deleted.'}, '404': rr('NotFound')}, [tag], params=[idp])}
 P['/v1/evaluate'] = {'post': op('evaluate', 'Evaluate a plan', {'200': js(R('EvaluateReport'), 'The report.'), '400': rr('BadRequest'), '404': rr('NotFound'),
     '413': rr('ContentTooLarge'), '415': rr('UnsupportedMediaType'), '422': rr('Unprocessable')}, ['evaluate'], body=R('EvaluateRequest'))}
+jobp = {'name': 'id', 'in': 'path', 'required': True, 'schema': {'type': 'integer', 'minimum': 1}}
+P['/v1/plans'] = {'post': op('createPlan', 'Queue a plan job', {
+    '202': {'description': 'Queued (or, with a replayed Idempotency-Key, the existing job).', 'headers': {
+        'Location': {'schema': {'type': 'string'}, 'description': '/v1/jobs/{id}'},
+        'Idempotent-Replayed': {'schema': {'type': 'string', 'enum': ['true']}, 'description': 'Present when the key named an existing job.'}},
+        'content': {'application/json': {'schema': R('Job')}}},
+    '400': rr('BadRequest'), '404': rr('NotFound'), '409': rr('Conflict'), '413': rr('ContentTooLarge'),
+    '415': rr('UnsupportedMediaType'), '422': rr('Unprocessable'), '429': rr('TooManyJobs')}, ['jobs'], body=R('PlanRequest'),
+    params=[{'name': 'Idempotency-Key', 'in': 'header', 'schema': {'type': 'string', 'minLength': 1, 'maxLength': 255},
+             'description': 'The same key with the same body returns the same job; with another body, 409.'}])}
+P['/v1/jobs'] = {'get': op('listJobs', 'The tenant\'s jobs', {'200': js(R('JobList'), 'A page, oldest first.'), '400': rr('BadRequest')}, ['jobs'],
+    params=page + [{'name': 'state', 'in': 'query', 'schema': {'type': 'string', 'enum': ['queued', 'running', 'succeeded', 'failed', 'canceled']}}])}
+P['/v1/jobs/{id}'] = {
+    'get': op('getJob', 'A job: state, progress, request, result', {'200': js(R('Job'), 'The job.'), '404': rr('NotFound')}, ['jobs'], params=[jobp]),
+    'delete': op('cancelJob', 'Cancel a queued or running job (its solver workers are stopped)', {
+        '200': js(R('Job'), 'Canceled.'), '202': js(R('Job'), 'Still stopping; poll the job.'),
+        '404': rr('NotFound'), '409': rr('Conflict')}, ['jobs'], params=[jobp])}
+P['/v1/jobs/{id}/plan'] = {'get': op('exportPlan', 'The job\'s plan, exported', {
+    '200': {'description': 'The plan in the format asked for.', 'content': {
+        'application/json': {'schema': {'type': 'object'}}, 'text/plain': {'schema': {'type': 'string'}}}},
+    '400': rr('BadRequest'), '404': rr('NotFound'), '409': rr('Conflict'), '422': rr('Unprocessable')}, ['jobs'],
+    params=[jobp, {'name': 'format', 'in': 'query', 'schema': {'type': 'string', 'enum': ['json', 'text', 'galvatron', 'megatron', 'deepspeed'], 'default': 'json'},
+                   'description': 'docs/export.md: each mapping, and what a target cannot express (422 naming the layer).'}])}
 doc = {'openapi': '3.1.0',
   'jsonSchemaDialect': 'https://json-schema.org/draft/2020-12/schema',
-  'info': {'title': 'uniapd', 'version': '1', 'description': 'The uniap planning service. Only the routes listed here exist. Not yet available: the jobs and plans API (/v1/jobs, /v1/plans); no such routes are served and they answer 404.'},
+  'info': {'title': 'uniapd', 'version': '1', 'description': 'The uniap planning service: upload cluster and model profiles, queue plan jobs, poll them, export their plans.'},
   'servers': [{'url': '/'}],
   'security': [{'bearer': []}],
-  'tags': [{'name': n} for n in ('service', 'tenant', 'catalog', 'clusters', 'models', 'evaluate')],
+  'tags': [{'name': n} for n in ('service', 'tenant', 'catalog', 'clusters', 'models', 'evaluate', 'jobs')],
   'paths': P,
   'components': {'securitySchemes': {'bearer': {'type': 'http', 'scheme': 'bearer', 'description': 'A tenant key from `uniapd tenant add`; not needed under --no-auth.'}},
                  'responses': resp, 'schemas': S}}
