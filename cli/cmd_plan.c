@@ -45,49 +45,13 @@ static const char plan_usage[] =
 	"\n"
 	"Exit status: 0 a plan, 1 invalid input, 2 bad command line, 3 nothing fits.\n";
 
-static cJSON *plan_candidates(const struct uop_result *r)
-{
-	cJSON *arr = cJSON_CreateArray();
-	size_t i;
-
-	for (i = 0; arr && i < r->n_candidates; i++) {
-		const struct uop_candidate *c = &r->candidates[i];
-		cJSON *o = cJSON_CreateObject();
-		int attached = o && cJSON_AddItemToArray(arr, o);
-		int ok = attached;
-
-		ok = ok && cJSON_AddNumberToObject(o, "pp", c->pp) &&
-		     cJSON_AddNumberToObject(o, "microbatches", (double)c->microbatches) &&
-		     cJSON_AddStringToObject(o, "status", c->status) &&
-		     jenc_add_num(o, "tpi_s", c->tpi_s) && jenc_add_num(o, "solve_s", c->solve_s) &&
-		     jenc_add_num(o, "bound", c->bound_s) &&
-		     cJSON_AddStringToObject(o, "method", c->method ? c->method : "none") &&
-		     (!c->strategy[0] || cJSON_AddStringToObject(o, "strategy", c->strategy)) &&
-		     (!c->note[0] || cJSON_AddStringToObject(o, "note", c->note));
-		if (!ok) {
-			if (!attached)
-				cJSON_Delete(o); /* NULL-safe; an attached one goes with arr */
-			cJSON_Delete(arr);
-			return NULL;
-		}
-	}
-	return arr;
-}
-
 /* The output document: the plan (if any) plus the run's report. */
 static cJSON *plan_report(const struct uop_result *r, enum uop_space space)
 {
 	cJSON *doc = r->best >= 0 ? jenc_plan(&r->cand, r->stage, r->strategy, &r->eval)
 	                          : cJSON_CreateObject();
-	cJSON *cands;
 
-	if (!doc)
-		return NULL;
-	cands = plan_candidates(r);
-	if (!cands || !cJSON_AddItemToObject(doc, "candidates", cands) ||
-	    !cJSON_AddStringToObject(doc, "space", uop_space_name(space)) ||
-	    !cJSON_AddBoolToObject(doc, "optimal", r->optimal) || !jenc_add_num(doc, "gap", r->gap) ||
-	    !jenc_add_num(doc, "bound_s", r->bound_s) || !jenc_add_num(doc, "solve_s", r->solve_s)) {
+	if (doc && !jenc_add_run_report(doc, r, space)) {
 		cJSON_Delete(doc);
 		return NULL;
 	}
