@@ -1,0 +1,47 @@
+# uniapd in a container (deploy/README.md).
+#
+#   docker build -t uniapd .
+#   docker run -d --name uniapd -p 8080:8080 -v uniap-data:/var/lib/uniap --stop-timeout 20 uniapd
+#   docker exec uniapd uniapd tenant add alice      # prints the API key as its last line
+#
+# Keys are required: --no-auth only accepts a loopback --listen, and the
+# container listens on 0.0.0.0 so that the published port reaches it.
+
+# ---- build: the packages of deps/debian-build.txt, then make
+FROM debian:12-slim AS build
+ENV DEBIAN_FRONTEND=noninteractive
+COPY deps/debian-build.txt /tmp/debian-build.txt
+RUN apt-get update \
+ && grep -v '^#' /tmp/debian-build.txt | xargs apt-get install -y --no-install-recommends \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+COPY . .
+RUN make -j"$(nproc)" all
+
+# ---- runtime: the shared libraries uniapd and uniap link, curl for the health check
+FROM debian:12-slim
+ENV DEBIAN_FRONTEND=noninteractive
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends \
+      coinor-libcbc3 libcjson1 libsqlite3-0 libmicrohttpd12 libnettle8 \
+      curl sqlite3 \
+ && rm -rf /var/lib/apt/lists/* \
+ && useradd --system --user-group --uid 10001 --home-dir /var/lib/uniap --shell /usr/sbin/nologin uniap \
+ && mkdir -p /var/lib/uniap /usr/share/uniap/schema \
+ && chown uniap:uniap /var/lib/uniap && chmod 0750 /var/lib/uniap
+COPY --from=build /src/build/uniapd /src/build/uniap /usr/local/bin/
+# GET /v1/openapi.json reads schema/openapi.json relative to the working directory
+COPY --from=build /src/schema/openapi.json /usr/share/uniap/schema/openapi.json
+WORKDIR /usr/share/uniap
+# `uniapd tenant ...` inside the container finds the same database without --db
+ENV UNIAPD_DB=/var/lib/uniap/uniap.db
+USER uniap
+VOLUME /var/lib/uniap
+EXPOSE 8080
+# SIGTERM: uniapd stops accepting and gives the requests in flight up to 10 s;
+# run with --stop-timeout 20 (docker's default of 10 s is no longer than that)
+STOPSIGNAL SIGTERM
+HEALTHCHECK --interval=30s --timeout=3s --start-period=10s --retries=3 \
+  CMD curl -fsS -o /dev/null http://127.0.0.1:8080/healthz || exit 1
+ENTRYPOINT ["/usr/local/bin/uniapd"]
+CMD ["--listen", "0.0.0.0:8080", "--db", "/var/lib/uniap/uniap.db"]
