@@ -98,7 +98,7 @@ test-asan:
 		sh tests/run.sh build/asan/tests $(TEST_BIN:$(BUILD)/tests/%=build/asan/tests/%) tests/cli/*.sh
 
 # Concurrency tests (thread pool, worker processes) under ThreadSanitizer.
-TSAN_TESTS := $(filter $(BUILD)/tests/test_pool% $(BUILD)/tests/test_store% $(BUILD)/tests/test_http,$(TEST_BIN))
+TSAN_TESTS := $(filter $(BUILD)/tests/test_pool% $(BUILD)/tests/test_store% $(BUILD)/tests/test_http $(BUILD)/tests/test_runner,$(TEST_BIN))
 test-tsan:
 	@$(MAKE) --no-print-directory BUILD=build/tsan SAN=tsan $(TSAN_TESTS:$(BUILD)/%=build/tsan/%)
 	@TSAN_OPTIONS=halt_on_error=1 sh tests/run.sh build/tsan/tests $(TSAN_TESTS:$(BUILD)/tests/%=build/tsan/tests/%)
