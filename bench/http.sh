@@ -5,7 +5,9 @@
 # tenant, then loads it with wrk (Debian package wrk, deps/debian-build.txt):
 #   (a) GET /healthz                    (no store, no auth)
 #   (b) GET of one stored resource     (bearer auth + a store read)
-# and prints one line each:  http: PATH N req/s p99 X ms
+# and prints one line each:
+#   http: PATH N req/s p99 X ms (p50 Y ms, server CPU Z us/req)
+# (server CPU: uniapd's user + system time over the run / requests, from /proc)
 # Figures, not assertions: the machine is shared and wrk runs on the same
 # cores as the server, so compare runs made on one machine only.
 #
@@ -94,13 +96,21 @@ until curl -sf -o /dev/null "$U/healthz"; do
 	sleep 0.1
 done
 
-# load PATH [wrk args...]: wrk's --latency output, summarised on one line
+# uniapd's CPU time so far (user + system) in clock ticks; 0 without /proc
+cpu_ticks() {
+	awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null || echo 0
+}
+
+# load PATH [wrk args...]: wrk's --latency output, summarised on one line,
+# with uniapd's CPU time per request (steadier than req/s on a shared machine)
 load() {
 	path=$1
 	shift
+	c0=$(cpu_ticks)
 	wrk -t "$THREADS" -c "$CONNS" -d "$DURATION" --latency "$@" "$U$path" >"$tmp/wrk.out" 2>&1 ||
 		{ echo "bench/http.sh: wrk failed: $(cat "$tmp/wrk.out")" >&2; exit 1; }
-	awk -v path="$path" '
+	c1=$(cpu_ticks)
+	awk -v path="$path" -v ticks=$((c1 - c0)) -v hz="$(getconf CLK_TCK)" '
 		function ms(v) {
 			if (v ~ /us$/) return (v + 0) / 1000
 			if (v ~ /ms$/) return v + 0
@@ -111,10 +121,13 @@ load() {
 		/^ *99%/ { p99 = ms($2) }
 		/^ *50%/ { p50 = ms($2) }
 		/^Requests\/sec:/ { rps = $2 }
+		/ requests in / { n = $1 }
 		/Non-2xx or 3xx responses:/ { bad = $NF }
 		/Socket errors:/ { sub(/.*Socket errors: */, ""); errs = $0 }
 		END {
-			line = sprintf("http: %s %.0f req/s p99 %.2f ms (p50 %.2f ms)", path, rps, p99, p50)
+			line = sprintf("http: %s %.0f req/s p99 %.2f ms (p50 %.2f ms", path, rps, p99, p50)
+			if (n > 0 && ticks > 0) line = line sprintf(", server CPU %.0f us/req", ticks / hz * 1e6 / n)
+			line = line ")"
 			if (bad != "") line = line " non-2xx " bad
 			if (errs != "") line = line " socket errors: " errs
 			print line
