@@ -116,8 +116,12 @@ test:
 example: all
 	@sh scripts/example.sh $(BUILD)/uniap
 
+# Every figure: the planner (bench/run.sh), then the service's plan jobs
+# (bench/jobs.sh) and HTTP layer (bench/http.sh, needs wrk).
 bench: all
 	@sh bench/run.sh $(BUILD)/uniap
+	@sh bench/jobs.sh $(BUILD)/uniapd
+	@sh bench/http.sh $(BUILD)/uniapd
 
 clean:
 	rm -rf build
@@ -126,7 +130,7 @@ clean:
 
 # Local single-user service: uniapd on 127.0.0.1:8080, store in var/uniap.db
 # (var/ is git-ignored), no keys (--no-auth is loopback-only).  Ctrl-C stops it.
-.PHONY: run bench-http
+.PHONY: run bench-http bench-jobs
 run: all
 	@mkdir -p var
 	$(BUILD)/uniapd --listen 127.0.0.1:8080 --db var/uniap.db --no-auth
@@ -135,3 +139,8 @@ run: all
 # authenticated store read; one "http: PATH N req/s p99 X ms" line each.
 bench-http: all
 	@sh bench/http.sh $(BUILD)/uniapd
+
+# Plan-job figures of uniapd: the cost cache's speed-up on a repeated plan
+# request, and plan throughput with many queued jobs.
+bench-jobs: all
+	@sh bench/jobs.sh $(BUILD)/uniapd

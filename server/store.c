@@ -32,6 +32,8 @@ struct store {
 	sqlite3 *conns[STORE_POOL_MAX];
 	sqlite3 *free_conns[STORE_POOL_MAX];
 	int n_conns, n_free;
+	pthread_mutex_t wmu;        /* this process's writers, one at a time (begin_write) */
+	int wheld[STORE_POOL_MAX];  /* wheld[i]: conns[i] holds wmu; touched only by its holder */
 	int64_t cache_max_bytes;
 	int64_t max_queued_jobs;
 };
@@ -101,6 +103,31 @@ static uniap_code exec_sql(sqlite3 *db, const char *sql, const char *what, struc
 static uniap_code begin(sqlite3 *db, struct uniap_err *err)
 {
 	return exec_sql(db, "BEGIN IMMEDIATE", "begin", err);
+}
+
+/*
+ * Every write of this process goes through one mutex before BEGIN IMMEDIATE,
+ * so writers queue on a condition variable instead of SQLite's busy handler
+ * (which sleeps 1..100 ms between tries); other processes still meet the
+ * busy timeout.  The mutex is held until conn_put() gives the connection back.
+ */
+static int conn_index(const struct store *s, const sqlite3 *db)
+{
+	for (int i = 0; i < s->n_conns; i++)
+		if (s->conns[i] == db)
+			return i;
+	return -1;
+}
+
+static uniap_code begin_write(struct store *s, sqlite3 *db, struct uniap_err *err)
+{
+	int i = conn_index(s, db);
+
+	if (i >= 0) {
+		pthread_mutex_lock(&s->wmu);
+		s->wheld[i] = 1;
+	}
+	return begin(db, err);
 }
 
 static uniap_code commit(sqlite3 *db, struct uniap_err *err)
@@ -194,8 +221,14 @@ static sqlite3 *conn_get(struct store *s)
 /* Gives db back; rolls back a transaction a failed call left open. */
 static void conn_put(struct store *s, sqlite3 *db)
 {
+	int i = conn_index(s, db);
+
 	if (!sqlite3_get_autocommit(db))
 		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+	if (i >= 0 && s->wheld[i]) {
+		s->wheld[i] = 0;
+		pthread_mutex_unlock(&s->wmu);
+	}
 	pthread_mutex_lock(&s->mu);
 	s->free_conns[s->n_free++] = db;
 	pthread_cond_signal(&s->cv);
@@ -337,6 +370,7 @@ uniap_code store_open(const char *path, const struct store_opts *opts, struct st
 	if (!s)
 		return err_set(err, UNIAP_E_NOMEM, "store: out of memory");
 	pthread_mutex_init(&s->mu, NULL);
+	pthread_mutex_init(&s->wmu, NULL);
 	pthread_cond_init(&s->cv, NULL);
 	s->cache_max_bytes = opts && opts->cache_max_bytes ? opts->cache_max_bytes
 							   : DEFAULT_CACHE_MAX_BYTES;
@@ -368,6 +402,7 @@ void store_close(struct store *s)
 		sqlite3_close(s->conns[i]);
 	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->mu);
+	pthread_mutex_destroy(&s->wmu);
 	free(s);
 }
 
@@ -484,7 +519,7 @@ uniap_code store_tenant_add(struct store *s, const char *name, int64_t max_concu
 	store_sha256(key, STORE_KEY_CHARS, hash);
 
 	db = conn_get(s);
-	rc = begin(db, err);
+	rc = begin_write(s, db, err);
 	if (rc == UNIAP_OK)
 		rc = prep(db, "INSERT INTO tenants (name, key_hash, created_at, max_concurrent_jobs,"
 			      " max_stored_bytes) VALUES (?1, ?2, ?3, ?4, ?5)", &st, err);
@@ -556,7 +591,7 @@ uniap_code store_tenant_revoke(struct store *s, int64_t id, struct uniap_err *er
 {
 	sqlite3_stmt *st = NULL;
 	sqlite3 *db = conn_get(s);
-	uniap_code rc = begin(db, err);
+	uniap_code rc = begin_write(s, db, err);
 
 	if (rc == UNIAP_OK)
 		rc = prep(db, "UPDATE tenants SET revoked_at = coalesce(revoked_at, ?1) WHERE id = ?2",
@@ -700,7 +735,7 @@ uniap_code store_doc_put(struct store *s, int64_t tenant_id, enum store_doc_kind
 		return err_set(err, UNIAP_E_LIMIT, "document: %zu bytes is too large", bytes);
 	store_sha256(body, bytes, hash);
 	db = conn_get(s);
-	rc = begin(db, err);
+	rc = begin_write(s, db, err);
 	if (rc == UNIAP_OK)
 		rc = tenant_limits(db, tenant_id, &max_jobs, &max_bytes, err);
 	if (rc == UNIAP_OK)
@@ -816,7 +851,7 @@ static uniap_code write_scoped(struct store *s, const char *sql, int64_t id, int
 {
 	sqlite3_stmt *st = NULL;
 	sqlite3 *db = conn_get(s);
-	uniap_code rc = begin(db, err);
+	uniap_code rc = begin_write(s, db, err);
 
 	if (rc == UNIAP_OK)
 		rc = prep(db, sql, &st, err);
@@ -949,7 +984,7 @@ uniap_code store_job_create(struct store *s, int64_t tenant_id, const char *idem
 		return err_set(err, UNIAP_E_LIMIT, "job request: %zu bytes is too large", bytes);
 	store_sha256(request, bytes, hash);
 	db = conn_get(s);
-	rc = begin(db, err);
+	rc = begin_write(s, db, err);
 	if (rc == UNIAP_OK)
 		rc = tenant_limits(db, tenant_id, &max_jobs, &max_bytes, err);
 	if (rc == UNIAP_OK && idem_key)
@@ -1135,7 +1170,7 @@ uniap_code store_job_transition(struct store *s, int64_t tenant_id, int64_t id,
 	if (result_bytes > (size_t)INT32_MAX)
 		return err_set(err, UNIAP_E_LIMIT, "job result: %zu bytes is too large", result_bytes);
 	db = conn_get(s);
-	rc = begin(db, err);
+	rc = begin_write(s, db, err);
 	if (rc == UNIAP_OK)
 		rc = job_state_of(db, tenant_id, id, &from, err);
 	if (rc != UNIAP_OK)
@@ -1181,7 +1216,7 @@ uniap_code store_job_progress(struct store *s, int64_t id, int64_t done, int64_t
 		return err_set(err, UNIAP_E_ARG, "progress: must be 0 <= done <= total, got %lld/%lld",
 			       (long long)done, (long long)total);
 	db = conn_get(s);
-	rc = begin(db, err);
+	rc = begin_write(s, db, err);
 	if (rc == UNIAP_OK)
 		rc = job_state_of(db, STORE_ANY_TENANT, id, &state, err);
 	if (rc != UNIAP_OK)
@@ -1214,7 +1249,7 @@ uniap_code store_job_claim(struct store *s, int64_t *id, struct uniap_err *err)
 	sqlite3_stmt *st = NULL;
 	int64_t found = 0;
 	sqlite3 *db = conn_get(s);
-	uniap_code rc = begin(db, err);
+	uniap_code rc = begin_write(s, db, err);
 
 	if (rc == UNIAP_OK)
 		rc = query_int(db, "SELECT id FROM jobs WHERE state = 'queued'"
@@ -1241,7 +1276,7 @@ uniap_code store_jobs_recover(struct store *s, size_t *requeued, struct uniap_er
 {
 	int changed = 0;
 	sqlite3 *db = conn_get(s);
-	uniap_code rc = begin(db, err);
+	uniap_code rc = begin_write(s, db, err);
 
 	if (rc == UNIAP_OK)
 		rc = exec_sql(db, "UPDATE jobs SET state = 'queued', started_at = NULL,"
@@ -1262,7 +1297,7 @@ uniap_code store_job_requeue(struct store *s, int64_t id, struct uniap_err *err)
 	int changed = 0;
 	sqlite3_stmt *st = NULL;
 	sqlite3 *db = conn_get(s);
-	uniap_code rc = begin(db, err);
+	uniap_code rc = begin_write(s, db, err);
 
 	if (rc == UNIAP_OK)
 		rc = prep(db, "UPDATE jobs SET state = 'queued', started_at = NULL,"
@@ -1308,6 +1343,26 @@ uniap_code store_job_counts(struct store *s, int64_t counts[STORE_JOB_STATE_COUN
 
 /* ---- cost cache ---- */
 
+/*
+ * The cache is a cache: its writes skip the fsync (synchronous=NORMAL, still
+ * atomic in WAL mode; a power cut may lose the last entries, never corrupt
+ * them).  cache_writes_end() restores FULL and gives the connection back.
+ */
+static uniap_code cache_writes(struct store *s, sqlite3 *db, struct uniap_err *err)
+{
+	uniap_code rc = exec_sql(db, "PRAGMA synchronous=NORMAL", "pragma", err);
+
+	return rc == UNIAP_OK ? begin_write(s, db, err) : rc;
+}
+
+static void cache_writes_end(struct store *s, sqlite3 *db)
+{
+	if (!sqlite3_get_autocommit(db))
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+	sqlite3_exec(db, "PRAGMA synchronous=FULL", NULL, NULL, NULL);
+	conn_put(s, db);
+}
+
 uniap_code store_cache_get(struct store *s, const unsigned char key[STORE_SHA256_BYTES],
 			   char **body, size_t *bytes, struct uniap_err *err)
 {
@@ -1316,10 +1371,10 @@ uniap_code store_cache_get(struct store *s, const unsigned char key[STORE_SHA256
 	size_t n = 0;
 	int row = 0;
 	sqlite3 *db = conn_get(s);
-	uniap_code rc = begin(db, err);
+	/* the look-up is a plain read (no write lock for a miss); a hit's LRU
+	 * touch is a write of its own, without fsync (cache_writes) */
+	uniap_code rc = prep(db, "SELECT body FROM cost_cache WHERE key = ?1", &st, err);
 
-	if (rc == UNIAP_OK)
-		rc = prep(db, "SELECT body FROM cost_cache WHERE key = ?1", &st, err);
 	if (rc != UNIAP_OK)
 		goto out;
 	sqlite3_bind_blob(st, 1, key, STORE_SHA256_BYTES, SQLITE_STATIC);
@@ -1330,6 +1385,8 @@ uniap_code store_cache_get(struct store *s, const unsigned char key[STORE_SHA256
 		rc = column_dup(st, 0, &copy, &n, err);
 	sqlite3_finalize(st);
 	st = NULL;
+	if (rc == UNIAP_OK)
+		rc = cache_writes(s, db, err);
 	if (rc == UNIAP_OK)
 		rc = prep(db, "UPDATE cost_cache SET hits = hits + 1, last_used_at = ?1,"
 			      " last_used_seq = (SELECT max(last_used_seq) + 1 FROM cost_cache)"
@@ -1343,7 +1400,7 @@ uniap_code store_cache_get(struct store *s, const unsigned char key[STORE_SHA256
 		rc = commit(db, err);
 out:
 	sqlite3_finalize(st);
-	conn_put(s, db);
+	cache_writes_end(s, db);
 	if (rc != UNIAP_OK) {
 		free(copy);
 		return rc;
@@ -1365,7 +1422,7 @@ uniap_code store_cache_put(struct store *s, const unsigned char key[STORE_SHA256
 		return err_set(err, UNIAP_E_LIMIT, "cost cache: an entry of %zu bytes exceeds"
 			       " cache_max_bytes %lld", bytes, (long long)s->cache_max_bytes);
 	db = conn_get(s);
-	rc = begin(db, err);
+	rc = cache_writes(s, db, err);
 	if (rc == UNIAP_OK)
 		rc = prep(db, "INSERT INTO cost_cache (key, bytes, created_at, last_used_at,"
 			      " last_used_seq, body) VALUES (?1, ?2, ?3, ?3,"
@@ -1399,7 +1456,7 @@ uniap_code store_cache_put(struct store *s, const unsigned char key[STORE_SHA256
 		rc = commit(db, err);
 out:
 	sqlite3_finalize(st);
-	conn_put(s, db);
+	cache_writes_end(s, db);
 	return rc;
 }
 

@@ -1,0 +1,112 @@
+#!/bin/sh
+# bench/jobs.sh [UNIAPD] - plan-job figures of uniapd (make bench-jobs):
+#   cache:      the same plan request twice (cold, then answered from the
+#               cost-matrix cache): the job's solve_s and the client's wall
+#               time from POST to succeeded, and the ratio
+#   throughput: N small plan jobs queued at once (distinct batches, so no
+#               cache hits), wall time until all succeed, jobs/s
+# Figures, not assertions (shared machine): compare within one run.
+#
+# Environment: CASES (the cache cases, MODEL:CLUSTER:BATCH words; default a
+# T5 DAG that the MILP solves and a Llama chain that the DP solves), N
+# (throughput jobs, 40), JOBS and WORKERS (uniapd's --jobs and --workers;
+# default 2 and the cores).
+set -eu
+UNIAPD=${1:-build/uniapd}
+CASES=${CASES:-t5-large:dgx-a100:16 llama-7b:dgx-a100-x2:32}
+N=${N:-40}
+JOBS=${JOBS:-2}
+WORKERS=${WORKERS:-$(nproc)}
+
+command -v curl >/dev/null 2>&1 || { echo "bench/jobs.sh: curl not found" >&2; exit 2; }
+[ -x "$UNIAPD" ] || { echo "bench/jobs.sh: $UNIAPD: not built (make)" >&2; exit 2; }
+
+tmp=$(mktemp -d)
+pid=
+cleanup() {
+	if [ -n "$pid" ]; then
+		kill -TERM "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	fi
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+DB=$tmp/uniap.db
+KEY=$("$UNIAPD" tenant add bench --db "$DB" --max-jobs 100000 | tail -n 1)
+"$UNIAPD" --listen 127.0.0.1:0 --db "$DB" --jobs "$JOBS" --workers "$WORKERS" 2>"$tmp/log" >/dev/null &
+pid=$!
+port=
+i=0
+while [ $i -lt 100 ]; do
+	port=$(sed -n 's/.*"msg":"listening".*"port":\([0-9]*\).*/\1/p' "$tmp/log" | head -n 1)
+	[ -n "$port" ] && break
+	kill -0 "$pid" 2>/dev/null || break
+	sleep 0.1
+	i=$((i + 1))
+done
+[ -n "$port" ] || { echo "bench/jobs.sh: uniapd did not start: $(head -c 300 "$tmp/log")" >&2; exit 1; }
+U=http://127.0.0.1:$port
+H="Authorization: Bearer $KEY"
+J="Content-Type: application/json"
+
+now() { date +%s.%N; }
+
+# submit BODY: prints the new job's id
+submit() {
+	curl -sf -H "$H" -H "$J" -d "$1" "$U/v1/plans" | sed -n 's/^{"id":\([0-9]*\).*/\1/p'
+}
+
+# wait_done ID: polls every 10 ms until the job ends; prints its document
+wait_done() {
+	while :; do
+		curl -sf -H "$H" "$U/v1/jobs/$1" >"$tmp/job"
+		grep -Eq '"state":"(succeeded|failed|canceled)"' "$tmp/job" && break
+		sleep 0.01
+	done
+	cat "$tmp/job"
+}
+
+field() { sed -n "s/.*\"$1\":\([0-9.eE+-]*\).*/\1/p" | tail -n 1; }
+
+# ---- cache: the same request twice, for each case
+for case in $CASES; do
+	MODEL=${case%%:*}
+	rest=${case#*:}
+	CLUSTER=${rest%%:*}
+	BATCH=${rest#*:}
+	body="{\"cluster\":\"$CLUSTER\",\"model\":\"$MODEL\",\"batch\":$BATCH}"
+	for run in cold warm; do
+		t0=$(now)
+		id=$(submit "$body")
+		doc=$(wait_done "$id")
+		t1=$(now)
+		printf '%s\n' "$doc" | grep -q '"state":"succeeded"' || { echo "bench/jobs.sh: job $id: $(printf '%s' "$doc" | head -c 300)" >&2; exit 1; }
+		# the result's own solve_s is the last "solve_s" of the document
+		solve=$(printf '%s\n' "$doc" | field solve_s)
+		tpi=$(printf '%s\n' "$doc" | sed -n 's/.*"plan":{[^}]*"tpi_s":\([0-9.eE+-]*\).*/\1/p')
+		cached=$(printf '%s\n' "$doc" | grep -o '"cached":true' | wc -l)
+		wall=$(echo "$t1 $t0" | awk '{printf "%.3f", $1 - $2}')
+		eval "solve_$run=$solve wall_$run=$wall tpi_$run=$tpi"
+		echo "jobs: cache $run: $MODEL on $CLUSTER batch $BATCH: solve ${solve} s, client wall ${wall} s, tpi ${tpi} s, cached candidates $cached"
+	done
+	[ "$tpi_cold" = "$tpi_warm" ] || { echo "bench/jobs.sh: the cached answer differs: $tpi_cold vs $tpi_warm" >&2; exit 1; }
+	echo "jobs: cache speed-up, $MODEL on $CLUSTER: solve $(echo "$solve_cold $solve_warm" | awk '{printf "%.1f", $1 / $2}')x, client wall $(echo "$wall_cold $wall_warm" | awk '{printf "%.1f", $1 / $2}')x (same plan)"
+done
+
+# ---- throughput: N jobs queued at once, distinct batches (no cache hits)
+t0=$(now)
+ids=
+k=1
+while [ $k -le "$N" ]; do
+	ids="$ids $(submit "{\"cluster\":\"dgx-a100\",\"model\":\"bert-huge\",\"batch\":$((k * 8))}")"
+	k=$((k + 1))
+done
+t_sub=$(now)
+for id in $ids; do
+	wait_done "$id" | grep -q '"state":"succeeded"' || { echo "bench/jobs.sh: job $id did not succeed" >&2; exit 1; }
+done
+t1=$(now)
+echo "$N $t0 $t_sub $t1" | awk -v jobs="$JOBS" -v workers="$WORKERS" '{printf "jobs: throughput: %d bert-huge plans on dgx-a100 (batch 8..%d) queued in %.2f s, all done in %.2f s: %.1f jobs/s (--jobs %s --workers %s)\n", $1, $1 * 8, $3 - $2, $4 - $2, $1 / ($4 - $2), jobs, workers}'
+curl -sf "$U/metrics" | grep -E '^uniapd_cost_cache_requests_total|^uniapd_job_solve_seconds_(sum|count)' | sed 's/^/jobs: metrics: /'
