@@ -21,7 +21,7 @@ CONNS=${CONNS:-64}
 DURATION=${DURATION:-10s}
 # (b)'s resource: "cluster" = GET /v1/clusters/{id} of an uploaded profile;
 # "job" = GET /v1/jobs/{id} of a finished POST /v1/plans job.
-RESOURCE=${RESOURCE:-cluster}
+RESOURCE=${RESOURCE:-job}
 LUA=bench/wrk-auth.lua
 
 command -v wrk >/dev/null 2>&1 || { echo "bench/http.sh: wrk not found (apt-get install wrk)" >&2; exit 2; }
@@ -72,10 +72,10 @@ setup_job() {
 	id=$(sed -n 's/^{"id":\([0-9]*\).*/\1/p' "$tmp/created")
 	# wait for the solve to end so that it does not share the cores with the load
 	i=0
-	while [ $i -lt 600 ]; do
-		curl -sf -H "$H" "$U/v1/jobs/$id" | grep -Eq '"state":"(succeeded|failed|canceled)"' && break
-		sleep 0.1
+	until curl -sf -H "$H" "$U/v1/jobs/$id" | grep -Eq '"state":"(succeeded|failed|canceled)"'; do
 		i=$((i + 1))
+		[ $i -lt 600 ] || { echo "bench/http.sh: job $id still not finished after 60 s" >&2; return 1; }
+		sleep 0.1
 	done
 	echo "/v1/jobs/$id"
 }
