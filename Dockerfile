@@ -1,7 +1,7 @@
 # uniapd in a container (deploy/README.md).
 #
 #   docker build -t uniapd .
-#   docker run -d --name uniapd -p 8080:8080 -v uniap-data:/var/lib/uniap --stop-timeout 20 uniapd
+#   docker run -d --name uniapd -p 8080:8080 -v uniap-data:/var/lib/uniap --stop-timeout 60 uniapd
 #   docker exec uniapd uniapd tenant add alice      # prints the API key as its last line
 #
 # Keys are required: --no-auth only accepts a loopback --listen, and the
@@ -38,8 +38,9 @@ ENV UNIAPD_DB=/var/lib/uniap/uniap.db
 USER uniap
 VOLUME /var/lib/uniap
 EXPOSE 8080
-# SIGTERM: uniapd stops accepting and gives the requests in flight up to 10 s;
-# run with --stop-timeout 20 (docker's default of 10 s is no longer than that)
+# SIGTERM: uniapd stops accepting, gives the requests in flight up to 10 s, then
+# running plan jobs up to 30 s (--grace) before re-queueing them; run with
+# --stop-timeout 60 (docker's default of 10 s would SIGKILL it mid-way)
 STOPSIGNAL SIGTERM
 HEALTHCHECK --interval=30s --timeout=3s --start-period=10s --retries=3 \
   CMD curl -fsS -o /dev/null http://127.0.0.1:8080/healthz || exit 1
