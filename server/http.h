@@ -9,9 +9,10 @@
  * method checks, auth, content type and size limits live in one place,
  * route_dispatch() (route.h).  docs/http.md describes the lifecycle.
  *
- * Thread model: MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION
- * with a connection limit; handlers run on the connection's thread and may
- * block briefly (SQLite); long work goes to job workers, never a handler.
+ * Thread model: MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL with a pool
+ * of threads and a connection limit; a handler runs on its connection's
+ * pool thread and may block briefly (SQLite), stalling only that thread's
+ * connections; long work goes to the job runner, never a handler.
  *
  * Never: globals (the server owns its metrics), MHD types outside http.c,
  * unbounded buffers (bodies, headers, query parameters all have caps).
@@ -157,6 +158,7 @@ struct http_config {
 	size_t max_body_bytes;     /* 0: HTTP_DEFAULT_MAX_BODY_BYTES */
 	unsigned connection_limit; /* 0: 256 */
 	unsigned timeout_s;        /* idle connection timeout; 0: 30 */
+	unsigned threads;          /* request threads (libmicrohttpd's pool); 0: 8 */
 	const struct route_table *routes; /* the application's routes (borrowed); may be NULL */
 	http_auth_fn auth;         /* may be NULL: every ROUTE_AUTH route answers 401 */
 	void *auth_ctx;

@@ -49,6 +49,7 @@ struct uniapd_options {
 	size_t max_body_bytes;
 	int no_auth;
 	int jobs, workers, no_cache;
+	unsigned http_threads;
 	double max_time_limit_s, grace_s;
 	long max_queued;
 };
@@ -58,7 +59,7 @@ static void uniapd_usage(FILE *out)
 	fprintf(out,
 	        "usage: uniapd [--listen ADDR:PORT] [--db FILE] [--max-body BYTES] [--no-auth]\n"
 	        "              [--jobs N] [--workers N] [--max-queued N] [--max-time-limit S]\n"
-	        "              [--grace S] [--no-cache]\n"
+	        "              [--grace S] [--no-cache] [--http-threads N]\n"
 	        "       uniapd tenant add|list|revoke ... (uniapd tenant --help)\n"
 	        "\n"
 	        "  --listen ADDR:PORT  IPv4 address and port to serve on (default %s;\n"
@@ -73,6 +74,7 @@ static void uniapd_usage(FILE *out)
 	        "  --grace S           at a stop, running jobs get S seconds to finish before they\n"
 	        "                      go back to the queue (default %g)\n"
 	        "  --no-cache          never read or write the cost-matrix cache\n"
+	        "  --http-threads N    request threads, each with its own connections (default 8)\n"
 	        "  --help              this text\n"
 	        "\n"
 	        "SIGTERM or SIGINT stops accepting, lets requests in flight finish and running\n"
@@ -159,8 +161,10 @@ static int uniapd_number_option(const char *a, const char *v, struct uniapd_opti
 		opt->max_time_limit_s = x;
 	else if (strcmp(a, "--grace") == 0 && (rc = uniapd_parse_num(a, v, 0, 86400, 0, &x)) == 0)
 		opt->grace_s = x;
+	else if (strcmp(a, "--http-threads") == 0 && (rc = uniapd_parse_num(a, v, 1, 64, 1, &x)) == 0)
+		opt->http_threads = (unsigned)x;
 	else if (rc == 0 && strcmp(a, "--jobs") && strcmp(a, "--workers") && strcmp(a, "--max-queued") &&
-	         strcmp(a, "--max-time-limit") && strcmp(a, "--grace"))
+	         strcmp(a, "--max-time-limit") && strcmp(a, "--grace") && strcmp(a, "--http-threads"))
 		*handled = 0;
 	return rc;
 }
@@ -239,19 +243,83 @@ static int uniapd_ready(void *ctx)
 	return app->store != NULL;
 }
 
+/*
+ * Accepted keys are remembered for UNIAPD_AUTH_TTL_S by the SHA-256 of the
+ * key (never the key), so a busy client costs one store read per second, not
+ * one per request; a key revoked with `uniapd tenant revoke` (another
+ * process) therefore stops working within that time.  Unknown keys are
+ * never cached: each one is looked up.
+ */
+#define UNIAPD_AUTH_TTL_S 1.0
+#define UNIAPD_AUTH_SLOTS 64
+
+struct uniapd_auth_entry {
+	unsigned char hash[STORE_SHA256_BYTES];
+	double at;                  /* monotonic seconds of the store look-up; 0: empty */
+	struct http_principal who;
+};
+
+struct uniapd_auth {
+	struct api_app *app;
+	pthread_mutex_t mu;         /* guards slots */
+	struct uniapd_auth_entry slots[UNIAPD_AUTH_SLOTS];
+};
+
+static double uniapd_now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* 1 when a and b are equal; time independent of where they differ. */
+static int uniapd_same_hash(const unsigned char *a, const unsigned char *b)
+{
+	unsigned char d = 0;
+
+	for (size_t i = 0; i < STORE_SHA256_BYTES; i++)
+		d |= (unsigned char)(a[i] ^ b[i]);
+	return d == 0;
+}
+
 /* The auth hook: key (borrowed) must be an active tenant's. */
 static int uniapd_auth(void *ctx, const char *key, struct http_principal *out)
 {
-	struct api_app *app = ctx;
+	struct uniapd_auth *a = ctx;
 	struct store_tenant t;
-	size_t n;
+	unsigned char hash[STORE_SHA256_BYTES];
+	double now = uniapd_now_s();
+	size_t n, i, victim = 0;
+	int hit = 0;
 
-	if (!app->store || store_tenant_lookup(app->store, key, &t, NULL) != UNIAP_OK)
+	store_sha256(key, strlen(key), hash);
+	pthread_mutex_lock(&a->mu);
+	for (i = 0; i < UNIAPD_AUTH_SLOTS; i++) {
+		struct uniapd_auth_entry *e = &a->slots[i];
+
+		if (e->at > 0 && now - e->at < UNIAPD_AUTH_TTL_S && uniapd_same_hash(e->hash, hash)) {
+			*out = e->who;
+			hit = 1;
+		}
+		if (e->at < a->slots[victim].at)
+			victim = i;
+	}
+	pthread_mutex_unlock(&a->mu);
+	if (hit)
+		return 0;
+	if (!a->app->store || store_tenant_lookup(a->app->store, key, &t, NULL) != UNIAP_OK)
 		return -1;
 	out->tenant_id = t.id;
 	n = strnlen(t.name, sizeof(out->name) - 1); /* names longer than 63 bytes come cut */
 	memcpy(out->name, t.name, n);
 	out->name[n] = '\0';
+	pthread_mutex_lock(&a->mu);
+	memcpy(a->slots[victim].hash, hash, sizeof(hash));
+	a->slots[victim].at = now;
+	a->slots[victim].who = *out;
+	a->slots[victim].who.authenticated = 1;
+	pthread_mutex_unlock(&a->mu);
 	return 0;
 }
 
@@ -339,7 +407,7 @@ static struct store *uniapd_open_store(const char *path, long max_queued, char *
 	err_clear(&err);
 	memset(&so, 0, sizeof(so));
 	so.max_queued_jobs = max_queued;
-	so.pool_size = 8;
+	so.pool_size = STORE_POOL_MAX;
 	if (uniapd_make_parent(path, msg, cap) != 0)
 		return NULL;
 	if (store_open(path, &so, &s, &err) != UNIAP_OK) {
@@ -622,6 +690,7 @@ int main(int argc, char **argv)
 {
 	struct uniapd_options opt;
 	struct api_app app;
+	struct uniapd_auth auth;
 	struct route_table routes;
 	struct http_config cfg;
 	struct http_server *srv;
@@ -634,6 +703,9 @@ int main(int argc, char **argv)
 		return uniapd_tenant_main(argc, argv);
 	memset(&opt, 0, sizeof(opt));
 	memset(&app, 0, sizeof(app));
+	memset(&auth, 0, sizeof(auth));
+	auth.app = &app;
+	pthread_mutex_init(&auth.mu, NULL);
 	rc = uniapd_parse_args(argc, argv, &opt);
 	if (rc != 0) {
 		if (rc > 0)
@@ -648,6 +720,7 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	store_global_init();
 	/* the store first: migrations run before the listener starts */
 	app.store = uniapd_open_store(opt.db_path, opt.max_queued, msg, sizeof(msg));
 	if (!app.store) {
@@ -701,9 +774,10 @@ int main(int argc, char **argv)
 	cfg.listen_addr = opt.addr;
 	cfg.port = opt.port;
 	cfg.max_body_bytes = opt.max_body_bytes;
+	cfg.threads = opt.http_threads;
 	cfg.routes = &routes;
 	cfg.auth = uniapd_auth;
-	cfg.auth_ctx = &app;
+	cfg.auth_ctx = &auth;
 	cfg.ready = uniapd_ready;
 	cfg.ready_ctx = &app;
 	cfg.app = &app;

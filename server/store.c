@@ -26,6 +26,14 @@
 #define DEFAULT_POOL 4
 #define DEFAULT_CACHE_MAX_BYTES ((int64_t)256 << 20)
 
+#define STORE_STMT_CACHE 48 /* statements kept per connection */
+
+struct stmt_slot {
+	const char *sql;    /* the literal's address: the key */
+	sqlite3_stmt *st;
+	int out;            /* handed out by prep_c, not yet given back */
+};
+
 struct store {
 	pthread_mutex_t mu;         /* guards free_conns and n_free */
 	pthread_cond_t cv;          /* signalled when a connection is put back */
@@ -36,6 +44,7 @@ struct store {
 	int wheld[STORE_POOL_MAX];  /* wheld[i]: conns[i] holds wmu; touched only by its holder */
 	int64_t cache_max_bytes;
 	int64_t max_queued_jobs;
+	struct stmt_slot stmts[STORE_POOL_MAX][STORE_STMT_CACHE];
 };
 
 /* ---- SHA-256: nettle's, a well-kept Debian library ---- */
@@ -91,6 +100,56 @@ static uniap_code prep(sqlite3 *db, const char *sql, sqlite3_stmt **st, struct u
 	if (sqlite3_prepare_v2(db, sql, -1, st, NULL) != SQLITE_OK)
 		return db_fail(err, db, "prepare");
 	return UNIAP_OK;
+}
+
+/*
+ * Prepared statements are kept per connection (prep_c/unprep), keyed by the
+ * address of their SQL text (every statement is a string literal): SQLite
+ * parses and plans each one once per connection instead of once per call.
+ * Only the thread holding the connection touches its row of the cache.
+ */
+static int conn_index(const struct store *s, const sqlite3 *db);
+
+static uniap_code prep_c(struct store *s, sqlite3 *db, const char *sql, sqlite3_stmt **st,
+			 struct uniap_err *err)
+{
+	int c = conn_index(s, db), i;
+	struct stmt_slot *t;
+
+	if (c < 0)
+		return prep(db, sql, st, err);
+	t = s->stmts[c];
+	for (i = 0; i < STORE_STMT_CACHE && t[i].sql; i++)
+		if (t[i].sql == sql && !t[i].out) {
+			t[i].out = 1;
+			*st = t[i].st;
+			return UNIAP_OK;
+		}
+	if (sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL) != SQLITE_OK)
+		return db_fail(err, db, "prepare");
+	if (i < STORE_STMT_CACHE) {
+		t[i].sql = sql;
+		t[i].st = *st;
+		t[i].out = 1;
+	}
+	return UNIAP_OK;
+}
+
+/* Gives a statement of prep_c back (reset, bindings cleared); NULL is a no-op. */
+static void unprep(struct store *s, sqlite3 *db, sqlite3_stmt *st)
+{
+	int c = conn_index(s, db), i;
+
+	if (!st)
+		return;
+	for (i = 0; c >= 0 && i < STORE_STMT_CACHE && s->stmts[c][i].sql; i++)
+		if (s->stmts[c][i].st == st) {
+			sqlite3_reset(st);
+			sqlite3_clear_bindings(st);
+			s->stmts[c][i].out = 0;
+			return;
+		}
+	sqlite3_finalize(st);
 }
 
 static uniap_code exec_sql(sqlite3 *db, const char *sql, const char *what, struct uniap_err *err)
@@ -347,6 +406,14 @@ static uniap_code migrate(sqlite3 *db, struct uniap_err *err)
 
 /* ---- open / close ---- */
 
+void store_global_init(void)
+{
+	/* SQLite's memory statistics take one global mutex on every allocation;
+	 * the store never reads them.  Only possible before SQLite initialises. */
+	if (sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0) == SQLITE_OK)
+		sqlite3_initialize();
+}
+
 uniap_code store_open(const char *path, const struct store_opts *opts, struct store **out,
 		      struct uniap_err *err)
 {
@@ -398,8 +465,11 @@ void store_close(struct store *s)
 {
 	if (!s)
 		return;
-	for (int i = 0; i < s->n_conns; i++)
+	for (int i = 0; i < s->n_conns; i++) {
+		for (int k = 0; k < STORE_STMT_CACHE && s->stmts[i][k].sql; k++)
+			sqlite3_finalize(s->stmts[i][k].st);
 		sqlite3_close(s->conns[i]);
+	}
 	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->mu);
 	pthread_mutex_destroy(&s->wmu);
@@ -521,7 +591,7 @@ uniap_code store_tenant_add(struct store *s, const char *name, int64_t max_concu
 	db = conn_get(s);
 	rc = begin_write(s, db, err);
 	if (rc == UNIAP_OK)
-		rc = prep(db, "INSERT INTO tenants (name, key_hash, created_at, max_concurrent_jobs,"
+		rc = prep_c(s, db, "INSERT INTO tenants (name, key_hash, created_at, max_concurrent_jobs,"
 			      " max_stored_bytes) VALUES (?1, ?2, ?3, ?4, ?5)", &st, err);
 	if (rc != UNIAP_OK)
 		goto out;
@@ -541,7 +611,7 @@ uniap_code store_tenant_add(struct store *s, const char *name, int64_t max_concu
 	*id = sqlite3_last_insert_rowid(db);
 	rc = commit(db, err);
 out:
-	sqlite3_finalize(st);
+	unprep(s, db, st);
 	conn_put(s, db);
 	if (rc == UNIAP_OK)
 		memcpy(key_out, key, sizeof(key));
@@ -567,7 +637,7 @@ uniap_code store_tenant_list(struct store *s, int64_t cursor, size_t limit,
 	if (!arr)
 		return err_set(err, UNIAP_E_NOMEM, "store: out of memory");
 	db = conn_get(s);
-	rc = prep(db, "SELECT " TENANT_COLS " FROM tenants WHERE id > ?1 ORDER BY id LIMIT ?2",
+	rc = prep_c(s, db, "SELECT " TENANT_COLS " FROM tenants WHERE id > ?1 ORDER BY id LIMIT ?2",
 		  &st, err);
 	if (rc != UNIAP_OK)
 		goto out;
@@ -575,7 +645,7 @@ uniap_code store_tenant_list(struct store *s, int64_t cursor, size_t limit,
 	sqlite3_bind_int64(st, 2, (int64_t)limit + 1);
 	rc = page_collect(db, st, arr, sizeof(*arr), limit, tenant_from_row_any, "list tenants", &k, &nx, err);
 out:
-	sqlite3_finalize(st);
+	unprep(s, db, st);
 	conn_put(s, db);
 	if (rc != UNIAP_OK) {
 		free(arr);
@@ -594,7 +664,7 @@ uniap_code store_tenant_revoke(struct store *s, int64_t id, struct uniap_err *er
 	uniap_code rc = begin_write(s, db, err);
 
 	if (rc == UNIAP_OK)
-		rc = prep(db, "UPDATE tenants SET revoked_at = coalesce(revoked_at, ?1) WHERE id = ?2",
+		rc = prep_c(s, db, "UPDATE tenants SET revoked_at = coalesce(revoked_at, ?1) WHERE id = ?2",
 			  &st, err);
 	if (rc != UNIAP_OK)
 		goto out;
@@ -606,7 +676,7 @@ uniap_code store_tenant_revoke(struct store *s, int64_t id, struct uniap_err *er
 	if (rc == UNIAP_OK)
 		rc = commit(db, err);
 out:
-	sqlite3_finalize(st);
+	unprep(s, db, st);
 	conn_put(s, db);
 	return rc;
 }
@@ -627,7 +697,7 @@ uniap_code store_tenant_lookup(struct store *s, const char *key, struct store_te
 	 * final comparison is constant-time all the same. */
 	store_sha256(key, strlen(key), hash);
 	db = conn_get(s);
-	rc = prep(db, "SELECT " TENANT_COLS ", key_hash FROM tenants"
+	rc = prep_c(s, db, "SELECT " TENANT_COLS ", key_hash FROM tenants"
 		      " WHERE key_hash = ?1 AND revoked_at IS NULL", &st, err);
 	if (rc != UNIAP_OK)
 		goto out;
@@ -642,7 +712,7 @@ uniap_code store_tenant_lookup(struct store *s, const char *key, struct store_te
 	}
 	tenant_from_row(st, out);
 out:
-	sqlite3_finalize(st);
+	unprep(s, db, st);
 	conn_put(s, db);
 	return rc;
 }
@@ -748,7 +818,7 @@ uniap_code store_doc_put(struct store *s, int64_t tenant_id, enum store_doc_kind
 			     " max_stored_bytes %lld", (long long)used, bytes, (long long)max_bytes);
 		goto out;
 	}
-	rc = prep(db, "INSERT INTO documents (tenant_id, kind, name, bytes, sha256, created_at, body)"
+	rc = prep_c(s, db, "INSERT INTO documents (tenant_id, kind, name, bytes, sha256, created_at, body)"
 		      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)", &st, err);
 	if (rc != UNIAP_OK)
 		goto out;
@@ -765,7 +835,7 @@ uniap_code store_doc_put(struct store *s, int64_t tenant_id, enum store_doc_kind
 		rc = commit(db, err);
 	}
 out:
-	sqlite3_finalize(st);
+	unprep(s, db, st);
 	conn_put(s, db);
 	return rc;
 }
@@ -777,7 +847,7 @@ uniap_code store_doc_get(struct store *s, int64_t tenant_id, int64_t id, struct 
 	sqlite3_stmt *st = NULL;
 	int row = 0;
 	sqlite3 *db = conn_get(s);
-	uniap_code rc = prep(db, "SELECT " DOC_COLS ", body FROM documents"
+	uniap_code rc = prep_c(s, db, "SELECT " DOC_COLS ", body FROM documents"
 				 " WHERE id = ?1 AND tenant_id = ?2", &st, err);
 
 	if (rc != UNIAP_OK)
@@ -794,7 +864,7 @@ uniap_code store_doc_get(struct store *s, int64_t tenant_id, int64_t id, struct 
 	if (rc == UNIAP_OK)
 		*out = d;
 out:
-	sqlite3_finalize(st);
+	unprep(s, db, st);
 	conn_put(s, db);
 	return rc;
 }
@@ -823,7 +893,7 @@ uniap_code store_doc_list(struct store *s, int64_t tenant_id, int64_t cursor, si
 	if (!arr)
 		return err_set(err, UNIAP_E_NOMEM, "store: out of memory");
 	db = conn_get(s);
-	rc = prep(db, "SELECT " DOC_COLS " FROM documents WHERE tenant_id = ?1 AND id > ?2"
+	rc = prep_c(s, db, "SELECT " DOC_COLS " FROM documents WHERE tenant_id = ?1 AND id > ?2"
 		      " ORDER BY id LIMIT ?3", &st, err);
 	if (rc != UNIAP_OK)
 		goto out;
@@ -832,7 +902,7 @@ uniap_code store_doc_list(struct store *s, int64_t tenant_id, int64_t cursor, si
 	sqlite3_bind_int64(st, 3, (int64_t)limit + 1);
 	rc = page_collect(db, st, arr, sizeof(*arr), limit, doc_from_row_any, "list documents", &k, &nx, err);
 out:
-	sqlite3_finalize(st);
+	unprep(s, db, st);
 	conn_put(s, db);
 	if (rc != UNIAP_OK) {
 		free(arr);
@@ -854,7 +924,7 @@ static uniap_code write_scoped(struct store *s, const char *sql, int64_t id, int
 	uniap_code rc = begin_write(s, db, err);
 
 	if (rc == UNIAP_OK)
-		rc = prep(db, sql, &st, err);
+		rc = prep_c(s, db, sql, &st, err);
 	if (rc != UNIAP_OK)
 		goto out;
 	sqlite3_bind_int64(st, 1, id);
@@ -865,7 +935,7 @@ static uniap_code write_scoped(struct store *s, const char *sql, int64_t id, int
 	if (rc == UNIAP_OK)
 		rc = commit(db, err);
 out:
-	sqlite3_finalize(st);
+	unprep(s, db, st);
 	conn_put(s, db);
 	return rc;
 }
@@ -1009,7 +1079,7 @@ uniap_code store_job_create(struct store *s, int64_t tenant_id, const char *idem
 			     (long long)active);
 		goto out;
 	}
-	rc = prep(db, "INSERT INTO jobs (tenant_id, state, request_sha256, idempotency_key,"
+	rc = prep_c(s, db, "INSERT INTO jobs (tenant_id, state, request_sha256, idempotency_key,"
 		      " created_at, request) VALUES (?1, 'queued', ?2, ?3, ?4, ?5)", &st, err);
 	if (rc != UNIAP_OK)
 		goto out;
@@ -1025,7 +1095,7 @@ uniap_code store_job_create(struct store *s, int64_t tenant_id, const char *idem
 out:
 	if (rc == UNIAP_OK)
 		rc = commit(db, err);
-	sqlite3_finalize(st);
+	unprep(s, db, st);
 	conn_put(s, db);
 	if (rc == UNIAP_OK) {
 		*existed = was;
@@ -1041,7 +1111,7 @@ uniap_code store_job_get(struct store *s, int64_t tenant_id, int64_t id, struct 
 	sqlite3_stmt *st = NULL;
 	int row = 0;
 	sqlite3 *db = conn_get(s);
-	uniap_code rc = prep(db, "SELECT " JOB_COLS ", request, result, error FROM jobs"
+	uniap_code rc = prep_c(s, db, "SELECT " JOB_COLS ", request, result, error FROM jobs"
 				 " WHERE id = ?1 AND (?2 = 0 OR tenant_id = ?2)", &st, err);
 
 	memset(&j, 0, sizeof(j));
@@ -1061,7 +1131,7 @@ uniap_code store_job_get(struct store *s, int64_t tenant_id, int64_t id, struct 
 	if (rc == UNIAP_OK)
 		rc = column_dup(st, 12, &j.error, NULL, err);
 out:
-	sqlite3_finalize(st);
+	unprep(s, db, st);
 	conn_put(s, db);
 	if (rc != UNIAP_OK)
 		store_job_release(&j);
@@ -1104,7 +1174,7 @@ uniap_code store_job_list(struct store *s, int64_t tenant_id, const enum store_j
 	if (!arr)
 		return err_set(err, UNIAP_E_NOMEM, "store: out of memory");
 	db = conn_get(s);
-	rc = prep(db, state ? sql_state : sql_all, &st, err);
+	rc = prep_c(s, db, state ? sql_state : sql_all, &st, err);
 	if (rc != UNIAP_OK)
 		goto out;
 	sqlite3_bind_int64(st, 1, tenant_id);
@@ -1114,7 +1184,7 @@ uniap_code store_job_list(struct store *s, int64_t tenant_id, const enum store_j
 		sqlite3_bind_text(st, 4, job_state_names[*state], -1, SQLITE_STATIC);
 	rc = page_collect(db, st, arr, sizeof(*arr), limit, job_from_row_any, "list jobs", &k, &nx, err);
 out:
-	sqlite3_finalize(st);
+	unprep(s, db, st);
 	conn_put(s, db);
 	if (rc != UNIAP_OK) {
 		free(arr);
@@ -1180,7 +1250,7 @@ uniap_code store_job_transition(struct store *s, int64_t tenant_id, int64_t id,
 			     (long long)id, job_state_names[from], job_state_names[to]);
 		goto out;
 	}
-	rc = prep(db, "UPDATE jobs SET state = ?1, started_at = coalesce(?2, started_at),"
+	rc = prep_c(s, db, "UPDATE jobs SET state = ?1, started_at = coalesce(?2, started_at),"
 		      " finished_at = ?3, result = coalesce(?4, result), error = coalesce(?5, error)"
 		      " WHERE id = ?6", &st, err);
 	if (rc != UNIAP_OK)
@@ -1199,7 +1269,7 @@ uniap_code store_job_transition(struct store *s, int64_t tenant_id, int64_t id,
 	if (rc == UNIAP_OK)
 		rc = commit(db, err);
 out:
-	sqlite3_finalize(st);
+	unprep(s, db, st);
 	conn_put(s, db);
 	return rc;
 }
@@ -1226,7 +1296,7 @@ uniap_code store_job_progress(struct store *s, int64_t id, int64_t done, int64_t
 			     (long long)id, job_state_names[state]);
 		goto out;
 	}
-	rc = prep(db, "UPDATE jobs SET progress_done = ?1, progress_total = ?2,"
+	rc = prep_c(s, db, "UPDATE jobs SET progress_done = ?1, progress_total = ?2,"
 		      " best_tpi_s = coalesce(?3, best_tpi_s) WHERE id = ?4", &st, err);
 	if (rc != UNIAP_OK)
 		goto out;
@@ -1239,7 +1309,7 @@ uniap_code store_job_progress(struct store *s, int64_t id, int64_t done, int64_t
 	if (rc == UNIAP_OK)
 		rc = commit(db, err);
 out:
-	sqlite3_finalize(st);
+	unprep(s, db, st);
 	conn_put(s, db);
 	return rc;
 }
@@ -1256,7 +1326,7 @@ uniap_code store_job_claim(struct store *s, int64_t *id, struct uniap_err *err)
 				   " ORDER BY id LIMIT 1", 0, &found, err);
 	if (rc != UNIAP_OK || !found)
 		goto out;
-	rc = prep(db, "UPDATE jobs SET state = 'running', started_at = ?1 WHERE id = ?2", &st, err);
+	rc = prep_c(s, db, "UPDATE jobs SET state = 'running', started_at = ?1 WHERE id = ?2", &st, err);
 	if (rc != UNIAP_OK)
 		goto out;
 	sqlite3_bind_int64(st, 1, now_ms());
@@ -1265,7 +1335,7 @@ uniap_code store_job_claim(struct store *s, int64_t *id, struct uniap_err *err)
 out:
 	if (rc == UNIAP_OK)
 		rc = commit(db, err);
-	sqlite3_finalize(st);
+	unprep(s, db, st);
 	conn_put(s, db);
 	if (rc == UNIAP_OK)
 		*id = found;
@@ -1300,7 +1370,7 @@ uniap_code store_job_requeue(struct store *s, int64_t id, struct uniap_err *err)
 	uniap_code rc = begin_write(s, db, err);
 
 	if (rc == UNIAP_OK)
-		rc = prep(db, "UPDATE jobs SET state = 'queued', started_at = NULL,"
+		rc = prep_c(s, db, "UPDATE jobs SET state = 'queued', started_at = NULL,"
 			      " progress_done = 0, progress_total = 0, best_tpi_s = NULL"
 			      " WHERE id = ?1 AND state = 'running'", &st, err);
 	if (rc == UNIAP_OK) {
@@ -1314,7 +1384,7 @@ uniap_code store_job_requeue(struct store *s, int64_t id, struct uniap_err *err)
 	}
 	if (rc == UNIAP_OK)
 		rc = commit(db, err); /* on failure conn_put rolls back */
-	sqlite3_finalize(st);
+	unprep(s, db, st);
 	conn_put(s, db);
 	return rc;
 }
@@ -1324,7 +1394,7 @@ uniap_code store_job_counts(struct store *s, int64_t counts[STORE_JOB_STATE_COUN
 {
 	sqlite3_stmt *st = NULL;
 	sqlite3 *db = conn_get(s);
-	uniap_code rc = prep(db, "SELECT state, count(*) FROM jobs GROUP BY state", &st, err);
+	uniap_code rc = prep_c(s, db, "SELECT state, count(*) FROM jobs GROUP BY state", &st, err);
 	int row = 1;
 
 	memset(counts, 0, STORE_JOB_STATE_COUNT * sizeof(counts[0]));
@@ -1336,7 +1406,7 @@ uniap_code store_job_counts(struct store *s, int64_t counts[STORE_JOB_STATE_COUN
 			if (strcmp(name, store_job_state_name((enum store_job_state)k)) == 0)
 				counts[k] = sqlite3_column_int64(st, 1);
 	}
-	sqlite3_finalize(st);
+	unprep(s, db, st);
 	conn_put(s, db);
 	return rc;
 }
@@ -1373,7 +1443,7 @@ uniap_code store_cache_get(struct store *s, const unsigned char key[STORE_SHA256
 	sqlite3 *db = conn_get(s);
 	/* the look-up is a plain read (no write lock for a miss); a hit's LRU
 	 * touch is a write of its own, without fsync (cache_writes) */
-	uniap_code rc = prep(db, "SELECT body FROM cost_cache WHERE key = ?1", &st, err);
+	uniap_code rc = prep_c(s, db, "SELECT body FROM cost_cache WHERE key = ?1", &st, err);
 
 	if (rc != UNIAP_OK)
 		goto out;
@@ -1383,12 +1453,12 @@ uniap_code store_cache_get(struct store *s, const unsigned char key[STORE_SHA256
 		rc = err_set(err, UNIAP_E_NOTFOUND, "cost cache: no entry");
 	if (rc == UNIAP_OK)
 		rc = column_dup(st, 0, &copy, &n, err);
-	sqlite3_finalize(st);
+	unprep(s, db, st);
 	st = NULL;
 	if (rc == UNIAP_OK)
 		rc = cache_writes(s, db, err);
 	if (rc == UNIAP_OK)
-		rc = prep(db, "UPDATE cost_cache SET hits = hits + 1, last_used_at = ?1,"
+		rc = prep_c(s, db, "UPDATE cost_cache SET hits = hits + 1, last_used_at = ?1,"
 			      " last_used_seq = (SELECT max(last_used_seq) + 1 FROM cost_cache)"
 			      " WHERE key = ?2", &st, err);
 	if (rc != UNIAP_OK)
@@ -1399,7 +1469,7 @@ uniap_code store_cache_get(struct store *s, const unsigned char key[STORE_SHA256
 	if (rc == UNIAP_OK)
 		rc = commit(db, err);
 out:
-	sqlite3_finalize(st);
+	unprep(s, db, st);
 	cache_writes_end(s, db);
 	if (rc != UNIAP_OK) {
 		free(copy);
@@ -1424,7 +1494,7 @@ uniap_code store_cache_put(struct store *s, const unsigned char key[STORE_SHA256
 	db = conn_get(s);
 	rc = cache_writes(s, db, err);
 	if (rc == UNIAP_OK)
-		rc = prep(db, "INSERT INTO cost_cache (key, bytes, created_at, last_used_at,"
+		rc = prep_c(s, db, "INSERT INTO cost_cache (key, bytes, created_at, last_used_at,"
 			      " last_used_seq, body) VALUES (?1, ?2, ?3, ?3,"
 			      " (SELECT coalesce(max(last_used_seq), 0) + 1 FROM cost_cache), ?4)"
 			      " ON CONFLICT (key) DO UPDATE SET bytes = excluded.bytes,"
@@ -1437,7 +1507,7 @@ uniap_code store_cache_put(struct store *s, const unsigned char key[STORE_SHA256
 	sqlite3_bind_int64(st, 3, now);
 	bind_bytes(st, 4, body, bytes);
 	rc = step_done(db, st, "cache put", err);
-	sqlite3_finalize(st);
+	unprep(s, db, st);
 	st = NULL;
 	if (rc == UNIAP_OK)
 		rc = query_int(db, "SELECT coalesce(sum(bytes), 0) FROM cost_cache", 0, &total, err);
@@ -1455,7 +1525,7 @@ uniap_code store_cache_put(struct store *s, const unsigned char key[STORE_SHA256
 	if (rc == UNIAP_OK)
 		rc = commit(db, err);
 out:
-	sqlite3_finalize(st);
+	unprep(s, db, st);
 	cache_writes_end(s, db);
 	return rc;
 }
@@ -1466,7 +1536,7 @@ uniap_code store_cache_stats(struct store *s, int64_t *entries, int64_t *bytes,
 	sqlite3_stmt *st = NULL;
 	int row = 0;
 	sqlite3 *db = conn_get(s);
-	uniap_code rc = prep(db, "SELECT count(*), coalesce(sum(bytes), 0) FROM cost_cache", &st, err);
+	uniap_code rc = prep_c(s, db, "SELECT count(*), coalesce(sum(bytes), 0) FROM cost_cache", &st, err);
 
 	if (rc == UNIAP_OK)
 		rc = step_row(db, st, &row, "cache stats", err);
@@ -1474,7 +1544,7 @@ uniap_code store_cache_stats(struct store *s, int64_t *entries, int64_t *bytes,
 		*entries = row ? sqlite3_column_int64(st, 0) : 0;
 		*bytes = row ? sqlite3_column_int64(st, 1) : 0;
 	}
-	sqlite3_finalize(st);
+	unprep(s, db, st);
 	conn_put(s, db);
 	return rc;
 }

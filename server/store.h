@@ -40,6 +40,10 @@ void store_sha256(const void *data, size_t bytes, unsigned char out[STORE_SHA256
 
 /* ---- open / close ---- */
 
+/* Process-wide SQLite settings (memory statistics off); call once in main()
+ * before any thread or store exists.  Optional: stores work without it. */
+void store_global_init(void);
+
 #define STORE_POOL_MAX 16         /* cap on connections per store */
 #define STORE_BUSY_TIMEOUT_MS 5000
 

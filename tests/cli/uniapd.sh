@@ -63,9 +63,12 @@ if start_uniapd; then
 	get whoami-alice 200 '"tenant":"alice"' /v1/whoami "$key"
 	get whoami-none 401 "application/problem+json" /v1/whoami
 	get whoami-wrong 401 "application/problem+json" /v1/whoami "uk_0000"
+	get whoami-bob 200 '"tenant":"bob"' /v1/whoami "$bobkey"
 	check tenant-revoke 0 "revoked" -- "$UNIAPD" tenant revoke bob --db "$DB"
 	check tenant-list-revoked 0 "bob" -- "$UNIAPD" tenant list --db "$DB"
 	if grep "bob" "$tmp/out" | grep -q "Z *$"; then ok; else bad "tenant-list: bob not shown revoked"; fi
+	# an accepted key is remembered for at most 1 s (docs/http.md): then the revocation holds
+	sleep 1.2
 	get whoami-revoked 401 "application/problem+json" /v1/whoami "$bobkey"
 	get whoami-alice-still 200 '"tenant":"alice"' /v1/whoami "$key"
 	stop_uniapd
