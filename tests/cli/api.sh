@@ -142,6 +142,18 @@ call cluster-delete-again 404 "" DELETE "/v1/clusters/$cid" "$A"
 call model-delete 204 "" DELETE "/v1/models/$mid" "$A"
 call evaluate-deleted 404 '"pointer":"/cluster"' POST /v1/evaluate "$A" "$tmp/eval-ids.json"
 
+# the stored-bytes quota: a tenant with 1500 bytes holds one model (about 900 bytes
+# stored), the second is a 413 and stores nothing; deleting the first frees its bytes
+check tenant-c 0 "uk_" -- "$UNIAPD" tenant add tc --db "$DB" --max-bytes 1500
+C=$(tail -n 1 "$tmp/out")
+call quota-first 201 '"kind":"model"' POST /v1/models "$C" "$EX/model-bert-chain.json"
+qid=$(sed -n 's/^{"id":\([0-9]*\).*/\1/p' "$tmp/body")
+call quota-second 413 '"type":"urn:uniap:problem:limit"' POST /v1/models "$C" "$EX/model-bert-chain.json"
+call quota-detail 200 "" GET /v1/models "$C"
+if [ "$(grep -o '"id"' "$tmp/body" | wc -l)" -eq 1 ]; then ok; else bad "quota: the refused upload was stored: $(head -c 300 "$tmp/body")"; fi
+call quota-delete 204 "" DELETE "/v1/models/$qid" "$C"
+call quota-again 201 '"kind":"model"' POST /v1/models "$C" "$EX/model-bert-chain.json"
+
 # still healthy
 call healthz 200 "" GET /healthz "$A"
 call whoami 200 '"tenant":"ta"' GET /v1/whoami "$A"
