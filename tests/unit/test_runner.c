@@ -321,6 +321,48 @@ static void test_stop_requeues(void **state)
 	cJSON_free(slow);
 }
 
+/* Mutated stored requests never crash the decoder: each is decoded or refused with a message. */
+static void test_request_decode_mutants(void **state)
+{
+	char *good = request_text(4, 4, 8, 16e9);
+	size_t n = strlen(good), i;
+	unsigned long rng = 12345;
+	struct uniap_err err;
+	int ok = 0, refused = 0;
+
+	(void)state;
+	for (i = 0; i < 3000; i++) {
+		char *m = malloc(n + 8); /* up to four inserted bytes */
+		size_t len = n, k, at;
+		struct runner_request rq;
+
+		assert_non_null(m);
+		memcpy(m, good, n + 1);
+		for (k = 0; k < 1 + i % 4; k++) {
+			rng = rng * 6364136223846793005UL + 1442695040888963407UL;
+			at = (size_t)(rng >> 33) % len;
+			switch ((rng >> 20) % 3) {
+			case 0: m[at] = (char)(rng >> 40); break;                       /* overwrite */
+			case 1: memmove(m + at, m + at + 1, len - at); len--; break;     /* delete */
+			default: memmove(m + at + 1, m + at, len - at + 1); m[at] = "{}[]\",:0-e9"[(rng >> 44) % 13]; len++; break;
+			}
+			if (len < 2)
+				break;
+		}
+		err_clear(&err);
+		if (runner_request_decode(m, len, &rq, &err) == UNIAP_OK) {
+			ok++;
+			runner_request_release(&rq);
+		} else {
+			refused++;
+			assert_true(err.msg[0] != '\0');
+		}
+		free(m);
+	}
+	assert_true(refused > 0);
+	cJSON_free(good);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -328,6 +370,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_request_fails_only_its_job, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cancel_running, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stop_requeues, setup, teardown),
+		cmocka_unit_test(test_request_decode_mutants),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
