@@ -1,7 +1,9 @@
 /*
  * cmd_import.c - `uniap import galvatron`: Galvatron's measured profiles as a
  * cluster document and/or a model document (json/galvatron.h does the work;
- * docs/galvatron.md states the mapping).
+ * docs/galvatron.md states the mapping); `uniap import nccl-tests`: the
+ * bandwidths of nccl-tests runs overlaid on a base cluster (json/nccl.h,
+ * docs/nccl.md).
  *
  * Documents go to --out-cluster/--out-model, or to stdout when only one is
  * asked for without a file; a summary of what was chosen goes to stderr
@@ -19,7 +21,9 @@
 
 #include "cli.h"
 #include "galvatron.h"
+#include "jdecode.h"
 #include "jencode.h"
+#include "nccl.h"
 
 static const char import_usage[] =
 	"usage: uniap import galvatron [hardware options] [model options] [--pretty] [--quiet]\n"
@@ -57,6 +61,27 @@ static const char import_usage[] =
 	"  --quiet              no summary on stderr\n"
 	"\n"
 	"Without --out-cluster/--out-model the one document asked for goes to stdout.\n"
+	"Exit status: 0 ok, 1 invalid or missing input, 2 bad command line.\n"
+	"\n"
+	"Also: uniap import nccl-tests --cluster BASE FILE... (see uniap import nccl-tests --help).\n";
+
+static const char nccl_usage[] =
+	"usage: uniap import nccl-tests --cluster BASE FILE... [--ranks N] [--kind K] [--pretty] [--quiet]\n"
+	"\n"
+	"Overlays the bus bandwidths measured by nccl-tests runs (the text output of\n"
+	"all_reduce_perf, all_gather_perf, reduce_scatter_perf, sendrecv_perf) on the\n"
+	"cluster BASE and prints the cluster document.  Each FILE holds one run; its\n"
+	"bandwidth at the largest message becomes the measured entry of its kind for\n"
+	"its group size and placement.  See docs/nccl.md for what maps to what.\n"
+	"\n"
+	"  --cluster BASE  a cluster document file or a catalog cluster name\n"
+	"  --ranks N       ranks of every run (default: the \"# Rank\" lines)\n"
+	"  --kind K        all_reduce, all_gather, reduce_scatter, alltoall or sendrecv\n"
+	"                  (default: the program named in the file name or a header\n"
+	"                  line, else inferred from the rows)\n"
+	"  --pretty        indent the JSON\n"
+	"  --quiet         no summary on stderr\n"
+	"\n"
 	"Exit status: 0 ok, 1 invalid or missing input, 2 bad command line.\n";
 
 enum {
@@ -205,6 +230,108 @@ static uniap_code import_check(struct import_args *a, struct uniap_err *err)
 	return UNIAP_OK;
 }
 
+/* The kind a file's name tells; NCCL_KIND_NONE when it tells none. */
+static enum nccl_kind import_kind_of_path(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	return nccl_kind_in(base ? base + 1 : path);
+}
+
+/* `uniap import nccl-tests ...` (argv[0] is "nccl-tests"). */
+static int import_nccl(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "cluster", required_argument, NULL, 'c' }, { "ranks", required_argument, NULL, 'r' },
+		{ "kind", required_argument, NULL, 'k' },    { "pretty", no_argument, NULL, 'p' },
+		{ "quiet", no_argument, NULL, 'q' },         { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct cluster_profile c = { 0 };
+	struct nccl_input in[NCCL_MAX_INPUTS];
+	struct nccl_report rep = { "" };
+	struct uniap_err err = { 0 };
+	enum nccl_kind kind = NCCL_KIND_NONE;
+	const char *base = NULL;
+	cJSON *base_doc = NULL, *doc = NULL;
+	size_t n = 0, i;
+	long ranks = 0;
+	int opt, pretty = 0, quiet = 0, status = CLI_EXIT_ERROR;
+
+	memset(in, 0, sizeof(in));
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		char msg[128];
+
+		switch (opt) {
+		case 'c': base = optarg; break;
+		case 'r':
+			if (cli_parse_long("--ranks", optarg, 2, NCCL_MAX_RANKS, &ranks, &err) != UNIAP_OK)
+				return cli_fail("import", &err);
+			break;
+		case 'k':
+			kind = nccl_kind_parse(optarg);
+			if (kind == NCCL_KIND_NONE) {
+				snprintf(msg, sizeof(msg), "--kind: unknown kind '%.64s'", optarg);
+				return cli_usage_error("import", msg);
+			}
+			break;
+		case 'p': pretty = 1; break;
+		case 'q': quiet = 1; break;
+		case 'h': fputs(nccl_usage, stdout); return CLI_EXIT_OK;
+		default:
+			snprintf(msg, sizeof(msg), "unknown or incomplete option '%.64s'", argv[optind - 1]);
+			return cli_usage_error("import", msg);
+		}
+	}
+	if (!base)
+		return cli_usage_error("import", "nccl-tests: --cluster BASE is required");
+	if (optind >= argc)
+		return cli_usage_error("import", "nccl-tests: no FILE given");
+	if (argc - optind > NCCL_MAX_INPUTS)
+		return cli_usage_error("import", "nccl-tests: too many files");
+	if (cli_load_cluster(base, &c, &err) != UNIAP_OK)
+		goto fail;
+	{
+		/* jenc_cluster writes raw numbers: print and parse again for a plain tree */
+		cJSON *raw = jenc_cluster(&c);
+		char *text = raw ? jenc_print(raw, 0) : NULL;
+		uniap_code rc = text ? jdec_parse(text, strlen(text), base, &base_doc, &err)
+		                     : err_set(&err, UNIAP_E_NOMEM, "out of memory");
+
+		cJSON_free(text);
+		cJSON_Delete(raw);
+		if (rc != UNIAP_OK)
+			goto fail;
+	}
+	for (; optind < argc; optind++, n++) {
+		char *text = NULL;
+
+		if (jdec_read_file(argv[optind], NCCL_MAX_TEXT_BYTES, &text, &in[n].len, &err) != UNIAP_OK)
+			goto fail;
+		in[n].text = text;
+		in[n].name = argv[optind];
+		in[n].kind = kind != NCCL_KIND_NONE ? kind : import_kind_of_path(argv[optind]);
+	}
+	if (nccl_cluster_json(base_doc, "cluster", in, n, (int)ranks, &doc, &rep, &err) != UNIAP_OK ||
+	    import_write(doc, NULL, pretty, &err) != UNIAP_OK)
+		goto fail;
+	if (!quiet)
+		fputs(rep.text, stderr);
+	status = CLI_EXIT_OK;
+	goto out;
+fail:
+	status = cli_fail("import", &err);
+out:
+	for (i = 0; i < n; i++)
+		free((char *)in[i].text);
+	cJSON_Delete(base_doc);
+	cJSON_Delete(doc);
+	cluster_release(&c);
+	return status;
+}
+
 int cli_cmd_import(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -242,11 +369,13 @@ int cli_cmd_import(int argc, char **argv)
 		return CLI_EXIT_OK;
 	}
 	if (argc < 2)
-		return cli_usage_error("import", "missing format: uniap import galvatron ...");
+		return cli_usage_error("import", "missing format: uniap import galvatron|nccl-tests ...");
+	if (strcmp(argv[1], "nccl-tests") == 0)
+		return import_nccl(argc - 1, argv + 1);
 	if (strcmp(argv[1], "galvatron") != 0) {
 		char msg[128];
 
-		snprintf(msg, sizeof(msg), "unknown format '%.64s' (known: galvatron)", argv[1]);
+		snprintf(msg, sizeof(msg), "unknown format '%.64s' (known: galvatron, nccl-tests)", argv[1]);
 		return cli_usage_error("import", msg);
 	}
 	argc--;

@@ -222,12 +222,14 @@ out:
 
 void api_cluster_create(struct http_request *req, struct http_response *res)
 {
-	api_doc_create(req, res, STORE_DOC_CLUSTER);
+	if (api_import(req, res, 1) == 0)
+		api_doc_create(req, res, STORE_DOC_CLUSTER);
 }
 
 void api_model_create(struct http_request *req, struct http_response *res)
 {
-	api_doc_create(req, res, STORE_DOC_MODEL);
+	if (api_import(req, res, 0) == 0)
+		api_doc_create(req, res, STORE_DOC_MODEL);
 }
 
 /* The tenant's document {id} of kind into *d (release with store_doc_release); another kind is not found. */

@@ -72,6 +72,14 @@ void api_job_cancel(struct http_request *req, struct http_response *res);
 /* GET /v1/jobs/{id}/plan?format=json|text|galvatron|megatron|deepspeed: the exported plan. */
 void api_job_plan(struct http_request *req, struct http_response *res);
 
+/* ---- imports (server/api_import.c) ---- */
+
+/* ?format= of POST /v1/clusters (galvatron, nccl-tests) and /v1/models (galvatron): builds the
+ * document from the import body and puts it in place of req->json (the body is freed), so the
+ * create handler stores it like an upload.  0: go on (also without ?format=); -1: res holds the
+ * problem (400 naming format, 422 naming the body member). */
+int api_import(struct http_request *req, struct http_response *res, int cluster);
+
 /* ---- shared by the api_*.c files ---- */
 
 const struct http_principal *api_principal(const struct http_request *req);
