@@ -1,0 +1,502 @@
+#!/bin/sh
+# tests/cli/jobs.sh - plan jobs against a real uniapd (POST /v1/plans,
+# /v1/jobs[/{id}[/plan]]): the whole flow with uploaded documents (the
+# job's TPI equals `uniap plan`'s, the plan exported in all five formats),
+# Idempotency-Key replays and conflicts, cancellation of a running and of a
+# queued job, tenant isolation on every /v1 route that takes an id, job
+# request errors (each a problem+json with its status), the tenant's
+# max-jobs (429) and the service's queue (503) with Retry-After, 50
+# concurrent submissions from two tenants, recovery after kill -9 on the
+# same database, the job metrics and the job transition log lines.
+# Needs curl, grep, sed, awk.  Prints "jobs: N passed, N failed".
+set -u
+. "$(dirname "$0")/lib.inc"
+UNIAPD=${UNIAPD:-build/uniapd}
+DB="$tmp/uniap.db"
+EX=schema/examples
+pid=
+trap 'if [ -n "$pid" ]; then kill -9 "$pid" 2>/dev/null; fi; rm -rf "$tmp"' EXIT
+
+# sanitizer builds solve inline, several times slower: every bounded wait scales
+SLOW=1
+[ -n "${UNIAP_SANITIZED:-}" ] && SLOW=4
+
+ok() { pass=$((pass + 1)); }
+bad() { echo "FAIL $*"; fail=$((fail + 1)); }
+
+# req METHOD PATH KEY [BODY_FILE]: the status in $code, the body in $tmp/body,
+# the headers in $tmp/hdr; $XH (when set) is one more request header and $CT
+# the Content-Type of a body (application/json when unset)
+req() {
+	rm -f "$tmp/body" "$tmp/hdr"
+	rm_m=$1 rm_p=$2 rm_k=$3 rm_f=${4:-}
+	set -- -s -o "$tmp/body" -D "$tmp/hdr" -w '%{http_code}' -X "$rm_m" -H "Authorization: Bearer $rm_k"
+	[ -n "${XH:-}" ] && set -- "$@" -H "$XH"
+	[ -n "$rm_f" ] && set -- "$@" -H "Content-Type: ${CT:-application/json}" --data-binary "@$rm_f"
+	code=$(curl "$@" "http://127.0.0.1:$port$rm_p")
+	touch "$tmp/body" "$tmp/hdr"
+}
+
+# call NAME WANT_STATUS NEEDLE METHOD PATH KEY [BODY_FILE]: the status and a
+# substring of the body or headers (NEEDLE may be empty)
+call() {
+	name=$1 want=$2 needle=$3
+	shift 3
+	req "$@"
+	if [ "$code" != "$want" ]; then
+		bad "$name: $1 $2: status $code, want $want; body: $(head -c 300 "$tmp/body")"
+		return 1
+	elif [ -n "$needle" ] && ! grep -qF -- "$needle" "$tmp/body" "$tmp/hdr"; then
+		bad "$name: $1 $2: response lacks '$needle'; body: $(head -c 300 "$tmp/body")"
+		return 1
+	fi
+	ok
+}
+
+# problem NAME WANT_STATUS NEEDLE METHOD PATH KEY [BODY_FILE]: call, and the
+# answer is application/problem+json with that status in its body
+problem() {
+	call "$@" || return 1
+	if grep -qi '^Content-Type: application/problem+json' "$tmp/hdr" &&
+		grep -qF "\"status\":$2" "$tmp/body"; then ok; else
+		bad "$1: not a problem+json $2: $(head -c 300 "$tmp/hdr" | tr '\r\n' '  ') $(head -c 200 "$tmp/body")"
+	fi
+}
+
+# hdr NAME NEEDLE: the last answer's headers have the line NEEDLE (case-blind prefix)
+hdr() {
+	if tr -d '\r' <"$tmp/hdr" | grep -qi "^$2"; then ok; else
+		bad "$1: no header '$2': $(tr '\r\n' '  ' <"$tmp/hdr" | head -c 300)"
+	fi
+}
+
+# the id and state of a job document in FILE (default the last body)
+jid() { sed -n 's/^{"id":\([0-9]*\),.*/\1/p' "${1:-$tmp/body}"; }
+jst() { sed -n 's/^{"id":[0-9]*,"state":"\([a-z]*\)".*/\1/p' "${1:-$tmp/body}"; }
+# the first "tpi_s" number of FILE (a job's result.plan.tpi_s, a plan's tpi_s)
+tpi() { grep -o '"tpi_s":[[:space:]]*[-0-9.eE+]*' "$1" | head -n 1 | sed 's/.*:[[:space:]]*//'; }
+# the value of metric line NAME (exactly, labels included) in FILE
+metric() { awk -v n="$1" '$1 == n { print $2 }' "$2"; }
+
+# wait_job ID KEY "STATES" TENTHS [FILE]: polls GET /v1/jobs/ID (into FILE,
+# default $tmp/job) until its state is one of STATES; 1 when it is not
+# within TENTHS tenths of a second (times SLOW)
+wait_job() {
+	wid=$1 wkey=$2 wwant=$3 wn=$(($4 * SLOW)) wf=${5:-$tmp/job} wi=0
+	[ -n "$wid" ] || { echo "{}" >"$wf"; return 1; }
+	while :; do
+		curl -s -o "$wf" -H "Authorization: Bearer $wkey" "http://127.0.0.1:$port/v1/jobs/$wid"
+		wst=$(jst "$wf")
+		case " $wwant " in *" $wst "*) return 0 ;; esac
+		[ "$wi" -ge "$wn" ] && return 1
+		sleep 0.1
+		wi=$((wi + 1))
+	done
+}
+
+# submit NAME KEY BODY_FILE: POST /v1/plans, 202 with a Location and the job
+# queued (or already claimed by a job thread); the job id in $jobid
+submit() {
+	jobid=
+	call "$1" 202 '"id":' POST /v1/plans "$2" "$3" || return 1
+	jobid=$(jid)
+	case $(jst) in queued | running) ok ;; *) bad "$1: state '$(jst)': $(head -c 300 "$tmp/body")" ;; esac
+	hdr "$1-location" "Location: /v1/jobs/$jobid\$"
+}
+
+up() {
+	if ! start_uniapd "$@"; then
+		bad "start $*: uniapd did not come up: $(head -c 300 "$tmp/log")"
+		summary jobs
+		exit 1
+	fi
+}
+
+# down: stop_uniapd; a clean exit and no sanitizer report in the log
+down() {
+	stop_uniapd
+	if [ "$stopped" -eq 0 ]; then ok; else bad "stop: exit $stopped: $(tail -c 300 "$tmp/log")"; fi
+	if grep -q 'Sanitizer\|runtime error:' "$tmp/log"; then
+		bad "sanitizer: $(grep -m 3 'Sanitizer\|runtime error:' "$tmp/log")"; else ok; fi
+}
+
+t_start=$(date +%s)
+
+check tenant-a 0 "uk_" -- "$UNIAPD" tenant add ta --db "$DB" --max-jobs 100
+A=$(tail -n 1 "$tmp/out")
+check tenant-b 0 "uk_" -- "$UNIAPD" tenant add tb --db "$DB" --max-jobs 100
+B=$(tail -n 1 "$tmp/out")
+check tenant-c 0 "uk_" -- "$UNIAPD" tenant add tc --db "$DB" --max-jobs 1
+C=$(tail -n 1 "$tmp/out")
+
+# what the CLI answers, to compare the jobs' TPIs with
+if "$UNIAP" plan --cluster "$EX/cluster-8gpu-nvlink.json" --model "$EX/model-bert-chain.json" \
+	--batch 32 >"$tmp/cli-ex.json" 2>"$tmp/err"; then ok; else bad "uniap plan example: $(head -c 300 "$tmp/err")"; fi
+tpi_ex=$(tpi "$tmp/cli-ex.json")
+[ -n "$tpi_ex" ] || bad "uniap plan example: no tpi_s"
+for b in 4 8 16 32 64; do
+	"$UNIAP" plan --cluster enva --model bert-huge --batch $b >"$tmp/cli-$b.json" 2>"$tmp/err" ||
+		bad "uniap plan enva bert-huge $b: $(head -c 300 "$tmp/err")"
+	eval "tpi_$b=\$(tpi \"\$tmp/cli-\$b.json\")"
+	eval "[ -n \"\$tpi_$b\" ]" || bad "uniap plan enva bert-huge $b: no tpi_s"
+done
+
+up
+
+# ---------------------------------------------------------------- 1. the whole flow
+call cluster-put 201 '"kind":"cluster"' POST /v1/clusters "$A" "$EX/cluster-8gpu-nvlink.json"
+cid=$(jid)
+call model-put 201 '"kind":"model"' POST /v1/models "$A" "$EX/model-bert-chain.json"
+mid=$(jid)
+call t5-put 201 '"kind":"model"' POST /v1/models "$A" "$EX/model-t5-dag.json"
+t5id=$(jid)
+call c16-put 201 '"kind":"cluster"' POST /v1/clusters "$A" "$EX/cluster-16gpu-pcie-pairs.json"
+c16id=$(jid)
+printf '{"cluster":%s,"model":%s,"batch":32}' "$cid" "$mid" >"$tmp/flow.json"
+submit flow-submit "$A" "$tmp/flow.json"
+j1=$jobid
+if grep -qF "\"request\":{\"batch\":32,\"cluster\":$cid,\"model\":$mid}" "$tmp/body"; then ok; else
+	bad "flow-submit: request summary: $(head -c 400 "$tmp/body")"; fi
+if wait_job "$j1" "$A" "succeeded failed canceled" 100; then ok; else bad "flow: job $j1 not final: $(head -c 300 "$tmp/job")"; fi
+call flow-get 200 '"state":"succeeded"' GET "/v1/jobs/$j1" "$A"
+for f in '"result":{"plan":{' '"candidates":[' '"optimal":' '"gap":' '"bound_s":' '"solve_s":' \
+	'"space":"unified"' '"started_at":"' '"finished_at":"' "\"plan\":\"/v1/jobs/$j1/plan\""; do
+	if grep -qF -- "$f" "$tmp/body"; then ok; else bad "flow-get: lacks $f: $(head -c 300 "$tmp/body")"; fi
+done
+got=$(tpi "$tmp/body")
+if [ -n "$got" ] && [ "$got" = "$tpi_ex" ]; then ok; else bad "flow: tpi_s '$got', uniap plan says '$tpi_ex'"; fi
+done_n=$(sed -n 's/.*"candidates_done":\([0-9]*\),"candidates_total":\([0-9]*\).*/\1 \2/p' "$tmp/body")
+case $done_n in "0 0" | "") bad "flow: progress '$done_n'" ;;
+*) set -- $done_n; if [ "$1" = "$2" ]; then ok; else bad "flow: progress $1 of $2 at the end"; fi ;; esac
+
+# the plan in every format
+call plan-default 200 '"stages"' GET "/v1/jobs/$j1/plan" "$A"
+hdr plan-default-ct "Content-Type: application/json"
+call plan-json 200 '"stages"' GET "/v1/jobs/$j1/plan?format=json" "$A"
+hdr plan-json-ct "Content-Type: application/json"
+got=$(tpi "$tmp/body")
+if [ "$got" = "$tpi_ex" ]; then ok; else bad "plan-json: tpi_s '$got', want '$tpi_ex'"; fi
+call plan-text 200 'stage 0:' GET "/v1/jobs/$j1/plan?format=text" "$A"
+hdr plan-text-ct "Content-Type: text/plain"
+if head -n 1 "$tmp/body" | grep -q '^plan: .*tpi '; then ok; else bad "plan-text: $(head -c 200 "$tmp/body")"; fi
+# export FORMAT CONTENT_TYPE NEEDLE: 200 with the config, or 422 naming the system
+export_fmt() {
+	req GET "/v1/jobs/$j1/plan?format=$1" "$A"
+	case $code in
+	200)
+		if tr -d '\r' <"$tmp/hdr" | grep -qi "^Content-Type: $2" && grep -qF -- "$3" "$tmp/body"; then ok; else
+			bad "plan-$1: 200 without $2 / '$3': $(head -c 300 "$tmp/body")"; fi ;;
+	422)
+		if tr -d '\r' <"$tmp/hdr" | grep -qi "^Content-Type: application/problem+json" &&
+			grep -qi "\"detail\":\"[^\"]*$4" "$tmp/body"; then ok; else
+			bad "plan-$1: 422 not a problem naming $4: $(head -c 300 "$tmp/body")"; fi ;;
+	*) bad "plan-$1: status $code, want 200 or 422: $(head -c 300 "$tmp/body")" ;;
+	esac
+}
+export_fmt galvatron application/json '"pp_deg"' galvatron
+export_fmt megatron text/plain '--pipeline-model-parallel-size' megatron
+export_fmt deepspeed application/json '"train_batch_size"' deepspeed
+# a mixed plan (tp4.dp2 embedding, dp8 blocks): megatron cannot express it
+printf '{"cluster":"enva","model":"bert-huge","batch":8}' >"$tmp/mixed.json"
+submit mixed-submit "$A" "$tmp/mixed.json"
+jm=$jobid
+if wait_job "$jm" "$A" "succeeded failed canceled" 100 && [ "$(jst "$tmp/job")" = succeeded ]; then ok; else
+	bad "mixed: job $jm: $(head -c 300 "$tmp/job")"; fi
+problem plan-mixed-megatron 422 "megatron" GET "/v1/jobs/$jm/plan?format=megatron" "$A"
+call plan-mixed-text 200 "tp4.dp2" GET "/v1/jobs/$jm/plan?format=text" "$A"
+problem plan-bad-format 400 'format' GET "/v1/jobs/$j1/plan?format=xml" "$A"
+# nothing fits (Llama-7B, batch 512 on 32 A100s): succeeded with no plan, every
+# candidate says why; its plan is 422 infeasible in any format
+printf '{"cluster":"dgx-a100-x4","model":"llama-7b","batch":512}' >"$tmp/nofit.json"
+submit nofit-submit "$A" "$tmp/nofit.json"
+jn=$jobid
+if wait_job "$jn" "$A" "succeeded failed canceled" 100 && [ "$(jst "$tmp/job")" = succeeded ] &&
+	grep -qF '"result":{"plan":null,"candidates":[{' "$tmp/job" && grep -qF '"status":"infeasible"' "$tmp/job"; then
+	ok; else bad "nofit: job $jn: $(head -c 300 "$tmp/job")"; fi
+problem nofit-plan 422 'no plan fits' GET "/v1/jobs/$jn/plan" "$A"
+problem nofit-plan-text 422 'no plan fits' GET "/v1/jobs/$jn/plan?format=text" "$A"
+
+# ---------------------------------------------------------------- 2. idempotency
+XH="Idempotency-Key: flow-key-1"
+submit idem-first "$A" "$tmp/flow.json"
+ji=$jobid
+if grep -qi '^Idempotent-Replayed' "$tmp/hdr"; then bad "idem-first: marked replayed"; else ok; fi
+call idem-replay 202 "\"id\":$ji," POST /v1/plans "$A" "$tmp/flow.json"
+hdr idem-replay-header "Idempotent-Replayed: true"
+hdr idem-replay-location "Location: /v1/jobs/$ji\$"
+# the same request written differently (spaces, key order) is the same request
+printf '{ "batch" : 32, "model" : %s,\n "cluster" : %s }' "$mid" "$cid" >"$tmp/flow-spaced.json"
+call idem-replay-spaced 202 "\"id\":$ji," POST /v1/plans "$A" "$tmp/flow-spaced.json"
+hdr idem-replay-spaced-header "Idempotent-Replayed: true"
+printf '{"cluster":%s,"model":%s,"batch":16}' "$cid" "$mid" >"$tmp/flow16.json"
+problem idem-other-body 409 'flow-key-1' POST /v1/plans "$A" "$tmp/flow16.json"
+# keys are the tenant's own: B's same key and body make B's own job
+printf '{"cluster":"enva","model":"bert-huge","batch":4}' >"$tmp/b4.json"
+call idem-b 202 '"id":' POST /v1/plans "$B" "$tmp/b4.json"
+jb=$(jid)
+if [ -n "$jb" ] && [ "$jb" != "$ji" ] && ! grep -qi '^Idempotent-Replayed' "$tmp/hdr"; then ok; else
+	bad "idem-b: B's job $jb, A's $ji"; fi
+XH=
+
+# ---------------------------------------------------------------- 4. tenant isolation
+wait_job "$ji" "$A" "succeeded failed canceled" 100 || bad "idem job $ji not final"
+for r in "GET /v1/jobs/$j1" "DELETE /v1/jobs/$j1" "GET /v1/jobs/$j1/plan" "GET /v1/jobs/$j1/plan?format=text" \
+	"GET /v1/clusters/$cid" "DELETE /v1/clusters/$cid" "GET /v1/models/$mid" "DELETE /v1/models/$mid"; do
+	set -- $r
+	problem "iso-b-$1-$2" 404 "" "$1" "$2" "$B"
+done
+problem iso-a-b-job 404 "" GET "/v1/jobs/$jb" "$A"
+problem iso-a-b-job-delete 404 "" DELETE "/v1/jobs/$jb" "$A"
+call iso-a-still 200 '"state":"succeeded"' GET "/v1/jobs/$j1" "$A"
+call iso-a-cluster-still 200 '"devices_per_node"' GET "/v1/clusters/$cid" "$A"
+call iso-a-model-still 200 '"layer' GET "/v1/models/$mid" "$A"
+call iso-b-jobs 200 "\"id\":$jb," GET /v1/jobs "$B"
+for j in $j1 $jm $ji; do
+	if grep -qF "\"id\":$j," "$tmp/body"; then bad "iso-b-jobs: lists A's job $j"; else ok; fi
+done
+call iso-a-jobs 200 "\"id\":$j1," GET /v1/jobs "$A"
+if grep -qF "\"id\":$jb," "$tmp/body"; then bad "iso-a-jobs: lists B's job $jb"; else ok; fi
+call iso-b-clusters 200 '"items":[]' GET /v1/clusters "$B"
+call iso-b-models 200 '"items":[]' GET /v1/models "$B"
+printf '{"cluster":%s,"model":"bert-huge","batch":8}' "$cid" >"$tmp/b-ref-c.json"
+problem iso-b-plan-cluster 404 '"pointer":"/cluster"' POST /v1/plans "$B" "$tmp/b-ref-c.json"
+printf '{"cluster":"enva","model":%s,"batch":8}' "$mid" >"$tmp/b-ref-m.json"
+problem iso-b-plan-model 404 '"pointer":"/model"' POST /v1/plans "$B" "$tmp/b-ref-m.json"
+call list-state 200 "\"id\":$j1," GET "/v1/jobs?state=succeeded" "$A"
+call list-state-none 200 '"items":[]' GET "/v1/jobs?state=canceled" "$A"
+call list-limit 200 '"next_cursor":"' GET "/v1/jobs?limit=1" "$A"
+cur=$(sed -n 's/.*"next_cursor":"\([0-9]*\)".*/\1/p' "$tmp/body")
+call list-cursor 200 '"items":[{' GET "/v1/jobs?limit=1&cursor=$cur" "$A"
+if grep -qF "\"id\":$j1," "$tmp/body"; then bad "list-cursor: the first page again"; else ok; fi
+
+# ---------------------------------------------------------------- 5. errors
+# bad BODY NAME STATUS NEEDLE: POST /v1/plans as A with the body BODY
+bad_plan() {
+	printf '%s' "$1" >"$tmp/bad.json"
+	problem "err-$2" "$3" "$4" POST /v1/plans "$A" "$tmp/bad.json"
+}
+bad_plan '{"cluster":"enva","model":"bert-huge"}' no-batch 422 '"pointer":"/batch"'
+bad_plan '{"cluster":"enva","model":"bert-huge","batch":0}' batch-0 422 '"pointer":"/batch"'
+bad_plan '{"cluster":"enva","model":"bert-huge","batch":"8"}' batch-string 422 '"pointer":"/batch"'
+bad_plan '{"cluster":"enva","model":"bert-huge","batch":1e300}' batch-huge 422 '"pointer":"/batch"'
+bad_plan '{"cluster":"enva","model":"bert-huge","batch":2.5}' batch-fraction 422 '"pointer":"/batch"'
+bad_plan '{"cluster":"enva","model":"bert-huge","batch":8,"frob":1}' unknown-field 422 'frob'
+bad_plan '{"cluster":"enva","model":"bert-huge","batch":8,"schedule":"zigzag"}' schedule 422 '"pointer":"/schedule"'
+bad_plan '{"cluster":"enva","model":"bert-huge","batch":8,"space":"galaxy"}' space 422 '"pointer":"/space"'
+bad_plan '{"cluster":"enva","model":"bert-huge","batch":8,"time_limit_s":-1}' time-limit 422 '"pointer":"/time_limit_s"'
+bad_plan '{"cluster":"enva","model":"bert-huge","batch":8,"time_limit_s":1e9}' time-limit-cap 422 '"pointer":"/time_limit_s"'
+bad_plan '{"cluster":"enva","model":"bert-huge","batch":8,"gap":2}' gap 422 '"pointer":"/gap"'
+bad_plan '{"cluster":"enva","model":"bert-huge","batch":8,"recompute":"yes"}' recompute 422 '"pointer":"/recompute"'
+bad_plan '{"cluster":999999,"model":"bert-huge","batch":8}' cluster-id 404 '"pointer":"/cluster"'
+bad_plan '{"cluster":"enva","model":"no-such-model","batch":8}' model-name 404 '"pointer":"/model"'
+bad_plan '{"cluster":"no-such-cluster","model":"bert-huge","batch":8}' cluster-name 404 '"pointer":"/cluster"'
+bad_plan '{"model":"bert-huge","batch":8}' no-cluster 422 '"pointer":"/cluster"'
+bad_plan '[1,2]' array 422 ''
+bad_plan '{"cluster":"enva",' malformed 400 'malformed'
+sed 's/"nodes": 1/"nodes": 0/' "$EX/cluster-8gpu-nvlink.json" >"$tmp/bad-cluster.json"
+{ printf '{"cluster":'; cat "$tmp/bad-cluster.json"; printf ',"model":"bert-huge","batch":8}'; } >"$tmp/bad-inline.json"
+problem err-inline-cluster 422 '"pointer":"/cluster/nodes"' POST /v1/plans "$A" "$tmp/bad-inline.json"
+problem err-no-key 401 "" POST /v1/plans "" "$tmp/flow.json"
+hdr err-no-key-www "WWW-Authenticate: Bearer"
+problem err-wrong-key 401 "" GET "/v1/jobs/$j1" "uk_0000"
+CT=text/plain
+problem err-content-type 415 "" POST /v1/plans "$A" "$tmp/flow.json"
+CT=
+problem err-get-plans 405 "" GET /v1/plans "$A"
+hdr err-get-plans-allow "Allow: POST"
+problem err-put-plans 405 "" PUT /v1/plans "$A" "$tmp/flow.json"
+hdr err-put-plans-allow "Allow: POST"
+problem err-patch-job 405 "" PATCH "/v1/jobs/$j1" "$A"
+hdr err-patch-job-allow "Allow: .*DELETE"
+for id in abc 0 -1 99999999999999999999 1.5; do
+	problem "err-job-id-$id" 404 "" GET "/v1/jobs/$id" "$A"
+	problem "err-job-delete-$id" 404 "" DELETE "/v1/jobs/$id" "$A"
+	problem "err-job-plan-$id" 404 "" GET "/v1/jobs/$id/plan" "$A"
+done
+problem err-job-missing 404 "" GET /v1/jobs/99999999 "$A"
+problem err-list-state 400 'state' GET "/v1/jobs?state=bogus" "$A"
+problem err-list-limit 400 'limit' GET "/v1/jobs?limit=0" "$A"
+XH="Idempotency-Key: $(printf '%0300d' 0)"
+problem err-idem-long 400 'Idempotency-Key' POST /v1/plans "$A" "$tmp/flow.json"
+XH=
+call err-healthz 200 '"status":"ok"' GET /healthz "$A"
+
+# ---------------------------------------------------------------- 7. 50 concurrent submissions
+set -- 4 8 16 32 64
+i=1 cpids=
+while [ $i -le 50 ]; do
+	eval "b=\${$((i % 5 + 1))}"
+	if [ $((i % 2)) -eq 0 ]; then k=$A; else k=$B; fi
+	printf '{"cluster":"enva","model":"bert-huge","batch":%s}' "$b" >"$tmp/c$i.json"
+	curl -s -o "$tmp/c$i.out" -w '%{http_code}' -H "Authorization: Bearer $k" \
+		-H "Content-Type: application/json" --data-binary "@$tmp/c$i.json" \
+		"http://127.0.0.1:$port/v1/plans" >"$tmp/c$i.code" &
+	cpids="$cpids $!"
+	i=$((i + 1))
+done
+wait $cpids # not uniapd: it is a child too
+i=1 n202=0 nok=0
+while [ $i -le 50 ]; do
+	eval "b=\${$((i % 5 + 1))}"
+	if [ $((i % 2)) -eq 0 ]; then k=$A; else k=$B; fi
+	if [ "$(cat "$tmp/c$i.code")" = 202 ]; then
+		n202=$((n202 + 1))
+		cj=$(jid "$tmp/c$i.out")
+		if wait_job "$cj" "$k" "succeeded failed canceled" 300 "$tmp/c$i.job" &&
+			[ "$(jst "$tmp/c$i.job")" = succeeded ]; then
+			eval "want=\$tpi_$b"
+			got=$(tpi "$tmp/c$i.job")
+			if [ "$got" = "$want" ]; then nok=$((nok + 1)); else
+				bad "concurrent $i (job $cj, batch $b): tpi_s '$got', uniap plan says '$want'"; fi
+		else
+			bad "concurrent $i (job $cj): $(head -c 300 "$tmp/c$i.job")"
+		fi
+	else
+		bad "concurrent $i: status $(cat "$tmp/c$i.code"): $(head -c 300 "$tmp/c$i.out")"
+	fi
+	i=$((i + 1))
+done
+if [ "$n202" -eq 50 ] && [ "$nok" -eq 50 ]; then ok; else bad "concurrent: $n202 accepted, $nok right of 50"; fi
+
+# ---------------------------------------------------------------- 3c / 9. metrics (this process)
+call delete-succeeded 409 "already succeeded" DELETE "/v1/jobs/$j1" "$A"
+call still-succeeded 200 '"state":"succeeded"' GET "/v1/jobs/$j1" "$A"
+# the same request again, no key: a new job whose candidates come from the cost cache
+submit repeat "$A" "$tmp/flow.json"
+jr=$jobid
+if [ "$jr" != "$j1" ] && wait_job "$jr" "$A" "succeeded failed canceled" 100 && [ "$(jst "$tmp/job")" = succeeded ]; then
+	ok; else bad "repeat: job $jr: $(head -c 300 "$tmp/job")"; fi
+if grep -qF '"cached":true' "$tmp/job"; then ok; else bad "repeat: no cached candidate"; fi
+got=$(tpi "$tmp/job")
+if [ "$got" = "$tpi_ex" ]; then ok; else bad "repeat: tpi_s '$got', want '$tpi_ex'"; fi
+call metrics 200 'uniapd_jobs{state="succeeded"}' GET /metrics ""
+tr -d '\r' <"$tmp/body" >"$tmp/metrics"
+v=$(metric 'uniapd_jobs{state="succeeded"}' "$tmp/metrics")
+if [ "${v:-0}" -ge 54 ]; then ok; else bad "metrics: uniapd_jobs succeeded '$v', want >= 54"; fi
+v=$(metric 'uniapd_cost_cache_requests_total{result="hit"}' "$tmp/metrics")
+if [ "${v:-0}" -gt 0 ]; then ok; else bad "metrics: cache hits '$v'"; fi
+v=$(metric 'uniapd_cost_cache_requests_total{result="miss"}' "$tmp/metrics")
+if [ "${v:-0}" -gt 0 ]; then ok; else bad "metrics: cache misses '$v'"; fi
+v=$(metric 'uniapd_job_solve_seconds_count' "$tmp/metrics")
+if [ "${v:-0}" -ge 54 ]; then ok; else bad "metrics: uniapd_job_solve_seconds_count '$v'"; fi
+v=$(metric 'uniapd_queue_depth' "$tmp/metrics")
+if [ "$v" = 0 ]; then ok; else bad "metrics: uniapd_queue_depth '$v', want 0"; fi
+for t in '"from":"new","to":"queued"' '"from":"queued","to":"running"' '"from":"running","to":"succeeded"'; do
+	if grep "\"event\":\"job\",\"job\":$j1," "$tmp/log" | grep -qF "$t"; then ok; else
+		bad "log: no $t line for job $j1"; fi
+done
+n=$(grep -c '"event":"job".*"to":"succeeded"' "$tmp/log")
+if [ "$n" -ge 54 ]; then ok; else bad "log: $n succeeded lines, want >= 54"; fi
+down
+t_phase1=$(date +%s)
+
+# ---------------------------------------------------------------- 3 / 6. cancel, 429, 503
+# one job at a time, one queued job in all: t5-large on two DGX nodes solves for minutes
+up --jobs 1 --max-queued 1
+printf '{"cluster":"dgx-a100-x2","model":"t5-large","batch":256}' >"$tmp/slow.json"
+submit slow-submit "$A" "$tmp/slow.json"
+js=$jobid
+if wait_job "$js" "$A" "running succeeded failed canceled" 100 && [ "$(jst "$tmp/job")" = running ]; then
+	ok; else bad "slow: job $js not running: $(head -c 300 "$tmp/job")"; fi
+problem plan-while-running 409 'running' GET "/v1/jobs/$js/plan" "$A"
+printf '{"cluster":"enva","model":"bert-huge","batch":16}' >"$tmp/c16.json"
+# a replay of C's queued job with its key is no new job: answered, not refused
+XH="Idempotency-Key: c-key"
+call c-first-keyed 202 '"state":"queued"' POST /v1/plans "$C" "$tmp/mixed.json"
+jq0=$(jid)
+call c-replay-at-limit 202 "\"id\":$jq0," POST /v1/plans "$C" "$tmp/mixed.json"
+hdr c-replay-at-limit-header "Idempotent-Replayed: true"
+XH=
+call cancel-keyed 200 '"state":"canceled"' DELETE "/v1/jobs/$jq0" "$C"
+# C (max-jobs 1): its first job waits in the queue, its second is refused
+submit c-first "$C" "$tmp/c16.json"
+jq1=$jobid
+problem c-second 429 'queued or running' POST /v1/plans "$C" "$tmp/b4.json"
+hdr c-second-retry "Retry-After: [0-9]"
+# the service's queue (1) is full: B is refused with 503
+problem queue-full 503 "queue" POST /v1/plans "$B" "$tmp/b4.json"
+hdr queue-full-retry "Retry-After: [0-9]"
+# cancel the queued job: it never ran
+call cancel-queued 200 '"state":"canceled"' DELETE "/v1/jobs/$jq1" "$C"
+if grep -qF '"started_at":null' "$tmp/body"; then ok; else bad "cancel-queued: started: $(head -c 300 "$tmp/body")"; fi
+call cancel-queued-again 200 '"state":"canceled"' DELETE "/v1/jobs/$jq1" "$C"
+problem plan-canceled 409 'canceled' GET "/v1/jobs/$jq1/plan" "$C"
+# C may submit again now (nothing of its own is queued or running)
+submit c-after-cancel "$C" "$tmp/c16.json"
+jq2=$jobid
+call cancel-queued-2 200 '"state":"canceled"' DELETE "/v1/jobs/$jq2" "$C"
+# cancel the running job: quickly, workers killed
+t0=$(date +%s)
+call cancel-running 200 '"state":"canceled"' DELETE "/v1/jobs/$js" "$A"
+t1=$(date +%s)
+if [ $((t1 - t0)) -le $((2 * SLOW)) ]; then ok; else bad "cancel-running: took $((t1 - t0)) s"; fi
+call cancel-running-get 200 '"state":"canceled"' GET "/v1/jobs/$js" "$A"
+if grep -qF '"finished_at":"' "$tmp/body"; then ok; else bad "cancel-running-get: no finished_at"; fi
+call cancel-list 200 "\"id\":$js," GET "/v1/jobs?state=canceled" "$A"
+# the job thread is free again: a small job runs next
+submit after-cancel "$A" "$tmp/b4.json"
+ja=$jobid
+if wait_job "$ja" "$A" "succeeded failed canceled" 100 && [ "$(jst "$tmp/job")" = succeeded ]; then ok; else
+	bad "after-cancel: job $ja: $(head -c 300 "$tmp/job")"; fi
+got=$(tpi "$tmp/job")
+if [ "$got" = "$tpi_4" ]; then ok; else bad "after-cancel: tpi_s '$got', want '$tpi_4'"; fi
+if grep "\"event\":\"job\",\"job\":$jq1," "$tmp/log" | grep -qF '"from":"queued","to":"canceled"'; then ok; else
+	bad "log: no queued -> canceled line for job $jq1"; fi
+if grep "\"event\":\"job\",\"job\":$js," "$tmp/log" | grep -qF '"from":"running","to":"canceled"'; then ok; else
+	bad "log: no running -> canceled line for job $js"; fi
+if grep "\"event\":\"job\",\"job\":$jq1," "$tmp/log" | grep -qF '"to":"running"'; then
+	bad "log: canceled queued job $jq1 ran"; else ok; fi
+call healthz-2 200 '"status":"ok"' GET /healthz ""
+down
+t_phase2=$(date +%s)
+
+# ---------------------------------------------------------------- 8. kill -9 and recovery
+up
+# T5 (a DAG: MILPs on CBC) on 16 PCIe GPUs, a bounded time per candidate
+printf '{"cluster":%s,"model":%s,"batch":32,"time_limit_s":0.5}' "$c16id" "$t5id" >"$tmp/rec.json"
+submit recover-submit "$A" "$tmp/rec.json"
+jk=$jobid
+if wait_job "$jk" "$A" "running succeeded failed canceled" 100 && [ "$(jst "$tmp/job")" = running ]; then
+	ok; else bad "recover: job $jk not running: $(head -c 300 "$tmp/job")"; fi
+kill -9 "$pid"
+wait "$pid" 2>/dev/null
+pid=
+cp "$tmp/log" "$tmp/log.killed"
+up
+if grep -q '"msg":"recovered","requeued_jobs":1' "$tmp/log"; then ok; else
+	bad "recover: no recovered line: $(grep recovered "$tmp/log")"; fi
+if wait_job "$jk" "$A" "succeeded failed canceled" 300 && [ "$(jst "$tmp/job")" = succeeded ]; then ok; else
+	bad "recover: job $jk: $(head -c 300 "$tmp/job")"; fi
+if grep -qF '"result":{"plan":{' "$tmp/job"; then ok; else bad "recover: no plan: $(head -c 300 "$tmp/job")"; fi
+call recover-plan 200 'stage 0:' GET "/v1/jobs/$jk/plan?format=text" "$A"
+# everything stored before is still there
+call kept-job 200 '"state":"succeeded"' GET "/v1/jobs/$j1" "$A"
+got=$(tpi "$tmp/body")
+if [ "$got" = "$tpi_ex" ]; then ok; else bad "kept-job: tpi_s '$got', want '$tpi_ex'"; fi
+call kept-canceled 200 '"state":"canceled"' GET "/v1/jobs/$js" "$A"
+call kept-b-job 200 '"state":"succeeded"' GET "/v1/jobs/$jb" "$B"
+for d in "clusters/$cid" "models/$mid" "models/$t5id" "clusters/$c16id"; do
+	call "kept-$d" 200 '"name"' GET "/v1/$d" "$A"
+done
+XH="Idempotency-Key: flow-key-1"
+call kept-idem-replay 202 "\"id\":$ji," POST /v1/plans "$A" "$tmp/flow.json"
+hdr kept-idem-replay-header "Idempotent-Replayed: true"
+XH=
+n=$(curl -s -H "Authorization: Bearer $A" "http://127.0.0.1:$port/v1/jobs?limit=100" | grep -o '"id":[0-9]*,"state"' | wc -l)
+if [ "$n" -ge 30 ]; then ok; else bad "kept: A lists $n jobs"; fi
+call metrics-2 200 'uniapd_jobs{state="succeeded"}' GET /metrics ""
+tr -d '\r' <"$tmp/body" >"$tmp/metrics"
+v=$(metric 'uniapd_jobs{state="succeeded"}' "$tmp/metrics")
+if [ "${v:-0}" -ge 56 ]; then ok; else bad "metrics-2: uniapd_jobs succeeded '$v', want >= 56"; fi
+v=$(metric 'uniapd_jobs{state="canceled"}' "$tmp/metrics")
+if [ "${v:-0}" -eq 4 ]; then ok; else bad "metrics-2: uniapd_jobs canceled '$v', want 4"; fi
+v=$(metric 'uniapd_jobs{state="running"}' "$tmp/metrics")
+if [ "${v:-0}" -eq 0 ]; then ok; else bad "metrics-2: uniapd_jobs running '$v', want 0"; fi
+if grep "\"event\":\"job\",\"job\":$jk," "$tmp/log" | grep -qF '"to":"succeeded"'; then ok; else
+	bad "log: no succeeded line for recovered job $jk"; fi
+call healthz-3 200 '"status":"ok"' GET /healthz ""
+down
+
+t_end=$(date +%s)
+echo "jobs: timings: first server $((t_phase1 - t_start)) s, cancel/limits $((t_phase2 - t_phase1)) s, recovery $((t_end - t_phase2)) s"
+summary jobs
