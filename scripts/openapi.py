@@ -132,6 +132,35 @@ for res, doc, tag in (('clusters', 'Cluster', 'clusters'), ('models', 'Model', '
     P['/v1/%s/{id}' % res] = {
       'get': op('get' + one, 'A stored ' + one.lower(), {'200': js(R(doc), 'The stored document.'), '404': rr('NotFound')}, [tag], params=[idp]),
       'delete': op('delete' + one, 'Delete a stored ' + one.lower(), {'204': {'description': 'Deleted.'}, '404': rr('NotFound')}, [tag], params=[idp])}
+# imports (?format=, server/api_import.c): the body names the input files, the stored document is built from them
+F = {'type': 'object', 'description': 'A Galvatron profile file, as parsed JSON.'}
+S['GalvatronClusterImport'] = {'type': 'object', 'additionalProperties': False, 'required': ['nodes', 'gpus_per_node', 'allreduce'],
+    'description': '?format=galvatron: Galvatron hardware files (docs/galvatron.md).', 'properties': {
+    'name': {'type': 'string', 'maxLength': 128}, 'nodes': {'type': 'integer', 'minimum': 1, 'maximum': 65536},
+    'gpus_per_node': {'type': 'integer', 'minimum': 1, 'maximum': 1024},
+    'memory_bytes': {'type': 'number', 'description': 'Per device; default 80 GiB.'},
+    'reserved_bytes': {'type': 'number', 'description': 'Per device; default 2 GiB.'},
+    'allreduce': F, 'p2p': F, 'overlap': F, 'sp_time': F}}
+S['GalvatronModelImport'] = {'type': 'object', 'additionalProperties': False, 'required': ['config', 'computation', 'memory'],
+    'description': '?format=galvatron: a Galvatron model config and its profiles (docs/galvatron.md).', 'properties': {
+    'name': {'type': 'string', 'maxLength': 128}, 'config': F, 'computation': F, 'memory': F,
+    'precision': {'enum': ['bf16', 'fp16', 'fp32'], 'default': 'bf16'},
+    'seq': {'type': 'integer', 'minimum': 1}, 'bsz': {'type': 'integer', 'minimum': 1}, 'sequence_parallel': {'type': 'boolean'}}}
+S['NcclTestsImport'] = {'type': 'object', 'additionalProperties': False, 'required': ['base', 'outputs'],
+    'description': '?format=nccl-tests: nccl-tests runs overlaid on a base cluster (docs/nccl.md).', 'properties': {
+    'name': {'type': 'string', 'maxLength': 128},
+    'base': {'oneOf': [{'type': 'integer', 'minimum': 1}, {'type': 'string'}, R('Cluster')], 'description': 'A stored id, a catalog name or a cluster document.'},
+    'ranks': {'type': 'integer', 'minimum': 2, 'description': 'Ranks of every run; default: the "# Rank" lines.'},
+    'outputs': {'type': 'array', 'minItems': 1, 'maxItems': 64, 'items': {'oneOf': [
+        {'type': 'string', 'description': 'The text output of one run.'},
+        {'type': 'object', 'additionalProperties': False, 'required': ['text'], 'properties': {
+            'kind': {'enum': ['all_reduce', 'all_gather', 'reduce_scatter', 'alltoall', 'sendrecv']}, 'text': {'type': 'string'}}}]}}}}
+for res, doc, formats, bodies in (('clusters', 'Cluster', ['galvatron', 'nccl-tests'], ['GalvatronClusterImport', 'NcclTestsImport']),
+                                  ('models', 'Model', ['galvatron'], ['GalvatronModelImport'])):
+    o = P['/v1/' + res]['post']
+    o['parameters'] = [{'name': 'format', 'in': 'query', 'schema': {'enum': formats},
+        'description': 'Absent: the body is the document. Otherwise the body is an import request of that format; an unknown format is a 400.'}]
+    o['requestBody']['content']['application/json']['schema'] = {'oneOf': [R(doc)] + [R(b) for b in bodies]}
 P['/v1/evaluate'] = {'post': op('evaluate', 'Evaluate a plan', {'200': js(R('EvaluateReport'), 'The report.'), '400': rr('BadRequest'), '404': rr('NotFound'),
     '413': rr('ContentTooLarge'), '415': rr('UnsupportedMediaType'), '422': rr('Unprocessable')}, ['evaluate'], body=R('EvaluateRequest'))}
 jobp = {'name': 'id', 'in': 'path', 'required': True, 'schema': {'type': 'integer', 'minimum': 1}}
