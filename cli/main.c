@@ -11,7 +11,7 @@ static const struct cli_command cli_commands[] = {
 	{ "costs", cli_cmd_costs, "print one candidate's cost matrices (audit format)" },
 	{ "evaluate", cli_cmd_evaluate, "recompute a plan's TPI, stage times and memory" },
 	{ "export", cli_cmd_export, "a plan document as a galvatron, megatron or deepspeed config" },
-	{ "import", cli_cmd_import, "turn another planner's profiles (galvatron) into uniap documents" },
+	{ "import", cli_cmd_import, "turn another planner's profiles (galvatron, nccl-tests) into uniap documents" },
 	{ "catalog", cli_cmd_catalog, "list the built-in clusters and models, or print one as JSON" },
 };
 
