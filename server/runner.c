@@ -182,6 +182,11 @@ uniap_code runner_options_json(const cJSON *obj, const char *root, double max_ti
 		return err_set(err, UNIAP_E_INVALID, "%s: must be an object, got %s", root,
 		               jdec_type_name(obj));
 	for (v = obj->child; v; v = v->next) {
+		const cJSON *w;
+
+		for (w = obj->child; w != v; w = w->next)
+			if (v->string && w->string && strcmp(v->string, w->string) == 0)
+				return err_set(err, UNIAP_E_INVALID, "%s.%.64s: given twice", root, v->string);
 		for (k = 0; k < sizeof(runner_request_keys) / sizeof(runner_request_keys[0]); k++)
 			if (v->string && strcmp(v->string, runner_request_keys[k]) == 0)
 				break;

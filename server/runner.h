@@ -60,9 +60,11 @@ void runner_request_release(struct runner_request *r);
 /*
  * The planning options of a request object obj (borrowed): "batch" (required,
  * integer 1..1e9), "schedule" ("gpipe"|"1f1b"), "space", "time_limit_s"
- * (0.001..max_time_limit_s; 0 means 86400), "gap" (0..1), "recompute" and
+ * (0.001..max_time_limit_s, where the argument max_time_limit_s <= 0 means
+ * 86400), "gap" (0..1), "recompute" and
  * "early_stop" (booleans); "cluster" and "model" are the caller's to read;
- * any other key is refused.  Messages are rooted at root ("body").
+ * any other key, or a key given twice, is refused.  Messages are rooted at
+ * root ("body").
  */
 uniap_code runner_options_json(const struct cJSON *obj, const char *root, double max_time_limit_s,
                                struct uop_options *o, struct uniap_err *err);

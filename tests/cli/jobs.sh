@@ -286,6 +286,7 @@ bad_plan '{"cluster":"enva","model":"bert-huge","batch":8,"space":"galaxy"}' spa
 bad_plan '{"cluster":"enva","model":"bert-huge","batch":8,"time_limit_s":-1}' time-limit 422 '"pointer":"/time_limit_s"'
 bad_plan '{"cluster":"enva","model":"bert-huge","batch":8,"time_limit_s":1e9}' time-limit-cap 422 '"pointer":"/time_limit_s"'
 bad_plan '{"cluster":"enva","model":"bert-huge","batch":8,"gap":2}' gap 422 '"pointer":"/gap"'
+bad_plan '{"cluster":"enva","model":"bert-huge","batch":8,"batch":16}' duplicate-key 422 '"pointer":"/batch"'
 bad_plan '{"cluster":"enva","model":"bert-huge","batch":8,"recompute":"yes"}' recompute 422 '"pointer":"/recompute"'
 bad_plan '{"cluster":999999,"model":"bert-huge","batch":8}' cluster-id 404 '"pointer":"/cluster"'
 bad_plan '{"cluster":"enva","model":"no-such-model","batch":8}' model-name 404 '"pointer":"/model"'
