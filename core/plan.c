@@ -181,3 +181,48 @@ uniap_code plan_doc_resolve(const struct plan_doc *p, const struct cost_candidat
 	}
 	return UNIAP_OK;
 }
+
+void plan_applied_release(struct plan_applied *a)
+{
+	if (!a)
+		return;
+	free(a->stage);
+	free(a->strategy);
+	plan_eval_release(&a->eval);
+	cost_candidate_release(&a->cand);
+	memset(a, 0, sizeof(*a));
+}
+
+uniap_code plan_doc_apply(const struct cluster_profile *cluster, const struct model_profile *model,
+                          long batch, const struct plan_doc *p, struct plan_applied *out,
+                          struct uniap_err *err)
+{
+	struct cost_options o = {
+		.pp = p->pp, .microbatches = p->microbatches,
+		.schedule = p->schedule, .recompute = plan_doc_recompute(p),
+	};
+	uniap_code rc;
+
+	memset(out, 0, sizeof(*out));
+	if (p->microbatches < 1 || p->microbatch_size < 1 ||
+	    p->microbatches > COST_MAX_BATCH / p->microbatch_size)
+		return err_set(err, UNIAP_E_INVALID,
+		               "plan.microbatch_size: microbatches x microbatch_size must be in [1, %ld], "
+		               "got %ld x %ld", COST_MAX_BATCH, p->microbatches, p->microbatch_size);
+	o.batch = p->microbatches * p->microbatch_size;
+	if (batch && batch != o.batch)
+		return err_set(err, UNIAP_E_INVALID,
+		               "plan.microbatch_size: microbatches x microbatch_size must equal the batch %ld, "
+		               "got %ld x %ld", batch, p->microbatches, p->microbatch_size);
+	if ((rc = cost_build(cluster, model, &o, &out->cand, err)) != UNIAP_OK) {
+		err_prefix(err, "plan");
+		return rc;
+	}
+	out->stage = calloc(out->cand.n_layers ? out->cand.n_layers : 1, sizeof(*out->stage));
+	out->strategy = calloc(out->cand.n_layers ? out->cand.n_layers : 1, sizeof(*out->strategy));
+	if (!out->stage || !out->strategy)
+		return err_set(err, UNIAP_E_NOMEM, "plan: out of memory");
+	if ((rc = plan_doc_resolve(p, &out->cand, out->stage, out->strategy, err)) != UNIAP_OK)
+		return rc;
+	return plan_evaluate(&out->cand, out->stage, out->strategy, &out->eval, err);
+}

@@ -71,4 +71,24 @@ int plan_doc_recompute(const struct plan_doc *p);
 uniap_code plan_doc_resolve(const struct plan_doc *p, const struct cost_candidate *cand, int *stage,
                             size_t *strategy, struct uniap_err *err);
 
+/* A plan document applied to its candidate: the matrices, the assignment, the evaluation (all owned). */
+struct plan_applied {
+	struct cost_candidate cand;
+	int *stage;           /* [cand.n_layers] */
+	size_t *strategy;     /* [cand.n_layers] */
+	struct plan_eval eval;
+};
+
+/*
+ * Builds the candidate plan p (borrowed) was made for on cluster and model
+ * (borrowed, validated) - p's pp, microbatches, schedule and recompute, at
+ * batch (0: microbatches x microbatch_size; otherwise it must equal that) -
+ * resolves p on it and evaluates it into *out (release with
+ * plan_applied_release, also after a failure).  Messages start with "plan".
+ */
+uniap_code plan_doc_apply(const struct cluster_profile *cluster, const struct model_profile *model,
+                          long batch, const struct plan_doc *p, struct plan_applied *out,
+                          struct uniap_err *err);
+void plan_applied_release(struct plan_applied *a);
+
 #endif

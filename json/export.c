@@ -631,42 +631,13 @@ uniap_code exp_plan_doc(enum exp_format f, const struct cluster_profile *cluster
                         const struct model_profile *model, const struct plan_doc *p, char **out,
                         size_t *len, struct uniap_err *err)
 {
-	struct cost_candidate cand = { 0 };
-	struct plan_eval ev = { 0 };
-	int *stage = NULL;
-	size_t *strategy = NULL;
-	uniap_code rc;
-	struct cost_options o = {
-		.pp = p->pp, .microbatches = p->microbatches,
-		.schedule = p->schedule, .recompute = plan_doc_recompute(p),
-	};
+	struct plan_applied a;
+	uniap_code rc = plan_doc_apply(cluster, model, 0, p, &a, err);
 
 	*out = NULL;
 	*len = 0;
-	if (p->microbatches < 1 || p->microbatch_size < 1 ||
-	    p->microbatches > COST_MAX_BATCH / p->microbatch_size)
-		return err_set(err, UNIAP_E_INVALID,
-		               "plan.microbatch_size: microbatches x microbatch_size must be in [1, %ld], "
-		               "got %ld x %ld", COST_MAX_BATCH, p->microbatches, p->microbatch_size);
-	o.batch = p->microbatches * p->microbatch_size;
-	if ((rc = cost_build(cluster, model, &o, &cand, err)) != UNIAP_OK) {
-		err_prefix(err, "plan");
-		goto out;
-	}
-	stage = calloc(cand.n_layers ? cand.n_layers : 1, sizeof(*stage));
-	strategy = calloc(cand.n_layers ? cand.n_layers : 1, sizeof(*strategy));
-	if (!stage || !strategy) {
-		rc = err_set(err, UNIAP_E_NOMEM, "out of memory");
-		goto out;
-	}
-	if ((rc = plan_doc_resolve(p, &cand, stage, strategy, err)) != UNIAP_OK ||
-	    (rc = plan_evaluate(&cand, stage, strategy, &ev, err)) != UNIAP_OK)
-		goto out;
-	rc = exp_plan(f, &cand, stage, strategy, &ev, out, len, err);
-out:
-	free(stage);
-	free(strategy);
-	plan_eval_release(&ev);
-	cost_candidate_release(&cand);
+	if (rc == UNIAP_OK)
+		rc = exp_plan(f, &a.cand, a.stage, a.strategy, &a.eval, out, len, err);
+	plan_applied_release(&a);
 	return rc;
 }

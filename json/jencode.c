@@ -470,40 +470,14 @@ uniap_code jenc_evaluate_report(const struct cluster_profile *cluster, const str
                                 long batch, const struct plan_doc *p, cJSON **report, int *feasible,
                                 int *matches, struct uniap_err *err)
 {
-	struct cost_candidate cand = { 0 };
-	struct plan_eval ev = { 0 };
-	int *stage = NULL;
-	size_t *strategy = NULL;
-	uniap_code rc;
-	struct cost_options o = {
-		.batch = batch, .pp = p->pp, .microbatches = p->microbatches,
-		.schedule = p->schedule, .recompute = plan_doc_recompute(p),
-	};
+	struct plan_applied a;
+	uniap_code rc = plan_doc_apply(cluster, model, batch, p, &a, err);
 
-	if (batch % p->microbatches != 0 ||
-	    batch / p->microbatches != p->microbatch_size) {
-		rc = err_set(err, UNIAP_E_INVALID,
-		             "plan.microbatch_size: microbatches x microbatch_size must equal the batch %ld, "
-		             "got %ld x %ld", batch, p->microbatches, p->microbatch_size);
+	if (rc != UNIAP_OK)
 		goto out;
-	}
-	if ((rc = cost_build(cluster, model, &o, &cand, err)) != UNIAP_OK) {
-		err_prefix(err, "plan");
-		goto out;
-	}
-	stage = calloc(cand.n_layers, sizeof(*stage));
-	strategy = calloc(cand.n_layers, sizeof(*strategy));
-	if (!stage || !strategy) {
-		rc = err_set(err, UNIAP_E_NOMEM, "out of memory");
-		goto out;
-	}
-	if ((rc = plan_doc_resolve(p, &cand, stage, strategy, err)) != UNIAP_OK)
-		goto out;
-	if ((rc = plan_evaluate(&cand, stage, strategy, &ev, err)) != UNIAP_OK)
-		goto out;
-	*feasible = ev.valid && ev.fits;
-	*matches = fabs(ev.tpi_s - p->tpi_s) <= 1e-9 * fmax(1.0, fabs(ev.tpi_s));
-	*report = jenc_evaluation(&cand, &ev);
+	*feasible = a.eval.valid && a.eval.fits;
+	*matches = fabs(a.eval.tpi_s - p->tpi_s) <= 1e-9 * fmax(1.0, fabs(a.eval.tpi_s));
+	*report = jenc_evaluation(&a.cand, &a.eval);
 	if (!*report || !jenc_add_num(*report, "plan_tpi_s", p->tpi_s) ||
 	    !cJSON_AddBoolToObject(*report, "tpi_matches", *matches)) {
 		cJSON_Delete(*report);
@@ -511,10 +485,7 @@ uniap_code jenc_evaluate_report(const struct cluster_profile *cluster, const str
 		rc = err_set(err, UNIAP_E_NOMEM, "out of memory");
 	}
 out:
-	free(stage);
-	free(strategy);
-	plan_eval_release(&ev);
-	cost_candidate_release(&cand);
+	plan_applied_release(&a);
 	return rc;
 }
 
