@@ -28,36 +28,12 @@ command -v wrk >/dev/null 2>&1 || { echo "bench/http.sh: wrk not found (apt-get 
 command -v curl >/dev/null 2>&1 || { echo "bench/http.sh: curl not found" >&2; exit 2; }
 [ -x "$UNIAPD" ] || { echo "bench/http.sh: $UNIAPD: not built (make)" >&2; exit 2; }
 
-tmp=$(mktemp -d)
+. bench/lib.inc
 LOG=${LOG:-$tmp/uniapd.log}
-pid=
-cleanup() {
-	if [ -n "$pid" ]; then
-		kill -TERM "$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
-	fi
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
 DB=$tmp/uniap.db
 # the key is the last line `uniapd tenant add` prints
 KEY=$("$UNIAPD" tenant add bench --db "$DB" | tail -n 1)
-
-"$UNIAPD" --listen 127.0.0.1:0 --db "$DB" 2>"$tmp/start.log" >/dev/null &
-pid=$!
-port=
-i=0
-while [ $i -lt 100 ]; do
-	port=$(sed -n 's/.*"msg":"listening".*"port":\([0-9]*\).*/\1/p' "$tmp/start.log" | head -n 1)
-	[ -n "$port" ] && break
-	kill -0 "$pid" 2>/dev/null || break
-	sleep 0.1
-	i=$((i + 1))
-done
-[ -n "$port" ] || { echo "bench/http.sh: uniapd did not start: $(head -c 300 "$tmp/start.log")" >&2; exit 1; }
-U=http://127.0.0.1:$port
+bench_start bench/http.sh "$UNIAPD" "$tmp/start.log" --db "$DB"
 H="Authorization: Bearer $KEY"
 J="Content-Type: application/json"
 

@@ -21,33 +21,10 @@ WORKERS=${WORKERS:-$(nproc)}
 command -v curl >/dev/null 2>&1 || { echo "bench/jobs.sh: curl not found" >&2; exit 2; }
 [ -x "$UNIAPD" ] || { echo "bench/jobs.sh: $UNIAPD: not built (make)" >&2; exit 2; }
 
-tmp=$(mktemp -d)
-pid=
-cleanup() {
-	if [ -n "$pid" ]; then
-		kill -TERM "$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
-	fi
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
+. bench/lib.inc
 DB=$tmp/uniap.db
 KEY=$("$UNIAPD" tenant add bench --db "$DB" --max-jobs 100000 | tail -n 1)
-"$UNIAPD" --listen 127.0.0.1:0 --db "$DB" --jobs "$JOBS" --workers "$WORKERS" 2>"$tmp/log" >/dev/null &
-pid=$!
-port=
-i=0
-while [ $i -lt 100 ]; do
-	port=$(sed -n 's/.*"msg":"listening".*"port":\([0-9]*\).*/\1/p' "$tmp/log" | head -n 1)
-	[ -n "$port" ] && break
-	kill -0 "$pid" 2>/dev/null || break
-	sleep 0.1
-	i=$((i + 1))
-done
-[ -n "$port" ] || { echo "bench/jobs.sh: uniapd did not start: $(head -c 300 "$tmp/log")" >&2; exit 1; }
-U=http://127.0.0.1:$port
+bench_start bench/jobs.sh "$UNIAPD" "$tmp/log" --db "$DB" --jobs "$JOBS" --workers "$WORKERS"
 H="Authorization: Bearer $KEY"
 J="Content-Type: application/json"
 

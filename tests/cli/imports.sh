@@ -140,7 +140,7 @@ call nccl-inline 201 '"kind":"cluster"' POST "/v1/clusters?format=nccl-tests" "$
 
 # ---- a plan job on the imported documents
 printf '{"cluster":%s,"model":%s,"batch":8}' "$nc" "$gm" >"$tmp/plan.json"
-call plan 202 '"state":"queued"' POST /v1/plans "$tmp/plan.json"
+call plan 202 '"links":{"self":"/v1/jobs/' POST /v1/plans "$tmp/plan.json"
 job=$(last_id)
 i=0
 state=
@@ -152,7 +152,7 @@ while [ $i -lt 600 ]; do
 done
 if [ "$state" = succeeded ]; then ok; else bad "plan-job: state '$state': $(head -c 300 "$tmp/job")"; fi
 printf '{"cluster":%s,"model":%s,"batch":8}' "$gc" "$gm" >"$tmp/plan2.json"
-call plan-galv 202 '"state":"queued"' POST /v1/plans "$tmp/plan2.json"
+call plan-galv 202 '"links":{"self":"/v1/jobs/' POST /v1/plans "$tmp/plan2.json"
 
 # ---- bad imports: 400 naming format, 422 naming the member
 call bad-format 400 '"detail":"format: must be' POST "/v1/clusters?format=megatron" "$tmp/gcluster.json"
