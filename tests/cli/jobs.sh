@@ -6,7 +6,8 @@
 # queued job, tenant isolation on every /v1 route that takes an id, job
 # request errors (each a problem+json with its status), the tenant's
 # max-jobs (429) and the service's queue (503) with Retry-After, 50
-# concurrent submissions from two tenants, recovery after kill -9 on the
+# concurrent submissions from two tenants, a SIGTERM that re-queues a running
+# job which the next start finishes, recovery after kill -9 on the
 # same database, the job metrics and the job transition log lines.
 # Needs curl, grep, sed, awk.  Prints "jobs: N passed, N failed".
 set -u
@@ -496,6 +497,22 @@ if [ "${v:-0}" -eq 0 ]; then ok; else bad "metrics-2: uniapd_jobs running '$v', 
 if grep "\"event\":\"job\",\"job\":$jk," "$tmp/log" | grep -qF '"to":"succeeded"'; then ok; else
 	bad "log: no succeeded line for recovered job $jk"; fi
 call healthz-3 200 '"status":"ok"' GET /healthz ""
+down
+
+# ---------------------------------------------------------------- 9. SIGTERM re-queues, the next start finishes
+up --grace 0
+# not the recovery's request: that one is in the cost cache now, and would finish at once
+printf '{"cluster":%s,"model":%s,"batch":16,"time_limit_s":0.5}' "$c16id" "$t5id" >"$tmp/stop.json"
+submit stop-submit "$A" "$tmp/stop.json"
+jt=$jobid
+if wait_job "$jt" "$A" "running succeeded failed canceled" 100 && [ "$(jst "$tmp/job")" = running ]; then
+	ok; else bad "stop: job $jt not running: $(head -c 300 "$tmp/job")"; fi
+down
+if grep "\"event\":\"job\",\"job\":$jt," "$tmp/log" | grep -qF '"from":"running","to":"queued"'; then ok; else
+	bad "stop: no running -> queued line for job $jt: $(grep "\"job\":$jt," "$tmp/log")"; fi
+up
+if wait_job "$jt" "$A" "succeeded failed canceled" 300 && [ "$(jst "$tmp/job")" = succeeded ]; then ok; else
+	bad "stop: job $jt after the restart: $(head -c 300 "$tmp/job")"; fi
 down
 
 t_end=$(date +%s)
