@@ -8,7 +8,8 @@
 # Figures, not assertions (shared machine): compare within one run.
 #
 # Environment: CASES (the cache cases, MODEL:CLUSTER:BATCH words; default a
-# T5 DAG that the MILP solves and a Llama chain that the DP solves), N
+# T5 DAG that the MILP solves and a Llama chain that the DP solves), SCALE
+# (1: also the 1024-GPU scale case of bench/run.sh, about 15 s; 0: not), N
 # (throughput jobs, 40), JOBS and WORKERS (uniapd's --jobs and --workers;
 # default 2 and the cores).
 set -eu
@@ -48,12 +49,9 @@ wait_done() {
 field() { sed -n "s/.*\"$1\":\([0-9.eE+-]*\).*/\1/p" | tail -n 1; }
 
 # ---- cache: the same request twice, for each case
-for case in $CASES; do
-	MODEL=${case%%:*}
-	rest=${case#*:}
-	CLUSTER=${rest%%:*}
-	BATCH=${rest#*:}
-	body="{\"cluster\":\"$CLUSTER\",\"model\":\"$MODEL\",\"batch\":$BATCH}"
+# cache_case LABEL BODY: the request cold then warm, and the ratios
+cache_case() {
+	label=$1 body=$2
 	for run in cold warm; do
 		t0=$(now)
 		id=$(submit "$body")
@@ -66,11 +64,24 @@ for case in $CASES; do
 		cached=$(printf '%s\n' "$doc" | grep -o '"cached":true' | wc -l)
 		wall=$(echo "$t1 $t0" | awk '{printf "%.3f", $1 - $2}')
 		eval "solve_$run=$solve wall_$run=$wall tpi_$run=$tpi"
-		echo "jobs: cache $run: $MODEL on $CLUSTER batch $BATCH: solve ${solve} s, client wall ${wall} s, tpi ${tpi} s, cached candidates $cached"
+		echo "jobs: cache $run: $label: solve ${solve} s, client wall ${wall} s, tpi ${tpi} s, cached candidates $cached"
 	done
 	[ "$tpi_cold" = "$tpi_warm" ] || { echo "bench/jobs.sh: the cached answer differs: $tpi_cold vs $tpi_warm" >&2; exit 1; }
-	echo "jobs: cache speed-up, $MODEL on $CLUSTER: solve $(echo "$solve_cold $solve_warm" | awk '{printf "%.1f", $1 / $2}')x, client wall $(echo "$wall_cold $wall_warm" | awk '{printf "%.1f", $1 / $2}')x (same plan)"
+	echo "jobs: cache speed-up, $label: solve $(echo "$solve_cold $solve_warm" | awk '{printf "%.1f", $1 / $2}')x, client wall $(echo "$wall_cold $wall_warm" | awk '{printf "%.1f", $1 / $2}')x (same plan)"
+}
+
+for case in $CASES; do
+	MODEL=${case%%:*}
+	rest=${case#*:}
+	CLUSTER=${rest%%:*}
+	BATCH=${rest#*:}
+	cache_case "$MODEL on $CLUSTER batch $BATCH" "{\"cluster\":\"$CLUSTER\",\"model\":\"$MODEL\",\"batch\":$BATCH}"
 done
+if [ "${SCALE:-1}" = 1 ]; then
+	# the scale case of bench/run.sh: its matrices are too large to cache, its facts are not
+	cache_case "scale: 80-layer Llama-70B-like on 1024 x H100 batch 1024 1f1b" \
+		"{\"cluster\":$(cat bench/data/cluster-1024-h100.json),\"model\":$(cat bench/data/model-llama-80.json),\"batch\":1024,\"schedule\":\"1f1b\",\"time_limit_s\":30}"
+fi
 
 # ---- throughput: N jobs queued at once, distinct batches (no cache hits)
 t0=$(now)

@@ -85,103 +85,6 @@ void uop_result_release(struct uop_result *r)
 
 /* ------------------------------------------------------------ memos */
 
-void uop_memo_release(struct uop_memo *m)
-{
-	if (!m)
-		return;
-	cost_candidate_release(&m->cand);
-	opt_result_release(&m->facts);
-}
-
-#define UOP_MEMO_MAGIC 0x314d4d55u /* "UMM1" read little-endian */
-
-static void uop_put_u64(unsigned char *p, uint64_t v)
-{
-	int i;
-
-	for (i = 0; i < 8; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint64_t uop_get_u64(const unsigned char *p)
-{
-	uint64_t v = 0;
-	int i;
-
-	for (i = 0; i < 8; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	return v;
-}
-
-/* Layout: magic (4), candidate length (8), candidate, facts length (8), facts; little-endian. */
-uniap_code uop_memo_pack(const struct uop_memo *m, unsigned char **buf, size_t *len,
-                         struct uniap_err *err)
-{
-	unsigned char *cb = NULL, *fb = NULL, *out;
-	size_t cl = 0, fl = 0, n;
-	uniap_code rc;
-
-	if ((rc = opt_candidate_pack(&m->cand, &cb, &cl, err)) != UNIAP_OK)
-		return rc;
-	if ((rc = opt_result_pack(&m->facts, &fb, &fl, err)) != UNIAP_OK) {
-		free(cb);
-		return rc;
-	}
-	n = 4 + 8 + cl + 8 + fl;
-	out = malloc(n);
-	if (!out) {
-		free(cb);
-		free(fb);
-		return err_set(err, UNIAP_E_NOMEM, "memo: out of memory");
-	}
-	out[0] = (unsigned char)(UOP_MEMO_MAGIC & 0xff);
-	out[1] = (unsigned char)((UOP_MEMO_MAGIC >> 8) & 0xff);
-	out[2] = (unsigned char)((UOP_MEMO_MAGIC >> 16) & 0xff);
-	out[3] = (unsigned char)(UOP_MEMO_MAGIC >> 24);
-	uop_put_u64(out + 4, cl);
-	memcpy(out + 12, cb, cl);
-	uop_put_u64(out + 12 + cl, fl);
-	memcpy(out + 20 + cl, fb, fl);
-	free(cb);
-	free(fb);
-	*buf = out;
-	*len = n;
-	return UNIAP_OK;
-}
-
-uniap_code uop_memo_unpack(const unsigned char *buf, size_t len, struct uop_memo *out,
-                           struct uniap_err *err)
-{
-	uint64_t cl, fl;
-	uniap_code rc;
-
-	memset(out, 0, sizeof(*out));
-	opt_result_init(&out->facts);
-	if (len < 20 || buf[0] != (UOP_MEMO_MAGIC & 0xff) || buf[1] != ((UOP_MEMO_MAGIC >> 8) & 0xff) ||
-	    buf[2] != ((UOP_MEMO_MAGIC >> 16) & 0xff) || buf[3] != (UOP_MEMO_MAGIC >> 24))
-		return err_set(err, UNIAP_E_INVALID, "memo: not a memo (bad magic or length)");
-	cl = uop_get_u64(buf + 4);
-	if (cl > len - 20)
-		return err_set(err, UNIAP_E_INVALID, "memo: candidate length %llu past the end",
-		               (unsigned long long)cl);
-	fl = uop_get_u64(buf + 12 + cl);
-	if (fl != len - 20 - cl)
-		return err_set(err, UNIAP_E_INVALID, "memo: facts length %llu does not match the buffer",
-		               (unsigned long long)fl);
-	if ((rc = opt_candidate_unpack(buf + 12, (size_t)cl, &out->cand, err)) != UNIAP_OK)
-		return rc;
-	if ((rc = opt_result_unpack(buf + 20 + cl, (size_t)fl, &out->facts, err)) != UNIAP_OK) {
-		cost_candidate_release(&out->cand);
-		return rc;
-	}
-	if (out->facts.stage && out->facts.n_layers != out->cand.n_layers) {
-		uop_memo_release(out);
-		return err_set(err, UNIAP_E_INVALID, "memo: the plan has %zu layers, the matrices %zu",
-		               out->facts.n_layers, out->cand.n_layers);
-	}
-	return UNIAP_OK;
-}
-
 /*
  * What two results together prove about one candidate (either may be NULL):
  * the better plan and the larger bound.  *out is a shallow view: its arrays
@@ -222,19 +125,28 @@ static void uop_facts_merge(const struct opt_result *a, const struct opt_result 
 	out->gap = plan ? (plan->tpi_s - bound) / plan->tpi_s : INFINITY;
 }
 
-/* Hands what is known of a candidate to the caller's memo store (if any). */
-static void uop_memo_put(const struct uop_options *o, const struct cost_candidate *cand,
-                         const struct opt_result *known, const struct opt_result *found)
+/* 1 when f holds a plan whose TPI its bound reaches: the candidate's optimum. */
+static int uop_facts_proven(const struct opt_result *f)
 {
-	struct uop_memo m;
+	return f->stage && f->strategy && isfinite(f->tpi_s) && f->bound_s >= f->tpi_s * (1 - 1e-12);
+}
+
+/*
+ * Hands what is known of a candidate (known and found merged) to the caller's
+ * memo store, with the matrices when with_matrices (they are not stored yet).
+ */
+static void uop_memo_put(const struct uop_options *o, const struct cost_candidate *cand,
+                         int with_matrices, const struct opt_result *known,
+                         const struct opt_result *found)
+{
+	struct opt_result merged;
 
 	if (!o->memo || !o->memo->put)
 		return;
-	m.cand = *cand; /* shallow: borrowed for the call */
-	uop_facts_merge(known, found, &m.facts);
-	if (m.facts.status == OPT_UNKNOWN && !(known && known->stage))
+	uop_facts_merge(known, found, &merged);
+	if (merged.status == OPT_UNKNOWN && !(known && known->stage))
 		return; /* nothing proven: not worth a row */
-	o->memo->put(o->memo->ctx, cand->pp, cand->microbatches, &m);
+	o->memo->put(o->memo->ctx, cand->pp, cand->microbatches, &merged, with_matrices ? cand : NULL);
 }
 
 /* ------------------------------------------------------------- the run */
@@ -250,6 +162,8 @@ struct uop_slot {
 	struct opt_result known;    /* the memo's facts on a cache hit (owned); status OPT_UNKNOWN otherwise */
 	int has_known;
 	int decided;                /* known proves the candidate's optimum: recorded without a solve */
+	int matrices_cached;        /* cand came from the memo store */
+	int reduced;                /* cand had its dominated strategies removed in this run */
 };
 
 static void uop_slot_free(struct uop_slot *slot)
@@ -296,7 +210,8 @@ static void uop_record(struct uop_run *run, struct uop_slot *slot, struct opt_re
 	if (r->stage && r->strategy && r->n_layers == slot->cand.n_layers)
 		tpi = opt_tpi(&slot->cand, r->stage, r->strategy);
 	if (!slot->decided && !(isfinite(r->tpi_s) && fabs(tpi - r->tpi_s) > 1e-9 * fabs(tpi)))
-		uop_memo_put(run->opts, &slot->cand, slot->has_known ? &slot->known : NULL, r);
+		uop_memo_put(run->opts, &slot->cand, !slot->matrices_cached || slot->reduced,
+		             slot->has_known ? &slot->known : NULL, r);
 	pthread_mutex_lock(&run->lock);
 	snprintf(c->status, sizeof(c->status), "%s", opt_status_name(r->status));
 	c->method = r->method;
@@ -585,12 +500,15 @@ static uniap_code uop_dispatch(struct uop_run *run, struct pool *pool, struct uo
 	}
 }
 
-/* Solve order: the candidate with the fewest strategies first (its micro-
+/* Solve order: a candidate whose memo proves its optimum first, the best of
+ * them leading (a repeated run then finds its winner at once and decides the
+ * rest from their facts); then the one with the fewest strategies (its micro-
  * batches are small, so it is quick to solve and usually good), so that a
  * strong incumbent prunes the slow candidates early.  Order only changes the
  * speed: ties are broken by grid index whatever the order. */
 struct uop_order {
 	size_t index;
+	double proven;  /* the memo's proven optimum TPI; INFINITY when none */
 	size_t work;
 };
 
@@ -598,13 +516,19 @@ static int uop_order_cmp(const void *a, const void *b)
 {
 	const struct uop_order *x = a, *y = b;
 
+	if (x->proven != y->proven)
+		return x->proven < y->proven ? -1 : 1;
+	/* equal proven optima: the earlier candidate wins the tie, so it goes first */
+	if (isfinite(x->proven))
+		return x->index < y->index ? -1 : x->index > y->index;
 	if (x->work != y->work)
 		return x->work < y->work ? -1 : 1;
 	return x->index < y->index ? -1 : x->index > y->index;
 }
 
 static struct uop_order *uop_solve_order(const struct cluster_profile *cl, const struct uop_options *o,
-                                         const struct uop_result *out)
+                                         const struct uop_result *out, const struct opt_result *known,
+                                         const char *has)
 {
 	struct uop_order *ord = calloc(out->n_candidates ? out->n_candidates : 1, sizeof(*ord));
 	size_t i, k;
@@ -616,6 +540,7 @@ static struct uop_order *uop_solve_order(const struct cluster_profile *cl, const
 		long mb = o->batch / out->candidates[i].microbatches;
 
 		ord[i].index = i;
+		ord[i].proven = has[i] && uop_facts_proven(&known[i]) ? known[i].tpi_s : INFINITY;
 		ord[i].work = (size_t)-1;
 		if (strategy_enumerate(cl, out->candidates[i].pp, o->recompute, &set, NULL) != UNIAP_OK)
 			continue;
@@ -628,30 +553,49 @@ static struct uop_order *uop_solve_order(const struct cluster_profile *cl, const
 	return ord;
 }
 
-/* Loads the memo of candidate c (if the caller keeps one) into slot. */
-static void uop_memo_get(const struct uop_options *o, const struct model_profile *m,
-                         const struct uop_candidate *c, struct uop_slot *slot)
+/* Every candidate's facts from the memo store (has[i] = 1 on a hit). */
+static void uop_memo_facts(const struct uop_options *o, const struct model_profile *m,
+                           const struct uop_result *out, struct opt_result *known, char *has)
 {
-	struct uop_memo hit;
+	size_t i;
 
-	if (!o->memo || !o->memo->get)
-		return;
-	memset(&hit, 0, sizeof(hit));
-	opt_result_init(&hit.facts);
-	if (o->memo->get(o->memo->ctx, c->pp, c->microbatches, &hit) != 1)
-		return;
-	/* a memo for another shape is a key collision or a caller's bug: ignore it */
-	if (hit.cand.pp != c->pp || hit.cand.microbatches != c->microbatches ||
-	    hit.cand.n_layers != m->n_layers || opt_candidate_check(&hit.cand, NULL) != UNIAP_OK) {
-		uop_memo_release(&hit);
-		return;
+	for (i = 0; i < out->n_candidates; i++) {
+		opt_result_init(&known[i]);
+		if (!o->memo || !o->memo->get_facts ||
+		    o->memo->get_facts(o->memo->ctx, out->candidates[i].pp, out->candidates[i].microbatches,
+		                       &known[i]) != 1)
+			continue;
+		/* a plan for another shape is a key collision or a caller's bug: keep only the bound */
+		if ((known[i].stage || known[i].strategy) &&
+		    (!known[i].stage || !known[i].strategy || known[i].n_layers != m->n_layers)) {
+			free(known[i].stage);
+			free(known[i].strategy);
+			known[i].stage = NULL;
+			known[i].strategy = NULL;
+			known[i].tpi_s = INFINITY;
+		}
+		if (!(known[i].bound_s >= 0))
+			known[i].bound_s = 0;
+		has[i] = 1;
 	}
-	slot->cand = hit.cand;
-	slot->known = hit.facts;
-	slot->has_known = 1;
 }
 
-/* Records a bound-only fact (pruned or infeasible before any solve). */
+/* The memo's matrices of the slot's candidate into slot->cand; 1 on a hit of the right shape. */
+static int uop_memo_matrices(const struct uop_options *o, const struct model_profile *m,
+                             const struct uop_candidate *c, struct uop_slot *slot)
+{
+	if (!o->memo || !o->memo->get_matrices ||
+	    o->memo->get_matrices(o->memo->ctx, c->pp, c->microbatches, &slot->cand) != 1)
+		return 0;
+	if (slot->cand.pp != c->pp || slot->cand.microbatches != c->microbatches ||
+	    slot->cand.n_layers != m->n_layers || opt_candidate_check(&slot->cand, NULL) != UNIAP_OK) {
+		cost_candidate_release(&slot->cand);
+		return 0;
+	}
+	return 1;
+}
+
+/* Records a bound-only fact (pruned or infeasible before any solve) with the matrices. */
 static void uop_memo_put_bound(const struct uop_options *o, const struct cost_candidate *cand,
                                double bound)
 {
@@ -661,7 +605,64 @@ static void uop_memo_put_bound(const struct uop_options *o, const struct cost_ca
 	f.status = isinf(bound) ? OPT_INFEASIBLE : OPT_PRUNED;
 	f.bound_s = bound;
 	f.method = OPT_METHOD_LOWER_BOUND;
-	uop_memo_put(o, cand, NULL, &f);
+	uop_memo_put(o, cand, 1, NULL, &f);
+}
+
+/* One more candidate decided without a solve. */
+static void uop_count_done(struct uop_run *run)
+{
+	pthread_mutex_lock(&run->lock);
+	run->done++;
+	pthread_mutex_unlock(&run->lock);
+	uop_progress(run);
+}
+
+/*
+ * Decides candidate c (index) from its memo's facts alone, when they suffice:
+ * proven infeasible, a bound at or above the best TPI, or a proven optimum
+ * that cannot win (worse than the best, or equal to it at a later index: ties
+ * go to the earlier candidate, as in uop_record).  1 when decided.
+ */
+static int uop_decide_from_facts(struct uop_run *run, struct uop_candidate *c, size_t index,
+                                 const struct opt_result *f, double best, long best_index)
+{
+	if (isinf(f->bound_s)) {
+		snprintf(c->status, sizeof(c->status), "infeasible");
+		snprintf(c->note, sizeof(c->note), "proven before (cached): no plan fits the memory");
+		c->method = OPT_METHOD_LOWER_BOUND;
+		c->bound_s = INFINITY;
+	} else if (isfinite(best) && uop_facts_proven(f) &&
+	           (f->tpi_s > best || (f->tpi_s == best && (long)index > best_index))) {
+		snprintf(c->status, sizeof(c->status), "optimal");
+		snprintf(c->note, sizeof(c->note), "proven before (cached)");
+		c->method = f->method ? f->method : OPT_METHOD_NONE;
+		c->tpi_s = f->tpi_s;
+		c->bound_s = f->bound_s;
+	} else if (isfinite(best) && f->bound_s >= best * (1 + UOP_TIE_TOLERANCE)) {
+		snprintf(c->status, sizeof(c->status), "pruned");
+		snprintf(c->note, sizeof(c->note), "lower bound %.6g s (cached) is not below the best TPI %.6g s",
+		         f->bound_s, best);
+		c->method = OPT_METHOD_LOWER_BOUND;
+		c->bound_s = f->bound_s;
+	} else {
+		return 0;
+	}
+	c->cached = 1;
+	c->solve_s = 0;
+	uop_count_done(run);
+	return 1;
+}
+
+/* Removes slot->cand's dominated strategies (same optimum, smaller problem). */
+static void uop_reduce(struct uop_slot *slot)
+{
+	struct cost_candidate reduced;
+
+	if (reduce_dominated(&slot->cand, &reduced, NULL, NULL) == UNIAP_OK) {
+		cost_candidate_release(&slot->cand);
+		slot->cand = reduced;
+	}
+	slot->reduced = 1;
 }
 
 /* The solver spaces: build, bound, dispatch each candidate. */
@@ -672,11 +673,21 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
 	const struct uop_options *o = run->opts;
 	struct uop_result *out = run->out;
 	size_t n, i, limit = pool ? (size_t)(o->threads > 0 ? o->threads : 1) : 1;
-	struct uop_order *ord = uop_solve_order(cl, o, out);
+	size_t count = out->n_candidates ? out->n_candidates : 1;
+	struct opt_result *known = calloc(count, sizeof(*known));
+	char *has = calloc(count, 1);
+	struct uop_order *ord = NULL;
 	uniap_code rc = UNIAP_OK;
 
-	if (!ord)
+	if (known && has) {
+		uop_memo_facts(o, m, out, known, has);
+		ord = uop_solve_order(cl, o, out, known, has);
+	}
+	if (!ord) {
+		free(known);
+		free(has);
 		return err_set(err, UNIAP_E_NOMEM, "candidates: out of memory");
+	}
 	for (n = 0; n < out->n_candidates && rc == UNIAP_OK; n++) {
 		struct uop_candidate *c = &out->candidates[ord[n].index];
 		struct cost_options co = {
@@ -687,6 +698,7 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
 		struct uop_slot *slot;
 		struct uniap_err berr;
 		double lb, best;
+		long best_index;
 		uniap_code brc;
 
 		i = ord[n].index;
@@ -697,8 +709,11 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
 		pthread_mutex_lock(&run->lock);
 		uop_wait_below(run, limit);
 		best = run->best_tpi;
+		best_index = out->best;
 		pthread_mutex_unlock(&run->lock);
 
+		if (has[i] && uop_decide_from_facts(run, c, i, &known[i], best, best_index))
+			continue;
 		slot = calloc(1, sizeof(*slot));
 		if (!slot) {
 			rc = err_set(err, UNIAP_E_NOMEM, "candidates: out of memory");
@@ -710,24 +725,44 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
 		slot->opt.time_limit_s = o->time_limit_s;
 		slot->opt.rel_gap = o->rel_gap;
 		slot->opt.early_stop = o->early_stop;
-		uop_memo_get(o, m, c, slot);
-		if (!slot->has_known) {
+		opt_result_init(&slot->known);
+		if (has[i]) {
+			slot->known = known[i];
+			opt_result_init(&known[i]);
+			slot->has_known = 1;
+			slot->matrices_cached = uop_memo_matrices(o, m, c, slot);
+		}
+		if (!slot->matrices_cached) {
 			brc = cost_build(cl, m, &co, &slot->cand, &berr);
 			if (brc == UNIAP_E_INFEASIBLE) {
 				snprintf(c->status, sizeof(c->status), "infeasible");
 				snprintf(c->note, sizeof(c->note), "%.*s", (int)sizeof(c->note) - 1, berr.msg);
 				c->bound_s = INFINITY;
-				free(slot);
-				pthread_mutex_lock(&run->lock);
-				run->done++;
-				pthread_mutex_unlock(&run->lock);
+				uop_slot_free(slot);
+				uop_count_done(run);
 				continue;
 			}
 			if (brc != UNIAP_OK) {
-				free(slot);
+				uop_slot_free(slot);
 				*err = berr;
 				rc = brc;
 				break;
+			}
+			if (slot->known.stage) {
+				/* the memo's plan indexes reduced matrices: rebuild them the same way, and
+				 * keep the plan only if its TPI recomputes equal on them */
+				double t;
+
+				uop_reduce(slot);
+				t = slot->known.n_layers == slot->cand.n_layers
+				        ? opt_tpi(&slot->cand, slot->known.stage, slot->known.strategy) : INFINITY;
+				if (!(fabs(t - slot->known.tpi_s) <= 1e-9 * fabs(t))) {
+					free(slot->known.stage);
+					free(slot->known.strategy);
+					slot->known.stage = NULL;
+					slot->known.strategy = NULL;
+					slot->known.tpi_s = INFINITY;
+				}
 			}
 		}
 		lb = uop_lower_bound(&slot->cand);
@@ -738,22 +773,16 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
 		if (isinf(lb)) {
 			snprintf(c->status, sizeof(c->status), "infeasible");
 			snprintf(c->note, sizeof(c->note),
-			         slot->has_known ? "proven before (cached): no plan fits the memory"
-			                         : "even the least memory of every layer exceeds what the %d stages hold",
-			         c->pp);
+			         "even the least memory of every layer exceeds what the %d stages hold", c->pp);
 			c->bound_s = INFINITY;
-			c->method = "lower-bound";
+			c->method = OPT_METHOD_LOWER_BOUND;
 			if (!slot->has_known)
 				uop_memo_put_bound(o, &slot->cand, lb);
 			uop_slot_free(slot);
-			pthread_mutex_lock(&run->lock);
-			run->done++;
-			pthread_mutex_unlock(&run->lock);
-			uop_progress(run);
+			uop_count_done(run);
 			continue;
 		}
-		if (slot->has_known && slot->known.status == OPT_OPTIMAL && slot->known.stage &&
-		    slot->known.bound_s >= slot->known.tpi_s * (1 - 1e-12)) {
+		if (slot->has_known && uop_facts_proven(&slot->known)) {
 			/* the memo proves this candidate's optimum: nothing to solve */
 			struct opt_result r = slot->known;
 
@@ -775,26 +804,16 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
 			         "lower bound %.6g s is not below the best TPI %.6g s%s", lb, best,
 			         slot->has_known ? " (bound cached)" : "");
 			c->bound_s = lb;
-			c->method = "lower-bound";
+			c->method = OPT_METHOD_LOWER_BOUND;
 			if (!slot->has_known)
 				uop_memo_put_bound(o, &slot->cand, lb);
 			uop_slot_free(slot);
-			pthread_mutex_lock(&run->lock);
-			run->done++;
-			pthread_mutex_unlock(&run->lock);
-			uop_progress(run);
+			uop_count_done(run);
 			continue;
 		}
-		if (!slot->has_known || !slot->known.stage) {
-			/* solve without dominated strategies: same optimum, smaller problem
-			 * (a memo's plan indexes its own dictionary, so such matrices stay) */
-			struct cost_candidate reduced;
-
-			if (reduce_dominated(&slot->cand, &reduced, NULL, &berr) == UNIAP_OK) {
-				cost_candidate_release(&slot->cand);
-				slot->cand = reduced;
-			}
-		}
+		/* solve without dominated strategies; a memo's plan indexes its own matrices */
+		if (!slot->reduced && !(slot->matrices_cached && slot->known.stage))
+			uop_reduce(slot);
 		rc = uop_dispatch(run, pool, slot, err);
 	}
 	/* on cancel or failure, stop our running workers instead of waiting for them */
@@ -803,6 +822,10 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
 	pthread_mutex_lock(&run->lock);
 	uop_wait_below(run, 1);
 	pthread_mutex_unlock(&run->lock);
+	for (i = 0; i < out->n_candidates; i++)
+		opt_result_release(&known[i]);
+	free(known);
+	free(has);
 	free(ord);
 	return rc;
 }

@@ -41,45 +41,37 @@ const char *uop_space_name(enum uop_space s);
 int uop_space_parse(const char *s, enum uop_space *out);
 
 /*
- * A memo of one candidate, kept by the caller between runs (the service keeps
- * them in its SQLite cache).  Everything in it is a proven fact about the
- * candidate's cost matrices, whatever the options of the run that found it:
- * cand are the matrices (possibly without dominated strategies, which keeps
- * the optimum), facts.bound_s a proven lower bound on the candidate's optimum
- * TPI, facts.stage/strategy (may be NULL) the best plan known on cand and
- * facts.tpi_s its TPI.  A memo whose bound reaches its TPI is the optimum.
- */
-struct uop_memo {
-	struct cost_candidate cand;
-	struct opt_result facts;
-};
-
-/* Bumped whenever the cost model or the memo layout changes: part of every cache key. */
-#define UOP_MEMO_FORMAT 1
-
-/*
- * The caller's memo store, keyed by (pp, microbatches) within one problem
- * (cluster, model, batch, schedule, recompute and space are the caller's to
- * fold into its key).  get fills *out (owned by the caller of get: released
- * with uop_memo_release) and returns 1 on a hit, 0 on a miss; put borrows m.
- * Both are called from any thread, no lock held.
+ * Memos: what earlier runs proved about a candidate, kept by the caller (the
+ * service keeps them in its SQLite cost cache).  Two parts per candidate:
+ *   facts     a struct opt_result: bound_s is a proven lower bound on the
+ *             candidate's optimum TPI (INFINITY: nothing fits), stage/strategy
+ *             (may be NULL) the best plan known and tpi_s its TPI; a plan whose
+ *             TPI the bound reaches is the candidate's optimum.  Small.
+ *   matrices  the candidate's cost matrices (without dominated strategies,
+ *             which keeps the optimum) that the facts' plan indexes.  Large.
+ * Both stay true whatever the options (time limit, gap) of the run that found
+ * them.  A run reads every candidate's facts first: it decides what it can
+ * from them alone (proven infeasible, bound above the best TPI, proven optimum
+ * that is not the best) and reads or rebuilds matrices only for the rest.  A
+ * plan whose matrices had to be rebuilt is used only if its TPI recomputes
+ * equal on them.  Keys are (pp, microbatches) within one problem: cluster,
+ * model, batch, schedule, recompute and space are the caller's to fold into
+ * its keys, with UOP_MEMO_FORMAT.  Every callback is optional and may be
+ * called from any thread, no lock held; get_* fill caller-owned structs
+ * (opt_result_release / cost_candidate_release) and return 1 on a hit, 0 on a
+ * miss; put borrows facts and cand (cand NULL: the matrices stored are still
+ * the ones the facts index).
  */
 struct uop_memo_ops {
-	int (*get)(void *ctx, int pp, long microbatches, struct uop_memo *out);
-	void (*put)(void *ctx, int pp, long microbatches, const struct uop_memo *m);
+	int (*get_facts)(void *ctx, int pp, long microbatches, struct opt_result *facts);
+	int (*get_matrices)(void *ctx, int pp, long microbatches, struct cost_candidate *cand);
+	void (*put)(void *ctx, int pp, long microbatches, const struct opt_result *facts,
+	            const struct cost_candidate *cand);
 	void *ctx;
 };
 
-/* Frees what m owns (NULL-safe) and zeroes it. */
-void uop_memo_release(struct uop_memo *m);
-
-/* Packs m (borrowed) into a new buffer *buf (owned, free()) of *len bytes. */
-uniap_code uop_memo_pack(const struct uop_memo *m, unsigned char **buf, size_t *len,
-                         struct uniap_err *err);
-
-/* Rebuilds a memo from buf (borrowed); *out owned by the caller.  Garbage is UNIAP_E_INVALID. */
-uniap_code uop_memo_unpack(const unsigned char *buf, size_t len, struct uop_memo *out,
-                           struct uniap_err *err);
+/* Bumped whenever the cost model or the memo layout changes: part of every cache key. */
+#define UOP_MEMO_FORMAT 2
 
 /* Progress: candidates done of total, best TPI so far (INFINITY: none). */
 typedef void (*uop_progress_fn)(void *ctx, size_t done, size_t total, double best_tpi_s);

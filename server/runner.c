@@ -31,6 +31,7 @@
 #define RUNNER_JOBS_MAX 64
 #define RUNNER_PROGRESS_EVERY_S 0.25  /* at most this often a progress write per job */
 #define RUNNER_IDLE_POLL_S 1.0        /* a job thread looks at the queue this often unwoken */
+#define RUNNER_MATRICES_MAX (8.0 * 1024 * 1024) /* larger cost matrices are not cached */
 
 const double runner_solve_buckets[8] = { 0.1, 0.5, 1, 5, 10, 30, 60, 300 };
 
@@ -260,10 +261,11 @@ out:
 
 /* ------------------------------------------------------------ memo on the store */
 
-static void runner_memo_key(const struct runner_slot *slot, int pp, long c,
+/* The cache key of part ('f' facts, 'm' matrices) of candidate (pp, c) of the slot's job. */
+static void runner_memo_key(const struct runner_slot *slot, int pp, long c, char part,
                             unsigned char key[STORE_SHA256_BYTES])
 {
-	unsigned char buf[STORE_SHA256_BYTES + 16];
+	unsigned char buf[STORE_SHA256_BYTES + 17];
 	uint64_t v[2] = { (uint64_t)pp, (uint64_t)c };
 	int i, j;
 
@@ -271,6 +273,7 @@ static void runner_memo_key(const struct runner_slot *slot, int pp, long c,
 	for (i = 0; i < 2; i++)
 		for (j = 0; j < 8; j++)
 			buf[STORE_SHA256_BYTES + 8 * i + j] = (unsigned char)(v[i] >> (8 * j));
+	buf[STORE_SHA256_BYTES + 16] = (unsigned char)part;
 	store_sha256(buf, sizeof(buf), key);
 }
 
@@ -281,36 +284,77 @@ static void runner_count(struct runner *r, int64_t *counter)
 	pthread_mutex_unlock(&r->lock);
 }
 
-static int runner_memo_get(void *ctx, int pp, long c, struct uop_memo *out)
+/* The cached bytes of part of candidate (pp, c); owned (free) or NULL on a miss. */
+static char *runner_cache_read(struct runner_slot *slot, int pp, long c, char part, size_t *bytes)
 {
-	struct runner_slot *slot = ctx;
-	struct runner *r = slot->r;
 	unsigned char key[STORE_SHA256_BYTES];
 	char *body = NULL;
-	size_t bytes = 0;
-	int hit = 0;
 
-	runner_memo_key(slot, pp, c, key);
-	if (store_cache_get(r->cfg.store, key, &body, &bytes, NULL) == UNIAP_OK &&
-	    uop_memo_unpack((const unsigned char *)body, bytes, out, NULL) == UNIAP_OK)
-		hit = 1;
+	runner_memo_key(slot, pp, c, part, key);
+	if (store_cache_get(slot->r->cfg.store, key, &body, bytes, NULL) != UNIAP_OK)
+		return NULL;
+	return body;
+}
+
+static void runner_cache_write(struct runner_slot *slot, int pp, long c, char part,
+                               const unsigned char *buf, size_t len)
+{
+	unsigned char key[STORE_SHA256_BYTES];
+
+	runner_memo_key(slot, pp, c, part, key);
+	/* an entry over the cache's cap is simply not kept */
+	if (store_cache_put(slot->r->cfg.store, key, buf, len, NULL) == UNIAP_OK)
+		runner_count(slot->r, &slot->r->stats.cache_puts);
+}
+
+static int runner_memo_facts(void *ctx, int pp, long c, struct opt_result *facts)
+{
+	struct runner_slot *slot = ctx;
+	size_t bytes = 0;
+	char *body = runner_cache_read(slot, pp, c, 'f', &bytes);
+	int hit = body && opt_result_unpack((const unsigned char *)body, bytes, facts, NULL) == UNIAP_OK;
+
 	free(body);
-	runner_count(r, hit ? &r->stats.cache_hits : &r->stats.cache_misses);
+	runner_count(slot->r, hit ? &slot->r->stats.cache_hits : &slot->r->stats.cache_misses);
 	return hit;
 }
 
-static void runner_memo_put(void *ctx, int pp, long c, const struct uop_memo *m)
+static int runner_memo_matrices(void *ctx, int pp, long c, struct cost_candidate *cand)
 {
 	struct runner_slot *slot = ctx;
-	struct runner *r = slot->r;
-	unsigned char key[STORE_SHA256_BYTES], *buf = NULL;
+	size_t bytes = 0;
+	char *body = runner_cache_read(slot, pp, c, 'm', &bytes);
+	int hit = body && opt_candidate_unpack((const unsigned char *)body, bytes, cand, NULL) == UNIAP_OK;
+
+	free(body);
+	return hit;
+}
+
+/* The bytes of cand's cost arrays (what its packed form is mostly made of). */
+static double runner_matrices_bytes(const struct cost_candidate *cand)
+{
+	double k = (double)cost_k(cand);
+
+	return 8.0 * (3.0 * k * (double)cand->n_layers + 2.0 * k * k * (double)cand->n_edges);
+}
+
+static void runner_memo_put(void *ctx, int pp, long c, const struct opt_result *facts,
+                            const struct cost_candidate *cand)
+{
+	struct runner_slot *slot = ctx;
+	unsigned char *buf = NULL;
 	size_t len = 0;
 
-	runner_memo_key(slot, pp, c, key);
-	/* a memo over the cache's cap is simply not kept */
-	if (uop_memo_pack(m, &buf, &len, NULL) == UNIAP_OK &&
-	    store_cache_put(r->cfg.store, key, buf, len, NULL) == UNIAP_OK)
-		runner_count(r, &r->stats.cache_puts);
+	/* the matrices first (facts whose plan has no matrices are rebuilt and checked), and
+	 * only when small: a large model on many devices has matrices of 10-100 MB that would
+	 * evict every other entry, while rebuilding them costs less than solving */
+	if (cand && runner_matrices_bytes(cand) <= RUNNER_MATRICES_MAX &&
+	    opt_candidate_pack(cand, &buf, &len, NULL) == UNIAP_OK)
+		runner_cache_write(slot, pp, c, 'm', buf, len);
+	free(buf);
+	buf = NULL;
+	if (opt_result_pack(facts, &buf, &len, NULL) == UNIAP_OK)
+		runner_cache_write(slot, pp, c, 'f', buf, len);
 	free(buf);
 }
 
@@ -400,7 +444,7 @@ static void runner_run_job(struct runner_slot *slot)
 	struct store_job job;
 	struct runner_request req;
 	struct uop_result res;
-	struct uop_memo_ops memo = { runner_memo_get, runner_memo_put, slot };
+	struct uop_memo_ops memo = { runner_memo_facts, runner_memo_matrices, runner_memo_put, slot };
 	struct uniap_err err;
 	uniap_code rc;
 	double t0 = opt_clock_s();
