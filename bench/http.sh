@@ -63,7 +63,8 @@ curl -sf -o /dev/null -H "$H" "$U$RES" || { echo "bench/http.sh: GET $RES does n
 kill -TERM "$pid"
 wait "$pid" || true
 pid=
-"$UNIAPD" --listen "127.0.0.1:$port" --db "$DB" 2>"$LOG" >/dev/null &
+# shellcheck disable=SC2086
+"$UNIAPD" --listen "127.0.0.1:$port" --db "$DB" ${UNIAPD_ARGS:-} 2>"$LOG" >/dev/null &
 pid=$!
 i=0
 until curl -sf -o /dev/null "$U/healthz"; do

@@ -4,7 +4,7 @@
  * and the access log.
  *
  * Thread model (docs/http.md): MHD_USE_INTERNAL_POLLING_THREAD |
- * MHD_USE_EPOLL with a pool of cfg->threads threads (default 8), each with
+ * MHD_USE_EPOLL with a pool of cfg->threads threads (uniapd: one per core), each with
  * its own epoll set of connections, capped by MHD_OPTION_CONNECTION_LIMIT.
  * Slow clients cost no thread (bodies arrive by events); a handler blocks
  * only its own thread's connections, so handlers stay short and bounded
