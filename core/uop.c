@@ -653,6 +653,20 @@ static int uop_decide_from_facts(struct uop_run *run, struct uop_candidate *c, s
 	return 1;
 }
 
+/* Candidate c (note already written) is decided by its lower bound lb: status
+ * "infeasible" or "pruned"; a fresh bound goes to the memo store; frees slot. */
+static void uop_settle_by_bound(struct uop_run *run, struct uop_slot *slot, struct uop_candidate *c,
+                                const char *status, double lb)
+{
+	snprintf(c->status, sizeof(c->status), "%s", status);
+	c->bound_s = lb;
+	c->method = OPT_METHOD_LOWER_BOUND;
+	if (!slot->has_known)
+		uop_memo_put_bound(run->opts, &slot->cand, lb);
+	uop_slot_free(slot);
+	uop_count_done(run);
+}
+
 /* Removes slot->cand's dominated strategies (same optimum, smaller problem). */
 static void uop_reduce(struct uop_slot *slot)
 {
@@ -771,15 +785,9 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
 		slot->lower_bound_s = lb;
 		c->cached = slot->has_known;
 		if (isinf(lb)) {
-			snprintf(c->status, sizeof(c->status), "infeasible");
 			snprintf(c->note, sizeof(c->note),
 			         "even the least memory of every layer exceeds what the %d stages hold", c->pp);
-			c->bound_s = INFINITY;
-			c->method = OPT_METHOD_LOWER_BOUND;
-			if (!slot->has_known)
-				uop_memo_put_bound(o, &slot->cand, lb);
-			uop_slot_free(slot);
-			uop_count_done(run);
+			uop_settle_by_bound(run, slot, c, "infeasible", lb);
 			continue;
 		}
 		if (slot->has_known && uop_facts_proven(&slot->known)) {
@@ -799,16 +807,10 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
 		/* a plan at or above best * (1 + tolerance) is worse than best, never a tie; a
 		 * bound cached from a solve pruned at that cutoff reaches it exactly */
 		if (isfinite(best) && lb >= best * (1 + UOP_TIE_TOLERANCE)) {
-			snprintf(c->status, sizeof(c->status), "pruned");
 			snprintf(c->note, sizeof(c->note),
 			         "lower bound %.6g s is not below the best TPI %.6g s%s", lb, best,
 			         slot->has_known ? " (bound cached)" : "");
-			c->bound_s = lb;
-			c->method = OPT_METHOD_LOWER_BOUND;
-			if (!slot->has_known)
-				uop_memo_put_bound(o, &slot->cand, lb);
-			uop_slot_free(slot);
-			uop_count_done(run);
+			uop_settle_by_bound(run, slot, c, "pruned", lb);
 			continue;
 		}
 		/* solve without dominated strategies; a memo's plan indexes its own matrices */
