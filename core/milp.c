@@ -36,6 +36,7 @@
 
 #define MILP_INF DBL_MAX
 #define MILP_X_EXISTS (-2) /* xcol placeholder before the column is created */
+#define MILP_PREPROCESS_MIN_S 5.0 /* shorter limits solve without CBC's preprocessing */
 #define MILP_SMALL_COLS 2000
 
 /* A growing column-major matrix. */
@@ -555,6 +556,12 @@ static uniap_code milp_run_once(const struct cost_candidate *c, const struct mil
 	Cbc_setParameter(model, "timeMode", "elapsed");
 	if (time_limit_s > 0 && isfinite(time_limit_s))
 		Cbc_setMaximumSeconds(model, time_limit_s);
+	/* measured: a time limit that expires inside CBC 2.10.8's preprocessing can crash it
+	 * (NULL dereference in CglPreProcess::postProcess; reproduced with a 0.5 s limit on the
+	 * T5 example under ThreadSanitizer's slow-down) or make it report "infeasible" wrongly
+	 * (notes/cbc.md); with a short limit preprocessing is off: it changes speed, not answers */
+	if (time_limit_s > 0 && time_limit_s < MILP_PREPROCESS_MIN_S)
+		Cbc_setParameter(model, "preprocess", "off");
 	if (o->threads_inside_cbc > 1) {
 		snprintf(buf, sizeof(buf), "%d", o->threads_inside_cbc);
 		Cbc_setParameter(model, "threads", buf);

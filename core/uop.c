@@ -455,8 +455,13 @@ static uniap_code uop_dispatch(struct uop_run *run, struct pool *pool, struct uo
 		struct uniap_err serr;
 
 		opt_result_init(&r);
+		/* in this process: CBC must never run on two threads at once (coin-or/Cbc #332) */
+		if (o->solve_lock)
+			pthread_mutex_lock(o->solve_lock);
 		if (opt_solve(&slot->cand, &slot->opt, &r, &serr) != UNIAP_OK)
 			snprintf(r.note, sizeof(r.note), "%.*s", (int)sizeof(r.note) - 1, serr.msg);
+		if (o->solve_lock)
+			pthread_mutex_unlock(o->solve_lock);
 		uop_record(run, slot, &r);
 		opt_result_release(&r);
 		uop_slot_free(slot);

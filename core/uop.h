@@ -21,6 +21,7 @@
 #define UNIAP_UOP_H
 
 #include <stddef.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -91,6 +92,10 @@ struct uop_options {
 	void *progress_ctx;
 	const atomic_int *cancel;   /* optional: when *cancel becomes non-zero the run stops */
 	const struct uop_memo_ops *memo; /* optional: reuse and record candidates' matrices and facts */
+	pthread_mutex_t *solve_lock; /* optional (borrowed): held around every solve made in this
+	                                process (inline_solve, or a sanitizer build), so that callers
+	                                running several uop_run at once never have CBC on two
+	                                threads; solves in worker processes do not take it */
 };
 
 /* Defaults: gpipe, unified, threads = online cores, 60 s, gap 0, no early stop. */

@@ -54,6 +54,8 @@ struct runner {
 	pthread_mutex_t lock;
 	pthread_cond_t wake;          /* a job was queued, or stopping */
 	pthread_cond_t idle;          /* a slot went idle (for runner_stop's grace wait) */
+	pthread_mutex_t solve_lock;   /* solves made in this process (sanitizer builds solve inline):
+	                                 one at a time across the job threads, CBC is not thread-safe */
 	int stopping;                 /* guarded by lock: no new claims */
 	int pending_wakes;            /* guarded by lock */
 	int stopped;
@@ -470,6 +472,7 @@ static void runner_run_job(struct runner_slot *slot)
 		req.opts.progress_ctx = slot;
 		req.opts.cancel = &slot->cancel;
 		req.opts.memo = r->cfg.no_cache ? NULL : &memo;
+		req.opts.solve_lock = &r->solve_lock;
 		slot->last_progress_s = 0;
 		rc = uop_run(&req.cluster, &req.model, &req.opts, r->pool, &res, &err);
 	}
@@ -580,10 +583,12 @@ uniap_code runner_start(const struct runner_config *cfg, struct runner **out, st
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_cond_init(&r->wake, NULL);
 	pthread_cond_init(&r->idle, NULL);
+	pthread_mutex_init(&r->solve_lock, NULL);
 	pc.threads = r->cfg.workers;
 	pc.queue_cap = 2 * r->cfg.workers * r->cfg.jobs;
 	pc.max_output_bytes = OPT_PACK_MAX;
 	if ((rc = pool_new(&pc, &r->pool, err)) != UNIAP_OK) {
+		pthread_mutex_destroy(&r->solve_lock);
 		pthread_cond_destroy(&r->idle);
 		pthread_cond_destroy(&r->wake);
 		pthread_mutex_destroy(&r->lock);
@@ -680,6 +685,7 @@ void runner_free(struct runner *r)
 	runner_stop(r, 0);
 	for (i = 0; i < r->n_slots; i++)
 		pthread_mutex_destroy(&r->slots[i].progress_lock);
+	pthread_mutex_destroy(&r->solve_lock);
 	pthread_cond_destroy(&r->idle);
 	pthread_cond_destroy(&r->wake);
 	pthread_mutex_destroy(&r->lock);
