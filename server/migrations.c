@@ -80,6 +80,15 @@ const struct store_migration store_migrations[] = {
 		"-- bodies come last in every table so the small columns before them are read\n"
 		"-- without walking a large body's overflow pages\n",
 	},
+	{
+		2, "0002_job_body_hash.sql",
+		"-- 0002_job_body_hash.sql - the SHA-256 of the bytes of the request body that\n"
+		"-- created a job, so a retry with the same Idempotency-Key and the very same\n"
+		"-- bytes finds its job before anything it names is resolved (docs/jobs.md).\n"
+		"-- NULL for jobs created before this migration, and for jobs made without HTTP.\n"
+		"ALTER TABLE jobs ADD COLUMN body_sha256 BLOB\n"
+		"\tCHECK (body_sha256 IS NULL OR length(body_sha256) = 32);\n",
+	},
 };
 
 const size_t store_migrations_count = sizeof(store_migrations) / sizeof(store_migrations[0]);

@@ -1036,6 +1036,59 @@ static uniap_code idem_find(sqlite3 *db, int64_t tenant_id, const char *idem_key
 	return rc;
 }
 
+uniap_code store_job_find_idem(struct store *s, int64_t tenant_id, const char *idem_key, int64_t *id,
+			       unsigned char body_sha256[STORE_SHA256_BYTES], int *has_body_sha256,
+			       struct uniap_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int row = 0;
+	sqlite3 *db = conn_get(s);
+	uniap_code rc = prep_c(s, db, "SELECT id, body_sha256 FROM jobs"
+				     " WHERE tenant_id = ?1 AND idempotency_key = ?2", &st, err);
+
+	if (rc == UNIAP_OK) {
+		sqlite3_bind_int64(st, 1, tenant_id);
+		sqlite3_bind_text(st, 2, idem_key, -1, SQLITE_STATIC);
+		rc = step_row(db, st, &row, "idempotency key", err);
+	}
+	if (rc == UNIAP_OK && !row)
+		rc = err_set(err, UNIAP_E_NOTFOUND, "Idempotency-Key: no job");
+	if (rc == UNIAP_OK) {
+		*id = sqlite3_column_int64(st, 0);
+		*has_body_sha256 = sqlite3_column_bytes(st, 1) == STORE_SHA256_BYTES;
+		if (*has_body_sha256)
+			memcpy(body_sha256, sqlite3_column_blob(st, 1), STORE_SHA256_BYTES);
+	}
+	unprep(s, db, st);
+	conn_put(s, db);
+	return rc;
+}
+
+uniap_code store_job_set_body_hash(struct store *s, int64_t tenant_id, int64_t id,
+				   const unsigned char body_sha256[STORE_SHA256_BYTES],
+				   struct uniap_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	sqlite3 *db = conn_get(s);
+	uniap_code rc = begin_write(s, db, err);
+
+	if (rc == UNIAP_OK)
+		rc = prep_c(s, db, "UPDATE jobs SET body_sha256 = ?1 WHERE id = ?2 AND tenant_id = ?3", &st, err);
+	if (rc == UNIAP_OK) {
+		sqlite3_bind_blob(st, 1, body_sha256, STORE_SHA256_BYTES, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 2, id);
+		sqlite3_bind_int64(st, 3, tenant_id);
+		rc = step_done(db, st, "job body hash", err);
+	}
+	if (rc == UNIAP_OK && sqlite3_changes(db) == 0)
+		rc = err_set(err, UNIAP_E_NOTFOUND, "job %lld: no such job", (long long)id);
+	if (rc == UNIAP_OK)
+		rc = commit(db, err);
+	unprep(s, db, st);
+	conn_put(s, db);
+	return rc;
+}
+
 uniap_code store_job_create(struct store *s, int64_t tenant_id, const char *idem_key,
 			    const void *request, size_t bytes, int64_t *id, int *existed,
 			    struct uniap_err *err)

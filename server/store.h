@@ -198,6 +198,19 @@ uniap_code store_job_create(struct store *s, int64_t tenant_id, const char *idem
 			    const void *request, size_t bytes, int64_t *id, int *existed,
 			    struct uniap_err *err);
 
+/* The id of the tenant's job created with idem_key (borrowed), and the hash of
+ * the body bytes that created it when recorded (*has_body_sha256);
+ * UNIAP_E_NOTFOUND when none. */
+uniap_code store_job_find_idem(struct store *s, int64_t tenant_id, const char *idem_key, int64_t *id,
+			       unsigned char body_sha256[STORE_SHA256_BYTES], int *has_body_sha256,
+			       struct uniap_err *err);
+
+/* Records the SHA-256 of the body bytes that created the tenant's job id
+ * (migration 0002); UNIAP_E_NOTFOUND when no such job. */
+uniap_code store_job_set_body_hash(struct store *s, int64_t tenant_id, int64_t id,
+				   const unsigned char body_sha256[STORE_SHA256_BYTES],
+				   struct uniap_err *err);
+
 /* STORE_ANY_TENANT scopes a call to every tenant: for the job runner only. */
 #define STORE_ANY_TENANT 0
 

@@ -237,6 +237,21 @@ call idem-b 202 '"id":' POST /v1/plans "$B" "$tmp/b4.json"
 jb=$(jid)
 if [ -n "$jb" ] && [ "$jb" != "$ji" ] && ! grep -qi '^Idempotent-Replayed' "$tmp/hdr"; then ok; else
 	bad "idem-b: B's job $jb, A's $ji"; fi
+# a retry after the named document was deleted is still the same job
+XH=
+call idem-doc-put 201 '"kind":"cluster"' POST /v1/clusters "$A" "$EX/cluster-8gpu-nvlink.json"
+did=$(jid)
+printf '{"cluster":%s,"model":"bert-huge","batch":8}' "$did" >"$tmp/idem-del.json"
+XH="Idempotency-Key: deleted-doc-key"
+submit idem-del-first "$A" "$tmp/idem-del.json"
+jdel=$jobid
+XH=
+call idem-doc-delete 204 "" DELETE "/v1/clusters/$did" "$A"
+XH="Idempotency-Key: deleted-doc-key"
+call idem-del-replay 202 "\"id\":$jdel," POST /v1/plans "$A" "$tmp/idem-del.json"
+hdr idem-del-replay-header "Idempotent-Replayed: true"
+XH="Idempotency-Key: deleted-doc-key-2"
+problem idem-del-new 404 '"pointer":"/cluster"' POST /v1/plans "$A" "$tmp/idem-del.json"
 XH=
 
 # ---------------------------------------------------------------- 4. tenant isolation

@@ -427,6 +427,23 @@ static void test_idempotency(void **state)
 	assert_int_equal(existed, 0);
 	assert_true(j3 != j1);
 	assert_int_equal(store_job_create(s, a, "", "{}", 2, &j3, &existed, &err), UNIAP_E_INVALID);
+	{
+		/* the body hash of migration 0002: found by key, scoped by tenant */
+		unsigned char h[STORE_SHA256_BYTES], got[STORE_SHA256_BYTES];
+		int64_t id = 0;
+		int has = -1;
+
+		store_sha256("body", 4, h);
+		assert_int_equal(store_job_find_idem(s, a, "k1", &id, got, &has, &err), UNIAP_OK);
+		assert_int_equal(id, j1);
+		assert_int_equal(has, 0);
+		assert_int_equal(store_job_set_body_hash(s, a, j1, h, &err), UNIAP_OK);
+		assert_int_equal(store_job_find_idem(s, a, "k1", &id, got, &has, &err), UNIAP_OK);
+		assert_int_equal(has, 1);
+		assert_memory_equal(got, h, sizeof(h));
+		assert_int_equal(store_job_set_body_hash(s, b, j1, h, &err), UNIAP_E_NOTFOUND);
+		assert_int_equal(store_job_find_idem(s, a, "k2", &id, got, &has, &err), UNIAP_E_NOTFOUND);
+	}
 	store_close(s);
 }
 
