@@ -173,7 +173,7 @@ static void milp_model_release(struct milp_model *md)
  */
 static int milp_stage_ranges(const struct cost_candidate *c, int *lo, int *hi)
 {
-	size_t n = c->n_layers, e, u, w;
+	size_t n = c->n_layers, u, w;
 	size_t *cnt = NULL, *adj = NULL, *queue = NULL, *anc = NULL;
 	unsigned char *seen = NULL;
 	int rc = -1;
@@ -184,29 +184,11 @@ static int milp_stage_ranges(const struct cost_candidate *c, int *lo, int *hi)
 	}
 	if ((double)n * (double)(n + c->n_edges) > 5e7)
 		return 0;
-	cnt = calloc(n + 1, sizeof(size_t));
-	adj = calloc(c->n_edges + 1, sizeof(size_t));
 	queue = calloc(n, sizeof(size_t));
 	anc = calloc(n, sizeof(size_t));
 	seen = calloc(n, 1);
-	if (!cnt || !adj || !queue || !anc || !seen)
+	if (!queue || !anc || !seen || opt_successors(c, &cnt, &adj) != 0)
 		goto out;
-	for (e = 0; e < c->n_edges; e++)
-		cnt[c->edges[e].from + 1]++;
-	for (u = 0; u < n; u++)
-		cnt[u + 1] += cnt[u];
-	{
-		size_t *fill = calloc(n, sizeof(size_t));
-
-		if (!fill)
-			goto out;
-		for (e = 0; e < c->n_edges; e++) {
-			size_t f = c->edges[e].from;
-
-			adj[cnt[f] + fill[f]++] = c->edges[e].to;
-		}
-		free(fill);
-	}
 	for (u = 0; u < n; u++) {
 		size_t head = 0, tail = 0, desc = 0, j;
 

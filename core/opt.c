@@ -234,40 +234,46 @@ int opt_is_chain(const struct cost_candidate *c)
 
 /* ------------------------------------------------------------ warm start */
 
-/*
- * A quick valid plan for the MILP's warm start: a topological order cut into
- * pp blocks of about equal least time, the fastest strategy per layer, then
- * the layers of an over-memory stage moved to their smallest strategy, then a
- * few passes of one-layer improvements (strategy change, move across a block
- * boundary) judged by opt_tpi.  Returns 1 with *tpi finite when it found one.
- */
+int opt_successors(const struct cost_candidate *c, size_t **start, size_t **succ)
+{
+	size_t n = c->n_layers, e, u;
+	size_t *cnt = calloc(n + 1, sizeof(size_t)), *adj = calloc(c->n_edges + 1, sizeof(size_t));
+	size_t *fill = calloc(n ? n : 1, sizeof(size_t));
+
+	*start = NULL;
+	*succ = NULL;
+	if (!cnt || !adj || !fill) {
+		free(cnt);
+		free(adj);
+		free(fill);
+		return -1;
+	}
+	for (e = 0; e < c->n_edges; e++)
+		cnt[c->edges[e].from + 1]++;
+	for (u = 0; u < n; u++)
+		cnt[u + 1] += cnt[u];
+	for (e = 0; e < c->n_edges; e++) {
+		size_t f = c->edges[e].from;
+
+		adj[cnt[f] + fill[f]++] = c->edges[e].to;
+	}
+	free(fill);
+	*start = cnt;
+	*succ = adj;
+	return 0;
+}
+
+/* A topological order of the layers into order; 1 ok, 0 on a cycle or out of memory. */
 static int opt_topo_order(const struct cost_candidate *c, size_t *order)
 {
 	size_t n = c->n_layers, e, head = 0, tail = 0;
-	size_t *indeg = calloc(n, sizeof(size_t)), *cnt = calloc(n + 1, sizeof(size_t));
-	size_t *adj = calloc(c->n_edges + 1, sizeof(size_t));
+	size_t *indeg = calloc(n ? n : 1, sizeof(size_t)), *cnt = NULL, *adj = NULL;
 	int ok = 0;
 
-	if (!indeg || !cnt || !adj)
+	if (!indeg || opt_successors(c, &cnt, &adj) != 0)
 		goto out;
-	for (e = 0; e < c->n_edges; e++) {
+	for (e = 0; e < c->n_edges; e++)
 		indeg[c->edges[e].to]++;
-		cnt[c->edges[e].from + 1]++;
-	}
-	for (e = 0; e < n; e++)
-		cnt[e + 1] += cnt[e];
-	{
-		size_t *fill = calloc(n, sizeof(size_t));
-
-		if (!fill)
-			goto out;
-		for (e = 0; e < c->n_edges; e++) {
-			size_t f = c->edges[e].from;
-
-			adj[cnt[f] + fill[f]++] = c->edges[e].to;
-		}
-		free(fill);
-	}
 	/* Kahn with the smallest index first, so index order wins when it is topological */
 	for (e = 0; e < n; e++)
 		if (indeg[e] == 0)
@@ -297,6 +303,13 @@ out:
 	return ok;
 }
 
+/*
+ * A quick valid plan for the MILP's warm start: a topological order cut into
+ * pp blocks of about equal least time, the fastest strategy per layer, then
+ * the layers of an over-memory stage moved to their smallest strategy, then a
+ * few passes of one-layer improvements (strategy change, move across a block
+ * boundary) judged by opt_tpi.  Returns 1 with *tpi finite when it found one.
+ */
 static int opt_heuristic(const struct cost_candidate *c, int *stage, size_t *strategy, double *tpi)
 {
 	size_t n = c->n_layers, K = cost_k(c), u, k, r, pass;

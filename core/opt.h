@@ -137,6 +137,14 @@ uniap_code opt_candidate_check(const struct cost_candidate *cand, struct uniap_e
 /* 1 when the edges are exactly u -> u+1 for u = 0 .. n_layers-2, each once (any order). */
 int opt_is_chain(const struct cost_candidate *cand);
 
+/*
+ * The successor lists of cand's edges (borrowed) in compressed form: the
+ * successors of layer u are succ[start[u]] .. succ[start[u+1] - 1], in edge
+ * order.  *start (n_layers + 1 entries) and *succ are owned (free()).
+ * 0 ok, -1 out of memory (both NULL).
+ */
+int opt_successors(const struct cost_candidate *cand, size_t **start, size_t **succ);
+
 /* ------------------------------------------------------------ serialization */
 
 /* Largest buffer the unpackers accept (and the packers produce). */
