@@ -516,6 +516,36 @@ static uniap_code page_collect(sqlite3 *db, sqlite3_stmt *st, void *arr, size_t 
 	return rc;
 }
 
+/*
+ * The end of every list: with rc still UNIAP_OK (the statement prepared and
+ * bound with LIMIT limit + 1), collects its rows into a new array *arr
+ * (owned, limit elements of elem bytes), *n and *next (all written only on
+ * success); gives st and the connection back either way, and returns rc.
+ */
+static uniap_code page_read(struct store *s, sqlite3 *db, sqlite3_stmt *st, uniap_code rc,
+			    size_t elem, size_t limit, void (*from_row)(sqlite3_stmt *, void *),
+			    const char *what, void **arr, size_t *n, int64_t *next, struct uniap_err *err)
+{
+	void *a = NULL;
+	size_t k = 0;
+	int64_t nx = 0;
+
+	if (rc == UNIAP_OK && !(a = calloc(limit, elem)))
+		rc = err_set(err, UNIAP_E_NOMEM, "store: out of memory");
+	if (rc == UNIAP_OK)
+		rc = page_collect(db, st, a, elem, limit, from_row, what, &k, &nx, err);
+	unprep(s, db, st);
+	conn_put(s, db);
+	if (rc != UNIAP_OK) {
+		free(a);
+		return rc;
+	}
+	*arr = a;
+	*n = k;
+	*next = nx;
+	return UNIAP_OK;
+}
+
 static uniap_code page_args(int64_t cursor, size_t *limit, struct uniap_err *err)
 {
 	if (cursor < 0)
@@ -624,37 +654,25 @@ uniap_code store_tenant_list(struct store *s, int64_t cursor, size_t limit,
 			     struct store_tenant **out, size_t *n, int64_t *next,
 			     struct uniap_err *err)
 {
-	struct store_tenant *arr = NULL;
 	sqlite3_stmt *st = NULL;
-	size_t k = 0;
-	int64_t nx = 0;
+	void *arr = NULL;
 	sqlite3 *db;
 	uniap_code rc = page_args(cursor, &limit, err);
 
 	if (rc != UNIAP_OK)
 		return rc;
-	arr = calloc(limit, sizeof(*arr));
-	if (!arr)
-		return err_set(err, UNIAP_E_NOMEM, "store: out of memory");
 	db = conn_get(s);
 	rc = prep_c(s, db, "SELECT " TENANT_COLS " FROM tenants WHERE id > ?1 ORDER BY id LIMIT ?2",
-		  &st, err);
-	if (rc != UNIAP_OK)
-		goto out;
-	sqlite3_bind_int64(st, 1, cursor);
-	sqlite3_bind_int64(st, 2, (int64_t)limit + 1);
-	rc = page_collect(db, st, arr, sizeof(*arr), limit, tenant_from_row_any, "list tenants", &k, &nx, err);
-out:
-	unprep(s, db, st);
-	conn_put(s, db);
-	if (rc != UNIAP_OK) {
-		free(arr);
-		return rc;
+		    &st, err);
+	if (rc == UNIAP_OK) {
+		sqlite3_bind_int64(st, 1, cursor);
+		sqlite3_bind_int64(st, 2, (int64_t)limit + 1);
 	}
-	*out = arr;
-	*n = k;
-	*next = nx;
-	return UNIAP_OK;
+	rc = page_read(s, db, st, rc, sizeof(**out), limit, tenant_from_row_any, "list tenants", &arr, n,
+		       next, err);
+	if (rc == UNIAP_OK)
+		*out = arr;
+	return rc;
 }
 
 uniap_code store_tenant_revoke(struct store *s, int64_t id, struct uniap_err *err)
@@ -880,38 +898,26 @@ void store_doc_release(struct store_doc *d)
 uniap_code store_doc_list(struct store *s, int64_t tenant_id, int64_t cursor, size_t limit,
 			  struct store_doc **out, size_t *n, int64_t *next, struct uniap_err *err)
 {
-	struct store_doc *arr = NULL;
 	sqlite3_stmt *st = NULL;
-	size_t k = 0;
-	int64_t nx = 0;
+	void *arr = NULL;
 	sqlite3 *db;
 	uniap_code rc = page_args(cursor, &limit, err);
 
 	if (rc != UNIAP_OK)
 		return rc;
-	arr = calloc(limit, sizeof(*arr));
-	if (!arr)
-		return err_set(err, UNIAP_E_NOMEM, "store: out of memory");
 	db = conn_get(s);
 	rc = prep_c(s, db, "SELECT " DOC_COLS " FROM documents WHERE tenant_id = ?1 AND id > ?2"
-		      " ORDER BY id LIMIT ?3", &st, err);
-	if (rc != UNIAP_OK)
-		goto out;
-	sqlite3_bind_int64(st, 1, tenant_id);
-	sqlite3_bind_int64(st, 2, cursor);
-	sqlite3_bind_int64(st, 3, (int64_t)limit + 1);
-	rc = page_collect(db, st, arr, sizeof(*arr), limit, doc_from_row_any, "list documents", &k, &nx, err);
-out:
-	unprep(s, db, st);
-	conn_put(s, db);
-	if (rc != UNIAP_OK) {
-		free(arr);
-		return rc;
+		    " ORDER BY id LIMIT ?3", &st, err);
+	if (rc == UNIAP_OK) {
+		sqlite3_bind_int64(st, 1, tenant_id);
+		sqlite3_bind_int64(st, 2, cursor);
+		sqlite3_bind_int64(st, 3, (int64_t)limit + 1);
 	}
-	*out = arr;
-	*n = k;
-	*next = nx;
-	return UNIAP_OK;
+	rc = page_read(s, db, st, rc, sizeof(**out), limit, doc_from_row_any, "list documents", &arr, n,
+		       next, err);
+	if (rc == UNIAP_OK)
+		*out = arr;
+	return rc;
 }
 
 /* Runs a one-statement write "... WHERE id = ?1 AND tenant_id = ?2" in a
@@ -1207,15 +1213,12 @@ uniap_code store_job_list(struct store *s, int64_t tenant_id, const enum store_j
 			  int64_t cursor, size_t limit, struct store_job **out, size_t *n,
 			  int64_t *next, struct uniap_err *err)
 {
-	/* two fixed texts rather than "?2 IS NULL OR": each can use its own index */
 	static const char *const sql_all = "SELECT " JOB_COLS " FROM jobs WHERE tenant_id = ?1"
 					   " AND id > ?2 ORDER BY id LIMIT ?3";
 	static const char *const sql_state = "SELECT " JOB_COLS " FROM jobs WHERE tenant_id = ?1"
 					     " AND id > ?2 AND state = ?4 ORDER BY id LIMIT ?3";
-	struct store_job *arr = NULL;
 	sqlite3_stmt *st = NULL;
-	size_t k = 0;
-	int64_t nx = 0;
+	void *arr = NULL;
 	sqlite3 *db;
 	uniap_code rc = page_args(cursor, &limit, err);
 
@@ -1223,30 +1226,20 @@ uniap_code store_job_list(struct store *s, int64_t tenant_id, const enum store_j
 		return rc;
 	if (state && ((int)*state < 0 || *state >= STORE_JOB_STATE_COUNT))
 		return err_set(err, UNIAP_E_ARG, "state: unknown job state %d", (int)*state);
-	arr = calloc(limit, sizeof(*arr));
-	if (!arr)
-		return err_set(err, UNIAP_E_NOMEM, "store: out of memory");
 	db = conn_get(s);
 	rc = prep_c(s, db, state ? sql_state : sql_all, &st, err);
-	if (rc != UNIAP_OK)
-		goto out;
-	sqlite3_bind_int64(st, 1, tenant_id);
-	sqlite3_bind_int64(st, 2, cursor);
-	sqlite3_bind_int64(st, 3, (int64_t)limit + 1);
-	if (state)
-		sqlite3_bind_text(st, 4, job_state_names[*state], -1, SQLITE_STATIC);
-	rc = page_collect(db, st, arr, sizeof(*arr), limit, job_from_row_any, "list jobs", &k, &nx, err);
-out:
-	unprep(s, db, st);
-	conn_put(s, db);
-	if (rc != UNIAP_OK) {
-		free(arr);
-		return rc;
+	if (rc == UNIAP_OK) {
+		sqlite3_bind_int64(st, 1, tenant_id);
+		sqlite3_bind_int64(st, 2, cursor);
+		sqlite3_bind_int64(st, 3, (int64_t)limit + 1);
+		if (state)
+			sqlite3_bind_text(st, 4, job_state_names[*state], -1, SQLITE_STATIC);
 	}
-	*out = arr;
-	*n = k;
-	*next = nx;
-	return UNIAP_OK;
+	rc = page_read(s, db, st, rc, sizeof(**out), limit, job_from_row_any, "list jobs", &arr, n, next,
+		       err);
+	if (rc == UNIAP_OK)
+		*out = arr;
+	return rc;
 }
 
 void store_jobs_free(struct store_job *jobs, size_t n)
