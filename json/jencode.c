@@ -50,41 +50,7 @@ int jenc_add_num(cJSON *obj, const char *key, double v)
 	return jenc_add(obj, key, jenc_number(v));
 }
 
-static cJSON *jenc_doubles(const double *v, size_t n)
-{
-	cJSON *a = cJSON_CreateArray();
-	size_t i;
-
-	for (i = 0; a && i < n; i++) {
-		cJSON *x = jenc_number(v[i]);
-
-		if (!x || !cJSON_AddItemToArray(a, x)) {
-			cJSON_Delete(x);
-			cJSON_Delete(a);
-			return NULL;
-		}
-	}
-	return a;
-}
-
-/* A K x K row-major matrix as an array of rows. */
-static cJSON *jenc_matrix(const double *v, size_t K)
-{
-	cJSON *a = cJSON_CreateArray();
-	size_t k;
-
-	for (k = 0; a && k < K; k++) {
-		cJSON *row = jenc_doubles(v + k * K, K);
-
-		if (!row || !cJSON_AddItemToArray(a, row)) {
-			cJSON_Delete(row);
-			cJSON_Delete(a);
-			return NULL;
-		}
-	}
-	return a;
-}
-
+/* Appends item (taken; NULL means it could not be made) to arr; 0 on failure. */
 static int jenc_append(cJSON *arr, cJSON *item)
 {
 	if (!item)
@@ -94,6 +60,33 @@ static int jenc_append(cJSON *arr, cJSON *item)
 		return 0;
 	}
 	return 1;
+}
+
+static cJSON *jenc_doubles(const double *v, size_t n)
+{
+	cJSON *a = cJSON_CreateArray();
+	size_t i;
+
+	for (i = 0; a && i < n; i++)
+		if (!jenc_append(a, jenc_number(v[i]))) {
+			cJSON_Delete(a);
+			return NULL;
+		}
+	return a;
+}
+
+/* A K x K row-major matrix as an array of rows. */
+static cJSON *jenc_matrix(const double *v, size_t K)
+{
+	cJSON *a = cJSON_CreateArray();
+	size_t k;
+
+	for (k = 0; a && k < K; k++)
+		if (!jenc_append(a, jenc_doubles(v + k * K, K))) {
+			cJSON_Delete(a);
+			return NULL;
+		}
+	return a;
 }
 
 cJSON *jenc_strategy(const struct strategy *s)
@@ -499,12 +492,10 @@ static cJSON *jenc_candidates(const struct uop_result *r)
 	for (i = 0; arr && i < r->n_candidates; i++) {
 		const struct uop_candidate *c = &r->candidates[i];
 		cJSON *o = cJSON_CreateObject();
-		int ok = o && cJSON_AddItemToArray(arr, o);
+		int ok;
 
-		if (!ok) {
-			cJSON_Delete(o);
+		if (!jenc_append(arr, o))
 			break;
-		}
 		ok = cJSON_AddNumberToObject(o, "pp", c->pp) &&
 		     cJSON_AddNumberToObject(o, "microbatches", (double)c->microbatches) &&
 		     cJSON_AddStringToObject(o, "status", c->status) &&

@@ -1485,7 +1485,7 @@ uniap_code store_cache_get(struct store *s, const unsigned char key[STORE_SHA256
 	sqlite3_stmt *st = NULL;
 	char *copy = NULL;
 	size_t n = 0;
-	int row = 0;
+	int row = 0, touching = 0;
 	sqlite3 *db = conn_get(s);
 	/* the look-up is a plain read (no write lock for a miss); a hit's LRU
 	 * touch is a write of its own, without fsync (cache_writes) */
@@ -1501,8 +1501,10 @@ uniap_code store_cache_get(struct store *s, const unsigned char key[STORE_SHA256
 		rc = column_dup(st, 0, &copy, &n, err);
 	unprep(s, db, st);
 	st = NULL;
-	if (rc == UNIAP_OK)
+	if (rc == UNIAP_OK) {
+		touching = 1;
 		rc = cache_writes(s, db, err);
+	}
 	if (rc == UNIAP_OK)
 		rc = prep_c(s, db, "UPDATE cost_cache SET hits = hits + 1, last_used_at = ?1,"
 			      " last_used_seq = (SELECT max(last_used_seq) + 1 FROM cost_cache)"
@@ -1516,7 +1518,10 @@ uniap_code store_cache_get(struct store *s, const unsigned char key[STORE_SHA256
 		rc = commit(db, err);
 out:
 	unprep(s, db, st);
-	cache_writes_end(s, db);
+	if (touching)
+		cache_writes_end(s, db);
+	else
+		conn_put(s, db); /* a miss changed nothing, not even the pragma */
 	if (rc != UNIAP_OK) {
 		free(copy);
 		return rc;
