@@ -199,12 +199,6 @@ static cJSON *api_ref(const cJSON *v)
 	return cJSON_CreateString("inline");
 }
 
-/* The SHA-256 of the request's body bytes. */
-static void api_body_hash(const struct http_request *req, unsigned char h[STORE_SHA256_BYTES])
-{
-	store_sha256(req->body ? req->body : "", req->body ? req->body_len : 0, h);
-}
-
 /*
  * A retry with the same Idempotency-Key and the very same body bytes is the
  * stored job, whatever became of the documents it names (one may have been
@@ -213,16 +207,16 @@ static void api_body_hash(const struct http_request *req, unsigned char h[STORE_
  * is then resolved and compared as usual, so a body written differently with
  * the same meaning is still the same job).
  */
-static int api_replay(struct http_request *req, int64_t tenant, const char *idem, int64_t *id)
+static int api_replay(struct http_request *req, int64_t tenant, const char *idem,
+                      const unsigned char body_sha256[STORE_SHA256_BYTES], int64_t *id)
 {
 	const struct api_app *app = req->app;
-	unsigned char stored[STORE_SHA256_BYTES], mine[STORE_SHA256_BYTES];
+	unsigned char stored[STORE_SHA256_BYTES];
 	int has = 0;
 
 	if (store_job_find_idem(app->store, tenant, idem, id, stored, &has, NULL) != UNIAP_OK || !has)
 		return -1;
-	api_body_hash(req, mine);
-	return memcmp(stored, mine, sizeof(mine)) == 0 ? 0 : -1;
+	return memcmp(stored, body_sha256, STORE_SHA256_BYTES) == 0 ? 0 : -1;
 }
 
 /* The stored request: summary first (options and refs), then the resolved documents. */
@@ -273,23 +267,27 @@ void api_plan_create(struct http_request *req, struct http_response *res)
 	struct store_job job;
 	struct uniap_err err;
 	char *text = NULL, loc[64];
+	unsigned char body_sha256[STORE_SHA256_BYTES];
 	int existed = 0;
 	uniap_code rc;
 
 	err_clear(&err);
 	memset(&job, 0, sizeof(job));
-	if (idem && *idem && strlen(idem) <= STORE_IDEM_KEY_MAX && api_replay(req, tenant, idem, &id) == 0) {
-		existed = 1;
-		goto answer;
+	if (idem && (!*idem || strlen(idem) > STORE_IDEM_KEY_MAX)) {
+		rc = err_set(&err, UNIAP_E_ARG, "Idempotency-Key: must be 1..%d bytes", STORE_IDEM_KEY_MAX);
+		goto out;
+	}
+	if (idem) {
+		store_sha256(req->body ? req->body : "", req->body ? req->body_len : 0, body_sha256);
+		if (api_replay(req, tenant, idem, body_sha256, &id) == 0) {
+			existed = 1;
+			goto answer;
+		}
 	}
 	if ((rc = runner_options_json(req->json, "body", app->max_time_limit_s > 0 ? app->max_time_limit_s : 600,
 	                              &o, &err)) != UNIAP_OK ||
 	    (rc = api_input(req, 1, &c, &m, &err)) != UNIAP_OK || (rc = api_input(req, 0, &c, &m, &err)) != UNIAP_OK)
 		goto out;
-	if (idem && (!*idem || strlen(idem) > STORE_IDEM_KEY_MAX)) {
-		rc = err_set(&err, UNIAP_E_ARG, "Idempotency-Key: must be 1..%d bytes", STORE_IDEM_KEY_MAX);
-		goto out;
-	}
 	if (!(text = api_plan_request(req->json, &c, &m))) {
 		rc = err_set(&err, UNIAP_E_NOMEM, "request: out of memory");
 		goto out;
@@ -301,13 +299,10 @@ void api_plan_create(struct http_request *req, struct http_response *res)
 	if (rc != UNIAP_OK)
 		goto out;
 	if (!existed) {
-		unsigned char h[STORE_SHA256_BYTES];
-
 		/* for the replay of these very bytes (api_replay); without it a replay is
 		 * still found by resolving the request again */
-		api_body_hash(req, h);
 		if (idem)
-			store_job_set_body_hash(app->store, tenant, id, h, NULL);
+			store_job_set_body_hash(app->store, tenant, id, body_sha256, NULL);
 		runner_log_transition(app->log, id, tenant, "new", "queued", NULL);
 		runner_wake(app->runner);
 	}
