@@ -113,6 +113,14 @@ int cli_usage_error(const char *cmd, const char *msg)
 	return CLI_EXIT_USAGE;
 }
 
+int cli_bad_option(const char *cmd, const char *arg)
+{
+	char msg[128];
+
+	snprintf(msg, sizeof(msg), "unknown or incomplete option '%.64s'", arg);
+	return cli_usage_error(cmd, msg);
+}
+
 int cli_write(const char *text)
 {
 	size_t n = strlen(text);

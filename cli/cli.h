@@ -89,6 +89,9 @@ int cli_fail(const char *cmd, const struct uniap_err *err);
 /* Prints "uniap CMD: msg\nTry 'uniap CMD --help'." and returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *msg);
 
+/* cli_usage_error for an option getopt refused: "unknown or incomplete option 'ARG'". */
+int cli_bad_option(const char *cmd, const char *arg);
+
 /* Writes text (borrowed) to stdout; returns 0 or -1 on a write error. */
 int cli_write(const char *text);
 

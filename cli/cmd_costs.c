@@ -60,11 +60,7 @@ int cli_cmd_costs(int argc, char **argv)
 		} else if (opt == 'c') {
 			cli_parse_long("--microbatches", optarg, 1, 1L << 30, &micro, &err);
 		} else {
-			char msg[128];
-
-			snprintf(msg, sizeof(msg), "unknown or incomplete option '%.64s'",
-			         argv[optind - 1]);
-			return cli_usage_error("costs", msg);
+			return cli_bad_option("costs", argv[optind - 1]);
 		}
 		if (err.code != UNIAP_OK)
 			return cli_fail("costs", &err);

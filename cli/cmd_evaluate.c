@@ -50,11 +50,7 @@ int cli_cmd_evaluate(int argc, char **argv)
 		} else if (opt == 'P') {
 			plan_path = optarg;
 		} else {
-			char msg[128];
-
-			snprintf(msg, sizeof(msg), "unknown or incomplete option '%.64s'",
-			         argv[optind - 1]);
-			return cli_usage_error("evaluate", msg);
+			return cli_bad_option("evaluate", argv[optind - 1]);
 		}
 		if (err.code != UNIAP_OK)
 			return cli_fail("evaluate", &err);

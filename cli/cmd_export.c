@@ -57,10 +57,7 @@ int cli_cmd_export(int argc, char **argv)
 				        "--format: must be json, text, galvatron, megatron or deepspeed, got \"%.64s\"",
 				        optarg);
 		} else {
-			char msg[128];
-
-			snprintf(msg, sizeof(msg), "unknown or incomplete option '%.64s'", argv[optind - 1]);
-			return cli_usage_error("export", msg);
+			return cli_bad_option("export", argv[optind - 1]);
 		}
 		if (err.code != UNIAP_OK)
 			return cli_fail("export", &err);

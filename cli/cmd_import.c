@@ -281,8 +281,7 @@ static int import_nccl(int argc, char **argv)
 		case 'q': quiet = 1; break;
 		case 'h': fputs(nccl_usage, stdout); return CLI_EXIT_OK;
 		default:
-			snprintf(msg, sizeof(msg), "unknown or incomplete option '%.64s'", argv[optind - 1]);
-			return cli_usage_error("import", msg);
+			return cli_bad_option("import", argv[optind - 1]);
 		}
 	}
 	if (!base)
@@ -384,10 +383,7 @@ int cli_cmd_import(int argc, char **argv)
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		if (opt == '?' || opt == ':') {
-			char msg[128];
-
-			snprintf(msg, sizeof(msg), "unknown or incomplete option '%.64s'", argv[optind - 1]);
-			return cli_usage_error("import", msg);
+			return cli_bad_option("import", argv[optind - 1]);
 		}
 		import_option(&a, opt, optarg, &err);
 		if (err.code != UNIAP_OK)

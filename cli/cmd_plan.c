@@ -160,10 +160,7 @@ int cli_cmd_plan(int argc, char **argv)
 				        "deepspeed), got \"%.64s\"",
 				        optarg);
 		} else {
-			char msg[128];
-
-			snprintf(msg, sizeof(msg), "unknown or incomplete option '%.64s'", argv[optind - 1]);
-			return cli_usage_error("plan", msg);
+			return cli_bad_option("plan", argv[optind - 1]);
 		}
 		if (err.code != UNIAP_OK)
 			return cli_fail("plan", &err);
