@@ -30,8 +30,8 @@ struct api_app {
 	struct http_principal anonymous;  /* the --no-auth tenant */
 	struct runner *runner;            /* borrowed: runs the plan jobs; NULL: jobs stay queued */
 	FILE *log;                        /* job transitions made by handlers (queued, canceled) */
-	double max_time_limit_s;          /* cap on a plan's time_limit_s; 0: 600 */
-	double cancel_wait_s;             /* DELETE /v1/jobs/{id} waits this long for a running job to stop */
+	double max_time_limit_s;          /* cap on a plan's time_limit_s (uniapd: --max-time-limit, 600);
+	                                     0: 86400 */
 };
 
 #define API_LIST_DEFAULT 20  /* ?limit= when absent */

@@ -29,6 +29,7 @@
 
 #define API_RETRY_AFTER_S "5"   /* Retry-After of a 429 or 503 */
 #define API_CANCEL_POLL_US 20000
+#define API_CANCEL_WAIT_S 10.0  /* DELETE waits this long for a running job to stop, then answers 202 */
 
 /* ---------------------------------------------------------------- job documents */
 
@@ -284,8 +285,7 @@ void api_plan_create(struct http_request *req, struct http_response *res)
 			goto answer;
 		}
 	}
-	if ((rc = runner_options_json(req->json, "body", app->max_time_limit_s > 0 ? app->max_time_limit_s : 600,
-	                              &o, &err)) != UNIAP_OK ||
+	if ((rc = runner_options_json(req->json, "body", app->max_time_limit_s, &o, &err)) != UNIAP_OK ||
 	    (rc = api_input(req, 1, &c, &m, &err)) != UNIAP_OK || (rc = api_input(req, 0, &c, &m, &err)) != UNIAP_OK)
 		goto out;
 	if (!(text = api_plan_request(req->json, &c, &m))) {
@@ -410,7 +410,7 @@ void api_job_cancel(struct http_request *req, struct http_response *res)
 	int64_t tenant = api_principal(req)->tenant_id, id;
 	struct store_job job;
 	struct uniap_err err;
-	double waited = 0, wait_s = app->cancel_wait_s > 0 ? app->cancel_wait_s : 10;
+	double waited = 0;
 	char detail[96];
 
 	err_clear(&err);
@@ -434,7 +434,7 @@ void api_job_cancel(struct http_request *req, struct http_response *res)
 	}
 	if (job.state == STORE_JOB_RUNNING && runner_cancel(app->runner, id)) {
 		/* the workers are being killed; wait (bounded) for the job thread to record it */
-		while (job.state == STORE_JOB_RUNNING && waited < wait_s) {
+		while (job.state == STORE_JOB_RUNNING && waited < API_CANCEL_WAIT_S) {
 			usleep(API_CANCEL_POLL_US);
 			waited += API_CANCEL_POLL_US / 1e6;
 			store_job_release(&job);

@@ -41,6 +41,7 @@
 #define UNIAPD_TENANT_MAX_STORED_BYTES (1024ll * 1024ll * 1024ll) /* and stored bytes: 1 GiB */
 #define UNIAPD_NO_AUTH_TENANT "default" /* the one tenant of --no-auth */
 
+#define UNIAPD_MAX_TIME_LIMIT_S 600.0                        /* default --max-time-limit */
 #define UNIAPD_JOB_GRACE_S 30.0                             /* running jobs get this long at a stop */
 
 struct uniapd_options {
@@ -71,7 +72,7 @@ static void uniapd_usage(FILE *out)
 	        "  --jobs N            plan jobs run at once (default 2)\n"
 	        "  --workers N         solver processes at once, shared by the jobs (default: cores)\n"
 	        "  --max-queued N      queued jobs of all tenants before 503 (default %d)\n"
-	        "  --max-time-limit S  cap on a plan's time_limit_s per candidate (default 600)\n"
+	        "  --max-time-limit S  cap on a plan's time_limit_s per candidate (default %g)\n"
 	        "  --grace S           at a stop, running jobs get S seconds to finish before they\n"
 	        "                      go back to the queue (default %g)\n"
 	        "  --no-cache          never read or write the cost-matrix cache\n"
@@ -81,7 +82,7 @@ static void uniapd_usage(FILE *out)
 	        "SIGTERM or SIGINT stops accepting, lets requests in flight finish and running\n"
 	        "jobs finish within the grace period, and re-queues the rest.\n",
 	        UNIAPD_DEFAULT_LISTEN, UNIAPD_DEFAULT_DB, HTTP_DEFAULT_MAX_BODY_BYTES, UNIAPD_NO_AUTH_TENANT,
-	        STORE_DEFAULT_MAX_QUEUED, UNIAPD_JOB_GRACE_S);
+	        STORE_DEFAULT_MAX_QUEUED, UNIAPD_MAX_TIME_LIMIT_S, UNIAPD_JOB_GRACE_S);
 }
 
 /* "ADDR:PORT" into opt; 0 ok, -1 with a message on stderr. */
@@ -749,7 +750,6 @@ int main(int argc, char **argv)
 		rc_cfg.jobs = opt.jobs;
 		rc_cfg.workers = opt.workers;
 		rc_cfg.no_cache = opt.no_cache;
-		rc_cfg.max_time_limit_s = opt.max_time_limit_s;
 		rc_cfg.log = stderr;
 		err_clear(&err);
 		if (runner_start(&rc_cfg, &app.runner, &err) != UNIAP_OK) {
@@ -759,7 +759,7 @@ int main(int argc, char **argv)
 		}
 	}
 	app.log = stderr;
-	app.max_time_limit_s = opt.max_time_limit_s > 0 ? opt.max_time_limit_s : 600;
+	app.max_time_limit_s = opt.max_time_limit_s > 0 ? opt.max_time_limit_s : UNIAPD_MAX_TIME_LIMIT_S;
 	err_clear(&err);
 	if (opt.no_auth && uniapd_anonymous(&app, &err) != UNIAP_OK) {
 		uniapd_log_error("cannot set up --no-auth", err.msg);

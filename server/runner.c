@@ -578,8 +578,6 @@ uniap_code runner_start(const struct runner_config *cfg, struct runner **out, st
 		r->cfg.jobs = 2;
 	if (r->cfg.workers == 0)
 		r->cfg.workers = cores > 0 && cores < POOL_THREADS_MAX ? (int)cores : 1;
-	if (r->cfg.max_time_limit_s <= 0)
-		r->cfg.max_time_limit_s = 600;
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_cond_init(&r->wake, NULL);
 	pthread_cond_init(&r->idle, NULL);

@@ -38,7 +38,6 @@ struct runner_config {
 	int jobs;                /* jobs run at once, 1..64; 0: 2 */
 	int workers;             /* solver processes at once (shared), 1..POOL_THREADS_MAX; 0: online cores */
 	int no_cache;            /* 1: never read or write the cost cache */
-	double max_time_limit_s; /* cap on a job's per-candidate time_limit_s; 0: 600 */
 	FILE *log;               /* one JSON line per job transition; NULL: none */
 };
 
