@@ -218,7 +218,6 @@ static void uop_record(struct uop_run *run, struct uop_slot *slot, struct opt_re
 	c->solve_s = r->solve_s;
 	c->bound_s = r->bound_s > slot->lower_bound_s ? r->bound_s : slot->lower_bound_s;
 	c->tpi_s = tpi;
-	c->cached = slot->has_known;
 	snprintf(c->note, sizeof(c->note), "%.*s", (int)sizeof(c->note) - 1, r->note);
 	if (isfinite(r->tpi_s) && fabs(tpi - r->tpi_s) > 1e-9 * fabs(tpi)) {
 		snprintf(c->status, sizeof(c->status), "error");

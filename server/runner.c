@@ -541,14 +541,12 @@ static void *runner_thread(void *arg)
 		slot->job = id;
 		slot->user_cancel = 0;
 		atomic_store(&slot->cancel, 0);
-		r->stats.running++;
 		pthread_mutex_unlock(&r->lock);
 
 		runner_run_job(slot);
 
 		pthread_mutex_lock(&r->lock);
 		slot->job = 0;
-		r->stats.running--;
 		pthread_cond_broadcast(&r->idle);
 	}
 	pthread_mutex_unlock(&r->lock);
@@ -692,7 +690,12 @@ void runner_free(struct runner *r)
 
 void runner_get_stats(struct runner *r, struct runner_stats *out)
 {
+	int i;
+
 	pthread_mutex_lock(&r->lock);
 	*out = r->stats;
+	out->running = 0;
+	for (i = 0; i < r->n_slots; i++)
+		out->running += r->slots[i].job != 0;
 	pthread_mutex_unlock(&r->lock);
 }
