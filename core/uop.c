@@ -199,6 +199,17 @@ static void uop_progress(struct uop_run *run)
 	run->opts->progress(run->opts->progress_ctx, done, run->out->n_candidates, best);
 }
 
+/*
+ * 1 unless a reported TPI (finite: a plan was reported) disagrees with the
+ * TPI recomputed from the plan, beyond rounding; a plan that recomputes to
+ * infinity (invalid or over memory) always disagrees.
+ */
+static int uop_tpi_agrees(double reported, double recomputed)
+{
+	return !isfinite(reported) ||
+	       (isfinite(recomputed) && fabs(recomputed - reported) <= 1e-9 * fabs(recomputed));
+}
+
 /* Records a solved candidate; takes ownership of slot->cand and r's arrays. */
 static void uop_record(struct uop_run *run, struct uop_slot *slot, struct opt_result *r)
 {
@@ -209,7 +220,7 @@ static void uop_record(struct uop_run *run, struct uop_slot *slot, struct opt_re
 	/* never trust a reported TPI: recompute it on the parent's matrices */
 	if (r->stage && r->strategy && r->n_layers == slot->cand.n_layers)
 		tpi = opt_tpi(&slot->cand, r->stage, r->strategy);
-	if (!slot->decided && !(isfinite(r->tpi_s) && fabs(tpi - r->tpi_s) > 1e-9 * fabs(tpi)))
+	if (!slot->decided && uop_tpi_agrees(r->tpi_s, tpi))
 		uop_memo_put(run->opts, &slot->cand, !slot->matrices_cached || slot->reduced,
 		             slot->has_known ? &slot->known : NULL, r);
 	pthread_mutex_lock(&run->lock);
@@ -219,7 +230,7 @@ static void uop_record(struct uop_run *run, struct uop_slot *slot, struct opt_re
 	c->bound_s = r->bound_s > slot->lower_bound_s ? r->bound_s : slot->lower_bound_s;
 	c->tpi_s = tpi;
 	snprintf(c->note, sizeof(c->note), "%.*s", (int)sizeof(c->note) - 1, r->note);
-	if (isfinite(r->tpi_s) && fabs(tpi - r->tpi_s) > 1e-9 * fabs(tpi)) {
+	if (!uop_tpi_agrees(r->tpi_s, tpi)) {
 		snprintf(c->status, sizeof(c->status), "error");
 		snprintf(c->note, sizeof(c->note), "solver reported %.17g, recomputed %.17g", r->tpi_s, tpi);
 		c->tpi_s = INFINITY;
@@ -683,6 +694,37 @@ static void uop_reduce(struct uop_slot *slot)
 	slot->reduced = 1;
 }
 
+/* The slot's matrices, built; the memo's plan indexes reduced matrices, so with one
+ * they are reduced the same way at once. */
+static uniap_code uop_build(const struct cluster_profile *cl, const struct model_profile *m,
+                            const struct cost_options *co, struct uop_slot *slot, struct uniap_err *err)
+{
+	uniap_code rc = cost_build(cl, m, co, &slot->cand, err);
+
+	if (rc == UNIAP_OK && slot->known.stage)
+		uop_reduce(slot);
+	return rc;
+}
+
+/* 1 when the memo's plan recomputes to the memo's TPI on the slot's matrices. */
+static int uop_known_verifies(const struct uop_slot *slot)
+{
+	double t;
+
+	if (slot->known.n_layers != slot->cand.n_layers || !isfinite(slot->known.tpi_s))
+		return 0;
+	t = opt_tpi(&slot->cand, slot->known.stage, slot->known.strategy);
+	return uop_tpi_agrees(slot->known.tpi_s, t);
+}
+
+/* Drops the memo's facts of the slot: the candidate is treated as never seen. */
+static void uop_forget_known(struct uop_slot *slot)
+{
+	opt_result_release(&slot->known);
+	opt_result_init(&slot->known);
+	slot->has_known = 0;
+}
+
 /* The solver spaces: build, bound, dispatch each candidate. */
 static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profile *cl,
                                 const struct model_profile *m, struct pool *pool,
@@ -750,38 +792,31 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
 			slot->has_known = 1;
 			slot->matrices_cached = uop_memo_matrices(o, m, c, slot);
 		}
-		if (!slot->matrices_cached) {
-			brc = cost_build(cl, m, &co, &slot->cand, &berr);
-			if (brc == UNIAP_E_INFEASIBLE) {
-				snprintf(c->status, sizeof(c->status), "infeasible");
-				snprintf(c->note, sizeof(c->note), "%.*s", (int)sizeof(c->note) - 1, berr.msg);
-				c->bound_s = INFINITY;
-				uop_slot_free(slot);
-				uop_count_done(run);
-				continue;
+		brc = slot->matrices_cached ? UNIAP_OK : uop_build(cl, m, &co, slot, &berr);
+		if (brc == UNIAP_OK && slot->known.stage && !uop_known_verifies(slot)) {
+			/* the memo's plan does not recompute to its TPI on these matrices: its facts
+			 * (and matrices, when they came from it too) are not trusted; solve afresh and
+			 * let the new facts replace them */
+			uop_forget_known(slot);
+			if (slot->matrices_cached) {
+				cost_candidate_release(&slot->cand);
+				slot->matrices_cached = 0;
+				brc = uop_build(cl, m, &co, slot, &berr);
 			}
-			if (brc != UNIAP_OK) {
-				uop_slot_free(slot);
-				*err = berr;
-				rc = brc;
-				break;
-			}
-			if (slot->known.stage) {
-				/* the memo's plan indexes reduced matrices: rebuild them the same way, and
-				 * keep the plan only if its TPI recomputes equal on them */
-				double t;
-
-				uop_reduce(slot);
-				t = slot->known.n_layers == slot->cand.n_layers
-				        ? opt_tpi(&slot->cand, slot->known.stage, slot->known.strategy) : INFINITY;
-				if (!(fabs(t - slot->known.tpi_s) <= 1e-9 * fabs(t))) {
-					free(slot->known.stage);
-					free(slot->known.strategy);
-					slot->known.stage = NULL;
-					slot->known.strategy = NULL;
-					slot->known.tpi_s = INFINITY;
-				}
-			}
+		}
+		if (brc == UNIAP_E_INFEASIBLE) {
+			snprintf(c->status, sizeof(c->status), "infeasible");
+			snprintf(c->note, sizeof(c->note), "%.*s", (int)sizeof(c->note) - 1, berr.msg);
+			c->bound_s = INFINITY;
+			uop_slot_free(slot);
+			uop_count_done(run);
+			continue;
+		}
+		if (brc != UNIAP_OK) {
+			uop_slot_free(slot);
+			*err = berr;
+			rc = brc;
+			break;
 		}
 		lb = uop_lower_bound(&slot->cand);
 		if (slot->has_known && slot->known.bound_s > lb)

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -252,7 +253,9 @@ static void test_cancel(void **state)
 }
 
 /* An in-memory memo store: packed facts and matrices by (pp, c), counting hits and puts;
- * keep_matrices 0 plays a store that never keeps matrices (too large for its cap). */
+ * keep_matrices 0 plays a store that never keeps matrices (too large for its cap).  The
+ * callbacks come from any thread (a worker's answer is recorded on the pool's thread),
+ * so every one holds the store's lock. */
 #define MEMO_SLOTS 64
 struct memo_store {
 	int pp[MEMO_SLOTS];
@@ -261,6 +264,8 @@ struct memo_store {
 	size_t facts_len[MEMO_SLOTS], mats_len[MEMO_SLOTS];
 	size_t n, hits, misses, puts, matrix_hits;
 	int keep_matrices;
+	int pack_failed; /* a callback could not pack or unpack (asserted on the test's thread) */
+	pthread_mutex_t lock;
 };
 
 static int memo_slot(struct memo_store *ms, int pp, long c, int add)
@@ -281,42 +286,68 @@ static int memo_slot(struct memo_store *ms, int pp, long c, int add)
 static int memo_get_facts(void *ctx, int pp, long c, struct opt_result *out)
 {
 	struct memo_store *ms = ctx;
-	int i = memo_slot(ms, pp, c, 0);
+	int i, hit = 0;
 
+	pthread_mutex_lock(&ms->lock);
+	i = memo_slot(ms, pp, c, 0);
 	if (i < 0 || !ms->facts[i]) {
 		ms->misses++;
-		return 0;
+	} else {
+		ms->hits++;
+		hit = opt_result_unpack(ms->facts[i], ms->facts_len[i], out, NULL) == UNIAP_OK;
+		ms->pack_failed |= !hit;
 	}
-	ms->hits++;
-	assert_int_equal(opt_result_unpack(ms->facts[i], ms->facts_len[i], out, NULL), UNIAP_OK);
-	return 1;
+	pthread_mutex_unlock(&ms->lock);
+	return hit;
 }
 
 static int memo_get_matrices(void *ctx, int pp, long c, struct cost_candidate *out)
 {
 	struct memo_store *ms = ctx;
-	int i = memo_slot(ms, pp, c, 0);
+	int i, hit = 0;
 
-	if (i < 0 || !ms->mats[i])
-		return 0;
-	ms->matrix_hits++;
-	assert_int_equal(opt_candidate_unpack(ms->mats[i], ms->mats_len[i], out, NULL), UNIAP_OK);
-	return 1;
+	pthread_mutex_lock(&ms->lock);
+	i = memo_slot(ms, pp, c, 0);
+	if (i >= 0 && ms->mats[i]) {
+		ms->matrix_hits++;
+		hit = opt_candidate_unpack(ms->mats[i], ms->mats_len[i], out, NULL) == UNIAP_OK;
+		ms->pack_failed |= !hit;
+	}
+	pthread_mutex_unlock(&ms->lock);
+	return hit;
 }
 
 static void memo_put(void *ctx, int pp, long c, const struct opt_result *facts,
                      const struct cost_candidate *cand)
 {
 	struct memo_store *ms = ctx;
-	int i = memo_slot(ms, pp, c, 1);
+	int i;
 
+	pthread_mutex_lock(&ms->lock);
+	i = memo_slot(ms, pp, c, 1);
 	free(ms->facts[i]);
-	assert_int_equal(opt_result_pack(facts, &ms->facts[i], &ms->facts_len[i], NULL), UNIAP_OK);
+	ms->facts[i] = NULL;
+	if (opt_result_pack(facts, &ms->facts[i], &ms->facts_len[i], NULL) != UNIAP_OK) {
+		ms->facts[i] = NULL;
+		ms->pack_failed = 1;
+	}
 	if (cand && ms->keep_matrices) {
 		free(ms->mats[i]);
-		assert_int_equal(opt_candidate_pack(cand, &ms->mats[i], &ms->mats_len[i], NULL), UNIAP_OK);
+		ms->mats[i] = NULL;
+		if (opt_candidate_pack(cand, &ms->mats[i], &ms->mats_len[i], NULL) != UNIAP_OK) {
+			ms->mats[i] = NULL;
+			ms->pack_failed = 1;
+		}
 	}
 	ms->puts++;
+	pthread_mutex_unlock(&ms->lock);
+}
+
+static void memo_store_init(struct memo_store *ms, int keep_matrices)
+{
+	memset(ms, 0, sizeof(*ms));
+	ms->keep_matrices = keep_matrices;
+	assert_int_equal(pthread_mutex_init(&ms->lock, NULL), 0);
 }
 
 static void memo_store_free(struct memo_store *ms)
@@ -327,6 +358,7 @@ static void memo_store_free(struct memo_store *ms)
 		free(ms->facts[i]);
 		free(ms->mats[i]);
 	}
+	pthread_mutex_destroy(&ms->lock);
 }
 
 /* A second run on a memo store gives the same plan and decides every candidate from
@@ -348,8 +380,7 @@ static void test_memo(void **state)
 		size_t i, puts;
 		double expect;
 
-		memset(&ms, 0, sizeof(ms));
-		ms.keep_matrices = trial % 4 != 3;
+		memo_store_init(&ms, trial % 4 != 3);
 		random_instance(&cl, &m, &batch);
 		expect = brute_space(&cl, &m, batch, COST_GPIPE);
 		uop_options_init(&o);
@@ -385,6 +416,7 @@ static void test_memo(void **state)
 				assert_true(c->solve_s == 0);
 			}
 		}
+		assert_false(ms.pack_failed);
 		/* nothing new was learnt, so nothing was written again */
 		if (o.inline_solve)
 			assert_int_equal(ms.puts, puts);
@@ -399,6 +431,80 @@ static void test_memo(void **state)
 	}
 }
 
+/*
+ * A memo store that lies about the winner: its facts claim a proven optimum at
+ * half the true TPI (or carry a plan that no longer fits these matrices).  The
+ * claimed plan is recomputed before it is believed, so the second run drops
+ * those facts, solves the candidate again, gives the brute force's answer and
+ * writes the true facts back.
+ */
+static void test_memo_lies(void **state)
+{
+	int trial;
+
+	(void)state;
+	for (trial = 0; trial < 12; trial++) {
+		struct cluster_profile cl;
+		struct model_profile m;
+		struct uop_result a, b;
+		struct uop_options o;
+		struct memo_store ms;
+		struct uop_memo_ops ops = { memo_get_facts, memo_get_matrices, memo_put, &ms };
+		struct opt_result f;
+		struct uniap_err err;
+		long batch;
+		double expect;
+		int slot;
+
+		memo_store_init(&ms, trial % 3 != 2);
+		random_instance(&cl, &m, &batch);
+		expect = brute_space(&cl, &m, batch, COST_GPIPE);
+		uop_options_init(&o);
+		o.batch = batch;
+		o.threads = 2;
+		o.inline_solve = trial % 2;
+		o.memo = &ops;
+		assert_int_equal(uop_run(&cl, &m, &o, NULL, &a, &err), UNIAP_OK);
+		if (a.best < 0) {
+			assert_true(isinf(expect));
+			goto next;
+		}
+		slot = memo_slot(&ms, a.candidates[a.best].pp, a.candidates[a.best].microbatches, 0);
+		assert_true(slot >= 0 && ms.facts[slot] != NULL);
+		opt_result_init(&f);
+		assert_int_equal(opt_result_unpack(ms.facts[slot], ms.facts_len[slot], &f, NULL), UNIAP_OK);
+		assert_non_null(f.stage);
+		if (trial % 4 < 2) {
+			f.tpi_s *= 0.5; /* a smaller TPI for the same plan, "proven" by an equal bound */
+			f.bound_s = f.tpi_s;
+		} else {
+			f.stage[m.n_layers - 1] = a.candidates[a.best].pp; /* a stage that does not exist */
+		}
+		free(ms.facts[slot]);
+		ms.facts[slot] = NULL;
+		assert_int_equal(opt_result_pack(&f, &ms.facts[slot], &ms.facts_len[slot], NULL), UNIAP_OK);
+		opt_result_release(&f);
+
+		assert_int_equal(uop_run(&cl, &m, &o, NULL, &b, &err), UNIAP_OK);
+		assert_int_equal(b.best, a.best);
+		assert_true(b.eval.tpi_s == a.eval.tpi_s);
+		assert_true(fabs(b.eval.tpi_s - expect) <= 1e-9 * expect);
+		assert_false(b.candidates[b.best].cached); /* its facts were dropped, not used */
+		/* the true facts replaced the lie */
+		opt_result_init(&f);
+		assert_int_equal(opt_result_unpack(ms.facts[slot], ms.facts_len[slot], &f, NULL), UNIAP_OK);
+		assert_true(f.tpi_s == a.eval.tpi_s);
+		opt_result_release(&f);
+		assert_false(ms.pack_failed);
+		uop_result_release(&b);
+	next:
+		uop_result_release(&a);
+		memo_store_free(&ms);
+		model_release(&m);
+		cluster_release(&cl);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -407,6 +513,7 @@ int main(void)
 		cmocka_unit_test(test_spaces),
 		cmocka_unit_test(test_cancel),
 		cmocka_unit_test(test_memo),
+		cmocka_unit_test(test_memo_lies),
 	};
 
 	return cmocka_run_group_tests_name("uop", tests, NULL, NULL);
