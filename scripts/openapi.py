@@ -89,7 +89,8 @@ S['JobList'] = {'type': 'object', 'required': ['items', 'next_cursor'], 'propert
 def prob(desc): return {'description': desc, 'content': {'application/problem+json': {'schema': R('Problem')}}}
 resp = {k: prob(v) for k, v in {
   'BadRequest': 'Malformed JSON, a bad path, query or argument (400).',
-  'Unauthorized': 'No or invalid bearer key (401, with WWW-Authenticate: Bearer).',
+  'Unauthorized': 'No or unknown bearer key (401, with WWW-Authenticate: Bearer).',
+  'Forbidden': 'The bearer key is recognised but its tenant was revoked (403).',
   'NotFound': 'No such resource in the caller\'s tenant (404).',
   'ContentTooLarge': 'Body over the limit, nesting over 64, or the tenant\'s max_stored_bytes quota (413).',
   'UnsupportedMediaType': 'Content-Type is not application/json (415).',
@@ -100,7 +101,7 @@ resp = {k: prob(v) for k, v in {
   'InternalError': 'Storage or another internal error (500).'}.items()}
 def rr(n): return {'$ref': '#/components/responses/' + n}
 def js(schema, desc): return {'description': desc, 'content': {'application/json': {'schema': schema}}}
-common = {'401': rr('Unauthorized'), '500': rr('InternalError'), '503': rr('ServiceUnavailable')}
+common = {'401': rr('Unauthorized'), '403': rr('Forbidden'), '500': rr('InternalError'), '503': rr('ServiceUnavailable')}
 def op(opid, summary, responses, tags, body=None, params=None, auth=True):
     o = {'operationId': opid, 'summary': summary, 'tags': tags}
     if params: o['parameters'] = params

@@ -24,6 +24,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "err.h"
+
 struct cJSON;
 struct route_table;
 
@@ -35,6 +37,7 @@ enum http_status {
 	HTTP_NO_CONTENT = 204,
 	HTTP_BAD_REQUEST = 400,
 	HTTP_UNAUTHORIZED = 401,
+	HTTP_FORBIDDEN = 403,
 	HTTP_NOT_FOUND = 404,
 	HTTP_METHOD_NOT_ALLOWED = 405,
 	HTTP_CONTENT_TOO_LARGE = 413,
@@ -62,11 +65,15 @@ struct http_principal {
 
 /*
  * The auth hook supplied by whoever builds the server: checks bearer_key
- * (borrowed, without "Bearer ") and fills *out.  Returns 0 when the key is
- * valid, non-zero otherwise (the request gets a 401).  Called from any
- * connection thread.
+ * (borrowed, without "Bearer ") and fills *out.  Returns UNIAP_OK when the
+ * key is valid; UNIAP_E_NOTFOUND for a key it does not know (the request
+ * gets a 401 with WWW-Authenticate); any other code (UNIAP_E_FORBIDDEN for a
+ * revoked key: 403, a store failure: 500) is answered through the status
+ * table with err's message (err may be left empty: the code's name is used).
+ * Called from any connection thread.
  */
-typedef int (*http_auth_fn)(void *ctx, const char *bearer_key, struct http_principal *out);
+typedef uniap_code (*http_auth_fn)(void *ctx, const char *bearer_key, struct http_principal *out,
+                                   struct uniap_err *err);
 
 /* More metrics for GET /metrics: an owned (free()) Prometheus text, or NULL
  * on out of memory.  Called from any connection thread. */

@@ -285,8 +285,10 @@ static int uniapd_same_hash(const unsigned char *a, const unsigned char *b)
 	return d == 0;
 }
 
-/* The auth hook: key (borrowed) must be an active tenant's. */
-static int uniapd_auth(void *ctx, const char *key, struct http_principal *out)
+/* The auth hook: key (borrowed) must be an active tenant's; a revoked
+ * tenant's key is UNIAP_E_FORBIDDEN (403), an unknown one UNIAP_E_NOTFOUND. */
+static uniap_code uniapd_auth(void *ctx, const char *key, struct http_principal *out,
+                              struct uniap_err *err)
 {
 	struct uniapd_auth *a = ctx;
 	struct store_tenant t;
@@ -294,6 +296,7 @@ static int uniapd_auth(void *ctx, const char *key, struct http_principal *out)
 	double now = uniapd_now_s();
 	size_t n, i, victim = 0;
 	int hit = 0;
+	uniap_code rc;
 
 	store_sha256(key, strlen(key), hash);
 	pthread_mutex_lock(&a->mu);
@@ -309,9 +312,12 @@ static int uniapd_auth(void *ctx, const char *key, struct http_principal *out)
 	}
 	pthread_mutex_unlock(&a->mu);
 	if (hit)
-		return 0;
-	if (!a->app->store || store_tenant_lookup(a->app->store, key, &t, NULL) != UNIAP_OK)
-		return -1;
+		return UNIAP_OK;
+	if (!a->app->store)
+		return err_set(err, UNIAP_E_NOTFOUND, "api key: unknown");
+	rc = store_tenant_lookup(a->app->store, key, &t, err);
+	if (rc != UNIAP_OK)
+		return rc;
 	out->tenant_id = t.id;
 	n = strnlen(t.name, sizeof(out->name) - 1); /* names longer than 63 bytes come cut */
 	memcpy(out->name, t.name, n);
@@ -322,7 +328,7 @@ static int uniapd_auth(void *ctx, const char *key, struct http_principal *out)
 	a->slots[victim].who = *out;
 	a->slots[victim].who.authenticated = 1;
 	pthread_mutex_unlock(&a->mu);
-	return 0;
+	return UNIAP_OK;
 }
 
 /* GET /v1/whoami: {"tenant": name, "id": id} of the caller. */
@@ -485,7 +491,7 @@ static void uniapd_tenant_usage(FILE *out, const char *cmd)
 		             "Lists the tenants: id, name, created, revoked (never keys).\n");
 	else if (cmd && strcmp(cmd, "revoke") == 0)
 		fprintf(out, "usage: uniapd tenant revoke NAME [--db FILE]\n\n"
-		             "Revokes the tenant's key: its requests get 401 from then on.\n");
+		             "Revokes the tenant's key: its requests get 403 from then on (within a second).\n");
 	else
 		fprintf(out, "usage: uniapd tenant add NAME [--db FILE]\n"
 		             "       uniapd tenant list [--db FILE]\n"

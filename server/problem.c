@@ -34,6 +34,7 @@ static const struct {
 	{UNIAP_E_RATE, 429, "too-many-jobs"},      /* the tenant's concurrent-jobs limit */
 	{UNIAP_E_BUSY, 503, "busy"},               /* the service's queue is full */
 	{UNIAP_E_CONFLICT, 409, "conflict"},       /* e.g. cancel a finished job */
+	{UNIAP_E_FORBIDDEN, 403, "forbidden"},     /* a revoked tenant's key */
 };
 
 int problem_status(uniap_code code)

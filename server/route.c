@@ -151,9 +151,21 @@ static int route_check(const struct route_table *t, const struct route *r, struc
 	if (r->flags & ROUTE_AUTH) {
 		const char *key = route_bearer(req->authorization);
 
+		uniap_code rc = UNIAP_E_NOTFOUND;
+
 		memset(&req->principal, 0, sizeof(req->principal));
-		if (!key || !t->auth || t->auth(t->auth_ctx, key, &req->principal) != 0) {
+		err_clear(&err);
+		if (key && t->auth)
+			rc = t->auth(t->auth_ctx, key, &req->principal, &err);
+		if (rc != UNIAP_OK) {
 			req->principal.authenticated = 0;
+			if (rc != UNIAP_E_NOTFOUND) {
+				/* known but refused (403), or the check itself failed (500, 503) */
+				if (!err.msg[0] || err.code != rc)
+					err_set(&err, rc, "authorization: %s", uniap_code_name(rc));
+				problem_from_err(res, &err, req->path);
+				return -1;
+			}
 			problem_fill(res, HTTP_UNAUTHORIZED, "unauthorized",
 			             key ? "the bearer key is not valid"
 			                 : "an Authorization: Bearer key is required",

@@ -709,14 +709,13 @@ uniap_code store_tenant_lookup(struct store *s, const char *key, struct store_te
 	uniap_code rc;
 
 	if (!key)
-		return err_set(err, UNIAP_E_NOTFOUND, "api key: unknown or revoked");
+		return err_set(err, UNIAP_E_NOTFOUND, "api key: unknown");
 	/* The index finds the row by the hash of the presented key: timing can
 	 * tell an attacker only about SHA-256 values of keys they chose.  The
 	 * final comparison is constant-time all the same. */
 	store_sha256(key, strlen(key), hash);
 	db = conn_get(s);
-	rc = prep_c(s, db, "SELECT " TENANT_COLS ", key_hash FROM tenants"
-		      " WHERE key_hash = ?1 AND revoked_at IS NULL", &st, err);
+	rc = prep_c(s, db, "SELECT " TENANT_COLS ", key_hash FROM tenants WHERE key_hash = ?1", &st, err);
 	if (rc != UNIAP_OK)
 		goto out;
 	sqlite3_bind_blob(st, 1, hash, sizeof(hash), SQLITE_STATIC);
@@ -725,10 +724,13 @@ uniap_code store_tenant_lookup(struct store *s, const char *key, struct store_te
 		goto out;
 	if (!row || sqlite3_column_bytes(st, 6) != STORE_SHA256_BYTES ||
 	    ct_differ(sqlite3_column_blob(st, 6), hash, STORE_SHA256_BYTES)) {
-		rc = err_set(err, UNIAP_E_NOTFOUND, "api key: unknown or revoked");
+		rc = err_set(err, UNIAP_E_NOTFOUND, "api key: unknown");
 		goto out;
 	}
 	tenant_from_row(st, out);
+	if (out->revoked_at_ms)
+		rc = err_set(err, UNIAP_E_FORBIDDEN,
+		             "api key: tenant \"%s\" was revoked; ask the operator for a new key", out->name);
 out:
 	unprep(s, db, st);
 	conn_put(s, db);

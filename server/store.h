@@ -109,8 +109,10 @@ uniap_code store_tenant_list(struct store *s, int64_t cursor, size_t limit,
 /* Revokes the tenant's key (revoking twice keeps the first time). UNIAP_E_NOTFOUND if no such tenant. */
 uniap_code store_tenant_revoke(struct store *s, int64_t id, struct uniap_err *err);
 
-/* The active tenant whose key is key (borrowed); an unknown or revoked key is
- * UNIAP_E_NOTFOUND (one message for both).  Hashes compare in constant time. */
+/* The tenant whose key is key (borrowed): UNIAP_OK when it is active;
+ * UNIAP_E_FORBIDDEN (out filled, the message names the tenant) when it was
+ * revoked; UNIAP_E_NOTFOUND for an unknown key.  Hashes compare in constant
+ * time. */
 uniap_code store_tenant_lookup(struct store *s, const char *key, struct store_tenant *out,
 			       struct uniap_err *err);
 

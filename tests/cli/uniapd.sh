@@ -69,7 +69,9 @@ if start_uniapd; then
 	if grep "bob" "$tmp/out" | grep -q "Z *$"; then ok; else bad "tenant-list: bob not shown revoked"; fi
 	# an accepted key is remembered for at most 1 s (docs/http.md): then the revocation holds
 	sleep 1.2
-	get whoami-revoked 401 "application/problem+json" /v1/whoami "$bobkey"
+	get whoami-revoked 403 'tenant \"bob\" was revoked' /v1/whoami "$bobkey"
+	if grep -qi "^www-authenticate" "$tmp/hdr"; then bad "whoami-revoked: a 403 asks for no other key"; else ok; fi
+	get whoami-revoked-type 403 "application/problem+json" /v1/whoami "$bobkey"
 	get whoami-alice-still 200 '"tenant":"alice"' /v1/whoami "$key"
 	stop_uniapd
 	if [ "$stopped" -eq 0 ]; then ok; else bad "sigterm: exit $stopped, want 0"; fi

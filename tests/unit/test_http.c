@@ -98,14 +98,19 @@ static const struct route test_routes[] = {
 	{"GET", "/t/slow", h_slow, 0},
 };
 
-static int fake_auth(void *ctx, const char *key, struct http_principal *out)
+/* good-key is tenant 7; revoked-key a revoked tenant (403); store-down a failed look-up (500). */
+static uniap_code fake_auth(void *ctx, const char *key, struct http_principal *out, struct uniap_err *err)
 {
 	(void)ctx;
+	if (strcmp(key, "revoked-key") == 0)
+		return err_set(err, UNIAP_E_FORBIDDEN, "api key: tenant \"t8\" was revoked");
+	if (strcmp(key, "store-down") == 0)
+		return UNIAP_E_IO; /* no message: the code's name is used */
 	if (strcmp(key, "good-key") != 0)
-		return -1;
+		return UNIAP_E_NOTFOUND;
 	out->tenant_id = 7;
 	snprintf(out->name, sizeof(out->name), "tenant-7");
-	return 0;
+	return UNIAP_OK;
 }
 
 static const struct route_table test_table = {
@@ -170,6 +175,8 @@ static void test_dispatch_table(void **state)
 		{"POST", "/t/auth", "application/json", NULL, "{}", 0, 401, NULL},
 		{"POST", "/t/auth", "application/json", "Bearer nope", "{}", 0, 401, NULL},
 		{"POST", "/t/auth", "application/json", "Bearer good-key", "{}", 0, 200, NULL},
+		{"POST", "/t/auth", "application/json", "Bearer revoked-key", "{}", 0, 403, NULL},
+		{"POST", "/t/auth", "application/json", "Bearer store-down", "{}", 0, 500, NULL},
 		{"GET", "/t/items/42", NULL, NULL, NULL, 0, 200, NULL},
 		{"HEAD", "/t/items/42", NULL, NULL, NULL, 0, 200, NULL},
 		{"GET", "/t/items/..", NULL, NULL, NULL, 0, 400, NULL},
@@ -197,6 +204,8 @@ static void test_dispatch_table(void **state)
 			assert_string_equal(http_response_header(&res, "Allow"), cases[i].allow);
 		if (cases[i].status == 401)
 			assert_string_equal(http_response_header(&res, "WWW-Authenticate"), "Bearer");
+		else
+			assert_null(http_response_header(&res, "WWW-Authenticate"));
 		http_response_release(&res);
 	}
 	{
@@ -255,6 +264,8 @@ static void test_problem_table(void **state)
 	assert_int_equal(problem_status(UNIAP_E_NOTFOUND), 404);
 	assert_int_equal(problem_status(UNIAP_E_LIMIT), 413);
 	assert_int_equal(problem_status(UNIAP_E_INTERNAL), 500);
+	assert_int_equal(problem_status(UNIAP_E_FORBIDDEN), 403);
+	assert_string_equal(problem_slug(UNIAP_E_FORBIDDEN), "forbidden");
 	assert_int_equal(problem_status((uniap_code)999), 500);
 	for (int c = 0; c < UNIAP_CODE_COUNT; c++)
 		assert_true(problem_status((uniap_code)c) >= 200 && problem_status((uniap_code)c) < 600);
@@ -445,6 +456,8 @@ static void test_hostile_requests(void **state)
 	const char *const auth_basic[] = {"Content-Type: application/json", "Authorization: Basic Zm9vOmJhcg==", NULL};
 	const char *const auth_empty[] = {"Content-Type: application/json", "Authorization: Bearer ", NULL};
 	const char *const auth_good[] = {"Content-Type: application/json", "Authorization: Bearer good-key", NULL};
+	const char *const auth_revoked[] = {"Content-Type: application/json", "Authorization: Bearer revoked-key", NULL};
+	const char *const auth_down[] = {"Content-Type: application/json", "Authorization: Bearer store-down", NULL};
 	const char *const expect[] = {"Content-Type: application/json", "Expect: 100-continue", NULL};
 	const char *const no_expect[] = {"Content-Type: application/json", "Expect:", NULL};
 	const char *const huge[] = {hh, NULL};
@@ -521,6 +534,8 @@ static void test_hostile_requests(void **state)
 			{"POST", "/t/auth", auth_empty, "{}", SIZE_MAX, 0, 401, 1, NULL},
 			{"DELETE", "/t/items/1", NULL, NULL, 0, 0, 401, 1, NULL},
 			{"POST", "/t/auth", auth_good, "{}", SIZE_MAX, 0, 200, 0, "tenant-7"},
+			{"POST", "/t/auth", auth_revoked, "{}", SIZE_MAX, 0, 403, 1, "tenant \\\"t8\\\" was revoked"},
+			{"POST", "/t/auth", auth_down, "{}", SIZE_MAX, 0, 500, 1, "authorization: i/o error"},
 			/* auth comes before the body checks: no key, bad body is still a 401 */
 			{"POST", "/t/auth", CT_JSON, "{", SIZE_MAX, 0, 401, 1, NULL},
 			/* traversal and encoding */

@@ -296,7 +296,13 @@ static void test_tenants(void **state)
 	assert_int_equal(store_tenant_lookup(s, "nope", &t, &err), UNIAP_E_NOTFOUND);
 
 	assert_int_equal(store_tenant_revoke(s, b, &err), UNIAP_OK);
-	assert_int_equal(store_tenant_lookup(s, key_b, &t, &err), UNIAP_E_NOTFOUND);
+	/* a revoked key is known but refused (403), and says so; an unknown one stays unknown */
+	assert_int_equal(store_tenant_lookup(s, key_b, &t, &err), UNIAP_E_FORBIDDEN);
+	assert_int_equal(t.id, b);
+	assert_true(t.revoked_at_ms > 0);
+	assert_non_null(strstr(err.msg, "was revoked"));
+	assert_int_equal(store_tenant_lookup(s, key_c, &t, &err), UNIAP_E_NOTFOUND);
+	assert_int_equal(store_tenant_lookup(s, key_a, &t, &err), UNIAP_OK);
 	assert_int_equal(store_tenant_revoke(s, 999, &err), UNIAP_E_NOTFOUND);
 
 	/* pages of 2 */
