@@ -13,6 +13,7 @@
 #ifndef UNIAP_API_H
 #define UNIAP_API_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -32,6 +33,8 @@ struct api_app {
 	FILE *log;                        /* job transitions made by handlers (queued, canceled) */
 	double max_time_limit_s;          /* cap on a plan's time_limit_s (uniapd: --max-time-limit, 600);
 	                                     0: 86400 */
+	atomic_llong jobs_purged;         /* finished jobs deleted by the retention sweep (uniapd's main
+	                                     thread adds, GET /metrics reads) */
 };
 
 #define API_LIST_DEFAULT 20  /* ?limit= when absent */

@@ -43,6 +43,8 @@
 
 #define UNIAPD_MAX_TIME_LIMIT_S 600.0                        /* default --max-time-limit */
 #define UNIAPD_JOB_GRACE_S 30.0                             /* running jobs get this long at a stop */
+#define UNIAPD_JOB_RETENTION_S (30.0 * 86400)                /* finished jobs are kept this long */
+#define UNIAPD_PURGE_BATCH 500          /* finished jobs deleted per write: short write locks */
 
 struct uniapd_options {
 	char addr[64];
@@ -52,7 +54,7 @@ struct uniapd_options {
 	int no_auth;
 	int jobs, workers, no_cache;
 	unsigned http_threads;
-	double max_time_limit_s, grace_s;
+	double max_time_limit_s, grace_s, job_retention_s;
 	long max_queued;
 };
 
@@ -61,7 +63,7 @@ static void uniapd_usage(FILE *out)
 	fprintf(out,
 	        "usage: uniapd [--listen ADDR:PORT] [--db FILE] [--max-body BYTES] [--no-auth]\n"
 	        "              [--jobs N] [--workers N] [--max-queued N] [--max-time-limit S]\n"
-	        "              [--grace S] [--no-cache] [--http-threads N]\n"
+	        "              [--grace S] [--job-retention S] [--no-cache] [--http-threads N]\n"
 	        "       uniapd tenant add|list|revoke ... (uniapd tenant --help)\n"
 	        "\n"
 	        "  --listen ADDR:PORT  IPv4 address and port to serve on (default %s;\n"
@@ -75,6 +77,9 @@ static void uniapd_usage(FILE *out)
 	        "  --max-time-limit S  cap on a plan's time_limit_s per candidate (default %g)\n"
 	        "  --grace S           at a stop, running jobs get S seconds to finish before they\n"
 	        "                      go back to the queue (default %g)\n"
+	        "  --job-retention S   finished jobs (succeeded, failed, canceled) are deleted S\n"
+	        "                      seconds after they finished (default %g: 30 days); 0 keeps\n"
+	        "                      them forever\n"
 	        "  --no-cache          never read or write the cost-matrix cache\n"
 	        "  --http-threads N    request threads, each with its own connections (default: cores)\n"
 	        "  --help              this text\n"
@@ -82,7 +87,7 @@ static void uniapd_usage(FILE *out)
 	        "SIGTERM or SIGINT stops accepting, lets requests in flight finish and running\n"
 	        "jobs finish within the grace period, and re-queues the rest.\n",
 	        UNIAPD_DEFAULT_LISTEN, UNIAPD_DEFAULT_DB, HTTP_DEFAULT_MAX_BODY_BYTES, UNIAPD_NO_AUTH_TENANT,
-	        STORE_DEFAULT_MAX_QUEUED, UNIAPD_MAX_TIME_LIMIT_S, UNIAPD_JOB_GRACE_S);
+	        STORE_DEFAULT_MAX_QUEUED, UNIAPD_MAX_TIME_LIMIT_S, UNIAPD_JOB_GRACE_S, UNIAPD_JOB_RETENTION_S);
 }
 
 /* "ADDR:PORT" into opt; 0 ok, -1 with a message on stderr. */
@@ -165,8 +170,11 @@ static int uniapd_number_option(const char *a, const char *v, struct uniapd_opti
 		opt->grace_s = x;
 	else if (strcmp(a, "--http-threads") == 0 && (rc = uniapd_parse_num(a, v, 1, 64, 1, &x)) == 0)
 		opt->http_threads = (unsigned)x;
+	else if (strcmp(a, "--job-retention") == 0 && (rc = uniapd_parse_num(a, v, 0, 100 * 365 * 86400.0, 0, &x)) == 0)
+		opt->job_retention_s = x;
 	else if (rc == 0 && strcmp(a, "--jobs") && strcmp(a, "--workers") && strcmp(a, "--max-queued") &&
-	         strcmp(a, "--max-time-limit") && strcmp(a, "--grace") && strcmp(a, "--http-threads"))
+	         strcmp(a, "--max-time-limit") && strcmp(a, "--grace") && strcmp(a, "--http-threads") &&
+	         strcmp(a, "--job-retention"))
 		*handled = 0;
 	return rc;
 }
@@ -180,6 +188,7 @@ static int uniapd_parse_args(int argc, char **argv, struct uniapd_options *opt)
 
 	opt->max_body_bytes = HTTP_DEFAULT_MAX_BODY_BYTES;
 	opt->grace_s = UNIAPD_JOB_GRACE_S;
+	opt->job_retention_s = UNIAPD_JOB_RETENTION_S;
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		int handled = 0;
@@ -633,6 +642,59 @@ static int uniapd_tenant_main(int argc, char **argv)
 	return status;
 }
 
+/*
+ * The retention sweep: deletes the finished jobs that ended more than
+ * retention_s ago, UNIAPD_PURGE_BATCH per write so requests never wait long
+ * on the write lock; logs one line when it deleted any.  A failure is logged
+ * and retried at the next sweep.
+ */
+static void uniapd_purge(struct api_app *app, double retention_s)
+{
+	struct timespec ts;
+	struct uniap_err err;
+	int64_t before;
+	size_t n = 0, total = 0;
+	uniap_code rc;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	before = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 - (int64_t)(retention_s * 1000);
+	do {
+		err_clear(&err);
+		rc = store_jobs_purge(app->store, before, UNIAPD_PURGE_BATCH, &n, &err);
+		total += n;
+	} while (rc == UNIAP_OK && n == UNIAPD_PURGE_BATCH);
+	if (rc != UNIAP_OK)
+		uniapd_log_error("job retention sweep failed", err.msg);
+	if (total) {
+		atomic_fetch_add(&app->jobs_purged, (long long)total);
+		fprintf(stderr, "{\"msg\":\"purged\",\"jobs\":%zu,\"retention_s\":%g}\n", total, retention_s);
+	}
+}
+
+/* Waits for SIGTERM or SIGINT (blocked in sigs), sweeping finished jobs past
+ * their retention every retention/2 seconds (1 to 60) meanwhile; the signal. */
+static int uniapd_wait(struct api_app *app, const sigset_t *sigs, double retention_s)
+{
+	double every = retention_s / 2;
+	struct timespec ts;
+	int sig;
+
+	if (retention_s <= 0) {
+		while (sigwait(sigs, &sig) != 0)
+			;
+		return sig;
+	}
+	every = every < 1 ? 1 : every > 60 ? 60 : every;
+	for (;;) {
+		uniapd_purge(app, retention_s);
+		ts.tv_sec = (time_t)every;
+		ts.tv_nsec = (long)((every - (double)ts.tv_sec) * 1e9);
+		sig = sigtimedwait(sigs, NULL, &ts);
+		if (sig > 0)
+			return sig;
+	}
+}
+
 /* GET /metrics, the service's part: jobs by state, queue depth, solve
  * seconds, cost-cache hits and misses.  Owned text or NULL. */
 static char *uniapd_metrics(void *ctx)
@@ -687,6 +749,9 @@ static char *uniapd_metrics(void *ctx)
 	           "uniapd_cost_cache_bytes %lld\n",
 	        (long long)st.cache_hits, (long long)st.cache_misses, (long long)st.cache_puts,
 	        (long long)entries, (long long)bytes);
+	fprintf(f, "# HELP uniapd_jobs_purged_total Finished jobs deleted past their retention.\n"
+	           "# TYPE uniapd_jobs_purged_total counter\nuniapd_jobs_purged_total %lld\n",
+	        (long long)atomic_load(&app->jobs_purged));
 	if (fclose(f) != 0) {
 		free(buf);
 		return NULL;
@@ -814,14 +879,14 @@ int main(int argc, char **argv)
 		if (o && cJSON_AddStringToObject(o, "msg", "listening") && cJSON_AddStringToObject(o, "addr", opt.addr) &&
 		    cJSON_AddNumberToObject(o, "port", http_server_port(srv)) &&
 		    cJSON_AddStringToObject(o, "db", opt.db_path) && cJSON_AddBoolToObject(o, "auth", !opt.no_auth) &&
-		    cJSON_AddNumberToObject(o, "max_body_bytes", (double)opt.max_body_bytes))
+		    cJSON_AddNumberToObject(o, "max_body_bytes", (double)opt.max_body_bytes) &&
+		    cJSON_AddNumberToObject(o, "job_retention_s", opt.job_retention_s))
 			line = cJSON_PrintUnformatted(o);
 		fprintf(stderr, "%s\n", line ? line : "{\"msg\":\"listening\"}");
 		cJSON_free(line);
 		cJSON_Delete(o);
 	}
-	while (sigwait(&sigs, &sig) != 0)
-		;
+	sig = uniapd_wait(&app, &sigs, opt.job_retention_s);
 	fprintf(stderr, "{\"msg\":\"stopping\",\"signal\":%d}\n", sig);
 	http_server_stop(srv, UNIAPD_GRACE_MS);
 	http_server_free(srv);

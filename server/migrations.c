@@ -89,6 +89,14 @@ const struct store_migration store_migrations[] = {
 		"ALTER TABLE jobs ADD COLUMN body_sha256 BLOB\n"
 		"\tCHECK (body_sha256 IS NULL OR length(body_sha256) = 32);\n",
 	},
+	{
+		3, "0003_job_retention.sql",
+		"-- 0003_job_retention.sql - finished jobs by when they finished, so the\n"
+		"-- retention sweep (uniapd --job-retention, store_jobs_purge) finds the\n"
+		"-- oldest without reading every job. Queued and running jobs have no\n"
+		"-- finished_at and stay out of the index.\n"
+		"CREATE INDEX jobs_finished ON jobs(finished_at) WHERE finished_at IS NOT NULL;\n",
+	},
 };
 
 const size_t store_migrations_count = sizeof(store_migrations) / sizeof(store_migrations[0]);

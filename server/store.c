@@ -1410,6 +1410,37 @@ uniap_code store_jobs_recover(struct store *s, size_t *requeued, struct uniap_er
 	return rc;
 }
 
+uniap_code store_jobs_purge(struct store *s, int64_t before_ms, size_t max, size_t *purged,
+			    struct uniap_err *err)
+{
+	int changed = 0;
+	sqlite3_stmt *st = NULL;
+	sqlite3 *db = conn_get(s);
+	uniap_code rc = begin_write(s, db, err);
+
+	/* finished_at is set exactly when a job reaches a final state; the partial
+	 * index jobs_finished (0003) finds the oldest without a scan */
+	if (rc == UNIAP_OK)
+		rc = prep_c(s, db, "DELETE FROM jobs WHERE id IN (SELECT id FROM jobs"
+			      " WHERE finished_at IS NOT NULL AND finished_at < ?1"
+			      " AND state IN ('succeeded', 'failed', 'canceled')"
+			      " ORDER BY finished_at LIMIT ?2)", &st, err);
+	if (rc == UNIAP_OK) {
+		sqlite3_bind_int64(st, 1, before_ms);
+		sqlite3_bind_int64(st, 2, (sqlite3_int64)(max ? max : 1));
+		rc = step_done(db, st, "purge jobs", err);
+	}
+	if (rc == UNIAP_OK) {
+		changed = sqlite3_changes(db);
+		rc = commit(db, err); /* on failure conn_put rolls back */
+	}
+	unprep(s, db, st);
+	conn_put(s, db);
+	if (purged)
+		*purged = rc == UNIAP_OK ? (size_t)changed : 0;
+	return rc;
+}
+
 uniap_code store_job_requeue(struct store *s, int64_t id, struct uniap_err *err)
 {
 	int changed = 0;

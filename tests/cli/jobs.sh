@@ -530,6 +530,49 @@ if wait_job "$jt" "$A" "succeeded failed canceled" 300 && [ "$(jst "$tmp/job")" 
 	bad "stop: job $jt after the restart: $(head -c 300 "$tmp/job")"; fi
 down
 
+# ---------------------------------------------------------------- 10. retention
+# --job-retention 2: every job finished so far is older than that and goes at the
+# first sweep; a running and a queued job stay however old; a job is deleted
+# 2 to 3 s after it finishes, then answers 404 and its key makes a new job
+# gone ID KEY TENTHS: 0 once GET /v1/jobs/ID answers 404 within TENTHS (times SLOW)
+gone() {
+	gi=0 gn=$(($3 * SLOW))
+	while :; do
+		req GET "/v1/jobs/$1" "$2"
+		[ "$code" = 404 ] && return 0
+		[ "$gi" -ge "$gn" ] && return 1
+		sleep 0.1
+		gi=$((gi + 1))
+	done
+}
+up --jobs 1 --job-retention 2
+if gone "$ja" "$A" 50; then ok; else bad "retention: old job $ja still there: $code $(head -c 200 "$tmp/body")"; fi
+submit keep-running "$A" "$tmp/slow.json"
+jr=$jobid
+if wait_job "$jr" "$A" "running succeeded failed canceled" 100 && [ "$(jst "$tmp/job")" = running ]; then
+	ok; else bad "retention: job $jr not running: $(head -c 300 "$tmp/job")"; fi
+XH="Idempotency-Key: keep-queued"
+submit keep-queued "$B" "$tmp/b4.json"
+XH=
+jk=$jobid
+sleep $((4 * SLOW))
+call retention-running-kept 200 '"state":"running"' GET "/v1/jobs/$jr" "$A"
+call retention-queued-kept 200 '"state":"queued"' GET "/v1/jobs/$jk" "$B"
+call retention-cancel-queued 200 '"state":"canceled"' DELETE "/v1/jobs/$jk" "$B"
+call retention-cancel-running 200 '"state":"canceled"' DELETE "/v1/jobs/$jr" "$A"
+if gone "$jk" "$B" 100; then ok; else bad "retention: canceled job $jk not deleted: $code"; fi
+if gone "$jr" "$A" 100; then ok; else bad "retention: canceled job $jr not deleted: $code"; fi
+XH="Idempotency-Key: keep-queued"
+call retention-key-free 202 '"state":' POST /v1/plans "$B" "$tmp/b4.json"
+XH=
+if [ "$(jid)" != "$jk" ] && ! grep -qi "^Idempotent-Replayed" "$tmp/hdr"; then ok; else
+	bad "retention: the purged job's key replayed job $(jid)"; fi
+call retention-metrics 200 "uniapd_jobs_purged_total" GET /metrics ""
+n=$(metric uniapd_jobs_purged_total "$tmp/body")
+if [ "${n:-0}" -ge 3 ]; then ok; else bad "retention: uniapd_jobs_purged_total '$n', want >= 3"; fi
+if grep -q '"msg":"purged","jobs":[1-9]' "$tmp/log"; then ok; else bad "retention: no purged log line"; fi
+down
+
 t_end=$(date +%s)
 echo "jobs: timings: first server $((t_phase1 - t_start)) s, cancel/limits $((t_phase2 - t_phase1)) s, recovery $((t_end - t_phase2)) s"
 summary jobs

@@ -39,6 +39,9 @@ check help-tenant-add 0 "usage: uniapd tenant add" -- "$UNIAPD" tenant add --hel
 check help-tenant-list 0 "usage: uniapd tenant list" -- "$UNIAPD" tenant list --help
 check help-tenant-revoke 0 "usage: uniapd tenant revoke" -- "$UNIAPD" tenant revoke --help
 check help-main 0 "--no-auth" -- "$UNIAPD" --help
+check help-retention 0 "--job-retention S" -- "$UNIAPD" --help
+check bad-retention 2 "--job-retention: must be a number" -- "$UNIAPD" --job-retention -1 --db "$DB"
+check bad-retention-text 2 "--job-retention: must be a number" -- "$UNIAPD" --job-retention 30d --db "$DB"
 check tenant-add 0 "uk_" -- "$UNIAPD" tenant add alice --db "$DB"
 key=$(tail -n 1 "$tmp/out")
 case $key in uk_*) ok ;; *) bad "tenant-add: last line is '$key', not the key" ;; esac

@@ -516,6 +516,63 @@ static void test_state_machine(void **state)
 	store_close(s);
 }
 
+/* Retention: only finished jobs older than the cut go, oldest first, of every
+ * tenant, in batches; queued and running ones stay; a purged job's
+ * Idempotency-Key makes a new job. */
+static void test_purge(void **state)
+{
+	struct fx *f = *state;
+	struct uniap_err err = { 0 };
+	struct store *s = open_ok(f, 2, 0);
+	char key[STORE_KEY_CHARS + 1], idem[16];
+	int64_t t[2], id[2][STORE_JOB_STATE_COUNT], again, far = (int64_t)4e12; /* year 2096 */
+	size_t purged = 99, total = 0, calls = 0;
+	struct store_job j;
+	int existed;
+
+	assert_int_equal(store_tenant_add(s, "a", 100, 0, &t[0], key, &err), UNIAP_OK);
+	assert_int_equal(store_tenant_add(s, "b", 100, 0, &t[1], key, &err), UNIAP_OK);
+	for (int k = 0; k < 2; k++)
+		for (int st = 0; st < STORE_JOB_STATE_COUNT; st++) {
+			snprintf(idem, sizeof(idem), "k%d", st);
+			assert_int_equal(store_job_create(s, t[k], idem, "{}", 2, &id[k][st], &existed, &err),
+					 UNIAP_OK);
+			drive(s, t[k], id[k][st], (enum store_job_state)st);
+		}
+	/* nothing finished before the epoch's first millisecond */
+	assert_int_equal(store_jobs_purge(s, 1, 100, &purged, &err), UNIAP_OK);
+	assert_int_equal(purged, 0);
+	/* two at a time until a call purges fewer than it may */
+	do {
+		assert_int_equal(store_jobs_purge(s, far, 2, &purged, &err), UNIAP_OK);
+		assert_true(purged <= 2);
+		total += purged;
+		calls++;
+	} while (purged == 2 && calls < 10);
+	assert_int_equal(total, 6); /* succeeded, failed, canceled of two tenants */
+	for (int k = 0; k < 2; k++)
+		for (int st = 0; st < STORE_JOB_STATE_COUNT; st++) {
+			int kept = st == STORE_JOB_QUEUED || st == STORE_JOB_RUNNING;
+
+			assert_int_equal(store_job_get(s, t[k], id[k][st], &j, &err),
+					 kept ? UNIAP_OK : UNIAP_E_NOTFOUND);
+			if (kept) {
+				assert_int_equal(j.state, st);
+				store_job_release(&j);
+			}
+		}
+	/* a purged job's key is free again; a kept one's still finds its job */
+	snprintf(idem, sizeof(idem), "k%d", STORE_JOB_SUCCEEDED);
+	assert_int_equal(store_job_create(s, t[0], idem, "{}", 2, &again, &existed, &err), UNIAP_OK);
+	assert_false(existed);
+	assert_true(again != id[0][STORE_JOB_SUCCEEDED]);
+	snprintf(idem, sizeof(idem), "k%d", STORE_JOB_QUEUED);
+	assert_int_equal(store_job_create(s, t[0], idem, "{}", 2, &again, &existed, &err), UNIAP_OK);
+	assert_true(existed);
+	assert_int_equal(again, id[0][STORE_JOB_QUEUED]);
+	store_close(s);
+}
+
 static void test_progress_and_recovery(void **state)
 {
 	struct fx *f = *state;
@@ -802,6 +859,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_documents_and_isolation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_idempotency, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_state_machine, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_purge, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_progress_and_recovery, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kill9_recovery, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_limits, setup, teardown),
