@@ -29,7 +29,9 @@
 
 #define API_RETRY_AFTER_S "5"   /* Retry-After of a 429 or 503 */
 #define API_CANCEL_POLL_US 20000
-#define API_CANCEL_WAIT_S 10.0  /* DELETE waits this long for a running job to stop, then answers 202 */
+/* DELETE waits this long for a running job to stop, then answers 202: a request thread serves
+ * many connections (docs/http.md), so the wait stays short; killing the workers takes ms */
+#define API_CANCEL_WAIT_S 2.0
 
 /* ---------------------------------------------------------------- job documents */
 
