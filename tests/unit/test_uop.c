@@ -361,6 +361,26 @@ static void memo_store_free(struct memo_store *ms)
 	pthread_mutex_destroy(&ms->lock);
 }
 
+/* A trial's set-up: an empty memo store (keep_matrices), a random instance, options
+ * that use the store (inline or with workers); the brute force's best TPI. */
+static double memo_trial(struct memo_store *ms, int keep_matrices, const struct uop_memo_ops *ops,
+                         int inline_solve, struct cluster_profile *cl, struct model_profile *m,
+                         struct uop_options *o)
+{
+	long batch;
+	double expect;
+
+	memo_store_init(ms, keep_matrices);
+	random_instance(cl, m, &batch);
+	expect = brute_space(cl, m, batch, COST_GPIPE);
+	uop_options_init(o);
+	o->batch = batch;
+	o->threads = 2;
+	o->inline_solve = inline_solve;
+	o->memo = ops;
+	return expect;
+}
+
 /* A second run on a memo store gives the same plan and decides every candidate from
  * it (no solve), with or without stored matrices; the answer is the brute force's. */
 static void test_memo(void **state)
@@ -376,18 +396,9 @@ static void test_memo(void **state)
 		struct memo_store ms;
 		struct uop_memo_ops ops = { memo_get_facts, memo_get_matrices, memo_put, &ms };
 		struct uniap_err err;
-		long batch;
 		size_t i, puts;
-		double expect;
+		double expect = memo_trial(&ms, trial % 4 != 3, &ops, trial % 2, &cl, &m, &o);
 
-		memo_store_init(&ms, trial % 4 != 3);
-		random_instance(&cl, &m, &batch);
-		expect = brute_space(&cl, &m, batch, COST_GPIPE);
-		uop_options_init(&o);
-		o.batch = batch;
-		o.threads = 2;
-		o.inline_solve = trial % 2;
-		o.memo = &ops;
 		assert_int_equal(uop_run(&cl, &m, &o, NULL, &a, &err), UNIAP_OK);
 		assert_int_equal(ms.hits, 0);
 		assert_true(ms.puts > 0);
@@ -452,18 +463,9 @@ static void test_memo_lies(void **state)
 		struct uop_memo_ops ops = { memo_get_facts, memo_get_matrices, memo_put, &ms };
 		struct opt_result f;
 		struct uniap_err err;
-		long batch;
-		double expect;
+		double expect = memo_trial(&ms, trial % 3 != 2, &ops, trial % 2, &cl, &m, &o);
 		int slot;
 
-		memo_store_init(&ms, trial % 3 != 2);
-		random_instance(&cl, &m, &batch);
-		expect = brute_space(&cl, &m, batch, COST_GPIPE);
-		uop_options_init(&o);
-		o.batch = batch;
-		o.threads = 2;
-		o.inline_solve = trial % 2;
-		o.memo = &ops;
 		assert_int_equal(uop_run(&cl, &m, &o, NULL, &a, &err), UNIAP_OK);
 		if (a.best < 0) {
 			assert_true(isinf(expect));
