@@ -579,7 +579,7 @@ XH="Idempotency-Key: keep-queued"
 submit keep-queued "$B" "$tmp/b4.json"
 XH=
 jk=$jobid
-sleep $((4 * SLOW))
+sleep 4 # past the 2 s retention, and at least two sweeps (one a second)
 call retention-running-kept 200 '"state":"running"' GET "/v1/jobs/$jr" "$A"
 call retention-queued-kept 200 '"state":"queued"' GET "/v1/jobs/$jk" "$B"
 call retention-cancel-queued 200 '"state":"canceled"' DELETE "/v1/jobs/$jk" "$B"
