@@ -160,7 +160,7 @@ int cli_common_option(struct cli_common *c, int opt, const char *arg, struct uni
 	}
 }
 
-uniap_code cli_common_load(struct cli_common *c, struct uniap_err *err)
+uniap_code cli_common_load_profiles(struct cli_common *c, struct uniap_err *err)
 {
 	uniap_code rc;
 
@@ -168,11 +168,16 @@ uniap_code cli_common_load(struct cli_common *c, struct uniap_err *err)
 		return err_set(err, UNIAP_E_ARG, "--cluster: required");
 	if (!c->model_path)
 		return err_set(err, UNIAP_E_ARG, "--model: required");
-	if (c->batch == 0)
-		return err_set(err, UNIAP_E_ARG, "--batch: required");
 	if ((rc = cli_load_cluster(c->cluster_path, &c->cluster, err)) != UNIAP_OK)
 		return rc;
 	return cli_load_model(c->model_path, &c->model, err);
+}
+
+uniap_code cli_common_load(struct cli_common *c, struct uniap_err *err)
+{
+	if (c->cluster_path && c->model_path && c->batch == 0)
+		return err_set(err, UNIAP_E_ARG, "--batch: required");
+	return cli_common_load_profiles(c, err);
 }
 
 void cli_common_release(struct cli_common *c)

@@ -80,6 +80,9 @@ struct cli_common {
 
 /* Returns 1 if opt was a common option (handled, or err set), 0 otherwise. */
 int cli_common_option(struct cli_common *c, int opt, const char *arg, struct uniap_err *err);
+/* --cluster and --model required and loaded into c (released by cli_common_release). */
+uniap_code cli_common_load_profiles(struct cli_common *c, struct uniap_err *err);
+/* The same, and --batch required too. */
 uniap_code cli_common_load(struct cli_common *c, struct uniap_err *err);
 void cli_common_release(struct cli_common *c);
 

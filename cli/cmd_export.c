@@ -68,16 +68,11 @@ int cli_cmd_export(int argc, char **argv)
 	}
 	if (optind < argc)
 		return cli_usage_error("export", "unexpected argument");
-	if (!plan_path)
+	if (!plan_path) {
 		err_set(&err, UNIAP_E_ARG, "--plan: required");
-	else if (!common.cluster_path)
-		err_set(&err, UNIAP_E_ARG, "--cluster: required");
-	else if (!common.model_path)
-		err_set(&err, UNIAP_E_ARG, "--model: required");
-	if (err.code != UNIAP_OK)
 		return cli_fail("export", &err);
-	if (cli_load_cluster(common.cluster_path, &common.cluster, &err) != UNIAP_OK ||
-	    cli_load_model(common.model_path, &common.model, &err) != UNIAP_OK ||
+	}
+	if (cli_common_load_profiles(&common, &err) != UNIAP_OK ||
 	    cli_load_plan(plan_path, &plan, &err) != UNIAP_OK ||
 	    exp_plan_doc(format, &common.cluster, &common.model, &plan, &body, &len, &err) != UNIAP_OK) {
 		status = cli_fail("export", &err);
