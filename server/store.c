@@ -860,23 +860,34 @@ out:
 	return rc;
 }
 
+/* Steps "SELECT ... WHERE id = ?1 AND <tenant test on ?2>" to its row in *st
+ * (the caller unpreps it); no row is UNIAP_E_NOTFOUND naming what and id. */
+static uniap_code read_scoped(struct store *s, sqlite3 *db, const char *sql, int64_t id,
+			      int64_t tenant_id, const char *what, sqlite3_stmt **st,
+			      struct uniap_err *err)
+{
+	int row = 0;
+	uniap_code rc = prep_c(s, db, sql, st, err);
+
+	if (rc != UNIAP_OK)
+		return rc;
+	sqlite3_bind_int64(*st, 1, id);
+	sqlite3_bind_int64(*st, 2, tenant_id);
+	rc = step_row(db, *st, &row, what, err);
+	if (rc == UNIAP_OK && !row)
+		rc = err_set(err, UNIAP_E_NOTFOUND, "%s %lld: not found", what, (long long)id);
+	return rc;
+}
+
 uniap_code store_doc_get(struct store *s, int64_t tenant_id, int64_t id, struct store_doc *out,
 			 struct uniap_err *err)
 {
 	struct store_doc d;
 	sqlite3_stmt *st = NULL;
-	int row = 0;
 	sqlite3 *db = conn_get(s);
-	uniap_code rc = prep_c(s, db, "SELECT " DOC_COLS ", body FROM documents"
-				 " WHERE id = ?1 AND tenant_id = ?2", &st, err);
+	uniap_code rc = read_scoped(s, db, "SELECT " DOC_COLS ", body FROM documents"
+				    " WHERE id = ?1 AND tenant_id = ?2", id, tenant_id, "document", &st, err);
 
-	if (rc != UNIAP_OK)
-		goto out;
-	sqlite3_bind_int64(st, 1, id);
-	sqlite3_bind_int64(st, 2, tenant_id);
-	rc = step_row(db, st, &row, "get document", err);
-	if (rc == UNIAP_OK && !row)
-		rc = err_set(err, UNIAP_E_NOTFOUND, "document %lld: not found", (long long)id);
 	if (rc != UNIAP_OK)
 		goto out;
 	doc_from_row(st, &d);
@@ -1170,19 +1181,12 @@ uniap_code store_job_get(struct store *s, int64_t tenant_id, int64_t id, struct 
 {
 	struct store_job j;
 	sqlite3_stmt *st = NULL;
-	int row = 0;
 	sqlite3 *db = conn_get(s);
-	uniap_code rc = prep_c(s, db, "SELECT " JOB_COLS ", request, result, error FROM jobs"
-				 " WHERE id = ?1 AND (?2 = 0 OR tenant_id = ?2)", &st, err);
+	uniap_code rc = read_scoped(s, db, "SELECT " JOB_COLS ", request, result, error FROM jobs"
+				    " WHERE id = ?1 AND (?2 = 0 OR tenant_id = ?2)", id, tenant_id, "job",
+				    &st, err);
 
 	memset(&j, 0, sizeof(j));
-	if (rc != UNIAP_OK)
-		goto out;
-	sqlite3_bind_int64(st, 1, id);
-	sqlite3_bind_int64(st, 2, tenant_id);
-	rc = step_row(db, st, &row, "get job", err);
-	if (rc == UNIAP_OK && !row)
-		rc = err_set(err, UNIAP_E_NOTFOUND, "job %lld: not found", (long long)id);
 	if (rc != UNIAP_OK)
 		goto out;
 	job_from_row(st, &j);
