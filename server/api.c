@@ -233,6 +233,15 @@ void api_model_create(struct http_request *req, struct http_response *res)
 }
 
 /* The tenant's document {id} of kind into *d (release with store_doc_release); another kind is not found. */
+/* rc, with a not-found message that names the kind asked for. */
+static uniap_code api_doc_missing(uniap_code rc, enum store_doc_kind kind, int64_t id, struct uniap_err *err)
+{
+	if (rc == UNIAP_E_NOTFOUND)
+		err_set(err, UNIAP_E_NOTFOUND, "%s: no %s with id %lld", api_kind_name(kind), api_kind_name(kind),
+		        (long long)id);
+	return rc;
+}
+
 static uniap_code api_doc_fetch(struct http_request *req, enum store_doc_kind kind, int64_t id,
                                 struct store_doc *d, struct uniap_err *err)
 {
@@ -243,10 +252,7 @@ static uniap_code api_doc_fetch(struct http_request *req, enum store_doc_kind ki
 		store_doc_release(d);
 		rc = UNIAP_E_NOTFOUND;
 	}
-	if (rc == UNIAP_E_NOTFOUND)
-		err_set(err, UNIAP_E_NOTFOUND, "%s: no %s with id %lld", api_kind_name(kind), api_kind_name(kind),
-		        (long long)id);
-	return rc;
+	return api_doc_missing(rc, kind, id, err);
 }
 
 /* The path's {id}; a problem (404: a non-number names no document) when bad. */
@@ -293,19 +299,17 @@ void api_model_get(struct http_request *req, struct http_response *res)
 static void api_doc_delete(struct http_request *req, struct http_response *res, enum store_doc_kind kind)
 {
 	const struct api_app *app = req->app;
-	struct store_doc d = { 0 };
 	struct uniap_err err;
 	int64_t id;
 
 	err_clear(&err);
 	if (api_path_id(req, res, kind, &id) != 0)
 		return;
-	if (api_doc_fetch(req, kind, id, &d, &err) != UNIAP_OK ||
-	    store_doc_delete(app->store, api_principal(req)->tenant_id, id, &err) != UNIAP_OK)
+	if (api_doc_missing(store_doc_delete(app->store, api_principal(req)->tenant_id, kind, id, &err),
+	                    kind, id, &err) != UNIAP_OK)
 		api_fail(req, res, &err);
 	else if (http_response_set_body(res, HTTP_NO_CONTENT, NULL, NULL, 0) != 0)
 		res->status = 0;
-	store_doc_release(&d);
 }
 
 void api_cluster_delete(struct http_request *req, struct http_response *res)

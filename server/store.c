@@ -959,10 +959,18 @@ out:
 	return rc;
 }
 
-uniap_code store_doc_delete(struct store *s, int64_t tenant_id, int64_t id, struct uniap_err *err)
+uniap_code store_doc_delete(struct store *s, int64_t tenant_id, enum store_doc_kind kind, int64_t id,
+			    struct uniap_err *err)
 {
-	return write_scoped(s, "DELETE FROM documents WHERE id = ?1 AND tenant_id = ?2", id,
-			    tenant_id, "document", err);
+	/* the kind is part of the statement's text: no body is read to check it */
+	static const char *const sql[] = {
+		[STORE_DOC_CLUSTER] = "DELETE FROM documents WHERE id = ?1 AND tenant_id = ?2 AND kind = 'cluster'",
+		[STORE_DOC_MODEL] = "DELETE FROM documents WHERE id = ?1 AND tenant_id = ?2 AND kind = 'model'",
+	};
+
+	if ((unsigned)kind >= sizeof(sql) / sizeof(sql[0]))
+		return err_set(err, UNIAP_E_ARG, "document: kind %d: unknown", (int)kind);
+	return write_scoped(s, sql[kind], id, tenant_id, doc_kind_names[kind], err);
 }
 
 /* ---- jobs ---- */

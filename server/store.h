@@ -148,8 +148,11 @@ void store_doc_release(struct store_doc *d);
 uniap_code store_doc_list(struct store *s, int64_t tenant_id, int64_t cursor, size_t limit,
 			  struct store_doc **out, size_t *n, int64_t *next, struct uniap_err *err);
 
-/* Deletes the tenant's document; its bytes no longer count toward max_stored_bytes. */
-uniap_code store_doc_delete(struct store *s, int64_t tenant_id, int64_t id, struct uniap_err *err);
+/* Deletes the tenant's document of that kind; its bytes no longer count toward
+ * max_stored_bytes.  UNIAP_E_NOTFOUND when the tenant has no such document of
+ * that kind (another kind's id included). */
+uniap_code store_doc_delete(struct store *s, int64_t tenant_id, enum store_doc_kind kind, int64_t id,
+			    struct uniap_err *err);
 
 /* ---- jobs ---- */
 

@@ -135,7 +135,9 @@ call limit-101 400 '"limit' GET "/v1/clusters?limit=101" "$A"
 call limit-junk 400 'limit: ' GET "/v1/models?limit=x" "$A"
 call cursor-junk 400 'cursor: ' GET "/v1/models?cursor=-1" "$A"
 
-# delete
+# delete; a cluster's id under /v1/models is no model, and deletes nothing
+call cluster-as-model-delete 404 "model: no model with id $cid" DELETE "/v1/models/$cid" "$A"
+call cluster-still-there 200 "" GET "/v1/clusters/$cid" "$A"
 call cluster-delete 204 "" DELETE "/v1/clusters/$cid" "$A"
 call cluster-gone 404 "" GET "/v1/clusters/$cid" "$A"
 call cluster-delete-again 404 "" DELETE "/v1/clusters/$cid" "$A"

@@ -380,11 +380,13 @@ static void test_documents_and_isolation(void **state)
 
 	/* tenant b sees none of a's documents */
 	assert_int_equal(store_doc_get(s, b, ids[0], &d, &err), UNIAP_E_NOTFOUND);
-	assert_int_equal(store_doc_delete(s, b, ids[0], &err), UNIAP_E_NOTFOUND);
+	assert_int_equal(store_doc_delete(s, b, STORE_DOC_CLUSTER, ids[0], &err), UNIAP_E_NOTFOUND);
+	/* the kind is checked: a's cluster is no model */
+	assert_int_equal(store_doc_delete(s, a, STORE_DOC_MODEL, ids[0], &err), UNIAP_E_NOTFOUND);
 	assert_int_equal(store_doc_list(s, b, 0, 10, &docs, &n, &next, &err), UNIAP_OK);
 	assert_int_equal(n, 0);
 	free(docs);
-	assert_int_equal(store_doc_delete(s, a, ids[0], &err), UNIAP_OK);
+	assert_int_equal(store_doc_delete(s, a, STORE_DOC_CLUSTER, ids[0], &err), UNIAP_OK);
 	assert_int_equal(store_doc_get(s, a, ids[0], &d, &err), UNIAP_E_NOTFOUND);
 
 	/* nor of a's jobs */
@@ -703,7 +705,7 @@ static void test_limits(void **state)
 	assert_non_null(strstr(err.msg, "max_stored_bytes"));
 	assert_int_equal(store_doc_put(s, t, STORE_DOC_MODEL, "m", body, 40, &d2, &err), UNIAP_OK);
 	assert_int_equal(store_doc_put(s, t, STORE_DOC_MODEL, "m", body, 1, &d3, &err), UNIAP_E_LIMIT);
-	assert_int_equal(store_doc_delete(s, t, d1, &err), UNIAP_OK);
+	assert_int_equal(store_doc_delete(s, t, STORE_DOC_MODEL, d1, &err), UNIAP_OK);
 	assert_int_equal(store_doc_put(s, t, STORE_DOC_MODEL, "m", body, 60, &d3, &err), UNIAP_OK);
 	/* a revoked tenant stores nothing */
 	assert_int_equal(store_tenant_revoke(s, t, &err), UNIAP_OK);
