@@ -183,6 +183,18 @@ static void fz_buf_set(struct fz_buf *b, const char *text, size_t len)
 	assert_true(fz_buf_splice(b, 0, 0, text, len));
 }
 
+/* b = root printed compactly; 1 when it could be printed. */
+static int fz_buf_set_json(struct fz_buf *b, const cJSON *root)
+{
+	char *printed = cJSON_PrintUnformatted(root);
+
+	if (!printed)
+		return 0;
+	fz_buf_set(b, printed, strlen(printed));
+	cJSON_free(printed);
+	return 1;
+}
+
 static void fz_buf_release(struct fz_buf *b)
 {
 	free(b->data);
@@ -674,7 +686,6 @@ static int fz_struct_mutate(struct fz_rng *r, struct fz_buf *b, enum fz_struct_o
 	cJSON *root = cJSON_ParseWithLength(b->data, b->len);
 	size_t n = 0;
 	struct fz_item pick;
-	char *printed = NULL;
 	int done = 0;
 
 	assert_non_null(items);
@@ -753,13 +764,8 @@ static int fz_struct_mutate(struct fz_rng *r, struct fz_buf *b, enum fz_struct_o
 	default:
 		goto out;
 	}
-	printed = cJSON_PrintUnformatted(root);
-	if (printed) {
-		fz_buf_set(b, printed, strlen(printed));
-		done = 1;
-	}
+	done = fz_buf_set_json(b, root);
 out:
-	cJSON_free(printed);
 	cJSON_Delete(root);
 	free(items);
 	return done;
@@ -861,7 +867,6 @@ static int fz_plan_mutate(struct fz_rng *r, struct fz_buf *b, const struct strat
 	int n_layers = cJSON_GetArraySize(layers), n_stages = cJSON_GetArraySize(stages);
 	int recompute = fz_below(r, 4) == 0, done = 0;
 	const struct strategy *s = set->count ? &set->items[fz_below(r, set->count)] : NULL;
-	char *printed = NULL;
 	size_t k;
 
 	if (!cJSON_IsArray(layers) || !cJSON_IsArray(stages) || n_layers == 0 || n_stages == 0 || !s)
@@ -893,13 +898,8 @@ static int fz_plan_mutate(struct fz_rng *r, struct fz_buf *b, const struct strat
 	default:
 		goto out;
 	}
-	printed = cJSON_PrintUnformatted(root);
-	if (printed) {
-		fz_buf_set(b, printed, strlen(printed));
-		done = 1;
-	}
+	done = fz_buf_set_json(b, root);
 out:
-	cJSON_free(printed);
 	cJSON_Delete(root);
 	return done;
 }

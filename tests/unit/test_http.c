@@ -300,28 +300,30 @@ struct fetch {
 	size_t upload_len, upload_pos;
 };
 
+/* Appends what fits of p[0..len) to dst (cap bytes, *used of them taken), kept
+ * NUL-terminated; returns len, as libcurl's write callbacks must. */
+static size_t fetch_append(char *dst, size_t cap, size_t *used, const char *p, size_t len)
+{
+	size_t room = cap - 1 - *used, take = len < room ? len : room;
+
+	memcpy(dst + *used, p, take);
+	*used += take;
+	dst[*used] = '\0';
+	return len;
+}
+
 static size_t on_body(char *p, size_t size, size_t n, void *ud)
 {
 	struct fetch *f = ud;
-	size_t len = size * n, room = sizeof(f->body) - 1 - f->body_len;
-	size_t take = len < room ? len : room;
 
-	memcpy(f->body + f->body_len, p, take);
-	f->body_len += take;
-	f->body[f->body_len] = '\0';
-	return len;
+	return fetch_append(f->body, sizeof(f->body), &f->body_len, p, size * n);
 }
 
 static size_t on_header(char *p, size_t size, size_t n, void *ud)
 {
 	struct fetch *f = ud;
-	size_t len = size * n, room = sizeof(f->headers) - 1 - f->headers_len;
-	size_t take = len < room ? len : room;
 
-	memcpy(f->headers + f->headers_len, p, take);
-	f->headers_len += take;
-	f->headers[f->headers_len] = '\0';
-	return len;
+	return fetch_append(f->headers, sizeof(f->headers), &f->headers_len, p, size * n);
 }
 
 static size_t on_read(char *p, size_t size, size_t n, void *ud)
