@@ -78,6 +78,17 @@ jst() { sed -n 's/^{"id":[0-9]*,"state":"\([a-z]*\)".*/\1/p' "${1:-$tmp/body}"; 
 tpi() { grep -o '"tpi_s":[[:space:]]*[-0-9.eE+]*' "$1" | head -n 1 | sed 's/.*:[[:space:]]*//'; }
 # the value of metric line NAME (exactly, labels included) in FILE
 metric() { awk -v n="$1" '$1 == n { print $2 }' "$2"; }
+# metrics NAME: GET /metrics (checked as NAME) into $tmp/metrics
+metrics() {
+	call "$1" 200 "uniapd_jobs{" GET /metrics ""
+	tr -d '\r' <"$tmp/body" >"$tmp/metrics"
+}
+# metric_is NAME OP VALUE: metric NAME of $tmp/metrics compares with VALUE by
+# test(1)'s integer OP (-eq, -ge, -gt); a missing metric fails
+metric_is() {
+	mv=$(metric "$1" "$tmp/metrics")
+	if [ -n "$mv" ] && [ "$mv" "$2" "$3" ]; then ok; else bad "metrics: $1 is '$mv', want $2 $3"; fi
+}
 
 # wait_job ID KEY "STATES" TENTHS [FILE]: polls GET /v1/jobs/ID (into FILE,
 # default $tmp/job) until its state is one of STATES; 1 when it is not
@@ -398,18 +409,12 @@ if [ "$jr" != "$j1" ] && wait_job "$jr" "$A" "succeeded failed canceled" 100 && 
 if grep -qF '"cached":true' "$tmp/job"; then ok; else bad "repeat: no cached candidate"; fi
 got=$(tpi "$tmp/job")
 if [ "$got" = "$tpi_ex" ]; then ok; else bad "repeat: tpi_s '$got', want '$tpi_ex'"; fi
-call metrics 200 'uniapd_jobs{state="succeeded"}' GET /metrics ""
-tr -d '\r' <"$tmp/body" >"$tmp/metrics"
-v=$(metric 'uniapd_jobs{state="succeeded"}' "$tmp/metrics")
-if [ "${v:-0}" -ge 54 ]; then ok; else bad "metrics: uniapd_jobs succeeded '$v', want >= 54"; fi
-v=$(metric 'uniapd_cost_cache_requests_total{result="hit"}' "$tmp/metrics")
-if [ "${v:-0}" -gt 0 ]; then ok; else bad "metrics: cache hits '$v'"; fi
-v=$(metric 'uniapd_cost_cache_requests_total{result="miss"}' "$tmp/metrics")
-if [ "${v:-0}" -gt 0 ]; then ok; else bad "metrics: cache misses '$v'"; fi
-v=$(metric 'uniapd_job_solve_seconds_count' "$tmp/metrics")
-if [ "${v:-0}" -ge 54 ]; then ok; else bad "metrics: uniapd_job_solve_seconds_count '$v'"; fi
-v=$(metric 'uniapd_queue_depth' "$tmp/metrics")
-if [ "$v" = 0 ]; then ok; else bad "metrics: uniapd_queue_depth '$v', want 0"; fi
+metrics metrics
+metric_is 'uniapd_jobs{state="succeeded"}' -ge 54
+metric_is 'uniapd_cost_cache_requests_total{result="hit"}' -gt 0
+metric_is 'uniapd_cost_cache_requests_total{result="miss"}' -gt 0
+metric_is uniapd_job_solve_seconds_count -ge 54
+metric_is uniapd_queue_depth -eq 0
 for t in '"from":"new","to":"queued"' '"from":"queued","to":"running"' '"from":"running","to":"succeeded"'; do
 	if grep "\"event\":\"job\",\"job\":$j1," "$tmp/log" | grep -qF "$t"; then ok; else
 		bad "log: no $t line for job $j1"; fi
@@ -525,14 +530,10 @@ hdr kept-idem-replay-header "Idempotent-Replayed: true"
 XH=
 n=$(curl -s -H "Authorization: Bearer $A" "http://127.0.0.1:$port/v1/jobs?limit=100" | grep -o '"id":[0-9]*,"state"' | wc -l)
 if [ "$n" -ge 30 ]; then ok; else bad "kept: A lists $n jobs"; fi
-call metrics-2 200 'uniapd_jobs{state="succeeded"}' GET /metrics ""
-tr -d '\r' <"$tmp/body" >"$tmp/metrics"
-v=$(metric 'uniapd_jobs{state="succeeded"}' "$tmp/metrics")
-if [ "${v:-0}" -ge 56 ]; then ok; else bad "metrics-2: uniapd_jobs succeeded '$v', want >= 56"; fi
-v=$(metric 'uniapd_jobs{state="canceled"}' "$tmp/metrics")
-if [ "${v:-0}" -eq 4 ]; then ok; else bad "metrics-2: uniapd_jobs canceled '$v', want 4"; fi
-v=$(metric 'uniapd_jobs{state="running"}' "$tmp/metrics")
-if [ "${v:-0}" -eq 0 ]; then ok; else bad "metrics-2: uniapd_jobs running '$v', want 0"; fi
+metrics metrics-2
+metric_is 'uniapd_jobs{state="succeeded"}' -ge 56
+metric_is 'uniapd_jobs{state="canceled"}' -eq 4
+metric_is 'uniapd_jobs{state="running"}' -eq 0
 if grep "\"event\":\"job\",\"job\":$jk," "$tmp/log" | grep -qF '"to":"succeeded"'; then ok; else
 	bad "log: no succeeded line for recovered job $jk"; fi
 call healthz-3 200 '"status":"ok"' GET /healthz ""
@@ -591,9 +592,8 @@ call retention-key-free 202 '"state":' POST /v1/plans "$B" "$tmp/b4.json"
 XH=
 if [ "$(jid)" != "$jk" ] && ! grep -qi "^Idempotent-Replayed" "$tmp/hdr"; then ok; else
 	bad "retention: the purged job's key replayed job $(jid)"; fi
-call retention-metrics 200 "uniapd_jobs_purged_total" GET /metrics ""
-n=$(metric uniapd_jobs_purged_total "$tmp/body")
-if [ "${n:-0}" -ge 3 ]; then ok; else bad "retention: uniapd_jobs_purged_total '$n', want >= 3"; fi
+metrics retention-metrics
+metric_is uniapd_jobs_purged_total -ge 3
 if grep -q '"msg":"purged","jobs":[1-9]' "$tmp/log"; then ok; else bad "retention: no purged log line"; fi
 down
 
