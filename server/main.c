@@ -650,17 +650,13 @@ static int uniapd_tenant_main(int argc, char **argv)
  */
 static void uniapd_purge(struct api_app *app, double retention_s)
 {
-	struct timespec ts;
 	struct uniap_err err;
-	int64_t before;
 	size_t n = 0, total = 0;
 	uniap_code rc;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	before = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 - (int64_t)(retention_s * 1000);
 	do {
 		err_clear(&err);
-		rc = store_jobs_purge(app->store, before, UNIAPD_PURGE_BATCH, &n, &err);
+		rc = store_jobs_purge(app->store, (int64_t)(retention_s * 1000), UNIAPD_PURGE_BATCH, &n, &err);
 		total += n;
 	} while (rc == UNIAP_OK && n == UNIAPD_PURGE_BATCH);
 	if (rc != UNIAP_OK)

@@ -1422,7 +1422,7 @@ uniap_code store_jobs_recover(struct store *s, size_t *requeued, struct uniap_er
 	return rc;
 }
 
-uniap_code store_jobs_purge(struct store *s, int64_t before_ms, size_t max, size_t *purged,
+uniap_code store_jobs_purge(struct store *s, int64_t age_ms, size_t max, size_t *purged,
 			    struct uniap_err *err)
 {
 	int changed = 0;
@@ -1438,7 +1438,7 @@ uniap_code store_jobs_purge(struct store *s, int64_t before_ms, size_t max, size
 			      " AND state IN ('succeeded', 'failed', 'canceled')"
 			      " ORDER BY finished_at LIMIT ?2)", &st, err);
 	if (rc == UNIAP_OK) {
-		sqlite3_bind_int64(st, 1, before_ms);
+		sqlite3_bind_int64(st, 1, now_ms() - age_ms);
 		sqlite3_bind_int64(st, 2, (sqlite3_int64)(max ? max : 1));
 		rc = step_done(db, st, "purge jobs", err);
 	}

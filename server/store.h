@@ -263,11 +263,12 @@ uniap_code store_job_counts(struct store *s, int64_t counts[STORE_JOB_STATE_COUN
 
 /*
  * Retention: deletes at most max finished jobs (succeeded, failed, canceled)
- * of every tenant whose finished_at is before before_ms (ms since the epoch),
- * oldest first, in one short write; *purged (may be NULL) says how many.
- * Queued and running jobs are never touched.  Call again while it returns max.
+ * of every tenant that finished more than age_ms ago (by the clock that
+ * stamps finished_at), oldest first, in one short write; *purged (may be
+ * NULL) says how many.  Queued and running jobs are never touched.  Call
+ * again while it returns max.
  */
-uniap_code store_jobs_purge(struct store *s, int64_t before_ms, size_t max, size_t *purged,
+uniap_code store_jobs_purge(struct store *s, int64_t age_ms, size_t max, size_t *purged,
 			    struct uniap_err *err);
 
 /* At start-up, before any runner: every running job (its runner died) goes
