@@ -580,14 +580,13 @@ static void uop_memo_facts(const struct uop_options *o, const struct model_profi
 		    o->memo->get_facts(o->memo->ctx, out->candidates[i].pp, out->candidates[i].microbatches,
 		                       &known[i]) != 1)
 			continue;
-		/* a plan for another shape is a key collision or a caller's bug: keep only the bound */
+		/* a plan for another shape is a key collision or a caller's bug: as with a plan that
+		 * does not recompute (uop_known_verifies), none of these facts is trusted */
 		if ((known[i].stage || known[i].strategy) &&
 		    (!known[i].stage || !known[i].strategy || known[i].n_layers != m->n_layers)) {
-			free(known[i].stage);
-			free(known[i].strategy);
-			known[i].stage = NULL;
-			known[i].strategy = NULL;
-			known[i].tpi_s = INFINITY;
+			opt_result_release(&known[i]);
+			opt_result_init(&known[i]);
+			continue;
 		}
 		if (!(known[i].bound_s >= 0))
 			known[i].bound_s = 0;

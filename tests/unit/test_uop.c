@@ -444,10 +444,11 @@ static void test_memo(void **state)
 
 /*
  * A memo store that lies about the winner: its facts claim a proven optimum at
- * half the true TPI (or carry a plan that no longer fits these matrices).  The
- * claimed plan is recomputed before it is believed, so the second run drops
- * those facts, solves the candidate again, gives the brute force's answer and
- * writes the true facts back.
+ * half the true TPI, carry a plan that no longer fits these matrices, or a plan
+ * of another shape with a bound above the true optimum.  The claimed plan is
+ * checked before anything in those facts is believed, so the second run drops
+ * them (the bound too), solves the candidate again, gives the brute force's
+ * answer and writes the true facts back.
  */
 static void test_memo_lies(void **state)
 {
@@ -476,11 +477,14 @@ static void test_memo_lies(void **state)
 		opt_result_init(&f);
 		assert_int_equal(opt_result_unpack(ms.facts[slot], ms.facts_len[slot], &f, NULL), UNIAP_OK);
 		assert_non_null(f.stage);
-		if (trial % 4 < 2) {
+		if (trial % 3 == 0) {
 			f.tpi_s *= 0.5; /* a smaller TPI for the same plan, "proven" by an equal bound */
 			f.bound_s = f.tpi_s;
-		} else {
+		} else if (trial % 3 == 1) {
 			f.stage[m.n_layers - 1] = a.candidates[a.best].pp; /* a stage that does not exist */
+		} else {
+			f.n_layers = m.n_layers - 1; /* a plan of another model's shape, "proven" */
+			f.bound_s = f.tpi_s * 2;     /* with a bound that would prune the true optimum */
 		}
 		free(ms.facts[slot]);
 		ms.facts[slot] = NULL;
