@@ -2,14 +2,17 @@
 # tests/run.sh DIR BIN... SCRIPT... - runs test programs and CLI test scripts,
 # reads the summary each prints (cmocka's "[  PASSED  ] N test(s)." /
 # "[  FAILED  ] N test(s)" or a plain "N passed, N failed" line), and appends
-# "passed failed" per program to build/.test-counts.  Exits non-zero when any
-# program failed or printed no summary.
+# "passed failed skipped" per program to build/.test-counts.  A script whose
+# tools are absent prints "LABEL: 0 passed, 0 failed, 1 skipped" after a line
+# saying why; that is a skip, not a failure.  Exits non-zero when any program
+# failed or printed no summary.
 set -u
 shift  # DIR is informational
 mkdir -p build
 status=0
 for t in "$@"; do
 	[ -e "$t" ] || continue
+	s=
 	case "$t" in
 	*.sh) out=$(sh "$t" 2>&1); rc=$? ;;
 	*) out=$("$t" 2>&1); rc=$? ;;
@@ -21,17 +24,18 @@ for t in "$@"; do
 		line=$(printf '%s\n' "$out" | grep -E '^([a-z-]+: )?[0-9]+ passed, [0-9]+ failed' | tail -n 1)
 		p=$(printf '%s\n' "$line" | sed -n 's/^\([a-z-]*: \)\{0,1\}\([0-9]*\) passed.*/\2/p')
 		f=$(printf '%s\n' "$line" | sed -n 's/.* \([0-9]*\) failed.*/\1/p')
+		s=$(printf '%s\n' "$line" | sed -n 's/.* \([0-9]*\) skipped.*/\1/p')
 	fi
-	p=${p:-0}; f=${f:-0}
+	p=${p:-0}; f=${f:-0}; s=${s:-0}
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
 		echo "$t: exited $rc" >&2
 		f=1
 	fi
-	if [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then
+	if [ "$p" -eq 0 ] && [ "$f" -eq 0 ] && [ "$s" -eq 0 ]; then
 		echo "$t: printed no test summary" >&2
 		f=1
 	fi
-	echo "$p $f" >> build/.test-counts
+	echo "$p $f $s" >> build/.test-counts
 	[ "$f" -eq 0 ] || status=1
 done
 exit $status

@@ -1,7 +1,10 @@
 #!/bin/sh
-# tests/summary.sh FILE - adds up the "passed failed" lines tests/run.sh wrote
-# and prints the closing line "N passed, N failed"; exits 1 if any failed.
-# A pass that failed before running (a build error) appends "0 0" after its own
-# lines; it is counted as one failure.
-awk '{ p += $1; f += $2; if ($1 == 0 && $2 == 0) f += 1 }
-     END { printf "%d passed, %d failed\n", p, f; exit (f > 0) }' "$1"
+# tests/summary.sh FILE - adds up the "passed failed [skipped]" lines
+# tests/run.sh wrote and prints the closing line "N passed, N failed" (with
+# ", N skipped" when a script skipped for want of a tool); exits 1 if any
+# failed.  A pass that failed before running (a build error) appends "0 0"
+# after its own lines; it is counted as one failure.
+awk '{ p += $1; f += $2; s += $3; if ($1 == 0 && $2 == 0 && $3 + 0 == 0) f += 1 }
+     END { if (s > 0) printf "%d passed, %d failed, %d skipped\n", p, f, s
+           else printf "%d passed, %d failed\n", p, f
+           exit (f > 0) }' "$1"
