@@ -40,6 +40,7 @@
 
 #include <cjson/cJSON.h>
 #include <microhttpd.h>
+#include <nettle/sha2.h>
 
 #include "jdecode.h"
 #include "problem.h"
@@ -205,6 +206,57 @@ int http_percent_decode(const char *in, size_t len, char *out, size_t out_cap, i
 	if (out_cap == 0)
 		return -1;
 	out[n] = '\0';
+	return 0;
+}
+
+void http_etag(const void *body, size_t len, char out[HTTP_ETAG_MAX])
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char d[SHA256_DIGEST_SIZE];
+	struct sha256_ctx ctx;
+	size_t i, n = (HTTP_ETAG_MAX - 3) / 2; /* quotes and NUL */
+
+	sha256_init(&ctx);
+	sha256_update(&ctx, len, body);
+	sha256_digest(&ctx, sizeof(d), d);
+	out[0] = '"';
+	for (i = 0; i < n; i++) {
+		out[1 + 2 * i] = hex[d[i] >> 4];
+		out[2 + 2 * i] = hex[d[i] & 15];
+	}
+	out[1 + 2 * n] = '"';
+	out[2 + 2 * n] = '\0';
+}
+
+int http_etag_match(const char *inm, const char *etag)
+{
+	const char *p = inm;
+	const char *e = etag;
+	size_t el;
+
+	if (!inm || !etag)
+		return 0;
+	if (strncmp(e, "W/", 2) == 0)
+		e += 2;
+	el = strlen(e);
+	while (*p) {
+		size_t n;
+
+		while (*p == ' ' || *p == '\t' || *p == ',')
+			p++;
+		if (!*p)
+			break;
+		if (*p == '*')
+			return 1;
+		if (strncmp(p, "W/", 2) == 0)
+			p += 2;
+		n = strcspn(p, ",");
+		while (n && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+			n--;
+		if (n == el && memcmp(p, e, n) == 0)
+			return 1;
+		p += strcspn(p, ",");
+	}
 	return 0;
 }
 
@@ -462,14 +514,14 @@ static void http_h_openapi(struct http_request *req, struct http_response *res)
 }
 
 static const struct route http_builtins[] = {
-	{"GET", "/healthz", http_h_healthz, 0},
-	{"GET", "/readyz", http_h_readyz, 0},
-	{"GET", "/metrics", http_h_metrics, 0},
-	{"GET", "/v1/openapi.json", http_h_openapi, 0},
+	{"GET", "/healthz", http_h_healthz, 0, NULL},
+	{"GET", "/readyz", http_h_readyz, 0, NULL},
+	{"GET", "/metrics", http_h_metrics, 0, NULL},
+	{"GET", "/v1/openapi.json", http_h_openapi, ROUTE_ETAG, NULL},
 };
 
 static const struct route_table http_builtin_table = {
-	http_builtins, sizeof(http_builtins) / sizeof(http_builtins[0]), NULL, NULL, 0,
+	http_builtins, sizeof(http_builtins) / sizeof(http_builtins[0]), NULL, NULL, 0, NULL, 0,
 };
 
 const struct route_table *http_builtin_routes(void)
@@ -557,6 +609,8 @@ static enum MHD_Result http_queue(struct http_server *srv, struct MHD_Connection
 	enum MHD_Result ret;
 	size_t i;
 
+	/* answers given before dispatch too (413, bad escapes); idempotent after dispatch */
+	route_cors_answer(&srv->table, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin"), res);
 	r = MHD_create_response_from_buffer(res->body_len, res->body ? res->body : (char *)"",
 	                                    MHD_RESPMEM_MUST_COPY);
 	if (!r)
@@ -805,6 +859,8 @@ struct http_server *http_server_start(const struct http_config *cfg, char *err_m
 	srv->table.auth = cfg->auth;
 	srv->table.auth_ctx = cfg->auth_ctx;
 	srv->table.max_body_bytes = srv->max_body_bytes;
+	srv->table.cors_origins = cfg->cors_origins;
+	srv->table.cors_origin_count = cfg->cors_origin_count;
 	atomic_init(&srv->in_flight, 0);
 	if (http_metrics_init(&srv->metrics, srv->table.count) != 0) {
 		free(srv->routes);

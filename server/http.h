@@ -35,11 +35,13 @@ enum http_status {
 	HTTP_CREATED = 201,
 	HTTP_ACCEPTED = 202,
 	HTTP_NO_CONTENT = 204,
+	HTTP_NOT_MODIFIED = 304,
 	HTTP_BAD_REQUEST = 400,
 	HTTP_UNAUTHORIZED = 401,
 	HTTP_FORBIDDEN = 403,
 	HTTP_NOT_FOUND = 404,
 	HTTP_METHOD_NOT_ALLOWED = 405,
+	HTTP_NOT_ACCEPTABLE = 406,
 	HTTP_CONTENT_TOO_LARGE = 413,
 	HTTP_URI_TOO_LONG = 414,
 	HTTP_UNSUPPORTED_MEDIA_TYPE = 415,
@@ -50,7 +52,7 @@ struct http_server;
 
 #define HTTP_MAX_PARAMS 8          /* {name} segments in one route pattern */
 #define HTTP_MAX_QUERY 32          /* query parameters kept; more is a 400 */
-#define HTTP_MAX_HEADERS 8         /* extra response headers */
+#define HTTP_MAX_HEADERS 12        /* extra response headers (CORS takes up to 5) */
 #define HTTP_HEADER_NAME_MAX 64
 #define HTTP_HEADER_VALUE_MAX 256
 #define HTTP_CONTENT_TYPE_MAX 64
@@ -149,6 +151,15 @@ int http_response_add_header(struct http_response *res, const char *name, const 
 /* The value of an added header or NULL. */
 const char *http_response_header(const struct http_response *res, const char *name);
 
+/* The ETag of a body: a quoted hex prefix of its SHA-256 (HTTP_ETAG_MAX bytes with the NUL). */
+#define HTTP_ETAG_MAX 35 /* quote, 32 hex digits, quote, NUL */
+void http_etag(const void *body, size_t len, char out[HTTP_ETAG_MAX]);
+/*
+ * 1 when the If-None-Match value (borrowed; a list of tags, "*", weak tags
+ * compared weakly as RFC 9110 says for If-None-Match) matches etag.
+ */
+int http_etag_match(const char *if_none_match, const char *etag);
+
 /*
  * Strict percent-decoding of len bytes of in into out (out_cap bytes with the
  * NUL): "%" must be followed by two hex digits and the result must not hold a
@@ -176,6 +187,8 @@ struct http_config {
 	FILE *access_log;          /* one JSON line per request; NULL: none */
 	http_metrics_fn metrics;   /* appended to GET /metrics; may be NULL */
 	void *metrics_ctx;
+	const char *const *cors_origins; /* browser origins allowed to call (route_table); borrowed */
+	size_t cors_origin_count;
 };
 
 /*

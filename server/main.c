@@ -56,6 +56,8 @@ struct uniapd_options {
 	unsigned http_threads;
 	double max_time_limit_s, grace_s, job_retention_s;
 	long max_queued;
+	const char *cors_origins[ROUTE_CORS_ORIGINS_MAX]; /* --cors-origin, borrowed from argv */
+	size_t cors_origin_count;
 };
 
 static void uniapd_usage(FILE *out)
@@ -64,6 +66,7 @@ static void uniapd_usage(FILE *out)
 	        "usage: uniapd [--listen ADDR:PORT] [--db FILE] [--max-body BYTES] [--no-auth]\n"
 	        "              [--jobs N] [--workers N] [--max-queued N] [--max-time-limit S]\n"
 	        "              [--grace S] [--job-retention S] [--no-cache] [--http-threads N]\n"
+	        "              [--cors-origin ORIGIN]...\n"
 	        "       uniapd tenant add|list|revoke ... (uniapd tenant --help)\n"
 	        "\n"
 	        "  --listen ADDR:PORT  IPv4 address and port to serve on (default %s;\n"
@@ -82,12 +85,15 @@ static void uniapd_usage(FILE *out)
 	        "                      them forever\n"
 	        "  --no-cache          never read or write the cost-matrix cache\n"
 	        "  --http-threads N    request threads, each with its own connections (default: cores)\n"
+	        "  --cors-origin ORIGIN  a browser origin (scheme://host[:port]) that may call the\n"
+	        "                      service; repeatable, at most %d; none by default (no CORS)\n"
 	        "  --help              this text\n"
 	        "\n"
 	        "SIGTERM or SIGINT stops accepting, lets requests in flight finish and running\n"
 	        "jobs finish within the grace period, and re-queues the rest.\n",
 	        UNIAPD_DEFAULT_LISTEN, UNIAPD_DEFAULT_DB, HTTP_DEFAULT_MAX_BODY_BYTES, UNIAPD_NO_AUTH_TENANT,
-	        STORE_DEFAULT_MAX_QUEUED, UNIAPD_MAX_TIME_LIMIT_S, UNIAPD_JOB_GRACE_S, UNIAPD_JOB_RETENTION_S);
+	        STORE_DEFAULT_MAX_QUEUED, UNIAPD_MAX_TIME_LIMIT_S, UNIAPD_JOB_GRACE_S, UNIAPD_JOB_RETENTION_S,
+	        ROUTE_CORS_ORIGINS_MAX);
 }
 
 /* "ADDR:PORT" into opt; 0 ok, -1 with a message on stderr. */
@@ -179,6 +185,24 @@ static int uniapd_number_option(const char *a, const char *v, struct uniapd_opti
 	return rc;
 }
 
+/* --cors-origin: "http://" or "https://", a host, an optional port; no path, no trailing "/". */
+static int uniapd_cors_origin(const char *v, struct uniapd_options *opt)
+{
+	const char *host = strncmp(v, "https://", 8) == 0 ? v + 8 : strncmp(v, "http://", 7) == 0 ? v + 7 : NULL;
+
+	if (!host || !*host || strlen(v) > 200 || strcspn(host, "/?#@ ") != strlen(host)) {
+		fprintf(stderr, "uniapd: --cors-origin: must be scheme://host[:port] as a browser sends it in "
+		                "Origin, got \"%s\"\n", v);
+		return -1;
+	}
+	if (opt->cors_origin_count >= ROUTE_CORS_ORIGINS_MAX) {
+		fprintf(stderr, "uniapd: --cors-origin: at most %d origins\n", ROUTE_CORS_ORIGINS_MAX);
+		return -1;
+	}
+	opt->cors_origins[opt->cors_origin_count++] = v;
+	return 0;
+}
+
 /* 0 ok, 1 --help given, -1 bad command line (message printed). */
 static int uniapd_parse_args(int argc, char **argv, struct uniapd_options *opt)
 {
@@ -210,6 +234,11 @@ static int uniapd_parse_args(int argc, char **argv, struct uniapd_options *opt)
 				i++;
 				continue;
 			}
+		}
+		if (i + 1 < argc && strcmp(a, "--cors-origin") == 0) {
+			if (uniapd_cors_origin(argv[++i], opt) != 0)
+				return -1;
+			continue;
 		}
 		if (i + 1 >= argc || (strcmp(a, "--listen") != 0 && strcmp(a, "--db") != 0 &&
 		                      strcmp(a, "--max-body") != 0)) {
@@ -354,25 +383,26 @@ static void uniapd_whoami(struct http_request *req, struct http_response *res)
 	cJSON_Delete(o);
 }
 
-/* The /v1 routes; A is ROUTE_AUTH with keys, 0 under --no-auth (they act for app->anonymous). */
-#define UNIAPD_ROUTES(A)                                                     \
-	{"GET", "/v1/whoami", uniapd_whoami, (A)},                           \
-	{"GET", "/v1/catalog", api_catalog_list, (A)},                       \
-	{"GET", "/v1/catalog/{name}", api_catalog_get, (A)},                 \
-	{"POST", "/v1/clusters", api_cluster_create, (A) | ROUTE_JSON},      \
-	{"GET", "/v1/clusters", api_cluster_list, (A)},                      \
-	{"GET", "/v1/clusters/{id}", api_cluster_get, (A)},                  \
-	{"DELETE", "/v1/clusters/{id}", api_cluster_delete, (A)},            \
-	{"POST", "/v1/models", api_model_create, (A) | ROUTE_JSON},          \
-	{"GET", "/v1/models", api_model_list, (A)},                          \
-	{"GET", "/v1/models/{id}", api_model_get, (A)},                      \
-	{"DELETE", "/v1/models/{id}", api_model_delete, (A)},                \
-	{"POST", "/v1/evaluate", api_evaluate, (A) | ROUTE_JSON},           \
-	{"POST", "/v1/plans", api_plan_create, (A) | ROUTE_JSON},            \
-	{"GET", "/v1/jobs", api_job_list, (A)},                              \
-	{"GET", "/v1/jobs/{id}", api_job_get, (A)},                          \
-	{"DELETE", "/v1/jobs/{id}", api_job_cancel, (A)},                    \
-	{"GET", "/v1/jobs/{id}/plan", api_job_plan, (A)},
+/* The /v1 routes; A is ROUTE_AUTH with keys, 0 under --no-auth (they act for app->anonymous).
+ * The last field lists the query parameters a route takes: any other is a 400. */
+#define UNIAPD_ROUTES(A)                                                                   \
+	{"GET", "/v1/whoami", uniapd_whoami, (A), NULL},                                   \
+	{"GET", "/v1/catalog", api_catalog_list, (A) | ROUTE_ETAG, NULL},                  \
+	{"GET", "/v1/catalog/{name}", api_catalog_get, (A) | ROUTE_ETAG, NULL},            \
+	{"POST", "/v1/clusters", api_cluster_create, (A) | ROUTE_JSON, "format"},          \
+	{"GET", "/v1/clusters", api_cluster_list, (A), "limit cursor"},                    \
+	{"GET", "/v1/clusters/{id}", api_cluster_get, (A) | ROUTE_ETAG, NULL},             \
+	{"DELETE", "/v1/clusters/{id}", api_cluster_delete, (A), NULL},                    \
+	{"POST", "/v1/models", api_model_create, (A) | ROUTE_JSON, "format"},              \
+	{"GET", "/v1/models", api_model_list, (A), "limit cursor"},                        \
+	{"GET", "/v1/models/{id}", api_model_get, (A) | ROUTE_ETAG, NULL},                 \
+	{"DELETE", "/v1/models/{id}", api_model_delete, (A), NULL},                        \
+	{"POST", "/v1/evaluate", api_evaluate, (A) | ROUTE_JSON, NULL},                    \
+	{"POST", "/v1/plans", api_plan_create, (A) | ROUTE_JSON, NULL},                    \
+	{"GET", "/v1/jobs", api_job_list, (A), "state limit cursor"},                      \
+	{"GET", "/v1/jobs/{id}", api_job_get, (A) | ROUTE_ETAG, NULL},                     \
+	{"DELETE", "/v1/jobs/{id}", api_job_cancel, (A), NULL},                            \
+	{"GET", "/v1/jobs/{id}/plan", api_job_plan, (A) | ROUTE_ETAG, "format"},
 
 static const struct route uniapd_routes[] = {
 	UNIAPD_ROUTES(ROUTE_AUTH)
@@ -861,6 +891,8 @@ int main(int argc, char **argv)
 	cfg.access_log = stderr;
 	cfg.metrics = uniapd_metrics;
 	cfg.metrics_ctx = &app;
+	cfg.cors_origins = opt.cors_origins;
+	cfg.cors_origin_count = opt.cors_origin_count;
 	srv = http_server_start(&cfg, msg, sizeof(msg));
 	if (!srv) {
 		uniapd_log_error("cannot start", msg);

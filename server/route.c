@@ -1,13 +1,16 @@
 /*
  * route.c - path matching and the one dispatcher: every check a route's
- * flags ask for (auth, content type, size, JSON) happens here, in a fixed
- * order, before any handler runs.
+ * flags ask for (auth, query parameters, content type, size, JSON) happens
+ * here, in a fixed order, before any handler runs; CORS (preflights and the
+ * headers of answers) and ETag/If-None-Match happen here too, for every
+ * route alike.
  *
  * Never: touch sockets or MHD; never let a request leave without a status.
  */
 #include "route.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -141,6 +144,43 @@ static size_t route_allow(const struct route_table *t, const char *path, char *a
 	return n;
 }
 
+/* 1 when name is one of the space-separated words of list (NULL: none). */
+static int route_word_in(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	while (list && *list) {
+		size_t w;
+
+		while (*list == ' ')
+			list++;
+		w = strcspn(list, " ");
+		if (w == n && n && memcmp(list, name, n) == 0)
+			return 1;
+		list += w;
+	}
+	return 0;
+}
+
+/* Every query parameter must be one the route declares; 0 ok, -1 after a 400 naming it. */
+static int route_check_query(const struct route *r, const struct http_request *req, struct http_response *res)
+{
+	size_t i;
+
+	for (i = 0; i < req->query_count; i++) {
+		char detail[HTTP_HEADER_VALUE_MAX + 160];
+
+		if (route_word_in(r->query, req->query[i].name))
+			continue;
+		snprintf(detail, sizeof(detail), "query: unknown parameter \"%.100s\"; %s%s", req->query[i].name,
+		         r->query && *r->query ? "this route takes " : "this route takes none",
+		         r->query ? r->query : "");
+		problem_fill(res, HTTP_BAD_REQUEST, "bad-query", detail, req->path, NULL);
+		return -1;
+	}
+	return 0;
+}
+
 /* Auth, content type, size and JSON checks of route r; 0 when the handler may run. */
 static int route_check(const struct route_table *t, const struct route *r, struct http_request *req,
                        struct http_response *res)
@@ -175,6 +215,8 @@ static int route_check(const struct route_table *t, const struct route *r, struc
 		}
 		req->principal.authenticated = 1;
 	}
+	if (route_check_query(r, req, res) != 0)
+		return -1;
 	if (req->body_len > max_body) {
 		char detail[128];
 
@@ -205,7 +247,84 @@ static int route_check(const struct route_table *t, const struct route *r, struc
 	return 0;
 }
 
-int route_dispatch(const struct route_table *t, struct http_request *req, struct http_response *res)
+int route_cors_allowed(const struct route_table *t, const char *origin)
+{
+	size_t i;
+
+	if (!t || !origin)
+		return 0;
+	for (i = 0; i < t->cors_origin_count; i++)
+		if (strcmp(t->cors_origins[i], origin) == 0)
+			return 1;
+	return 0;
+}
+
+void route_cors_answer(const struct route_table *t, const char *origin, struct http_response *res)
+{
+	if (!t || !t->cors_origin_count)
+		return;
+	http_response_add_header(res, "Vary", "Origin");
+	if (!route_cors_allowed(t, origin))
+		return;
+	http_response_add_header(res, "Access-Control-Allow-Origin", origin);
+	http_response_add_header(res, "Access-Control-Expose-Headers", ROUTE_CORS_EXPOSE_HEADERS);
+}
+
+/*
+ * OPTIONS on a path that routes match: a CORS preflight (Origin and
+ * Access-Control-Request-Method) from an allowed origin is a 204 with what it
+ * may do; from any other origin a 403 problem without CORS headers (the
+ * browser blocks the call, and a person debugging with curl reads why); a
+ * plain OPTIONS is a 204 with Allow.  Never authenticated: browsers send
+ * preflights without credentials.
+ */
+static void route_options(const struct route_table *t, struct http_request *req, struct http_response *res)
+{
+	const char *origin = http_request_header(req, "Origin");
+	const char *want = http_request_header(req, "Access-Control-Request-Method");
+	char allow[HTTP_HEADER_VALUE_MAX];
+
+	route_allow(t, req->path, allow, sizeof(allow));
+	if (!origin || !want) {
+		res->status = HTTP_NO_CONTENT;
+		http_response_add_header(res, "Allow", allow);
+		return;
+	}
+	if (!route_cors_allowed(t, origin)) {
+		char detail[200];
+
+		snprintf(detail, sizeof(detail), "origin: %.120s may not call this service (--cors-origin)", origin);
+		problem_fill(res, HTTP_FORBIDDEN, "cors-origin", detail, req->path, NULL);
+		return;
+	}
+	res->status = HTTP_NO_CONTENT;
+	http_response_add_header(res, "Access-Control-Allow-Methods", allow);
+	http_response_add_header(res, "Access-Control-Allow-Headers", ROUTE_CORS_ALLOW_HEADERS);
+	http_response_add_header(res, "Access-Control-Max-Age", ROUTE_CORS_MAX_AGE_S);
+}
+
+/* A 200 of a ROUTE_ETAG route: its ETag, and a bodiless 304 when If-None-Match matches. */
+static void route_etag(const struct http_request *req, struct http_response *res)
+{
+	const char *inm = http_request_header(req, "If-None-Match");
+	char tag[HTTP_ETAG_MAX];
+	const char *have = http_response_header(res, "ETag");
+
+	if (!have) {
+		http_etag(res->body ? res->body : "", res->body_len, tag);
+		http_response_add_header(res, "ETag", tag);
+		have = tag;
+	}
+	if (inm && http_etag_match(inm, have)) {
+		free(res->body);
+		res->body = NULL;
+		res->body_len = 0;
+		res->content_type[0] = '\0';
+		res->status = HTTP_NOT_MODIFIED;
+	}
+}
+
+static int route_dispatch_one(const struct route_table *t, struct http_request *req, struct http_response *res)
 {
 	size_t i, path_matches = 0;
 	const struct route *r = NULL;
@@ -226,6 +345,8 @@ int route_dispatch(const struct route_table *t, struct http_request *req, struct
 		if (!route_match(t->routes[i].pattern, req->path, NULL))
 			continue;
 		path_matches++;
+		if (strcmp(req->method, "OPTIONS") == 0)
+			break;
 		if (strcmp(t->routes[i].method, req->method) == 0 ||
 		    (strcmp(req->method, "HEAD") == 0 && strcmp(t->routes[i].method, "GET") == 0)) {
 			r = &t->routes[i];
@@ -238,6 +359,10 @@ int route_dispatch(const struct route_table *t, struct http_request *req, struct
 
 		if (path_matches == 0) {
 			problem_fill(res, HTTP_NOT_FOUND, "not-found", "no resource at this path", req->path, NULL);
+			return -1;
+		}
+		if (strcmp(req->method, "OPTIONS") == 0) {
+			route_options(t, req, res);
 			return -1;
 		}
 		route_allow(t, req->path, allow, sizeof(allow));
@@ -260,5 +385,17 @@ int route_dispatch(const struct route_table *t, struct http_request *req, struct
 	r->handler(req, res);
 	if (res->status == 0)
 		problem_fill(res, HTTP_INTERNAL_ERROR, "internal", "the handler gave no response", req->path, NULL);
+	return index;
+}
+
+int route_dispatch(const struct route_table *t, struct http_request *req, struct http_response *res)
+{
+	int index = route_dispatch_one(t, req, res);
+
+	if (index >= 0 && res->status == HTTP_OK && (t->routes[index].flags & ROUTE_ETAG) &&
+	    (strcmp(req->method, "GET") == 0 || strcmp(req->method, "HEAD") == 0))
+		route_etag(req, res);
+	/* every answer, errors and preflights included: a browser reads none without them */
+	route_cors_answer(t, http_request_header(req, "Origin"), res);
 	return index;
 }

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -88,14 +89,14 @@ static void h_slow(struct http_request *req, struct http_response *res)
 }
 
 static const struct route test_routes[] = {
-	{"POST", "/t/json", h_json, ROUTE_JSON},
-	{"POST", "/t/auth", h_auth, ROUTE_AUTH | ROUTE_JSON},
-	{"GET", "/t/items/{id}", h_item, 0},
-	{"PUT", "/t/items/{id}", h_json, ROUTE_JSON},
-	{"DELETE", "/t/items/{id}", h_item, ROUTE_AUTH},
-	{"GET", "/t/noanswer", h_noanswer, 0},
-	{"GET", "/t/invalid", h_invalid, 0},
-	{"GET", "/t/slow", h_slow, 0},
+	{"POST", "/t/json", h_json, ROUTE_JSON, NULL},
+	{"POST", "/t/auth", h_auth, ROUTE_AUTH | ROUTE_JSON, NULL},
+	{"GET", "/t/items/{id}", h_item, ROUTE_ETAG, "q"},
+	{"PUT", "/t/items/{id}", h_json, ROUTE_JSON, NULL},
+	{"DELETE", "/t/items/{id}", h_item, ROUTE_AUTH, NULL},
+	{"GET", "/t/noanswer", h_noanswer, 0, NULL},
+	{"GET", "/t/invalid", h_invalid, 0, NULL},
+	{"GET", "/t/slow", h_slow, 0, NULL},
 };
 
 /* good-key is tenant 7; revoked-key a revoked tenant (403); store-down a failed look-up (500). */
@@ -113,8 +114,10 @@ static uniap_code fake_auth(void *ctx, const char *key, struct http_principal *o
 	return UNIAP_OK;
 }
 
+static const char *const test_origins[] = {"http://ui.test:8081"};
+
 static const struct route_table test_table = {
-	test_routes, sizeof(test_routes) / sizeof(test_routes[0]), fake_auth, NULL, TEST_MAX_BODY,
+	test_routes, sizeof(test_routes) / sizeof(test_routes[0]), fake_auth, NULL, TEST_MAX_BODY, test_origins, 1,
 };
 
 /* ---------------------------------------------------------------- route_dispatch without sockets */
@@ -251,6 +254,173 @@ static void test_dispatch_details(void **state)
 	assert_string_equal(cJSON_GetObjectItem(o, "pointer")->valuestring, "/cluster/nodes/1");
 	cJSON_Delete(o);
 	http_response_release(&res);
+}
+
+/* Request headers of a socket-less request: name, value pairs ending with NULL. */
+static const char *headers_find(void *ctx, const char *name)
+{
+	const char *const *h = ctx;
+
+	for (; h && h[0]; h += 2)
+		if (strcasecmp(h[0], name) == 0)
+			return h[1];
+	return NULL;
+}
+
+/* dispatch() with request headers (hdrs: pairs, NULL-terminated) and one query parameter (may be NULL). */
+static void dispatch_h(const char *method, const char *path, const char *const *hdrs, const char *qname,
+                       const char *qvalue, struct http_response *res)
+{
+	struct http_request req;
+
+	http_request_init(&req);
+	http_response_init(res);
+	req.method = method;
+	req.path = path;
+	req.header = headers_find;
+	req.header_ctx = (void *)hdrs;
+	if (qname) {
+		req.query[0].name = qname;
+		req.query[0].value = qvalue;
+		req.query_count = 1;
+	}
+	route_dispatch(&test_table, &req, res);
+	http_request_release(&req);
+}
+
+/* CORS: preflights (allowed, refused, plain OPTIONS), headers of actual answers, errors included. */
+static void test_cors(void **state)
+{
+	static const char *const pre_ok[] = {"Origin", "http://ui.test:8081", "Access-Control-Request-Method",
+	                                     "DELETE", NULL};
+	static const char *const pre_bad[] = {"Origin", "http://evil.test", "Access-Control-Request-Method",
+	                                      "GET", NULL};
+	static const char *const ok[] = {"Origin", "http://ui.test:8081", NULL};
+	static const char *const bad[] = {"Origin", "http://ui.test:8082", NULL};
+	struct http_response res;
+
+	(void)state;
+	/* an allowed preflight: 204, the route's methods, the headers, no auth asked */
+	dispatch_h("OPTIONS", "/t/items/5", pre_ok, NULL, NULL, &res);
+	assert_int_equal(res.status, 204);
+	assert_string_equal(http_response_header(&res, "Access-Control-Allow-Origin"), "http://ui.test:8081");
+	assert_string_equal(http_response_header(&res, "Access-Control-Allow-Methods"), "GET, PUT, DELETE");
+	assert_string_equal(http_response_header(&res, "Access-Control-Allow-Headers"), ROUTE_CORS_ALLOW_HEADERS);
+	assert_string_equal(http_response_header(&res, "Access-Control-Max-Age"), ROUTE_CORS_MAX_AGE_S);
+	assert_string_equal(http_response_header(&res, "Vary"), "Origin");
+	assert_null(http_response_header(&res, "WWW-Authenticate"));
+	http_response_release(&res);
+	/* on an authenticated route too */
+	dispatch_h("OPTIONS", "/t/auth", pre_ok, NULL, NULL, &res);
+	assert_int_equal(res.status, 204);
+	assert_string_equal(http_response_header(&res, "Access-Control-Allow-Methods"), "POST");
+	http_response_release(&res);
+	/* another origin: 403 problem, no CORS header but Vary */
+	dispatch_h("OPTIONS", "/t/items/5", pre_bad, NULL, NULL, &res);
+	cJSON_Delete(problem_json(&res, 403));
+	assert_null(http_response_header(&res, "Access-Control-Allow-Origin"));
+	assert_null(http_response_header(&res, "Access-Control-Allow-Methods"));
+	assert_string_equal(http_response_header(&res, "Vary"), "Origin");
+	http_response_release(&res);
+	/* a plain OPTIONS: 204 with Allow; an unknown path: 404 */
+	dispatch_h("OPTIONS", "/t/items/5", NULL, NULL, NULL, &res);
+	assert_int_equal(res.status, 204);
+	assert_string_equal(http_response_header(&res, "Allow"), "GET, PUT, DELETE");
+	http_response_release(&res);
+	dispatch_h("OPTIONS", "/nope", pre_ok, NULL, NULL, &res);
+	assert_int_equal(res.status, 404);
+	http_response_release(&res);
+	/* actual answers from the allowed origin expose the headers, errors too */
+	dispatch_h("GET", "/t/items/5", ok, NULL, NULL, &res);
+	assert_int_equal(res.status, 200);
+	assert_string_equal(http_response_header(&res, "Access-Control-Allow-Origin"), "http://ui.test:8081");
+	assert_string_equal(http_response_header(&res, "Access-Control-Expose-Headers"), ROUTE_CORS_EXPOSE_HEADERS);
+	http_response_release(&res);
+	dispatch_h("DELETE", "/t/items/5", ok, NULL, NULL, &res);
+	assert_int_equal(res.status, 401);
+	assert_string_equal(http_response_header(&res, "Access-Control-Allow-Origin"), "http://ui.test:8081");
+	http_response_release(&res);
+	/* others do not (a near miss: the port differs) */
+	dispatch_h("GET", "/t/items/5", bad, NULL, NULL, &res);
+	assert_int_equal(res.status, 200);
+	assert_null(http_response_header(&res, "Access-Control-Allow-Origin"));
+	assert_null(http_response_header(&res, "Access-Control-Expose-Headers"));
+	http_response_release(&res);
+}
+
+/* Query parameters a route does not declare are a 400 naming them; declared ones pass. */
+static void test_unknown_query(void **state)
+{
+	struct http_response res;
+	cJSON *o;
+
+	(void)state;
+	dispatch_h("GET", "/t/items/5", NULL, "q", "x", &res);
+	assert_int_equal(res.status, 200);
+	http_response_release(&res);
+	dispatch_h("GET", "/t/items/5", NULL, "wait", "10", &res);
+	o = problem_json(&res, 400);
+	assert_string_equal(cJSON_GetObjectItem(o, "type")->valuestring, "urn:uniap:problem:bad-query");
+	assert_non_null(strstr(cJSON_GetObjectItem(o, "detail")->valuestring, "\"wait\""));
+	assert_non_null(strstr(cJSON_GetObjectItem(o, "detail")->valuestring, "takes q"));
+	cJSON_Delete(o);
+	http_response_release(&res);
+	dispatch_h("GET", "/t/invalid", NULL, "q", "x", &res);
+	o = problem_json(&res, 400);
+	assert_non_null(strstr(cJSON_GetObjectItem(o, "detail")->valuestring, "takes none"));
+	cJSON_Delete(o);
+	http_response_release(&res);
+}
+
+/* ETag on ROUTE_ETAG answers; If-None-Match with it (or a list holding it, weak or "*") is a bodiless 304. */
+static void test_etag(void **state)
+{
+	static const char *const inm_star[] = {"If-None-Match", "*", NULL};
+	static const char *const inm_other[] = {"If-None-Match", "\"0000\"", NULL};
+	const char *inm[] = {"If-None-Match", NULL, NULL};
+	char tag[HTTP_ETAG_MAX], list[128], weak[64];
+	struct http_response res;
+
+	(void)state;
+	dispatch_h("GET", "/t/items/5", NULL, NULL, NULL, &res);
+	assert_int_equal(res.status, 200);
+	assert_non_null(http_response_header(&res, "ETag"));
+	http_etag(res.body, res.body_len, tag);
+	assert_string_equal(http_response_header(&res, "ETag"), tag);
+	assert_int_equal(strlen(tag), HTTP_ETAG_MAX - 1);
+	http_response_release(&res);
+	snprintf(list, sizeof(list), "\"abc\", %s", tag);
+	snprintf(weak, sizeof(weak), "W/%s", tag);
+	{
+		const char *const values[] = {tag, list, weak};
+		size_t i;
+
+		for (i = 0; i < 3; i++) {
+			inm[1] = values[i];
+			dispatch_h("GET", "/t/items/5", inm, NULL, NULL, &res);
+			assert_int_equal(res.status, 304);
+			assert_int_equal(res.body_len, 0);
+			assert_string_equal(http_response_header(&res, "ETag"), tag);
+			http_response_release(&res);
+		}
+	}
+	dispatch_h("GET", "/t/items/5", inm_star, NULL, NULL, &res);
+	assert_int_equal(res.status, 304);
+	http_response_release(&res);
+	dispatch_h("GET", "/t/items/5", inm_other, NULL, NULL, &res);
+	assert_int_equal(res.status, 200);
+	http_response_release(&res);
+	/* another answer of the same route has another tag; a route without the flag has none */
+	dispatch_h("GET", "/t/items/6", inm, NULL, NULL, &res);
+	assert_int_equal(res.status, 200);
+	assert_string_not_equal(http_response_header(&res, "ETag"), tag);
+	http_response_release(&res);
+	dispatch_h("PUT", "/t/items/6", NULL, NULL, NULL, &res);
+	assert_null(http_response_header(&res, "ETag"));
+	http_response_release(&res);
+	assert_false(http_etag_match("\"a\"", "\"ab\""));
+	assert_false(http_etag_match("", "\"a\""));
+	assert_true(http_etag_match(" \"b\" ,\"a\" ", "\"a\""));
 }
 
 static void test_problem_table(void **state)
@@ -771,6 +941,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_dispatch_table),
 		cmocka_unit_test(test_dispatch_details),
+		cmocka_unit_test(test_cors),
+		cmocka_unit_test(test_unknown_query),
+		cmocka_unit_test(test_etag),
 		cmocka_unit_test(test_problem_table),
 		cmocka_unit_test(test_hostile_requests),
 		cmocka_unit_test(test_graceful_stop),
