@@ -97,6 +97,20 @@ const struct store_migration store_migrations[] = {
 		"-- finished_at and stay out of the index.\n"
 		"CREATE INDEX jobs_finished ON jobs(finished_at) WHERE finished_at IS NOT NULL;\n",
 	},
+	{
+		4, "0004_job_version.sql",
+		"-- 0004_job_version.sql - a number per job that grows with every write of its\n"
+		"-- state, progress, times, result or error: the event ids of\n"
+		"-- GET /v1/jobs/{id}/events and what long-polls and event streams watch\n"
+		"-- (docs/jobs.md). A trigger keeps it, so no writer can forget it; the\n"
+		"-- trigger's own update touches no watched column, so it never fires itself.\n"
+		"ALTER TABLE jobs ADD COLUMN version INTEGER NOT NULL DEFAULT 0;\n"
+		"CREATE TRIGGER jobs_version AFTER UPDATE OF state, progress_done, progress_total, best_tpi_s,\n"
+		"\terror, started_at, finished_at, result ON jobs\n"
+		"BEGIN\n"
+		"\tUPDATE jobs SET version = OLD.version + 1 WHERE id = NEW.id;\n"
+		"END;\n",
+	},
 };
 
 const size_t store_migrations_count = sizeof(store_migrations) / sizeof(store_migrations[0]);

@@ -1012,7 +1012,7 @@ int store_job_transition_legal(enum store_job_state from, enum store_job_state t
 
 #define JOB_COLS "id, tenant_id, state, coalesce(idempotency_key, ''), progress_done, " \
 		 "progress_total, best_tpi_s, created_at, coalesce(started_at, 0), " \
-		 "coalesce(finished_at, 0)"
+		 "coalesce(finished_at, 0), version"
 
 static void job_from_row(sqlite3_stmt *st, struct store_job *j)
 {
@@ -1029,6 +1029,7 @@ static void job_from_row(sqlite3_stmt *st, struct store_job *j)
 	j->created_at_ms = sqlite3_column_int64(st, 7);
 	j->started_at_ms = sqlite3_column_int64(st, 8);
 	j->finished_at_ms = sqlite3_column_int64(st, 9);
+	j->version = sqlite3_column_int64(st, 10);
 }
 
 static void job_from_row_any(sqlite3_stmt *st, void *p)
@@ -1184,6 +1185,21 @@ out:
 	return rc;
 }
 
+uniap_code store_job_version(struct store *s, int64_t tenant_id, int64_t id, int64_t *version,
+			     struct uniap_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	sqlite3 *db = conn_get(s);
+	uniap_code rc = read_scoped(s, db, "SELECT version FROM jobs WHERE id = ?1 AND (?2 = 0 OR tenant_id = ?2)",
+				    id, tenant_id, "job", &st, err);
+
+	if (rc == UNIAP_OK)
+		*version = sqlite3_column_int64(st, 0);
+	unprep(s, db, st);
+	conn_put(s, db);
+	return rc;
+}
+
 uniap_code store_job_get(struct store *s, int64_t tenant_id, int64_t id, struct store_job *out,
 			 struct uniap_err *err)
 {
@@ -1198,11 +1214,11 @@ uniap_code store_job_get(struct store *s, int64_t tenant_id, int64_t id, struct 
 	if (rc != UNIAP_OK)
 		goto out;
 	job_from_row(st, &j);
-	rc = column_dup(st, 10, &j.request, &j.request_bytes, err);
+	rc = column_dup(st, 11, &j.request, &j.request_bytes, err);
 	if (rc == UNIAP_OK)
-		rc = column_dup(st, 11, &j.result, &j.result_bytes, err);
+		rc = column_dup(st, 12, &j.result, &j.result_bytes, err);
 	if (rc == UNIAP_OK)
-		rc = column_dup(st, 12, &j.error, NULL, err);
+		rc = column_dup(st, 13, &j.error, NULL, err);
 out:
 	unprep(s, db, st);
 	conn_put(s, db);

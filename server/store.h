@@ -184,6 +184,7 @@ struct store_job {
 	int has_best_tpi;
 	double best_tpi_s;
 	int64_t created_at_ms, started_at_ms, finished_at_ms;   /* 0 when not yet */
+	int64_t version;            /* grows with every write of the job (migration 0004) */
 	char *request;              /* owned, NUL-terminated; NULL in lists */
 	size_t request_bytes;
 	char *result;               /* owned, NUL-terminated; NULL when none or in lists */
@@ -222,6 +223,10 @@ uniap_code store_job_set_body_hash(struct store *s, int64_t tenant_id, int64_t i
 /* Fills *out with the job and its bodies; release with store_job_release(). */
 uniap_code store_job_get(struct store *s, int64_t tenant_id, int64_t id, struct store_job *out,
 			 struct uniap_err *err);
+
+/* The job's version alone (a cheap read for watchers); UNIAP_E_NOTFOUND when gone. */
+uniap_code store_job_version(struct store *s, int64_t tenant_id, int64_t id, int64_t *version,
+			     struct uniap_err *err);
 
 /* Frees the job's owned strings (j borrowed; NULL is a no-op). */
 void store_job_release(struct store_job *j);

@@ -603,6 +603,20 @@ static void test_progress_and_recovery(void **state)
 	assert_int_equal(j.progress_total, 4);
 	assert_true(j.has_best_tpi);
 	assert_true(j.best_tpi_s == 0.75);
+	{
+		/* every write grows the version (migration 0004): claim, then progress */
+		int64_t v = -1, v2 = -1;
+
+		assert_true(j.version >= 2);
+		assert_int_equal(store_job_version(s, t, run, &v, &err), UNIAP_OK);
+		assert_int_equal(v, j.version);
+		assert_int_equal(store_job_version(s, t + 1, run, &v, &err), UNIAP_E_NOTFOUND);
+		assert_int_equal(store_job_version(s, t, queued, &v2, &err), UNIAP_OK);
+		assert_int_equal(v2, 0);
+		assert_int_equal(store_job_progress(s, run, 3, 4, &tpi, &err), UNIAP_OK);
+		assert_int_equal(store_job_version(s, STORE_ANY_TENANT, run, &v2, &err), UNIAP_OK);
+		assert_int_equal(v2, j.version + 1);
+	}
 	store_job_release(&j);
 	store_close(s);   /* the runner "dies" without finishing */
 
