@@ -75,6 +75,20 @@ void api_job_cancel(struct http_request *req, struct http_response *res);
 /* GET /v1/jobs/{id}/plan?format=json|text|galvatron|megatron|deepspeed: the exported plan. */
 void api_job_plan(struct http_request *req, struct http_response *res);
 
+/* ---- watching jobs (server/api_events.c) ---- */
+
+#define API_WAIT_MAX_S 60  /* ?wait= of GET /v1/jobs/{id} at most */
+
+/* GET /v1/jobs/{id}/events: the job's changes as Server-Sent Events until it finishes
+ * (Last-Event-ID resumes); 406 when Accept rules text/event-stream out. */
+void api_job_events(struct http_request *req, struct http_response *res);
+/* The server's version hook (http_version_fn; ctx is the struct api_app): a job's version. */
+int api_job_version(void *ctx, int64_t key, int64_t *version);
+/* 1 for succeeded, failed and canceled (enum store_job_state). */
+int api_job_final(int state);
+/* 1 when the request's Accept asks for text/event-stream rather than JSON. */
+int api_wants_events(const struct http_request *req);
+
 /* ---- imports (server/api_import.c) ---- */
 
 /* ?format= of POST /v1/clusters (galvatron, nccl-tests) and /v1/models (galvatron): builds the

@@ -330,21 +330,73 @@ out:
 
 /* ---------------------------------------------------------------- GET /v1/jobs[/{id}] */
 
+/* ?wait=S: whole seconds 1..API_WAIT_MAX_S into *wait_s (0 when absent); -1 after a 400. */
+static int api_wait_arg(struct http_request *req, struct http_response *res, unsigned *wait_s)
+{
+	const char *w = http_request_query(req, "wait");
+	char detail[96], *end = NULL;
+	unsigned long v;
+
+	*wait_s = 0;
+	if (!w)
+		return 0;
+	v = *w && strlen(w) <= 2 && strspn(w, "0123456789") == strlen(w) ? strtoul(w, &end, 10) : 0;
+	if (v >= 1 && v <= API_WAIT_MAX_S) {
+		*wait_s = (unsigned)v;
+		return 0;
+	}
+	snprintf(detail, sizeof(detail), "wait: must be whole seconds 1..%d, got \"%.16s\"", API_WAIT_MAX_S, w);
+	api_problem(req, res, UNIAP_E_ARG, detail);
+	return -1;
+}
+
+/*
+ * GET /v1/jobs/{id}[?wait=S]: the job with its ETag.  With wait, a job that
+ * has not changed - from the client's If-None-Match, or else from its
+ * version when the request came - is not answered yet: the server parks the
+ * request (no thread waits) and calls this again when the version moves or
+ * after S seconds; a finished job answers at once.  Accept:
+ * text/event-stream is served the event stream (api_events.c).
+ */
 void api_job_get(struct http_request *req, struct http_response *res)
 {
 	const struct api_app *app = req->app;
+	const char *inm = http_request_header(req, "If-None-Match");
 	struct store_job job;
 	struct uniap_err err;
+	char tag[HTTP_ETAG_MAX];
+	char *text = NULL;
+	unsigned wait_s;
 	int64_t id;
 
 	err_clear(&err);
-	if (api_job_id(req, res, &id) != 0)
+	if (api_wants_events(req)) {
+		api_job_events(req, res);
+		return;
+	}
+	if (api_wait_arg(req, res, &wait_s) != 0 || api_job_id(req, res, &id) != 0)
 		return;
 	if (store_job_get(app->store, api_principal(req)->tenant_id, id, &job, &err) != UNIAP_OK) {
 		api_fail(req, res, &err);
 		return;
 	}
-	api_job_answer(res, HTTP_OK, &job);
+	if (!(text = api_job_text(&job)))
+		goto out; /* status 0: the dispatcher answers 500 */
+	http_etag(text, strlen(text), tag);
+	if (wait_s && !req->wait_expired && !api_job_final((int)job.state)) {
+		int same = inm ? http_etag_match(inm, tag) : !req->resumed || job.version == req->wait_seen;
+
+		if (same) {
+			http_response_wait(res, id, job.version, wait_s * 1000u);
+			goto out;
+		}
+	}
+	if (http_response_set_body(res, HTTP_OK, "application/json", text, strlen(text)) == 0)
+		http_response_add_header(res, "ETag", tag); /* the dispatcher turns a match into a 304 */
+	else
+		res->status = 0;
+out:
+	cJSON_free(text);
 	store_job_release(&job);
 }
 

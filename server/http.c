@@ -109,6 +109,17 @@ void http_response_release(struct http_response *res)
 	free(res->body);
 	res->body = NULL;
 	res->body_len = 0;
+	if (res->stream)
+		res->stream->free(res->stream);
+	res->stream = NULL;
+}
+
+void http_response_wait(struct http_response *res, int64_t key, int64_t seen, unsigned wait_ms)
+{
+	res->wait.key = key;
+	res->wait.seen = seen;
+	res->wait.wait_ms = wait_ms;
+	res->wait.set = 1;
 }
 
 int http_response_set_body(struct http_response *res, int status, const char *content_type,
@@ -377,6 +388,37 @@ struct http_server {
 	struct http_metrics metrics;
 	atomic_int in_flight;        /* requests between their first call and completion */
 	int stopped;
+	/* waiting requests and event streams (docs/http.md "Waiting"); park_mu guards the
+	 * parked list and the flags, and is held while suspending or resuming (lock order:
+	 * park_mu, then MHD's own locks; never the metrics mutex under it) */
+	pthread_mutex_t park_mu;
+	pthread_cond_t park_cv;      /* wakes the watcher early (stop) */
+	struct http_parked **parked; /* the suspended connections, at most max_streams */
+	size_t parked_n;
+	unsigned max_streams, heartbeat_ms;
+	atomic_int streams;          /* slots taken: waiting requests + open streams */
+	atomic_int stopping;         /* no more parking; every waiter answers, every stream ends */
+	int watcher_quit;
+	pthread_t watcher;
+};
+
+/* A suspended connection: resumed when key's version is not seen, at deadline_ms, or at a stop. */
+struct http_parked {
+	struct MHD_Connection *conn;
+	int64_t key, seen;
+	int64_t deadline_ms;         /* http_now_ms() clock */
+};
+
+/* An event stream on its way out: what next() wrote and the client has not taken yet. */
+struct http_sstate {
+	struct http_server *srv;
+	struct MHD_Connection *conn;
+	struct http_stream *stream;  /* owned */
+	struct http_parked park;
+	char buf[HTTP_STREAM_CHUNK_MAX];
+	size_t len, off;
+	int end;
+	int64_t last_write_ms;
 };
 
 /* Per-request state in *req_cls, from the first call to the completion callback. */
@@ -391,7 +433,20 @@ struct http_state {
 	int route_index;
 	char method[16];
 	char path[256];      /* for the log, truncated */
+	int counted;         /* holds a slot of max_streams (a wait or a stream) */
+	int waited;          /* parked at least once */
+	int64_t wait_seen;   /* the version of its first wait */
+	int64_t deadline_ms; /* when its wait ends */
+	struct http_parked park;
 };
+
+static int64_t http_now_ms(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
 
 static double http_elapsed_s(const struct timespec *start)
 {
@@ -601,20 +656,13 @@ static void http_query_release(struct http_query *q)
 		free(q->owned[i]);
 }
 
-/* Queues res on c; records metrics; 0 on failure to build the response. */
-static enum MHD_Result http_queue(struct http_server *srv, struct MHD_Connection *c, struct http_state *st,
-                                  struct http_response *res)
+/* Adds res's headers to r, queues it on c, records metrics; r is taken. */
+static enum MHD_Result http_queue_mhd(struct http_server *srv, struct MHD_Connection *c, struct http_state *st,
+                                      struct http_response *res, struct MHD_Response *r)
 {
-	struct MHD_Response *r;
 	enum MHD_Result ret;
 	size_t i;
 
-	/* answers given before dispatch too (413, bad escapes); idempotent after dispatch */
-	route_cors_answer(&srv->table, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin"), res);
-	r = MHD_create_response_from_buffer(res->body_len, res->body ? res->body : (char *)"",
-	                                    MHD_RESPMEM_MUST_COPY);
-	if (!r)
-		return MHD_NO;
 	if (res->content_type[0])
 		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, res->content_type);
 	for (i = 0; i < res->header_count; i++)
@@ -625,6 +673,232 @@ static enum MHD_Result http_queue(struct http_server *srv, struct MHD_Connection
 	st->status = res->status;
 	http_metrics_record(&srv->metrics, st->route_index, res->status, http_elapsed_s(&st->start));
 	return ret;
+}
+
+/* Queues res on c; records metrics; 0 on failure to build the response. */
+static enum MHD_Result http_queue(struct http_server *srv, struct MHD_Connection *c, struct http_state *st,
+                                  struct http_response *res)
+{
+	struct MHD_Response *r;
+
+	/* answers given before dispatch too (413, bad escapes); idempotent after dispatch */
+	route_cors_answer(&srv->table, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin"), res);
+	r = MHD_create_response_from_buffer(res->body_len, res->body ? res->body : (char *)"",
+	                                    MHD_RESPMEM_MUST_COPY);
+	if (!r)
+		return MHD_NO;
+	return http_queue_mhd(srv, c, st, res, r);
+}
+
+/* ---------------------------------------------------------------- waiting */
+
+/*
+ * Suspends c until the watcher resumes it (p->key's version is not p->seen,
+ * p->deadline_ms, or a stop).  Registering and suspending happen under
+ * park_mu, so the watcher never resumes a connection that is not suspended.
+ * 0 parked; -1 the server stops (not parked: answer now).
+ */
+static int http_park(struct http_server *srv, struct MHD_Connection *c, struct http_parked *p)
+{
+	int rc = -1;
+
+	p->conn = c;
+	pthread_mutex_lock(&srv->park_mu);
+	if (!atomic_load(&srv->stopping) && srv->parked_n < srv->max_streams) {
+		srv->parked[srv->parked_n++] = p;
+		MHD_suspend_connection(c);
+		rc = 0;
+	}
+	pthread_mutex_unlock(&srv->park_mu);
+	return rc;
+}
+
+/* Under park_mu: resumes parked[i] and takes it off the list. */
+static void http_unpark_at(struct http_server *srv, size_t i)
+{
+	struct http_parked *p = srv->parked[i];
+
+	srv->parked[i] = srv->parked[--srv->parked_n];
+	MHD_resume_connection(p->conn);
+}
+
+/*
+ * The watcher: every HTTP_WATCH_MS asks the version hook about each parked
+ * key and resumes what moved, what is due, and everything at a stop.  The
+ * hook is called under park_mu (a short read; at most max_streams a pass),
+ * so a connection cannot be resumed while it is being suspended.
+ */
+static void *http_watcher(void *arg)
+{
+	struct http_server *srv = arg;
+
+	pthread_mutex_lock(&srv->park_mu);
+	while (!srv->watcher_quit) {
+		int64_t now = http_now_ms();
+		struct timespec until;
+		size_t i = srv->parked_n;
+
+		while (i-- > 0) {
+			struct http_parked *p = srv->parked[i];
+			int64_t v = p->seen;
+			int wake = atomic_load(&srv->stopping) || now >= p->deadline_ms;
+
+			if (!wake && srv->cfg.version)
+				wake = srv->cfg.version(srv->cfg.version_ctx, p->key, &v) != 0 || v != p->seen;
+			if (wake)
+				http_unpark_at(srv, i);
+		}
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_nsec += HTTP_WATCH_MS * 1000000L;
+		until.tv_sec += until.tv_nsec / 1000000000L;
+		until.tv_nsec %= 1000000000L;
+		if (!srv->watcher_quit)
+			pthread_cond_timedwait(&srv->park_cv, &srv->park_mu, &until);
+	}
+	pthread_mutex_unlock(&srv->park_mu);
+	return NULL;
+}
+
+/* Takes one of max_streams for st; 0 when all are taken (the caller answers 503). */
+static int http_take_slot(struct http_server *srv, struct http_state *st)
+{
+	if (st->counted)
+		return 1;
+	if (atomic_fetch_add(&srv->streams, 1) >= (int)srv->max_streams) {
+		atomic_fetch_sub(&srv->streams, 1);
+		return 0;
+	}
+	st->counted = 1;
+	return 1;
+}
+
+static void http_streams_busy(struct http_server *srv, struct http_response *res, const char *path)
+{
+	char detail[128];
+
+	http_response_release(res);
+	http_response_init(res);
+	snprintf(detail, sizeof(detail), "streams: %u waiting requests and event streams are open, the limit",
+	         srv->max_streams);
+	problem_fill(res, HTTP_SERVICE_UNAVAILABLE, "busy", detail, path, NULL);
+	http_response_add_header(res, "Retry-After", "5");
+}
+
+/*
+ * A handler asked to wait (res->wait): park the request.  0 parked; 1 the
+ * server stops (dispatch again, expired); -1 res now holds the answer (503
+ * past max_streams, 500 for a handler that waits once expired).
+ */
+static int http_wait_start(struct http_server *srv, struct MHD_Connection *c, struct http_state *st,
+                           const struct http_request *req, struct http_response *res)
+{
+	if (req->wait_expired) {
+		http_response_release(res);
+		http_response_init(res);
+		problem_fill(res, HTTP_INTERNAL_ERROR, "internal", "the handler waited past its time", req->path, NULL);
+		return -1;
+	}
+	if (!http_take_slot(srv, st)) {
+		http_streams_busy(srv, res, req->path);
+		return -1;
+	}
+	if (!st->waited) {
+		int64_t start_ms = (int64_t)st->start.tv_sec * 1000 + st->start.tv_nsec / 1000000;
+
+		st->waited = 1;
+		st->wait_seen = res->wait.seen;
+		st->deadline_ms = start_ms + res->wait.wait_ms;
+	}
+	st->park.key = res->wait.key;
+	st->park.seen = res->wait.seen;
+	st->park.deadline_ms = st->deadline_ms;
+	return http_park(srv, c, &st->park) == 0 ? 0 : 1;
+}
+
+/* MHD's content reader of an event stream: pending bytes, then next(), a heartbeat, or suspend. */
+static ssize_t http_stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct http_sstate *ss = cls;
+	struct http_server *srv = ss->srv;
+
+	(void)pos;
+	for (;;) {
+		static const char beat[] = ": heartbeat\n\n";
+		int64_t now;
+		long n;
+
+		if (ss->off < ss->len) {
+			size_t k = ss->len - ss->off < max ? ss->len - ss->off : max;
+
+			memcpy(buf, ss->buf + ss->off, k);
+			ss->off += k;
+			return (ssize_t)k;
+		}
+		ss->off = ss->len = 0;
+		if (ss->end || atomic_load(&srv->stopping))
+			return MHD_CONTENT_READER_END_OF_STREAM;
+		n = ss->stream->next(ss->stream, ss->buf, sizeof(ss->buf), &ss->end);
+		if (n < 0 || (size_t)n > sizeof(ss->buf))
+			return MHD_CONTENT_READER_END_WITH_ERROR;
+		now = http_now_ms();
+		if (n > 0) {
+			ss->len = (size_t)n;
+			ss->last_write_ms = now;
+			continue;
+		}
+		if (ss->end)
+			return MHD_CONTENT_READER_END_OF_STREAM;
+		if (now - ss->last_write_ms >= (int64_t)srv->heartbeat_ms) {
+			memcpy(ss->buf, beat, sizeof(beat) - 1);
+			ss->len = sizeof(beat) - 1;
+			ss->last_write_ms = now;
+			continue;
+		}
+		ss->park.key = ss->stream->key;
+		ss->park.seen = ss->stream->seen;
+		ss->park.deadline_ms = ss->last_write_ms + srv->heartbeat_ms;
+		if (http_park(srv, ss->conn, &ss->park) != 0)
+			return MHD_CONTENT_READER_END_OF_STREAM;
+		return 0; /* suspended: called again once resumed */
+	}
+}
+
+static void http_stream_free(void *cls)
+{
+	struct http_sstate *ss = cls;
+
+	ss->stream->free(ss->stream);
+	free(ss);
+}
+
+/* Queues an event stream answer (res->stream, taken). */
+static enum MHD_Result http_queue_stream(struct http_server *srv, struct MHD_Connection *c,
+                                         struct http_state *st, const char *path, struct http_response *res)
+{
+	struct http_stream *stream = res->stream;
+	struct http_sstate *ss = NULL;
+	struct MHD_Response *r = NULL;
+
+	res->stream = NULL;
+	if (!http_take_slot(srv, st)) {
+		stream->free(stream);
+		http_streams_busy(srv, res, path);
+		return http_queue(srv, c, st, res);
+	}
+	ss = calloc(1, sizeof(*ss));
+	if (ss)
+		r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, HTTP_STREAM_CHUNK_MAX, http_stream_read, ss,
+		                                      http_stream_free);
+	if (!r) {
+		free(ss);
+		stream->free(stream);
+		return MHD_NO;
+	}
+	ss->srv = srv;
+	ss->conn = c;
+	ss->stream = stream;
+	ss->last_write_ms = http_now_ms();
+	return http_queue_mhd(srv, c, st, res, r);
 }
 
 /* Queues a problem answer outside dispatch (413 before the body, bad escapes). */
@@ -718,6 +992,7 @@ static enum MHD_Result http_last_call(struct http_server *srv, struct MHD_Connec
 	char *path = NULL;
 	size_t url_len = strlen(url);
 	enum MHD_Result ret;
+	int expired = 0;
 
 	if (st->too_large) {
 		char detail[128];
@@ -760,8 +1035,30 @@ static enum MHD_Result http_last_call(struct http_server *srv, struct MHD_Connec
 	req.body_len = st->len;
 	req.app = srv->cfg.app;
 	req.server = srv;
-	st->route_index = route_dispatch(&srv->table, &req, &res);
-	ret = http_queue(srv, c, st, &res);
+	for (;;) {
+		int rc;
+
+		req.resumed = st->waited;
+		req.wait_seen = st->wait_seen;
+		req.wait_expired = expired || (st->waited && http_now_ms() >= st->deadline_ms) ||
+		                   atomic_load(&srv->stopping);
+		st->route_index = route_dispatch(&srv->table, &req, &res);
+		if (!res.wait.set)
+			break;
+		rc = http_wait_start(srv, c, st, &req, &res);
+		if (rc == 0) {
+			ret = MHD_YES; /* suspended: this handler runs again when resumed */
+			goto out;
+		}
+		if (rc < 0)
+			break;
+		/* the server stops: dispatch once more, told to answer now */
+		expired = 1;
+		http_request_release(&req);
+		http_response_release(&res);
+		http_response_init(&res);
+	}
+	ret = res.stream ? http_queue_stream(srv, c, st, path, &res) : http_queue(srv, c, st, &res);
 out:
 	http_query_release(&q);
 	http_request_release(&req);
@@ -831,10 +1128,60 @@ static void http_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 		return;
 	if (srv->cfg.access_log)
 		http_log(srv, st, http_elapsed_s(&st->start));
+	if (st->counted)
+		atomic_fetch_sub(&srv->streams, 1);
 	free(st->body);
 	free(st);
 	*req_cls = NULL;
 	atomic_fetch_sub(&srv->in_flight, 1);
+}
+
+/* The parked list, its lock and the watcher thread; 0 ok, -1 (nothing left to free). */
+static int http_watch_start(struct http_server *srv)
+{
+	pthread_condattr_t ca;
+
+	srv->parked = calloc(srv->max_streams, sizeof(*srv->parked));
+	if (!srv->parked)
+		return -1;
+	if (pthread_mutex_init(&srv->park_mu, NULL) != 0)
+		goto fail_parked;
+	if (pthread_condattr_init(&ca) != 0)
+		goto fail_mu;
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	if (pthread_cond_init(&srv->park_cv, &ca) != 0) {
+		pthread_condattr_destroy(&ca);
+		goto fail_mu;
+	}
+	pthread_condattr_destroy(&ca);
+	if (pthread_create(&srv->watcher, NULL, http_watcher, srv) != 0)
+		goto fail_cv;
+	return 0;
+fail_cv:
+	pthread_cond_destroy(&srv->park_cv);
+fail_mu:
+	pthread_mutex_destroy(&srv->park_mu);
+fail_parked:
+	free(srv->parked);
+	srv->parked = NULL;
+	return -1;
+}
+
+/* Resumes whatever is still parked (MHD must not stop with suspended connections), joins the watcher. */
+static void http_watch_stop(struct http_server *srv)
+{
+	pthread_mutex_lock(&srv->park_mu);
+	atomic_store(&srv->stopping, 1);
+	srv->watcher_quit = 1;
+	while (srv->parked_n)
+		http_unpark_at(srv, srv->parked_n - 1);
+	pthread_cond_signal(&srv->park_cv);
+	pthread_mutex_unlock(&srv->park_mu);
+	pthread_join(srv->watcher, NULL);
+	pthread_cond_destroy(&srv->park_cv);
+	pthread_mutex_destroy(&srv->park_mu);
+	free(srv->parked);
+	srv->parked = NULL;
 }
 
 struct http_server *http_server_start(const struct http_config *cfg, char *err_msg, size_t err_cap)
@@ -862,6 +1209,10 @@ struct http_server *http_server_start(const struct http_config *cfg, char *err_m
 	srv->table.cors_origins = cfg->cors_origins;
 	srv->table.cors_origin_count = cfg->cors_origin_count;
 	atomic_init(&srv->in_flight, 0);
+	atomic_init(&srv->streams, 0);
+	atomic_init(&srv->stopping, 0);
+	srv->max_streams = cfg->max_streams ? cfg->max_streams : HTTP_DEFAULT_MAX_STREAMS;
+	srv->heartbeat_ms = cfg->heartbeat_ms ? cfg->heartbeat_ms : HTTP_HEARTBEAT_MS;
 	if (http_metrics_init(&srv->metrics, srv->table.count) != 0) {
 		free(srv->routes);
 		srv->routes = NULL;
@@ -875,8 +1226,13 @@ struct http_server *http_server_start(const struct http_config *cfg, char *err_m
 		snprintf(err_msg, err_cap, "listen: %s is not an IPv4 address", cfg->listen_addr);
 		goto fail_metrics;
 	}
+	if (http_watch_start(srv) != 0) {
+		snprintf(err_msg, err_cap, "cannot start the watcher thread");
+		goto fail_metrics;
+	}
 	srv->daemon = MHD_start_daemon(
-		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_ERROR_LOG,
+		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_ALLOW_SUSPEND_RESUME |
+			MHD_USE_ERROR_LOG,
 		0, NULL, NULL, http_access, srv,
 		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
 		MHD_OPTION_THREAD_POOL_SIZE, cfg->threads ? cfg->threads : 8u,
@@ -888,15 +1244,17 @@ struct http_server *http_server_start(const struct http_config *cfg, char *err_m
 	if (!srv->daemon) {
 		snprintf(err_msg, err_cap, "listen: cannot listen on %s:%u", cfg->listen_addr ? cfg->listen_addr : "127.0.0.1",
 		         (unsigned)cfg->port);
-		goto fail_metrics;
+		goto fail_watch;
 	}
 	info = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
 	if (!info || (cfg->port && info->port != cfg->port)) {
 		snprintf(err_msg, err_cap, "listen: cannot read the bound port");
 		MHD_stop_daemon(srv->daemon);
-		goto fail_metrics;
+		goto fail_watch;
 	}
 	return srv;
+fail_watch:
+	http_watch_stop(srv);
 fail_metrics:
 	http_metrics_release(&srv->metrics);
 	free(srv->routes);
@@ -924,12 +1282,18 @@ void http_server_stop(struct http_server *srv, unsigned grace_ms)
 	fd = MHD_quiesce_daemon(srv->daemon);
 	if (fd != MHD_INVALID_SOCKET)
 		close(fd);
+	/* waiting requests answer and streams end now, not at the end of the grace */
+	pthread_mutex_lock(&srv->park_mu);
+	atomic_store(&srv->stopping, 1);
+	pthread_cond_signal(&srv->park_cv);
+	pthread_mutex_unlock(&srv->park_mu);
 	while (atomic_load(&srv->in_flight) > 0 && waited_ms < grace_ms) {
 		struct timespec ts = {0, 10 * 1000 * 1000};
 
 		nanosleep(&ts, NULL);
 		waited_ms += 10;
 	}
+	http_watch_stop(srv);
 	MHD_stop_daemon(srv->daemon);
 	srv->daemon = NULL;
 }

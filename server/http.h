@@ -14,6 +14,14 @@
  * pool thread and may block briefly (SQLite), stalling only that thread's
  * connections; long work goes to the job runner, never a handler.
  *
+ * Waiting (long-polls, event streams): a handler never sleeps.  It asks to
+ * wait on a key (res->wait) or answers with a stream (res->stream); the
+ * server suspends the connection (MHD_suspend_connection: no thread is held)
+ * and one watcher thread asks the version hook about every suspended key
+ * each HTTP_WATCH_MS, resuming a connection when its key's version moved,
+ * its time is up or the server stops.  Waiting requests and streams count
+ * against max_streams (beyond: 503 + Retry-After), apart from the threads.
+ *
  * Never: globals (the server owns its metrics), MHD types outside http.c,
  * unbounded buffers (bodies, headers, query parameters all have caps).
  */
@@ -84,6 +92,36 @@ typedef char *(*http_metrics_fn)(void *ctx);
 /* Readiness hook: non-zero when the service can take traffic (GET /readyz). */
 typedef int (*http_ready_fn)(void *ctx);
 
+/*
+ * The version hook of waits and streams: fills *version with key's current
+ * version; 0 ok, -1 when key is gone (the waiter is resumed and finds out).
+ * Called from the watcher thread only, often: keep it a cheap read.
+ */
+typedef int (*http_version_fn)(void *ctx, int64_t key, int64_t *version);
+
+#define HTTP_WATCH_MS 200            /* how often the watcher asks the version hook */
+#define HTTP_HEARTBEAT_MS 15000      /* an idle event stream gets a comment line this often */
+#define HTTP_DEFAULT_MAX_STREAMS 64  /* waiting requests + event streams at once */
+#define HTTP_STREAM_CHUNK_MAX 4096   /* bytes one next() call may write */
+
+/*
+ * An event stream (text/event-stream) a handler answers with: the
+ * application embeds it first in its own struct.  next() writes the events
+ * that are ready into buf (at most cap bytes) and returns how many, 0 when
+ * nothing is new (the server then suspends the stream until key's version
+ * differs from seen, or a heartbeat is due), or -1 to end it with an error;
+ * it sets *end when the stream is over after what it wrote, and keeps seen
+ * at the version it has sent.  It runs on a request thread and must not
+ * block long.  free() disposes of the whole object (called once, by the
+ * server, from any thread).
+ */
+struct http_stream {
+	int64_t key;
+	int64_t seen;
+	long (*next)(struct http_stream *s, char *buf, size_t cap, int *end);
+	void (*free)(struct http_stream *s);
+};
+
 struct http_kv {
 	const char *name;
 	const char *value;
@@ -113,6 +151,10 @@ struct http_request {
 	struct cJSON *json;        /* the parsed body on ROUTE_JSON routes; owned, freed by http_request_release */
 	struct http_principal principal;
 	int route_index;           /* matched route or -1 */
+	/* set by the server on a request that waited (res->wait) and was resumed */
+	int resumed;               /* 1 on every call after the first */
+	int64_t wait_seen;         /* the version its first wait named: the state at request time */
+	int wait_expired;          /* its time is up or the server stops: answer now, never wait again */
 };
 
 struct http_header {
@@ -127,6 +169,18 @@ struct http_response {
 	size_t body_len;
 	struct http_header headers[HTTP_MAX_HEADERS];
 	size_t header_count;
+	/* a long-poll with nothing to say yet: leave status 0 and set wait.key; the
+	 * server calls the handler again (req->resumed) once key's version is not
+	 * wait.seen, or wait_ms after the request's start (req->wait_expired) */
+	struct {
+		int64_t key;
+		int64_t seen;
+		unsigned wait_ms;
+		int set;
+	} wait;
+	/* an event stream: status 200, content type text/event-stream, no body;
+	 * owned (the server frees it, also when it cannot start it) */
+	struct http_stream *stream;
 };
 
 /* Zeroes req; route_index becomes -1. */
@@ -140,7 +194,10 @@ const char *http_request_param(const struct http_request *req, const char *name)
 const char *http_request_header(const struct http_request *req, const char *name);
 
 void http_response_init(struct http_response *res);
+/* Frees the body and a stream not handed to the server. */
 void http_response_release(struct http_response *res);
+/* Asks the server to call the handler again when key's version is not seen, or after wait_ms. */
+void http_response_wait(struct http_response *res, int64_t key, int64_t seen, unsigned wait_ms);
 /* Replaces the body with a copy of len bytes of body (borrowed).  0 ok, -1 out of memory. */
 int http_response_set_body(struct http_response *res, int status, const char *content_type,
                            const char *body, size_t len);
@@ -189,6 +246,10 @@ struct http_config {
 	void *metrics_ctx;
 	const char *const *cors_origins; /* browser origins allowed to call (route_table); borrowed */
 	size_t cors_origin_count;
+	unsigned max_streams;      /* waiting requests + event streams at once; 0: HTTP_DEFAULT_MAX_STREAMS */
+	unsigned heartbeat_ms;     /* 0: HTTP_HEARTBEAT_MS */
+	http_version_fn version;   /* NULL: waits only time out, streams only beat */
+	void *version_ctx;
 };
 
 /*
@@ -200,7 +261,8 @@ struct http_server *http_server_start(const struct http_config *cfg, char *err_m
 /* The bound port. */
 unsigned short http_server_port(const struct http_server *srv);
 /*
- * Graceful stop: stops accepting, waits up to grace_ms for the requests in
+ * Graceful stop: stops accepting, resumes every waiting request (answered at
+ * once) and ends every event stream, waits up to grace_ms for the requests in
  * flight to finish, then stops the daemon.  Safe to call once; free does it too.
  */
 void http_server_stop(struct http_server *srv, unsigned grace_ms);

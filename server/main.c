@@ -56,6 +56,7 @@ struct uniapd_options {
 	unsigned http_threads;
 	double max_time_limit_s, grace_s, job_retention_s;
 	long max_queued;
+	unsigned max_streams;
 	const char *cors_origins[ROUTE_CORS_ORIGINS_MAX]; /* --cors-origin, borrowed from argv */
 	size_t cors_origin_count;
 };
@@ -66,7 +67,7 @@ static void uniapd_usage(FILE *out)
 	        "usage: uniapd [--listen ADDR:PORT] [--db FILE] [--max-body BYTES] [--no-auth]\n"
 	        "              [--jobs N] [--workers N] [--max-queued N] [--max-time-limit S]\n"
 	        "              [--grace S] [--job-retention S] [--no-cache] [--http-threads N]\n"
-	        "              [--cors-origin ORIGIN]...\n"
+	        "              [--cors-origin ORIGIN]... [--max-streams N]\n"
 	        "       uniapd tenant add|list|revoke ... (uniapd tenant --help)\n"
 	        "\n"
 	        "  --listen ADDR:PORT  IPv4 address and port to serve on (default %s;\n"
@@ -87,13 +88,15 @@ static void uniapd_usage(FILE *out)
 	        "  --http-threads N    request threads, each with its own connections (default: cores)\n"
 	        "  --cors-origin ORIGIN  a browser origin (scheme://host[:port]) that may call the\n"
 	        "                      service; repeatable, at most %d; none by default (no CORS)\n"
+	        "  --max-streams N     long-polls (?wait=) and event streams open at once, apart\n"
+	        "                      from the request threads (default %d; more: 503)\n"
 	        "  --help              this text\n"
 	        "\n"
 	        "SIGTERM or SIGINT stops accepting, lets requests in flight finish and running\n"
 	        "jobs finish within the grace period, and re-queues the rest.\n",
 	        UNIAPD_DEFAULT_LISTEN, UNIAPD_DEFAULT_DB, HTTP_DEFAULT_MAX_BODY_BYTES, UNIAPD_NO_AUTH_TENANT,
 	        STORE_DEFAULT_MAX_QUEUED, UNIAPD_MAX_TIME_LIMIT_S, UNIAPD_JOB_GRACE_S, UNIAPD_JOB_RETENTION_S,
-	        ROUTE_CORS_ORIGINS_MAX);
+	        ROUTE_CORS_ORIGINS_MAX, HTTP_DEFAULT_MAX_STREAMS);
 }
 
 /* "ADDR:PORT" into opt; 0 ok, -1 with a message on stderr. */
@@ -178,9 +181,11 @@ static int uniapd_number_option(const char *a, const char *v, struct uniapd_opti
 		opt->http_threads = (unsigned)x;
 	else if (strcmp(a, "--job-retention") == 0 && (rc = uniapd_parse_num(a, v, 0, 100 * 365 * 86400.0, 0, &x)) == 0)
 		opt->job_retention_s = x;
+	else if (strcmp(a, "--max-streams") == 0 && (rc = uniapd_parse_num(a, v, 1, 4096, 1, &x)) == 0)
+		opt->max_streams = (unsigned)x;
 	else if (rc == 0 && strcmp(a, "--jobs") && strcmp(a, "--workers") && strcmp(a, "--max-queued") &&
 	         strcmp(a, "--max-time-limit") && strcmp(a, "--grace") && strcmp(a, "--http-threads") &&
-	         strcmp(a, "--job-retention"))
+	         strcmp(a, "--job-retention") && strcmp(a, "--max-streams"))
 		*handled = 0;
 	return rc;
 }
@@ -400,7 +405,8 @@ static void uniapd_whoami(struct http_request *req, struct http_response *res)
 	{"POST", "/v1/evaluate", api_evaluate, (A) | ROUTE_JSON, NULL},                    \
 	{"POST", "/v1/plans", api_plan_create, (A) | ROUTE_JSON, NULL},                    \
 	{"GET", "/v1/jobs", api_job_list, (A), "state limit cursor"},                      \
-	{"GET", "/v1/jobs/{id}", api_job_get, (A) | ROUTE_ETAG, NULL},                     \
+	{"GET", "/v1/jobs/{id}", api_job_get, (A) | ROUTE_ETAG, "wait"},                   \
+	{"GET", "/v1/jobs/{id}/events", api_job_events, (A), NULL},                        \
 	{"DELETE", "/v1/jobs/{id}", api_job_cancel, (A), NULL},                            \
 	{"GET", "/v1/jobs/{id}/plan", api_job_plan, (A) | ROUTE_ETAG, "format"},
 
@@ -893,6 +899,9 @@ int main(int argc, char **argv)
 	cfg.metrics_ctx = &app;
 	cfg.cors_origins = opt.cors_origins;
 	cfg.cors_origin_count = opt.cors_origin_count;
+	cfg.max_streams = opt.max_streams;
+	cfg.version = api_job_version;
+	cfg.version_ctx = &app;
 	srv = http_server_start(&cfg, msg, sizeof(msg));
 	if (!srv) {
 		uniapd_log_error("cannot start", msg);

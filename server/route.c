@@ -383,7 +383,7 @@ static int route_dispatch_one(const struct route_table *t, struct http_request *
 	if (route_check(t, r, req, res) != 0)
 		return index;
 	r->handler(req, res);
-	if (res->status == 0)
+	if (res->status == 0 && !res->wait.set)
 		problem_fill(res, HTTP_INTERNAL_ERROR, "internal", "the handler gave no response", req->path, NULL);
 	return index;
 }
@@ -396,6 +396,7 @@ int route_dispatch(const struct route_table *t, struct http_request *req, struct
 	    (strcmp(req->method, "GET") == 0 || strcmp(req->method, "HEAD") == 0))
 		route_etag(req, res);
 	/* every answer, errors and preflights included: a browser reads none without them */
-	route_cors_answer(t, http_request_header(req, "Origin"), res);
+	if (!res->wait.set)
+		route_cors_answer(t, http_request_header(req, "Origin"), res);
 	return index;
 }
