@@ -88,6 +88,67 @@ static void h_slow(struct http_request *req, struct http_response *res)
 	assert_int_equal(http_response_set_body(res, HTTP_OK, "text/plain", "done", 4), 0);
 }
 
+/* Waits and streams: one key (1) whose version the test moves. */
+static atomic_llong test_version;
+
+static int test_version_of(void *ctx, int64_t key, int64_t *version)
+{
+	(void)ctx;
+	if (key != 1)
+		return -1;
+	*version = atomic_load(&test_version);
+	return 0;
+}
+
+/* A long-poll of 1 s on key 1: {"v", "expired"} once the version moved or the time is up. */
+static void h_wait(struct http_request *req, struct http_response *res)
+{
+	long long v = atomic_load(&test_version);
+	char body[64];
+	int n;
+
+	if (!req->wait_expired && (!req->resumed || v == req->wait_seen)) {
+		http_response_wait(res, 1, v, 1000);
+		return;
+	}
+	n = snprintf(body, sizeof(body), "{\"v\":%lld,\"expired\":%d}", v, req->wait_expired);
+	assert_int_equal(http_response_set_body(res, HTTP_OK, "application/json", body, (size_t)n), 0);
+}
+
+static long test_stream_next(struct http_stream *s, char *buf, size_t cap, int *end)
+{
+	long long v = atomic_load(&test_version);
+	int n;
+
+	if (v == s->seen)
+		return 0;
+	n = snprintf(buf, cap, "id: %lld\ndata: %lld\n\n", v, v);
+	s->seen = v;
+	*end = v >= 3;
+	return n;
+}
+
+static void test_stream_free(struct http_stream *s)
+{
+	free(s);
+}
+
+/* An event per version of key 1, from the current one, until 3. */
+static void h_stream(struct http_request *req, struct http_response *res)
+{
+	struct http_stream *s = calloc(1, sizeof(*s));
+
+	(void)req;
+	assert_non_null(s);
+	s->key = 1;
+	s->seen = -1;
+	s->next = test_stream_next;
+	s->free = test_stream_free;
+	res->status = HTTP_OK;
+	snprintf(res->content_type, sizeof(res->content_type), "text/event-stream");
+	res->stream = s;
+}
+
 static const struct route test_routes[] = {
 	{"POST", "/t/json", h_json, ROUTE_JSON, NULL},
 	{"POST", "/t/auth", h_auth, ROUTE_AUTH | ROUTE_JSON, NULL},
@@ -97,6 +158,8 @@ static const struct route test_routes[] = {
 	{"GET", "/t/noanswer", h_noanswer, 0, NULL},
 	{"GET", "/t/invalid", h_invalid, 0, NULL},
 	{"GET", "/t/slow", h_slow, 0, NULL},
+	{"GET", "/t/wait", h_wait, 0, NULL},
+	{"GET", "/t/stream", h_stream, 0, NULL},
 };
 
 /* good-key is tenant 7; revoked-key a revoked tenant (403); store-down a failed look-up (500). */
@@ -800,6 +863,130 @@ static void *slow_thread(void *arg)
 	return NULL;
 }
 
+struct bg_call {
+	unsigned short port;
+	const char *path;
+	long status;
+	double seconds;
+	struct fetch f;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void *bg_thread(void *arg)
+{
+	struct bg_call *bc = arg;
+	double t0 = now_s();
+
+	bc->status = http_do(bc->port, "GET", bc->path, NULL, NULL, 0, 0, &bc->f);
+	bc->seconds = now_s() - t0;
+	return NULL;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	nanosleep(&ts, NULL);
+}
+
+/*
+ * Long-polls and event streams: a wait ends on a version change or at its
+ * time; a stream sends each version, heartbeats while idle and ends; neither
+ * holds the one request thread (healthz answers meanwhile); past max_streams
+ * a 503 with Retry-After; a stop answers the waiters at once.
+ */
+static void test_waits_and_streams(void **state)
+{
+	struct http_config cfg;
+	struct http_server *srv;
+	struct bg_call *bc = calloc(4, sizeof(*bc));
+	struct fetch *f = malloc(sizeof(*f));
+	pthread_t t[4];
+	unsigned short port;
+	char msg[256];
+	double t0;
+	int i;
+
+	(void)state;
+	assert_non_null(bc);
+	assert_non_null(f);
+	atomic_store(&test_version, 0);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.listen_addr = "127.0.0.1";
+	cfg.routes = &test_table;
+	cfg.threads = 2; /* fewer than the waits below */
+	cfg.max_streams = 3;
+	cfg.heartbeat_ms = 300;
+	cfg.version = test_version_of;
+	srv = http_server_start(&cfg, msg, sizeof(msg));
+	if (!srv)
+		fail_msg("http_server_start: %s", msg);
+	port = http_server_port(srv);
+
+	/* nothing moves: the wait ends at its time, told so */
+	t0 = now_s();
+	assert_int_equal(http_do(port, "GET", "/t/wait", NULL, NULL, 0, 0, f), 200);
+	assert_true(now_s() - t0 >= 0.9);
+	assert_non_null(strstr(f->body, "\"expired\":1"));
+
+	/* a change ends it early */
+	bc[0].port = port;
+	bc[0].path = "/t/wait";
+	assert_int_equal(pthread_create(&t[0], NULL, bg_thread, &bc[0]), 0);
+	sleep_ms(300);
+	atomic_store(&test_version, 1);
+	pthread_join(t[0], NULL);
+	assert_int_equal(bc[0].status, 200);
+	assert_non_null(strstr(bc[0].f.body, "{\"v\":1,\"expired\":0}"));
+	assert_true(bc[0].seconds < 0.95);
+
+	/* a stream: the current version, a heartbeat while idle, each change, the end */
+	bc[0].path = "/t/stream";
+	assert_int_equal(pthread_create(&t[0], NULL, bg_thread, &bc[0]), 0);
+	sleep_ms(700);
+	assert_int_equal(http_do(port, "GET", "/healthz", NULL, NULL, 0, 0, f), 200); /* the thread is free */
+	atomic_store(&test_version, 2);
+	sleep_ms(300);
+	atomic_store(&test_version, 3);
+	pthread_join(t[0], NULL);
+	assert_int_equal(bc[0].status, 200);
+	assert_non_null(strstr(bc[0].f.headers, "text/event-stream"));
+	assert_non_null(strstr(bc[0].f.body, "id: 1\ndata: 1\n\n"));
+	assert_non_null(strstr(bc[0].f.body, ": heartbeat\n\n"));
+	assert_non_null(strstr(bc[0].f.body, "id: 2\ndata: 2\n\nid: 3\ndata: 3\n\n") ||
+	                strstr(bc[0].f.body, "id: 3\ndata: 3\n\n"));
+
+	/* three waits fill the slots: the fourth is a 503, healthz still answers */
+	for (i = 0; i < 3; i++) {
+		bc[i].port = port;
+		bc[i].path = "/t/wait";
+		assert_int_equal(pthread_create(&t[i], NULL, bg_thread, &bc[i]), 0);
+	}
+	sleep_ms(300);
+	assert_int_equal(http_do(port, "GET", "/t/stream", NULL, NULL, 0, 0, f), 503);
+	assert_non_null(strstr(f->headers, "Retry-After: 5"));
+	assert_int_equal(http_do(port, "GET", "/healthz", NULL, NULL, 0, 0, f), 200);
+	/* a stop answers them now, not at their time */
+	t0 = now_s();
+	http_server_stop(srv, 5000);
+	assert_true(now_s() - t0 < 0.6);
+	for (i = 0; i < 3; i++) {
+		pthread_join(t[i], NULL);
+		assert_int_equal(bc[i].status, 200);
+		assert_non_null(strstr(bc[i].f.body, "\"expired\":1"));
+	}
+	http_server_free(srv);
+	free(bc);
+	free(f);
+}
+
 static void test_graceful_stop(void **state)
 {
 	struct http_server *srv = start_server();
@@ -947,6 +1134,7 @@ int main(void)
 		cmocka_unit_test(test_problem_table),
 		cmocka_unit_test(test_hostile_requests),
 		cmocka_unit_test(test_graceful_stop),
+		cmocka_unit_test(test_waits_and_streams),
 		cmocka_unit_test(test_concurrent),
 		cmocka_unit_test(test_openapi),
 		cmocka_unit_test(test_bad_listen),
