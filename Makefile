@@ -100,11 +100,12 @@ test-asan:
 # Concurrency tests (thread pool, worker processes) under ThreadSanitizer.
 TSAN_TESTS := $(filter $(BUILD)/tests/test_pool% $(BUILD)/tests/test_store% $(BUILD)/tests/test_http $(BUILD)/tests/test_runner,$(TEST_BIN))
 # The whole service too: tests/cli/jobs.sh drives a TSan uniapd (HTTP threads, job
-# threads, store, cache) with concurrent clients.
+# threads, store, cache) with concurrent clients, tests/cli/sse.sh its waits and
+# event streams (suspended connections, the watcher thread).
 test-tsan:
 	@$(MAKE) --no-print-directory BUILD=build/tsan SAN=tsan $(TSAN_TESTS:$(BUILD)/%=build/tsan/%) build/tsan/uniap build/tsan/uniapd
 	@UNIAP=build/tsan/uniap UNIAPD=build/tsan/uniapd UNIAP_SANITIZED=1 TSAN_OPTIONS=halt_on_error=1 \
-		sh tests/run.sh build/tsan/tests $(TSAN_TESTS:$(BUILD)/tests/%=build/tsan/tests/%) tests/cli/jobs.sh
+		sh tests/run.sh build/tsan/tests $(TSAN_TESTS:$(BUILD)/tests/%=build/tsan/tests/%) tests/cli/jobs.sh tests/cli/sse.sh
 
 # The full suite: plain, ASan+UBSan, TSan; the summary line comes last.  A
 # pass whose build fails counts as one failure, so the summary never hides it.
