@@ -187,6 +187,50 @@ P['/v1/jobs/{id}/plan'] = {'get': op('exportPlan', 'The job\'s plan, exported', 
     '400': rr('BadRequest'), '404': rr('NotFound'), '409': rr('Conflict'), '422': rr('Unprocessable')}, ['jobs'],
     params=[jobp, {'name': 'format', 'in': 'query', 'schema': {'type': 'string', 'enum': ['json', 'text', 'galvatron', 'megatron', 'deepspeed'], 'default': 'json'},
                    'description': 'docs/export.md: each mapping, and what a target cannot express (422 naming the layer).'}])}
+# browser clients (docs/http.md "CORS, ETags, query parameters", docs/jobs.md "Watching a job"):
+# an event stream, ?wait=, ETag/If-None-Match on reads, OPTIONS on every path, and
+# a 400 for a query parameter a route does not declare, on every operation
+S['JobEvent'] = {'type': 'object', 'required': ['id', 'state', 'version', 'progress', 'elapsed_s', 'links'],
+    'description': 'The data of one event; the event id is the version.', 'properties': {
+    'id': {'type': 'integer', 'minimum': 1}, 'state': S['Job']['properties']['state'],
+    'version': {'type': 'integer', 'minimum': 0, 'description': 'Grows with every write of the job.'},
+    'progress': S['Job']['properties']['progress'], 'elapsed_s': {'type': 'number', 'minimum': 0},
+    'error': {'type': 'string'}, 'links': S['Job']['properties']['links']}}
+sse = {'text/event-stream': {'schema': {'type': 'string', 'description':
+    'Events "state" (first, and on each change of state), "progress", then "done" (succeeded, failed or canceled; '
+    'links.plan once succeeded) after which the stream ends; each event\'s data is a JobEvent and its id the job\'s '
+    'version; comment lines every 15 s while idle.'}, 'x-event-data': R('JobEvent')}}
+P['/v1/jobs/{id}']['get']['parameters'] = [jobp, {'name': 'wait', 'in': 'query', 'schema': {'type': 'integer', 'minimum': 1, 'maximum': 60},
+    'description': 'Long-poll: answer when the job changes (from If-None-Match, else from the job when the request came) or after this many '
+                   'seconds, whichever comes first; a finished job answers at once.'}]
+P['/v1/jobs/{id}']['get']['responses']['200']['content'].update(sse)
+P['/v1/jobs/{id}']['get']['responses']['200']['description'] = 'The job (with Accept: text/event-stream, its event stream).'
+P['/v1/jobs/{id}/events'] = {'get': op('jobEvents', 'The job\'s changes as Server-Sent Events, until it finishes', {
+    '200': {'description': 'The stream.', 'content': sse}, '204': {'description': 'Last-Event-ID is the finished job\'s last event: nothing more will come.'},
+    '404': rr('NotFound'), '406': prob('Accept rules text/event-stream out (406).')}, ['jobs'],
+    params=[jobp, {'name': 'Last-Event-ID', 'in': 'header', 'schema': {'type': 'string', 'pattern': '^[0-9]+$'},
+                   'description': 'Resume: the current state at once when the job changed since, else the next change.'}])}
+for path in ('/v1/openapi.json', '/v1/catalog', '/v1/catalog/{name}', '/v1/clusters/{id}', '/v1/models/{id}', '/v1/jobs/{id}', '/v1/jobs/{id}/plan'):
+    o = P[path]['get']
+    o['parameters'] = o.get('parameters', []) + [{'name': 'If-None-Match', 'in': 'header', 'schema': {'type': 'string'},
+        'description': 'An ETag of an earlier answer: 304 while the answer is the same.'}]
+    o['responses']['200'].setdefault('headers', {})['ETag'] = {'schema': {'type': 'string'}, 'description': 'A hash of the answer.'}
+    o['responses']['304'] = {'description': 'Not modified: If-None-Match holds the current ETag.'}
+cors = {'Access-Control-Allow-Origin': 'The Origin, when it is one of --cors-origin.',
+        'Access-Control-Allow-Methods': 'The methods of this path.',
+        'Access-Control-Allow-Headers': 'Authorization, Content-Type, Idempotency-Key, Last-Event-ID, If-None-Match.',
+        'Access-Control-Max-Age': '600.'}
+for path, ops in P.items():
+    for o in ops.values():
+        o['responses'].setdefault('400', rr('BadRequest'))
+    name = ''.join(w[:1].upper() + w[1:] for w in path.replace('{', '').replace('}', '').replace('.', '/').split('/') if w)
+    ops['options'] = op('options' + name, 'CORS preflight, or the allowed methods', {
+        '204': {'description': 'A preflight from an allowed origin (with its CORS headers), or a plain OPTIONS (with Allow).',
+                'headers': {k: {'schema': {'type': 'string'}, 'description': v} for k, v in cors.items()}},
+        '403': prob('A preflight from an origin that is not allowed (no CORS headers).'), '404': rr('NotFound')}, ['service'], auth=False)
+resp['BadRequest']['description'] = 'Malformed JSON, a bad path or argument, or a query parameter the route does not take, named (400).'
+resp['ServiceUnavailable']['description'] = ('Out of memory, not ready, the job queue is full, or --max-streams long-polls and '
+                                             'event streams are open (503; Retry-After when full).')
 doc = {'openapi': '3.1.0',
   'jsonSchemaDialect': 'https://json-schema.org/draft/2020-12/schema',
   'info': {'title': 'uniapd', 'version': '1', 'description': 'The uniap planning service: upload cluster and model profiles, queue plan jobs, poll them, export their plans.'},
