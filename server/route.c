@@ -392,7 +392,7 @@ int route_dispatch(const struct route_table *t, struct http_request *req, struct
 {
 	int index = route_dispatch_one(t, req, res);
 
-	if (index >= 0 && res->status == HTTP_OK && (t->routes[index].flags & ROUTE_ETAG) &&
+	if (index >= 0 && res->status == HTTP_OK && !res->stream && (t->routes[index].flags & ROUTE_ETAG) &&
 	    (strcmp(req->method, "GET") == 0 || strcmp(req->method, "HEAD") == 0))
 		route_etag(req, res);
 	/* every answer, errors and preflights included: a browser reads none without them */

@@ -23,6 +23,7 @@ trap 'for b in $bgs; do kill "$b" 2>/dev/null; done; if [ -n "$pid" ]; then kill
 
 SLOW=1
 [ -n "${UNIAP_SANITIZED:-}" ] && SLOW=4
+MAXT=$((90 * SLOW)) # no background curl outlives this, whatever the server does
 UI=http://127.0.0.1:9
 JSON="Content-Type: application/json"
 
@@ -34,7 +35,7 @@ get() {
 	g_name=$1 g_want=$2 g_needle=$3
 	shift 3
 	rm -f "$tmp/body" "$tmp/hdr"
-	code=$(curl -s -o "$tmp/body" -D "$tmp/hdr" -w '%{http_code}' "$@")
+	code=$(curl -s -m "$MAXT" -o "$tmp/body" -D "$tmp/hdr" -w '%{http_code}' "$@")
 	touch "$tmp/body" "$tmp/hdr"
 	tr -d '\r' <"$tmp/hdr" >"$tmp/hdr.n"
 	if [ "$code" != "$g_want" ]; then
@@ -112,15 +113,16 @@ el=$(($(date +%s) - t0))
 if [ "$el" -ge 2 ] && [ "$el" -le $((6 * SLOW)) ]; then ok; else bad "wait-timeout: took $el s, want about 3"; fi
 
 # ---- open waits and streams: a stream and a long-poll on the queued job, two streams on the slow one
-curl -s -N -D "$tmp/s1.hdr" -o "$tmp/s1" "$U/v1/jobs/$Q/events" &
+curl -s -N -m "$MAXT" -D "$tmp/s1.hdr" -o "$tmp/s1" "$U/v1/jobs/$Q/events" &
 bgs="$bgs $!"
 s1=$!
-curl -s -o "$tmp/w1" -w '%{http_code} %{time_total}' "$U/v1/jobs/$Q?wait=60" >"$tmp/w1.code" &
+curl -s -m "$MAXT" -o "$tmp/w1" -w '%{http_code} %{time_total}' "$U/v1/jobs/$Q?wait=60" >"$tmp/w1.code" &
 bgs="$bgs $!"
 w1=$!
-curl -s -N -o "$tmp/s2" "$U/v1/jobs/1/events" &
+curl -s -N -m "$MAXT" -o "$tmp/s2" "$U/v1/jobs/1/events" &
 bgs="$bgs $!"
-curl -s -N -o "$tmp/s3" -H "Accept: text/event-stream" "$U/v1/jobs/1" &
+# (If-None-Match does not apply to a stream: no 304 here)
+curl -s -N -m "$MAXT" -o "$tmp/s3" -H "Accept: text/event-stream" -H "If-None-Match: *" "$U/v1/jobs/1" &
 bgs="$bgs $!"
 s3=$!
 sleep 1
@@ -175,7 +177,7 @@ get wait-finished-at-once 200 '"state":"succeeded"' "$U/v1/jobs/$Q?wait=30"
 # ---- SIGTERM ends an open stream at once
 get slow-again 202 "" -H "$JSON" -d '{"cluster":"dgx-a100-x2","model":"t5-large","batch":256,"time_limit_s":60}' "$U/v1/plans"
 S=$(sed -n 's/^{"id":\([0-9]*\),.*/\1/p' "$tmp/body")
-curl -s -N -o "$tmp/s4" "$U/v1/jobs/$S/events" &
+curl -s -N -m "$MAXT" -o "$tmp/s4" "$U/v1/jobs/$S/events" &
 s4=$!
 bgs="$bgs $s4"
 sleep 1
