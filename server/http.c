@@ -19,8 +19,14 @@
  *             one that goes on past twice the limit loses its connection)
  *   last      *upload_data_size == 0: build the http_request, dispatch, queue
  *   completed http_completed: access log line, free the state
+ * A handler that waits (res->wait) leaves the request suspended after the
+ * last call; resumed, MHD makes the last call again and it is dispatched
+ * again.  An event stream (res->stream) is a content-reader response that
+ * suspends itself when nothing is new.  One watcher thread resumes them
+ * (docs/http.md "Waiting").
  *
- * Lock order: only http_metrics.mu, never held while calling out.
+ * Lock order: park_mu, then MHD's own locks (suspend and resume happen under
+ * it); http_metrics.mu alone, never held while calling out.
  * Never: globals; MHD types outside this file; an unbounded buffer.
  */
 #include "http.h"
@@ -1058,7 +1064,9 @@ static enum MHD_Result http_last_call(struct http_server *srv, struct MHD_Connec
 		http_response_release(&res);
 		http_response_init(&res);
 	}
-	ret = res.stream ? http_queue_stream(srv, c, st, path, &res) : http_queue(srv, c, st, &res);
+	/* a stream only with a 200 (anything else frees it with res below) */
+	ret = res.stream && res.status == HTTP_OK ? http_queue_stream(srv, c, st, path, &res)
+	                                          : http_queue(srv, c, st, &res);
 out:
 	http_query_release(&q);
 	http_request_release(&req);
