@@ -280,10 +280,15 @@ XH=
 # ---------------------------------------------------------------- 4. tenant isolation
 wait_job "$ji" "$A" "succeeded failed canceled" 100 || bad "idem job $ji not final"
 for r in "GET /v1/jobs/$j1" "DELETE /v1/jobs/$j1" "GET /v1/jobs/$j1/plan" "GET /v1/jobs/$j1/plan?format=text" \
-	"GET /v1/clusters/$cid" "DELETE /v1/clusters/$cid" "GET /v1/models/$mid" "DELETE /v1/models/$mid"; do
+	"GET /v1/clusters/$cid" "DELETE /v1/clusters/$cid" "GET /v1/models/$mid" "DELETE /v1/models/$mid" \
+	"GET /v1/jobs/$j1/events" "GET /v1/jobs/$j1?wait=5"; do
 	set -- $r
 	problem "iso-b-$1-$2" 404 "" "$1" "$2" "$B"
 done
+# the job's event stream and long-poll need the key like the job itself
+problem events-no-key 401 "" GET "/v1/jobs/$j1/events" ""
+call events-keyed 200 "event: done" GET "/v1/jobs/$j1/events" "$A"
+call wait-keyed-finished 200 '"state":"succeeded"' GET "/v1/jobs/$j1?wait=5" "$A"
 problem iso-a-b-job 404 "" GET "/v1/jobs/$jb" "$A"
 problem iso-a-b-job-delete 404 "" DELETE "/v1/jobs/$jb" "$A"
 call iso-a-still 200 '"state":"succeeded"' GET "/v1/jobs/$j1" "$A"
