@@ -42,6 +42,9 @@ check help-main 0 "--no-auth" -- "$UNIAPD" --help
 check help-retention 0 "--job-retention S" -- "$UNIAPD" --help
 check bad-retention 2 "--job-retention: must be a number" -- "$UNIAPD" --job-retention -1 --db "$DB"
 check bad-retention-text 2 "--job-retention: must be a number" -- "$UNIAPD" --job-retention 30d --db "$DB"
+check bad-cors-path 2 "--cors-origin: must be scheme://host" -- "$UNIAPD" --cors-origin http://ui.example/ --db "$DB"
+check bad-cors-scheme 2 "--cors-origin: must be scheme://host" -- "$UNIAPD" --cors-origin ui.example --db "$DB"
+check bad-max-streams 2 "--max-streams: must be an integer" -- "$UNIAPD" --max-streams 0 --db "$DB"
 check tenant-add 0 "uk_" -- "$UNIAPD" tenant add alice --db "$DB"
 key=$(tail -n 1 "$tmp/out")
 case $key in uk_*) ok ;; *) bad "tenant-add: last line is '$key', not the key" ;; esac
