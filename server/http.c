@@ -415,6 +415,8 @@ struct http_parked {
 	int64_t deadline_ms;         /* http_now_ms() clock */
 };
 
+#define HTTP_WATCH_MEMO 64 /* distinct keys remembered in one pass of the watcher */
+
 /* An event stream on its way out: what next() wrote and the client has not taken yet. */
 struct http_sstate {
 	struct http_server *srv;
@@ -742,15 +744,35 @@ static void *http_watcher(void *arg)
 	while (!srv->watcher_quit) {
 		int64_t now = http_now_ms();
 		struct timespec until;
-		size_t i = srv->parked_n;
+		size_t i = srv->parked_n, n_seen = 0;
+		/* keys already asked this pass (many watchers of one job cost one read) */
+		struct {
+			int64_t key, version;
+			int gone;
+		} asked[HTTP_WATCH_MEMO];
 
 		while (i-- > 0) {
 			struct http_parked *p = srv->parked[i];
-			int64_t v = p->seen;
 			int wake = atomic_load(&srv->stopping) || now >= p->deadline_ms;
+			size_t k;
 
-			if (!wake && srv->cfg.version)
-				wake = srv->cfg.version(srv->cfg.version_ctx, p->key, &v) != 0 || v != p->seen;
+			if (!wake && srv->cfg.version) {
+				for (k = 0; k < n_seen && asked[k].key != p->key; k++)
+					;
+				if (k == n_seen) {
+					int64_t v = p->seen;
+					int gone = srv->cfg.version(srv->cfg.version_ctx, p->key, &v) != 0;
+
+					if (n_seen < HTTP_WATCH_MEMO) {
+						asked[n_seen].key = p->key;
+						asked[n_seen].version = v;
+						asked[n_seen++].gone = gone;
+					}
+					wake = gone || v != p->seen;
+				} else {
+					wake = asked[k].gone || asked[k].version != p->seen;
+				}
+			}
 			if (wake)
 				http_unpark_at(srv, i);
 		}
