@@ -27,12 +27,10 @@ RUN apt-get update \
       curl sqlite3 \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --user-group --uid 10001 --home-dir /var/lib/uniap --shell /usr/sbin/nologin uniap \
- && mkdir -p /var/lib/uniap /usr/share/uniap/schema \
+ && mkdir -p /var/lib/uniap \
  && chown uniap:uniap /var/lib/uniap && chmod 0750 /var/lib/uniap
 COPY --from=build /src/build/uniapd /src/build/uniap /usr/local/bin/
-# GET /v1/openapi.json reads schema/openapi.json relative to the working directory
-COPY --from=build /src/schema/openapi.json /usr/share/uniap/schema/openapi.json
-WORKDIR /usr/share/uniap
+WORKDIR /var/lib/uniap
 # `uniapd tenant ...` inside the container finds the same database without --db
 ENV UNIAPD_DB=/var/lib/uniap/uniap.db
 USER uniap
