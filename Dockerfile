@@ -16,7 +16,12 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
-RUN make -j"$(nproc)" all
+# what /metrics' uniapd_build_info reports (.git is not in the build context):
+#   docker build --build-arg VERSION="$(git describe --tags --always --dirty)" \
+#                --build-arg GIT_COMMIT="$(git rev-parse HEAD)" -t uniapd .
+ARG VERSION=unknown
+ARG GIT_COMMIT=unknown
+RUN make -j"$(nproc)" VERSION="$VERSION" GIT_COMMIT="$GIT_COMMIT" all
 
 # ---- runtime: the shared libraries uniapd and uniap link, curl for the health check
 FROM debian:12-slim
