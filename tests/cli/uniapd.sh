@@ -116,7 +116,7 @@ if start_uniapd --no-auth; then
 	info=$(grep '^uniapd_build_info{version="[A-Za-z0-9._+-]*",git="[A-Za-z0-9._+-]*"} 1$' "$tmp/metrics")
 	if [ -n "$info" ]; then ok; else bad "metrics: no uniapd_build_info line"; fi
 	commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)
-	case $info in *"git=\"$commit\""*) ok ;; *) bad "metrics: build info '$info', want git=\"$commit\"" ;; esac
+	case $info in *"git=\"$commit\""*) ok ;; *) bad "metrics: build info '$info', want git=\"$commit\" (a stale build? make)" ;; esac
 	v=$(metric_value process_resident_memory_bytes)
 	if [ -n "$v" ] && [ "$v" -gt 1000000 ] && [ "$v" -lt 100000000000 ]; then ok; else bad "metrics: process_resident_memory_bytes '$v'"; fi
 	v=$(metric_value process_open_fds)
