@@ -149,4 +149,18 @@ while IFS= read -r cmd <&3; do
 done
 exec 3<&-
 
+# the section's sample summary is what the first command prints with --format text
+cmd=$(head -n 1 "$tmp/commands")
+check cli-text 0 "" -- sh -c "cd \"$tmp/cli\" && \"$UNIAP\" ${cmd#build/uniap } --format text"
+cp "$tmp/out" "$tmp/summary.txt"
+awk '/^## / { on = ($0 == "## Command line") } /^### / { on = 0 }
+     on && (/^    plan: / || /^      stage /) { print substr($0, 5) }' README.md | sed 's/ \.\.\.$//' >"$tmp/sample"
+check cli-sample 0 "" -- test -s "$tmp/sample"
+while IFS= read -r l; do
+	check "cli-sample: $l" 0 "$l" -- cat "$tmp/summary.txt"
+done <"$tmp/sample"
+
+# nothing outside the repository
+check no-outside-paths 1 "" -- grep -n '\.\./shared' README.md examples/flow.sh
+
 summary readme
