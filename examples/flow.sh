@@ -16,6 +16,7 @@
 # it stops with "flow.sh: STEP: ..." on stderr and exit status 1.
 set -u
 U=${U:-http://127.0.0.1:8080}
+U=${U%/}
 KEY=${KEY:-}
 WAIT_S=${WAIT_S:-120}
 cd "$(dirname "$0")/.." || exit 1
@@ -58,7 +59,8 @@ body() {
 	[ -z "$(tail -c 1 "$tmp/b")" ] || echo
 }
 
-# the id at the end of the Location header, which must be under PREFIX
+# location_id STEP PREFIX: the id at the end of the Location header, which
+# must be under PREFIX (in $(...): the caller exits when it fails)
 location_id() {
 	loc=$(header Location)
 	case "$loc" in
@@ -113,13 +115,13 @@ echo
 
 echo "== upload a cluster (schema/examples/cluster-8gpu-nvlink.json)"
 call upload-cluster 201 POST /v1/clusters -H "$J" --data-binary @schema/examples/cluster-8gpu-nvlink.json
-cluster=$(location_id upload-cluster /v1/clusters)
+cluster=$(location_id upload-cluster /v1/clusters) || exit 1
 echo "  Location: $(header Location)"
 body
 
 echo "== upload a model (schema/examples/model-bert-chain.json)"
 call upload-model 201 POST /v1/models -H "$J" --data-binary @schema/examples/model-bert-chain.json
-model=$(location_id upload-model /v1/models)
+model=$(location_id upload-model /v1/models) || exit 1
 echo "  Location: $(header Location)"
 body
 
@@ -128,7 +130,7 @@ idem="flow-$(date +%s)-$$"
 req="{\"cluster\":$cluster,\"model\":$model,\"batch\":32,\"schedule\":\"1f1b\",\"time_limit_s\":30}"
 echo "  $req"
 call plan 202 POST /v1/plans -H "$J" -H "Idempotency-Key: $idem" -d "$req"
-job=$(location_id plan /v1/jobs)
+job=$(location_id plan /v1/jobs) || exit 1
 echo "  Location: $(header Location)"
 
 echo "== the same request and key again: the same job, not a new one"
@@ -173,7 +175,7 @@ echo "  $(grep -o '"id":[0-9]*,"state":"[a-z]*"' "$tmp/b" | sed 's/"id"://; s/,"
 echo "== cancel a job: a large plan (llama-70b on 128 DGX H100 nodes), canceled at once"
 call cancel-submit 202 POST /v1/plans -H "$J" \
 	-d '{"cluster":"dgx-h100-x128","model":"llama-70b","batch":1024,"schedule":"1f1b"}'
-big=$(location_id cancel-submit /v1/jobs)
+big=$(location_id cancel-submit /v1/jobs) || exit 1
 echo "  Location: $(header Location)"
 call cancel "200 202 409" DELETE "/v1/jobs/$big"
 if [ "$code" = 409 ]; then
@@ -187,7 +189,7 @@ fi
 
 echo "== plan by catalog names (the set-up example)"
 call catalog-plan 202 POST /v1/plans -H "$J" -d '{"cluster":"dgx-a100","model":"bert-huge","batch":8}'
-unified=$(location_id catalog-plan /v1/jobs)
+unified=$(location_id catalog-plan /v1/jobs) || exit 1
 wait_job catalog-plan "$unified"
 [ "$state" = succeeded ] || die "catalog-plan: job $unified $state: $(jstr error)"
 call catalog-text 200 GET "/v1/jobs/$unified/plan?format=text"
@@ -198,7 +200,7 @@ echo "  $(detail)"
 echo "== so plan in the uniform space (one strategy for all layers) and export that"
 call uniform-plan 202 POST /v1/plans -H "$J" \
 	-d '{"cluster":"dgx-a100","model":"bert-huge","batch":8,"space":"uniform"}'
-uniform=$(location_id uniform-plan /v1/jobs)
+uniform=$(location_id uniform-plan /v1/jobs) || exit 1
 wait_job uniform-plan "$uniform"
 [ "$state" = succeeded ] || die "uniform-plan: job $uniform $state: $(jstr error)"
 call uniform-text 200 GET "/v1/jobs/$uniform/plan?format=text"
@@ -230,7 +232,7 @@ HW=examples/galvatron/hardware
 	printf '}'
 } >"$tmp/galv-cluster.json"
 call import-galvatron-cluster 201 POST "/v1/clusters?format=galvatron" -H "$J" --data-binary @"$tmp/galv-cluster.json"
-gcluster=$(location_id import-galvatron-cluster /v1/clusters)
+gcluster=$(location_id import-galvatron-cluster /v1/clusters) || exit 1
 body
 
 echo "== import Galvatron's model profile (examples/galvatron/models/gpt)"
@@ -245,12 +247,12 @@ M=examples/galvatron/models/gpt
 	printf '}'
 } >"$tmp/galv-model.json"
 call import-galvatron-model 201 POST "/v1/models?format=galvatron" -H "$J" --data-binary @"$tmp/galv-model.json"
-gmodel=$(location_id import-galvatron-model /v1/models)
+gmodel=$(location_id import-galvatron-model /v1/models) || exit 1
 body
 
 echo "== plan the imported pair"
 call imported-plan 202 POST /v1/plans -H "$J" -d "{\"cluster\":$gcluster,\"model\":$gmodel,\"batch\":16}"
-imported=$(location_id imported-plan /v1/jobs)
+imported=$(location_id imported-plan /v1/jobs) || exit 1
 wait_job imported-plan "$imported"
 [ "$state" = succeeded ] || die "imported-plan: job $imported $state: $(jstr error)"
 call imported-text 200 GET "/v1/jobs/$imported/plan?format=text"
@@ -263,7 +265,7 @@ echo "== import an nccl-tests run (examples/nccl-tests/all_reduce_perf.txt) onto
 	printf ']}'
 } >"$tmp/nccl.json"
 call import-nccl 201 POST "/v1/clusters?format=nccl-tests" -H "$J" --data-binary @"$tmp/nccl.json"
-ncluster=$(location_id import-nccl /v1/clusters)
+ncluster=$(location_id import-nccl /v1/clusters) || exit 1
 body
 
 echo "== list clusters, two a page"
