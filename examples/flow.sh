@@ -89,11 +89,6 @@ wait_job() {
 	echo "GET /v1/jobs/$2 (polled until it finished) -> $state"
 }
 
-# done_summary: the finished job in $tmp/b as "N of N candidates, best_tpi_s X"
-done_summary() {
-	echo "  candidates $(jnum candidates_done) of $(jnum candidates_total), best_tpi_s $(jnum best_tpi_s)"
-}
-
 # json_string FILE: FILE's text as one JSON string
 json_string() {
 	awk 'BEGIN { printf "\"" } { gsub(/\\/, "\\\\"); gsub(/"/, "\\\""); gsub(/\t/, "\\t"); printf "%s\\n", $0 }
@@ -141,7 +136,6 @@ echo "  Location: $(header Location), Idempotent-Replayed: $(header Idempotent-R
 echo "== poll the job until it has finished"
 wait_job poll "$job"
 [ "$state" = succeeded ] || die "poll: job $job $state: $(jstr error)"
-done_summary
 
 echo "== the result: the plan, whether it is proven optimal, every candidate"
 call result 200 GET "/v1/jobs/$job"
@@ -153,11 +147,9 @@ echo "  space $(sed -n 's/.*"space":"\([a-z]*\)".*/\1/p' "$tmp/result")," \
 	"optimal $(sed -n 's/.*"optimal":\([a-z]*\).*/\1/p' "$tmp/result")," \
 	"gap $(sed -n 's/.*"gap":\([-0-9.eE+]*\).*/\1/p' "$tmp/result")," \
 	"solve_s $(sed -n 's/.*"solve_s":\([-0-9.eE+]*\)}}$/\1/p' "$tmp/result")"
-# how many end optimal and how many pruned depends on the order the workers
-# finish in; the total and the kinds do not
-echo "  candidates: $(grep -o '"method":' "$tmp/result" | wc -l | tr -d ' ')" \
-	"($(grep -o '"status":"[a-z-]*"' "$tmp/result" | sed 's/.*:"//; s/"//' | sort -u | tr '\n' ' ' |
-		sed 's/ $//; s/ / or /g'))"
+# how many end optimal and how many are pruned by their bound depends on the
+# order the workers finish in; the count does not
+echo "  candidates: $(grep -o '"method":' "$tmp/result" | wc -l | tr -d ' ') (pp x microbatches; each one's status, tpi_s, bound and method in candidates[])"
 
 echo "== export the plan: text, then the other formats"
 call export-text 200 GET "/v1/jobs/$job/plan?format=text"
