@@ -160,12 +160,16 @@ clean:
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
-# Local single-user service: uniapd on 127.0.0.1:8080, store in var/uniap.db
-# (var/ is git-ignored), no keys (--no-auth is loopback-only).  Ctrl-C stops it.
+# Local single-user service: uniapd on 127.0.0.1:$(PORT) (8080), store in $(DB)
+# (var/uniap.db; var/ is git-ignored), no keys (--no-auth is loopback-only).
+# Ctrl-C stops it.  tests/cli/readme.sh starts uniapd with this recipe
+# (make -n run PORT=0 DB=...), so the README's flow is tested against it.
 .PHONY: run bench-http bench-jobs
+PORT ?= 8080
+DB ?= var/uniap.db
 run: all
-	@mkdir -p var
-	$(BUILD)/uniapd --listen 127.0.0.1:8080 --db var/uniap.db --no-auth
+	@mkdir -p $(dir $(DB))
+	$(BUILD)/uniapd --listen 127.0.0.1:$(PORT) --db $(DB) --no-auth
 
 # HTTP figures of uniapd under wrk (Debian package wrk): /healthz and one
 # authenticated store read; one "http: PATH N req/s p99 X ms" line each.
