@@ -52,8 +52,8 @@ call() {
 jnum() { grep -o "\"$1\":[-0-9.eE+]*" "$tmp/b" | head -n 1 | sed 's/^[^:]*://'; }
 jstr() { grep -o "\"$1\":\"[^\"]*\"" "$tmp/b" | head -n 1 | sed 's/^[^:]*:"//; s/"$//'; }
 header() { grep -i "^$1:" "$tmp/h" | head -n 1 | sed 's/^[^:]*: *//' | tr -d '\r'; }
-# the problem's detail, escaped quotes and all
-detail() { sed -n 's/.*"detail":"\(\([^"\\]\|\\.\)*\)".*/\1/p' "$tmp/b"; }
+# the problem's detail, its escaped quotes unescaped
+detail() { sed -n 's/.*"detail":"\(\([^"\\]\|\\.\)*\)".*/\1/p' "$tmp/b" | sed 's/\\"/"/g'; }
 body() {
 	sed 's/^/  /' "$tmp/b"
 	[ -z "$(tail -c 1 "$tmp/b")" ] || echo
