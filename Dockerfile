@@ -16,7 +16,12 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
-RUN make -j"$(nproc)" all
+# what /metrics' uniapd_build_info reports (.git is not in the build context):
+#   docker build --build-arg VERSION="$(git describe --tags --always --dirty)" \
+#                --build-arg GIT_COMMIT="$(git rev-parse HEAD)" -t uniapd .
+ARG VERSION=unknown
+ARG GIT_COMMIT=unknown
+RUN make -j"$(nproc)" VERSION="$VERSION" GIT_COMMIT="$GIT_COMMIT" all
 
 # ---- runtime: the shared libraries uniapd and uniap link, curl for the health check
 FROM debian:12-slim
@@ -27,12 +32,10 @@ RUN apt-get update \
       curl sqlite3 \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --user-group --uid 10001 --home-dir /var/lib/uniap --shell /usr/sbin/nologin uniap \
- && mkdir -p /var/lib/uniap /usr/share/uniap/schema \
+ && mkdir -p /var/lib/uniap \
  && chown uniap:uniap /var/lib/uniap && chmod 0750 /var/lib/uniap
 COPY --from=build /src/build/uniapd /src/build/uniap /usr/local/bin/
-# GET /v1/openapi.json reads schema/openapi.json relative to the working directory
-COPY --from=build /src/schema/openapi.json /usr/share/uniap/schema/openapi.json
-WORKDIR /usr/share/uniap
+WORKDIR /var/lib/uniap
 # `uniapd tenant ...` inside the container finds the same database without --db
 ENV UNIAPD_DB=/var/lib/uniap/uniap.db
 USER uniap

@@ -13,13 +13,14 @@
 #include "cli.h"
 #include "export.h"
 #include "jencode.h"
+#include "progress.h"
 #include "uop.h"
 
 static const char plan_usage[] =
 	"usage: uniap plan --cluster FILE --model FILE --batch B [--schedule gpipe|1f1b]\n"
 	"                  [--space unified|inter|intra|uniform] [--threads N]\n"
 	"                  [--time-limit S] [--gap G] [--early-stop] [--recompute]\n"
-	"                  [--format json|text|galvatron|megatron|deepspeed] [--pretty]\n"
+	"                  [--format json|text|galvatron|megatron|deepspeed] [--pretty] [--quiet]\n"
 	"\n"
 	"Finds the fastest plan: every pipeline degree dividing the device count (up to the\n"
 	"layer count) and every micro-batch count dividing B is a candidate, solved exactly\n"
@@ -42,6 +43,8 @@ static const char plan_usage[] =
 	"  --format F       json (default): the plan document; text: a summary for people;\n"
 	"                   galvatron, megatron, deepspeed: the best plan as that system's\n"
 	"                   config (docs/export.md; exit 1 naming the layer it cannot express)\n"
+	"  --quiet          no progress line (it is drawn on stderr only when stderr is a\n"
+	"                   terminal: candidates done/total, best TPI so far, elapsed)\n"
 	"\n"
 	"Exit status: 0 a plan, 1 invalid input, 2 bad command line, 3 nothing fits.\n";
 
@@ -122,18 +125,21 @@ int cli_cmd_plan(int argc, char **argv)
 		{ "gap", required_argument, NULL, 'g' },
 		{ "early-stop", no_argument, NULL, 'e' },
 		{ "format", required_argument, NULL, 'f' },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cli_common common = { 0 };
 	struct uop_options o;
 	struct uop_result r = { 0 };
 	struct uniap_err err = { 0 };
+	struct cli_progress progress;
 	cJSON *doc = NULL;
 	enum exp_format format = EXP_JSON;
 	char *text = NULL, *body = NULL;
 	size_t body_len = 0;
 	long threads;
-	int opt, status = CLI_EXIT_ERROR;
+	uniap_code rc;
+	int opt, quiet = 0, status = CLI_EXIT_ERROR;
 
 	uop_options_init(&o);
 	opterr = 0;
@@ -153,6 +159,8 @@ int cli_cmd_plan(int argc, char **argv)
 			plan_parse_double("--gap", optarg, 0, 1, &o.rel_gap, &err);
 		} else if (opt == 'e') {
 			o.early_stop = 1;
+		} else if (opt == 'q') {
+			quiet = 1;
 		} else if (opt == 'f') {
 			if (exp_format_parse(optarg, &format) != 0)
 				err_set(&err, UNIAP_E_ARG,
@@ -178,7 +186,14 @@ int cli_cmd_plan(int argc, char **argv)
 	o.batch = common.batch;
 	o.schedule = common.schedule;
 	o.recompute = common.recompute;
-	if (uop_run(&common.cluster, &common.model, &o, NULL, &r, &err) != UNIAP_OK) {
+	if (!quiet && cli_progress_start(&progress, stderr)) {
+		o.progress = cli_progress_update;
+		o.progress_ctx = &progress;
+	}
+	rc = uop_run(&common.cluster, &common.model, &o, NULL, &r, &err);
+	if (o.progress)
+		cli_progress_stop(&progress);
+	if (rc != UNIAP_OK) {
 		status = cli_fail("plan", &err);
 		goto out;
 	}

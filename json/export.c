@@ -602,6 +602,31 @@ static uniap_code exp_deepspeed(const struct cost_candidate *cand, const int *st
 
 /* ---- entry points ---- */
 
+/*
+ * A refused export names the way out: most refusals come from a unified plan
+ * giving layers different strategies (or sharding, or an uneven split), which
+ * the runtimes cannot express; the uniform space plans one Megatron-style
+ * tp x dp strategy for every layer on an equal split, which they can.  Added
+ * unless the plan already has that shape, where the advice would not help.
+ */
+static uniap_code exp_refused(uniap_code rc, const struct cost_candidate *cand, const int *stage,
+                              const size_t *strategy, struct uniap_err *err)
+{
+	const struct strategy *s0 = exp_strategy(cand, strategy, 0);
+	size_t u, n, L = cand->n_layers;
+	int uniform = s0->degree[STRATEGY_FSDP] == 1 && exp_tp_consecutive(s0);
+
+	for (u = 0; uniform && u < L; u++)
+		uniform = strategy[u] == strategy[0] && stage[u] == (int)(u * (size_t)cand->pp / L);
+	if (rc != UNIAP_E_INVALID || !err || uniform)
+		return rc;
+	n = strlen(err->msg);
+	snprintf(err->msg + n, sizeof(err->msg) - n, "%s",
+	         "; for a plan that exports, plan with space \"uniform\" (one tp x dp strategy for "
+	         "every layer, an equal split; uniap plan --space uniform)");
+	return rc;
+}
+
 uniap_code exp_plan(enum exp_format f, const struct cost_candidate *cand, const int *stage,
                     const size_t *strategy, const struct plan_eval *ev, char **out, size_t *len,
                     struct uniap_err *err)
@@ -618,11 +643,11 @@ uniap_code exp_plan(enum exp_format f, const struct cost_candidate *cand, const 
 	case EXP_TEXT:
 		return exp_plan_text(cand, stage, strategy, ev, NULL, NULL, out, len, err);
 	case EXP_GALVATRON:
-		return exp_galvatron(cand, stage, strategy, out, len, err);
+		return exp_refused(exp_galvatron(cand, stage, strategy, out, len, err), cand, stage, strategy, err);
 	case EXP_MEGATRON:
-		return exp_megatron(cand, stage, strategy, ev, out, len, err);
+		return exp_refused(exp_megatron(cand, stage, strategy, ev, out, len, err), cand, stage, strategy, err);
 	case EXP_DEEPSPEED:
-		return exp_deepspeed(cand, stage, strategy, out, len, err);
+		return exp_refused(exp_deepspeed(cand, stage, strategy, out, len, err), cand, stage, strategy, err);
 	}
 	return err_set(err, UNIAP_E_ARG, "format: unknown export format %d", (int)f);
 }

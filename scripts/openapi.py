@@ -5,7 +5,18 @@
 # prefix, "#/$defs/x" rewritten to "#/components/schemas/<Prefix>X").  Run
 # from the repository root after changing a route or a schema:
 #     python3 scripts/openapi.py && sh tests/cli/openapi.sh
-# Not run by make or CI (no python there); the output is committed.
+# Not run by make or CI (no python there); the output is committed, and the
+# Makefile compiles it into uniapd (GET /v1/openapi.json never reads the disk).
+#
+# Written for client generators (tests/cli/openapi-ts.sh runs openapi-typescript
+# on the served document and type-checks a client with tsc):
+# - a member the client may leave out is never in "required", and its default
+#   is told in its description, not with the "default" keyword: generators
+#   that cannot tell a request schema from a response one (openapi-typescript's
+#   default) turn a member with a default into a required one; parameters keep
+#   "default" (no generator makes those required);
+# - no bare {"type": "object"}: a map says what its values are
+#   (additionalProperties), a free-form object says additionalProperties true.
 import json, re
 S = {}
 def load(fn, prefix):
@@ -86,6 +97,62 @@ S['JobList'] = {'type': 'object', 'required': ['items', 'next_cursor'], 'propert
     'items': {'type': 'array', 'items': R('Job')},
     'next_cursor': {'type': ['string', 'null'], 'description': 'Pass as ?cursor= for the next page; null on the last page.'}}}
 
+S['JobRequest'] = {'type': 'object', 'additionalProperties': False, 'required': ['cluster', 'model', 'batch'],
+    'description': "The plan request's options as given (a member the request left out is absent: its default applied); cluster and model as the stored id or catalog name given, or \"inline\" for a document in the request.",
+    'properties': {'cluster': {'oneOf': [{'type': 'integer', 'minimum': 1}, {'type': 'string'}]},
+                   'model': {'oneOf': [{'type': 'integer', 'minimum': 1}, {'type': 'string'}]},
+                   **{k: v for k, v in S['PlanRequest']['properties'].items() if k not in ('cluster', 'model')}}}
+S['Job']['properties']['request'] = R('JobRequest')
+
+# Galvatron's profile files (json/galvatron.c states their grammar): maps from the
+# keys Galvatron writes to numbers, or to the objects of the memory profile
+num_map = lambda desc, pattern: {'type': 'object', 'description': desc, 'minProperties': 1,
+                                 'propertyNames': {'pattern': pattern}, 'additionalProperties': {'type': 'number'}}
+S['GalvatronAllreduceFile'] = num_map('allreduce_bandwidth_<N>nodes_<G>gpus_per_node.json: bus bandwidth in GB/s by group size, consecutive (1) or strided (0).',
+                                      '^allreduce_size_[0-9]+_consec_[01]$')
+S['GalvatronP2pFile'] = num_map('p2p_bandwidth_<N>nodes_<G>gpus_per_node.json: stage-to-stage bandwidth in GB/s by pipeline degree.', '^pp_size_[0-9]+$')
+S['GalvatronSpTimeFile'] = num_map('sp_time_<N>nodes_<G>gpus_per_node.json: ms by collective, group size and message size (checked, not used).',
+                                   '^(allreduce|all2all)_size_[0-9]+_[0-9]+MB_time$')
+S['GalvatronOverlapFile'] = {'type': 'object', 'description': 'overlap_coefficient.json.', 'additionalProperties': False, 'required': ['overlap_coe'],
+    'properties': {'overlap_coe': {'type': 'number', 'minimum': 1, 'maximum': 10, 'description': "The paper's CCOC (a slowdown factor)."}}}
+S['GalvatronConfigFile'] = {'type': 'object', 'additionalProperties': True,
+    'description': "The model's hyper-parameter file (a Hugging Face style config); the family is told by its keys (docs/galvatron.md), other keys are ignored.",
+    'properties': {k: {'type': 'integer', 'minimum': 1} for k in (
+        'num_hidden_layers', 'n_layer', 'n_layers', 'num_layers', 'num_decoder_layers', 'hidden_size', 'n_embd', 'dim', 'd_model',
+        'embed_dim', 'num_attention_heads', 'n_head', 'n_heads', 'num_heads', 'max_position_embeddings', 'n_positions', 'image_size', 'patch_size')}}
+S['GalvatronComputationFile'] = num_map('computation_profiling_<prec>_<suffix>.json: ms per sample per layer (layertype_<i>[_bsz<B>][_seq<S>]), of the other parts (layertype_other...), or of a whole batch (layernum[..]_bsz<B>...).',
+                                        '^(layertype_|layernum\\[)')
+mb_by_tp = {'oneOf': [{'type': 'number'}, {'type': 'object', 'additionalProperties': {'type': 'number'}}], 'description': 'MB (2^20 bytes), or MB by TP size.'}
+S['GalvatronMemoryEntry'] = {'type': 'object', 'description': 'A layer type: parameters and activation per sample by TP size.', 'properties': {
+    'parameter_size': {'type': 'number', 'description': 'MB.'},
+    'tp_activation_per_bsz_dict': {'type': 'object', 'additionalProperties': {'type': 'number'}, 'description': 'MB per sample by TP size, and "checkpoint".'}}}
+S['GalvatronMemoryOther'] = {'type': 'object', 'description': 'The parts outside the layers on a pipeline stage.', 'properties': {
+    'model_states': mb_by_tp, 'activation': mb_by_tp}}
+entry = {'anyOf': [R('GalvatronMemoryEntry'), R('GalvatronMemoryOther')]}
+S['GalvatronMemoryFile'] = {'type': 'object', 'minProperties': 1,
+    'description': 'memory_profiling_<prec>_<suffix>.json: layertype_<i>[_sp] and other_memory_<pp_off|pp_on_first|pp_on_last>[_sp], each one entry or entries by sequence length; raw <pp>_<tp>_<dp>... measurements (checked, not used).',
+    'additionalProperties': {'anyOf': [R('GalvatronMemoryEntry'), R('GalvatronMemoryOther'),
+                                       {'type': 'object', 'additionalProperties': entry},
+                                       {'type': 'object', 'additionalProperties': {'type': 'number'}}]}}
+
+# A TP table's values are numbers (each use narrows their range); said here so
+# that generators give it number values instead of none.
+S['ModelTpTable']['additionalProperties'] = {'type': 'number'}
+
+def no_defaults(o):
+    """Moves each "default" of a schema into its description (see the top)."""
+    if isinstance(o, dict):
+        if 'default' in o:
+            d = json.dumps(o.pop('default'))
+            desc = o.get('description', '')
+            if 'default' not in desc.lower():
+                o['description'] = (desc + ' ' if desc else '') + 'Default: ' + d + '.'
+        for v in o.values():
+            no_defaults(v)
+    elif isinstance(o, list):
+        for v in o:
+            no_defaults(v)
+
 def prob(desc): return {'description': desc, 'content': {'application/problem+json': {'schema': R('Problem')}}}
 resp = {k: prob(v) for k, v in {
   'BadRequest': 'Malformed JSON, a bad path, query or argument (400).',
@@ -118,7 +185,7 @@ P = {}
 P['/healthz'] = {'get': op('healthz', 'Liveness', {'200': js(R('Status'), 'The process serves.')}, ['service'], auth=False)}
 P['/readyz'] = {'get': op('readyz', 'Readiness', {'200': js(R('Status'), 'Ready.'), '503': rr('ServiceUnavailable')}, ['service'], auth=False)}
 P['/metrics'] = {'get': op('metrics', 'Prometheus metrics', {'200': {'description': 'Prometheus text format.', 'content': {'text/plain; version=0.0.4': {'schema': {'type': 'string'}}}}, '503': rr('ServiceUnavailable')}, ['service'], auth=False)}
-P['/v1/openapi.json'] = {'get': op('openapi', 'This document', {'200': js({'type': 'object'}, 'The OpenAPI document.'), '404': rr('NotFound')}, ['service'], auth=False)}
+P['/v1/openapi.json'] = {'get': op('openapi', 'This document', {'200': js({'type': 'object', 'additionalProperties': True}, 'The OpenAPI document (compiled into uniapd).')}, ['service'], auth=False)}
 P['/v1/whoami'] = {'get': op('whoami', 'The caller\'s tenant', {'200': js(R('Whoami'), 'The tenant.')}, ['tenant'])}
 P['/v1/catalog'] = {'get': op('listCatalog', 'The built-in clusters and models', {'200': js(R('Catalog'), 'The catalog.')}, ['catalog'])}
 P['/v1/catalog/{name}'] = {'get': op('getCatalogEntry', 'A built-in profile', {'200': js({'oneOf': [R('Cluster'), R('Model')]}, 'The full profile.'), '404': rr('NotFound')}, ['catalog'],
@@ -134,17 +201,16 @@ for res, doc, tag in (('clusters', 'Cluster', 'clusters'), ('models', 'Model', '
       'get': op('get' + one, 'A stored ' + one.lower(), {'200': js(R(doc), 'The stored document.'), '404': rr('NotFound')}, [tag], params=[idp]),
       'delete': op('delete' + one, 'Delete a stored ' + one.lower(), {'204': {'description': 'Deleted.'}, '404': rr('NotFound')}, [tag], params=[idp])}
 # imports (?format=, server/api_import.c): the body names the input files, the stored document is built from them
-F = {'type': 'object', 'description': 'A Galvatron profile file, as parsed JSON.'}
 S['GalvatronClusterImport'] = {'type': 'object', 'additionalProperties': False, 'required': ['nodes', 'gpus_per_node', 'allreduce'],
     'description': '?format=galvatron: Galvatron hardware files (docs/galvatron.md).', 'properties': {
     'name': {'type': 'string', 'maxLength': 128}, 'nodes': {'type': 'integer', 'minimum': 1, 'maximum': 65536},
     'gpus_per_node': {'type': 'integer', 'minimum': 1, 'maximum': 1024},
     'memory_bytes': {'type': 'number', 'description': 'Per device; default 80 GiB.'},
     'reserved_bytes': {'type': 'number', 'description': 'Per device; default 2 GiB.'},
-    'allreduce': F, 'p2p': F, 'overlap': F, 'sp_time': F}}
+    'allreduce': R('GalvatronAllreduceFile'), 'p2p': R('GalvatronP2pFile'), 'overlap': R('GalvatronOverlapFile'), 'sp_time': R('GalvatronSpTimeFile')}}
 S['GalvatronModelImport'] = {'type': 'object', 'additionalProperties': False, 'required': ['config', 'computation', 'memory'],
     'description': '?format=galvatron: a Galvatron model config and its profiles (docs/galvatron.md).', 'properties': {
-    'name': {'type': 'string', 'maxLength': 128}, 'config': F, 'computation': F, 'memory': F,
+    'name': {'type': 'string', 'maxLength': 128}, 'config': R('GalvatronConfigFile'), 'computation': R('GalvatronComputationFile'), 'memory': R('GalvatronMemoryFile'),
     'precision': {'enum': ['bf16', 'fp16', 'fp32'], 'default': 'bf16'},
     'seq': {'type': 'integer', 'minimum': 1}, 'bsz': {'type': 'integer', 'minimum': 1}, 'sequence_parallel': {'type': 'boolean'}}}
 S['NcclTestsImport'] = {'type': 'object', 'additionalProperties': False, 'required': ['base', 'outputs'],
@@ -183,7 +249,8 @@ P['/v1/jobs/{id}'] = {
         '404': rr('NotFound'), '409': rr('Conflict')}, ['jobs'], params=[jobp])}
 P['/v1/jobs/{id}/plan'] = {'get': op('exportPlan', 'The job\'s plan, exported', {
     '200': {'description': 'The plan in the format asked for.', 'content': {
-        'application/json': {'schema': {'type': 'object'}}, 'text/plain': {'schema': {'type': 'string'}}}},
+        'application/json': {'schema': {'type': 'object', 'additionalProperties': True, 'description': 'json: the plan document; galvatron, megatron, deepspeed: that tool\'s configuration.'}},
+        'text/plain': {'schema': {'type': 'string'}}}},
     '400': rr('BadRequest'), '404': rr('NotFound'), '409': rr('Conflict'), '422': rr('Unprocessable')}, ['jobs'],
     params=[jobp, {'name': 'format', 'in': 'query', 'schema': {'type': 'string', 'enum': ['json', 'text', 'galvatron', 'megatron', 'deepspeed'], 'default': 'json'},
                    'description': 'docs/export.md: each mapping, and what a target cannot express (422 naming the layer).'}])}
@@ -231,6 +298,7 @@ for path, ops in P.items():
 resp['BadRequest']['description'] = 'Malformed JSON, a bad path or argument, or a query parameter the route does not take, named (400).'
 resp['ServiceUnavailable']['description'] = ('Out of memory, not ready, the job queue is full, or --max-streams long-polls and '
                                              'event streams are open (503; Retry-After when full).')
+no_defaults(S)
 doc = {'openapi': '3.1.0',
   'jsonSchemaDialect': 'https://json-schema.org/draft/2020-12/schema',
   'info': {'title': 'uniapd', 'version': '1', 'description': 'The uniap planning service: upload cluster and model profiles, queue plan jobs, poll them, export their plans.'},

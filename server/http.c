@@ -31,9 +31,9 @@
  */
 #include "http.h"
 
-#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -48,13 +48,11 @@
 #include <microhttpd.h>
 #include <nettle/sha2.h>
 
-#include "jdecode.h"
 #include "problem.h"
 #include "route.h"
 
 #define HTTP_PATH_MAX 4096          /* decoded path; longer is a 414 problem */
 #define HTTP_QUERY_VALUE_MAX 2048   /* one decoded query key or value */
-#define HTTP_OPENAPI_MAX_BYTES (4u * 1024u * 1024u)
 #define HTTP_STATUS_SLOTS 600       /* statuses 0..599 counted per route */
 #define HTTP_METRICS_TEXT_MAX (8u * 1024u * 1024u)
 
@@ -557,23 +555,20 @@ static void http_h_metrics(struct http_request *req, struct http_response *res)
 	free(text);
 }
 
+/* The document is bytes in memory (uniapd: compiled in from schema/openapi.json),
+ * never a file: the answer does not depend on the working directory. */
 static void http_h_openapi(struct http_request *req, struct http_response *res)
 {
 	const struct http_server *srv = req->server;
-	const char *path = srv && srv->cfg.openapi_path ? srv->cfg.openapi_path : "schema/openapi.json";
-	struct uniap_err err;
-	char *text = NULL;
-	size_t len = 0;
 
-	err_clear(&err);
-	if (jdec_read_file(path, HTTP_OPENAPI_MAX_BYTES, &text, &len, &err) != UNIAP_OK) {
+	if (!srv || !srv->cfg.openapi_json) {
 		problem_fill(res, problem_status(UNIAP_E_NOTFOUND), problem_slug(UNIAP_E_NOTFOUND),
-		             "the OpenAPI document is not installed", req->path, NULL);
+		             "the OpenAPI document is not built in", req->path, NULL);
 		return;
 	}
-	if (http_response_set_body(res, HTTP_OK, "application/json", text, len) != 0)
+	if (http_response_set_body(res, HTTP_OK, "application/json", srv->cfg.openapi_json,
+	                           srv->cfg.openapi_json_len) != 0)
 		problem_fill(res, HTTP_SERVICE_UNAVAILABLE, "out-of-memory", "out of memory", req->path, NULL);
-	free(text);
 }
 
 static const struct route http_builtins[] = {
@@ -1214,12 +1209,60 @@ static void http_watch_stop(struct http_server *srv)
 	srv->parked = NULL;
 }
 
+/*
+ * Starts srv->daemon on cfg's host (a name or a literal, resolved with
+ * getaddrinfo) and port: the first of the host's addresses that binds wins
+ * (localhost may list ::1 where IPv6 is off).  An IPv6 address listens dual
+ * stack, so "::" takes IPv4 clients too.  0 ok, -1 with a message.
+ */
+static int http_listen(struct http_server *srv, const struct http_config *cfg, char *err_msg, size_t err_cap)
+{
+	const char *host = cfg->listen_addr ? cfg->listen_addr : "127.0.0.1";
+	struct addrinfo hints, *res = NULL, *ai;
+	char port[8];
+	int rc;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_NUMERICSERV;
+	snprintf(port, sizeof(port), "%u", (unsigned)cfg->port);
+	rc = getaddrinfo(host, port, &hints, &res);
+	if (rc != 0) {
+		snprintf(err_msg, err_cap, "listen: cannot resolve %s: %s", host, gai_strerror(rc));
+		return -1;
+	}
+	for (ai = res; ai && !srv->daemon; ai = ai->ai_next) {
+		unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_ALLOW_SUSPEND_RESUME |
+		                 MHD_USE_ERROR_LOG;
+
+		if (ai->ai_family != AF_INET && ai->ai_family != AF_INET6)
+			continue;
+		if (ai->ai_family == AF_INET6)
+			flags |= MHD_USE_DUAL_STACK;
+		srv->daemon = MHD_start_daemon(
+			flags, 0, NULL, NULL, http_access, srv,
+			MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+			MHD_OPTION_THREAD_POOL_SIZE, cfg->threads ? cfg->threads : 8u,
+			MHD_OPTION_CONNECTION_LIMIT, cfg->connection_limit ? cfg->connection_limit : 256u,
+			MHD_OPTION_CONNECTION_TIMEOUT, cfg->timeout_s ? cfg->timeout_s : 30u,
+			MHD_OPTION_NOTIFY_COMPLETED, http_completed, srv,
+			MHD_OPTION_UNESCAPE_CALLBACK, http_unescape_none, NULL,
+			MHD_OPTION_END);
+	}
+	freeaddrinfo(res);
+	if (!srv->daemon) {
+		snprintf(err_msg, err_cap, "listen: cannot listen on %s port %u", host, (unsigned)cfg->port);
+		return -1;
+	}
+	return 0;
+}
+
 struct http_server *http_server_start(const struct http_config *cfg, char *err_msg, size_t err_cap)
 {
 	struct http_server *srv = calloc(1, sizeof(*srv));
 	const struct route_table *app = cfg->routes;
 	size_t nb = http_builtin_table.count, na = app ? app->count : 0;
-	struct sockaddr_in sa;
 	const union MHD_DaemonInfo *info;
 
 	if (!srv || !(srv->routes = calloc(nb + na, sizeof(*srv->routes)))) {
@@ -1249,33 +1292,12 @@ struct http_server *http_server_start(const struct http_config *cfg, char *err_m
 		snprintf(err_msg, err_cap, "out of memory");
 		goto fail;
 	}
-	memset(&sa, 0, sizeof(sa));
-	sa.sin_family = AF_INET;
-	sa.sin_port = htons(cfg->port);
-	if (inet_pton(AF_INET, cfg->listen_addr ? cfg->listen_addr : "127.0.0.1", &sa.sin_addr) != 1) {
-		snprintf(err_msg, err_cap, "listen: %s is not an IPv4 address", cfg->listen_addr);
-		goto fail_metrics;
-	}
 	if (http_watch_start(srv) != 0) {
 		snprintf(err_msg, err_cap, "cannot start the watcher thread");
 		goto fail_metrics;
 	}
-	srv->daemon = MHD_start_daemon(
-		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_ALLOW_SUSPEND_RESUME |
-			MHD_USE_ERROR_LOG,
-		0, NULL, NULL, http_access, srv,
-		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-		MHD_OPTION_THREAD_POOL_SIZE, cfg->threads ? cfg->threads : 8u,
-		MHD_OPTION_CONNECTION_LIMIT, cfg->connection_limit ? cfg->connection_limit : 256u,
-		MHD_OPTION_CONNECTION_TIMEOUT, cfg->timeout_s ? cfg->timeout_s : 30u,
-		MHD_OPTION_NOTIFY_COMPLETED, http_completed, srv,
-		MHD_OPTION_UNESCAPE_CALLBACK, http_unescape_none, NULL,
-		MHD_OPTION_END);
-	if (!srv->daemon) {
-		snprintf(err_msg, err_cap, "listen: cannot listen on %s:%u", cfg->listen_addr ? cfg->listen_addr : "127.0.0.1",
-		         (unsigned)cfg->port);
+	if (http_listen(srv, cfg, err_msg, err_cap) != 0)
 		goto fail_watch;
-	}
 	info = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
 	if (!info || (cfg->port && info->port != cfg->port)) {
 		snprintf(err_msg, err_cap, "listen: cannot read the bound port");

@@ -228,7 +228,8 @@ int http_percent_decode(const char *in, size_t len, char *out, size_t out_cap, i
 /* ---------------------------------------------------------------- server */
 
 struct http_config {
-	const char *listen_addr;   /* IPv4 literal, "127.0.0.1"; borrowed until http_server_free */
+	const char *listen_addr;   /* host name or IPv4/IPv6 literal (no brackets); NULL: "127.0.0.1";
+	                            * borrowed until http_server_free */
 	unsigned short port;       /* 0: an ephemeral port (read it back with http_server_port) */
 	size_t max_body_bytes;     /* 0: HTTP_DEFAULT_MAX_BODY_BYTES */
 	unsigned connection_limit; /* 0: 256 */
@@ -240,7 +241,9 @@ struct http_config {
 	http_ready_fn ready;       /* may be NULL: always ready */
 	void *ready_ctx;
 	void *app;                 /* passed to handlers as req->app */
-	const char *openapi_path;  /* served at GET /v1/openapi.json; NULL: schema/openapi.json */
+	const char *openapi_json;  /* served at GET /v1/openapi.json (borrowed, openapi_json_len
+	                            * bytes); NULL: 404.  uniapd passes the document compiled in */
+	size_t openapi_json_len;
 	FILE *access_log;          /* one JSON line per request; NULL: none */
 	http_metrics_fn metrics;   /* appended to GET /metrics; may be NULL */
 	void *metrics_ctx;

@@ -13,13 +13,19 @@
  * Never: do request work here; keep state in globals (the signal set is
  * waited on with sigwait, no handler runs).
  */
+#include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
+#include <getopt.h>
 #include <limits.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,7 +33,9 @@
 #include <cjson/cJSON.h>
 
 #include "api.h"
+#include "buildinfo.h"
 #include "http.h"
+#include "openapi_doc.h"
 #include "route.h"
 #include "runner.h"
 #include "store.h"
@@ -46,8 +54,10 @@
 #define UNIAPD_JOB_RETENTION_S (30.0 * 86400)                /* finished jobs are kept this long */
 #define UNIAPD_PURGE_BATCH 500          /* finished jobs deleted per write: short write locks */
 
+#define UNIAPD_MAX_CORS_ORIGINS 16      /* --cors-origin given at most this often */
+
 struct uniapd_options {
-	char addr[64];
+	char host[256];                 /* --listen's host: a name or a literal, no brackets */
 	unsigned short port;
 	const char *db_path;
 	size_t max_body_bytes;
@@ -56,25 +66,28 @@ struct uniapd_options {
 	unsigned http_threads;
 	double max_time_limit_s, grace_s, job_retention_s;
 	long max_queued;
-	unsigned max_streams;
-	const char *cors_origins[ROUTE_CORS_ORIGINS_MAX]; /* --cors-origin, borrowed from argv */
+	const char *cors_origins[UNIAPD_MAX_CORS_ORIGINS]; /* borrowed from argv */
 	size_t cors_origin_count;
+	unsigned max_streams;
 };
 
 static void uniapd_usage(FILE *out)
 {
 	fprintf(out,
-	        "usage: uniapd [--listen ADDR:PORT] [--db FILE] [--max-body BYTES] [--no-auth]\n"
+	        "usage: uniapd [--listen HOST:PORT] [--db FILE] [--max-body BYTES] [--no-auth]\n"
 	        "              [--jobs N] [--workers N] [--max-queued N] [--max-time-limit S]\n"
 	        "              [--grace S] [--job-retention S] [--no-cache] [--http-threads N]\n"
 	        "              [--cors-origin ORIGIN]... [--max-streams N]\n"
 	        "       uniapd tenant add|list|revoke ... (uniapd tenant --help)\n"
 	        "\n"
-	        "  --listen ADDR:PORT  IPv4 address and port to serve on (default %s;\n"
-	        "                      env UNIAPD_LISTEN); port 0 picks a free one\n"
+	        "  --listen HOST:PORT  where to serve (default %s; env UNIAPD_LISTEN):\n"
+	        "                      an IPv4 address, a host name (localhost:8080) or an IPv6\n"
+	        "                      address in brackets ([::1]:8080, [::]:8080); port 0 picks\n"
+	        "                      a free one\n"
 	        "  --db FILE           SQLite database (default %s; env UNIAPD_DB)\n"
 	        "  --max-body BYTES    largest request body accepted (default %u)\n"
-	        "  --no-auth           single tenant, no keys (\"%s\"); loopback --listen only\n"
+	        "  --no-auth           single tenant, no keys (\"%s\"); only with a --listen host\n"
+	        "                      that is loopback (127.0.0.0/8, ::1) or resolves only to it\n"
 	        "  --jobs N            plan jobs run at once (default 2)\n"
 	        "  --workers N         solver processes at once, shared by the jobs (default: cores)\n"
 	        "  --max-queued N      queued jobs of all tenants before 503 (default %d)\n"
@@ -96,35 +109,93 @@ static void uniapd_usage(FILE *out)
 	        "jobs finish within the grace period, and re-queues the rest.\n",
 	        UNIAPD_DEFAULT_LISTEN, UNIAPD_DEFAULT_DB, HTTP_DEFAULT_MAX_BODY_BYTES, UNIAPD_NO_AUTH_TENANT,
 	        STORE_DEFAULT_MAX_QUEUED, UNIAPD_MAX_TIME_LIMIT_S, UNIAPD_JOB_GRACE_S, UNIAPD_JOB_RETENTION_S,
-	        ROUTE_CORS_ORIGINS_MAX, HTTP_DEFAULT_MAX_STREAMS);
+	        UNIAPD_MAX_CORS_ORIGINS, HTTP_DEFAULT_MAX_STREAMS);
 }
 
-/* "ADDR:PORT" into opt; 0 ok, -1 with a message on stderr. */
+/* "HOST:PORT" or "[IPV6]:PORT" into opt->host and opt->port (the host is
+ * resolved when the listener starts); 0 ok, -1 with a message on stderr. */
 static int uniapd_parse_listen(const char *s, struct uniapd_options *opt)
 {
-	const char *colon = strrchr(s, ':');
+	const char *host = s, *colon;
 	char *end = NULL;
 	unsigned long port;
-	size_t alen;
+	size_t hlen;
 
-	if (!colon || colon == s) {
-		fprintf(stderr, "uniapd: --listen: must be ADDR:PORT, got \"%s\"\n", s);
-		return -1;
+	if (s[0] == '[') {
+		const char *close = strchr(s, ']');
+
+		if (!close || close[1] != ':') {
+			fprintf(stderr, "uniapd: --listen: must be [IPV6]:PORT, got \"%s\"\n", s);
+			return -1;
+		}
+		host = s + 1;
+		hlen = (size_t)(close - host);
+		colon = close + 1;
+	} else {
+		colon = strrchr(s, ':');
+		if (!colon || colon == s) {
+			fprintf(stderr, "uniapd: --listen: must be HOST:PORT, got \"%s\"\n", s);
+			return -1;
+		}
+		hlen = (size_t)(colon - s);
+		if (memchr(s, ':', hlen)) {
+			fprintf(stderr, "uniapd: --listen: an IPv6 address goes in brackets ([::1]:8080), got \"%s\"\n", s);
+			return -1;
+		}
 	}
-	alen = (size_t)(colon - s);
-	if (alen >= sizeof(opt->addr)) {
-		fprintf(stderr, "uniapd: --listen: address too long\n");
+	if (hlen == 0 || hlen >= sizeof(opt->host)) {
+		fprintf(stderr, "uniapd: --listen: the host must be 1..%zu bytes, got \"%s\"\n", sizeof(opt->host) - 1, s);
 		return -1;
 	}
 	errno = 0;
 	port = strtoul(colon + 1, &end, 10);
-	if (errno || end == colon + 1 || *end || port > USHRT_MAX || colon[1] == '-') {
+	if (errno || end == colon + 1 || *end || port > USHRT_MAX || colon[1] == '-' || colon[1] == '+') {
 		fprintf(stderr, "uniapd: --listen: port must be 0..65535, got \"%s\"\n", colon + 1);
 		return -1;
 	}
-	memcpy(opt->addr, s, alen);
-	opt->addr[alen] = '\0';
+	memcpy(opt->host, host, hlen);
+	opt->host[hlen] = '\0';
 	opt->port = (unsigned short)port;
+	return 0;
+}
+
+/* 1 when addr is a loopback address: 127.0.0.0/8, ::1 or ::ffff:127.x.x.x. */
+static int uniapd_is_loopback(const struct sockaddr *addr)
+{
+	if (addr->sa_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)(const void *)addr)->sin_addr.s_addr) >> 24) == 127;
+	if (addr->sa_family == AF_INET6) {
+		const struct in6_addr *a = &((const struct sockaddr_in6 *)(const void *)addr)->sin6_addr;
+
+		return IN6_IS_ADDR_LOOPBACK(a) || (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+	}
+	return 0;
+}
+
+/* --no-auth serves one tenant without keys, so its host must resolve, and only
+ * to loopback addresses: whichever of them the listener binds, nothing off this
+ * machine reaches it.  0 ok, -1 with a message on stderr. */
+static int uniapd_check_loopback(const char *host)
+{
+	struct addrinfo hints, *res = NULL, *ai;
+	int rc, all = 1;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	rc = getaddrinfo(host, NULL, &hints, &res);
+	if (rc != 0) {
+		fprintf(stderr, "uniapd: --no-auth: cannot resolve the --listen host \"%s\": %s\n", host, gai_strerror(rc));
+		return -1;
+	}
+	for (ai = res; ai; ai = ai->ai_next)
+		all = all && uniapd_is_loopback(ai->ai_addr);
+	freeaddrinfo(res);
+	if (!all) {
+		fprintf(stderr, "uniapd: --no-auth: only with a loopback --listen host (127.0.0.0/8, ::1, or a name "
+		                "resolving only to them), got \"%s\"\n", host);
+		return -1;
+	}
 	return 0;
 }
 
@@ -160,34 +231,50 @@ static int uniapd_parse_num(const char *opt, const char *s, double lo, double hi
 	return 0;
 }
 
-/* The options that take a number: name, range, integer, where it goes. */
-static int uniapd_number_option(const char *a, const char *v, struct uniapd_options *opt, int *handled)
+/* getopt_long's answer for an option it refused (unknown, or its value missing): exit status 2. */
+static int uniapd_bad_option(const char *cmd, const char *arg)
 {
-	double x = 0;
-	int rc = 0;
+	fprintf(stderr, "uniapd%s%s: unknown or incomplete option '%.64s' (see uniapd%s%s --help)\n",
+	        cmd ? " " : "", cmd ? cmd : "", arg, cmd ? " " : "", cmd ? cmd : "");
+	return -1;
+}
 
-	*handled = 1;
-	if (strcmp(a, "--jobs") == 0 && (rc = uniapd_parse_num(a, v, 1, 64, 1, &x)) == 0)
-		opt->jobs = (int)x;
-	else if (strcmp(a, "--workers") == 0 && (rc = uniapd_parse_num(a, v, 1, 256, 1, &x)) == 0)
-		opt->workers = (int)x;
-	else if (strcmp(a, "--max-queued") == 0 && (rc = uniapd_parse_num(a, v, 1, 1e7, 1, &x)) == 0)
-		opt->max_queued = (long)x;
-	else if (strcmp(a, "--max-time-limit") == 0 && (rc = uniapd_parse_num(a, v, 0.001, 86400, 0, &x)) == 0)
-		opt->max_time_limit_s = x;
-	else if (strcmp(a, "--grace") == 0 && (rc = uniapd_parse_num(a, v, 0, 86400, 0, &x)) == 0)
-		opt->grace_s = x;
-	else if (strcmp(a, "--http-threads") == 0 && (rc = uniapd_parse_num(a, v, 1, 64, 1, &x)) == 0)
-		opt->http_threads = (unsigned)x;
-	else if (strcmp(a, "--job-retention") == 0 && (rc = uniapd_parse_num(a, v, 0, 100 * 365 * 86400.0, 0, &x)) == 0)
-		opt->job_retention_s = x;
-	else if (strcmp(a, "--max-streams") == 0 && (rc = uniapd_parse_num(a, v, 1, 4096, 1, &x)) == 0)
-		opt->max_streams = (unsigned)x;
-	else if (rc == 0 && strcmp(a, "--jobs") && strcmp(a, "--workers") && strcmp(a, "--max-queued") &&
-	         strcmp(a, "--max-time-limit") && strcmp(a, "--grace") && strcmp(a, "--http-threads") &&
-	         strcmp(a, "--job-retention") && strcmp(a, "--max-streams"))
-		*handled = 0;
-	return rc;
+enum uniapd_opt {
+	UNIAPD_OPT_LISTEN = 256, UNIAPD_OPT_DB, UNIAPD_OPT_MAX_BODY, UNIAPD_OPT_NO_AUTH, UNIAPD_OPT_NO_CACHE,
+	UNIAPD_OPT_JOBS, UNIAPD_OPT_WORKERS, UNIAPD_OPT_MAX_QUEUED, UNIAPD_OPT_MAX_TIME_LIMIT, UNIAPD_OPT_GRACE,
+	UNIAPD_OPT_HTTP_THREADS, UNIAPD_OPT_JOB_RETENTION, UNIAPD_OPT_CORS_ORIGIN, UNIAPD_OPT_MAX_STREAMS,
+	UNIAPD_OPT_MAX_JOBS, UNIAPD_OPT_MAX_BYTES,
+};
+
+/* The options that take a number: their range, integer or not. */
+static const struct uniapd_number_opt {
+	int opt;
+	const char *name;
+	double lo, hi;
+	int integer;
+} uniapd_number_opts[] = {
+	{UNIAPD_OPT_JOBS, "--jobs", 1, 64, 1},
+	{UNIAPD_OPT_WORKERS, "--workers", 1, 256, 1},
+	{UNIAPD_OPT_MAX_QUEUED, "--max-queued", 1, 1e7, 1},
+	{UNIAPD_OPT_MAX_TIME_LIMIT, "--max-time-limit", 0.001, 86400, 0},
+	{UNIAPD_OPT_GRACE, "--grace", 0, 86400, 0},
+	{UNIAPD_OPT_HTTP_THREADS, "--http-threads", 1, 64, 1},
+	{UNIAPD_OPT_JOB_RETENTION, "--job-retention", 0, 100 * 365 * 86400.0, 0},
+	{UNIAPD_OPT_MAX_STREAMS, "--max-streams", 1, 100000, 1},
+	{UNIAPD_OPT_MAX_JOBS, "--max-jobs", 0, 1e6, 1},
+	{UNIAPD_OPT_MAX_BYTES, "--max-bytes", 0, 1e15, 1},
+};
+
+/* opt's value as a number in its range; 0 ok, -1 with a message.  *x untouched for other options. */
+static int uniapd_number(int opt, const char *arg, double *x)
+{
+	for (size_t i = 0; i < sizeof(uniapd_number_opts) / sizeof(uniapd_number_opts[0]); i++) {
+		const struct uniapd_number_opt *n = &uniapd_number_opts[i];
+
+		if (n->opt == opt)
+			return uniapd_parse_num(n->name, arg, n->lo, n->hi, n->integer, x);
+	}
+	return 0;
 }
 
 /* --cors-origin: "http://" or "https://", a host, an optional port; no path, no trailing "/". */
@@ -200,8 +287,8 @@ static int uniapd_cors_origin(const char *v, struct uniapd_options *opt)
 		                "Origin, got \"%s\"\n", v);
 		return -1;
 	}
-	if (opt->cors_origin_count >= ROUTE_CORS_ORIGINS_MAX) {
-		fprintf(stderr, "uniapd: --cors-origin: at most %d origins\n", ROUTE_CORS_ORIGINS_MAX);
+	if (opt->cors_origin_count >= UNIAPD_MAX_CORS_ORIGINS) {
+		fprintf(stderr, "uniapd: --cors-origin: at most %d origins\n", UNIAPD_MAX_CORS_ORIGINS);
 		return -1;
 	}
 	opt->cors_origins[opt->cors_origin_count++] = v;
@@ -211,60 +298,72 @@ static int uniapd_cors_origin(const char *v, struct uniapd_options *opt)
 /* 0 ok, 1 --help given, -1 bad command line (message printed). */
 static int uniapd_parse_args(int argc, char **argv, struct uniapd_options *opt)
 {
+	static const struct option longopts[] = {
+		{"listen", required_argument, NULL, UNIAPD_OPT_LISTEN},
+		{"db", required_argument, NULL, UNIAPD_OPT_DB},
+		{"max-body", required_argument, NULL, UNIAPD_OPT_MAX_BODY},
+		{"no-auth", no_argument, NULL, UNIAPD_OPT_NO_AUTH},
+		{"no-cache", no_argument, NULL, UNIAPD_OPT_NO_CACHE},
+		{"jobs", required_argument, NULL, UNIAPD_OPT_JOBS},
+		{"workers", required_argument, NULL, UNIAPD_OPT_WORKERS},
+		{"max-queued", required_argument, NULL, UNIAPD_OPT_MAX_QUEUED},
+		{"max-time-limit", required_argument, NULL, UNIAPD_OPT_MAX_TIME_LIMIT},
+		{"grace", required_argument, NULL, UNIAPD_OPT_GRACE},
+		{"http-threads", required_argument, NULL, UNIAPD_OPT_HTTP_THREADS},
+		{"job-retention", required_argument, NULL, UNIAPD_OPT_JOB_RETENTION},
+		{"cors-origin", required_argument, NULL, UNIAPD_OPT_CORS_ORIGIN},
+		{"max-streams", required_argument, NULL, UNIAPD_OPT_MAX_STREAMS},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
 	const char *listen = getenv("UNIAPD_LISTEN");
 	const char *db = getenv("UNIAPD_DB");
-	int i;
+	int c;
 
 	opt->max_body_bytes = HTTP_DEFAULT_MAX_BODY_BYTES;
 	opt->grace_s = UNIAPD_JOB_GRACE_S;
 	opt->job_retention_s = UNIAPD_JOB_RETENTION_S;
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		int handled = 0;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		double x = 0;
 
-		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)
-			return 1;
-		if (strcmp(a, "--no-auth") == 0) {
-			opt->no_auth = 1;
-			continue;
-		}
-		if (strcmp(a, "--no-cache") == 0) {
-			opt->no_cache = 1;
-			continue;
-		}
-		if (i + 1 < argc) {
-			if (uniapd_number_option(a, argv[i + 1], opt, &handled) != 0)
-				return -1;
-			if (handled) {
-				i++;
-				continue;
-			}
-		}
-		if (i + 1 < argc && strcmp(a, "--cors-origin") == 0) {
-			if (uniapd_cors_origin(argv[++i], opt) != 0)
-				return -1;
-			continue;
-		}
-		if (i + 1 >= argc || (strcmp(a, "--listen") != 0 && strcmp(a, "--db") != 0 &&
-		                      strcmp(a, "--max-body") != 0)) {
-			fprintf(stderr, "uniapd: %s: unknown option or missing value (see uniapd --help)\n", a);
+		if (uniapd_number(c, optarg, &x) != 0)
 			return -1;
+		switch (c) {
+		case 'h': return 1;
+		case UNIAPD_OPT_LISTEN: listen = optarg; break;
+		case UNIAPD_OPT_DB: db = optarg; break;
+		case UNIAPD_OPT_MAX_BODY:
+			if (uniapd_parse_size(optarg, &opt->max_body_bytes) != 0)
+				return -1;
+			break;
+		case UNIAPD_OPT_NO_AUTH: opt->no_auth = 1; break;
+		case UNIAPD_OPT_NO_CACHE: opt->no_cache = 1; break;
+		case UNIAPD_OPT_JOBS: opt->jobs = (int)x; break;
+		case UNIAPD_OPT_WORKERS: opt->workers = (int)x; break;
+		case UNIAPD_OPT_MAX_QUEUED: opt->max_queued = (long)x; break;
+		case UNIAPD_OPT_MAX_TIME_LIMIT: opt->max_time_limit_s = x; break;
+		case UNIAPD_OPT_GRACE: opt->grace_s = x; break;
+		case UNIAPD_OPT_HTTP_THREADS: opt->http_threads = (unsigned)x; break;
+		case UNIAPD_OPT_JOB_RETENTION: opt->job_retention_s = x; break;
+		case UNIAPD_OPT_MAX_STREAMS: opt->max_streams = (unsigned)x; break;
+		case UNIAPD_OPT_CORS_ORIGIN:
+			if (uniapd_cors_origin(optarg, opt) != 0)
+				return -1;
+			break;
+		default: return uniapd_bad_option(NULL, argv[optind - 1]);
 		}
-		if (strcmp(a, "--listen") == 0)
-			listen = argv[++i];
-		else if (strcmp(a, "--db") == 0)
-			db = argv[++i];
-		else if (uniapd_parse_size(argv[++i], &opt->max_body_bytes) != 0)
-			return -1;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "uniapd: unexpected argument '%.64s' (see uniapd --help)\n", argv[optind]);
+		return -1;
 	}
 	if (uniapd_parse_listen(listen && *listen ? listen : UNIAPD_DEFAULT_LISTEN, opt) != 0)
 		return -1;
 	opt->db_path = db && *db ? db : UNIAPD_DEFAULT_DB;
-	if (opt->no_auth && strncmp(opt->addr, "127.", 4) != 0 && strcmp(opt->addr, "localhost") != 0) {
-		fprintf(stderr, "uniapd: --no-auth: only with a loopback --listen address (127.x.x.x), got \"%s\"\n",
-		        opt->addr);
+	if (opt->no_auth && uniapd_check_loopback(opt->host) != 0)
 		return -1;
-	}
 	return 0;
 }
 
@@ -594,9 +693,22 @@ static uniap_code uniapd_tenant_print(struct store *s, struct uniap_err *err)
 /* uniapd tenant CMD ...: 0 ok, 1 failed, 2 bad command line. */
 static int uniapd_tenant_main(int argc, char **argv)
 {
+	static const struct option opts[] = {
+		{"db", required_argument, NULL, UNIAPD_OPT_DB},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	static const struct option add_opts[] = {
+		{"db", required_argument, NULL, UNIAPD_OPT_DB},
+		{"max-jobs", required_argument, NULL, UNIAPD_OPT_MAX_JOBS},
+		{"max-bytes", required_argument, NULL, UNIAPD_OPT_MAX_BYTES},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
 	const char *cmd = argc > 2 ? argv[2] : NULL;
 	const char *db = getenv("UNIAPD_DB"), *name = NULL;
-	int want_name, i, status = 1;
+	char cmd_label[32];
+	int want_name, i, c, status = 1;
 	double max_jobs = UNIAPD_TENANT_MAX_JOBS, max_bytes = (double)UNIAPD_TENANT_MAX_STORED_BYTES;
 	struct store *s = NULL;
 	struct store_tenant t;
@@ -613,21 +725,34 @@ static int uniapd_tenant_main(int argc, char **argv)
 		fprintf(stderr, "uniapd tenant: unknown command \"%s\" (see uniapd tenant --help)\n", cmd);
 		return 2;
 	}
+	snprintf(cmd_label, sizeof(cmd_label), "tenant %s", cmd);
 	want_name = strcmp(cmd, "list") != 0;
-	for (i = 3; i < argc; i++) {
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+	/* argv + 2: cmd stands where getopt expects the program's name */
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc - 2, argv + 2, "h", strcmp(cmd, "add") == 0 ? add_opts : opts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
 			uniapd_tenant_usage(stdout, cmd);
 			return 0;
+		case UNIAPD_OPT_DB:
+			db = optarg;
+			break;
+		case UNIAPD_OPT_MAX_JOBS:
+			if (uniapd_number(c, optarg, &max_jobs) != 0)
+				return 2;
+			break;
+		case UNIAPD_OPT_MAX_BYTES:
+			if (uniapd_number(c, optarg, &max_bytes) != 0)
+				return 2;
+			break;
+		default:
+			uniapd_bad_option(cmd_label, argv[2 + optind - 1]);
+			return 2;
 		}
-		if (strcmp(argv[i], "--db") == 0 && i + 1 < argc) {
-			db = argv[++i];
-		} else if (strcmp(cmd, "add") == 0 && strcmp(argv[i], "--max-jobs") == 0 && i + 1 < argc) {
-			if (uniapd_parse_num("--max-jobs", argv[++i], 0, 1e6, 1, &max_jobs) != 0)
-				return 2;
-		} else if (strcmp(cmd, "add") == 0 && strcmp(argv[i], "--max-bytes") == 0 && i + 1 < argc) {
-			if (uniapd_parse_num("--max-bytes", argv[++i], 0, 1e15, 1, &max_bytes) != 0)
-				return 2;
-		} else if (argv[i][0] != '-' && want_name && !name) {
+	}
+	for (i = 2 + optind; i < argc; i++) {
+		if (want_name && !name) {
 			name = argv[i];
 		} else {
 			fprintf(stderr, "uniapd tenant %s: %s: unexpected argument (see uniapd tenant %s --help)\n",
@@ -727,11 +852,76 @@ static int uniapd_wait(struct api_app *app, const sigset_t *sigs, double retenti
 	}
 }
 
-/* GET /metrics, the service's part: jobs by state, queue depth, solve
- * seconds, cost-cache hits and misses.  Owned text or NULL. */
+/* What GET /metrics reads besides the HTTP layer's counters. */
+struct uniapd_metrics_ctx {
+	struct api_app *app;
+	double start_unix_s;        /* when main() began: process_start_time_seconds */
+};
+
+/* Resident bytes from /proc/self/statm (its second field, in pages); -1 when unreadable. */
+static long long uniapd_rss_bytes(void)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	unsigned long long size_pages = 0, rss_pages = 0;
+	long page = sysconf(_SC_PAGESIZE);
+	int n;
+
+	if (!f)
+		return -1;
+	n = fscanf(f, "%llu %llu", &size_pages, &rss_pages);
+	fclose(f);
+	return n == 2 && page > 0 ? (long long)(rss_pages * (unsigned long long)page) : -1;
+}
+
+/* Open file descriptors: the entries of /proc/self/fd less the one reading it; -1 when unreadable. */
+static long uniapd_open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	long n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n > 0 ? n - 1 : 0;
+}
+
+/* The standard process_* metrics of Prometheus' client libraries; a value
+ * that cannot be read is left out rather than reported as 0. */
+static void uniapd_metrics_process(FILE *f, double start_unix_s)
+{
+	struct rusage ru;
+	struct rlimit rl;
+	long long rss = uniapd_rss_bytes();
+	long fds = uniapd_open_fds();
+
+	if (getrusage(RUSAGE_SELF, &ru) == 0)
+		fprintf(f, "# HELP process_cpu_seconds_total User and system CPU seconds of uniapd (its solver processes not included).\n"
+		           "# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total %.6f\n",
+		        (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+		        (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6);
+	if (rss >= 0)
+		fprintf(f, "# HELP process_resident_memory_bytes Resident memory of uniapd in bytes.\n"
+		           "# TYPE process_resident_memory_bytes gauge\nprocess_resident_memory_bytes %lld\n", rss);
+	if (fds >= 0)
+		fprintf(f, "# HELP process_open_fds Open file descriptors of uniapd.\n"
+		           "# TYPE process_open_fds gauge\nprocess_open_fds %ld\n", fds);
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		fprintf(f, "# HELP process_max_fds The soft limit on open file descriptors.\n"
+		           "# TYPE process_max_fds gauge\nprocess_max_fds %llu\n", (unsigned long long)rl.rlim_cur);
+	fprintf(f, "# HELP process_start_time_seconds When uniapd started, in seconds since the Unix epoch.\n"
+	           "# TYPE process_start_time_seconds gauge\nprocess_start_time_seconds %.3f\n", start_unix_s);
+}
+
+/* GET /metrics, the service's part: build info, jobs by state, queue depth,
+ * solve seconds, cost-cache hits and misses, the process.  Owned text or NULL. */
 static char *uniapd_metrics(void *ctx)
 {
-	struct api_app *app = ctx;
+	const struct uniapd_metrics_ctx *mc = ctx;
+	struct api_app *app = mc->app;
 	struct runner_stats st;
 	int64_t counts[STORE_JOB_STATE_COUNT], entries = 0, bytes = 0;
 	char *buf = NULL;
@@ -748,6 +938,9 @@ static char *uniapd_metrics(void *ctx)
 		memset(counts, 0, sizeof(counts));
 	if (store_cache_stats(app->store, &entries, &bytes, NULL) != UNIAP_OK)
 		entries = bytes = 0;
+	fprintf(f, "# HELP uniapd_build_info The version (git describe) and commit uniapd was built from.\n"
+	           "# TYPE uniapd_build_info gauge\nuniapd_build_info{version=\"%s\",git=\"%s\"} 1\n",
+	        buildinfo_version, buildinfo_git_commit);
 	fprintf(f, "# HELP uniapd_jobs Jobs in the store, by state (all tenants).\n# TYPE uniapd_jobs gauge\n");
 	for (k = 0; k < STORE_JOB_STATE_COUNT; k++)
 		fprintf(f, "uniapd_jobs{state=\"%s\"} %lld\n", store_job_state_name((enum store_job_state)k),
@@ -784,6 +977,7 @@ static char *uniapd_metrics(void *ctx)
 	fprintf(f, "# HELP uniapd_jobs_purged_total Finished jobs deleted past their retention.\n"
 	           "# TYPE uniapd_jobs_purged_total counter\nuniapd_jobs_purged_total %lld\n",
 	        (long long)atomic_load(&app->jobs_purged));
+	uniapd_metrics_process(f, mc->start_unix_s);
 	if (fclose(f) != 0) {
 		free(buf);
 		return NULL;
@@ -796,6 +990,7 @@ int main(int argc, char **argv)
 	struct uniapd_options opt;
 	struct api_app app;
 	struct uniapd_auth auth;
+	struct uniapd_metrics_ctx metrics_ctx;
 	struct route_table routes;
 	struct http_config cfg;
 	struct http_server *srv;
@@ -811,6 +1006,13 @@ int main(int argc, char **argv)
 	memset(&auth, 0, sizeof(auth));
 	auth.app = &app;
 	pthread_mutex_init(&auth.mu, NULL);
+	{
+		struct timespec now;
+
+		clock_gettime(CLOCK_REALTIME, &now);
+		metrics_ctx.app = &app;
+		metrics_ctx.start_unix_s = (double)now.tv_sec + (double)now.tv_nsec * 1e-9;
+	}
 	rc = uniapd_parse_args(argc, argv, &opt);
 	if (rc != 0) {
 		if (rc > 0)
@@ -875,7 +1077,7 @@ int main(int argc, char **argv)
 	routes.count = opt.no_auth ? sizeof(uniapd_routes_no_auth) / sizeof(uniapd_routes_no_auth[0])
 	                           : sizeof(uniapd_routes) / sizeof(uniapd_routes[0]);
 	memset(&cfg, 0, sizeof(cfg));
-	cfg.listen_addr = opt.addr;
+	cfg.listen_addr = opt.host;
 	cfg.port = opt.port;
 	cfg.max_body_bytes = opt.max_body_bytes;
 	/* one request thread per core: with more, threads and wrk-like clients fight for the
@@ -895,8 +1097,10 @@ int main(int argc, char **argv)
 	cfg.ready_ctx = &app;
 	cfg.app = &app;
 	cfg.access_log = stderr;
+	cfg.openapi_json = (const char *)openapi_doc_json;
+	cfg.openapi_json_len = openapi_doc_json_len;
 	cfg.metrics = uniapd_metrics;
-	cfg.metrics_ctx = &app;
+	cfg.metrics_ctx = &metrics_ctx;
 	cfg.cors_origins = opt.cors_origins;
 	cfg.cors_origin_count = opt.cors_origin_count;
 	cfg.max_streams = opt.max_streams;
@@ -913,7 +1117,7 @@ int main(int argc, char **argv)
 		cJSON *o = cJSON_CreateObject();
 		char *line = NULL;
 
-		if (o && cJSON_AddStringToObject(o, "msg", "listening") && cJSON_AddStringToObject(o, "addr", opt.addr) &&
+		if (o && cJSON_AddStringToObject(o, "msg", "listening") && cJSON_AddStringToObject(o, "addr", opt.host) &&
 		    cJSON_AddNumberToObject(o, "port", http_server_port(srv)) &&
 		    cJSON_AddStringToObject(o, "db", opt.db_path) && cJSON_AddBoolToObject(o, "auth", !opt.no_auth) &&
 		    cJSON_AddNumberToObject(o, "max_body_bytes", (double)opt.max_body_bytes) &&

@@ -10,7 +10,8 @@
  * puts the job back in the queue when the runner is stopping.
  *
  * Lock order: r->lock, then nothing (store calls made under it take only the
- * store's own pool lock).  Progress state has its own lock per slot.
+ * store's own pool lock).  Each slot's progress_lock is held across its progress
+ * write (store locks only inside it), never with r->lock.
  */
 #include "runner.h"
 
@@ -362,20 +363,24 @@ static void runner_memo_put(void *ctx, int pp, long c, const struct opt_result *
 
 /* ------------------------------------------------------------ running one job */
 
+/*
+ * The optimizer calls this from any thread.  The write happens under the
+ * slot's progress lock, so writes land in the order they were decided and an
+ * older count never overwrites a newer one (two threads could otherwise race
+ * past the lock and leave "23 of 24" on a finished job).
+ */
 static void runner_progress(void *ctx, size_t done, size_t total, double best)
 {
 	struct runner_slot *slot = ctx;
 	double now = opt_clock_s();
-	int write;
 
 	pthread_mutex_lock(&slot->progress_lock);
-	write = done == total || now - slot->last_progress_s >= RUNNER_PROGRESS_EVERY_S;
-	if (write)
+	if (done == total || now - slot->last_progress_s >= RUNNER_PROGRESS_EVERY_S) {
 		slot->last_progress_s = now;
-	pthread_mutex_unlock(&slot->progress_lock);
-	if (write)
 		store_job_progress(slot->r->cfg.store, slot->job, (int64_t)done, (int64_t)total,
 		                   isfinite(best) ? &best : NULL, NULL);
+	}
+	pthread_mutex_unlock(&slot->progress_lock);
 }
 
 /* The job's result document: {"plan": plan document or null, candidates, space, optimal, ...}. */
@@ -484,6 +489,11 @@ static void runner_run_job(struct runner_slot *slot)
 		size_t len = 0;
 		char *text = runner_result(&res, req.opts.space, &len);
 
+		/* the finished job's progress is its result's: every candidate done */
+		pthread_mutex_lock(&slot->progress_lock);
+		store_job_progress(r->cfg.store, slot->job, (int64_t)res.n_candidates, (int64_t)res.n_candidates,
+		                   res.best >= 0 ? &res.eval.tpi_s : NULL, NULL);
+		pthread_mutex_unlock(&slot->progress_lock);
 		if (text)
 			runner_end(slot, STORE_JOB_SUCCEEDED, text, len, NULL, opt_clock_s() - t0);
 		else

@@ -68,4 +68,24 @@ check plan-bad-format 2 "--format: must be json or text" -- "$UNIAP" plan $C --b
 sed 's/"memory_bytes": *[0-9]*/"memory_bytes": 1100000000/' $EX/cluster-8gpu-nvlink.json >"$tmp/tiny.json"
 check plan-nothing-fits 3 "no candidate fits" -- "$UNIAP" plan --cluster "$tmp/tiny.json" --model $EX/model-bert-chain.json --batch 32
 
+
+# progress on a terminal: util-linux's script(1) gives uniap a terminal; the
+# line is drawn on stderr only there, never with --quiet, never on stdout
+if command -v script >/dev/null 2>&1; then
+	P="--cluster dgx-a100 --model t5-large --batch 16 --format text"
+	script -qec "$UNIAP plan $P >$tmp/plan-tty.out" "$tmp/tty" >/dev/null 2>&1
+	if grep -q 'uniap plan: [0-9]*/[0-9]* candidates, .* s elapsed' "$tmp/tty" && grep -q '^plan: space' "$tmp/plan-tty.out" \
+		&& ! grep -q 'candidates, ' "$tmp/plan-tty.out"; then
+		pass=$((pass + 1))
+	else
+		echo "FAIL progress-tty: $(tr '\r' '\n' <"$tmp/tty" | head -c 300)"; fail=$((fail + 1))
+	fi
+	script -qec "$UNIAP plan $P --quiet >/dev/null" "$tmp/tty-quiet" >/dev/null 2>&1
+	if ! grep -q 'elapsed' "$tmp/tty-quiet"; then pass=$((pass + 1)); else echo "FAIL progress-quiet"; fail=$((fail + 1)); fi
+else
+	echo "cli: script(1) is absent: the progress line on a terminal is not checked"
+fi
+"$UNIAP" plan --cluster dgx-a100 --model t5-large --batch 16 --format text >/dev/null 2>"$tmp/err-notty"
+if [ ! -s "$tmp/err-notty" ]; then pass=$((pass + 1)); else echo "FAIL progress-not-a-terminal: $(head -c 200 "$tmp/err-notty")"; fail=$((fail + 1)); fi
+
 summary cli

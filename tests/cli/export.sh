@@ -20,6 +20,9 @@ done
 # the example mixes dp4 (embed, head) with tp2.dp2: one strategy is what megatron/deepspeed need
 check export-megatron-mixed 1 "layers[1] (encoder.0): megatron-lm uses one strategy" -- "$UNIAP" export $E --format megatron
 check export-deepspeed-mixed 1 "layers[1] (encoder.0): deepspeed uses one strategy" -- "$UNIAP" export $E --format deepspeed
+# a refusal of a mixed plan names the way out
+check export-megatron-way-out 1 'for a plan that exports, plan with space "uniform"' -- "$UNIAP" export $E --format megatron
+check export-deepspeed-way-out 1 'uniap plan --space uniform' -- "$UNIAP" export $E --format deepspeed
 check export-bad-format 2 "--format: must be json, text" -- "$UNIAP" export $E --format yaml
 check export-no-plan 2 "--plan: required" -- "$UNIAP" export --cluster $EX/cluster-8gpu-nvlink.json --model $EX/model-bert-chain.json
 check export-no-model 2 "--model: required" -- "$UNIAP" export --plan $EX/plan-example.json --cluster $EX/cluster-8gpu-nvlink.json
@@ -35,6 +38,34 @@ check plan-megatron 0 "--num-layers 32" -- "$UNIAP" plan $P --format megatron
 check plan-megatron-tpi 0 "# tpi_s " -- "$UNIAP" plan $P --format megatron
 check plan-deepspeed 0 '"train_batch_size":	16' -- "$UNIAP" plan $P --format deepspeed
 check plan-text 0 "plan: space uniform pp" -- "$UNIAP" plan $P --format text
+# an export of the uniform space's own plan carries no advice (it would not help)
+check plan-megatron-no-advice 0 "--num-layers 32" -- "$UNIAP" plan $P --format megatron
+# mkplan NAME PLACEMENT MBS: the example plan's shape (pp 2, 4 micro-batches of MBS,
+# an equal 5/5 split) with the one strategy NAME (dp 2, tp 2) on every layer
+mkplan() {
+	printf '{"pp":2,"microbatches":4,"microbatch_size":%s,"schedule":"1f1b","tpi_s":1,' "$3"
+	printf '"throughput_samples_per_s":1,"stages":[{"devices":[0,1,2,3],"layers":[0,1,2,3,4],'
+	printf '"time_s":1,"memory_bytes":1},{"devices":[4,5,6,7],"layers":[5,6,7,8,9],"time_s":1,'
+	printf '"memory_bytes":1}],"layers":['
+	i=0
+	for l in embed encoder.0 encoder.1 encoder.2 encoder.3 encoder.4 encoder.5 encoder.6 encoder.7 head; do
+		[ $i -gt 0 ] && printf ','
+		printf '{"name":"%s","stage":%d,"strategy":{"name":"%s","dp":2,"tp":2,"fsdp":1,' "$l" $((i / 5)) "$1"
+		printf '"recompute":false,"placement":%s}}' "$2"
+		i=$((i + 1))
+	done
+	printf ']}'
+}
+X="--cluster $EX/cluster-8gpu-nvlink.json --model $EX/model-bert-chain.json --format megatron"
+# strided tp on every layer: megatron refuses, and the uniform space would cure it
+mkplan dp2.tp2 '["dp","tp"]' 8 >"$tmp/strided.json"
+check export-strided-way-out 1 'got dp2.tp2; for a plan that exports, plan with space "uniform"' -- "$UNIAP" export --plan "$tmp/strided.json" $X
+# the uniform space's own shape refused for its micro-batch (3 over 2 ranks): no advice
+mkplan tp2.dp2 '["tp","dp"]' 3 >"$tmp/odd.json"
+check export-odd-microbatch 1 "3 samples do not split over 2 ranks" -- "$UNIAP" export --plan "$tmp/odd.json" $X
+if grep -qF 'space "uniform"' "$tmp/err"; then echo "FAIL odd-microbatch-no-advice"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
+mkplan tp2.dp2 '["tp","dp"]' 8 >"$tmp/even.json"
+check export-uniform-shape 0 "--tensor-model-parallel-size 2" -- "$UNIAP" export --plan "$tmp/even.json" $X
 check plan-bad-format 2 "an export format (galvatron, megatron, deepspeed)" -- "$UNIAP" plan $P --format xml
 
 summary export

@@ -1,9 +1,12 @@
 #!/bin/sh
 # tests/cli/uniapd.sh - uniapd against its store: the tenant commands (the key
 # printed once as the last line, never listed, never stored in plain text),
-# bearer auth end to end through GET /v1/whoami, --no-auth on loopback only,
-# a database newer than the binary, and SIGTERM.  Needs curl; the newer-
-# database check needs the sqlite3 command and is skipped without it.
+# the command line (getopt_long: bad options exit 2), bearer auth end to end
+# through GET /v1/whoami, --no-auth on loopback only, --listen with a host
+# name and IPv6 literals, the build and process metrics, a database newer
+# than the binary, and SIGTERM.  Needs curl; the newer-database check needs
+# the sqlite3 command and the IPv6 checks a ::1 interface, each skipped
+# (with a note) without it.
 # Prints "uniapd: N passed, N failed".
 set -u
 . "$(dirname "$0")/lib.inc"
@@ -45,6 +48,19 @@ check bad-retention-text 2 "--job-retention: must be a number" -- "$UNIAPD" --jo
 check bad-cors-path 2 "--cors-origin: must be scheme://host" -- "$UNIAPD" --cors-origin http://ui.example/ --db "$DB"
 check bad-cors-scheme 2 "--cors-origin: must be scheme://host" -- "$UNIAPD" --cors-origin ui.example --db "$DB"
 check bad-max-streams 2 "--max-streams: must be an integer" -- "$UNIAPD" --max-streams 0 --db "$DB"
+# getopt_long: unknown options, missing values and stray arguments are exit 2
+check bad-option 2 "unknown or incomplete option '--frob'" -- "$UNIAPD" --frob --db "$DB"
+check missing-value 2 "unknown or incomplete option '--listen'" -- "$UNIAPD" --db "$DB" --listen
+check stray-argument 2 "unexpected argument 'extra'" -- "$UNIAPD" --db "$DB" extra
+check bad-jobs 2 "--jobs: must be an integer" -- "$UNIAPD" --jobs 0 --db "$DB"
+check bad-listen-port 2 "port must be 0..65535" -- "$UNIAPD" --listen 127.0.0.1:70000 --db "$DB"
+check bad-listen-v6 2 "goes in brackets" -- "$UNIAPD" --listen ::1:8080 --db "$DB"
+check bad-listen-bracket 2 "must be [IPV6]:PORT" -- "$UNIAPD" --listen '[::1]8080' --db "$DB"
+check help-listen 0 "[::1]:8080" -- "$UNIAPD" --help
+check tenant-bad-option 2 "uniapd tenant list: unknown or incomplete option '--max-jobs'" -- \
+	"$UNIAPD" tenant list --max-jobs 3 --db "$DB"
+check tenant-bad-max-jobs 2 "--max-jobs: must be an integer" -- "$UNIAPD" tenant add carol --max-jobs x --db "$DB"
+check tenant-two-names 2 "unexpected argument" -- "$UNIAPD" tenant revoke carol dave --db "$DB"
 check tenant-add 0 "uk_" -- "$UNIAPD" tenant add alice --db "$DB"
 key=$(tail -n 1 "$tmp/out")
 case $key in uk_*) ok ;; *) bad "tenant-add: last line is '$key', not the key" ;; esac
@@ -88,10 +104,32 @@ else
 	pid=
 fi
 
+# metric_value NAME: the value of the sample NAME (labels included) in $tmp/metrics
+metric_value() {
+	awk -v n="$1" '$1 == n { print $2; exit }' "$tmp/metrics"
+}
+
 # --no-auth: loopback only, acts for the default tenant
 if start_uniapd --no-auth; then
 	ok
 	get no-auth-whoami 200 '"tenant":"default"' /v1/whoami
+	# build info and the standard process metrics, with sane values
+	curl -s -o "$tmp/metrics" "http://127.0.0.1:$port/metrics"
+	now=$(date +%s)
+	info=$(grep '^uniapd_build_info{version="[A-Za-z0-9._+-]*",git="[A-Za-z0-9._+-]*"} 1$' "$tmp/metrics")
+	if [ -n "$info" ]; then ok; else bad "metrics: no uniapd_build_info line"; fi
+	commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)
+	case $info in *"git=\"$commit\""*) ok ;; *) bad "metrics: build info '$info', want git=\"$commit\" (a stale build? make)" ;; esac
+	v=$(metric_value process_resident_memory_bytes)
+	if [ -n "$v" ] && [ "$v" -gt 1000000 ] && [ "$v" -lt 100000000000 ]; then ok; else bad "metrics: process_resident_memory_bytes '$v'"; fi
+	v=$(metric_value process_open_fds)
+	if [ -n "$v" ] && [ "$v" -ge 3 ] && [ "$v" -lt 100000 ]; then ok; else bad "metrics: process_open_fds '$v'"; fi
+	v=$(metric_value process_start_time_seconds)
+	if [ -n "$v" ] && awk -v v="$v" -v now="$now" 'BEGIN { exit !(v > now - 600 && v <= now + 1) }'; then ok
+	else bad "metrics: process_start_time_seconds '$v', now $now"; fi
+	v=$(metric_value process_cpu_seconds_total)
+	if [ -n "$v" ] && awk -v v="$v" 'BEGIN { exit !(v >= 0 && v < 3600) }'; then ok; else bad "metrics: process_cpu_seconds_total '$v'"; fi
+	if grep -q '^# TYPE process_cpu_seconds_total counter$' "$tmp/metrics"; then ok; else bad "metrics: process_cpu_seconds_total is not a counter"; fi
 	stop_uniapd
 	if [ "$stopped" -eq 0 ]; then ok; else bad "no-auth sigterm: exit $stopped, want 0"; fi
 else
@@ -100,6 +138,70 @@ else
 	pid=
 fi
 check no-auth-public 2 "--no-auth" -- "$UNIAPD" --no-auth --listen 0.0.0.0:0 --db "$DB"
+check no-auth-v6-any 2 "--no-auth: only with a loopback" -- "$UNIAPD" --no-auth --listen '[::]:0' --db "$DB"
+
+# start_at LISTEN URLHOST ARGS...: uniapd on --listen LISTEN, port from its log,
+# up when GET http://URLHOST:PORT/healthz answers; sets pid and port
+start_at() {
+	listen=$1 urlhost=$2
+	shift 2
+	: >"$tmp/log"
+	"$UNIAPD" --listen "$listen" --db "$DB" "$@" 2>"$tmp/log" &
+	pid=$!
+	port=
+	i=0
+	while [ $i -lt 100 ] && [ -z "$port" ]; do
+		port=$(sed -n 's/.*"msg":"listening".*"port":\([0-9]*\).*/\1/p' "$tmp/log" | head -n 1)
+		kill -0 "$pid" 2>/dev/null || break
+		[ -n "$port" ] || sleep 0.1
+		i=$((i + 1))
+	done
+	[ -n "$port" ] || return 1
+	i=0
+	while [ $i -lt 50 ]; do
+		curl -gs -o /dev/null "http://$urlhost:$port/healthz" && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+
+# listen_check LABEL LISTEN URLHOST ARGS...: starts there, GET /v1/whoami, stops cleanly
+listen_check() {
+	label=$1 at=$2 urlhost=$3
+	shift 3
+	if start_at "$at" "$urlhost" "$@"; then
+		code=$(curl -gs -o "$tmp/body" -w '%{http_code}' "http://$urlhost:$port/v1/whoami")
+		if [ "$code" = 200 ] && grep -q '"tenant":"default"' "$tmp/body"; then ok
+		else bad "$label: whoami status $code: $(head -c 200 "$tmp/body")"; fi
+		stop_uniapd
+		if [ "$stopped" -eq 0 ]; then ok; else bad "$label: exit $stopped"; fi
+	else
+		bad "$label: did not come up on $at: $(head -c 300 "$tmp/log")"
+		[ -n "$pid" ] && kill "$pid" 2>/dev/null
+		pid=
+	fi
+}
+
+# --listen with a host name: localhost resolves to loopback only, so --no-auth takes it
+listen_check listen-localhost localhost:0 127.0.0.1 --no-auth
+# IPv6 literals, when this machine has an IPv6 loopback
+if grep -q '^00000000000000000000000000000001 ' /proc/net/if_inet6 2>/dev/null; then
+	listen_check listen-v6-loopback '[::1]:0' '[::1]' --no-auth
+	# [::] listens dual stack: IPv6 and IPv4 clients (keys needed: not loopback)
+	if start_at '[::]:0' '[::1]'; then
+		code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/v1/whoami")
+		if [ "$code" = 401 ]; then ok; else bad "listen-v6-any: IPv4 client got $code, want 401"; fi
+		stop_uniapd
+		if [ "$stopped" -eq 0 ]; then ok; else bad "listen-v6-any: exit $stopped"; fi
+	else
+		bad "listen-v6-any: did not come up: $(head -c 300 "$tmp/log")"
+		[ -n "$pid" ] && kill "$pid" 2>/dev/null
+		pid=
+	fi
+else
+	echo "note: no IPv6 loopback (::1) on this machine, the [::1] and [::] --listen checks skipped"
+fi
 
 # a database newer than this binary: exit 1 with the store's message, no listener
 if command -v sqlite3 >/dev/null 2>&1; then

@@ -1,0 +1,166 @@
+#!/bin/sh
+# tests/cli/readme.sh - the README runs as written.
+#
+# - uniapd starts with the Makefile's own `run` recipe (make -n run PORT=0
+#   DB=...: the same flags, a free port, a temporary store), so the test and
+#   `make run` cannot drift apart;
+# - examples/flow.sh runs against it, and its output equals the sample output
+#   in README.md (between the "examples/flow.sh output" markers) once the
+#   values that vary from run to run are blanked: created_at and solve_s.
+#   Ids, TPIs, candidate counts and plans must match exactly;
+# - the flow runs a second time on the same store (as against a long-lived
+#   `make run`): no id or key of the first run may be assumed;
+# - the README's keyed block (tenant, keyed uniapd, flow with KEY) runs line by
+#   line, in a folder of its own (var/ there) on a free port; without the key
+#   the flow stops at its first step;
+# - `make example`'s script, and every `build/uniap` command of the README's
+#   "Command line" section (optional [--flags] left out) run and exit 0.
+#
+# UPDATE=1 writes the fresh flow output into README.md instead of comparing
+# (after a deliberate change of what the flow prints).
+# Prints "readme: N passed, N failed".
+set -u
+. "$(dirname "$0")/lib.inc"
+UNIAPD=${UNIAPD:-build/uniapd}
+root=$(pwd)
+case "$UNIAP" in /*) ;; *) UNIAP=$root/$UNIAP ;; esac
+case "$UNIAPD" in /*) ;; *) UNIAPD=$root/$UNIAPD ;; esac
+BEGIN_FLOW='<!-- begin: examples/flow.sh output'
+END_FLOW='<!-- end: examples/flow.sh output'
+BEGIN_KEYED='<!-- begin: keyed flow'
+END_KEYED='<!-- end: keyed flow'
+
+# block BEGIN END: the indented lines of README.md between two markers, unindented
+block() {
+	awk -v b="$1" -v e="$2" 'index($0, e) == 1 { on = 0 } on && /^    / { print substr($0, 5) } index($0, b) == 1 { on = 1 }' \
+		README.md
+}
+
+# normalize: blanks the values that legitimately vary between runs
+normalize() {
+	sed -e 's/"created_at":"[^"]*"/"created_at":"TIME"/g' -e 's/solve_s [0-9.eE+-]*/solve_s S/g' -e '/^$/d'
+}
+
+# ------------------------------------------------------------ make run
+recipe=$(env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -s -n -o all run PORT=0 DB="$tmp/run.db" 2>"$tmp/err" |
+	grep '/uniapd ' | tail -n 1)
+check make-run-recipe 0 "--listen 127.0.0.1:0 --db $tmp/run.db --no-auth" -- printf '%s\n' "$recipe"
+: >"$tmp/log"
+# shellcheck disable=SC2086 # the recipe's words, as make would pass them
+"$UNIAPD" ${recipe#* } 2>"$tmp/log" &
+pid=$!
+if ! wait_uniapd; then
+	echo "FAIL make-run: uniapd from the run recipe did not start: $(head -c 300 "$tmp/log")"
+	fail=$((fail + 1))
+	kill "$pid" 2>/dev/null
+	summary readme
+	exit
+fi
+pass=$((pass + 1))
+
+# ------------------------------------------------------------ the flow
+check flow 0 "flow: ok" -- env U="http://127.0.0.1:$port" KEY= sh examples/flow.sh
+cp "$tmp/out" "$tmp/flow1.txt"
+if [ "${UPDATE:-0}" = 1 ]; then
+	awk -v b="$BEGIN_FLOW" -v e="$END_FLOW" -v f="$tmp/flow1.txt" '
+		index($0, e) == 1 { skip = 0 }
+		!skip { print }
+		index($0, b) == 1 { skip = 1; print ""; while ((getline l < f) > 0) print (l == "" ? "" : "    " l); print "" }' \
+		README.md >"$tmp/README.md" && cp "$tmp/README.md" README.md
+	echo "readme: README.md's flow output rewritten"
+fi
+block "$BEGIN_FLOW" "$END_FLOW" | normalize >"$tmp/want"
+normalize <"$tmp/flow1.txt" >"$tmp/got"
+if [ ! -s "$tmp/want" ]; then
+	echo "FAIL flow-output: README.md has no block between '$BEGIN_FLOW' and '$END_FLOW'"
+	fail=$((fail + 1))
+elif ! diff -u "$tmp/want" "$tmp/got" >"$tmp/diff"; then
+	echo "FAIL flow-output: README.md's sample output differs from what examples/flow.sh prints" \
+		"(UPDATE=1 sh tests/cli/readme.sh rewrites it):"
+	head -n 40 "$tmp/diff"
+	fail=$((fail + 1))
+else
+	pass=$((pass + 1))
+fi
+# again on the same store, as against a long-lived `make run`
+check flow-again 0 "flow: ok" -- env U="http://127.0.0.1:$port" KEY= sh examples/flow.sh
+check flow-no-server 1 "flow.sh: whoami: GET /v1/whoami: curl failed (is uniapd running at http://127.0.0.1:1?)" -- \
+	env U=http://127.0.0.1:1 sh examples/flow.sh
+stop_uniapd
+check make-run-stop 0 "" -- test "$stopped" -eq 0
+
+# ------------------------------------------------------------ the keyed flow
+block "$BEGIN_KEYED" "$END_KEYED" >"$tmp/keyed"
+check keyed-block 0 "" -- test "$(wc -l <"$tmp/keyed")" -eq 4 -a "$(sed -n 4p "$tmp/keyed")" = "kill %1"
+# run from a folder of their own that sees schema/ and examples/, so that
+# var/ is not the repository's
+mkdir -p "$tmp/k"
+ln -s "$root/schema" "$root/examples" "$tmp/k/"
+line() { sed -n "$1p" "$tmp/keyed" | sed -e "s|build/uniapd|$UNIAPD|g"; }
+check keyed-tenant 0 "" -- sh -c "cd \"$tmp/k\" && $(line 1)"
+start=$(line 2)
+case "$start" in
+*"--listen 127.0.0.1:8081 "*" &") ;;
+*) start= ;;
+esac
+: >"$tmp/log"
+pid=
+if [ -n "$start" ]; then
+	# shellcheck disable=SC2046 # the README's words
+	set -- $(printf '%s\n' "$start" | sed -e 's/:8081 /:0 /' -e 's/ &$//')
+	(cd "$tmp/k" && exec "$@") 2>"$tmp/log" &
+	pid=$!
+fi
+if [ -n "$start" ] && wait_uniapd; then
+	pass=$((pass + 1))
+	check keyed-flow 0 "flow: ok" -- sh -c "cd \"$tmp/k\" && $(line 3 | sed "s/:8081/:$port/g")"
+	cp "$tmp/out" "$tmp/keyed.txt"
+	check keyed-whoami 0 '{"tenant":"alice","id":1}' -- cat "$tmp/keyed.txt"
+	check keyed-no-key 1 "flow.sh: whoami: GET /v1/whoami answered 401" -- \
+		env U="http://127.0.0.1:$port" KEY= sh examples/flow.sh
+	stop_uniapd
+else
+	echo "FAIL keyed-start: the README's keyed uniapd line did not start: '$(line 2)' $(head -c 300 "$tmp/log")"
+	fail=$((fail + 1))
+	kill "$pid" 2>/dev/null
+fi
+
+# ------------------------------------------------------------ the command line
+check make-example-recipe 0 "scripts/example.sh" -- env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -s -n -o all example
+check make-example 0 "== uniap plan: the paper's EnvB-8 BERT-Huge" -- sh scripts/example.sh "$UNIAP"
+
+# every build/uniap command of the "Command line" section, continuation lines
+# joined and optional [--flags] dropped, run from a folder that sees the
+# repository's schema/ and examples/ (their outputs land there)
+awk '/^## / { on = ($0 == "## Command line") } /^### / { on = 0 }
+     on && /^    build\/uniap / { cmd = 1; s = "" }
+     on && cmd { l = substr($0, 5); if (sub(/\\$/, "", l)) { s = s l; next } print s l; cmd = 0 }' \
+	README.md | sed -e 's/ *\[[^]]*\]//g' -e 's/  *#.*$//' >"$tmp/commands"
+check cli-commands 0 "" -- test "$(wc -l <"$tmp/commands")" -ge 10
+mkdir -p "$tmp/cli"
+ln -s "$root/schema" "$root/examples" "$tmp/cli/"
+n=0
+exec 3<"$tmp/commands"
+while IFS= read -r cmd <&3; do
+	n=$((n + 1))
+	f0=$fail
+	check "cli-$n" 0 "" -- sh -c "cd \"$tmp/cli\" && UNIAP=\"$UNIAP\" && \"\$UNIAP\" ${cmd#build/uniap }"
+	[ "$fail" -eq "$f0" ] || echo "  command: $cmd"
+done
+exec 3<&-
+
+# the section's sample summary is what the first command prints with --format text
+cmd=$(head -n 1 "$tmp/commands")
+check cli-text 0 "" -- sh -c "cd \"$tmp/cli\" && \"$UNIAP\" ${cmd#build/uniap } --format text"
+cp "$tmp/out" "$tmp/summary.txt"
+awk '/^## / { on = ($0 == "## Command line") } /^### / { on = 0 }
+     on && (/^    plan: / || /^      stage /) { print substr($0, 5) }' README.md | sed 's/ \.\.\.$//' >"$tmp/sample"
+check cli-sample 0 "" -- test -s "$tmp/sample"
+while IFS= read -r l; do
+	check "cli-sample: $l" 0 "$l" -- cat "$tmp/summary.txt"
+done <"$tmp/sample"
+
+# nothing outside the repository
+check no-outside-paths 1 "" -- grep -n '\.\./shared' README.md examples/flow.sh
+
+summary readme
