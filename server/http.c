@@ -506,6 +506,10 @@ char *http_server_metrics_text(struct http_server *srv)
 	                     "# TYPE uniapd_http_requests_in_flight gauge\n"
 	                     "uniapd_http_requests_in_flight %d\n",
 	                 atomic_load(&srv->in_flight));
+	http_text_printf(&t, "# HELP uniapd_http_streams_open Long-polls and event streams open (of --max-streams).\n"
+	                     "# TYPE uniapd_http_streams_open gauge\n"
+	                     "uniapd_http_streams_open %d\n",
+	                 atomic_load(&srv->streams));
 	if (srv->cfg.metrics) {
 		char *more = srv->cfg.metrics(srv->cfg.metrics_ctx);
 
