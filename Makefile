@@ -68,7 +68,7 @@ JSON_LIB := $(BUILD)/libuniapjson.a
 # keep object files that only pattern rules produce (no re-compiles, no rm noise)
 .SECONDARY:
 
-.PHONY: all example test test-unit test-asan test-tsan bench clean tests-bin
+.PHONY: all example test test-unit test-asan test-tsan test-fresh bench clean tests-bin
 .PHONY: check-build-deps check-test-deps check-bench-deps
 .DEFAULT_GOAL := all
 
@@ -142,6 +142,12 @@ test:
 	-@$(MAKE) --no-print-directory test-asan
 	-@$(MAKE) --no-print-directory test-tsan
 	@sh tests/summary.sh build/.test-counts build/.test-notes
+
+# The README's two commands on a bare Debian 12 (debootstrap minbase) in a
+# chroot: the test command, then make run driven through examples/flow.sh.
+# Needs root and the network; about N min; ends "fresh-machine: N passed, N failed".
+test-fresh:
+	@sh scripts/fresh-machine.sh
 
 # The main job until the service lands: plan-related commands on the examples.
 example: all
