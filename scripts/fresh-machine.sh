@@ -227,11 +227,13 @@ header "2/$STEPS cd /root/uniap && sh scripts/install-deps.sh && make test ($hea
 { run_in sh -c 'cd /root/uniap && sh scripts/install-deps.sh && make test' 2>&1; echo $? >"$work/test.rc"; } |
 	tee "$work/test.log"
 rc=$(cat "$work/test.rc")
-last=$(tail -n 1 "$work/test.log")
+# the summary line (make's own "*** ... Error" follows it when tests failed)
+last=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$work/test.log" | tail -n 1)
 if [ "$rc" -eq 0 ] && printf '%s\n' "$last" | grep -Eq '^[0-9]+ passed, 0 failed(, [0-9]+ skipped)?$'; then
 	ok "the test command: $last"
 else
-	bad "the test command exited $rc; its last line: $last"
+	grep -E '^build of the .* pass failed|: [0-9]+ failed in the .* pass$' "$work/test.log"
+	bad "the test command exited $rc; its summary: ${last:-none}"
 fi
 
 # ---- 3. the README's main job, in the background, until /healthz answers
