@@ -143,7 +143,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
 
-# run_in ENV... -- CMD: a command in the chroot with a login's environment only
+# run_in [NAME=VALUE...] CMD...: a command in the chroot, with a login's
+# environment only (and the NAME=VALUE pairs)
 run_in() {
 	chroot "$root" /usr/bin/env -i HOME=/root PATH=$ENV_PATH LANG=C.UTF-8 TERM=dumb "$@"
 }
