@@ -7,12 +7,15 @@
 # Keys are required: --no-auth only accepts a loopback --listen, and the
 # container listens on 0.0.0.0 so that the published port reaches it.
 
+# The package lists under deps/ are one package a line, its first word; the
+# rest of the line and #-comments are notes (scripts/install-deps.sh reads
+# them the same way).
 # ---- build: the packages of deps/debian-build.txt, then make
 FROM debian:12-slim AS build
 ENV DEBIAN_FRONTEND=noninteractive
 COPY deps/debian-build.txt /tmp/debian-build.txt
 RUN apt-get update \
- && grep -v '^#' /tmp/debian-build.txt | xargs apt-get install -y --no-install-recommends \
+ && sed 's/#.*//' /tmp/debian-build.txt | awk 'NF { print $1 }' | xargs apt-get install -y --no-install-recommends \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
@@ -23,14 +26,15 @@ ARG VERSION=unknown
 ARG GIT_COMMIT=unknown
 RUN make -j"$(nproc)" VERSION="$VERSION" GIT_COMMIT="$GIT_COMMIT" all
 
-# ---- runtime: the shared libraries uniapd and uniap link, curl for the health check
+# ---- runtime: the packages of deps/debian-runtime.txt (the shared libraries
+# uniapd and uniap link, curl for the health check, sqlite3 for backups;
+# tests/cli/deps.sh checks the list against the built programs)
 FROM debian:12-slim
 ENV DEBIAN_FRONTEND=noninteractive
+COPY deps/debian-runtime.txt /tmp/debian-runtime.txt
 RUN apt-get update \
- && apt-get install -y --no-install-recommends \
-      coinor-libcbc3 libcjson1 libsqlite3-0 libmicrohttpd12 libnettle8 \
-      curl sqlite3 \
- && rm -rf /var/lib/apt/lists/* \
+ && sed 's/#.*//' /tmp/debian-runtime.txt | awk 'NF { print $1 }' | xargs apt-get install -y --no-install-recommends \
+ && rm -rf /var/lib/apt/lists/* /tmp/debian-runtime.txt \
  && useradd --system --user-group --uid 10001 --home-dir /var/lib/uniap --shell /usr/sbin/nologin uniap \
  && mkdir -p /var/lib/uniap \
  && chown uniap:uniap /var/lib/uniap && chmod 0750 /var/lib/uniap

@@ -21,6 +21,15 @@ TEST_LIBS := $(shell pkg-config --libs cmocka libcurl 2>/dev/null || echo -lcmoc
 SERVER_PKGS := sqlite3 libmicrohttpd nettle
 SERVER_CFLAGS := $(shell pkg-config --cflags $(SERVER_PKGS) 2>/dev/null)
 SERVER_LIBS := $(shell pkg-config --libs $(SERVER_PKGS) 2>/dev/null)
+# What building and testing need, checked before anything compiles:
+# scripts/check-deps.sh names the Debian package of each missing command,
+# pkg-config module or library (every -l of the modules' --libs) in one line.
+# make CHECK_DEPS= skips the check (a machine whose packages have other names).
+BUILD_NEEDS := cmd:$(firstword $(CC)) $(PKGS:%=pc:%) $(SERVER_PKGS:%=pc:%)
+TEST_NEEDS := $(BUILD_NEEDS) pc:cmocka pc:libcurl cmd:curl cmd:sqlite3
+# only the benchmarks need wrk (deps/debian-bench.txt); building and testing never do
+BENCH_NEEDS := cmd:wrk cmd:curl
+CHECK_DEPS ?= sh scripts/check-deps.sh
 
 WARN := -std=c17 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wvla
 OPT ?= -O2 -g
@@ -51,6 +60,7 @@ SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/obj/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_SUPPORT_OBJ := $(TEST_SUPPORT_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
 
 # uniapd's generated sources (server/openapi_doc.h, server/buildinfo.h): the
 # OpenAPI document compiled in, and the version and commit it was built from
@@ -66,12 +76,23 @@ JSON_LIB := $(BUILD)/libuniapjson.a
 # keep object files that only pattern rules produce (no re-compiles, no rm noise)
 .SECONDARY:
 
-.PHONY: all example test test-unit test-asan test-tsan bench clean tests-bin FORCE
+.PHONY: all example test test-unit test-asan test-tsan test-fresh bench clean tests-bin FORCE
+.PHONY: check-build-deps check-test-deps check-bench-deps
 .DEFAULT_GOAL := all
+
+check-build-deps:
+	@$(if $(CHECK_DEPS),$(CHECK_DEPS) $(BUILD_NEEDS),:)
+
+check-test-deps:
+	@$(if $(CHECK_DEPS),$(CHECK_DEPS) $(TEST_NEEDS),:)
+
+check-bench-deps:
+	@$(if $(CHECK_DEPS),$(CHECK_DEPS) $(BENCH_NEEDS),:)
 
 all: $(BUILD)/uniap $(if $(wildcard $(SERVER_MAIN)),$(BUILD)/uniapd)
 
-$(BUILD)/obj/%.o: %.c
+# order-only: the check runs first (once) but never makes a file out of date
+$(BUILD)/obj/%.o: %.c | check-build-deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(PKG_CFLAGS) $(SERVER_CFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
@@ -115,15 +136,21 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_SUPPORT_OBJ) $(SERVER_OBJ) 
 	$(CC) $(LDFLAGS) -o $@ $< $(TEST_SUPPORT_OBJ) $(SERVER_OBJ) $(JSON_LIB) $(CORE_LIB) $(LDLIBS) \
 		$(SERVER_LIBS) $(TEST_LIBS)
 
+# the tests' objects need cmocka's and libcurl's headers: check those first too
+$(TEST_OBJ) $(TEST_SUPPORT_OBJ): | check-test-deps
+
 tests-bin: $(BUILD)/uniap $(if $(wildcard $(SERVER_MAIN)),$(BUILD)/uniapd) $(TEST_BIN)
 
 # One pass of the suite on the binaries of $(BUILD); prints per-suite lines.
-test-unit: tests-bin
-	@UNIAP=$(BUILD)/uniap UNIAPD=$(BUILD)/uniapd sh tests/run.sh $(BUILD)/tests $(TEST_BIN) tests/cli/*.sh
+# tests/build.sh runs each pass's build and, when it fails, leaves the note
+# that `make test` prints at its end (which pass, the first error).
+test-unit:
+	@sh tests/build.sh plain $(MAKE) --no-print-directory tests-bin
+	@TEST_PASS=plain UNIAP=$(BUILD)/uniap UNIAPD=$(BUILD)/uniapd sh tests/run.sh $(BUILD)/tests $(TEST_BIN) tests/cli/*.sh
 
 test-asan:
-	@$(MAKE) --no-print-directory BUILD=build/asan SAN=asan tests-bin
-	@UNIAP=build/asan/uniap UNIAPD=build/asan/uniapd UNIAP_SANITIZED=1 ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp UBSAN_OPTIONS=print_stacktrace=1 \
+	@sh tests/build.sh asan $(MAKE) --no-print-directory BUILD=build/asan SAN=asan tests-bin
+	@TEST_PASS=asan UNIAP=build/asan/uniap UNIAPD=build/asan/uniapd UNIAP_SANITIZED=1 ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp UBSAN_OPTIONS=print_stacktrace=1 \
 		sh tests/run.sh build/asan/tests $(TEST_BIN:$(BUILD)/tests/%=build/asan/tests/%) tests/cli/*.sh
 
 # Concurrency tests (thread pool, worker processes) under ThreadSanitizer.
@@ -132,26 +159,34 @@ TSAN_TESTS := $(filter $(BUILD)/tests/test_pool% $(BUILD)/tests/test_store% $(BU
 # threads, store, cache) with concurrent clients, tests/cli/sse.sh its waits and
 # event streams (suspended connections, the watcher thread).
 test-tsan:
-	@$(MAKE) --no-print-directory BUILD=build/tsan SAN=tsan $(TSAN_TESTS:$(BUILD)/%=build/tsan/%) build/tsan/uniap build/tsan/uniapd
-	@UNIAP=build/tsan/uniap UNIAPD=build/tsan/uniapd UNIAP_SANITIZED=1 TSAN_OPTIONS=halt_on_error=1 \
+	@sh tests/build.sh tsan $(MAKE) --no-print-directory BUILD=build/tsan SAN=tsan $(TSAN_TESTS:$(BUILD)/%=build/tsan/%) build/tsan/uniap build/tsan/uniapd
+	@TEST_PASS=tsan UNIAP=build/tsan/uniap UNIAPD=build/tsan/uniapd UNIAP_SANITIZED=1 TSAN_OPTIONS=halt_on_error=1 \
 		sh tests/run.sh build/tsan/tests $(TSAN_TESTS:$(BUILD)/tests/%=build/tsan/tests/%) tests/cli/jobs.sh tests/cli/sse.sh
 
-# The full suite: plain, ASan+UBSan, TSan; the summary line comes last.  A
-# pass whose build fails counts as one failure, so the summary never hides it.
+# The full suite: plain, ASan+UBSan, TSan; the summary line comes last, after
+# one line per failed build or test program (build/.test-notes).  A pass whose
+# build fails counts as one failure, so the summary never hides it.
 test:
-	@rm -f build/.test-counts; mkdir -p build
-	-@$(MAKE) --no-print-directory test-unit || echo "0 0" >> build/.test-counts
-	-@$(MAKE) --no-print-directory test-asan || echo "0 0" >> build/.test-counts
-	-@$(MAKE) --no-print-directory test-tsan || echo "0 0" >> build/.test-counts
-	@sh tests/summary.sh build/.test-counts
+	@rm -f build/.test-counts build/.test-notes; mkdir -p build
+	-@$(MAKE) --no-print-directory test-unit
+	-@$(MAKE) --no-print-directory test-asan
+	-@$(MAKE) --no-print-directory test-tsan
+	@sh tests/summary.sh build/.test-counts build/.test-notes
+
+# The README's two commands on a bare Debian 12 (debootstrap minbase) in a
+# chroot: the test command, then make run driven through examples/flow.sh.
+# Needs root and the network; 7 to 13 min on 2 shared cores; ends "fresh-machine: N passed, N failed".
+test-fresh:
+	@sh scripts/fresh-machine.sh
 
 # The main job until the service lands: plan-related commands on the examples.
 example: all
 	@sh scripts/example.sh $(BUILD)/uniap
 
 # Every figure: the planner (bench/run.sh), then the service's plan jobs
-# (bench/jobs.sh) and HTTP layer (bench/http.sh, needs wrk).
-bench: all
+# (bench/jobs.sh) and HTTP layer (bench/http.sh, needs wrk: the check comes
+# first and says how to install it).
+bench: check-bench-deps all
 	@sh bench/run.sh $(BUILD)/uniap
 	@sh bench/jobs.sh $(BUILD)/uniapd
 	@sh bench/http.sh $(BUILD)/uniapd
@@ -174,7 +209,7 @@ run: all
 
 # HTTP figures of uniapd under wrk (Debian package wrk): /healthz and one
 # authenticated store read; one "http: PATH N req/s p99 X ms" line each.
-bench-http: all
+bench-http: check-bench-deps all
 	@sh bench/http.sh $(BUILD)/uniapd
 
 # Plan-job figures of uniapd: the cost cache's speed-up on a repeated plan

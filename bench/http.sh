@@ -2,7 +2,8 @@
 # bench/http.sh [UNIAPD] - HTTP figures of uniapd (make bench-http).  Starts
 # UNIAPD (default build/uniapd; built beforehand, this script builds and
 # installs nothing) on a free loopback port with a temporary database and one
-# tenant, then loads it with wrk (Debian package wrk, deps/debian-build.txt):
+# tenant, then loads it with wrk (Debian package wrk, deps/debian-bench.txt:
+# sh scripts/install-deps.sh bench):
 #   (a) GET /healthz                    (no store, no auth)
 #   (b) GET of one stored resource     (bearer auth + a store read)
 # and prints one line each:
@@ -24,7 +25,7 @@ DURATION=${DURATION:-10s}
 RESOURCE=${RESOURCE:-job}
 LUA=bench/wrk-auth.lua
 
-command -v wrk >/dev/null 2>&1 || { echo "bench/http.sh: wrk not found (apt-get install wrk)" >&2; exit 2; }
+command -v wrk >/dev/null 2>&1 || { echo "bench/http.sh: wrk not found; run: sh scripts/install-deps.sh bench" >&2; exit 2; }
 command -v curl >/dev/null 2>&1 || { echo "bench/http.sh: curl not found" >&2; exit 2; }
 [ -x "$UNIAPD" ] || { echo "bench/http.sh: $UNIAPD: not built (make)" >&2; exit 2; }
 

@@ -1,11 +1,21 @@
 #!/bin/sh
-# scripts/install-deps.sh - installs the Debian 12 packages that building and
-# testing uniap needs (listed in deps/debian-build.txt).  Runs apt-get as root,
-# or through sudo when run by another user.  Skips apt-get when everything is
-# already installed, so repeated runs are quick.
+# scripts/install-deps.sh [LIST...] - installs the Debian 12 packages of
+# deps/debian-LIST.txt; LIST is build (the default: what building and testing
+# uniap need), bench (wrk, for make bench), browser-test (chromium) or runtime.
+# Runs apt-get as root, or through sudo when run by another user.  Skips
+# apt-get when everything is already installed, so repeated runs are quick.
+# Never installs anything else, so a bare Debian 12 (debootstrap minbase) is
+# enough to start from: it needs only dpkg-query, apt-get and id.
 set -eu
 cd "$(dirname "$0")/.."
-pkgs=$(grep -v '^#' deps/debian-build.txt | tr '\n' ' ')
+[ $# -gt 0 ] || set -- build
+pkgs=""
+for list in "$@"; do
+	f=deps/debian-$list.txt
+	[ -f "$f" ] || { echo "install-deps: no list $f (lists: $(ls deps | sed -n 's/^debian-\(.*\)\.txt$/\1/p' | tr '\n' ' '))" >&2; exit 2; }
+	# the package is the first word of each line; the rest and #-comments are notes
+	pkgs="$pkgs $(sed 's/#.*//' "$f" | awk 'NF { print $1 }' | tr '\n' ' ')"
+done
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

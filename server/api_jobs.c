@@ -306,10 +306,14 @@ void api_plan_create(struct http_request *req, struct http_response *res)
 		if (idem)
 			store_job_set_body_hash(app->store, tenant, id, body_sha256, NULL);
 		runner_log_transition(app->log, id, tenant, "new", "queued", NULL);
-		runner_wake(app->runner);
 	}
 answer:
-	if ((rc = store_job_get(app->store, tenant, id, &job, &err)) != UNIAP_OK)
+	rc = store_job_get(app->store, tenant, id, &job, &err);
+	/* the runner is woken after that read, so that a new job is answered as
+	 * created (queued), never in the later state of a job that ran at once */
+	if (!existed)
+		runner_wake(app->runner);
+	if (rc != UNIAP_OK)
 		goto out;
 	snprintf(loc, sizeof(loc), "/v1/jobs/%lld", (long long)id);
 	api_job_answer(res, HTTP_ACCEPTED, &job);

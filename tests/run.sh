@@ -4,8 +4,10 @@
 # "[  FAILED  ] N test(s)" or a plain "N passed, N failed" line), and appends
 # "passed failed skipped" per program to build/.test-counts.  A script whose
 # tools are absent prints "LABEL: 0 passed, 0 failed, 1 skipped" after a line
-# saying why; that is a skip, not a failure.  Exits non-zero when any program
-# failed or printed no summary.
+# saying why; that is a skip, not a failure.  Each program that failed also
+# gets a line in build/.test-notes ("PROGRAM: N failed in the PASS pass", PASS
+# from $TEST_PASS), which tests/summary.sh repeats at the end.  Exits non-zero
+# when any program failed or printed no summary.
 set -u
 shift  # DIR is informational
 mkdir -p build
@@ -36,6 +38,9 @@ for t in "$@"; do
 		f=1
 	fi
 	echo "$p $f $s" >> build/.test-counts
-	[ "$f" -eq 0 ] || status=1
+	if [ "$f" -ne 0 ]; then
+		echo "$t: $f failed${TEST_PASS:+ in the $TEST_PASS pass}" >> build/.test-notes
+		status=1
+	fi
 done
 exit $status
