@@ -16,8 +16,9 @@
 # mirror is read from this machine's apt sources at run time and is never
 # written into the repository.  The chroot shares this machine's network, so
 # `make run` gets PORT=8080 or, when that is taken, the next free port.
-# Galvatron's fixtures, which some tests read from ../shared/fixtures beside
-# the checkout (as on CI), are copied to the same place inside the root.
+# Only the committed tree goes in, as a new user's clone: the tests that read
+# Galvatron's measured fixtures from ../shared/fixtures (present beside CI's
+# checkout, where the host's run covers them) say they are skipped here.
 #
 # Environment: FRESH_DIR (where the root is made, /var/tmp), FRESH_KEEP=1
 # (keep the root for a look afterwards), FRESH_CACHE=1 (reuse today's
@@ -208,20 +209,13 @@ if [ -n "$present" ]; then
 fi
 ok "a bare root: $(printf '%s\n' "$installed" | wc -l) packages, none from deps/; apt sources: $mirror${security:+, $security}"
 
-# ---- the committed tree, and the fixtures CI has beside its checkout
+# ---- the committed tree, as a clone has it
 head=$(git rev-parse --short HEAD)
 if [ -n "$(git status --porcelain --untracked-files=no)" ]; then
 	say "note: uncommitted changes are not tested; the committed tree $head is"
 fi
 mkdir -p "$root/root/uniap"
 git archive --format=tar HEAD | tar -x -C "$root/root/uniap" || { bad "git archive HEAD failed"; finish; }
-for fix in "$repo/../shared/fixtures" /work/shared/fixtures; do
-	if [ -d "$fix" ]; then
-		mkdir -p "$root/root/shared" && cp -R "$fix" "$root/root/shared/fixtures"
-		say "copied $fix to ../shared/fixtures beside the tree"
-		break
-	fi
-done
 
 # ---- 2. the README's test command
 header "2/$STEPS cd /root/uniap && sh scripts/install-deps.sh && make test ($head)"

@@ -1,7 +1,8 @@
 #!/bin/sh
 # tests/run.sh DIR BIN... SCRIPT... - runs test programs and CLI test scripts,
 # reads the summary each prints (cmocka's "[  PASSED  ] N test(s)." /
-# "[  FAILED  ] N test(s)" or a plain "N passed, N failed" line), and appends
+# "[  FAILED  ] N test(s)" / "[  SKIPPED ] N test(s)" or a plain "N passed,
+# N failed[, N skipped]" line), and appends
 # "passed failed skipped" per program to build/.test-counts.  A script whose
 # tools are absent prints "LABEL: 0 passed, 0 failed, 1 skipped" after a line
 # saying why; that is a skip, not a failure.  Each program that failed also
@@ -22,6 +23,7 @@ for t in "$@"; do
 	printf '%s\n' "$out"
 	p=$(printf '%s\n' "$out" | sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' | tail -n 1)
 	f=$(printf '%s\n' "$out" | sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' | tail -n 1)
+	s=$(printf '%s\n' "$out" | sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' | tail -n 1)
 	if [ -z "$p$f" ]; then
 		line=$(printf '%s\n' "$out" | grep -E '^([a-z-]+: )?[0-9]+ passed, [0-9]+ failed' | tail -n 1)
 		p=$(printf '%s\n' "$line" | sed -n 's/^\([a-z-]*: \)\{0,1\}\([0-9]*\) passed.*/\2/p')

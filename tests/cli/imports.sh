@@ -10,6 +10,13 @@
 set -u
 FIX=../shared/fixtures/galvatron-v2.4.0
 [ -d "$FIX" ] || FIX=/work/shared/fixtures/galvatron-v2.4.0
+if [ ! -d "$FIX" ]; then
+	# a clone without ../shared beside it: the README's own examples/ are
+	# checked by tests/cli/readme.sh; these measured profiles are not there
+	echo "imports: Galvatron's fixtures (../shared/fixtures/galvatron-v2.4.0) are absent: skipped"
+	echo "imports: 0 passed, 0 failed, 1 skipped"
+	exit 0
+fi
 HW=$FIX/hardware
 MD=$FIX/models/bert_hf
 . "$(dirname "$0")/lib.inc"

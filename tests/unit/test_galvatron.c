@@ -32,17 +32,31 @@
 #define MIB 1048576.0
 #define GIB 1073741824.0
 
+/*
+ * The fixtures' folder; a test that needs them is skipped (cmocka's skip(),
+ * counted by tests/run.sh and said once on stderr) when they are absent, as in
+ * a clone without ../shared beside it.
+ */
 static const char *fixture_root(void)
 {
 	static const char *const roots[] = { "../shared/fixtures/galvatron-v2.4.0",
 	                                     "/work/shared/fixtures/galvatron-v2.4.0" };
-	DIR *d = opendir(roots[0]);
+	static int said;
+	size_t i;
 
-	if (d) {
-		closedir(d);
-		return roots[0];
+	for (i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
+		DIR *d = opendir(roots[i]);
+
+		if (d) {
+			closedir(d);
+			return roots[i];
+		}
 	}
-	return roots[1];
+	if (!said++)
+		fprintf(stderr, "test_galvatron: Galvatron's fixtures (../shared/fixtures/galvatron-v2.4.0) "
+		                "are absent: the tests that read them are skipped\n");
+	skip();
+	return NULL;
 }
 
 /* ----------------------------------------------------------------- helpers */
