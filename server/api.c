@@ -46,8 +46,8 @@ void api_json(struct http_response *res, int status, const cJSON *json)
 		res->status = 0;
 }
 
-/* A decimal id of 1..INT64_MAX into *out; 0 ok, -1 otherwise. */
-int api_parse_id(const char *s, int64_t *out)
+/* Decimal digits only, 0..INT64_MAX, into *out; 0 ok, -1 otherwise. */
+int api_parse_count(const char *s, int64_t *out)
 {
 	char *end = NULL;
 	long long v;
@@ -56,9 +56,20 @@ int api_parse_id(const char *s, int64_t *out)
 		return -1;
 	errno = 0;
 	v = strtoll(s, &end, 10);
-	if (errno || *end || v < 1)
+	if (errno || *end)
 		return -1;
 	*out = (int64_t)v;
+	return 0;
+}
+
+/* A decimal id of 1..INT64_MAX into *out; 0 ok, -1 otherwise. */
+int api_parse_id(const char *s, int64_t *out)
+{
+	int64_t v;
+
+	if (api_parse_count(s, &v) != 0 || v < 1)
+		return -1;
+	*out = v;
 	return 0;
 }
 

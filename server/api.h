@@ -103,6 +103,9 @@ const struct http_principal *api_principal(const struct http_request *req);
 void api_problem(struct http_request *req, struct http_response *res, uniap_code code, const char *detail);
 void api_fail(struct http_request *req, struct http_response *res, const struct uniap_err *err);
 void api_json(struct http_response *res, int status, const struct cJSON *json);
+/* Decimal digits only (s borrowed): api_parse_count takes 0..INT64_MAX, api_parse_id
+ * 1..INT64_MAX; 0 ok with *out set, -1 otherwise. */
+int api_parse_count(const char *s, int64_t *out);
 int api_parse_id(const char *s, int64_t *out);
 void api_time(int64_t ms, char *buf, size_t cap);
 /* ?limit= and ?cursor= of a list; -1 after answering a 400. */

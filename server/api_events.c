@@ -18,7 +18,6 @@
  */
 #include "api.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -135,15 +134,9 @@ static void api_stream_free(struct http_stream *s)
 /* Last-Event-ID as a version; -1 when absent or not a number (the stream starts afresh). */
 static int64_t api_last_event_id(const struct http_request *req)
 {
-	const char *s = http_request_header(req, "Last-Event-ID");
-	char *end = NULL;
-	long long v;
+	int64_t v;
 
-	if (!s || !*s || strspn(s, "0123456789") != strlen(s))
-		return -1;
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	return errno || *end ? -1 : (int64_t)v;
+	return api_parse_count(http_request_header(req, "Last-Event-ID"), &v) == 0 ? v : -1;
 }
 
 void api_job_events(struct http_request *req, struct http_response *res)
