@@ -125,6 +125,56 @@ else
 	kill "$pid" 2>/dev/null
 fi
 
+# ------------------------------------------------------------ the service and tenant blocks
+# The "uniapd" section's two blocks run as written, in a folder of their own
+# (var/ there), with the few changes a script needs that a person at a prompt
+# does not: the start line listens on a free port (its later lines get that
+# port for 8080), the script waits for /healthz where a person types slower
+# than uniapd starts, and the last line's `kill %1` (job control, which a
+# non-interactive sh lacks) is the same SIGTERM sent by pid.
+block '<!-- begin: service block' '<!-- end: service block' | sed 's/  *#.*$//' >"$tmp/service"
+check service-block 0 "" -- test "$(wc -l <"$tmp/service")" -eq 5 -a "$(sed -n 5p "$tmp/service")" = "kill %1"
+start=$(sed -n 1p "$tmp/service")
+case "$start" in
+"build/uniapd --listen 127.0.0.1:8080 "*" &") ;;
+*) start= ;;
+esac
+mkdir -p "$tmp/s"
+: >"$tmp/log"
+pid=
+if [ -n "$start" ]; then
+	# shellcheck disable=SC2046 # the README's words
+	set -- $(printf '%s\n' "$start" | sed -e "s|^build/uniapd|$UNIAPD|" -e 's/:8080 /:0 /' -e 's/ &$//')
+	(cd "$tmp/s" && exec "$@") 2>"$tmp/log" &
+	pid=$!
+fi
+if [ -n "$start" ] && wait_uniapd; then
+	pass=$((pass + 1))
+	sed -n 2,4p "$tmp/service" | sed "s/:8080/:$port/g" >"$tmp/service.sh"
+	check service-lines 0 '{"status":"ok"}' -- sh -e "$tmp/service.sh"
+	cp "$tmp/out" "$tmp/service.out"
+	check service-readyz 0 '"ready"' -- cat "$tmp/service.out"
+	check service-metrics 0 'uniapd_build_info{' -- cat "$tmp/service.out"
+	stop_uniapd
+	check service-stop 0 "" -- test "$stopped" -eq 0
+	check service-store 0 "" -- test -s "$tmp/s/var/uniap.db"
+else
+	echo "FAIL service-start: the README's uniapd line did not start: '$start' $(head -c 300 "$tmp/log")"
+	fail=$((fail + 1))
+	[ -z "$pid" ] || kill "$pid" 2>/dev/null
+fi
+block '<!-- begin: tenant block' '<!-- end: tenant block' | sed -e 's/  *#.*$//' -e "s|^build/uniapd|$UNIAPD|" \
+	>"$tmp/tenants.sh"
+check tenant-block 0 "" -- test "$(wc -l <"$tmp/tenants.sh")" -eq 4
+mkdir -p "$tmp/t"
+check tenant-lines 0 "" -- sh -e -c "cd \"$tmp/t\" && . \"$tmp/tenants.sh\""
+cp "$tmp/out" "$tmp/tenants.out"
+# the keys are printed (a line of their own), the list shows both, alice revoked
+check tenant-key 0 "" -- grep -qE '^[A-Za-z0-9_-]{20,}$' "$tmp/tenants.out"
+check tenant-list 0 "ci" -- "$UNIAPD" tenant list --db "$tmp/t/var/uniap.db"
+cp "$tmp/out" "$tmp/list.out"
+check tenant-revoked 0 "" -- grep -qE 'alice.*[0-9]{4}-[0-9]{2}-[0-9]{2}.*[0-9]{4}-[0-9]{2}-[0-9]{2}' "$tmp/list.out"
+
 # ------------------------------------------------------------ the command line
 check make-example-recipe 0 "scripts/example.sh" -- env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -s -n -o all example
 check make-example 0 "== uniap plan: the paper's EnvB-8 BERT-Huge" -- sh scripts/example.sh "$UNIAP"
