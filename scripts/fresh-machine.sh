@@ -190,6 +190,10 @@ fi
 } >"$root/etc/apt/sources.list"
 rm -f "$root"/etc/apt/sources.list.d/*
 cat /etc/resolv.conf >"$root/etc/resolv.conf"
+# debootstrap writes no /etc/hosts; Debian's installer (and every container
+# runtime) does, with these loopback names: a bare machine has them
+[ -s "$root/etc/hosts" ] || printf '127.0.0.1\tlocalhost\n::1\t\tlocalhost ip6-localhost ip6-loopback\n' \
+	>"$root/etc/hosts"
 mount -t proc proc "$root/proc" &&
 	mount -t sysfs sysfs "$root/sys" &&
 	mount --rbind /dev "$root/dev" && mount --make-rslave "$root/dev" &&

@@ -184,7 +184,11 @@ listen_check() {
 }
 
 # --listen with a host name: localhost resolves to loopback only, so --no-auth takes it
-listen_check listen-localhost localhost:0 127.0.0.1 --no-auth
+if getent hosts localhost >/dev/null 2>&1; then
+	listen_check listen-localhost localhost:0 127.0.0.1 --no-auth
+else
+	echo "uniapd: \"localhost\" does not resolve here (no /etc/hosts entry): --listen localhost is not checked"
+fi
 # IPv6 literals, when this machine has an IPv6 loopback
 if grep -q '^00000000000000000000000000000001 ' /proc/net/if_inet6 2>/dev/null; then
 	listen_check listen-v6-loopback '[::1]:0' '[::1]' --no-auth
