@@ -1215,8 +1215,12 @@ static void http_watch_stop(struct http_server *srv)
 
 /*
  * Starts srv->daemon on cfg's host (a name or a literal, resolved with
- * getaddrinfo) and port: the first of the host's addresses that binds wins
- * (localhost may list ::1 where IPv6 is off).  An IPv6 address listens dual
+ * getaddrinfo) and port, on one socket: the first of the host's IPv4
+ * addresses that binds, else the first IPv6 one.  IPv4 first because a name
+ * such as localhost lists ::1 before 127.0.0.1 on a Debian machine, and a
+ * socket on ::1 does not take 127.0.0.1's clients, while most clients of a
+ * loopback service dial 127.0.0.1 (and those that dial "localhost" try both);
+ * ::1 may also be listed where IPv6 is off.  An IPv6 address listens dual
  * stack, so "::" takes IPv4 clients too.  0 ok, -1 with a message.
  */
 static int http_listen(struct http_server *srv, const struct http_config *cfg, char *err_msg, size_t err_cap)
@@ -1224,7 +1228,7 @@ static int http_listen(struct http_server *srv, const struct http_config *cfg, c
 	const char *host = cfg->listen_addr ? cfg->listen_addr : "127.0.0.1";
 	struct addrinfo hints, *res = NULL, *ai;
 	char port[8];
-	int rc;
+	int rc, pass;
 
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_family = AF_UNSPEC;
@@ -1236,23 +1240,25 @@ static int http_listen(struct http_server *srv, const struct http_config *cfg, c
 		snprintf(err_msg, err_cap, "listen: cannot resolve %s: %s", host, gai_strerror(rc));
 		return -1;
 	}
-	for (ai = res; ai && !srv->daemon; ai = ai->ai_next) {
-		unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_ALLOW_SUSPEND_RESUME |
-		                 MHD_USE_ERROR_LOG;
+	for (pass = 0; pass < 2 && !srv->daemon; pass++) {
+		for (ai = res; ai && !srv->daemon; ai = ai->ai_next) {
+			unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_ALLOW_SUSPEND_RESUME |
+			                 MHD_USE_ERROR_LOG;
 
-		if (ai->ai_family != AF_INET && ai->ai_family != AF_INET6)
-			continue;
-		if (ai->ai_family == AF_INET6)
-			flags |= MHD_USE_DUAL_STACK;
-		srv->daemon = MHD_start_daemon(
-			flags, 0, NULL, NULL, http_access, srv,
-			MHD_OPTION_SOCK_ADDR, ai->ai_addr,
-			MHD_OPTION_THREAD_POOL_SIZE, cfg->threads ? cfg->threads : 8u,
-			MHD_OPTION_CONNECTION_LIMIT, cfg->connection_limit ? cfg->connection_limit : 256u,
-			MHD_OPTION_CONNECTION_TIMEOUT, cfg->timeout_s ? cfg->timeout_s : 30u,
-			MHD_OPTION_NOTIFY_COMPLETED, http_completed, srv,
-			MHD_OPTION_UNESCAPE_CALLBACK, http_unescape_none, NULL,
-			MHD_OPTION_END);
+			if (ai->ai_family != (pass == 0 ? AF_INET : AF_INET6))
+				continue;
+			if (ai->ai_family == AF_INET6)
+				flags |= MHD_USE_DUAL_STACK;
+			srv->daemon = MHD_start_daemon(
+				flags, 0, NULL, NULL, http_access, srv,
+				MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+				MHD_OPTION_THREAD_POOL_SIZE, cfg->threads ? cfg->threads : 8u,
+				MHD_OPTION_CONNECTION_LIMIT, cfg->connection_limit ? cfg->connection_limit : 256u,
+				MHD_OPTION_CONNECTION_TIMEOUT, cfg->timeout_s ? cfg->timeout_s : 30u,
+				MHD_OPTION_NOTIFY_COMPLETED, http_completed, srv,
+				MHD_OPTION_UNESCAPE_CALLBACK, http_unescape_none, NULL,
+				MHD_OPTION_END);
+		}
 	}
 	freeaddrinfo(res);
 	if (!srv->daemon) {
