@@ -401,6 +401,7 @@ struct http_server {
 	size_t parked_n;
 	unsigned max_streams, heartbeat_ms;
 	atomic_int streams;          /* slots taken: waiting requests + open streams */
+	atomic_ullong streams_refused; /* answered 503: every slot was taken */
 	atomic_int stopping;         /* no more parking; every waiter answers, every stream ends */
 	int watcher_quit;
 	pthread_t watcher;
@@ -510,6 +511,11 @@ char *http_server_metrics_text(struct http_server *srv)
 	                     "# TYPE uniapd_http_streams_open gauge\n"
 	                     "uniapd_http_streams_open %d\n",
 	                 atomic_load(&srv->streams));
+	http_text_printf(&t, "# HELP uniapd_http_streams_refused_total Long-polls and event streams answered 503: "
+	                     "every --max-streams slot was taken.\n"
+	                     "# TYPE uniapd_http_streams_refused_total counter\n"
+	                     "uniapd_http_streams_refused_total %llu\n",
+	                 (unsigned long long)atomic_load(&srv->streams_refused));
 	if (srv->cfg.metrics) {
 		char *more = srv->cfg.metrics(srv->cfg.metrics_ctx);
 
@@ -803,6 +809,7 @@ static void http_streams_busy(struct http_server *srv, struct http_response *res
 {
 	char detail[128];
 
+	atomic_fetch_add(&srv->streams_refused, 1);
 	http_response_release(res);
 	http_response_init(res);
 	snprintf(detail, sizeof(detail), "streams: %u waiting requests and event streams are open, the limit",

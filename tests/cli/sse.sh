@@ -127,6 +127,7 @@ bgs="$bgs $!"
 s3=$!
 sleep 1
 get stream-limit 503 "Retry-After: 5" "$U/v1/jobs/1/events"
+get stream-limit-metric 200 "uniapd_http_streams_refused_total 1" "$U/metrics"
 i=0
 while [ $i -lt 10 ]; do
 	get healthz-while-streaming 200 '"ok"' "$U/healthz"

@@ -987,6 +987,7 @@ static void test_waits_and_streams(void **state)
 	assert_non_null(strstr(f->headers, "Retry-After: 5"));
 	assert_int_equal(http_do(port, "GET", "/metrics", NULL, NULL, 0, 0, f), 200);
 	assert_non_null(strstr(f->body, "uniapd_http_streams_open 3\n"));
+	assert_non_null(strstr(f->body, "uniapd_http_streams_refused_total 1\n"));
 	assert_int_equal(http_do(port, "GET", "/healthz", NULL, NULL, 0, 0, f), 200);
 	/* a stop answers them now, not at their time */
 	t0 = now_s();
