@@ -16,6 +16,7 @@
  */
 #include "catalog.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,58 +135,83 @@ static const struct catalog_family catalog_families[] = {
 /* ------------------------------------------------------------------- models */
 
 enum catalog_arch {
-	CATALOG_ARCH_BERT = 0, /* LayerNorm + biases, GeLU MLP, MLM head tied to the embedding */
-	CATALOG_ARCH_GPT,      /* LayerNorm + biases, GeLU MLP, LM head tied */
-	CATALOG_ARCH_LLAMA,    /* RMSNorm, no biases, SwiGLU MLP, GQA, untied LM head */
-	CATALOG_ARCH_VIT,      /* patch embedding + class token, LayerNorm + biases, 1000-class head */
-	CATALOG_ARCH_T5,       /* encoder-decoder, no biases, relative position bias, tied head */
-	CATALOG_ARCH_SWIN,     /* four stages with patch merging, windowed attention */
+	CATALOG_ARCH_TRANSFORMER = 0, /* BERT, GPT, Llama: catalog_transformer() */
+	CATALOG_ARCH_VIT,             /* patch embedding + class token, LayerNorm + biases, 1000-class head */
+	CATALOG_ARCH_T5,              /* encoder-decoder, no biases, relative position bias, tied head */
+	CATALOG_ARCH_SWIN,            /* four stages with patch merging, windowed attention */
 };
 
+/* One model: T5, ViT and Swin use the fields of `a` that their builders name
+ * (T5: layers per stack; Swin: stage-1 width, heads and tokens). */
 struct catalog_model_def {
 	struct catalog_entry entry;
 	enum catalog_arch arch;
-	enum model_precision precision;
-	int layers;       /* blocks (T5: per stack; Swin: unused, see the stage table) */
-	double hidden;    /* h (Swin: stage-1 width C) */
-	double heads;     /* a (Swin: stage-1 heads) */
-	double kv_heads;  /* GQA key/value heads (= heads without GQA) */
-	double ffn;       /* MLP inner size */
-	double seq;       /* tokens per sample (ViT: patches + class token; Swin: stage-1 tokens) */
-	double vocab;     /* vocabulary (ViT/Swin: classes) */
-	int dropout;      /* 1: dropout layers keep masks (BERT, T5, GPT-3); 0: none (ViT, Llama) */
+	struct model_arch a;
 };
 
 #define CATALOG_SRC_FORMULAS "FLOPs: Megatron-LM (Narayanan et al. 2021); activations: Korthikanti et al. 2022"
 
+/* BERT (HuggingFace BertModel): LayerNorm + biases, GeLU, learned positions, MLM head tied */
+#define CATALOG_BERT(L, h, a, s, V, prec) \
+	{ .family = MODEL_ARCH_ENCODER, .layers = L, .hidden = h, .heads = a, .kv_heads = a, .ffn_hidden = 4 * (h), \
+	  .seq_len = s, .vocab = V, .mlp = MODEL_MLP_GELU, .norm = MODEL_NORM_LAYERNORM, \
+	  .positions = MODEL_POS_LEARNED, .flash_attention = 0, .dropout = 1, .biases = 1, .tied_embeddings = 1, \
+	  .precision = prec, .optimizer = MODEL_ADAM }
+/* GPT-2/3 (Megatron-LM): as BERT without token types and MLM transform, causal, LM head tied */
+#define CATALOG_GPT(L, h, a, s, V) \
+	{ .family = MODEL_ARCH_DECODER, .layers = L, .hidden = h, .heads = a, .kv_heads = a, .ffn_hidden = 4 * (h), \
+	  .seq_len = s, .vocab = V, .mlp = MODEL_MLP_GELU, .norm = MODEL_NORM_LAYERNORM, \
+	  .positions = MODEL_POS_LEARNED, .flash_attention = 0, .dropout = 1, .biases = 1, .tied_embeddings = 1, \
+	  .precision = MODEL_MIXED, .optimizer = MODEL_ADAM }
+/* Llama: RMSNorm, no biases, SwiGLU, RoPE, GQA, untied head, no dropout */
+#define CATALOG_LLAMA(L, h, a, kv, f, s, flash) \
+	{ .family = MODEL_ARCH_DECODER, .layers = L, .hidden = h, .heads = a, .kv_heads = kv, .ffn_hidden = f, \
+	  .seq_len = s, .vocab = 32000, .mlp = MODEL_MLP_SWIGLU, .norm = MODEL_NORM_RMSNORM, \
+	  .positions = MODEL_POS_ROTARY, .flash_attention = flash, .dropout = 0, .biases = 0, .tied_embeddings = 0, \
+	  .precision = MODEL_MIXED, .optimizer = MODEL_ADAM }
+/* the fields T5, ViT and Swin read */
+#define CATALOG_OTHER(L, h, a, f, s, V, drop, bias, norm_kind) \
+	{ .family = MODEL_ARCH_ENCODER, .layers = L, .hidden = h, .heads = a, .kv_heads = a, .ffn_hidden = f, \
+	  .seq_len = s, .vocab = V, .mlp = MODEL_MLP_GELU, .norm = norm_kind, .positions = MODEL_POS_LEARNED, \
+	  .flash_attention = 0, .dropout = drop, .biases = bias, .tied_embeddings = 1, .precision = MODEL_FP32, \
+	  .optimizer = MODEL_ADAM }
+
+/*
+ * Flash attention per entry (docs/catalog.md, "Flash attention"): the paper's
+ * scenarios ran 2023 runtimes (Galvatron on HuggingFace BERT/T5/ViT/Swin,
+ * Megatron-DeepSpeed on DCUs) and GPT-3's figures come from Megatron-LM 2021:
+ * none of them used it.  Llama-2-70B is not a paper scenario: modern
+ * runtimes use it.
+ */
 static const struct catalog_model_def catalog_models[] = {
 	{ { "bert-huge", "BERT-Huge: 32 layers, hidden 1280, 16 heads, seq 512, fp32 (~672 M parameters)",
 	    "UniAP appendix (HuggingFace BertConfig with hidden 1280, 32 layers, 16 heads, seq 512); "
 	    CATALOG_SRC_FORMULAS },
-	  CATALOG_ARCH_BERT, MODEL_FP32, 32, 1280, 16, 16, 5120, 512, 30522, 1 },
+	  CATALOG_ARCH_TRANSFORMER, CATALOG_BERT(32, 1280, 16, 512, 30522, MODEL_FP32) },
 	{ { "t5-large", "T5-Large: 24 + 24 layers, d_model 1024, d_ff 4096, 16 heads, seq 512, fp32 (~737 M)",
 	    "Raffel et al. 2020 (T5), HuggingFace t5-large config; " CATALOG_SRC_FORMULAS },
-	  CATALOG_ARCH_T5, MODEL_FP32, 24, 1024, 16, 16, 4096, 512, 32128, 1 },
+	  CATALOG_ARCH_T5, CATALOG_OTHER(24, 1024, 16, 4096, 512, 32128, 1, 0, MODEL_NORM_RMSNORM) },
 	{ { "vit-huge", "ViT-Huge: 32 layers, hidden 1280, 16 heads, 196 patches + class token, fp32 (~632 M)",
 	    "Dosovitskiy et al. 2021 (ViT-H), HuggingFace ViTConfig defaults (image 224, patch 16); "
 	    CATALOG_SRC_FORMULAS },
-	  CATALOG_ARCH_VIT, MODEL_FP32, 32, 1280, 16, 16, 5120, 197, 1000, 0 },
+	  CATALOG_ARCH_VIT, CATALOG_OTHER(32, 1280, 16, 5120, 197, 1000, 0, 1, MODEL_NORM_LAYERNORM) },
 	{ { "swin-huge", "Swin-Huge: depths 2/2/42/2, widths 320/640/1280/2560, window 7, image 224, fp32 (~1.02 B)",
 	    "Liu et al. 2021 (Swin), UniAP's Swin-Huge (widths 320..2560, 42-layer stage 3); "
 	    CATALOG_SRC_FORMULAS },
-	  CATALOG_ARCH_SWIN, MODEL_FP32, 48, 320, 10, 10, 1280, 3136, 1000, 0 },
+	  CATALOG_ARCH_SWIN, CATALOG_OTHER(48, 320, 10, 1280, 3136, 1000, 0, 1, MODEL_NORM_LAYERNORM) },
 	{ { "llama-7b", "Llama-7B: 32 layers, hidden 4096, 32 heads, FFN 11008, seq 2048, mixed (6.74 B)",
 	    "Touvron et al. 2023 (LLaMA), HuggingFace llama-7b config; " CATALOG_SRC_FORMULAS },
-	  CATALOG_ARCH_LLAMA, MODEL_MIXED, 32, 4096, 32, 32, 11008, 2048, 32000, 0 },
+	  CATALOG_ARCH_TRANSFORMER, CATALOG_LLAMA(32, 4096, 32, 32, 11008, 2048, 0) },
 	{ { "llama-13b", "Llama-13B: 40 layers, hidden 5120, 40 heads, FFN 13824, seq 2048, mixed (13.0 B)",
 	    "Touvron et al. 2023 (LLaMA), HuggingFace llama-13b config; " CATALOG_SRC_FORMULAS },
-	  CATALOG_ARCH_LLAMA, MODEL_MIXED, 40, 5120, 40, 40, 13824, 2048, 32000, 0 },
-	{ { "llama-70b", "Llama-2-70B: 80 layers, hidden 8192, 64 heads, 8 KV heads, FFN 28672, seq 4096, mixed (69.0 B)",
+	  CATALOG_ARCH_TRANSFORMER, CATALOG_LLAMA(40, 5120, 40, 40, 13824, 2048, 0) },
+	{ { "llama-70b", "Llama-2-70B: 80 layers, hidden 8192, 64 heads, 8 KV heads, FFN 28672, seq 4096, mixed, "
+	    "flash attention (69.0 B)",
 	    "Touvron et al. 2023 (Llama 2), HuggingFace Llama-2-70b config; " CATALOG_SRC_FORMULAS },
-	  CATALOG_ARCH_LLAMA, MODEL_MIXED, 80, 8192, 64, 8, 28672, 4096, 32000, 0 },
+	  CATALOG_ARCH_TRANSFORMER, CATALOG_LLAMA(80, 8192, 64, 8, 28672, 4096, 1) },
 	{ { "gpt3-175b", "GPT-3 175B: 96 layers, hidden 12288, 96 heads, FFN 4h, seq 2048, mixed (175 B)",
 	    "Brown et al. 2020 (GPT-3, Table 2.1); " CATALOG_SRC_FORMULAS },
-	  CATALOG_ARCH_GPT, MODEL_MIXED, 96, 12288, 96, 96, 49152, 2048, 50257, 1 },
+	  CATALOG_ARCH_TRANSFORMER, CATALOG_GPT(96, 12288, 96, 2048, 50257) },
 };
 
 #define CATALOG_N_MODELS (sizeof(catalog_models) / sizeof(catalog_models[0]))
@@ -360,8 +386,8 @@ double catalog_activation_bytes(double seq, double hidden, double heads, int tp,
 }
 
 /*
- * One layer type as generated: activation bytes at TP size t are
- * act_fixed + act_split / t (the Korthikanti form).
+ * One layer type as generated: activation bytes and memory-bound bytes at TP
+ * size t are fixed + split / t (the Korthikanti form).
  */
 struct catalog_type_spec {
 	const char *name;
@@ -369,9 +395,14 @@ struct catalog_type_spec {
 	double flops;
 	double act_fixed;
 	double act_split;
+	double mem_fixed;   /* memory-bound bytes read + written in one forward pass */
+	double mem_split;
 	double output_bytes;
 	double checkpoint_bytes;
+	double gemm_dim;
+	double tokens;
 	int tp_allreduces;
+	int kernels;
 };
 
 /* A model being built: counts of what has been filled. */
@@ -381,24 +412,37 @@ struct catalog_builder {
 	size_t cap_types, cap_layers, cap_edges;
 };
 
-static uniap_code catalog_builder_init(struct catalog_builder *b, struct model_profile *m,
-                                       const struct catalog_model_def *d, size_t types, size_t layers,
-                                       size_t edges, struct uniap_err *err)
+static uniap_code catalog_builder_init(struct catalog_builder *b, struct model_profile *m, const char *name,
+                                       const struct model_arch *a, size_t types, size_t layers, size_t edges,
+                                       struct uniap_err *err)
 {
 	memset(b, 0, sizeof(*b));
 	b->m = m;
 	b->cap_types = types;
 	b->cap_layers = layers;
 	b->cap_edges = edges;
-	m->name = strdup(d->entry.name);
-	m->precision = d->precision;
-	m->optimizer = MODEL_ADAM;
+	m->name = name ? strdup(name) : NULL;
+	m->precision = a->precision;
+	m->optimizer = a->optimizer;
 	m->types = calloc(types, sizeof(*m->types));
 	m->layers = calloc(layers, sizeof(*m->layers));
 	m->edges = calloc(edges ? edges : 1, sizeof(*m->edges));
-	if (!m->name || !m->types || !m->layers || !m->edges)
+	if ((name && !m->name) || !m->types || !m->layers || !m->edges)
 		return catalog_nomem(err, "model");
 	return UNIAP_OK;
+}
+
+/* A TP table of fixed + split / tp for tp = 1, 2, 4, ..., or NULL without memory. */
+static struct model_tp_value *catalog_tp_table(double fixed, double split)
+{
+	struct model_tp_value *t = calloc(CATALOG_TP_ENTRIES, sizeof(*t));
+	int i;
+
+	for (i = 0; t && i < CATALOG_TP_ENTRIES; i++) {
+		t[i].tp = 1 << i;
+		t[i].value = fixed + split / t[i].tp;
+	}
+	return t;
 }
 
 /* Appends a layer type; returns its index in *index. */
@@ -406,28 +450,30 @@ static uniap_code catalog_add_type(struct catalog_builder *b, const struct catal
                                    struct uniap_err *err)
 {
 	struct model_layer_type *t;
-	int i;
 
 	if (b->n_types >= b->cap_types)
 		return err_set(err, UNIAP_E_INTERNAL, "catalog: too many layer types");
 	t = &b->m->types[b->n_types];
 	b->m->n_types = ++b->n_types;
 	t->name = strdup(s->name);
-	t->activation_bytes = calloc(CATALOG_TP_ENTRIES, sizeof(*t->activation_bytes));
+	t->activation_bytes = catalog_tp_table(s->act_fixed, s->act_split);
 	if (!t->name || !t->activation_bytes)
 		return catalog_nomem(err, "model");
 	t->n_activation_bytes = CATALOG_TP_ENTRIES;
-	for (i = 0; i < CATALOG_TP_ENTRIES; i++) {
-		int tp = 1 << i;
-
-		t->activation_bytes[i].tp = tp;
-		t->activation_bytes[i].value = s->act_fixed + s->act_split / tp;
+	if (s->mem_fixed + s->mem_split > 0) {
+		t->memory_bound_bytes = catalog_tp_table(s->mem_fixed, s->mem_split);
+		if (!t->memory_bound_bytes)
+			return catalog_nomem(err, "model");
+		t->n_memory_bound_bytes = CATALOG_TP_ENTRIES;
 	}
 	t->forward_flops_per_sample = s->flops;
 	t->parameters = s->parameters;
 	t->output_bytes_per_sample = s->output_bytes;
 	t->checkpoint_bytes_per_sample = s->checkpoint_bytes;
 	t->tp_allreduces_per_pass = s->tp_allreduces;
+	t->kernels_per_pass = s->kernels;
+	t->gemm_dim = s->gemm_dim;
+	t->tokens_per_sample = s->tokens;
 	*index = b->n_types - 1;
 	return UNIAP_OK;
 }
@@ -462,101 +508,253 @@ static uniap_code catalog_add_edge(struct catalog_builder *b, size_t from, size_
 	return UNIAP_OK;
 }
 
-/* A Transformer block of h, a heads, f MLP size over s tokens (elem-byte activations). */
-static void catalog_block_spec(const struct catalog_model_def *d, double elem, struct catalog_type_spec *s)
+/* Parameters of one norm layer of width h. */
+static double catalog_norm_params(const struct model_arch *a, double h)
 {
-	double h = d->hidden, f = d->ffn, a = d->heads, sq = d->seq;
-	double kv = d->kv_heads * (h / d->heads); /* width of K and of V */
-	int gated = d->arch == CATALOG_ARCH_LLAMA;
-	int bias = d->arch != CATALOG_ARCH_LLAMA;
-	double weights = 2 * h * h + 2 * h * kv + (gated ? 3 : 2) * h * f;
-	double extra = bias ? (h + 2 * kv + h) + (f + h) + 4 * h : 2 * h; /* biases + norms */
-
-	memset(s, 0, sizeof(*s));
-	s->name = "block";
-	s->parameters = weights + extra;
-	s->flops = 2 * weights * sq + 4 * sq * sq * h;
-	/* catalog_activation_bytes() split into its tp-independent and 1/tp parts */
-	s->act_fixed = catalog_activation_bytes(sq, h, a, 1, elem, d->dropout) -
-	               (sq * h * 24 + (d->dropout ? 5 : 2) * a * sq * sq) * elem / 2;
-	s->act_split = (sq * h * 24 + (d->dropout ? 5 : 2) * a * sq * sq) * elem / 2;
-	s->output_bytes = sq * h * elem;
-	s->checkpoint_bytes = sq * h * elem;
-	s->tp_allreduces = 2;
+	return a->norm == MODEL_NORM_LAYERNORM ? 2 * h : h;
 }
 
-/* embedding -> block.0 .. block.L-1 -> head: BERT, GPT-3, Llama, ViT. */
-static uniap_code catalog_build_chain(const struct catalog_model_def *d, struct model_profile *m,
+/* Kernels of one norm: a fused LayerNorm kernel, or HuggingFace's unfused
+ * RMSNorm (cast, pow, mean, add + rsqrt, scale, weight: 6). */
+static int catalog_norm_kernels(const struct model_arch *a)
+{
+	return a->norm == MODEL_NORM_LAYERNORM ? 1 : 6;
+}
+
+/*
+ * Kernels of one attention sub-layer without its norm (docs/catalog.md,
+ * "Kernels per pass"): Q, K, V and output projections (4 GEMMs), RoPE on Q
+ * and K (5 element-wise ops each), the attention core (one fused kernel with
+ * flash attention, else QK^T, scale, mask, softmax, [dropout,] AV and the
+ * head-merging copy), the residual add [and its dropout].
+ */
+static int catalog_attention_kernels(const struct model_arch *a)
+{
+	int k = 4 + (a->positions == MODEL_POS_ROTARY ? 10 : 0);
+
+	k += a->flash_attention ? 1 : 6 + (a->dropout ? 1 : 0);
+	return k + 1 + (a->dropout ? 1 : 0);
+}
+
+/*
+ * A Transformer block of a over s tokens whose queries each see `keys` keys
+ * (s, or the window of windowed attention), elem-byte elements.  Every
+ * formula and its source: docs/catalog.md, "Models".
+ */
+static void catalog_block_spec(const struct model_arch *a, double elem, double s, double keys,
+                               struct catalog_type_spec *out)
+{
+	double h = a->hidden, f = a->ffn_hidden, heads = a->heads;
+	double k = a->kv_heads * (h / heads); /* width of K and of V */
+	int swiglu = a->mlp == MODEL_MLP_SWIGLU;
+	double weights = 2 * h * h + 2 * h * k + (swiglu ? 3 : 2) * h * f;
+	double biases = a->biases ? (h + 2 * k + h) + (swiglu ? 2 * f : f) + h : 0;
+	double u = elem / 2; /* Korthikanti et al. count 2-byte elements (masks: 1 byte) */
+	double scores = heads * s * keys;
+
+	memset(out, 0, sizeof(*out));
+	out->name = "block";
+	out->parameters = weights + biases + 2 * catalog_norm_params(a, h);
+	/* 2 x weights x tokens + QK^T and AV; flash attention's backward
+	 * recomputes QK^T (2 s keys h more), priced as 1/3 of it in forward */
+	out->flops = 2 * weights * s + 4 * s * keys * h + (a->flash_attention ? 2.0 / 3.0 * s * keys * h : 0);
+	/* kept for backward, not split by TP: both norm inputs, the QKV and MLP
+	 * inputs [, the two hidden dropout masks] */
+	out->act_fixed = u * s * h * (8 + (a->dropout ? 2 : 0));
+	/* split: Q, K, V, the output projection's input, the MLP's inner tensors
+	 * (GeLU: its input and output 4 s f; SwiGLU: gate, up and their product
+	 * 6 s f), and the scores: softmax output [+ dropout mask and output], or
+	 * flash attention's fp32 logsumexp per query and head */
+	out->act_split = u * (4 * s * h + 4 * s * k + (swiglu ? 6 : 4) * s * f) +
+	                 (a->flash_attention ? 4 * heads * s : u * (a->dropout ? 5 : 2) * scores);
+	/* memory-bound bytes read + written: norms 2 x 2 s h, residual adds
+	 * 2 x 3 s h [, hidden dropouts 2 x (2 s h + 1-byte mask)]; split: fused
+	 * scale-mask-softmax 2 a s^2 [+ dropout], GeLU 2 s f or SiLU and product
+	 * 5 s f, RoPE on Q and K */
+	out->mem_fixed = elem * s * h * 10 + (a->dropout ? s * h * (4 * elem + 2) : 0);
+	out->mem_split = (a->flash_attention ? 0 : 2 * scores * elem + (a->dropout ? scores * (2 * elem + 1) : 0)) +
+	                 (swiglu ? 5 : 2) * s * f * elem +
+	                 (a->positions == MODEL_POS_ROTARY ? 2 * s * (h + k) * elem : 0);
+	out->output_bytes = s * h * elem;
+	out->checkpoint_bytes = s * h * elem;
+	out->tp_allreduces = 2;
+	out->gemm_dim = h;
+	out->tokens = s;
+	/* two norms, the attention sub-layer, the MLP (GeLU: 2 GEMMs + GeLU;
+	 * SwiGLU: 3 GEMMs + SiLU + product), its residual add [and dropout] */
+	out->kernels = 2 * catalog_norm_kernels(a) + catalog_attention_kernels(a) + (swiglu ? 5 : 3) + 1 +
+	               (a->dropout ? 1 : 0);
+}
+
+/* Builds the chain first -> L x middle -> last (ViT and catalog_transformer). */
+static uniap_code catalog_build_chain(const char *name, const struct model_arch *a,
+                                      const struct catalog_type_spec *first, const struct catalog_type_spec *middle,
+                                      const struct catalog_type_spec *last, struct model_profile *m,
                                       struct uniap_err *err)
 {
 	struct catalog_builder b;
-	struct catalog_type_spec emb, blk, head;
-	double h = d->hidden, sq = d->seq, v = d->vocab;
-	double elem = d->precision == MODEL_MIXED ? 2 : 4;
-	size_t t_emb = 0, t_blk = 0, t_head = 0, i, n = (size_t)d->layers + 2;
+	size_t t_first = 0, t_mid = 0, t_last = 0, i, n = (size_t)a->layers + 2;
 	int k;
-	uniap_code rc = catalog_builder_init(&b, m, d, 3, n, n - 1, err);
+	uniap_code rc = catalog_builder_init(&b, m, name, a, 3, n, n - 1, err);
 
-	if (rc != UNIAP_OK)
-		return rc;
-	catalog_block_spec(d, elem, &blk);
-	memset(&emb, 0, sizeof(emb));
-	memset(&head, 0, sizeof(head));
-	emb.name = "embedding";
-	emb.output_bytes = emb.checkpoint_bytes = emb.act_fixed = sq * h * elem;
-	emb.flops = sq * h; /* the position add; lookups are not FLOPs */
-	emb.tp_allreduces = 1; /* vocabulary-parallel embedding (Megatron-LM) */
-	head.name = "head";
-	head.output_bytes = head.checkpoint_bytes = sq * h * elem;
-	head.tp_allreduces = 1;
-	switch (d->arch) {
-	case CATALOG_ARCH_BERT: /* word + position + token type + LayerNorm; MLM transform + tied decoder */
-		emb.parameters = v * h + sq * h + 2 * h + 2 * h;
-		head.parameters = h * h + h + 2 * h + v;
-		head.flops = 2 * sq * (h * h + h * v);
-		head.act_fixed = 2 * sq * h * elem;
-		head.act_split = sq * v * 4; /* fp32 logits for the loss, vocabulary-parallel */
-		break;
-	case CATALOG_ARCH_GPT: /* word + learned position; final LayerNorm, tied head */
-		emb.parameters = v * h + sq * h;
-		head.parameters = 2 * h;
-		head.flops = 2 * sq * h * v;
-		head.act_fixed = sq * h * elem;
-		head.act_split = sq * v * 4;
-		break;
-	case CATALOG_ARCH_LLAMA: /* word only (RoPE); final RMSNorm, untied head */
-		emb.parameters = v * h;
-		head.parameters = h + v * h;
-		head.flops = 2 * sq * h * v;
-		head.act_fixed = sq * h * elem;
-		head.act_split = sq * v * 4;
-		break;
-	case CATALOG_ARCH_VIT: /* 16x16x3 patch projection + class token + positions; LayerNorm + classifier */
-	default:
-		emb.parameters = 3 * 16 * 16 * h + h + h + sq * h;
-		emb.flops = 2 * 3 * 16 * 16 * h * (sq - 1);
-		emb.tp_allreduces = 0;
-		head.parameters = 2 * h + h * v + v;
-		head.flops = 2 * h * v;
-		head.act_fixed = sq * h * elem;
-		head.output_bytes = head.checkpoint_bytes = v * elem;
-		head.tp_allreduces = 0;
-		break;
-	}
-	rc = catalog_add_type(&b, &emb, &t_emb, err);
 	if (rc == UNIAP_OK)
-		rc = catalog_add_type(&b, &blk, &t_blk, err);
+		rc = catalog_add_type(&b, first, &t_first, err);
 	if (rc == UNIAP_OK)
-		rc = catalog_add_type(&b, &head, &t_head, err);
+		rc = catalog_add_type(&b, middle, &t_mid, err);
 	if (rc == UNIAP_OK)
-		rc = catalog_add_layer(&b, "embedding", -1, t_emb, err);
-	for (k = 0; rc == UNIAP_OK && k < d->layers; k++)
-		rc = catalog_add_layer(&b, "block", k, t_blk, err);
+		rc = catalog_add_type(&b, last, &t_last, err);
 	if (rc == UNIAP_OK)
-		rc = catalog_add_layer(&b, "head", -1, t_head, err);
+		rc = catalog_add_layer(&b, first->name, -1, t_first, err);
+	for (k = 0; rc == UNIAP_OK && k < a->layers; k++)
+		rc = catalog_add_layer(&b, middle->name, k, t_mid, err);
+	if (rc == UNIAP_OK)
+		rc = catalog_add_layer(&b, last->name, -1, t_last, err);
 	for (i = 0; rc == UNIAP_OK && i + 1 < n; i++)
 		rc = catalog_add_edge(&b, i, i + 1, err);
 	return rc;
+}
+
+/* Largest value of the integer sizes of an architecture (hidden, heads, ...). */
+#define CATALOG_ARCH_MAX_DIM 1e7
+
+/* v is an integer in [1, CATALOG_ARCH_MAX_DIM]. */
+static int catalog_dim_ok(double v)
+{
+	return v >= 1 && v <= CATALOG_ARCH_MAX_DIM && v == floor(v);
+}
+
+/* The rules of an architecture that a decoder cannot see field by field. */
+static uniap_code catalog_arch_check(const struct model_arch *a, struct uniap_err *err)
+{
+	static const char *const dims[] = { "hidden", "heads", "seq_len", "vocab" };
+	const double vals[] = { a->hidden, a->heads, a->seq_len, a->vocab };
+	size_t i;
+
+	if (a->layers < 1 || a->layers > MODEL_MAX_LAYERS - 2)
+		return err_set(err, UNIAP_E_INVALID, "model.architecture.layers: must be between 1 and %d, got %d",
+		               MODEL_MAX_LAYERS - 2, a->layers);
+	for (i = 0; i < sizeof(dims) / sizeof(dims[0]); i++)
+		if (!catalog_dim_ok(vals[i]))
+			return err_set(err, UNIAP_E_INVALID,
+			               "model.architecture.%s: must be an integer between 1 and %g, got %g", dims[i],
+			               CATALOG_ARCH_MAX_DIM, vals[i]);
+	if (fmod(a->hidden, a->heads) != 0)
+		return err_set(err, UNIAP_E_INVALID, "model.architecture.heads: must divide hidden (%g), got %g",
+		               a->hidden, a->heads);
+	if (a->kv_heads != 0 && (!catalog_dim_ok(a->kv_heads) || fmod(a->heads, a->kv_heads) != 0))
+		return err_set(err, UNIAP_E_INVALID, "model.architecture.kv_heads: must divide heads (%g), got %g",
+		               a->heads, a->kv_heads);
+	if (a->ffn_hidden != 0 && !catalog_dim_ok(a->ffn_hidden))
+		return err_set(err, UNIAP_E_INVALID,
+		               "model.architecture.ffn_hidden: must be an integer between 1 and %g, got %g",
+		               CATALOG_ARCH_MAX_DIM, a->ffn_hidden);
+	if ((unsigned)a->family > MODEL_ARCH_ENCODER || (unsigned)a->mlp > MODEL_MLP_SWIGLU ||
+	    (unsigned)a->norm > MODEL_NORM_RMSNORM || (unsigned)a->positions > MODEL_POS_ROTARY ||
+	    (unsigned)a->precision > MODEL_MIXED || (unsigned)a->optimizer > MODEL_SGD)
+		return err_set(err, UNIAP_E_INVALID, "model.architecture: an enumerated field is out of range");
+	return UNIAP_OK;
+}
+
+/* Embedding and head of a BERT-style encoder or a GPT/Llama-style decoder. */
+static void catalog_ends_spec(const struct model_arch *a, double elem, struct catalog_type_spec *emb,
+                              struct catalog_type_spec *head)
+{
+	double h = a->hidden, s = a->seq_len, v = a->vocab;
+	int learned = a->positions == MODEL_POS_LEARNED, encoder = a->family == MODEL_ARCH_ENCODER;
+
+	memset(emb, 0, sizeof(*emb));
+	memset(head, 0, sizeof(*head));
+	/* word table [+ learned positions] [+ 2 token types + LayerNorm] */
+	emb->name = "embedding";
+	emb->parameters = v * h + (learned ? s * h : 0) + (encoder ? 2 * h + catalog_norm_params(a, h) : 0);
+	emb->flops = s * h; /* the position add; a lookup is not FLOPs */
+	emb->output_bytes = emb->checkpoint_bytes = emb->act_fixed = s * h * elem;
+	emb->tp_allreduces = 1; /* vocabulary-parallel embedding (Megatron-LM) */
+	/* gather 2 s h, position add 3 s h, token-type add 3 s h + norm 2 s h, dropout */
+	emb->mem_fixed = elem * s * h * (2 + (learned ? 3 : 0) + (encoder ? 5 : 0)) +
+	                 (a->dropout ? s * h * (2 * elem + 1) : 0);
+	emb->kernels = 1 + (learned ? 2 : 0) + (encoder ? 2 + catalog_norm_kernels(a) : 0) + (a->dropout ? 1 : 0);
+	emb->tokens = s;
+	head->name = "head";
+	head->output_bytes = head->checkpoint_bytes = s * h * elem;
+	head->tp_allreduces = 1;
+	head->act_split = s * v * 4; /* fp32 logits for the loss, vocabulary-parallel */
+	head->mem_split = 8 * s * v;  /* the loss reads and writes them */
+	head->gemm_dim = v;           /* the vocabulary is what TP splits */
+	head->tokens = s;
+	if (encoder) { /* MLM transform (dense + GeLU + norm) and decoder bias; the decoder matrix tied */
+		head->parameters = h * h + (a->biases ? h + v : 0) + catalog_norm_params(a, h) +
+		                   (a->tied_embeddings ? 0 : v * h);
+		head->flops = 2 * s * (h * h + h * v);
+		head->act_fixed = 2 * s * h * elem;
+		head->mem_fixed = 4 * s * h * elem;
+		head->kernels = 3 + catalog_norm_kernels(a) + 2;
+	} else { /* final norm and LM head */
+		head->parameters = catalog_norm_params(a, h) + (a->tied_embeddings ? 0 : v * h);
+		head->flops = 2 * s * h * v;
+		head->act_fixed = s * h * elem;
+		head->mem_fixed = 2 * s * h * elem;
+		head->kernels = catalog_norm_kernels(a) + 1 + 2;
+	}
+}
+
+uniap_code catalog_transformer(const char *name, const struct model_arch *a, struct model_profile *out,
+                               struct uniap_err *err)
+{
+	struct catalog_type_spec emb, blk, head;
+	struct model_arch r;
+	uniap_code rc;
+
+	if (!out)
+		return err_set(err, UNIAP_E_ARG, "catalog_transformer: out is NULL");
+	memset(out, 0, sizeof(*out));
+	if (!a)
+		return err_set(err, UNIAP_E_ARG, "catalog_transformer: a is NULL");
+	rc = catalog_arch_check(a, err);
+	if (rc != UNIAP_OK)
+		return rc;
+	r = *a;
+	if (r.kv_heads == 0)
+		r.kv_heads = r.heads;
+	if (r.ffn_hidden == 0)
+		r.ffn_hidden = 4 * r.hidden;
+	catalog_block_spec(&r, r.precision == MODEL_MIXED ? 2 : 4, r.seq_len, r.seq_len, &blk);
+	catalog_ends_spec(&r, r.precision == MODEL_MIXED ? 2 : 4, &emb, &head);
+	rc = catalog_build_chain(name, &r, &emb, &blk, &head, out, err);
+	if (rc == UNIAP_OK)
+		rc = model_validate(out, err);
+	if (rc != UNIAP_OK)
+		model_release(out);
+	return rc;
+}
+
+/* ViT: patch embedding + class token + positions -> blocks -> LayerNorm + classifier. */
+static uniap_code catalog_build_vit(const struct catalog_model_def *d, struct model_profile *m,
+                                    struct uniap_err *err)
+{
+	const struct model_arch *a = &d->a;
+	struct catalog_type_spec emb, blk, head;
+	double h = a->hidden, s = a->seq_len, v = a->vocab, elem = 4, patch = 3 * 16 * 16;
+
+	catalog_block_spec(a, elem, s, s, &blk);
+	memset(&emb, 0, sizeof(emb));
+	memset(&head, 0, sizeof(head));
+	emb.name = "embedding"; /* 16x16x3 patch projection + class token + positions */
+	emb.parameters = patch * h + h + h + s * h;
+	emb.flops = 2 * patch * h * (s - 1);
+	emb.output_bytes = emb.checkpoint_bytes = emb.act_fixed = s * h * elem;
+	emb.mem_fixed = 5 * s * h * elem; /* class-token concatenation 2 s h, position add 3 s h */
+	emb.kernels = 4;                  /* convolution, flatten copy, concatenation, position add */
+	emb.gemm_dim = h;
+	emb.tokens = s - 1;
+	head.name = "head"; /* LayerNorm over every token, class token, classifier */
+	head.parameters = 2 * h + h * v + v;
+	head.flops = 2 * h * v;
+	head.act_fixed = s * h * elem;
+	head.mem_fixed = 2 * s * h * elem;
+	head.kernels = 3;
+	head.output_bytes = head.checkpoint_bytes = v * elem;
+	return catalog_build_chain(d->entry.name, a, &emb, &blk, &head, m, err);
 }
 
 /*
@@ -566,46 +764,53 @@ static uniap_code catalog_build_chain(const struct catalog_model_def *d, struct 
 static uniap_code catalog_build_t5(const struct catalog_model_def *d, struct model_profile *m,
                                    struct uniap_err *err)
 {
+	const struct model_arch *a = &d->a;
 	struct catalog_builder b;
 	struct catalog_type_spec emb, enc, dec, head;
-	double h = d->hidden, f = d->ffn, a = d->heads, sq = d->seq, v = d->vocab, elem = 4;
-	size_t L = (size_t)d->layers, n = 2 * L + 2, t_emb = 0, t_enc = 0, t_dec = 0, t_head = 0, i;
+	double h = a->hidden, heads = a->heads, sq = a->seq_len, v = a->vocab, elem = 4, u = elem / 2;
+	size_t L = (size_t)a->layers, n = 2 * L + 2, t_emb = 0, t_enc = 0, t_dec = 0, t_head = 0, i;
 	size_t first_dec = 1 + L, last_enc = L, head_index = 2 * L + 1;
 	int k;
-	uniap_code rc = catalog_builder_init(&b, m, d, 4, n, (L - 1) + 1 + 1 + L + (L - 1) + 1, err);
+	uniap_code rc = catalog_builder_init(&b, m, d->entry.name, a, 4, n, (L - 1) + 1 + 1 + L + (L - 1) + 1, err);
 
 	if (rc != UNIAP_OK)
 		return rc;
 	memset(&emb, 0, sizeof(emb));
 	memset(&head, 0, sizeof(head));
 	emb.name = "embedding";
-	emb.parameters = v * h + 2 * 32 * a; /* shared embedding + relative position buckets of both stacks */
+	emb.parameters = v * h + 2 * 32 * heads; /* shared embedding + relative position buckets of both stacks */
 	emb.flops = sq * h;
 	emb.output_bytes = emb.checkpoint_bytes = emb.act_fixed = sq * h * elem;
+	emb.mem_fixed = sq * h * (2 * elem + 2 * elem + 1); /* gather, dropout */
+	emb.kernels = 2;
+	emb.tokens = sq;
 	emb.tp_allreduces = 1;
-	/* encoder block: no biases, RMS-style LayerNorm with a scale only */
-	memset(&enc, 0, sizeof(enc));
+	/* encoder block: no biases, RMS-style LayerNorm with a scale only (the
+	 * Transformer block of catalog_block_spec() with those choices) */
+	catalog_block_spec(a, elem, sq, sq, &enc);
 	enc.name = "encoder_block";
-	enc.parameters = 4 * h * h + 2 * h * f + 2 * h;
-	enc.flops = 2 * (4 * h * h + 2 * h * f) * sq + 4 * sq * sq * h;
-	enc.act_fixed = sq * h * 10 * elem / 2;
-	enc.act_split = (sq * h * 24 + 5 * a * sq * sq) * elem / 2;
-	enc.output_bytes = enc.checkpoint_bytes = sq * h * elem;
-	enc.tp_allreduces = 2;
-	/* decoder block: one more attention sub-layer (cross-attention) of
-	 * 5 s h fixed + (8 s h + 5 a s^2) / t fp16 bytes (Korthikanti's split) */
+	/* decoder block: one more attention sub-layer (cross-attention) with its
+	 * norm: 5 s h fixed + (8 s h + 5 a s^2) / t activation bytes (Korthikanti's split) */
 	dec = enc;
 	dec.name = "decoder_block";
-	dec.parameters = 8 * h * h + 2 * h * f + 3 * h;
-	dec.flops = 2 * (8 * h * h + 2 * h * f) * sq + 8 * sq * sq * h;
-	dec.act_fixed = sq * h * 15 * elem / 2;
-	dec.act_split = (sq * h * 32 + 10 * a * sq * sq) * elem / 2;
+	dec.parameters += 4 * h * h + h;
+	dec.flops += 2 * 4 * h * h * sq + 4 * sq * sq * h;
+	dec.act_fixed += u * 5 * sq * h;
+	dec.act_split += u * (8 * sq * h + 5 * heads * sq * sq);
+	dec.mem_fixed += elem * sq * h * 5 + sq * h * (2 * elem + 1);
+	dec.mem_split += heads * sq * sq * (4 * elem + 1);
+	dec.kernels += catalog_norm_kernels(a) + catalog_attention_kernels(a);
 	dec.tp_allreduces = 3;
 	head.name = "head"; /* final LayerNorms of both stacks; the LM head is tied to the embedding */
 	head.parameters = 2 * h;
 	head.flops = 2 * sq * h * v;
 	head.act_fixed = sq * h * elem;
 	head.act_split = sq * v * 4;
+	head.mem_fixed = 2 * 2 * sq * h * elem;
+	head.mem_split = 8 * sq * v;
+	head.kernels = 2 * catalog_norm_kernels(a) + 3;
+	head.gemm_dim = v;
+	head.tokens = sq;
 	head.output_bytes = head.checkpoint_bytes = sq * h * elem;
 	head.tp_allreduces = 1;
 	rc = catalog_add_type(&b, &emb, &t_emb, err);
@@ -617,9 +822,9 @@ static uniap_code catalog_build_t5(const struct catalog_model_def *d, struct mod
 		rc = catalog_add_type(&b, &head, &t_head, err);
 	if (rc == UNIAP_OK)
 		rc = catalog_add_layer(&b, "embedding", -1, t_emb, err);
-	for (k = 0; rc == UNIAP_OK && k < d->layers; k++)
+	for (k = 0; rc == UNIAP_OK && k < a->layers; k++)
 		rc = catalog_add_layer(&b, "encoder", k, t_enc, err);
-	for (k = 0; rc == UNIAP_OK && k < d->layers; k++)
+	for (k = 0; rc == UNIAP_OK && k < a->layers; k++)
 		rc = catalog_add_layer(&b, "decoder", k, t_dec, err);
 	if (rc == UNIAP_OK)
 		rc = catalog_add_layer(&b, "head", -1, t_head, err);
@@ -645,14 +850,15 @@ static uniap_code catalog_build_swin(const struct catalog_model_def *d, struct m
 	static const char *const stage_names[4] = { "stage1", "stage2", "stage3", "stage4" };
 	struct catalog_builder b;
 	struct catalog_type_spec s;
-	double elem = 4, c = d->hidden, a = d->heads, tokens = d->seq, w = CATALOG_SWIN_WINDOW_TOKENS;
+	struct model_arch stage = d->a;
+	double elem = 4, c = d->a.hidden, tokens = d->a.seq_len, w = CATALOG_SWIN_WINDOW_TOKENS;
 	size_t n = 1 + 3 + 1, types[9] = { 0 }, i;
 	int st, k;
 	uniap_code rc;
 
 	for (st = 0; st < 4; st++)
 		n += (size_t)catalog_swin_depths[st];
-	rc = catalog_builder_init(&b, m, d, 9, n, n - 1, err);
+	rc = catalog_builder_init(&b, m, d->entry.name, &d->a, 9, n, n - 1, err);
 	if (rc != UNIAP_OK)
 		return rc;
 	memset(&s, 0, sizeof(s));
@@ -660,19 +866,19 @@ static uniap_code catalog_build_swin(const struct catalog_model_def *d, struct m
 	s.parameters = CATALOG_SWIN_PATCH_INPUTS * c + c + 2 * c;
 	s.flops = 2 * CATALOG_SWIN_PATCH_INPUTS * c * tokens;
 	s.act_fixed = 2 * tokens * c * elem;
+	s.mem_fixed = 3 * tokens * c * elem; /* flatten copy, LayerNorm */
+	s.kernels = 3;
 	s.output_bytes = s.checkpoint_bytes = tokens * c * elem;
 	rc = catalog_add_type(&b, &s, &types[0], err);
 	for (st = 0; rc == UNIAP_OK && st < 4; st++) {
-		/* block of width c over `tokens` tokens, attention inside 7x7 windows: the
-		 * s^2 terms become tokens * 49 */
-		memset(&s, 0, sizeof(s));
+		/* block of width c over `tokens` tokens, attention inside 7x7 windows
+		 * (each query sees 49 keys), plus the relative position bias table */
+		stage.hidden = c;
+		stage.ffn_hidden = 4 * c;
+		catalog_block_spec(&stage, elem, tokens, w, &s);
 		s.name = block_names[st];
-		s.parameters = 12 * c * c + 9 * c + 4 * c + (2 * 7 - 1) * (2 * 7 - 1) * a;
-		s.flops = 2 * 12 * c * c * tokens + 4 * tokens * w * c;
-		s.act_fixed = tokens * c * 8 * elem / 2; /* no dropout (HuggingFace Swin defaults) */
-		s.act_split = (tokens * c * 24 + 2 * a * tokens * w) * elem / 2;
-		s.output_bytes = s.checkpoint_bytes = tokens * c * elem;
-		s.tp_allreduces = 2;
+		s.parameters += (2 * 7 - 1) * (2 * 7 - 1) * stage.heads;
+		s.kernels += 4; /* window partition, shift, reverse, position-bias add */
 		rc = catalog_add_type(&b, &s, &types[1 + st], err);
 		if (rc != UNIAP_OK || st == 3)
 			break;
@@ -682,19 +888,26 @@ static uniap_code catalog_build_swin(const struct catalog_model_def *d, struct m
 		s.parameters = 8 * c * c + 8 * c;
 		s.flops = 2 * 8 * c * c * (tokens / 4);
 		s.act_fixed = 2 * tokens * c * elem;
+		s.mem_fixed = 4 * tokens * c * elem; /* concatenation copy, LayerNorm */
+		s.kernels = 3;
+		s.gemm_dim = 2 * c;
+		s.tokens = tokens / 4;
 		s.output_bytes = s.checkpoint_bytes = (tokens / 4) * 2 * c * elem;
 		rc = catalog_add_type(&b, &s, &types[5 + st], err);
 		c *= 2;
-		a *= 2;
+		stage.heads *= 2;
+		stage.kv_heads *= 2;
 		tokens /= 4;
 	}
 	if (rc == UNIAP_OK) {
 		memset(&s, 0, sizeof(s));
 		s.name = "head"; /* LayerNorm, average pool, classifier */
-		s.parameters = 2 * c + c * d->vocab + d->vocab;
-		s.flops = 2 * c * d->vocab + tokens * c;
+		s.parameters = 2 * c + c * d->a.vocab + d->a.vocab;
+		s.flops = 2 * c * d->a.vocab + tokens * c;
 		s.act_fixed = tokens * c * elem;
-		s.output_bytes = s.checkpoint_bytes = d->vocab * elem;
+		s.mem_fixed = 3 * tokens * c * elem;
+		s.kernels = 3;
+		s.output_bytes = s.checkpoint_bytes = d->a.vocab * elem;
 		rc = catalog_add_type(&b, &s, &types[8], err);
 	}
 	if (rc == UNIAP_OK)
@@ -727,14 +940,17 @@ uniap_code catalog_model(const char *name, struct model_profile *out, struct uni
 	if (!d)
 		return catalog_not_found(CATALOG_MODEL, name, err);
 	switch (d->arch) {
+	case CATALOG_ARCH_TRANSFORMER:
+		return catalog_transformer(d->entry.name, &d->a, out, err);
 	case CATALOG_ARCH_T5:
 		rc = catalog_build_t5(d, out, err);
 		break;
 	case CATALOG_ARCH_SWIN:
 		rc = catalog_build_swin(d, out, err);
 		break;
+	case CATALOG_ARCH_VIT:
 	default:
-		rc = catalog_build_chain(d, out, err);
+		rc = catalog_build_vit(d, out, err);
 		break;
 	}
 	if (rc == UNIAP_OK)

@@ -54,6 +54,62 @@ uniap_code catalog_cluster(const char *name, struct cluster_profile *out, struct
 uniap_code catalog_model(const char *name, struct model_profile *out, struct uniap_err *err);
 
 /*
+ * Architecture hyper-parameters of a Transformer language model (a model
+ * document's "architecture" object, schema/model.schema.json); the catalog's
+ * BERT, GPT and Llama entries are defined by one each.  Sizes are counts;
+ * 0 in kv_heads / ffn_hidden means the default (heads / 4 * hidden).
+ */
+enum model_arch_family {
+	MODEL_ARCH_DECODER = 0, /* GPT/Llama: embedding, causal blocks, final norm + LM head */
+	MODEL_ARCH_ENCODER,     /* BERT: embedding with token types + LayerNorm, blocks, MLM head */
+};
+
+enum model_arch_mlp {
+	MODEL_MLP_GELU = 0, /* h -> f -> h with GeLU: 2 h f weights */
+	MODEL_MLP_SWIGLU,   /* gate and up h -> f, SiLU(gate) * up, down f -> h: 3 h f weights */
+};
+
+enum model_arch_norm {
+	MODEL_NORM_LAYERNORM = 0, /* scale and bias: 2 h parameters */
+	MODEL_NORM_RMSNORM,       /* scale only: h parameters */
+};
+
+enum model_arch_positions {
+	MODEL_POS_LEARNED = 0, /* a learned s x h table added to the token embedding */
+	MODEL_POS_ROTARY,      /* RoPE: no parameters, applied to Q and K in every block */
+};
+
+struct model_arch {
+	enum model_arch_family family;
+	int layers;
+	double hidden;
+	double heads;
+	double kv_heads;   /* grouped-query attention: K/V heads; 0 = heads */
+	double ffn_hidden; /* MLP inner size; 0 = 4 * hidden */
+	double seq_len;
+	double vocab;
+	enum model_arch_mlp mlp;
+	enum model_arch_norm norm;
+	enum model_arch_positions positions;
+	int flash_attention; /* fused attention: the a*s^2 scores are never stored */
+	int dropout;         /* dropout layers keep masks */
+	int biases;          /* linear layers have biases */
+	int tied_embeddings; /* the LM head reuses the embedding matrix */
+	enum model_precision precision;
+	enum model_optimizer optimizer;
+};
+
+/*
+ * Generates the layer types and graph of a (borrows a, name may be NULL):
+ * embedding -> block.0 .. block.L-1 -> head, with the formulas of
+ * docs/catalog.md.  Checks the hyper-parameters first; a message names the
+ * field as "model.architecture.FIELD" (e.g. kv_heads must divide heads).  On
+ * success the caller owns *out (model_release()); on failure *out is zeroed.
+ */
+uniap_code catalog_transformer(const char *name, const struct model_arch *a, struct model_profile *out,
+                               struct uniap_err *err);
+
+/*
  * The Korthikanti et al. (2022) activation bytes per sample of one
  * Transformer layer at TP size tp: s*h*(10 + 24/tp + 5*a*s/(h*tp)) bytes with
  * 2-byte elements, times elem_bytes/2.  Without dropout (dropout = 0) the

@@ -29,6 +29,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "catalog.h"
+
 /* Bytes per GB in the documents' bandwidth unit (GB/s). */
 #define JDEC_GB 1e9
 #define JDEC_TFLOPS 1e12
@@ -1139,10 +1141,128 @@ out:
 	return rc;
 }
 
+/* obj.key as a boolean; dflt when absent. */
+static uniap_code jdec_bool(const cJSON *obj, const char *key, const char *path, int dflt, int *out,
+                            struct uniap_err *err)
+{
+	char p[JDEC_PATH_MAX];
+	const cJSON *v;
+	uniap_code rc = jdec_get(obj, key, path, 0, p, &v, err);
+
+	if (rc != UNIAP_OK)
+		return rc;
+	if (!v) {
+		*out = dflt;
+		return UNIAP_OK;
+	}
+	if (!cJSON_IsBool(v))
+		return err_set(err, UNIAP_E_INVALID, "%s: must be true or false, got %s", p, jdec_type_name(v));
+	*out = cJSON_IsTrue(v) ? 1 : 0;
+	return UNIAP_OK;
+}
+
+/* obj.key as one of names[0..n-1] (its index in *out); dflt when absent and not required. */
+static uniap_code jdec_enum(const cJSON *obj, const char *key, const char *path, int required,
+                            const char *const *names, size_t n, int dflt, int *out, struct uniap_err *err)
+{
+	char p[JDEC_PATH_MAX];
+	const cJSON *v;
+	uniap_code rc = jdec_get(obj, key, path, required, p, &v, err);
+
+	*out = dflt;
+	if (rc != UNIAP_OK || !v)
+		return rc;
+	return jdec_enum_value(v, p, names, n, out, err);
+}
+
+/* Largest size an architecture field may give (hidden, heads, seq_len, ...). */
+#define JDEC_ARCH_MAX_DIM 10000000LL
+
+/*
+ * model.architecture: the hyper-parameters of a Transformer, from which
+ * catalog_transformer() generates the layer types and graph (the same code
+ * path as the catalog's BERT, GPT and Llama entries).  Fields, units and
+ * defaults: schema/model.schema.json.
+ */
+static uniap_code jdec_model_arch(const cJSON *root, const char *path, struct model_profile *out,
+                                  struct uniap_err *err)
+{
+	static const char *const keys[] = {"family", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "mlp",
+	                                   "seq_len", "vocab", "flash_attention", "dropout", "biases", "norm",
+	                                   "positions", "tied_embeddings", NULL};
+	static const char *const families[] = {"decoder", "encoder"};  /* enum model_arch_family */
+	static const char *const mlps[] = {"gelu", "swiglu"};          /* enum model_arch_mlp */
+	static const char *const norms[] = {"layernorm", "rmsnorm"};   /* enum model_arch_norm */
+	static const char *const positions[] = {"learned", "rotary"};  /* enum model_arch_positions */
+	static const char *const dims[] = {"hidden", "heads", "kv_heads", "ffn_hidden", "seq_len", "vocab"};
+	char ap[JDEC_PATH_MAX];
+	const cJSON *obj;
+	struct model_arch a;
+	double *dim_out[6];
+	long long v = 0;
+	int e = 0;
+	size_t i;
+	uniap_code rc = jdec_obj(root, "architecture", path, 1, keys, &obj, err);
+
+	memset(&a, 0, sizeof(a));
+	dim_out[0] = &a.hidden;
+	dim_out[1] = &a.heads;
+	dim_out[2] = &a.kv_heads;
+	dim_out[3] = &a.ffn_hidden;
+	dim_out[4] = &a.seq_len;
+	dim_out[5] = &a.vocab;
+	a.precision = out->precision;
+	a.optimizer = out->optimizer;
+	jdec_pkey(ap, path, "architecture");
+	if (rc == UNIAP_OK)
+		rc = jdec_enum(obj, "family", ap, 1, families, 2, 0, &e, err);
+	a.family = (enum model_arch_family)e;
+	if (rc == UNIAP_OK)
+		rc = jdec_int(obj, "layers", ap, 1, 0, 1, MODEL_MAX_LAYERS - 2, &v, err);
+	a.layers = (int)v;
+	for (i = 0; rc == UNIAP_OK && i < sizeof(dims) / sizeof(dims[0]); i++) {
+		/* kv_heads and ffn_hidden are optional: 0 stands for their default */
+		int optional = dim_out[i] == &a.kv_heads || dim_out[i] == &a.ffn_hidden;
+
+		rc = jdec_int(obj, dims[i], ap, !optional, 0, 1, JDEC_ARCH_MAX_DIM, &v, err);
+		*dim_out[i] = (double)v;
+	}
+	if (rc == UNIAP_OK)
+		rc = jdec_enum(obj, "mlp", ap, 0, mlps, 2, MODEL_MLP_GELU, &e, err);
+	a.mlp = (enum model_arch_mlp)e;
+	if (rc == UNIAP_OK)
+		rc = jdec_enum(obj, "norm", ap, 0, norms, 2, MODEL_NORM_LAYERNORM, &e, err);
+	a.norm = (enum model_arch_norm)e;
+	if (rc == UNIAP_OK)
+		rc = jdec_enum(obj, "positions", ap, 0, positions, 2, MODEL_POS_LEARNED, &e, err);
+	a.positions = (enum model_arch_positions)e;
+	if (rc == UNIAP_OK)
+		rc = jdec_bool(obj, "flash_attention", ap, 1, &a.flash_attention, err);
+	if (rc == UNIAP_OK)
+		rc = jdec_bool(obj, "dropout", ap, 0, &a.dropout, err);
+	if (rc == UNIAP_OK)
+		rc = jdec_bool(obj, "biases", ap, 1, &a.biases, err);
+	if (rc == UNIAP_OK)
+		rc = jdec_bool(obj, "tied_embeddings", ap, 1, &a.tied_embeddings, err);
+	if (rc == UNIAP_OK) {
+		/* the generator owns the cross-field rules; its messages start
+		 * "model."; it rebuilds *out, so the decoded name moves to it */
+		char *name = out->name;
+
+		out->name = NULL;
+		rc = catalog_transformer(name, &a, out, err);
+		free(name);
+		if (rc != UNIAP_OK)
+			jdec_reroot(err, "model", path);
+	}
+	return rc;
+}
+
 uniap_code jdec_model_json(const cJSON *root, const char *path, struct model_profile *out,
                            struct uniap_err *err)
 {
-	static const char *const keys[] = {"name", "precision", "optimizer", "layer_types", "graph", NULL};
+	static const char *const keys[] = {"name", "precision", "optimizer", "layer_types", "graph", "architecture",
+	                                   NULL};
 	static const char *const precisions[] = {"fp32", "mixed"};           /* enum model_precision */
 	static const char *const optimizers[] = {"adam", "sgd_momentum", "sgd"}; /* enum model_optimizer */
 	char p[JDEC_PATH_MAX];
@@ -1173,6 +1293,15 @@ uniap_code jdec_model_json(const cJSON *root, const char *path, struct model_pro
 	if (rc == UNIAP_OK && v)
 		rc = jdec_enum_value(v, p, optimizers, 3, &e, err);
 	out->optimizer = (enum model_optimizer)e;
+	if (rc == UNIAP_OK && jdec_member(root, "architecture")) {
+		/* generated instead of given: never both */
+		if (jdec_member(root, "layer_types") || jdec_member(root, "graph"))
+			rc = err_set(err, UNIAP_E_INVALID,
+			             "%s.architecture: give either architecture or layer_types and graph, not both", path);
+		else
+			rc = jdec_model_arch(root, path, out, err);
+		goto out;
+	}
 	if (rc == UNIAP_OK)
 		rc = jdec_model_types(root, path, out, err);
 	if (rc == UNIAP_OK)
@@ -1182,6 +1311,7 @@ uniap_code jdec_model_json(const cJSON *root, const char *path, struct model_pro
 		if (rc != UNIAP_OK)
 			jdec_reroot(err, "model", path);
 	}
+out:
 	if (rc != UNIAP_OK)
 		model_release(out);
 	return rc;
