@@ -4,12 +4,18 @@
  * Clusters are constant tables of datasheet figures; a hierarchy level's bus
  * bandwidth is its link bandwidth times a named efficiency, capped by the
  * level inside it (a ring that crosses nodes also crosses the links inside
- * them).  Models are generated from architecture hyper-parameters with the
- * formulas of docs/catalog.md:
+ * them); devices carry memory bandwidth, kernel overhead, the large-GEMM
+ * efficiency and its roofline knee, levels their NCCL per-step latency and
+ * link sharing.  Models are generated from architecture hyper-parameters
+ * (struct model_arch; catalog_transformer() also serves model documents)
+ * with the formulas of docs/catalog.md:
  *   forward FLOPs of a layer = 2 * matmul weights * tokens + 4 * s^2 * h
  *                              (Megatron-LM, Narayanan et al. 2021, App.)
- *   activation bytes        = s*h*(10 + 24/t + 5*a*s/(h*t)) * elem/2
- *                              (Korthikanti et al. 2022, eq. 2 with TP)
+ *                              [+ 2/3 s^2 h: flash attention's recompute]
+ *   activation bytes        = Korthikanti et al. 2022 (eq. 2 with TP),
+ *                              generalised to GQA, SwiGLU and flash attention
+ *   memory-bound bytes      = elements of norms, softmax, dropout, activation
+ *                              functions, residual adds x read+write x size
  *   output and checkpoint   = s * h * elem bytes.
  *
  * Never: JSON, I/O, mutable globals.
@@ -41,75 +47,134 @@ struct catalog_level_def {
 	int devices;           /* 0: every device of the cluster (present only when nodes > 1) */
 	double link_gb_per_s;  /* per device, per direction */
 	double efficiency;
+	double latency_us;     /* per ring step / message (docs/catalog.md, "Latency") */
+	int shared_by;         /* devices of one group of the level below behind one link */
 };
 
-struct catalog_cluster_def {
-	struct catalog_entry entry;
-	const char *device_name;
+/* Figures of one device class (docs/catalog.md, "Devices"). */
+struct catalog_device_def {
+	const char *name;
 	double memory_bytes;
 	double reserved_bytes;
 	double peak_fp32_tflops;
 	double peak_mixed_tflops;
-	double compute_efficiency;
+	double compute_efficiency; /* asymptotic large-GEMM fraction of peak at the precision it runs */
+	double gemm_half_dim;      /* roofline knee: peak * efficiency / memory bandwidth, in GEMM rows */
+	double memory_bandwidth_gb_per_s;
+	double kernel_overhead_us;
+};
+
+struct catalog_cluster_def {
+	struct catalog_entry entry;
+	const struct catalog_device_def *device;
 	int nodes;
 	int devices_per_node;
 	double overlap_coefficient;
 	struct catalog_level_def levels[CATALOG_MAX_LEVELS];
 };
 
-#define CATALOG_SRC_V100 "NVIDIA Tesla V100 datasheet (SXM2: 15.7 TFLOP/s fp32, 125 tensor, NVLink 300 GB/s)"
-#define CATALOG_SRC_TITANXP "NVIDIA TITAN Xp specifications (12.1 TFLOP/s fp32, 12 GB GDDR5X, PCIe 3.0 x16)"
-#define CATALOG_SRC_A100 "NVIDIA A100 datasheet (19.5 TFLOP/s fp32, 312 fp16/bf16 tensor dense; PCIe 4.0 x16 " \
-	"31.5 GB/s; SXM NVLink 600 GB/s)"
-#define CATALOG_SRC_H100 "NVIDIA H100 SXM datasheet (67 TFLOP/s fp32, 989 bf16 dense, NVLink 900 GB/s) and DGX " \
-	"H100 user guide (8 x 400 Gb/s ConnectX-7)"
+/* Framework memory per device: CUDA context (~0.3 GiB with lazy module
+ * loading, ~1 GiB without), two NCCL communicators (~0.55-0.7 GiB each) and
+ * the cuBLAS workspace: about 2 GiB (docs/catalog.md, "reserved_bytes"). */
+#define CATALOG_RESERVED (2 * CATALOG_GIB)
+
+/* Kernel launch overhead: CUDA launch plus PyTorch eager dispatch that the
+ * GPU does not hide; HIP on the DCU assumed twice that. */
+#define CATALOG_KERNEL_US 5.0
+#define CATALOG_KERNEL_US_HIP 10.0
+
+/* Latency per ring step of NCCL's tuning model (src/graph/tuning.cc, ring,
+ * Simple protocol): NVLink 3.4 us, PCIe 5.7 us, network 9.6 us; across CPU
+ * sockets (host-staged) assumed 2 x PCIe; kernel TCP on 10 Gb/s Ethernet
+ * assumed 30 us. */
+#define CATALOG_LAT_NVLINK 3.4
+#define CATALOG_LAT_PCIE 5.7
+#define CATALOG_LAT_QPI 11.4
+#define CATALOG_LAT_IB 9.6
+#define CATALOG_LAT_TCP 30.0
+
+static const struct catalog_device_def catalog_v100 = {
+	"V100-SXM2-32GB", 32 * CATALOG_GIB, CATALOG_RESERVED, 15.7, 125, 0.9, 32, 900, CATALOG_KERNEL_US
+};
+static const struct catalog_device_def catalog_titanxp = {
+	"TITAN Xp", 12 * CATALOG_GIB, CATALOG_RESERVED, 12.1, 12.1, 0.85, 38, 547.6, CATALOG_KERNEL_US
+};
+static const struct catalog_device_def catalog_a100_pcie = {
+	"A100-PCIE-40GB", 40 * CATALOG_GIB, CATALOG_RESERVED, 19.5, 312, 0.75, 150, 1555, CATALOG_KERNEL_US
+};
+static const struct catalog_device_def catalog_dcu = {
+	"Hygon DCU Z100", 32 * CATALOG_GIB, CATALOG_RESERVED, 10.1, 20.2, 0.75, 15, 1024, CATALOG_KERNEL_US_HIP
+};
+static const struct catalog_device_def catalog_a100_sxm = {
+	"A100-SXM4-80GB", 80 * CATALOG_GIB, CATALOG_RESERVED, 19.5, 312, 0.8, 122, 2039, CATALOG_KERNEL_US
+};
+static const struct catalog_device_def catalog_h100_sxm = {
+	"H100-SXM5-80GB", 80 * CATALOG_GIB, CATALOG_RESERVED, 67, 989, 0.75, 221, 3350, CATALOG_KERNEL_US
+};
+
+#define CATALOG_SRC_V100 "NVIDIA Tesla V100 datasheet (SXM2: 15.7 TFLOP/s fp32, 125 tensor, 900 GB/s HBM2, " \
+	"NVLink 300 GB/s)"
+#define CATALOG_SRC_TITANXP "NVIDIA TITAN Xp specifications (12.1 TFLOP/s fp32, 12 GB GDDR5X 547.6 GB/s, " \
+	"PCIe 3.0 x16)"
+#define CATALOG_SRC_A100 "NVIDIA A100 datasheet (19.5 TFLOP/s fp32, 312 fp16/bf16 tensor dense; 40GB PCIe " \
+	"1555 GB/s, 80GB SXM 2039 GB/s; PCIe 4.0 x16 31.5 GB/s; SXM NVLink 600 GB/s)"
+#define CATALOG_SRC_H100 "NVIDIA H100 SXM datasheet (67 TFLOP/s fp32, 989 bf16 dense, 3.35 TB/s HBM3, NVLink " \
+	"900 GB/s) and DGX H100 user guide (8 x 400 Gb/s ConnectX-7)"
 #define CATALOG_SRC_DCU "Hygon DCU Z100 public figures (about 10.1 TFLOP/s, 32 GB HBM2, PCIe host link); " \
-	"fp16 = 2 x fp32 assumed (packed math, no matrix cores); 200 Gb/s network assumed"
+	"fp16 = 2 x fp32 and 1024 GB/s (four HBM2 stacks of the Vega 20 class) assumed; 200 Gb/s network " \
+	"with one NIC per node assumed"
 #define CATALOG_SRC_UNIAP "UniAP (CVPR 2025) section 4 for the environment"
+#define CATALOG_SRC_COMMON "; latency per ring step from NCCL's tuning model; efficiency = large-GEMM " \
+	"fraction of peak, GEMM knee = peak x efficiency / memory bandwidth (docs/catalog.md)"
+
+#define CATALOG_ENVB_LEVELS \
+	{ { "pcie_pair", 2, 15.75, CATALOG_EFF_PCIE, CATALOG_LAT_PCIE, 1 }, \
+	  { "node", 4, 15.75, CATALOG_EFF_QPI, CATALOG_LAT_QPI, 2 }, \
+	  { "ethernet", 0, 1.25, CATALOG_EFF_NET, CATALOG_LAT_TCP, 4 } }
+#define CATALOG_ENVD_LEVELS \
+	{ { "node", 4, 15.75, CATALOG_EFF_PCIE, CATALOG_LAT_PCIE, 1 }, \
+	  { "network", 0, 25, CATALOG_EFF_NET, CATALOG_LAT_IB, 4 } }
+#define CATALOG_SRC_ENVB CATALOG_SRC_UNIAP " and appendix topology; " CATALOG_SRC_TITANXP \
+	"; PCIe 15.75 GB/s x 0.75, QPI host-staged 15.75 x 0.4 shared by a pair, Ethernet 1.25 GB/s x 0.9 " \
+	"shared by the node's 4 GPUs" CATALOG_SRC_COMMON
+#define CATALOG_SRC_ENVD CATALOG_SRC_UNIAP "; " CATALOG_SRC_DCU \
+	"; PCIe 3.0 15.75 GB/s x 0.75, network 25 GB/s x 0.9" CATALOG_SRC_COMMON
 
 /* Single-node or fixed clusters; dgx-* are also the base of the -xN families. */
 static const struct catalog_cluster_def catalog_clusters[] = {
 	{ { "enva", "EnvA: 1 node, 8 x V100-SXM2 32 GB, NVLink (UniAP section 4)",
-	    CATALOG_SRC_UNIAP "; " CATALOG_SRC_V100 "; NVLink 150 GB/s per direction x 0.8" },
-	  "V100-SXM2-32GB", 32 * CATALOG_GIB, 2 * CATALOG_GIB, 15.7, 125, 0.4, 1, 8, 1.2,
-	  { { "node", 8, 150, CATALOG_EFF_NVLINK } } },
+	    CATALOG_SRC_UNIAP "; " CATALOG_SRC_V100 "; NVLink 150 GB/s per direction x 0.8" CATALOG_SRC_COMMON },
+	  &catalog_v100, 1, 8, 1.2, { { "node", 8, 150, CATALOG_EFF_NVLINK, CATALOG_LAT_NVLINK, 1 } } },
 	{ { "envb", "EnvB: 4 nodes x 4 TITAN Xp 12 GB, PCIe pairs joined by QPI, 10 Gb/s Ethernet",
-	    CATALOG_SRC_UNIAP " and appendix topology; " CATALOG_SRC_TITANXP
-	    "; PCIe 15.75 GB/s x 0.75, QPI host-staged 15.75 x 0.4, Ethernet 1.25 GB/s x 0.9" },
-	  "TITAN Xp", 12 * CATALOG_GIB, 1 * CATALOG_GIB, 12.1, 12.1, 0.6, 4, 4, 1.3,
-	  { { "pcie_pair", 2, 15.75, CATALOG_EFF_PCIE }, { "node", 4, 15.75, CATALOG_EFF_QPI },
-	    { "ethernet", 0, 1.25, CATALOG_EFF_NET } } },
-	{ { "envb-8", "EnvB-8: 2 nodes of EnvB (8 TITAN Xp 12 GB)",
-	    CATALOG_SRC_UNIAP " and appendix topology; " CATALOG_SRC_TITANXP
-	    "; PCIe 15.75 GB/s x 0.75, QPI host-staged 15.75 x 0.4, Ethernet 1.25 GB/s x 0.9" },
-	  "TITAN Xp", 12 * CATALOG_GIB, 1 * CATALOG_GIB, 12.1, 12.1, 0.6, 2, 4, 1.3,
-	  { { "pcie_pair", 2, 15.75, CATALOG_EFF_PCIE }, { "node", 4, 15.75, CATALOG_EFF_QPI },
-	    { "ethernet", 0, 1.25, CATALOG_EFF_NET } } },
+	    CATALOG_SRC_ENVB },
+	  &catalog_titanxp, 4, 4, 1.3, CATALOG_ENVB_LEVELS },
+	{ { "envb-8", "EnvB-8: 2 nodes of EnvB (8 TITAN Xp 12 GB)", CATALOG_SRC_ENVB },
+	  &catalog_titanxp, 2, 4, 1.3, CATALOG_ENVB_LEVELS },
 	{ { "envc", "EnvC: 1 node, 8 x A100 40 GB PCIe (no NVLink bridges assumed)",
 	    CATALOG_SRC_UNIAP "; " CATALOG_SRC_A100
-	    "; 4 GPUs per socket on PCIe 4.0 x 0.75, across sockets host-staged x 0.4 (assumed topology)" },
-	  "A100-PCIE-40GB", 40 * CATALOG_GIB, 2 * CATALOG_GIB, 19.5, 312, 0.45, 1, 8, 1.3,
-	  { { "socket", 4, 31.5, CATALOG_EFF_PCIE }, { "node", 8, 31.5, CATALOG_EFF_QPI } } },
-	{ { "envd-16", "EnvD-16: 4 nodes x 4 Hygon DCU Z100 32 GB, PCIe, 200 Gb/s network",
-	    CATALOG_SRC_UNIAP "; " CATALOG_SRC_DCU "; PCIe 3.0 15.75 GB/s x 0.75, network 25 GB/s x 0.9" },
-	  "Hygon DCU Z100", 32 * CATALOG_GIB, 2 * CATALOG_GIB, 10.1, 20.2, 0.45, 4, 4, 1.3,
-	  { { "node", 4, 15.75, CATALOG_EFF_PCIE }, { "network", 0, 25, CATALOG_EFF_NET } } },
-	{ { "envd-32", "EnvD-32: 8 nodes x 4 Hygon DCU Z100 32 GB, PCIe, 200 Gb/s network",
-	    CATALOG_SRC_UNIAP "; " CATALOG_SRC_DCU "; PCIe 3.0 15.75 GB/s x 0.75, network 25 GB/s x 0.9" },
-	  "Hygon DCU Z100", 32 * CATALOG_GIB, 2 * CATALOG_GIB, 10.1, 20.2, 0.45, 8, 4, 1.3,
-	  { { "node", 4, 15.75, CATALOG_EFF_PCIE }, { "network", 0, 25, CATALOG_EFF_NET } } },
-	{ { "envd-64", "EnvD-64: 16 nodes x 4 Hygon DCU Z100 32 GB, PCIe, 200 Gb/s network",
-	    CATALOG_SRC_UNIAP "; " CATALOG_SRC_DCU "; PCIe 3.0 15.75 GB/s x 0.75, network 25 GB/s x 0.9" },
-	  "Hygon DCU Z100", 32 * CATALOG_GIB, 2 * CATALOG_GIB, 10.1, 20.2, 0.45, 16, 4, 1.3,
-	  { { "node", 4, 15.75, CATALOG_EFF_PCIE }, { "network", 0, 25, CATALOG_EFF_NET } } },
+	    "; 4 GPUs per socket on PCIe 4.0 x 0.75, across sockets host-staged x 0.4 shared by a socket's 4 GPUs "
+	    "(assumed topology)" CATALOG_SRC_COMMON },
+	  &catalog_a100_pcie, 1, 8, 1.3,
+	  { { "socket", 4, 31.5, CATALOG_EFF_PCIE, CATALOG_LAT_PCIE, 1 },
+	    { "node", 8, 31.5, CATALOG_EFF_QPI, CATALOG_LAT_QPI, 4 } } },
+	{ { "envd-16", "EnvD-16: 4 nodes x 4 Hygon DCU Z100 32 GB, PCIe, 200 Gb/s network", CATALOG_SRC_ENVD },
+	  &catalog_dcu, 4, 4, 1.3, CATALOG_ENVD_LEVELS },
+	{ { "envd-32", "EnvD-32: 8 nodes x 4 Hygon DCU Z100 32 GB, PCIe, 200 Gb/s network", CATALOG_SRC_ENVD },
+	  &catalog_dcu, 8, 4, 1.3, CATALOG_ENVD_LEVELS },
+	{ { "envd-64", "EnvD-64: 16 nodes x 4 Hygon DCU Z100 32 GB, PCIe, 200 Gb/s network", CATALOG_SRC_ENVD },
+	  &catalog_dcu, 16, 4, 1.3, CATALOG_ENVD_LEVELS },
 	{ { "dgx-a100", "DGX A100: 8 x A100 80 GB SXM, NVSwitch",
-	    CATALOG_SRC_A100 "; NVLink 300 GB/s per direction x 0.8; 200 Gb/s InfiniBand per GPU x 0.9" },
-	  "A100-SXM4-80GB", 80 * CATALOG_GIB, 2 * CATALOG_GIB, 19.5, 312, 0.45, 1, 8, 1.2,
-	  { { "node", 8, 300, CATALOG_EFF_NVLINK }, { "infiniband", 0, 25, CATALOG_EFF_NET } } },
+	    CATALOG_SRC_A100 "; NVLink 300 GB/s per direction x 0.8; 200 Gb/s InfiniBand per GPU x 0.9"
+	    CATALOG_SRC_COMMON },
+	  &catalog_a100_sxm, 1, 8, 1.2,
+	  { { "node", 8, 300, CATALOG_EFF_NVLINK, CATALOG_LAT_NVLINK, 1 },
+	    { "infiniband", 0, 25, CATALOG_EFF_NET, CATALOG_LAT_IB, 1 } } },
 	{ { "dgx-h100", "DGX H100: 8 x H100 80 GB SXM, NVSwitch",
-	    CATALOG_SRC_H100 "; NVLink 450 GB/s per direction x 0.8; 400 Gb/s InfiniBand per GPU x 0.9" },
-	  "H100-SXM5-80GB", 80 * CATALOG_GIB, 2 * CATALOG_GIB, 67, 989, 0.4, 1, 8, 1.2,
-	  { { "node", 8, 450, CATALOG_EFF_NVLINK }, { "infiniband", 0, 50, CATALOG_EFF_NET } } },
+	    CATALOG_SRC_H100 "; NVLink 450 GB/s per direction x 0.8; 400 Gb/s InfiniBand per GPU x 0.9"
+	    CATALOG_SRC_COMMON },
+	  &catalog_h100_sxm, 1, 8, 1.2,
+	  { { "node", 8, 450, CATALOG_EFF_NVLINK, CATALOG_LAT_NVLINK, 1 },
+	    { "infiniband", 0, 50, CATALOG_EFF_NET, CATALOG_LAT_IB, 1 } } },
 };
 
 #define CATALOG_N_CLUSTERS (sizeof(catalog_clusters) / sizeof(catalog_clusters[0]))
@@ -123,10 +188,12 @@ struct catalog_family {
 
 static const struct catalog_family catalog_families[] = {
 	{ { "dgx-a100-xN", "N DGX A100 nodes (N = 2..128, e.g. dgx-a100-x4), 200 Gb/s InfiniBand per GPU",
-	    CATALOG_SRC_A100 "; NVLink 300 GB/s per direction x 0.8; 200 Gb/s InfiniBand per GPU x 0.9" },
+	    CATALOG_SRC_A100 "; NVLink 300 GB/s per direction x 0.8; 200 Gb/s InfiniBand per GPU x 0.9"
+	    CATALOG_SRC_COMMON },
 	  "dgx-a100-x", "dgx-a100" },
 	{ { "dgx-h100-xN", "N DGX H100 nodes (N = 2..128, e.g. dgx-h100-x4), 400 Gb/s InfiniBand per GPU",
-	    CATALOG_SRC_H100 "; NVLink 450 GB/s per direction x 0.8; 400 Gb/s InfiniBand per GPU x 0.9" },
+	    CATALOG_SRC_H100 "; NVLink 450 GB/s per direction x 0.8; 400 Gb/s InfiniBand per GPU x 0.9"
+	    CATALOG_SRC_COMMON },
 	  "dgx-h100-x", "dgx-h100" },
 };
 
@@ -335,7 +402,7 @@ uniap_code catalog_cluster(const char *name, struct cluster_profile *out, struct
 	if (!d)
 		return catalog_not_found(CATALOG_CLUSTER, name, err);
 	out->name = strdup(name);
-	out->device_name = strdup(d->device_name);
+	out->device_name = strdup(d->device->name);
 	out->levels = calloc(CATALOG_MAX_LEVELS, sizeof(*out->levels));
 	if (!out->name || !out->device_name || !out->levels) {
 		rc = catalog_nomem(err, "cluster");
@@ -343,12 +410,17 @@ uniap_code catalog_cluster(const char *name, struct cluster_profile *out, struct
 	}
 	out->nodes = nodes;
 	out->devices_per_node = d->devices_per_node;
-	out->memory_bytes = d->memory_bytes;
-	out->reserved_bytes = d->reserved_bytes;
+	out->memory_bytes = d->device->memory_bytes;
+	out->reserved_bytes = d->device->reserved_bytes;
 	out->overlap_coefficient = d->overlap_coefficient;
-	out->peak_flops_per_s[MODEL_FP32] = d->peak_fp32_tflops * CATALOG_TFLOPS;
-	out->peak_flops_per_s[MODEL_MIXED] = d->peak_mixed_tflops * CATALOG_TFLOPS;
-	out->compute_efficiency = d->compute_efficiency;
+	out->peak_flops_per_s[MODEL_FP32] = d->device->peak_fp32_tflops * CATALOG_TFLOPS;
+	out->peak_flops_per_s[MODEL_MIXED] = d->device->peak_mixed_tflops * CATALOG_TFLOPS;
+	out->compute_efficiency = d->device->compute_efficiency;
+	out->gemm_half_dim = d->device->gemm_half_dim;
+	out->memory_bandwidth_bytes_per_s = d->device->memory_bandwidth_gb_per_s * CATALOG_GB;
+	out->kernel_overhead_s = d->device->kernel_overhead_us / 1e6;
+	out->memory_fragmentation = MODEL_DEFAULT_FRAGMENTATION;
+	out->memory_margin = MODEL_DEFAULT_MARGIN;
 	for (i = 0; i < CATALOG_MAX_LEVELS && d->levels[i].name; i++) {
 		const struct catalog_level_def *l = &d->levels[i];
 		double bw = l->link_gb_per_s * l->efficiency * CATALOG_GB;
@@ -364,6 +436,8 @@ uniap_code catalog_cluster(const char *name, struct cluster_profile *out, struct
 		}
 		out->levels[n].devices = l->devices ? l->devices : nodes * d->devices_per_node;
 		out->levels[n].bw_bytes_per_s = bw;
+		out->levels[n].latency_s = l->latency_us / 1e6;
+		out->levels[n].shared_by = l->shared_by > 0 ? l->shared_by : 1;
 		inner_bw = bw;
 		n++;
 	}

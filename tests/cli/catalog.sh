@@ -30,10 +30,10 @@ check catalog-file-roundtrip 0 "pp " -- "$UNIAP" plan --cluster "$tmp/enva.json"
 sed 's/,"mixed":125//' "$tmp/enva.json" >"$tmp/nomixed.json"
 check decode-peak-mixed 1 "cluster.device.peak_tflops.mixed: is required" -- "$UNIAP" plan --cluster "$tmp/nomixed.json" \
 	--model bert-huge --batch 8 --format text
-sed 's/"compute_efficiency":0.4/"compute_efficiency":1.5/' "$tmp/enva.json" >"$tmp/eff.json"
+sed 's/"compute_efficiency":0.9/"compute_efficiency":1.5/' "$tmp/enva.json" >"$tmp/eff.json"
 check decode-efficiency 1 "cluster.device.compute_efficiency: must be > 0 and <= 1" -- "$UNIAP" plan \
 	--cluster "$tmp/eff.json" --model bert-huge --batch 8 --format text
-sed 's/,"peak_tflops":{"fp32":15.7,"mixed":125},"compute_efficiency":0.4//' "$tmp/enva.json" >"$tmp/nopeak.json"
+sed 's/,"peak_tflops":{"fp32":15.7,"mixed":125},"compute_efficiency":0.9,"gemm_half_dim":32//' "$tmp/enva.json" >"$tmp/nopeak.json"
 check flops-need-peak 1 "cluster.device.peak_tflops: required by model layer type" -- "$UNIAP" plan \
 	--cluster "$tmp/nopeak.json" --model bert-huge --batch 8 --format text
 sed 's/"forward_flops_per_sample":655360,/"forward_flops_per_sample":655360,"forward_s_per_sample":0.001,/' "$tmp/bert.json" \

@@ -189,7 +189,14 @@ static void same_cluster(const struct cluster_profile *a, const struct cluster_p
 		assert_string_equal(a->levels[i].name, b->levels[i].name);
 		assert_int_equal(a->levels[i].devices, b->levels[i].devices);
 		CLOSE(a->levels[i].bw_bytes_per_s, b->levels[i].bw_bytes_per_s);
+		CLOSE(a->levels[i].latency_s, b->levels[i].latency_s);
+		assert_int_equal(a->levels[i].shared_by, b->levels[i].shared_by);
 	}
+	CLOSE(a->memory_bandwidth_bytes_per_s, b->memory_bandwidth_bytes_per_s);
+	CLOSE(a->kernel_overhead_s, b->kernel_overhead_s);
+	assert_true(a->gemm_half_dim == b->gemm_half_dim);
+	assert_true(a->memory_fragmentation == b->memory_fragmentation);
+	assert_true(a->memory_margin == b->memory_margin);
 	for (k = 0; k < CLUSTER_COLL_COUNT; k++)
 		assert_int_equal(a->n_coll[k], b->n_coll[k]);
 	assert_int_equal(a->n_p2p, b->n_p2p);
@@ -589,6 +596,41 @@ static void test_flash_per_entry(void **state)
 	model_release(&m);
 }
 
+/* datasheet figures of docs/catalog.md reach the profiles: memory bandwidth,
+ * kernel overhead, GEMM knee, per-level latency and link sharing */
+static void test_cluster_figures(void **state)
+{
+	static const struct {
+		const char *name;
+		double mem_gb_per_s, knee, eff;
+		size_t levels;
+		double last_latency_us;
+		int last_shared_by;
+	} cases[] = {
+		{ "enva", 900, 32, 0.9, 1, 3.4, 1 },      { "envb-8", 547.6, 38, 0.85, 3, 30, 4 },
+		{ "envc", 1555, 150, 0.75, 2, 11.4, 4 },  { "envd-32", 1024, 15, 0.75, 2, 9.6, 4 },
+		{ "dgx-a100-x2", 2039, 122, 0.8, 2, 9.6, 1 }, { "dgx-h100", 3350, 221, 0.75, 1, 3.4, 1 },
+	};
+	struct cluster_profile c;
+	struct uniap_err err;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(catalog_cluster(cases[i].name, &c, &err), UNIAP_OK);
+		CLOSE(c.memory_bandwidth_bytes_per_s, cases[i].mem_gb_per_s * 1e9);
+		assert_true(c.gemm_half_dim == cases[i].knee);
+		assert_true(c.compute_efficiency == cases[i].eff);
+		assert_true(c.kernel_overhead_s > 0 && c.reserved_bytes == 2 * 1073741824.0);
+		assert_true(c.memory_fragmentation == MODEL_DEFAULT_FRAGMENTATION);
+		assert_true(c.memory_margin == MODEL_DEFAULT_MARGIN);
+		assert_int_equal(c.n_levels, cases[i].levels);
+		CLOSE(c.levels[c.n_levels - 1].latency_s, cases[i].last_latency_us * 1e-6);
+		assert_int_equal(c.levels[c.n_levels - 1].shared_by, cases[i].last_shared_by);
+		cluster_release(&c);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -604,6 +646,7 @@ int main(void)
 		cmocka_unit_test(test_architecture_errors),
 		cmocka_unit_test(test_architecture_formulas),
 		cmocka_unit_test(test_flash_per_entry),
+		cmocka_unit_test(test_cluster_figures),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
