@@ -216,6 +216,8 @@ struct catalog_model_def {
 	struct model_arch a;
 };
 
+#define CATALOG_SRC_MEGATRON "Narayanan et al. SC 2021 (Megatron-LM), Table 1: layers, hidden, heads; " \
+	"vocabulary 51200, seq 2048; FLOPs: their appendix; activations: Korthikanti et al. 2022"
 #define CATALOG_SRC_FORMULAS "FLOPs: Megatron-LM (Narayanan et al. 2021); activations: Korthikanti et al. 2022"
 
 /* BERT (HuggingFace BertModel): LayerNorm + biases, GeLU, learned positions, MLM head tied */
@@ -279,6 +281,37 @@ static const struct catalog_model_def catalog_models[] = {
 	{ { "gpt3-175b", "GPT-3 175B: 96 layers, hidden 12288, 96 heads, FFN 4h, seq 2048, mixed (175 B)",
 	    "Brown et al. 2020 (GPT-3, Table 2.1); " CATALOG_SRC_FORMULAS },
 	  CATALOG_ARCH_TRANSFORMER, CATALOG_GPT(96, 12288, 96, 2048, 50257) },
+	/* the weak-scaling GPT models of Narayanan et al. SC 2021, Table 1 (vocabulary 51200, seq 2048) */
+	{ { "gpt-1.7b", "GPT 1.7B (Megatron-LM Table 1): 24 layers, hidden 2304, 24 heads, seq 2048, mixed",
+	    CATALOG_SRC_MEGATRON },
+	  CATALOG_ARCH_TRANSFORMER, CATALOG_GPT(24, 2304, 24, 2048, 51200) },
+	{ { "gpt-3.6b", "GPT 3.6B (Megatron-LM Table 1): 30 layers, hidden 3072, 32 heads, seq 2048, mixed",
+	    CATALOG_SRC_MEGATRON },
+	  CATALOG_ARCH_TRANSFORMER, CATALOG_GPT(30, 3072, 32, 2048, 51200) },
+	{ { "gpt-7.5b", "GPT 7.5B (Megatron-LM Table 1): 36 layers, hidden 4096, 32 heads, seq 2048, mixed",
+	    CATALOG_SRC_MEGATRON },
+	  CATALOG_ARCH_TRANSFORMER, CATALOG_GPT(36, 4096, 32, 2048, 51200) },
+	{ { "gpt-18b", "GPT 18.4B (Megatron-LM Table 1): 40 layers, hidden 6144, 48 heads, seq 2048, mixed",
+	    CATALOG_SRC_MEGATRON },
+	  CATALOG_ARCH_TRANSFORMER, CATALOG_GPT(40, 6144, 48, 2048, 51200) },
+	{ { "gpt-39b", "GPT 39.1B (Megatron-LM Table 1): 48 layers, hidden 8192, 64 heads, seq 2048, mixed",
+	    CATALOG_SRC_MEGATRON },
+	  CATALOG_ARCH_TRANSFORMER, CATALOG_GPT(48, 8192, 64, 2048, 51200) },
+	{ { "gpt-76b", "GPT 76.1B (Megatron-LM Table 1): 60 layers, hidden 10240, 80 heads, seq 2048, mixed",
+	    CATALOG_SRC_MEGATRON },
+	  CATALOG_ARCH_TRANSFORMER, CATALOG_GPT(60, 10240, 80, 2048, 51200) },
+	{ { "gpt-145b", "GPT 145.6B (Megatron-LM Table 1): 80 layers, hidden 12288, 96 heads, seq 2048, mixed",
+	    CATALOG_SRC_MEGATRON },
+	  CATALOG_ARCH_TRANSFORMER, CATALOG_GPT(80, 12288, 96, 2048, 51200) },
+	{ { "gpt-310b", "GPT 310.1B (Megatron-LM Table 1): 96 layers, hidden 16384, 128 heads, seq 2048, mixed",
+	    CATALOG_SRC_MEGATRON },
+	  CATALOG_ARCH_TRANSFORMER, CATALOG_GPT(96, 16384, 128, 2048, 51200) },
+	{ { "gpt-530b", "GPT 529.6B (Megatron-LM Table 1): 105 layers, hidden 20480, 128 heads, seq 2048, mixed",
+	    CATALOG_SRC_MEGATRON },
+	  CATALOG_ARCH_TRANSFORMER, CATALOG_GPT(105, 20480, 128, 2048, 51200) },
+	{ { "gpt-1t", "GPT 1008B (Megatron-LM Table 1): 128 layers, hidden 25600, 160 heads, seq 2048, mixed",
+	    CATALOG_SRC_MEGATRON },
+	  CATALOG_ARCH_TRANSFORMER, CATALOG_GPT(128, 25600, 160, 2048, 51200) },
 };
 
 #define CATALOG_N_MODELS (sizeof(catalog_models) / sizeof(catalog_models[0]))

@@ -9,7 +9,7 @@ set -u
 check catalog-help 0 "usage: uniap catalog" -- "$UNIAP" catalog --help
 check catalog-list 0 "dgx-h100-xN" -- "$UNIAP" catalog
 for name in enva envb envb-8 envc envd-16 envd-32 envd-64 dgx-a100 dgx-h100 bert-huge t5-large vit-huge \
-	swin-huge llama-7b llama-13b llama-70b gpt3-175b; do
+	swin-huge llama-7b llama-13b llama-70b gpt3-175b gpt-1.7b gpt-1t; do
 	if grep -q "^  $name " "$tmp/out"; then pass=$((pass + 1)); else echo "FAIL catalog-list lacks $name"; fail=$((fail + 1)); fi
 done
 check catalog-show-cluster 0 '"peak_tflops"' -- "$UNIAP" catalog show envb-8

@@ -69,6 +69,10 @@ static void test_parameter_counts(void **state)
 	} cases[] = {
 		{ "bert-huge", 672e6 }, { "t5-large", 737e6 },   { "vit-huge", 632e6 },   { "swin-huge", 1.02e9 },
 		{ "llama-7b", 6.74e9 }, { "llama-13b", 13.0e9 }, { "llama-70b", 69.0e9 }, { "gpt3-175b", 175e9 },
+		/* Narayanan et al. SC 2021, Table 1 (which rounds 1.65 B to 1.7) */
+		{ "gpt-1.7b", 1.65e9 },  { "gpt-3.6b", 3.6e9 },   { "gpt-7.5b", 7.5e9 },   { "gpt-18b", 18.4e9 },
+		{ "gpt-39b", 39.1e9 },  { "gpt-76b", 76.1e9 },   { "gpt-145b", 145.6e9 }, { "gpt-310b", 310.1e9 },
+		{ "gpt-530b", 529.6e9 }, { "gpt-1t", 1008e9 },
 	};
 	struct uniap_err err;
 	size_t i;
@@ -93,7 +97,8 @@ static void test_flops_per_token(void **state)
 	static const struct {
 		const char *name;
 		double seq;
-	} cases[] = { { "llama-7b", 2048 }, { "llama-13b", 2048 }, { "llama-70b", 4096 }, { "gpt3-175b", 2048 } };
+	} cases[] = { { "llama-7b", 2048 }, { "llama-13b", 2048 }, { "llama-70b", 4096 }, { "gpt3-175b", 2048 },
+		      { "gpt-18b", 2048 }, { "gpt-1t", 2048 } };
 	struct uniap_err err;
 	size_t i;
 
