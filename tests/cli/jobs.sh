@@ -220,14 +220,14 @@ export_fmt() {
 export_fmt galvatron application/json '"pp_deg"' galvatron
 export_fmt megatron text/plain '--pipeline-model-parallel-size' megatron
 export_fmt deepspeed application/json '"train_batch_size"' deepspeed
-# a mixed plan (tp4.dp2 embedding, dp8 blocks): megatron cannot express it
+# a mixed plan (tp4.fsdp2 embedding, fsdp8 blocks): megatron cannot express it
 printf '{"cluster":"enva","model":"bert-huge","batch":8}' >"$tmp/mixed.json"
 submit mixed-submit "$A" "$tmp/mixed.json"
 jm=$jobid
 if wait_job "$jm" "$A" "succeeded failed canceled" 100 && [ "$(jst "$tmp/job")" = succeeded ]; then ok; else
 	bad "mixed: job $jm: $(head -c 300 "$tmp/job")"; fi
 problem plan-mixed-megatron 422 "megatron" GET "/v1/jobs/$jm/plan?format=megatron" "$A"
-call plan-mixed-text 200 "tp4.dp2" GET "/v1/jobs/$jm/plan?format=text" "$A"
+call plan-mixed-text 200 "tp4.fsdp2" GET "/v1/jobs/$jm/plan?format=text" "$A"
 problem plan-bad-format 400 'format' GET "/v1/jobs/$j1/plan?format=xml" "$A"
 # nothing fits (Llama-7B, batch 512 on 32 A100s): succeeded with no plan, every
 # candidate says why; its plan is 422 infeasible in any format
@@ -439,7 +439,7 @@ t_phase1=$(date +%s)
 # ---------------------------------------------------------------- 3 / 6. cancel, 429, 503
 # one job at a time, one queued job in all: t5-large on two DGX nodes solves for minutes
 up --jobs 1 --max-queued 1
-printf '{"cluster":"dgx-a100-x2","model":"t5-large","batch":256}' >"$tmp/slow.json"
+printf '{"cluster":"dgx-a100-x2","model":"t5-large","batch":128}' >"$tmp/slow.json"
 submit slow-submit "$A" "$tmp/slow.json"
 js=$jobid
 if wait_job "$js" "$A" "running succeeded failed canceled" 100 && [ "$(jst "$tmp/job")" = running ]; then

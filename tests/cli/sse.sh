@@ -75,7 +75,7 @@ get options-plain 204 "Allow: POST" -X OPTIONS "$U/v1/plans"
 
 # ---- a slow job holds the one job thread; the second stays queued
 get slow-job 202 "Location: /v1/jobs/1" -H "$JSON" -H "Origin: $UI" \
-	-d '{"cluster":"dgx-a100-x2","model":"t5-large","batch":256}' "$U/v1/plans"
+	-d '{"cluster":"dgx-a100-x2","model":"t5-large","batch":128}' "$U/v1/plans"
 for h in "Access-Control-Allow-Origin: $UI" \
 	"Access-Control-Expose-Headers: Location, Retry-After, Idempotent-Replayed, ETag"; do
 	if grep -qiF "$h" "$tmp/hdr.n"; then ok; else bad "post-exposes: no '$h'"; fi
@@ -176,7 +176,7 @@ get events-unknown-job 404 "" "$U/v1/jobs/999/events"
 get wait-finished-at-once 200 '"state":"succeeded"' "$U/v1/jobs/$Q?wait=30"
 
 # ---- SIGTERM ends an open stream at once
-get slow-again 202 "" -H "$JSON" -d '{"cluster":"dgx-a100-x2","model":"t5-large","batch":256,"time_limit_s":60}' "$U/v1/plans"
+get slow-again 202 "" -H "$JSON" -d '{"cluster":"dgx-a100-x2","model":"t5-large","batch":128,"time_limit_s":60}' "$U/v1/plans"
 S=$(sed -n 's/^{"id":\([0-9]*\),.*/\1/p' "$tmp/body")
 curl -s -N -m "$MAXT" -o "$tmp/s4" "$U/v1/jobs/$S/events" &
 s4=$!
