@@ -1,7 +1,8 @@
 #!/bin/sh
 # tests/cli/catalog.sh - `uniap catalog` (list, show, unknown names), catalog
-# names in --cluster/--model, and every scenario of the UniAP paper (section 4,
-# Table 1 and 2 batch sizes) planning without error on both schedules.
+# names in --cluster/--model, model documents with an architecture object, and
+# every scenario of the UniAP paper (section 4, Table 1 and 2 batch sizes)
+# planning without error on both schedules.
 # Prints "catalog: N passed, N failed".
 set -u
 . "$(dirname "$0")/lib.inc"
@@ -40,6 +41,13 @@ sed 's/"forward_flops_per_sample":655360,/"forward_flops_per_sample":655360,"for
 	>"$tmp/both.json"
 check decode-both-forward 1 "exactly one of forward_s_per_sample and forward_flops_per_sample" -- "$UNIAP" plan \
 	--cluster enva --model "$tmp/both.json" --batch 8 --format text
+
+# a model document with an architecture object plans; a bad field names its path
+check arch-doc-plans 0 "plan: space unified" -- "$UNIAP" plan --cluster dgx-a100 \
+	--model schema/examples/model-llama2-7b-architecture.json --batch 16 --format text --time-limit 5
+sed 's/"kv_heads": 32/"kv_heads": 5/' schema/examples/model-llama2-7b-architecture.json >"$tmp/badkv.json"
+check arch-doc-bad-kv 1 "model.architecture.kv_heads: must divide heads (32), got 5" -- "$UNIAP" plan \
+	--cluster dgx-a100 --model "$tmp/badkv.json" --batch 16 --format text
 
 # a path is always a file; a name that is neither a file nor an entry is a missing file
 check catalog-path-is-file 1 "./enva" -- "$UNIAP" plan --cluster ./enva --model bert-huge --batch 8 --format text
