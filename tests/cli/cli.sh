@@ -42,11 +42,16 @@ batch=$(sed -n 's/.*"microbatches": *\([0-9]*\).*/\1/p' $EX/plan-example.json | 
 mbs=$(sed -n 's/.*"microbatch_size": *\([0-9]*\).*/\1/p' $EX/plan-example.json | head -n 1)
 B=$((batch * mbs))
 check evaluate-example 0 '"feasible":true' -- "$UNIAP" evaluate $C --batch $B --plan $EX/plan-example.json
+# the memory breakdown: stage 0 of the example (1f1b, 2 in flight), bytes; the older fields unchanged
+check evaluate-memory 0 '"memory_bytes":2346057728,"inflight_microbatches":2,"memory":{"model_states_bytes":911605760,"fsdp_accumulation_bytes":0,"activation_bytes":1434451968,"allocated_bytes":2346057728' \
+	-- "$UNIAP" evaluate $C --batch $B --plan $EX/plan-example.json
+check evaluate-memory-device 0 '"device_memory_bytes":34359738368}' -- "$UNIAP" evaluate $C --batch $B --plan $EX/plan-example.json
 check evaluate-wrong-batch 1 "plan.microbatch_size" -- "$UNIAP" evaluate $C --batch $((B + 1)) --plan $EX/plan-example.json
 sed 's/"tpi_s": *[0-9.eE+-]*/"tpi_s": 12345/' $EX/plan-example.json >"$tmp/tampered.json"
 check evaluate-mismatch 4 '"tpi_matches":false' -- "$UNIAP" evaluate $C --batch $B --plan "$tmp/tampered.json"
 sed 's/"memory_bytes": *[0-9]*/"memory_bytes": 2000000000/' $EX/cluster-8gpu-nvlink.json >"$tmp/small.json"
 check evaluate-over-memory 3 '"fits_memory":false' -- "$UNIAP" evaluate --cluster "$tmp/small.json" --model $EX/model-bert-chain.json --batch $B --plan $EX/plan-example.json
+check evaluate-over-memory-free 3 '"free_bytes":-' -- "$UNIAP" evaluate --cluster "$tmp/small.json" --model $EX/model-bert-chain.json --batch $B --plan $EX/plan-example.json
 check evaluate-missing-plan 2 "--plan: required" -- "$UNIAP" evaluate $C --batch $B
 printf '{"pp": 1}' >"$tmp/badplan.json"
 check evaluate-bad-plan 1 "plan" -- "$UNIAP" evaluate $C --batch $B --plan "$tmp/badplan.json"
