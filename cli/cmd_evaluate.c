@@ -11,7 +11,8 @@
 #include "jencode.h"
 
 static const char evaluate_usage[] =
-	"usage: uniap evaluate --cluster FILE --model FILE --batch B --plan FILE [--pretty]\n"
+	"usage: uniap evaluate --cluster FILE --model FILE --batch B --plan FILE\n"
+	"                      [--memory-margin F] [--pretty]\n"
 	"\n"
 	"Recomputes the plan's cost matrices (its pp, micro-batches and schedule) and\n"
 	"prints {feasible, valid, fits_memory, reason, tpi_s, throughput_samples_per_s,\n"
@@ -28,6 +29,8 @@ static const char evaluate_usage[] =
 	"  --model FILE     model profile\n"
 	"  --batch B        global batch size (must equal microbatches x microbatch_size)\n"
 	"  --plan FILE      plan document (schema/plan.schema.json)\n"
+	"  --memory-margin F  fraction of device memory kept free, 0..0.5 (default: the\n"
+	"                   cluster's device.memory_margin, itself 0.02 by default)\n"
 	"  --pretty         indent the JSON\n"
 	"\n"
 	"Exit status: 0 feasible and tpi_s matches, 1 invalid input, 2 bad command line,\n"

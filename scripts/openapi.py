@@ -96,7 +96,8 @@ S['PlanRequest'] = {'type': 'object', 'required': ['cluster', 'model', 'batch'],
     'space': {'type': 'string', 'enum': ['unified', 'inter', 'intra', 'uniform'], 'default': 'unified'},
     'time_limit_s': {'type': 'number', 'exclusiveMinimum': 0, 'default': 60, 'description': 'Per candidate; at most the service\'s --max-time-limit.'},
     'gap': {'type': 'number', 'minimum': 0, 'maximum': 1, 'default': 0, 'description': 'Relative MILP gap; 0 proves optimality.'},
-    'recompute': {'type': 'boolean', 'default': False}, 'early_stop': {'type': 'boolean', 'default': False}}}
+    'recompute': {'type': 'boolean', 'default': False}, 'early_stop': {'type': 'boolean', 'default': False},
+    'memory_margin': {'type': 'number', 'minimum': 0, 'maximum': 0.5, 'description': 'Fraction of each device\'s memory no plan may use, for this request; default: the cluster\'s device.memory_margin (itself 0.02 by default). Part of the cost cache\'s key.'}}}
 S['Candidate'] = {'type': 'object', 'properties': {
     'pp': {'type': 'integer'}, 'microbatches': {'type': 'integer'}, 'status': {'type': 'string'},
     'tpi_s': {'type': ['number', 'null']}, 'solve_s': {'type': 'number'}, 'bound': {'type': ['number', 'null']},
