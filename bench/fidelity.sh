@@ -39,7 +39,7 @@ if "$UNIAP" calibrate --help >/dev/null 2>&1; then have_cal=1; else have_cal=0; 
 model_arg() {
 	case "$1" in
 	\"*) printf '%s\n' "$1" | jq -r . ;;
-	*) n=$(ls "$tmp" | wc -l); printf '%s\n' "$1" >"$tmp/model$n.json"; echo "$tmp/model$n.json" ;;
+	*) f=$(mktemp "$tmp/model.XXXXXX"); printf '%s\n' "$1" >"$f"; echo "$f" ;;
 	esac
 }
 
@@ -82,6 +82,7 @@ predict_run() {
 		*) echo - ;;
 		esac
 	elif jq -e 'has("uniform")' "$tmp/run.json" >/dev/null; then
+		# shellcheck disable=SC2046 # five numbers, split on purpose
 		set -- "$1" $(jq -r '.uniform | "\(.pp) \(.microbatches) \(.tp) \(.dp) \(.fsdp // 1)"' "$tmp/run.json")
 		t=$(uniform_tpi "$1" "$model" "$batch" "$sched" "$2" "$3" "$(uniform_name "$4" "$5" "$6")")
 		case "$t" in -|oom) echo "$t" ;; *) awk -v b="$batch" -v t="$t" 'BEGIN { printf "%.6g\n", b / t }' ;; esac
@@ -253,6 +254,7 @@ grep -v '^#' "$DATA/megatron-grid.tsv" | while IFS='	' read -r model batch cand 
 			[ -s "$tmp/envd-32.cal.json" ] || continue
 			c="$tmp/envd-32.cal.json"
 		fi
+		# shellcheck disable=SC2046 # the figures, split on purpose
 		set -- $(grid_stats "$c" "$model" "$batch")
 		awk -v m="$model" -v b="$batch" -v cl="$cl" -v pc="$1" -v pi="$2 $3 $4" -v c="$cand" -v i="$inf" \
 			-v p1="$5" -v p2="$6" -v ps="$7" -v pm="$8" -v m1="$first" -v m2="$second" -v ms="$slow" -v mm="$med" '
@@ -281,6 +283,7 @@ echo
 echo "| scenario | cluster | pp | c | strategies | predicted samples/s | measured (paper's plan) |"
 echo "|---|---|---|---|---|---|---|"
 for s in "envc llama-7b 8 4.63 (8 stages, micro-batch 1)" "envb-8 bert-huge 16 10.77 (Figure 8: 2 stages, tp2 + dp2/fsdp2)"; do
+	# shellcheck disable=SC2086 # the scenario's words
 	set -- $s
 	env=$1 model=$2 batch=$3
 	shift 3
