@@ -113,12 +113,20 @@ else
 fi
 
 # the derived documents work with the planner: the T5-Large 16/16 model
-# decodes and plans (the uniform space: no solve), the Figure 8 plan evaluates
-# (exit 4: its tpi_s is a placeholder, the TPI depends on the cluster)
+# decodes and plans (the uniform space: no solve), the Figure 8 plan is a
+# valid plan (exit 4: its tpi_s is a placeholder, the TPI depends on the
+# cluster; exit 3 if a memory model ever finds it over memory: a figure of
+# make bench-fidelity, not a failure here)
 check t5-16-16-plans 0 '"candidates"' -- "$UNIAP" plan --cluster envb-8 --model "$DATA/t5-large-16-16.json" \
 	--batch 8 --space uniform --quiet
 python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))["runs"][0]["plan"]))' \
 	"$DATA/envb-8.json" >"$tmp/fig8.json"
-check figure8-evaluates 4 '"fits_memory":true' -- "$UNIAP" evaluate --cluster envb-8 --model bert-huge --batch 16 \
-	--plan "$tmp/fig8.json"
+"$UNIAP" evaluate --cluster envb-8 --model bert-huge --batch 16 --plan "$tmp/fig8.json" >"$tmp/eval" 2>&1
+rc=$?
+if { [ "$rc" -eq 4 ] || [ "$rc" -eq 3 ]; } && grep -q '"valid":true' "$tmp/eval"; then
+	pass=$((pass + 1))
+else
+	echo "FAIL figure8-evaluates: exit $rc: $(head -c 300 "$tmp/eval")"
+	fail=$((fail + 1))
+fi
 summary fidelity-data
