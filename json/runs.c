@@ -401,7 +401,13 @@ uniap_code runs_resolve(struct runs_doc *d, const struct cluster_profile *c,
 			plan_doc_release(&r->plan);
 			rc = calib_uniform_plan(m, cluster_devices(c), r->batch, r->schedule, &r->uniform, &r->plan, err);
 			if (rc != UNIAP_OK) {
-				err_prefix(err, "runs[%zu].%s", i, r->layout == RUNS_UNIFORM ? "uniform" : "megatron");
+				char to[JDEC_PATH_MAX];
+
+				snprintf(to, sizeof(to), "runs[%zu].%s", i, r->layout == RUNS_UNIFORM ? "uniform" : "megatron");
+				if (err && strncmp(err->msg, "uniform", 7) == 0)
+					jdec_reroot(err, "uniform", to);
+				else
+					err_prefix(err, "%s", to);
 				break;
 			}
 		}
