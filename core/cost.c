@@ -46,47 +46,105 @@ static double cost_table_bw(const struct cluster_bw *t, size_t n, int size, int 
 }
 
 /*
+ * Groups of one dimension (size, stride) inside a stage that have a member in
+ * one block of `block` consecutive ranks: they all run the same collective at
+ * the same time, so they share the block's links (docs/cost-model.md,
+ * "Contention").
+ */
+static int cost_groups_in_block(int size, int stride, int stage_devices, long block)
+{
+	long span = (long)size * stride, ids = (long)stage_devices / size, n = 0, r;
+	long limit = block < stage_devices ? block : stage_devices;
+	unsigned char *mark = ids > 0 ? calloc((size_t)ids, 1) : NULL;
+
+	if (!mark)
+		return 1; /* no contention assumed when out of memory: never fails */
+	for (r = 0; r < limit; r++) {
+		/* group id of rank r: its offset inside the span, then which span */
+		long id = (r % stride) + (r / span) * stride;
+
+		if (id < ids && !mark[id]) {
+			mark[id] = 1;
+			n++;
+		}
+	}
+	free(mark);
+	return n > 0 ? (int)n : 1;
+}
+
+/*
+ * Bandwidth of the hierarchy level lv for `concurrent` transfers that leave
+ * one group of the level below at once: the group's links (devices /
+ * shared_by of them) are shared evenly (docs/cost-model.md, "Contention").
+ */
+static double cost_level_bw(const struct cluster_profile *c, size_t lv, long concurrent)
+{
+	const struct cluster_level *l = &c->levels[lv];
+	long block, links, per_link;
+
+	if (lv == 0 || l->shared_by <= 1 || concurrent <= 1)
+		return l->bw_bytes_per_s;
+	block = c->levels[lv - 1].devices;
+	links = block / l->shared_by;
+	if (links < 1)
+		links = 1;
+	per_link = (concurrent + links - 1) / links;
+	return l->bw_bytes_per_s / (double)per_link;
+}
+
+/*
  * Bus bandwidth of a collective (docs/cost-model.md, "Bandwidth lookup"): the
  * measured entry of the same kind, size and placement (all-gather and
  * reduce-scatter borrow the all-reduce table when theirs is absent); else the
- * bandwidth of the smallest hierarchy level that holds every group.
+ * bandwidth of the smallest hierarchy level that holds every group, shared by
+ * the groups that cross the same link.
  */
 static double cost_bus_bw(const struct cluster_profile *c, enum cluster_coll kind, int size,
                           int stride, int stage_devices, int pp)
 {
 	enum cluster_coll k = c->n_coll[kind] ? kind : CLUSTER_ALLREDUCE;
 	double bw = cost_table_bw(c->coll[k], c->n_coll[k], size, stride == 1);
+	int lv;
 
-	if (bw <= 0)
-		bw = c->levels[strategy_group_level(c, size, stride, stage_devices, pp)].bw_bytes_per_s;
-	return bw;
+	if (bw > 0)
+		return bw;
+	lv = strategy_group_level(c, size, stride, stage_devices, pp);
+	if (lv > 0 && c->levels[lv].shared_by > 1)
+		return cost_level_bw(c, (size_t)lv,
+		                     cost_groups_in_block(size, stride, stage_devices, c->levels[lv - 1].devices));
+	return c->levels[lv].bw_bytes_per_s;
 }
 
 double cost_collective_s(const struct cluster_profile *c, enum cluster_coll kind, double bytes,
                          int size, int stride, int stage_devices, int pp)
 {
-	double factor;
+	double factor, steps;
 
 	if (size <= 1 || bytes <= 0)
 		return 0;
-	/* nccl-tests bus-bandwidth factors: 2(n-1)/n for all-reduce, (n-1)/n otherwise */
+	/* nccl-tests bus-bandwidth factors: 2(n-1)/n for all-reduce, (n-1)/n
+	 * otherwise; a ring takes 2(n-1) resp. (n-1) steps of the level's latency */
 	factor = (double)(size - 1) / size;
-	if (kind == CLUSTER_ALLREDUCE)
+	steps = size - 1;
+	if (kind == CLUSTER_ALLREDUCE) {
 		factor *= 2;
-	return bytes * factor / cost_bus_bw(c, kind, size, stride, stage_devices, pp);
+		steps *= 2;
+	}
+	return steps * c->levels[strategy_group_level(c, size, stride, stage_devices, pp)].latency_s +
+	       bytes * factor / cost_bus_bw(c, kind, size, stride, stage_devices, pp);
 }
 
-/* Point-to-point bandwidth between consecutive stages: measured, else the
- * smallest hierarchy level holding rank r and rank r + stage_devices for every
- * r (the same rank of two neighbouring stages). */
-static double cost_p2p_bw(const struct cluster_profile *c, int pp, int stage_devices)
+/* Point-to-point link between consecutive stages (docs/cost-model.md,
+ * "Cross-stage R'"): the smallest hierarchy level holding rank r and rank
+ * r + stage_devices for every r (the same rank of two neighbouring stages);
+ * its latency, and its bandwidth shared by the stage's devices that send
+ * through one link at once.  A measured entry replaces the bandwidth. */
+static void cost_p2p_link(const struct cluster_profile *c, int pp, int stage_devices, double *bw,
+                          double *latency)
 {
 	long n = (long)pp * stage_devices, r;
 	size_t i, lv;
 
-	for (i = 0; i < c->n_p2p; i++)
-		if (c->p2p[i].pp == pp)
-			return c->p2p[i].bw_bytes_per_s;
 	for (lv = 0; lv + 1 < c->n_levels; lv++) {
 		long block = c->levels[lv].devices;
 
@@ -96,7 +154,13 @@ static double cost_p2p_bw(const struct cluster_profile *c, int pp, int stage_dev
 		if (r + stage_devices >= n)
 			break;
 	}
-	return c->levels[lv].bw_bytes_per_s;
+	*latency = c->levels[lv].latency_s;
+	*bw = lv > 0 ? cost_level_bw(c, lv, stage_devices < c->levels[lv - 1].devices
+	                                        ? stage_devices : c->levels[lv - 1].devices)
+	             : c->levels[lv].bw_bytes_per_s;
+	for (i = 0; i < c->n_p2p; i++)
+		if (c->p2p[i].pp == pp)
+			*bw = c->p2p[i].bw_bytes_per_s;
 }
 
 static long cost_ceil_div(long a, long b)
@@ -104,15 +168,63 @@ static long cost_ceil_div(long a, long b)
 	return (a + b - 1) / b;
 }
 
-/* Forward time of one sample at TP size tp (§Layer time): the profiled table,
- * or the FLOPs over the device's effective peak for the model's precision. */
-static double cost_forward_per_sample_s(const struct cluster_profile *c, const struct model_profile *m,
-                                        const struct model_layer_type *t, int tp)
+/* Achieved fraction of peak for a layer's GEMMs of size d (docs/cost-model.md,
+ * "Layer time"): compute_efficiency * d / (d + gemm_half_dim), flat without
+ * a curve or a shape. */
+static double cost_efficiency(const struct cluster_profile *c, const struct model_layer_type *t, int tp,
+                              double samples)
 {
+	double d;
+
+	if (!(c->gemm_half_dim > 0) || !(t->gemm_dim > 0))
+		return c->compute_efficiency;
+	d = t->gemm_dim / tp;
+	if (t->tokens_per_sample > 0 && samples * t->tokens_per_sample < d)
+		d = samples * t->tokens_per_sample;
+	return c->compute_efficiency * d / (d + c->gemm_half_dim);
+}
+
+/* Forward time of one micro-batch of `samples` samples on one device at TP
+ * size tp (§Layer time): the fixed part plus the profiled time per sample, or
+ * the FLOPs over the achieved peak plus the memory-bound bytes over the
+ * memory bandwidth plus the kernel launches. */
+static double cost_forward_s(const struct cluster_profile *c, const struct model_profile *m,
+                             const struct model_layer_type *t, int tp, double samples)
+{
+	double per_sample, mem = 0;
+
 	if (t->n_forward_s > 0)
-		return model_tp_lookup(t->forward_s, t->n_forward_s, tp);
-	return t->forward_flops_per_sample /
-	       (c->peak_flops_per_s[m->precision] * c->compute_efficiency) / tp;
+		return t->forward_fixed_s + samples * model_tp_lookup(t->forward_s, t->n_forward_s, tp);
+	per_sample = t->forward_flops_per_sample /
+	             (c->peak_flops_per_s[m->precision] * cost_efficiency(c, t, tp, samples)) / tp;
+	if (t->n_memory_bound_bytes > 0 && c->memory_bandwidth_bytes_per_s > 0)
+		mem = model_tp_lookup(t->memory_bound_bytes, t->n_memory_bound_bytes, tp) /
+		      c->memory_bandwidth_bytes_per_s;
+	return t->forward_fixed_s + t->kernels_per_pass * c->kernel_overhead_s + samples * (per_sample + mem);
+}
+
+/* Bytes of device memory one optimizer step moves per parameter: Adam reads
+ * parameter, gradient and both moments and writes parameter and moments (fp32:
+ * 4 * 4 + 3 * 4 = 28; mixed precision also reads the fp16 gradient and writes
+ * the fp16 copy: 30); SGD with momentum 20 / 22, plain SGD 12 / 14
+ * (docs/cost-model.md, "Optimizer step"). */
+static double cost_optimizer_bytes_per_param(const struct model_profile *m)
+{
+	double b;
+
+	switch (m->optimizer) {
+	case MODEL_SGD:
+		b = 12;
+		break;
+	case MODEL_SGD_MOMENTUM:
+		b = 20;
+		break;
+	case MODEL_ADAM:
+	default:
+		b = 28;
+		break;
+	}
+	return m->precision == MODEL_MIXED ? b + 2 : b;
 }
 
 /* Time A of one layer type under one strategy, per micro-batch (§Layer time). */
@@ -124,7 +236,7 @@ static double cost_layer_time(const struct cluster_profile *c, const struct mode
 	int D = set->stage_devices, pp = set->pp;
 	double ccoc = c->overlap_coefficient;
 	double samples = (double)cost_ceil_div(mb_size, strategy_batch_width(s));
-	double fwd = samples * cost_forward_per_sample_s(c, m, t, tp);
+	double fwd = cost_forward_s(c, m, t, tp, samples);
 	double param_bytes = t->parameters * model_param_elem_bytes(m);
 	double tp_pass = t->tp_allreduces_per_pass *
 		cost_collective_s(c, CLUSTER_ALLREDUCE, samples * t->output_bytes_per_sample, tp,
@@ -135,11 +247,15 @@ static double cost_layer_time(const struct cluster_profile *c, const struct mode
 	                                   s->stride[STRATEGY_FSDP], D, pp);
 	double grad_sync = cost_collective_s(c, CLUSTER_ALLREDUCE, param_bytes / ((double)tp * fs), dp,
 	                                     s->stride[STRATEGY_DP], D, pp) / (double)microbatches;
+	double step = c->memory_bandwidth_bytes_per_s > 0
+		? t->parameters / ((double)tp * fs) * cost_optimizer_bytes_per_param(m) /
+		  c->memory_bandwidth_bytes_per_s / (double)microbatches
+		: 0;
 	double forward = cost_overlap_s(fwd, gather, ccoc) + tp_pass;
 	double recompute = s->recompute ? forward : 0;
 	double backward = cost_overlap_s(2 * fwd, gather + scatter + grad_sync, ccoc) + tp_pass;
 
-	return forward + recompute + backward;
+	return forward + recompute + backward + step;
 }
 
 /*
@@ -223,6 +339,38 @@ static void cost_filter_strategies(struct strategy_set *set, long mb_size, enum 
 	set->count = kept;
 }
 
+/*
+ * The bytes a plan may allocate on each device (docs/cost-model.md,
+ * "Memory"): the device memory less the safety margin, the framework's
+ * reserved bytes and the transient buffers of fully-sharded layers (the
+ * gathered parameters of the layer computing and of the one prefetched, and
+ * with one micro-batch its unsharded gradient before the reduce-scatter; the
+ * largest such layer of any strategy offered), over 1 + fragmentation.
+ */
+static double cost_memory_limit(const struct cluster_profile *c, const struct model_profile *m,
+                                const struct strategy_set *set, long microbatches)
+{
+	double elem = model_param_elem_bytes(m), transient = 0, limit;
+	size_t u, k;
+
+	for (k = 0; k < set->count; k++) {
+		const struct strategy *s = &set->items[k];
+
+		if (s->degree[STRATEGY_FSDP] <= 1)
+			continue;
+		for (u = 0; u < m->n_types; u++) {
+			double b = (microbatches > 1 ? 2.0 : 3.0) * m->types[u].parameters * elem /
+			           s->degree[STRATEGY_TP];
+
+			if (b > transient)
+				transient = b;
+		}
+	}
+	limit = (c->memory_bytes * (1.0 - c->memory_margin) - c->reserved_bytes - transient) /
+	        (1.0 + c->memory_fragmentation);
+	return limit > 0 ? limit : 0;
+}
+
 static uniap_code cost_alloc(struct cost_candidate *out, const struct model_profile *model,
                              size_t K)
 {
@@ -262,7 +410,7 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 	size_t K, L = model->n_layers, u, k, l, e;
 	int i, D;
 	double c_dtype = model_c_dtype(model), elem = model_param_elem_bytes(model);
-	double stage_bw, p2p_bw;
+	double stage_bw, p2p_bw = 0, p2p_latency = 0;
 
 	memset(out, 0, sizeof(*out));
 	if ((rc = cost_check_options(cluster, model, opt, err)) != UNIAP_OK)
@@ -271,12 +419,12 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 	out->microbatches = opt->microbatches;
 	out->microbatch_size = opt->batch / opt->microbatches;
 	out->schedule = opt->schedule;
-	out->memory_limit_bytes = cluster->memory_bytes - cluster->reserved_bytes;
 	rc = strategy_enumerate(cluster, opt->pp, opt->recompute, &out->strategies, err);
 	if (rc != UNIAP_OK)
 		goto out;
 	cost_filter_strategies(&out->strategies, out->microbatch_size, opt->filter);
 	K = out->strategies.count;
+	out->memory_limit_bytes = cost_memory_limit(cluster, model, &out->strategies, out->microbatches);
 	if (K == 0) {
 		rc = err_set(err, UNIAP_E_INFEASIBLE,
 		             "microbatches: no strategy of the search space fits micro-batches of %ld "
@@ -324,6 +472,11 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 			out->time_s[u * K + k] = type_time[model->layers[u].type * K + k];
 			out->memory_fixed_bytes[u * K + k] = c_dtype * t->parameters * elem /
 				((double)s->degree[STRATEGY_TP] * s->degree[STRATEGY_FSDP]);
+			/* FSDP under gradient accumulation keeps the layer's gradient
+			 * unsharded between micro-batches (§Memory) */
+			if (s->degree[STRATEGY_FSDP] > 1 && out->microbatches > 1)
+				out->memory_fixed_bytes[u * K + k] += t->parameters * elem /
+					s->degree[STRATEGY_TP] * (1.0 - 1.0 / s->degree[STRATEGY_FSDP]);
 			out->memory_per_microbatch_bytes[u * K + k] = samples * per_sample;
 		}
 	}
@@ -334,7 +487,8 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 			frac[k * K + l] = cost_reshard_fraction(&out->strategies.items[k],
 			                                        &out->strategies.items[l], D);
 	stage_bw = D > 1 ? cost_bus_bw(cluster, CLUSTER_ALLGATHER, D, 1, D, out->pp) : 0;
-	p2p_bw = out->pp > 1 ? cost_p2p_bw(cluster, out->pp, D) : 0;
+	if (out->pp > 1)
+		cost_p2p_link(cluster, out->pp, D, &p2p_bw, &p2p_latency);
 	for (e = 0; e < out->n_edges; e++) {
 		const struct model_layer_type *t =
 			&model->types[model->layers[out->edges[e].from].type];
@@ -353,7 +507,7 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 				out->edges[e].same_stage_s[k * K + l] = D > 1
 					? 2 * frac[k * K + l] * micro_bytes / stage_bw : 0;
 				out->edges[e].cross_stage_s[k * K + l] = out->pp > 1
-					? (per_dev_fwd + per_dev_bwd) / p2p_bw : 0;
+					? 2 * p2p_latency + (per_dev_fwd + per_dev_bwd) / p2p_bw : 0;
 			}
 		}
 	}

@@ -34,6 +34,9 @@
 #define MODEL_MAX_TP_ALLREDUCES 64
 #define MODEL_MAX_PEAK_FLOPS_PER_S 1e18           /* 1e6 TFLOP/s */
 #define MODEL_MAX_FLOPS_PER_SAMPLE 1e21
+#define MODEL_MAX_FIXED_S 1.0                     /* a fixed or latency term of 1 s */
+#define MODEL_MAX_KERNELS 100000
+#define MODEL_MAX_GEMM_DIM 1e9
 #define MODEL_TFLOPS 1e12
 
 static const char *const model_coll_names[CLUSTER_COLL_COUNT] = {
@@ -151,6 +154,26 @@ static uniap_code cluster_check_scalars(const struct cluster_profile *c, struct 
 		return err_set(err, UNIAP_E_INVALID,
 		               "cluster.device.reserved_bytes: must be >= 0 and < memory_bytes (%g), got %g",
 		               c->memory_bytes, c->reserved_bytes);
+	if (!model_in_closed(c->gemm_half_dim, 0.0, MODEL_MAX_GEMM_DIM))
+		return err_set(err, UNIAP_E_INVALID, "cluster.device.gemm_half_dim: must be >= 0 and <= %g, got %g",
+		               MODEL_MAX_GEMM_DIM, c->gemm_half_dim);
+	if (!model_in_closed(c->memory_bandwidth_bytes_per_s, 0.0, MODEL_MAX_BW_BYTES_PER_S))
+		return err_set(err, UNIAP_E_INVALID,
+		               "cluster.device.memory_bandwidth_gb_per_s: must be >= 0 and <= %g, got %g",
+		               MODEL_MAX_BW_BYTES_PER_S / 1e9, c->memory_bandwidth_bytes_per_s / 1e9);
+	if (!model_in_closed(c->kernel_overhead_s, 0.0, MODEL_MAX_FIXED_S))
+		return err_set(err, UNIAP_E_INVALID, "cluster.device.kernel_overhead_us: must be >= 0 and <= %g, got %g",
+		               MODEL_MAX_FIXED_S * 1e6, c->kernel_overhead_s * 1e6);
+	if (!model_in_closed(c->memory_fragmentation, 0.0, 0.5))
+		return err_set(err, UNIAP_E_INVALID, "cluster.device.memory_fragmentation: must be >= 0 and <= 0.5, got %g",
+		               c->memory_fragmentation);
+	if (!model_in_closed(c->memory_margin, 0.0, 0.5))
+		return err_set(err, UNIAP_E_INVALID, "cluster.device.memory_margin: must be >= 0 and <= 0.5, got %g",
+		               c->memory_margin);
+	if (!(c->reserved_bytes + c->memory_margin * c->memory_bytes < c->memory_bytes))
+		return err_set(err, UNIAP_E_INVALID,
+		               "cluster.device.reserved_bytes: reserved_bytes plus the margin must leave memory, got %g of %g",
+		               c->reserved_bytes + c->memory_margin * c->memory_bytes, c->memory_bytes);
 	if (!model_in_closed(c->overlap_coefficient, 1.0, MODEL_MAX_CCOC))
 		return err_set(err, UNIAP_E_INVALID,
 		               "cluster.overlap_coefficient: must be between 1 and %g, got %g", MODEL_MAX_CCOC,
@@ -192,6 +215,14 @@ static uniap_code cluster_check_levels(const struct cluster_profile *c, struct u
 		rc = model_check_bw(l->bw_bytes_per_s, path, err);
 		if (rc != UNIAP_OK)
 			return rc;
+		if (!model_in_closed(l->latency_s, 0.0, MODEL_MAX_FIXED_S))
+			return err_set(err, UNIAP_E_INVALID, "%s.latency_us: must be >= 0 and <= %g, got %g", path,
+			               MODEL_MAX_FIXED_S * 1e6, l->latency_s * 1e6);
+		if (l->shared_by < 0 || (i > 0 && l->shared_by > c->levels[i - 1].devices) ||
+		    (i == 0 && l->shared_by > 1))
+			return err_set(err, UNIAP_E_INVALID,
+			               "%s.shared_by: must be between 1 and the devices of the level below (%d), got %d",
+			               path, i > 0 ? c->levels[i - 1].devices : 1, l->shared_by);
 		if (l->devices == c->devices_per_node)
 			has_node_level = 1;
 	}
@@ -489,6 +520,25 @@ static uniap_code model_check_type(const struct model_profile *m, size_t i, stru
 	if (t->tp_allreduces_per_pass < 0 || t->tp_allreduces_per_pass > MODEL_MAX_TP_ALLREDUCES)
 		return err_set(err, UNIAP_E_INVALID, "%s.tp_allreduces_per_pass: must be between 0 and %d, got %d",
 		               path, MODEL_MAX_TP_ALLREDUCES, t->tp_allreduces_per_pass);
+	if (!model_in_closed(t->forward_fixed_s, 0.0, MODEL_MAX_FIXED_S))
+		return err_set(err, UNIAP_E_INVALID, "%s.forward_fixed_s: must be >= 0 and <= %g, got %g", path,
+		               MODEL_MAX_FIXED_S, t->forward_fixed_s);
+	if (t->kernels_per_pass < 0 || t->kernels_per_pass > MODEL_MAX_KERNELS)
+		return err_set(err, UNIAP_E_INVALID, "%s.kernels_per_pass: must be between 0 and %d, got %d", path,
+		               MODEL_MAX_KERNELS, t->kernels_per_pass);
+	if (!model_in_closed(t->gemm_dim, 0.0, MODEL_MAX_GEMM_DIM) ||
+	    !model_in_closed(t->tokens_per_sample, 0.0, MODEL_MAX_GEMM_DIM))
+		return err_set(err, UNIAP_E_INVALID, "%s.%s: must be >= 0 and <= %g, got %g", path,
+		               model_in_closed(t->gemm_dim, 0.0, MODEL_MAX_GEMM_DIM) ? "tokens_per_sample" : "gemm_dim",
+		               MODEL_MAX_GEMM_DIM,
+		               model_in_closed(t->gemm_dim, 0.0, MODEL_MAX_GEMM_DIM) ? t->tokens_per_sample : t->gemm_dim);
+	if (t->n_memory_bound_bytes > 0) {
+		snprintf(field, sizeof(field), "%s.memory_bound_bytes_per_sample", path);
+		rc = model_check_tp_table(t->memory_bound_bytes, t->n_memory_bound_bytes, 0.0, 1,
+		                          MODEL_MAX_BYTES_PER_SAMPLE, field, err);
+		if (rc != UNIAP_OK)
+			return rc;
+	}
 	return UNIAP_OK;
 }
 
@@ -857,6 +907,7 @@ void model_release(struct model_profile *m)
 		free(m->types[i].name);
 		free(m->types[i].forward_s);
 		free(m->types[i].activation_bytes);
+		free(m->types[i].memory_bound_bytes);
 	}
 	free(m->types);
 	for (i = 0; m->layers && i < m->n_layers; i++)

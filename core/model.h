@@ -31,6 +31,13 @@
 #define MODEL_MAX_TP_ENTRIES 32
 #define MODEL_MAX_NAME 128
 
+/* Memory defaults of a cluster document that does not give them
+ * (docs/cost-model.md, "Memory"): the caching allocator's fragmentation
+ * (a fraction of the bytes a plan allocates) and a safety margin (a
+ * fraction of the device memory that no plan may use). */
+#define MODEL_DEFAULT_FRAGMENTATION 0.05
+#define MODEL_DEFAULT_MARGIN 0.02
+
 /* ------------------------------------------------------------------ cluster */
 
 /*
@@ -43,6 +50,13 @@ struct cluster_level {
 	char *name;
 	int devices;
 	double bw_bytes_per_s;
+	/* alpha of the alpha-beta model: seconds per step of a collective (ring
+	 * step) or per point-to-point message at this level; 0 by default */
+	double latency_s;
+	/* devices of one group of the level below that share one link of this
+	 * level (e.g. 4 GPUs behind one NIC); several groups crossing the same
+	 * link at once divide its bandwidth (docs/cost-model.md); 1 by default */
+	int shared_by;
 };
 
 enum cluster_coll {
@@ -85,6 +99,17 @@ struct cluster_profile {
 	 * (fp32, mixed); both 0 when the document gives no "peak_tflops". */
 	double peak_flops_per_s[2];
 	double compute_efficiency;   /* (0, 1], fraction of peak reached; 0 without a peak */
+	/* GEMM dimension at which the achieved efficiency is half of
+	 * compute_efficiency: eff(d) = compute_efficiency * d / (d + gemm_half_dim);
+	 * 0 keeps the efficiency flat */
+	double gemm_half_dim;
+	double memory_bandwidth_bytes_per_s; /* device memory; 0: memory-bound work not priced */
+	double kernel_overhead_s;    /* fixed time per kernel launch; 0 by default */
+	/* memory: fraction of the bytes a plan allocates that the allocator
+	 * loses to fragmentation, and the fraction of memory_bytes kept free as
+	 * a safety margin, both in [0, 0.5] */
+	double memory_fragmentation;
+	double memory_margin;
 };
 
 /* Total device count (nodes * devices_per_node). */
@@ -140,6 +165,24 @@ struct model_layer_type {
 	/* forward FLOPs of one sample, unsharded; 0 when forward_s is given.  The
 	 * time comes from the cluster's peak: flops / (peak * efficiency) / tp. */
 	double forward_flops_per_sample;
+	/* The parts of a pass that do not scale with the samples (all optional, 0
+	 * by default; docs/cost-model.md, "Layer time"):
+	 * forward_fixed_s: measured time of a forward pass independent of the
+	 * micro-batch size (the alpha of alpha + beta * b); kernels_per_pass:
+	 * kernels one forward pass launches (each costs the cluster's
+	 * kernel_overhead_s). */
+	double forward_fixed_s;
+	int kernels_per_pass;
+	/* Shape of the FLOPs path: the GEMM dimension tensor parallelism splits
+	 * (e.g. the hidden size) and the GEMM rows one sample brings (e.g. its
+	 * tokens); the efficiency curve uses min(gemm_dim / tp, rows).  0: flat. */
+	double gemm_dim;
+	double tokens_per_sample;
+	/* bytes one sample's forward pass moves through device memory in
+	 * memory-bound operations (norms, softmax, dropout, activations), by TP
+	 * size; optional (n = 0), missing sizes: value(1) / tp */
+	struct model_tp_value *memory_bound_bytes;
+	size_t n_memory_bound_bytes;
 };
 
 struct model_layer {

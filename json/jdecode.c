@@ -576,7 +576,8 @@ static uniap_code jdec_cluster_device(const cJSON *root, const char *path, struc
                                       struct uniap_err *err)
 {
 	static const char *const keys[] = {"name", "memory_bytes", "reserved_bytes", "peak_tflops",
-	                                   "compute_efficiency", NULL};
+	                                   "compute_efficiency", "gemm_half_dim", "memory_bandwidth_gb_per_s",
+	                                   "kernel_overhead_us", "memory_fragmentation", "memory_margin", NULL};
 	static const char *const peak_keys[] = {"fp32", "mixed", NULL}; /* enum model_precision */
 	char p[JDEC_PATH_MAX], pp[JDEC_PATH_MAX];
 	const cJSON *dev, *peak = NULL;
@@ -600,13 +601,28 @@ static uniap_code jdec_cluster_device(const cJSON *root, const char *path, struc
 	if (rc == UNIAP_OK)
 		rc = jdec_any_num(dev, "compute_efficiency", p, 0, peak ? JDEC_DEFAULT_EFFICIENCY : 0.0,
 		                  &out->compute_efficiency, err);
+	if (rc == UNIAP_OK)
+		rc = jdec_any_num(dev, "gemm_half_dim", p, 0, 0.0, &out->gemm_half_dim, err);
+	if (rc == UNIAP_OK) {
+		rc = jdec_any_num(dev, "memory_bandwidth_gb_per_s", p, 0, 0.0, &out->memory_bandwidth_bytes_per_s, err);
+		out->memory_bandwidth_bytes_per_s *= JDEC_GB;
+	}
+	if (rc == UNIAP_OK) {
+		rc = jdec_any_num(dev, "kernel_overhead_us", p, 0, 0.0, &out->kernel_overhead_s, err);
+		out->kernel_overhead_s *= 1e-6;
+	}
+	if (rc == UNIAP_OK)
+		rc = jdec_any_num(dev, "memory_fragmentation", p, 0, MODEL_DEFAULT_FRAGMENTATION,
+		                  &out->memory_fragmentation, err);
+	if (rc == UNIAP_OK)
+		rc = jdec_any_num(dev, "memory_margin", p, 0, MODEL_DEFAULT_MARGIN, &out->memory_margin, err);
 	return rc;
 }
 
 static uniap_code jdec_cluster_levels(const cJSON *root, const char *path, struct cluster_profile *out,
                                       struct uniap_err *err)
 {
-	static const char *const keys[] = {"name", "devices", "bandwidth_gb_per_s", NULL};
+	static const char *const keys[] = {"name", "devices", "bandwidth_gb_per_s", "latency_us", "shared_by", NULL};
 	char ap[JDEC_PATH_MAX], p[JDEC_PATH_MAX];
 	const cJSON *arr, *it;
 	size_t n, i = 0;
@@ -630,6 +646,12 @@ static uniap_code jdec_cluster_levels(const cJSON *root, const char *path, struc
 			rc = jdec_any_int(it, "devices", p, 1, 0, &l->devices, err);
 		if (rc == UNIAP_OK)
 			rc = jdec_bw(it, p, &l->bw_bytes_per_s, err);
+		if (rc == UNIAP_OK) {
+			rc = jdec_any_num(it, "latency_us", p, 0, 0.0, &l->latency_s, err);
+			l->latency_s *= 1e-6;
+		}
+		if (rc == UNIAP_OK)
+			rc = jdec_any_int(it, "shared_by", p, 0, 1, &l->shared_by, err);
 		if (rc != UNIAP_OK)
 			return rc;
 	}
@@ -856,6 +878,11 @@ static uniap_code jdec_model_types(const cJSON *root, const char *path, struct m
 	                                   "checkpoint_bytes_per_sample",
 	                                   "tp_allreduces_per_pass",
 	                                   "forward_flops_per_sample",
+	                                   "forward_fixed_s",
+	                                   "kernels_per_pass",
+	                                   "gemm_dim",
+	                                   "tokens_per_sample",
+	                                   "memory_bound_bytes_per_sample",
 	                                   NULL};
 	char ap[JDEC_PATH_MAX], p[JDEC_PATH_MAX];
 	const cJSON *arr, *it;
@@ -897,6 +924,17 @@ static uniap_code jdec_model_types(const cJSON *root, const char *path, struct m
 			                  &t->checkpoint_bytes_per_sample, err);
 		if (rc == UNIAP_OK)
 			rc = jdec_any_int(it, "tp_allreduces_per_pass", p, 0, 2, &t->tp_allreduces_per_pass, err);
+		if (rc == UNIAP_OK)
+			rc = jdec_any_num(it, "forward_fixed_s", p, 0, 0.0, &t->forward_fixed_s, err);
+		if (rc == UNIAP_OK)
+			rc = jdec_any_int(it, "kernels_per_pass", p, 0, 0, &t->kernels_per_pass, err);
+		if (rc == UNIAP_OK)
+			rc = jdec_any_num(it, "gemm_dim", p, 0, 0.0, &t->gemm_dim, err);
+		if (rc == UNIAP_OK)
+			rc = jdec_any_num(it, "tokens_per_sample", p, 0, 0.0, &t->tokens_per_sample, err);
+		if (rc == UNIAP_OK && jdec_member(it, "memory_bound_bytes_per_sample"))
+			rc = jdec_tp_table(it, "memory_bound_bytes_per_sample", p, &t->memory_bound_bytes,
+			                   &t->n_memory_bound_bytes, err);
 		if (rc != UNIAP_OK)
 			return rc;
 	}

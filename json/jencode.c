@@ -323,7 +323,13 @@ static int jenc_cluster_device(cJSON *root, const struct cluster_profile *c)
 	if (c->device_name && !jenc_add_str(dev, "name", c->device_name))
 		return 0;
 	if (!jenc_add_num(dev, "memory_bytes", c->memory_bytes) ||
-	    !jenc_add_num(dev, "reserved_bytes", c->reserved_bytes))
+	    !jenc_add_num(dev, "reserved_bytes", c->reserved_bytes) ||
+	    !jenc_add_num(dev, "memory_fragmentation", c->memory_fragmentation) ||
+	    !jenc_add_num(dev, "memory_margin", c->memory_margin))
+		return 0;
+	if ((c->memory_bandwidth_bytes_per_s > 0 &&
+	     !jenc_add_num(dev, "memory_bandwidth_gb_per_s", c->memory_bandwidth_bytes_per_s / JENC_GB)) ||
+	    (c->kernel_overhead_s > 0 && !jenc_add_num(dev, "kernel_overhead_us", c->kernel_overhead_s * 1e6)))
 		return 0;
 	if (c->peak_flops_per_s[MODEL_FP32] == 0 && c->peak_flops_per_s[MODEL_MIXED] == 0)
 		return 1;
@@ -331,7 +337,8 @@ static int jenc_cluster_device(cJSON *root, const struct cluster_profile *c)
 	return jenc_add(dev, "peak_tflops", peak) &&
 	       jenc_add_num(peak, "fp32", c->peak_flops_per_s[MODEL_FP32] / JENC_TFLOPS) &&
 	       jenc_add_num(peak, "mixed", c->peak_flops_per_s[MODEL_MIXED] / JENC_TFLOPS) &&
-	       jenc_add_num(dev, "compute_efficiency", c->compute_efficiency);
+	       jenc_add_num(dev, "compute_efficiency", c->compute_efficiency) &&
+	       (c->gemm_half_dim == 0 || jenc_add_num(dev, "gemm_half_dim", c->gemm_half_dim));
 }
 
 cJSON *jenc_cluster(const struct cluster_profile *c)
@@ -350,7 +357,9 @@ cJSON *jenc_cluster(const struct cluster_profile *c)
 
 		ok = jenc_append(levels, o) && jenc_add_str(o, "name", c->levels[i].name) &&
 		     jenc_add_num(o, "devices", c->levels[i].devices) &&
-		     jenc_add_num(o, "bandwidth_gb_per_s", c->levels[i].bw_bytes_per_s / JENC_GB);
+		     jenc_add_num(o, "bandwidth_gb_per_s", c->levels[i].bw_bytes_per_s / JENC_GB) &&
+		     (c->levels[i].latency_s == 0 || jenc_add_num(o, "latency_us", c->levels[i].latency_s * 1e6)) &&
+		     (c->levels[i].shared_by <= 1 || jenc_add_num(o, "shared_by", c->levels[i].shared_by));
 	}
 	for (k = 0; ok && k < CLUSTER_COLL_COUNT; k++) {
 		if (c->n_coll[k] == 0)
@@ -411,7 +420,13 @@ static cJSON *jenc_layer_type(const struct model_layer_type *t)
 	     jenc_add(o, "activation_bytes_per_sample", jenc_tp_table(t->activation_bytes, t->n_activation_bytes)) &&
 	     jenc_add_num(o, "output_bytes_per_sample", t->output_bytes_per_sample) &&
 	     jenc_add_num(o, "checkpoint_bytes_per_sample", t->checkpoint_bytes_per_sample) &&
-	     jenc_add_num(o, "tp_allreduces_per_pass", t->tp_allreduces_per_pass);
+	     jenc_add_num(o, "tp_allreduces_per_pass", t->tp_allreduces_per_pass) &&
+	     (t->forward_fixed_s == 0 || jenc_add_num(o, "forward_fixed_s", t->forward_fixed_s)) &&
+	     (t->kernels_per_pass == 0 || jenc_add_num(o, "kernels_per_pass", t->kernels_per_pass)) &&
+	     (t->gemm_dim == 0 || jenc_add_num(o, "gemm_dim", t->gemm_dim)) &&
+	     (t->tokens_per_sample == 0 || jenc_add_num(o, "tokens_per_sample", t->tokens_per_sample)) &&
+	     (t->n_memory_bound_bytes == 0 ||
+	      jenc_add(o, "memory_bound_bytes_per_sample", jenc_tp_table(t->memory_bound_bytes, t->n_memory_bound_bytes)));
 	if (!ok) {
 		cJSON_Delete(o);
 		return NULL;

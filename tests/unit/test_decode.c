@@ -646,7 +646,10 @@ static void fixture_model_init(struct fixture_model *f, const struct model_edge 
 	f->fwd[0] = (struct model_tp_value){1, 0.01};
 	f->act[0] = (struct model_tp_value){1, 1000.0};
 	snprintf(f->type_name, sizeof(f->type_name), "t");
-	f->type = (struct model_layer_type){f->type_name, f->fwd, 1, 100.0, f->act, 1, 10.0, 10.0, 2, 0.0};
+	f->type = (struct model_layer_type){.name = f->type_name, .forward_s = f->fwd, .n_forward_s = 1, .parameters = 100.0,
+	                                   .activation_bytes = f->act, .n_activation_bytes = 1,
+	                                   .output_bytes_per_sample = 10.0, .checkpoint_bytes_per_sample = 10.0,
+	                                   .tp_allreduces_per_pass = 2};
 	for (i = 0; i < 4; i++) {
 		snprintf(f->names[i], sizeof(f->names[i]), "l%zu", i);
 		f->layers[i].name = f->names[i];
@@ -687,7 +690,8 @@ static void test_topo_order(void **state)
 static void test_core_validate_structs(void **state)
 {
 	static const struct model_edge chain[] = {{0, 1}, {1, 2}, {2, 3}};
-	struct cluster_level levels[2] = {{(char *)"pair", 2, 10e9}, {(char *)"all", 8, 5e9}};
+	struct cluster_level levels[2] = {{.name = (char *)"pair", .devices = 2, .bw_bytes_per_s = 10e9},
+	                                  {.name = (char *)"all", .devices = 8, .bw_bytes_per_s = 5e9}};
 	struct cluster_profile c;
 	struct fixture_model f;
 	struct uniap_err err;
