@@ -29,13 +29,23 @@
  */
 static const struct calib_param_def calib_defs[] = {
 	{ "device.compute_efficiency", CALIB_CLUSTER, offsetof(struct cluster_profile, compute_efficiency),
-	  CALIB_ABSOLUTE, 0.05, 1.0, CALIB_TIME, "fraction of peak" },
+	  CALIB_ABSOLUTE, 0.05, 1.0, CALIB_TIME, CALIB_DEFAULT_FLOPS, "fraction of peak" },
 	{ "bandwidth", CALIB_LEVEL, offsetof(struct cluster_level, bw_bytes_per_s),
-	  CALIB_FACTOR, 0.05, 2.0, CALIB_TIME, "bytes/s" },
+	  CALIB_FACTOR, 0.05, 2.0, CALIB_TIME, CALIB_DEFAULT_LEVEL_USED, "bytes/s" },
 	{ "overlap_coefficient", CALIB_CLUSTER, offsetof(struct cluster_profile, overlap_coefficient),
-	  CALIB_ABSOLUTE, 1.0, 2.0, CALIB_TIME, "dimensionless" },
+	  CALIB_ABSOLUTE, 1.0, 2.0, CALIB_TIME, CALIB_DEFAULT_NEVER, "dimensionless" },
 	{ "device.reserved_bytes", CALIB_CLUSTER, offsetof(struct cluster_profile, reserved_bytes),
-	  CALIB_OF_MEMORY, 0.0, 0.5, CALIB_MEMORY, "bytes" },
+	  CALIB_OF_MEMORY, 0.0, 0.5, CALIB_MEMORY, CALIB_DEFAULT_MEMORY, "bytes" },
+	{ "latency", CALIB_LEVEL, offsetof(struct cluster_level, latency_s),
+	  CALIB_ABSOLUTE, 0.0, 1e-3, CALIB_TIME, CALIB_DEFAULT_NEVER, "s" },
+	{ "device.memory_bandwidth", CALIB_CLUSTER, offsetof(struct cluster_profile, memory_bandwidth_bytes_per_s),
+	  CALIB_FACTOR, 0.05, 2.0, CALIB_TIME, CALIB_DEFAULT_NEVER, "bytes/s" },
+	{ "device.kernel_overhead", CALIB_CLUSTER, offsetof(struct cluster_profile, kernel_overhead_s),
+	  CALIB_ABSOLUTE, 0.0, 1e-4, CALIB_TIME, CALIB_DEFAULT_NEVER, "s" },
+	{ "device.gemm_half_dim", CALIB_CLUSTER, offsetof(struct cluster_profile, gemm_half_dim),
+	  CALIB_ABSOLUTE, 0.0, 8192.0, CALIB_TIME, CALIB_DEFAULT_NEVER, "GEMM dimension" },
+	{ "device.memory_fragmentation", CALIB_CLUSTER, offsetof(struct cluster_profile, memory_fragmentation),
+	  CALIB_ABSOLUTE, 0.0, 0.5, CALIB_MEMORY, CALIB_DEFAULT_NEVER, "fraction of allocated bytes" },
 };
 
 #define CALIB_N_DEFS (sizeof(calib_defs) / sizeof(calib_defs[0]))
@@ -128,12 +138,12 @@ uniap_code calib_params_all(const struct cluster_profile *c, struct calib_param 
 	if (!*out)
 		return err_set(err, UNIAP_E_NOMEM, "calibration: out of memory");
 	for (i = 0; i < CALIB_N_DEFS; i++) {
-		if (calib_defs[i].where != CALIB_LEVEL) {
-			calib_param_fill(c, i, 0, &(*out)[(*n)++]);
-			continue;
+		for (l = 0; l < (calib_defs[i].where == CALIB_LEVEL ? c->n_levels : 1); l++) {
+			calib_param_fill(c, i, l, &(*out)[*n]);
+			/* a factor of a zero prior (a term the document leaves off) cannot move */
+			if ((*out)[*n].hi > (*out)[*n].lo)
+				(*n)++;
 		}
-		for (l = 0; l < c->n_levels; l++)
-			calib_param_fill(c, i, l, &(*out)[(*n)++]);
 	}
 	return UNIAP_OK;
 }
@@ -236,13 +246,17 @@ uniap_code calib_predict(const struct cluster_profile *c, const struct calib_run
 		out->pp = a.eval.pp;
 		out->iteration_s = a.eval.tpi_s;
 		out->fits = a.eval.valid && a.eval.fits;
-		out->memory_bytes = c->memory_bytes;
+		out->capacity_bytes = c->memory_bytes * (1.0 - c->memory_margin);
 		snprintf(out->reason, sizeof(out->reason), "%s", a.eval.reason);
 		out->peak_memory_bytes = calloc((size_t)out->pp, sizeof(*out->peak_memory_bytes));
 		if (!out->peak_memory_bytes)
 			rc = err_set(err, UNIAP_E_NOMEM, "plan: out of memory");
+		/* the cost model's limit is (capacity - reserved - transients) / (1 + fragmentation),
+		 * so the peak is the capacity less the stage's headroom scaled back */
 		for (i = 0; rc == UNIAP_OK && i < out->pp; i++)
-			out->peak_memory_bytes[i] = a.eval.stage_memory_bytes[i] + c->reserved_bytes;
+			out->peak_memory_bytes[i] = out->capacity_bytes -
+				(a.cand.memory_limit_bytes - a.eval.stage_memory_bytes[i]) *
+				(1.0 + c->memory_fragmentation);
 	}
 	plan_applied_release(&a);
 	return rc;
@@ -339,13 +353,12 @@ uniap_code calib_params_default(const struct cluster_profile *c, const struct ca
 	for (i = 0; i < *n; i++) {
 		const struct calib_param *p = &(*out)[i];
 
-		if (strcmp(p->name, "device.compute_efficiency") == 0)
-			keep[i] = (unsigned char)flops;
-		else if (strcmp(p->name, "device.reserved_bytes") == 0)
-			keep[i] = (unsigned char)memory;
-		else if (calib_defs[p->def].where == CALIB_LEVEL &&
-		         calib_defs[p->def].offset == offsetof(struct cluster_level, bw_bytes_per_s))
-			keep[i] = levels[p->level];
+		switch (calib_defs[p->def].by_default) {
+		case CALIB_DEFAULT_FLOPS: keep[i] = (unsigned char)flops; break;
+		case CALIB_DEFAULT_MEMORY: keep[i] = (unsigned char)memory; break;
+		case CALIB_DEFAULT_LEVEL_USED: keep[i] = levels[p->level]; break;
+		default: keep[i] = 0;
+		}
 	}
 	calib_params_keep(*out, n, keep);
 	if (*n == 0)
@@ -461,7 +474,7 @@ static size_t calib_run_residuals(const struct calib_run *r, const struct calib_
 	/* a hinge: an OOM run predicted to fit, or a run that ran predicted not to */
 	if (r->oom || r->iteration_s > 0 || r->peak_memory_bytes) {
 		if (out) {
-			double peak = calib_max_peak(pr), mem = pr->memory_bytes;
+			double peak = calib_max_peak(pr), mem = pr->capacity_bytes;
 
 			out[k] = 0.0;
 			if (r->oom && peak < mem)

@@ -63,6 +63,14 @@ enum calib_effect {
 	CALIB_MEMORY,
 };
 
+/* When the default selection (calib_params_default) fits a row. */
+enum calib_default {
+	CALIB_DEFAULT_NEVER = 0,  /* only when --fit names it */
+	CALIB_DEFAULT_FLOPS,      /* some run's model takes its time from FLOPs */
+	CALIB_DEFAULT_LEVEL_USED, /* per level: some run's plan communicates over the level */
+	CALIB_DEFAULT_MEMORY,     /* some run measured peak memory or ran out of memory */
+};
+
 /* One row of the parameter table (static; see calib_def()). */
 struct calib_param_def {
 	const char *name;          /* "device.compute_efficiency"; per level: the field after
@@ -72,6 +80,7 @@ struct calib_param_def {
 	enum calib_bounds bounds;
 	double lo, hi;             /* lo > 0: fitted and pulled to the prior in log space */
 	enum calib_effect effect;
+	enum calib_default by_default;
 	const char *unit;          /* of the field: "fraction", "bytes/s", "bytes", ... */
 };
 
@@ -128,8 +137,11 @@ struct calib_prediction {
 	double iteration_s;          /* TPI of the plan's candidate */
 	int fits;                    /* every stage within the memory limit */
 	int pp;
-	double *peak_memory_bytes;   /* owned, [pp]: stage memory + reserved_bytes */
-	double memory_bytes;         /* the device's memory */
+	/* owned, [pp]: what the device holds at the stage's peak, as a memory
+	 * profiler reports it: the stage's bytes with fragmentation, the
+	 * reserved bytes and the FSDP transients (docs/cost-model.md, "Memory") */
+	double *peak_memory_bytes;
+	double capacity_bytes;       /* memory_bytes less the safety margin: a run fits when every peak is below */
 	char reason[PLAN_REASON_MAX];/* why it does not fit; "" otherwise */
 };
 
@@ -144,12 +156,12 @@ uniap_code calib_predict(const struct cluster_profile *c, const struct calib_run
 void calib_prediction_release(struct calib_prediction *p);
 
 /*
- * The default parameters to fit for runs (borrowed, n_runs) on c (borrowed):
- * device.compute_efficiency when some run's model gives FLOPs (it has no
- * effect otherwise), the bandwidth of every hierarchy level some run's plan
- * communicates over (its strategies' groups, its stage-to-stage transfers),
- * and device.reserved_bytes when some run measured peak memory or ran out of
- * memory.  Caller frees *out.
+ * The default parameters to fit for runs (borrowed, n_runs) on c (borrowed),
+ * by each row's by_default: device.compute_efficiency when some run's model
+ * gives FLOPs (it has no effect otherwise), the bandwidth of every hierarchy
+ * level some run's plan communicates over (its strategies' groups, its
+ * stage-to-stage transfers), and device.reserved_bytes when some run
+ * measured peak memory or ran out of memory.  Caller frees *out.
  */
 uniap_code calib_params_default(const struct cluster_profile *c, const struct calib_run *runs, size_t n_runs,
                                 struct calib_param **out, size_t *n, struct uniap_err *err);
