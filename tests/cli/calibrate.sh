@@ -48,6 +48,9 @@ s = r['summary']
 sys.exit(0 if s['fitted']['mean_abs_relative_error'] < s['datasheet']['mean_abs_relative_error'] else 1)"
 check out-plans 0 "tpi" -- "$UNIAP" plan --cluster "$tmp/cal.json" --model bert-huge --batch 32 --format text
 check out-record 0 '"calibration":{"date":' -- cat "$tmp/cal.json"
+sed 's/"calibration":{/"calibration":[{/; s/}}$/}]}/' "$tmp/cal.json" >"$tmp/badrec.json"
+check record-not-object 1 "cluster.calibration: must be an object, got array" -- \
+	"$UNIAP" plan --cluster "$tmp/badrec.json" --model bert-huge --batch 32
 check fit-list 0 '"name":"overlap_coefficient"' -- \
 	"$UNIAP" calibrate --cluster dgx-a100 --runs "$tmp/runs.json" --fit device.compute_efficiency,overlap_coefficient
 check loo 0 '"leave_one_out":{"runs":3' -- \
