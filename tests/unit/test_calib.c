@@ -421,6 +421,56 @@ static void test_decode_resolve(void **state)
 	cluster_release(&c);
 }
 
+/* Truncations and byte changes of a valid document never crash: they decode, or fail naming a field. */
+static void test_decode_mutations(void **state)
+{
+	static const char text[] =
+		"{\"model\":\"bert-huge\",\"runs\":[{\"name\":\"m\",\"schedule\":\"1f1b\","
+		"\"megatron\":\"--tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 --global-batch-size 32\","
+		"\"measured\":{\"iteration_s\":1,\"peak_memory_bytes\":[3e9,2e9]}},"
+		"{\"name\":\"u\",\"batch\":32,\"uniform\":{\"pp\":2,\"tp\":2,\"dp\":2,\"fsdp\":1,"
+		"\"microbatches\":4,\"recompute\":true,\"tp_inner\":false},\"measured\":{\"oom\":true}}]}";
+	static const char bytes[] = "{}[],:\"0-9e.ntf \\x";
+	struct cluster_profile c;
+	size_t len = sizeof(text) - 1, i, ok = 0;
+	unsigned long rng = 7;
+	char buf[sizeof(text)];
+
+	(void)state;
+	t_cluster(&c);
+	for (i = 0; i < 3 * len; i++) {
+		struct runs_doc d;
+		struct calib_run *runs = NULL;
+		struct uniap_err err = { 0 };
+		size_t n = len;
+
+		memcpy(buf, text, len);
+		if (i < len) {
+			n = i; /* truncated */
+		} else {
+			rng = rng * 6364136223846793005UL + 1442695040888963407UL;
+			buf[(rng >> 33) % len] = bytes[(rng >> 20) % (sizeof(bytes) - 1)];
+		}
+		if (runs_decode(buf, n, &d, &err) != UNIAP_OK) {
+			assert_true(err.msg[0] != '\0');
+			assert_int_equal(d.n_runs, 0);
+			continue;
+		}
+		if (runs_resolve(&d, &c, NULL, &runs, &err) == UNIAP_OK) {
+			struct calib_prediction pr;
+
+			ok++;
+			if (calib_predict(&c, &runs[0], &pr, &err) != UNIAP_OK)
+				assert_true(err.msg[0] != '\0');
+			calib_prediction_release(&pr);
+		}
+		free(runs);
+		runs_doc_release(&d);
+	}
+	assert_true(ok > 0);
+	cluster_release(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -434,6 +484,7 @@ int main(void)
 		cmocka_unit_test(test_megatron_parse),
 		cmocka_unit_test(test_decode_errors),
 		cmocka_unit_test(test_decode_resolve),
+		cmocka_unit_test(test_decode_mutations),
 	};
 
 	calib_global_init();
