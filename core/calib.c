@@ -27,25 +27,60 @@
  * struct cluster_profile (or of struct cluster_level, one parameter per
  * level) to the fit is one row here.
  */
+/* Measured collective and point-to-point tables scaled as one: the tables as given are 1. */
+static double calib_measured_get(const struct cluster_profile *c, size_t level)
+{
+	(void)c;
+	(void)level;
+	return 1.0;
+}
+
+static void calib_measured_set(struct cluster_profile *c, size_t level, double v)
+{
+	size_t i;
+	int k;
+
+	(void)level;
+	for (k = 0; k < CLUSTER_COLL_COUNT; k++)
+		for (i = 0; i < c->n_coll[k]; i++)
+			c->coll[k][i].bw_bytes_per_s *= v;
+	for (i = 0; i < c->n_p2p; i++)
+		c->p2p[i].bw_bytes_per_s *= v;
+}
+
+/* 1 when c has a measured collective or point-to-point table. */
+static int calib_has_measured(const struct cluster_profile *c)
+{
+	int k;
+
+	for (k = 0; k < CLUSTER_COLL_COUNT; k++)
+		if (c->n_coll[k])
+			return 1;
+	return c->n_p2p > 0;
+}
+
 static const struct calib_param_def calib_defs[] = {
-	{ "device.compute_efficiency", CALIB_CLUSTER, offsetof(struct cluster_profile, compute_efficiency),
+	{ "device.compute_efficiency", CALIB_CLUSTER, offsetof(struct cluster_profile, compute_efficiency), NULL, NULL,
 	  CALIB_ABSOLUTE, 0.05, 1.0, CALIB_TIME, CALIB_DEFAULT_FLOPS, "fraction of peak" },
-	{ "bandwidth", CALIB_LEVEL, offsetof(struct cluster_level, bw_bytes_per_s),
+	{ "bandwidth", CALIB_LEVEL, offsetof(struct cluster_level, bw_bytes_per_s), NULL, NULL,
 	  CALIB_FACTOR, 0.05, 2.0, CALIB_TIME, CALIB_DEFAULT_LEVEL_USED, "bytes/s" },
-	{ "overlap_coefficient", CALIB_CLUSTER, offsetof(struct cluster_profile, overlap_coefficient),
+	{ "overlap_coefficient", CALIB_CLUSTER, offsetof(struct cluster_profile, overlap_coefficient), NULL, NULL,
 	  CALIB_ABSOLUTE, 1.0, 2.0, CALIB_TIME, CALIB_DEFAULT_NEVER, "dimensionless" },
-	{ "device.reserved_bytes", CALIB_CLUSTER, offsetof(struct cluster_profile, reserved_bytes),
+	{ "device.reserved_bytes", CALIB_CLUSTER, offsetof(struct cluster_profile, reserved_bytes), NULL, NULL,
 	  CALIB_OF_MEMORY, 0.0, 0.5, CALIB_MEMORY, CALIB_DEFAULT_MEMORY, "bytes" },
-	{ "latency", CALIB_LEVEL, offsetof(struct cluster_level, latency_s),
+	{ "latency", CALIB_LEVEL, offsetof(struct cluster_level, latency_s), NULL, NULL,
 	  CALIB_ABSOLUTE, 0.0, 1e-3, CALIB_TIME, CALIB_DEFAULT_NEVER, "s" },
 	{ "device.memory_bandwidth", CALIB_CLUSTER, offsetof(struct cluster_profile, memory_bandwidth_bytes_per_s),
+	  NULL, NULL,
 	  CALIB_FACTOR, 0.05, 2.0, CALIB_TIME, CALIB_DEFAULT_NEVER, "bytes/s" },
-	{ "device.kernel_overhead", CALIB_CLUSTER, offsetof(struct cluster_profile, kernel_overhead_s),
+	{ "device.kernel_overhead", CALIB_CLUSTER, offsetof(struct cluster_profile, kernel_overhead_s), NULL, NULL,
 	  CALIB_ABSOLUTE, 0.0, 1e-4, CALIB_TIME, CALIB_DEFAULT_NEVER, "s" },
-	{ "device.gemm_half_dim", CALIB_CLUSTER, offsetof(struct cluster_profile, gemm_half_dim),
+	{ "device.gemm_half_dim", CALIB_CLUSTER, offsetof(struct cluster_profile, gemm_half_dim), NULL, NULL,
 	  CALIB_ABSOLUTE, 0.0, 8192.0, CALIB_TIME, CALIB_DEFAULT_NEVER, "GEMM dimension" },
-	{ "device.memory_fragmentation", CALIB_CLUSTER, offsetof(struct cluster_profile, memory_fragmentation),
+	{ "device.memory_fragmentation", CALIB_CLUSTER, offsetof(struct cluster_profile, memory_fragmentation), NULL, NULL,
 	  CALIB_ABSOLUTE, 0.0, 0.5, CALIB_MEMORY, CALIB_DEFAULT_NEVER, "fraction of allocated bytes" },
+	{ "collectives.bandwidth", CALIB_CLUSTER, 0, calib_measured_get, calib_measured_set,
+	  CALIB_ABSOLUTE, 0.05, 2.0, CALIB_TIME, CALIB_DEFAULT_MEASURED, "factor of the measured tables" },
 };
 
 #define CALIB_N_DEFS (sizeof(calib_defs) / sizeof(calib_defs[0]))
@@ -79,9 +114,12 @@ static size_t calib_field_base(const struct cluster_profile *c, const struct cal
 double calib_param_get(const struct cluster_profile *c, const struct calib_param *p)
 {
 	const char *base;
-	size_t off = calib_field_base(c, p, &base);
+	size_t off;
 	double v;
 
+	if (calib_defs[p->def].get)
+		return calib_defs[p->def].get(c, p->level);
+	off = calib_field_base(c, p, &base);
 	memcpy(&v, base + off, sizeof(v));
 	return v;
 }
@@ -89,8 +127,13 @@ double calib_param_get(const struct cluster_profile *c, const struct calib_param
 void calib_param_set(struct cluster_profile *c, const struct calib_param *p, double v)
 {
 	const struct calib_param_def *d = &calib_defs[p->def];
-	char *base = d->where == CALIB_LEVEL ? (char *)&c->levels[p->level] : (char *)c;
+	char *base;
 
+	if (d->set) {
+		d->set(c, p->level, v);
+		return;
+	}
+	base = d->where == CALIB_LEVEL ? (char *)&c->levels[p->level] : (char *)c;
 	memcpy(base + d->offset, &v, sizeof(v));
 }
 
@@ -138,6 +181,9 @@ uniap_code calib_params_all(const struct cluster_profile *c, struct calib_param 
 	if (!*out)
 		return err_set(err, UNIAP_E_NOMEM, "calibration: out of memory");
 	for (i = 0; i < CALIB_N_DEFS; i++) {
+		/* scaling measured tables a cluster does not have moves nothing */
+		if (calib_defs[i].by_default == CALIB_DEFAULT_MEASURED && !calib_has_measured(c))
+			continue;
 		for (l = 0; l < (calib_defs[i].where == CALIB_LEVEL ? c->n_levels : 1); l++) {
 			calib_param_fill(c, i, l, &(*out)[*n]);
 			/* a factor of a zero prior (a term the document leaves off) cannot move */
@@ -330,7 +376,7 @@ uniap_code calib_params_default(const struct cluster_profile *c, const struct ca
 {
 	unsigned char levels[MODEL_MAX_LEVELS] = { 0 };
 	unsigned char keep[CALIB_MAX_PARAMS + 1] = { 0 };
-	int flops = 0, memory = 0;
+	int flops = 0, memory = 0, any_level = 0;
 	size_t i;
 	uniap_code rc = calib_params_all(c, out, n, err);
 
@@ -350,6 +396,8 @@ uniap_code calib_params_default(const struct cluster_profile *c, const struct ca
 	}
 	if (rc != UNIAP_OK)
 		goto out;
+	for (i = 0; i < c->n_levels; i++)
+		any_level |= levels[i];
 	for (i = 0; i < *n; i++) {
 		const struct calib_param *p = &(*out)[i];
 
@@ -357,6 +405,7 @@ uniap_code calib_params_default(const struct cluster_profile *c, const struct ca
 		case CALIB_DEFAULT_FLOPS: keep[i] = (unsigned char)flops; break;
 		case CALIB_DEFAULT_MEMORY: keep[i] = (unsigned char)memory; break;
 		case CALIB_DEFAULT_LEVEL_USED: keep[i] = levels[p->level]; break;
+		case CALIB_DEFAULT_MEASURED: keep[i] = (unsigned char)(calib_has_measured(c) && any_level); break;
 		default: keep[i] = 0;
 		}
 	}
@@ -384,10 +433,23 @@ struct calib_ctx {
 	const struct calib_param *params;
 	size_t n_params;
 	double sqrt_weight;
+	const struct cluster_profile *base; /* the document (borrowed) */
 	struct cluster_profile work;  /* owned copy, the parameters written into it */
 	uniap_code rc;                /* an error inside the residual function */
 	struct uniap_err *err;
 };
+
+/* The measured tables of work back to base's (same sizes: work is a copy): setters that scale start from them. */
+static void calib_reset_tables(struct cluster_profile *work, const struct cluster_profile *base)
+{
+	int k;
+
+	for (k = 0; k < CLUSTER_COLL_COUNT; k++)
+		if (work->n_coll[k])
+			memcpy(work->coll[k], base->coll[k], work->n_coll[k] * sizeof(*work->coll[k]));
+	if (work->n_p2p)
+		memcpy(work->p2p, base->p2p, work->n_p2p * sizeof(*work->p2p));
+}
 
 static int calib_log_space(const struct calib_param *p)
 {
@@ -494,6 +556,7 @@ static int calib_f(const gsl_vector *z, void *vctx, gsl_vector *f)
 	double buf[64]; /* most runs' residuals; more are allocated */
 	size_t i, k = 0, j, m;
 
+	calib_reset_tables(&ctx->work, ctx->base);
 	for (i = 0; i < ctx->n_params; i++)
 		calib_param_set(&ctx->work, &ctx->params[i], calib_value(&ctx->params[i], gsl_vector_get(z, i)));
 	for (i = 0; i < ctx->n_runs; i++) {
@@ -546,7 +609,7 @@ uniap_code calib_fit(const struct cluster_profile *c, const struct calib_run *ru
                      struct calib_fit_info *info, struct uniap_err *err)
 {
 	struct calib_ctx ctx = { .runs = runs, .n_runs = n_runs, .skip = skip, .params = params,
-	                         .n_params = n_params, .err = err };
+	                         .n_params = n_params, .err = err, .base = c };
 	gsl_multifit_nlinear_parameters fp = gsl_multifit_nlinear_default_parameters();
 	gsl_multifit_nlinear_workspace *w = NULL;
 	gsl_multifit_nlinear_fdf fdf;

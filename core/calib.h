@@ -69,6 +69,7 @@ enum calib_default {
 	CALIB_DEFAULT_FLOPS,      /* some run's model takes its time from FLOPs */
 	CALIB_DEFAULT_LEVEL_USED, /* per level: some run's plan communicates over the level */
 	CALIB_DEFAULT_MEMORY,     /* some run measured peak memory or ran out of memory */
+	CALIB_DEFAULT_MEASURED,   /* the cluster has measured tables and some run communicates */
 };
 
 /* One row of the parameter table (static; see calib_def()). */
@@ -76,7 +77,12 @@ struct calib_param_def {
 	const char *name;          /* "device.compute_efficiency"; per level: the field after
 	                              "hierarchy[I]." ("bandwidth") */
 	enum calib_where where;
-	size_t offset;             /* offsetof() the double in its struct */
+	size_t offset;             /* offsetof() the double in its struct (rows without get/set) */
+	/* A field that is not one double (e.g. a scale of the measured tables):
+	 * get reads it, set writes it relative to the document as given, so set
+	 * is applied once to a fresh copy.  NULL for offset rows. */
+	double (*get)(const struct cluster_profile *c, size_t level);
+	void (*set)(struct cluster_profile *c, size_t level, double v);
 	enum calib_bounds bounds;
 	double lo, hi;             /* lo > 0: fitted and pulled to the prior in log space */
 	enum calib_effect effect;
@@ -98,7 +104,8 @@ struct calib_param {
 	double value;               /* the fitted value (prior before a fit) */
 };
 
-/* The field a parameter names, read from / written to c (borrowed). */
+/* The field a parameter names, read from / written to c (borrowed).  For a
+ * row with its own setter (a scale) the write is relative to c as it is. */
 double calib_param_get(const struct cluster_profile *c, const struct calib_param *p);
 void calib_param_set(struct cluster_profile *c, const struct calib_param *p, double v);
 

@@ -150,6 +150,41 @@ static void test_recover(void **state)
 	t_set_release(&s);
 }
 
+/* A cluster with a measured all-reduce table: collectives.bandwidth scales it, and is recovered. */
+static void test_measured_tables(void **state)
+{
+	static const char *const names[] = { "collectives.bandwidth", "device.compute_efficiency" };
+	struct t_set s;
+	struct calib_param *p = NULL;
+	struct calib_options opt = { .prior_weight = 1e-6 };
+	struct uniap_err err = { 0 };
+	size_t n = 0, i;
+
+	(void)state;
+	t_set_init(&s, 0.5, 1.0, 1.0, 1e9, 0);
+	/* the measured entries of the prior, and the truth's at 0.6 of them */
+	assert_int_equal(fx_cluster_add_bw(&s.prior, CLUSTER_ALLREDUCE, 4, 1, 80), 0);
+	assert_int_equal(fx_cluster_add_bw(&s.prior, CLUSTER_ALLREDUCE, 8, 1, 8), 0);
+	assert_int_equal(fx_cluster_add_bw(&s.truth, CLUSTER_ALLREDUCE, 4, 1, 48), 0);
+	assert_int_equal(fx_cluster_add_bw(&s.truth, CLUSTER_ALLREDUCE, 8, 1, 4.8), 0);
+	s.truth.compute_efficiency = 0.4;
+	for (i = 0; i < T_RUNS; i++) {
+		struct calib_prediction pr;
+
+		assert_int_equal(calib_predict(&s.truth, &s.runs[i], &pr, &err), UNIAP_OK);
+		s.runs[i].iteration_s = pr.iteration_s;
+		calib_prediction_release(&pr);
+	}
+	assert_int_equal(calib_params_select(&s.prior, names, 2, &p, &n, &err), UNIAP_OK);
+	assert_int_equal(calib_fit(&s.prior, s.runs, T_RUNS, -1, &opt, p, n, NULL, &err), UNIAP_OK);
+	t_near(t_param(p, n, "collectives.bandwidth")->value, 0.6, 0.02);
+	t_near(t_param(p, n, "device.compute_efficiency")->value, 0.4, 0.02);
+	/* the document's own tables are untouched */
+	t_near(s.prior.coll[CLUSTER_ALLREDUCE][0].bw_bytes_per_s, 80e9, 1e-12);
+	free(p);
+	t_set_release(&s);
+}
+
 /* A truth outside the bounds: the fit stops at the bound, never past it. */
 static void test_bounds(void **state)
 {
@@ -476,6 +511,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_recover),
 		cmocka_unit_test(test_bounds),
+		cmocka_unit_test(test_measured_tables),
 		cmocka_unit_test(test_leave_one_out),
 		cmocka_unit_test(test_oom_hinge),
 		cmocka_unit_test(test_select_errors),
