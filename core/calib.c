@@ -572,8 +572,9 @@ static int calib_f(const gsl_vector *z, void *vctx, gsl_vector *f)
 			continue;
 		if (need > sizeof(buf) / sizeof(buf[0]))
 			res = malloc(need * sizeof(*res));
-		if (!res || calib_predict(&ctx->work, r, &pr, ctx->err) != UNIAP_OK) {
-			ctx->rc = res ? ctx->err->code : err_set(ctx->err, UNIAP_E_NOMEM, "calibration: out of memory");
+		ctx->rc = res ? calib_predict(&ctx->work, r, &pr, ctx->err)
+		              : err_set(ctx->err, UNIAP_E_NOMEM, "calibration: out of memory");
+		if (ctx->rc != UNIAP_OK) {
 			if (res)
 				err_prefix(ctx->err, "runs[%zu]", i);
 			calib_prediction_release(&pr);
