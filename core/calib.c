@@ -382,6 +382,10 @@ uniap_code calib_params_default(const struct cluster_profile *c, const struct ca
 
 	if (rc != UNIAP_OK)
 		return rc;
+	if (n_runs == 0) {
+		rc = err_set(err, UNIAP_E_INVALID, "runs: no run to fit to");
+		goto out;
+	}
 	if (*n > CALIB_MAX_PARAMS) {
 		rc = err_set(err, UNIAP_E_LIMIT, "calibration: the cluster offers %zu parameters, at most %d", *n,
 		             CALIB_MAX_PARAMS);

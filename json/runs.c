@@ -320,11 +320,10 @@ uniap_code runs_decode_json(const cJSON *root, const char *path, struct runs_doc
 		rc = err_set(err, UNIAP_E_INVALID, "%s: must be an array, got %s", ap, jdec_type_name(arr));
 	else if (n > CALIB_MAX_RUNS)
 		rc = err_set(err, UNIAP_E_LIMIT, "%s: must have at most %d entries, got %zu", ap, CALIB_MAX_RUNS, n);
-	else if (n == 0)
-		rc = err_set(err, UNIAP_E_INVALID, "%s: must have at least 1 entry, got 0", ap);
 	if (rc != UNIAP_OK)
 		goto out;
-	out->runs = calloc(n, sizeof(*out->runs));
+	/* an empty list decodes (a collection still empty); fitting it fails, predicting it prints nothing */
+	out->runs = calloc(n ? n : 1, sizeof(*out->runs));
 	out->models = calloc(n + 1, sizeof(*out->models));
 	if (!out->runs || !out->models) {
 		rc = err_set(err, UNIAP_E_NOMEM, "%s: out of memory", ap);
@@ -462,8 +461,10 @@ static cJSON *runs_stats_json(const struct runs_stats *s)
 	if (!o)
 		return NULL;
 	if (!cJSON_AddNumberToObject(o, "runs", (double)s->n) ||
-	    !jenc_add_num(o, "mean_abs_relative_error", s->n ? s->sum / (double)s->n : 0.0) ||
-	    !jenc_add_num(o, "max_abs_relative_error", s->max)) {
+	    !(s->n ? jenc_add_num(o, "mean_abs_relative_error", s->sum / (double)s->n)
+	           : cJSON_AddNullToObject(o, "mean_abs_relative_error") != NULL) ||
+	    !(s->n ? jenc_add_num(o, "max_abs_relative_error", s->max)
+	           : cJSON_AddNullToObject(o, "max_abs_relative_error") != NULL)) {
 		cJSON_Delete(o);
 		return NULL;
 	}
@@ -487,14 +488,26 @@ static cJSON *runs_array(const double *v, size_t n)
 	return a;
 }
 
-/* Adds prefix_iteration_s, prefix_relative_error, prefix_oom, prefix_peak_memory_bytes of pr to o. */
-static int runs_add_prediction(cJSON *o, const char *prefix, const struct calib_prediction *pr, double measured)
+/* Adds key: batch / iteration_s, or null when there is no time. */
+static int runs_add_rate(cJSON *o, const char *key, long batch, double iteration_s)
+{
+	if (iteration_s > 0)
+		return jenc_add_num(o, key, (double)batch / iteration_s);
+	return cJSON_AddNullToObject(o, key) != NULL;
+}
+
+/* Adds prefix_iteration_s, prefix_samples_per_s, prefix_relative_error, prefix_oom, prefix_peak_memory_bytes of pr to o. */
+static int runs_add_prediction(cJSON *o, const char *prefix, const struct calib_prediction *pr, double measured,
+                               long batch)
 {
 	char k[64];
 	cJSON *a;
 
 	snprintf(k, sizeof(k), "%s_iteration_s", prefix);
 	if (!jenc_add_num(o, k, pr->iteration_s))
+		return 0;
+	snprintf(k, sizeof(k), "%s_samples_per_s", prefix);
+	if (!runs_add_rate(o, k, batch, pr->iteration_s))
 		return 0;
 	snprintf(k, sizeof(k), "%s_relative_error", prefix);
 	if (measured > 0 ? !jenc_add_num(o, k, calib_rel_error(pr->iteration_s, measured))
@@ -524,18 +537,20 @@ static cJSON *runs_report_run(const struct runs_report_in *in, size_t i)
 	ok = ok && cJSON_AddStringToObject(o, "strategy", r->plan.n_layers ? r->plan.strategy_names[0] : "");
 	ok = ok && (cr->iteration_s > 0 ? jenc_add_num(o, "measured_iteration_s", cr->iteration_s)
 	                                : cJSON_AddNullToObject(o, "measured_iteration_s") != NULL);
+	ok = ok && runs_add_rate(o, "measured_samples_per_s", r->batch, cr->iteration_s);
 	ok = ok && cJSON_AddBoolToObject(o, "measured_oom", cr->oom);
 	ok = ok && (cr->peak_memory_bytes
 	                    ? cJSON_AddItemToObject(o, "measured_peak_memory_bytes",
 	                                            runs_array(cr->peak_memory_bytes, r->n_peak_memory_bytes))
 	                    : cJSON_AddNullToObject(o, "measured_peak_memory_bytes") != NULL);
-	ok = ok && runs_add_prediction(o, "datasheet", &in->datasheet[i], cr->iteration_s);
+	ok = ok && runs_add_prediction(o, "datasheet", &in->datasheet[i], cr->iteration_s, r->batch);
 	if (in->fitted)
-		ok = ok && runs_add_prediction(o, "fitted", &in->fitted[i], cr->iteration_s);
+		ok = ok && runs_add_prediction(o, "fitted", &in->fitted[i], cr->iteration_s, r->batch);
 	if (in->loo_iteration_s) {
 		double loo = in->loo_iteration_s[i];
 
 		ok = ok && (loo > 0 ? jenc_add_num(o, "loo_iteration_s", loo) : cJSON_AddNullToObject(o, "loo_iteration_s") != NULL);
+		ok = ok && runs_add_rate(o, "loo_samples_per_s", r->batch, loo);
 		ok = ok && (loo > 0 && cr->iteration_s > 0
 		                    ? jenc_add_num(o, "loo_relative_error", calib_rel_error(loo, cr->iteration_s))
 		                    : cJSON_AddNullToObject(o, "loo_relative_error") != NULL);

@@ -403,7 +403,7 @@ static void test_decode_errors(void **state)
 		{ "{\"runs\":[{\"name\":\"a\",\"batch\":8,\"uniform\":{\"pp\":1,\"tp\":1,\"dp\":8,\"microbatches\":1},"
 		  "\"measured\":{\"oom\":false}}]}",
 		  "runs[0].measured: give iteration_s or samples_per_s unless oom is true" },
-		{ "{\"runs\":[]}", "runs: must have at least 1 entry, got 0" },
+		{ "{\"runs\":{}}", "runs: must be an array, got object" },
 		{ "{\"runs\":[{\"name\":\"a\",\"batch\":8,\"uniform\":{\"pp\":1,\"tp\":1,\"dp\":8,\"microbatches\":1},"
 		  "\"frob\":1,\"measured\":{\"iteration_s\":1}}]}",
 		  "runs[0].frob: unknown key" },
