@@ -14,7 +14,7 @@ BUILD ?= build
 SAN ?=
 
 CC ?= cc
-PKGS := cbc libcjson
+PKGS := cbc libcjson gsl
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 TEST_LIBS := $(shell pkg-config --libs cmocka libcurl 2>/dev/null || echo -lcmocka -lcurl)

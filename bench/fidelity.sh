@@ -105,7 +105,7 @@ plan_cell() {
 loo_from_report() {
 	jq -r --arg n "$2" '
 		[.runs[]? | select(.name == $n) |
-		 (.leave_one_out.samples_per_s // .leave_one_out.predicted_samples_per_s //
+		 (.loo_samples_per_s // .leave_one_out.samples_per_s // .leave_one_out.predicted_samples_per_s //
 		  .leave_one_out_samples_per_s // .loo.samples_per_s // empty)] |
 		if length == 0 then "-" else .[0] end' "$1" 2>/dev/null || echo -
 }

@@ -11,6 +11,7 @@
 
 #include "catalog.h"
 #include "jdecode.h"
+#include "jencode.h"
 
 uniap_code cli_parse_long(const char *opt, const char *text, long min, long max, long *out,
                           struct uniap_err *err)
@@ -146,6 +147,36 @@ int cli_write(const char *text)
 	if (fwrite(text, 1, n, stdout) != n || fflush(stdout) != 0)
 		return -1;
 	return 0;
+}
+
+/* Prints doc (borrowed) to path, or to stdout when path is NULL. */
+uniap_code cli_write_doc(const cJSON *doc, const char *path, int pretty, struct uniap_err *err)
+{
+	char *text = jenc_print(doc, pretty);
+	FILE *f = NULL;
+	size_t n;
+	uniap_code rc = UNIAP_OK;
+
+	if (!text)
+		return err_set(err, UNIAP_E_NOMEM, "out of memory");
+	if (!path) {
+		if (cli_write(text) != 0)
+			rc = err_set(err, UNIAP_E_IO, "stdout: write failed");
+		goto out;
+	}
+	f = fopen(path, "w");
+	if (!f) {
+		rc = err_set(err, UNIAP_E_IO, "%s: cannot write: %s", path, strerror(errno));
+		goto out;
+	}
+	n = strlen(text);
+	if (fwrite(text, 1, n, f) != n)
+		rc = err_set(err, UNIAP_E_IO, "%s: write failed: %s", path, strerror(errno));
+	if (fclose(f) != 0 && rc == UNIAP_OK)
+		rc = err_set(err, UNIAP_E_IO, "%s: write failed: %s", path, strerror(errno));
+out:
+	cJSON_free(text);
+	return rc;
 }
 
 int cli_common_option(struct cli_common *c, int opt, const char *arg, struct uniap_err *err)

@@ -21,6 +21,8 @@ enum {
 	CLI_EXIT_MISMATCH = 4,   /* the plan's tpi_s differs from its recomputed TPI */
 };
 
+struct cJSON;
+
 #define CLI_MAX_DOC_BYTES ((size_t)64 << 20)
 
 struct cli_command {
@@ -107,11 +109,15 @@ int cli_bad_option(const char *cmd, const char *arg);
 /* Writes text (borrowed) to stdout; returns 0 or -1 on a write error. */
 int cli_write(const char *text);
 
+/* Prints doc (borrowed) to path, or to stdout when path is NULL; UNIAP_E_IO naming path. */
+uniap_code cli_write_doc(const struct cJSON *doc, const char *path, int pretty, struct uniap_err *err);
+
 int cli_cmd_costs(int argc, char **argv);
 int cli_cmd_evaluate(int argc, char **argv);
 int cli_cmd_plan(int argc, char **argv);
 int cli_cmd_import(int argc, char **argv);
 int cli_cmd_catalog(int argc, char **argv);
 int cli_cmd_export(int argc, char **argv);
+int cli_cmd_calibrate(int argc, char **argv);
 
 #endif

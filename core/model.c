@@ -353,6 +353,57 @@ void cluster_release(struct cluster_profile *c)
 	memset(c, 0, sizeof(*c));
 }
 
+/* A copy of n elements of size bytes from src into *dst (NULL when n == 0); 0 on out of memory. */
+static int model_dup_array(void **dst, const void *src, size_t n, size_t size)
+{
+	*dst = NULL;
+	if (n == 0 || !src)
+		return 1;
+	*dst = malloc(n * size);
+	if (!*dst)
+		return 0;
+	memcpy(*dst, src, n * size);
+	return 1;
+}
+
+/* A copy of s (NULL stays NULL) into *dst; 0 on out of memory. */
+static int model_dup_str(char **dst, const char *s)
+{
+	*dst = s ? strdup(s) : NULL;
+	return !s || *dst;
+}
+
+uniap_code cluster_copy(const struct cluster_profile *src, struct cluster_profile *out, struct uniap_err *err)
+{
+	size_t i;
+	int k, ok;
+
+	*out = *src;
+	out->name = NULL;
+	out->device_name = NULL;
+	out->levels = NULL;
+	out->p2p = NULL;
+	for (k = 0; k < CLUSTER_COLL_COUNT; k++)
+		out->coll[k] = NULL;
+	ok = model_dup_str(&out->name, src->name) && model_dup_str(&out->device_name, src->device_name) &&
+	     model_dup_array((void **)&out->levels, src->levels, src->n_levels, sizeof(*src->levels)) &&
+	     model_dup_array((void **)&out->p2p, src->p2p, src->n_p2p, sizeof(*src->p2p));
+	for (k = 0; ok && k < CLUSTER_COLL_COUNT; k++)
+		ok = model_dup_array((void **)&out->coll[k], src->coll[k], src->n_coll[k], sizeof(*src->coll[k]));
+	/* the level names were copied as pointers: clear them all before any strdup can fail */
+	for (i = 0; out->levels && i < out->n_levels; i++)
+		out->levels[i].name = NULL;
+	for (i = 0; ok && out->levels && i < out->n_levels; i++)
+		ok = model_dup_str(&out->levels[i].name, src->levels[i].name);
+	if (!ok) {
+		if (!out->levels)
+			out->n_levels = 0;
+		cluster_release(out);
+		return err_set(err, UNIAP_E_NOMEM, "cluster: out of memory");
+	}
+	return UNIAP_OK;
+}
+
 /* -------------------------------------------------------------------- model */
 
 double model_c_dtype(const struct model_profile *m)

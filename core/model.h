@@ -132,6 +132,13 @@ uniap_code cluster_set_memory_margin(struct cluster_profile *c, double margin, c
 /* Frees everything c owns (not c itself) and zeroes it. */
 void cluster_release(struct cluster_profile *c);
 
+/*
+ * A deep copy of src (borrowed) into *out (overwritten; the caller owns it and
+ * frees it with cluster_release()).  On failure (UNIAP_E_NOMEM) *out is
+ * zeroed.  A new pointer field of struct cluster_profile must be copied here.
+ */
+uniap_code cluster_copy(const struct cluster_profile *src, struct cluster_profile *out, struct uniap_err *err);
+
 /* -------------------------------------------------------------------- model */
 
 enum model_precision {

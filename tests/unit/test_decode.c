@@ -23,11 +23,12 @@
 #include "jdecode.h"
 #include "model.h"
 #include "plan.h"
+#include "runs.h"
 
 #define EXAMPLES_DIR "schema/examples"
 #define EXAMPLE_MAX_BYTES (1u << 20)
 
-enum doc_kind { DOC_CLUSTER, DOC_MODEL, DOC_PLAN };
+enum doc_kind { DOC_CLUSTER, DOC_MODEL, DOC_PLAN, DOC_RUNS };
 
 /* Decodes text as kind; releases whatever was decoded; returns the code. */
 static uniap_code decode_and_release(enum doc_kind kind, const char *text, size_t len, struct uniap_err *err)
@@ -35,9 +36,16 @@ static uniap_code decode_and_release(enum doc_kind kind, const char *text, size_
 	struct cluster_profile c;
 	struct model_profile m;
 	struct plan_doc p;
+	struct runs_doc r;
 	uniap_code rc;
 
 	switch (kind) {
+	case DOC_RUNS:
+		rc = runs_decode(text, len, &r, err);
+		if (rc != UNIAP_OK)
+			assert_int_equal(r.n_runs, 0);
+		runs_doc_release(&r);
+		break;
 	case DOC_CLUSTER:
 		rc = jdec_cluster(text, len, &c, err);
 		if (rc != UNIAP_OK)
@@ -97,8 +105,10 @@ static void test_every_example_decodes(void **state)
 			kind = DOC_MODEL;
 		else if (strncmp(e->d_name, "plan-", 5) == 0)
 			kind = DOC_PLAN;
+		else if (strncmp(e->d_name, "runs-", 5) == 0)
+			kind = DOC_RUNS;
 		else
-			fail_msg("%s: example name must start with cluster-, model- or plan-", e->d_name);
+			fail_msg("%s: example name must start with cluster-, model-, plan- or runs-", e->d_name);
 		text = read_example(e->d_name, &len);
 		rc = decode_and_release(kind, text, len, &err);
 		free(text);
