@@ -4,6 +4,7 @@
 #   make test       unit + CLI tests, then again under ASan+UBSan, and the
 #                   concurrency tests under TSan; ends with "N passed, N failed"
 #   make bench      benchmark figures (never enforced by tests)
+#   make bench-fidelity  the planner's estimates against the paper's measured runs
 #   make clean
 #
 # A variant build goes to its own folder: make BUILD=build/asan SAN=asan
@@ -13,7 +14,7 @@ BUILD ?= build
 SAN ?=
 
 CC ?= cc
-PKGS := cbc libcjson
+PKGS := cbc libcjson gsl
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 TEST_LIBS := $(shell pkg-config --libs cmocka libcurl 2>/dev/null || echo -lcmocka -lcurl)
@@ -29,6 +30,8 @@ BUILD_NEEDS := cmd:$(firstword $(CC)) $(PKGS:%=pc:%) $(SERVER_PKGS:%=pc:%)
 TEST_NEEDS := $(BUILD_NEEDS) pc:cmocka pc:libcurl cmd:curl cmd:sqlite3
 # only the benchmarks need wrk (deps/debian-bench.txt); building and testing never do
 BENCH_NEEDS := cmd:wrk cmd:curl
+# bench/fidelity.sh reads the runs documents with jq (deps/debian-bench.txt)
+FIDELITY_NEEDS := cmd:jq
 CHECK_DEPS ?= sh scripts/check-deps.sh
 
 WARN := -std=c17 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wvla
@@ -191,6 +194,14 @@ bench: check-bench-deps all
 	@sh bench/jobs.sh $(BUILD)/uniapd
 	@sh bench/http.sh $(BUILD)/uniapd
 
+# The planner's estimates against the UniAP paper's measured training runs
+# (bench/fidelity/, docs/fidelity.md): Markdown tables of measured vs predicted
+# samples/s, datasheet and calibrated; under 10 minutes on 2 cores.  Not part
+# of make test: figures, never assertions.
+bench-fidelity: all
+	@$(if $(CHECK_DEPS),$(CHECK_DEPS) $(FIDELITY_NEEDS),:)
+	@sh bench/fidelity.sh $(BUILD)/uniap
+
 clean:
 	rm -rf build
 
@@ -200,7 +211,7 @@ clean:
 # (var/uniap.db; var/ is git-ignored), no keys (--no-auth is loopback-only).
 # Ctrl-C stops it.  tests/cli/readme.sh starts uniapd with this recipe
 # (make -n run PORT=0 DB=...), so the README's flow is tested against it.
-.PHONY: run bench-http bench-jobs
+.PHONY: run bench-http bench-jobs bench-fidelity
 PORT ?= 8080
 DB ?= var/uniap.db
 run: all

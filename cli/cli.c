@@ -11,6 +11,7 @@
 
 #include "catalog.h"
 #include "jdecode.h"
+#include "jencode.h"
 
 uniap_code cli_parse_long(const char *opt, const char *text, long min, long max, long *out,
                           struct uniap_err *err)
@@ -26,6 +27,24 @@ uniap_code cli_parse_long(const char *opt, const char *text, long min, long max,
 		return err_set(err, UNIAP_E_ARG, "%s: must be an integer, got \"%.64s\"", opt, text);
 	if (v < min || v > max)
 		return err_set(err, UNIAP_E_ARG, "%s: must be in [%ld, %ld], got %ld", opt, min, max, v);
+	*out = v;
+	return UNIAP_OK;
+}
+
+uniap_code cli_parse_double(const char *opt, const char *text, double min, double max, double *out,
+                            struct uniap_err *err)
+{
+	char *end = NULL;
+	double v;
+
+	if (!text || !*text)
+		return err_set(err, UNIAP_E_ARG, "%s: must be a number, got \"\"", opt);
+	errno = 0;
+	v = strtod(text, &end);
+	if (errno || *end || end == text || !(v == v))
+		return err_set(err, UNIAP_E_ARG, "%s: must be a number, got \"%.64s\"", opt, text);
+	if (!(v >= min && v <= max))
+		return err_set(err, UNIAP_E_ARG, "%s: must be in [%g, %g], got %g", opt, min, max, v);
 	*out = v;
 	return UNIAP_OK;
 }
@@ -130,6 +149,36 @@ int cli_write(const char *text)
 	return 0;
 }
 
+/* Prints doc (borrowed) to path, or to stdout when path is NULL. */
+uniap_code cli_write_doc(const cJSON *doc, const char *path, int pretty, struct uniap_err *err)
+{
+	char *text = jenc_print(doc, pretty);
+	FILE *f = NULL;
+	size_t n;
+	uniap_code rc = UNIAP_OK;
+
+	if (!text)
+		return err_set(err, UNIAP_E_NOMEM, "out of memory");
+	if (!path) {
+		if (cli_write(text) != 0)
+			rc = err_set(err, UNIAP_E_IO, "stdout: write failed");
+		goto out;
+	}
+	f = fopen(path, "w");
+	if (!f) {
+		rc = err_set(err, UNIAP_E_IO, "%s: cannot write: %s", path, strerror(errno));
+		goto out;
+	}
+	n = strlen(text);
+	if (fwrite(text, 1, n, f) != n)
+		rc = err_set(err, UNIAP_E_IO, "%s: write failed: %s", path, strerror(errno));
+	if (fclose(f) != 0 && rc == UNIAP_OK)
+		rc = err_set(err, UNIAP_E_IO, "%s: write failed: %s", path, strerror(errno));
+out:
+	cJSON_free(text);
+	return rc;
+}
+
 int cli_common_option(struct cli_common *c, int opt, const char *arg, struct uniap_err *err)
 {
 	switch (opt) {
@@ -155,6 +204,11 @@ int cli_common_option(struct cli_common *c, int opt, const char *arg, struct uni
 	case CLI_OPT_HELP:
 		c->help = 1;
 		return 1;
+	case CLI_OPT_MEMORY_MARGIN:
+		if (cli_parse_double("--memory-margin", arg, 0, MODEL_MAX_MEMORY_FRACTION, &c->memory_margin,
+		                     err) == UNIAP_OK)
+			c->has_memory_margin = 1;
+		return 1;
 	default:
 		return 0;
 	}
@@ -169,6 +223,9 @@ uniap_code cli_common_load_profiles(struct cli_common *c, struct uniap_err *err)
 	if (!c->model_path)
 		return err_set(err, UNIAP_E_ARG, "--model: required");
 	if ((rc = cli_load_cluster(c->cluster_path, &c->cluster, err)) != UNIAP_OK)
+		return rc;
+	if (c->has_memory_margin &&
+	    (rc = cluster_set_memory_margin(&c->cluster, c->memory_margin, "--memory-margin", err)) != UNIAP_OK)
 		return rc;
 	return cli_load_model(c->model_path, &c->model, err);
 }

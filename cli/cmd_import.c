@@ -51,8 +51,9 @@ static const char import_usage[] =
 	"  --computation FILE   explicit profile pair instead of --model-dir ...\n"
 	"  --memory FILE        ... (both or neither)\n"
 	"  --seq S              sequence length (default: the config's; not for Swin)\n"
-	"  --profile-bsz B      use the per-sample times profiled at batch size B\n"
-	"                       (default: the largest profiled)\n"
+	"  --profile-bsz B      use the per-sample times profiled at batch size B, no fixed\n"
+	"                       time (default: fit alpha + beta x batch over every size\n"
+	"                       profiled; with one size, its per-sample time)\n"
 	"  --sequence-parallel  use the \"_sp\" memory entries (default: the plain ones\n"
 	"                       when the file has them)\n"
 	"  --out-model FILE     write the model profile to FILE\n"
@@ -176,36 +177,6 @@ static void import_option(struct import_args *a, int opt, const char *arg, struc
 	}
 }
 
-/* Prints doc (borrowed) to path, or to stdout when path is NULL. */
-static uniap_code import_write(const cJSON *doc, const char *path, int pretty, struct uniap_err *err)
-{
-	char *text = jenc_print(doc, pretty);
-	FILE *f = NULL;
-	size_t n;
-	uniap_code rc = UNIAP_OK;
-
-	if (!text)
-		return err_set(err, UNIAP_E_NOMEM, "out of memory");
-	if (!path) {
-		if (cli_write(text) != 0)
-			rc = err_set(err, UNIAP_E_IO, "stdout: write failed");
-		goto out;
-	}
-	f = fopen(path, "w");
-	if (!f) {
-		rc = err_set(err, UNIAP_E_IO, "%s: cannot write: %s", path, strerror(errno));
-		goto out;
-	}
-	n = strlen(text);
-	if (fwrite(text, 1, n, f) != n)
-		rc = err_set(err, UNIAP_E_IO, "%s: write failed: %s", path, strerror(errno));
-	if (fclose(f) != 0 && rc == UNIAP_OK)
-		rc = err_set(err, UNIAP_E_IO, "%s: write failed: %s", path, strerror(errno));
-out:
-	cJSON_free(text);
-	return rc;
-}
-
 /* Checks what was asked for; UNIAP_E_ARG with the reason. */
 static uniap_code import_check(struct import_args *a, struct uniap_err *err)
 {
@@ -314,7 +285,7 @@ static int import_nccl(int argc, char **argv)
 		in[n].kind = kind != NCCL_KIND_NONE ? kind : import_kind_of_path(argv[optind]);
 	}
 	if (nccl_cluster_json(base_doc, "cluster", in, n, (int)ranks, &doc, &rep, &err) != UNIAP_OK ||
-	    import_write(doc, NULL, pretty, &err) != UNIAP_OK)
+	    cli_write_doc(doc, NULL, pretty, &err) != UNIAP_OK)
 		goto fail;
 	if (!quiet)
 		fputs(rep.text, stderr);
@@ -401,9 +372,9 @@ int cli_cmd_import(int argc, char **argv)
 		goto fail;
 	if (a.want_model && galv_import_model(&a.model, &model, &rep, &err) != UNIAP_OK)
 		goto fail;
-	if (cluster && import_write(cluster, a.out_cluster, a.pretty, &err) != UNIAP_OK)
+	if (cluster && cli_write_doc(cluster, a.out_cluster, a.pretty, &err) != UNIAP_OK)
 		goto fail;
-	if (model && import_write(model, a.out_model, a.pretty, &err) != UNIAP_OK)
+	if (model && cli_write_doc(model, a.out_model, a.pretty, &err) != UNIAP_OK)
 		goto fail;
 	if (!a.quiet)
 		fputs(rep.text, stderr);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "calib.h"
 #include "cli.h"
 
 static const struct cli_command cli_commands[] = {
@@ -13,6 +14,7 @@ static const struct cli_command cli_commands[] = {
 	{ "export", cli_cmd_export, "a plan document as a galvatron, megatron or deepspeed config" },
 	{ "import", cli_cmd_import, "turn another planner's profiles (galvatron, nccl-tests) into uniap documents" },
 	{ "catalog", cli_cmd_catalog, "list the built-in clusters and models, or print one as JSON" },
+	{ "calibrate", cli_cmd_calibrate, "fit a cluster's hardware parameters to measured training runs" },
 };
 
 #define CLI_N_COMMANDS (sizeof(cli_commands) / sizeof(cli_commands[0]))
@@ -32,6 +34,7 @@ int main(int argc, char **argv)
 {
 	size_t i;
 
+	calib_global_init();
 	if (argc < 2) {
 		cli_main_usage(stderr);
 		return CLI_EXIT_USAGE;

@@ -102,6 +102,20 @@ int cluster_devices(const struct cluster_profile *c)
 	return c->nodes * c->devices_per_node;
 }
 
+uniap_code cluster_set_memory_margin(struct cluster_profile *c, double margin, const char *field,
+                                     struct uniap_err *err)
+{
+	if (!model_in_closed(margin, 0.0, MODEL_MAX_MEMORY_FRACTION))
+		return err_set(err, UNIAP_E_INVALID, "%s: must be >= 0 and <= %g, got %g", field,
+		               MODEL_MAX_MEMORY_FRACTION, margin);
+	if (!(c->reserved_bytes + margin * c->memory_bytes < c->memory_bytes))
+		return err_set(err, UNIAP_E_INVALID,
+		               "%s: the cluster's reserved_bytes plus the margin must leave memory, got %g of %g", field,
+		               c->reserved_bytes + margin * c->memory_bytes, c->memory_bytes);
+	c->memory_margin = margin;
+	return UNIAP_OK;
+}
+
 /* Peak throughput: absent (both 0, efficiency 0) or both precisions in
  * (0, 1e6] TFLOP/s with an efficiency in (0, 1]. */
 static uniap_code cluster_check_peak(const struct cluster_profile *c, struct uniap_err *err)
@@ -164,12 +178,12 @@ static uniap_code cluster_check_scalars(const struct cluster_profile *c, struct 
 	if (!model_in_closed(c->kernel_overhead_s, 0.0, MODEL_MAX_FIXED_S))
 		return err_set(err, UNIAP_E_INVALID, "cluster.device.kernel_overhead_us: must be >= 0 and <= %g, got %g",
 		               MODEL_MAX_FIXED_S * 1e6, c->kernel_overhead_s * 1e6);
-	if (!model_in_closed(c->memory_fragmentation, 0.0, 0.5))
-		return err_set(err, UNIAP_E_INVALID, "cluster.device.memory_fragmentation: must be >= 0 and <= 0.5, got %g",
-		               c->memory_fragmentation);
-	if (!model_in_closed(c->memory_margin, 0.0, 0.5))
-		return err_set(err, UNIAP_E_INVALID, "cluster.device.memory_margin: must be >= 0 and <= 0.5, got %g",
-		               c->memory_margin);
+	if (!model_in_closed(c->memory_fragmentation, 0.0, MODEL_MAX_MEMORY_FRACTION))
+		return err_set(err, UNIAP_E_INVALID, "cluster.device.memory_fragmentation: must be >= 0 and <= %g, got %g",
+		               MODEL_MAX_MEMORY_FRACTION, c->memory_fragmentation);
+	if (!model_in_closed(c->memory_margin, 0.0, MODEL_MAX_MEMORY_FRACTION))
+		return err_set(err, UNIAP_E_INVALID, "cluster.device.memory_margin: must be >= 0 and <= %g, got %g",
+		               MODEL_MAX_MEMORY_FRACTION, c->memory_margin);
 	if (!(c->reserved_bytes + c->memory_margin * c->memory_bytes < c->memory_bytes))
 		return err_set(err, UNIAP_E_INVALID,
 		               "cluster.device.reserved_bytes: reserved_bytes plus the margin must leave memory, got %g of %g",
@@ -337,6 +351,57 @@ void cluster_release(struct cluster_profile *c)
 		free(c->coll[k]);
 	free(c->p2p);
 	memset(c, 0, sizeof(*c));
+}
+
+/* A copy of n elements of size bytes from src into *dst (NULL when n == 0); 0 on out of memory. */
+static int model_dup_array(void **dst, const void *src, size_t n, size_t size)
+{
+	*dst = NULL;
+	if (n == 0 || !src)
+		return 1;
+	*dst = malloc(n * size);
+	if (!*dst)
+		return 0;
+	memcpy(*dst, src, n * size);
+	return 1;
+}
+
+/* A copy of s (NULL stays NULL) into *dst; 0 on out of memory. */
+static int model_dup_str(char **dst, const char *s)
+{
+	*dst = s ? strdup(s) : NULL;
+	return !s || *dst;
+}
+
+uniap_code cluster_copy(const struct cluster_profile *src, struct cluster_profile *out, struct uniap_err *err)
+{
+	size_t i;
+	int k, ok;
+
+	*out = *src;
+	out->name = NULL;
+	out->device_name = NULL;
+	out->levels = NULL;
+	out->p2p = NULL;
+	for (k = 0; k < CLUSTER_COLL_COUNT; k++)
+		out->coll[k] = NULL;
+	ok = model_dup_str(&out->name, src->name) && model_dup_str(&out->device_name, src->device_name) &&
+	     model_dup_array((void **)&out->levels, src->levels, src->n_levels, sizeof(*src->levels)) &&
+	     model_dup_array((void **)&out->p2p, src->p2p, src->n_p2p, sizeof(*src->p2p));
+	for (k = 0; ok && k < CLUSTER_COLL_COUNT; k++)
+		ok = model_dup_array((void **)&out->coll[k], src->coll[k], src->n_coll[k], sizeof(*src->coll[k]));
+	/* the level names were copied as pointers: clear them all before any strdup can fail */
+	for (i = 0; out->levels && i < out->n_levels; i++)
+		out->levels[i].name = NULL;
+	for (i = 0; ok && out->levels && i < out->n_levels; i++)
+		ok = model_dup_str(&out->levels[i].name, src->levels[i].name);
+	if (!ok) {
+		if (!out->levels)
+			out->n_levels = 0;
+		cluster_release(out);
+		return err_set(err, UNIAP_E_NOMEM, "cluster: out of memory");
+	}
+	return UNIAP_OK;
 }
 
 /* -------------------------------------------------------------------- model */

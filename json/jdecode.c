@@ -17,6 +17,7 @@
  * Never: print, exit, keep state, or read cJSON's global error pointer.
  */
 #include "jdecode.h"
+#include "jdec_int.h"
 
 #include <errno.h>
 #include <float.h>
@@ -70,13 +71,13 @@ static const char *jdec_pfix(char *buf, int w)
 }
 
 /* buf (JDEC_PATH_MAX bytes) = "base.key"; returns buf. */
-static const char *jdec_pkey(char *buf, const char *base, const char *key)
+const char *jdec_pkey(char *buf, const char *base, const char *key)
 {
 	return jdec_pfix(buf, snprintf(buf, JDEC_PATH_MAX, "%s.%s", base, key));
 }
 
 /* buf (JDEC_PATH_MAX bytes) = "base[i]"; returns buf. */
-static const char *jdec_pidx(char *buf, const char *base, size_t i)
+const char *jdec_pidx(char *buf, const char *base, size_t i)
 {
 	return jdec_pfix(buf, snprintf(buf, JDEC_PATH_MAX, "%s[%zu]", base, i));
 }
@@ -96,7 +97,7 @@ static int jdec_depth_ok(const cJSON *v, int depth)
 	return 1;
 }
 
-static uniap_code jdec_check_depth(const cJSON *root, const char *path, struct uniap_err *err)
+uniap_code jdec_check_depth(const cJSON *root, const char *path, struct uniap_err *err)
 {
 	if (!jdec_depth_ok(root, 1))
 		return err_set(err, UNIAP_E_LIMIT, "%s: nesting deeper than %d levels", path, JDEC_MAX_DEPTH);
@@ -116,7 +117,7 @@ static int jdec_in_list(const char *s, const char *const *list)
  * or ignored (NULL-ended, may be NULL), each at most once.  The duplicate scan
  * is bounded: past |allowed| + |ignored| keys one is unknown or a duplicate.
  */
-static uniap_code jdec_keys(const cJSON *obj, const char *path, const char *const *allowed,
+uniap_code jdec_keys(const cJSON *obj, const char *path, const char *const *allowed,
                             const char *const *ignored, struct uniap_err *err)
 {
 	const cJSON *c, *d;
@@ -141,7 +142,7 @@ static const cJSON *jdec_member(const cJSON *obj, const char *key)
 }
 
 /* v (at path) as a finite number in [lo, hi]. */
-static uniap_code jdec_num_value(const cJSON *v, const char *path, double lo, double hi, double *out,
+uniap_code jdec_num_value(const cJSON *v, const char *path, double lo, double hi, double *out,
                                  struct uniap_err *err)
 {
 	double x;
@@ -162,7 +163,7 @@ static uniap_code jdec_num_value(const cJSON *v, const char *path, double lo, do
 }
 
 /* v (at path) as an integer in [lo, hi] (|lo|, |hi| < 2^53). */
-static uniap_code jdec_int_value(const cJSON *v, const char *path, long long lo, long long hi,
+uniap_code jdec_int_value(const cJSON *v, const char *path, long long lo, long long hi,
                                  long long *out, struct uniap_err *err)
 {
 	double x;
@@ -182,7 +183,7 @@ static uniap_code jdec_int_value(const cJSON *v, const char *path, long long lo,
 }
 
 /* v (at path) as a string of min_len..max_len bytes, borrowed from v. */
-static uniap_code jdec_str_value(const cJSON *v, const char *path, size_t min_len, size_t max_len,
+uniap_code jdec_str_value(const cJSON *v, const char *path, size_t min_len, size_t max_len,
                                  const char **out, struct uniap_err *err)
 {
 	size_t len;
@@ -202,7 +203,7 @@ static uniap_code jdec_str_value(const cJSON *v, const char *path, size_t min_le
 }
 
 /* v (at path) as one of names[0..n-1]; *out is the index. */
-static uniap_code jdec_enum_value(const cJSON *v, const char *path, const char *const *names, size_t n,
+uniap_code jdec_enum_value(const cJSON *v, const char *path, const char *const *names, size_t n,
                                   int *out, struct uniap_err *err)
 {
 	char list[160] = "";
@@ -231,7 +232,7 @@ static uniap_code jdec_enum_value(const cJSON *v, const char *path, const char *
  * obj.key, required or not: *out is the member or NULL when absent (and not
  * required).  p receives the member's path.
  */
-static uniap_code jdec_get(const cJSON *obj, const char *key, const char *path, int required, char *p,
+uniap_code jdec_get(const cJSON *obj, const char *key, const char *path, int required, char *p,
                            const cJSON **out, struct uniap_err *err)
 {
 	jdec_pkey(p, path, key);
@@ -242,7 +243,7 @@ static uniap_code jdec_get(const cJSON *obj, const char *key, const char *path, 
 }
 
 /* obj.key as a finite number in [lo, hi]; dflt when absent and not required. */
-static uniap_code jdec_num(const cJSON *obj, const char *key, const char *path, int required, double dflt,
+uniap_code jdec_num(const cJSON *obj, const char *key, const char *path, int required, double dflt,
                            double lo, double hi, double *out, struct uniap_err *err)
 {
 	char p[JDEC_PATH_MAX];
@@ -266,7 +267,7 @@ static uniap_code jdec_any_num(const cJSON *obj, const char *key, const char *pa
 }
 
 /* obj.key as an integer in [lo, hi]; dflt when absent and not required. */
-static uniap_code jdec_int(const cJSON *obj, const char *key, const char *path, int required,
+uniap_code jdec_int(const cJSON *obj, const char *key, const char *path, int required,
                            long long dflt, long long lo, long long hi, long long *out, struct uniap_err *err)
 {
 	char p[JDEC_PATH_MAX];
@@ -295,7 +296,7 @@ static uniap_code jdec_any_int(const cJSON *obj, const char *key, const char *pa
 }
 
 /* obj.key as a new string (caller frees *out); *out stays NULL when absent and not required. */
-static uniap_code jdec_str(const cJSON *obj, const char *key, const char *path, int required,
+uniap_code jdec_str(const cJSON *obj, const char *key, const char *path, int required,
                            size_t min_len, size_t max_len, char **out, struct uniap_err *err)
 {
 	char p[JDEC_PATH_MAX];
@@ -318,7 +319,7 @@ static uniap_code jdec_str(const cJSON *obj, const char *key, const char *path, 
  * obj.key as an array of min..max elements: *out is the array (NULL when
  * absent and not required), *n its length.  Over max is UNIAP_E_LIMIT.
  */
-static uniap_code jdec_arr(const cJSON *obj, const char *key, const char *path, int required, size_t min,
+uniap_code jdec_arr(const cJSON *obj, const char *key, const char *path, int required, size_t min,
                            size_t max, const cJSON **out, size_t *n, struct uniap_err *err)
 {
 	char p[JDEC_PATH_MAX];
@@ -345,7 +346,7 @@ static uniap_code jdec_arr(const cJSON *obj, const char *key, const char *path, 
 }
 
 /* obj.key as an object with the given keys; *out NULL when absent and not required. */
-static uniap_code jdec_obj(const cJSON *obj, const char *key, const char *path, int required,
+uniap_code jdec_obj(const cJSON *obj, const char *key, const char *path, int required,
                            const char *const *allowed, const cJSON **out, struct uniap_err *err)
 {
 	char p[JDEC_PATH_MAX];
@@ -357,7 +358,7 @@ static uniap_code jdec_obj(const cJSON *obj, const char *key, const char *path, 
 }
 
 /* Rewrites a message rooted at `from` ("cluster") to start with `to` ("body.cluster"). */
-static void jdec_reroot(struct uniap_err *err, const char *from, const char *to)
+void jdec_reroot(struct uniap_err *err, const char *from, const char *to)
 {
 	char tmp[UNIAP_ERR_MSG_MAX];
 	size_t n = strlen(from);
@@ -753,6 +754,8 @@ uniap_code jdec_cluster_json(const cJSON *root, const char *path, struct cluster
 {
 	static const char *const keys[] = {"name",        "nodes", "devices_per_node", "device", "hierarchy",
 	                                   "collectives", "p2p",   "overlap_coefficient", NULL};
+	/* written by `uniap calibrate --out` (docs/calibration.md): a record, never read for planning */
+	static const char *const ignored[] = {"calibration", NULL};
 	uniap_code rc;
 
 	if (!out)
@@ -764,7 +767,10 @@ uniap_code jdec_cluster_json(const cJSON *root, const char *path, struct cluster
 		return err_set(err, UNIAP_E_ARG, "%s: missing document", path);
 	rc = jdec_check_depth(root, path, err);
 	if (rc == UNIAP_OK)
-		rc = jdec_keys(root, path, keys, NULL, err);
+		rc = jdec_keys(root, path, keys, ignored, err);
+	if (rc == UNIAP_OK && jdec_member(root, "calibration") && !cJSON_IsObject(jdec_member(root, "calibration")))
+		rc = err_set(err, UNIAP_E_INVALID, "%s.calibration: must be an object, got %s", path,
+		             jdec_type_name(jdec_member(root, "calibration")));
 	if (rc == UNIAP_OK)
 		rc = jdec_str(root, "name", path, 0, 0, MODEL_MAX_NAME, &out->name, err);
 	if (rc == UNIAP_OK)

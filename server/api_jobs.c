@@ -227,7 +227,7 @@ static char *api_plan_request(const cJSON *body, const struct cluster_profile *c
                               const struct model_profile *m)
 {
 	static const char *const option_keys[] = {
-		"batch", "schedule", "space", "time_limit_s", "gap", "recompute", "early_stop",
+		"batch", "schedule", "space", "time_limit_s", "gap", "recompute", "early_stop", "memory_margin",
 	};
 	cJSON *o = cJSON_CreateObject(), *sum = NULL, *cd = NULL, *md = NULL;
 	char *text = NULL;
@@ -288,7 +288,8 @@ void api_plan_create(struct http_request *req, struct http_response *res)
 		}
 	}
 	if ((rc = runner_options_json(req->json, "body", app->max_time_limit_s, &o, &err)) != UNIAP_OK ||
-	    (rc = api_input(req, 1, &c, &m, &err)) != UNIAP_OK || (rc = api_input(req, 0, &c, &m, &err)) != UNIAP_OK)
+	    (rc = api_input(req, 1, &c, &m, &err)) != UNIAP_OK || (rc = api_input(req, 0, &c, &m, &err)) != UNIAP_OK ||
+	    (rc = runner_margin_json(req->json, "body", &c, &err)) != UNIAP_OK)
 		goto out;
 	if (!(text = api_plan_request(req->json, &c, &m))) {
 		rc = err_set(&err, UNIAP_E_NOMEM, "request: out of memory");

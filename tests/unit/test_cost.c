@@ -86,7 +86,10 @@ static void test_layer_time_fp32(void **state)
 	model(&m, 2, MODEL_FP32);
 	build(&cl, &m, 8, 1, 2, COST_GPIPE, 1, &c);
 	assert_int_equal(c.microbatch_size, 4);
-	NEAR(c.memory_limit_bytes, 15e9);
+	/* device 16e9 - reserved 1e9 - the FSDP transient of the largest layer:
+	 * two gathered copies of 1e6 fp32 parameters (c > 1); no margin or
+	 * fragmentation in a C-built cluster */
+	NEAR(c.memory_limit_bytes, 15e9 - 2 * 4e6);
 	/* dp4: fwd 0.01; grad all-reduce 4e6 B * 2*3/4 / 5e9 = 1.2e-3, / c = 6e-4;
 	 * backward overlapped: 0.02 + (1.5-1) * 6e-4 */
 	NEAR(T(&c, 0, "dp4"), 0.01 + 0.02 + 0.5 * 6e-4);
@@ -104,7 +107,8 @@ static void test_layer_time_fp32(void **state)
 	NEAR(MF(&c, "tp2.dp2+rc"), 8e6);
 	/* fsdp4: all-gather 4e6 * 3/4 / 5e9 = 6e-4 in forward, all-gather + reduce-scatter in backward */
 	NEAR(T(&c, 0, "fsdp4"), (0.01 + 0.5 * 6e-4) + (0.02 + 0.5 * 1.2e-3));
-	NEAR(MF(&c, "fsdp4"), 4e6);
+	/* states 16e6 / 4, plus the unsharded gradient under accumulation (c = 2): 4e6 * 3/4 */
+	NEAR(MF(&c, "fsdp4"), 4e6 + 3e6);
 	/* tp4: 4 samples x 0.01/4; tp all-reduce of 4e5 B over 4: 4e5*1.5/5e9 = 1.2e-4, twice a pass */
 	NEAR(T(&c, 0, "tp4"), (0.01 + 2.4e-4) + (0.02 + 2.4e-4));
 	NEAR(MA(&c, "tp4"), 4 * 2.5e5);
@@ -391,10 +395,139 @@ static void test_evaluate_formula(void **state)
 	cluster_release(&cl);
 }
 
+/* 2 nodes x 4 devices: pairs 10 GB/s, node 5 GB/s, network 1 GB/s; latencies
+ * 1, 2 and 10 us per step. */
+static void cluster8(struct cluster_profile *c)
+{
+	static const int dev[] = { 2, 4, 8 };
+	static const double bw[] = { 10, 5, 1 };
+
+	assert_int_equal(fx_cluster(c, 2, 4, dev, bw, 3, 16e9, 1e9, 1.0), 0);
+	c->levels[0].latency_s = 1e-6;
+	c->levels[1].latency_s = 2e-6;
+	c->levels[2].latency_s = 10e-6;
+}
+
+/* alpha-beta collectives and the contention of a shared link */
+static void test_latency_and_contention(void **state)
+{
+	struct cluster_profile cl;
+	struct uniap_err err;
+
+	(void)state;
+	cluster8(&cl);
+	/* ring all-reduce inside a pair: 2 steps of 1 us + X * 2(1/2) / 10e9 */
+	NEAR(cost_collective_s(&cl, CLUSTER_ALLREDUCE, 1e6, 2, 1, 8, 1), 2e-6 + 1e6 / 10e9);
+	/* all-gather over all 8: 7 steps of 10 us + X * 7/8 / 1e9 */
+	NEAR(cost_collective_s(&cl, CLUSTER_ALLGATHER, 1e6, 8, 1, 8, 1), 7e-5 + 1e6 * 7.0 / 8 / 1e9);
+	/* one network adapter per node of 4 */
+	cl.levels[2].shared_by = 4;
+	assert_int_equal(cluster_validate(&cl, &err), UNIAP_OK);
+	/* groups {r, r+4}: the 4 groups of a node cross its one link at once */
+	NEAR(cost_collective_s(&cl, CLUSTER_ALLREDUCE, 1e6, 2, 4, 8, 1), 2e-5 + 1e6 / (1e9 / 4));
+	/* groups {r, r+2, r+4, r+6}: 2 groups have members in a node */
+	NEAR(cost_collective_s(&cl, CLUSTER_ALLREDUCE, 1e6, 4, 2, 8, 1), 6e-5 + 1e6 * 1.5 / (1e9 / 2));
+	/* one group of 8: alone on the link */
+	NEAR(cost_collective_s(&cl, CLUSTER_ALLREDUCE, 1e6, 8, 1, 8, 1), 14e-5 + 1e6 * 1.75 / 1e9);
+	/* inside a node the network's sharing does not apply */
+	NEAR(cost_collective_s(&cl, CLUSTER_ALLREDUCE, 1e6, 2, 2, 8, 1), 4e-6 + 1e6 / 5e9);
+	/* two adapters per node: 4 groups over 2 links */
+	cl.levels[2].shared_by = 2;
+	NEAR(cost_collective_s(&cl, CLUSTER_ALLREDUCE, 1e6, 2, 4, 8, 1), 2e-5 + 1e6 / (1e9 / 2));
+	/* a measured entry is taken as it is */
+	assert_int_equal(fx_cluster_add_bw(&cl, CLUSTER_ALLREDUCE, 2, 0, 3), 0);
+	NEAR(cost_collective_s(&cl, CLUSTER_ALLREDUCE, 1e6, 2, 4, 8, 1), 2e-5 + 1e6 / 3e9);
+	/* sharing a link of the first level, or by more devices than the level below has, is refused */
+	cl.levels[2].shared_by = 5;
+	assert_int_equal(cluster_validate(&cl, &err), UNIAP_E_INVALID);
+	assert_non_null(strstr(err.msg, "cluster.hierarchy[2].shared_by"));
+	cl.levels[2].shared_by = 1;
+	cl.levels[0].shared_by = 2;
+	assert_int_equal(cluster_validate(&cl, &err), UNIAP_E_INVALID);
+	cluster_release(&cl);
+}
+
+/* The FLOPs path with its efficiency curve, memory-bound bytes, kernels, a
+ * fixed time per pass and the optimizer step; the memory limit with margin,
+ * fragmentation and FSDP transients; p2p latency across stages. */
+static void test_compute_and_memory_terms(void **state)
+{
+	struct cluster_profile cl;
+	struct model_profile m;
+	struct cost_candidate c;
+	struct model_layer_type *t;
+	double fwd1, fwd2;
+
+	(void)state;
+	cluster8(&cl);
+	cl.peak_flops_per_s[MODEL_FP32] = 100e12;
+	cl.peak_flops_per_s[MODEL_MIXED] = 200e12;
+	cl.compute_efficiency = 0.5;
+	cl.gemm_half_dim = 1024;
+	cl.memory_bandwidth_bytes_per_s = 1000e9;
+	cl.kernel_overhead_s = 5e-6;
+	model(&m, 8, MODEL_FP32);
+	t = &m.types[0];
+	free(t->forward_s);
+	t->forward_s = NULL;
+	t->n_forward_s = 0;
+	t->forward_flops_per_sample = 1e12;
+	t->gemm_dim = 1024;
+	t->tokens_per_sample = 512;
+	t->kernels_per_pass = 10;
+	t->forward_fixed_s = 1e-3;
+	t->memory_bound_bytes = calloc(1, sizeof(*t->memory_bound_bytes));
+	assert_non_null(t->memory_bound_bytes);
+	t->memory_bound_bytes[0] = (struct model_tp_value){ 1, 1e9 };
+	t->n_memory_bound_bytes = 1;
+
+	/* pp 8, c 4: one device per stage, micro-batches of 2 samples.  GEMM
+	 * size min(1024, 2 * 512) = 1024: efficiency 0.5 * 1024 / 2048 */
+	build(&cl, &m, 8, 8, 4, COST_GPIPE, 0, &c);
+	fwd1 = 1e-3 + 10 * 5e-6 + 2 * (1e12 / (100e12 * 0.25) + 1e9 / 1000e9);
+	/* + Adam's step: 1e6 parameters * 28 bytes / 1000 GB/s, a quarter per micro-batch */
+	NEAR(T(&c, 0, "single"), 3 * fwd1 + 1e6 * 28 / 1000e9 / 4);
+	/* p2p: stage 3 -> 4 crosses the network, which prices every hop: 2
+	 * latencies + (2 + 2 samples) * 1e5 B / 1 GB/s */
+	NEAR(c.edges[0].cross_stage_s[0], 2 * 10e-6 + 4e5 / 1e9);
+	cost_candidate_release(&c);
+
+	/* pp 4: tp2 halves the GEMM (512): efficiency 0.5 * 512 / 1536 */
+	build(&cl, &m, 8, 4, 4, COST_GPIPE, 0, &c);
+	fwd2 = 1e-3 + 10 * 5e-6 + 2 * (1e12 / (100e12 / 6) / 2 + 0.5e9 / 1000e9);
+	/* two all-reduces of 2e5 B per pass inside a pair, 2 steps of 1 us each */
+	NEAR(T(&c, 0, "tp2"), 3 * fwd2 + 2 * 2 * (2e-6 + 2e5 / 10e9) + 0.5e6 * 28 / 1000e9 / 4);
+	/* a micro-batch of 1 sample halves the rows: d = 512 */
+	cost_candidate_release(&c);
+	build(&cl, &m, 8, 8, 8, COST_GPIPE, 0, &c);
+	NEAR(T(&c, 0, "single"), 3 * (1e-3 + 5e-5 + 1e12 / (100e12 / 6) + 1e-3) + 1e6 * 28 / 1000e9 / 8);
+	cost_candidate_release(&c);
+
+	/* memory: (16e9 * (1 - 0.1) - 1e9 - 2 gathered copies of 4e6 B) / 1.25 */
+	cl.memory_margin = 0.1;
+	cl.memory_fragmentation = 0.25;
+	build(&cl, &m, 8, 4, 4, COST_GPIPE, 0, &c);
+	NEAR(c.memory_limit_bytes, (14.4e9 - 1e9 - 8e6) / 1.25);
+	cost_candidate_release(&c);
+	/* one micro-batch: the unsharded gradient of one layer is live too */
+	build(&cl, &m, 8, 4, 1, COST_GPIPE, 0, &c);
+	NEAR(c.memory_limit_bytes, (14.4e9 - 1e9 - 12e6) / 1.25);
+	NEAR(MF(&c, "fsdp2"), 16e6 / 2);
+	cost_candidate_release(&c);
+	/* without FSDP strategies (pp 8) no transient */
+	build(&cl, &m, 8, 8, 1, COST_GPIPE, 0, &c);
+	NEAR(c.memory_limit_bytes, (14.4e9 - 1e9) / 1.25);
+	cost_candidate_release(&c);
+	model_release(&m);
+	cluster_release(&cl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_layer_time_fp32),
+		cmocka_unit_test(test_latency_and_contention),
+		cmocka_unit_test(test_compute_and_memory_terms),
 		cmocka_unit_test(test_layer_time_mixed_and_measured),
 		cmocka_unit_test(test_layer_time_flops),
 		cmocka_unit_test(test_inflight),

@@ -23,11 +23,12 @@
 #include "jdecode.h"
 #include "model.h"
 #include "plan.h"
+#include "runs.h"
 
 #define EXAMPLES_DIR "schema/examples"
 #define EXAMPLE_MAX_BYTES (1u << 20)
 
-enum doc_kind { DOC_CLUSTER, DOC_MODEL, DOC_PLAN };
+enum doc_kind { DOC_CLUSTER, DOC_MODEL, DOC_PLAN, DOC_RUNS };
 
 /* Decodes text as kind; releases whatever was decoded; returns the code. */
 static uniap_code decode_and_release(enum doc_kind kind, const char *text, size_t len, struct uniap_err *err)
@@ -35,9 +36,16 @@ static uniap_code decode_and_release(enum doc_kind kind, const char *text, size_
 	struct cluster_profile c;
 	struct model_profile m;
 	struct plan_doc p;
+	struct runs_doc r;
 	uniap_code rc;
 
 	switch (kind) {
+	case DOC_RUNS:
+		rc = runs_decode(text, len, &r, err);
+		if (rc != UNIAP_OK)
+			assert_int_equal(r.n_runs, 0);
+		runs_doc_release(&r);
+		break;
 	case DOC_CLUSTER:
 		rc = jdec_cluster(text, len, &c, err);
 		if (rc != UNIAP_OK)
@@ -97,8 +105,10 @@ static void test_every_example_decodes(void **state)
 			kind = DOC_MODEL;
 		else if (strncmp(e->d_name, "plan-", 5) == 0)
 			kind = DOC_PLAN;
+		else if (strncmp(e->d_name, "runs-", 5) == 0)
+			kind = DOC_RUNS;
 		else
-			fail_msg("%s: example name must start with cluster-, model- or plan-", e->d_name);
+			fail_msg("%s: example name must start with cluster-, model-, plan- or runs-", e->d_name);
 		text = read_example(e->d_name, &len);
 		rc = decode_and_release(kind, text, len, &err);
 		free(text);
@@ -646,10 +656,10 @@ static void fixture_model_init(struct fixture_model *f, const struct model_edge 
 	f->fwd[0] = (struct model_tp_value){1, 0.01};
 	f->act[0] = (struct model_tp_value){1, 1000.0};
 	snprintf(f->type_name, sizeof(f->type_name), "t");
-	f->type = (struct model_layer_type){.name = f->type_name, .forward_s = f->fwd, .n_forward_s = 1,
-	                                    .parameters = 100.0, .activation_bytes = f->act, .n_activation_bytes = 1,
-	                                    .output_bytes_per_sample = 10.0, .checkpoint_bytes_per_sample = 10.0,
-	                                    .tp_allreduces_per_pass = 2};
+	f->type = (struct model_layer_type){.name = f->type_name, .forward_s = f->fwd, .n_forward_s = 1, .parameters = 100.0,
+	                                   .activation_bytes = f->act, .n_activation_bytes = 1,
+	                                   .output_bytes_per_sample = 10.0, .checkpoint_bytes_per_sample = 10.0,
+	                                   .tp_allreduces_per_pass = 2};
 	for (i = 0; i < 4; i++) {
 		snprintf(f->names[i], sizeof(f->names[i]), "l%zu", i);
 		f->layers[i].name = f->names[i];
@@ -691,7 +701,7 @@ static void test_core_validate_structs(void **state)
 {
 	static const struct model_edge chain[] = {{0, 1}, {1, 2}, {2, 3}};
 	struct cluster_level levels[2] = {{.name = (char *)"pair", .devices = 2, .bw_bytes_per_s = 10e9},
-	                                   {.name = (char *)"all", .devices = 8, .bw_bytes_per_s = 5e9}};
+	                                  {.name = (char *)"all", .devices = 8, .bw_bytes_per_s = 5e9}};
 	struct cluster_profile c;
 	struct fixture_model f;
 	struct uniap_err err;

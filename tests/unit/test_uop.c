@@ -50,6 +50,18 @@ static void random_instance(struct cluster_profile *cl, struct model_profile *m,
 	                                1e6), 0);
 	if (L > 2 && rnd(2))
 		assert_int_equal(fx_model_add_edge(m, 0, L - 1), 0);
+	if (rnd(2)) {
+		/* the fidelity terms (docs/cost-model.md): latencies, a shared link,
+		 * a fixed time per pass, the optimizer step, margin and fragmentation */
+		cl->levels[0].latency_s = 1e-6 * rnd(20);
+		cl->levels[cl->n_levels - 1].latency_s = 1e-5 * rnd(5);
+		if (four)
+			cl->levels[1].shared_by = 1 + (int)rnd(2);
+		cl->memory_bandwidth_bytes_per_s = 1e11 * (1 + rnd(10));
+		cl->memory_margin = 0.02 * rnd(3);
+		cl->memory_fragmentation = 0.05 * rnd(3);
+		m->types[0].forward_fixed_s = 1e-4 * rnd(20);
+	}
 	*batch = rnd(2) ? 4 : 8;
 }
 

@@ -1,0 +1,299 @@
+#!/bin/sh
+# bench/fidelity.sh UNIAP - the planner's estimates against the UniAP paper's
+# measured training runs (data in bench/fidelity/, described in
+# docs/fidelity.md).  Prints Markdown tables: (a) one row per measured cell
+# with the datasheet prediction, its error, and the leave-one-out calibrated
+# prediction and its error, then the mean and max absolute errors; (b) the
+# Megatron grid on EnvD-32 (Table 3) against the planner's uniform space;
+# (c) the EnvC and EnvB-8 case-study plans on the datasheet and calibrated
+# clusters.  Figures are printed, never asserted: a cell that cannot be
+# predicted prints "-".
+#
+# Fixed-plan cells come from the runs documents bench/fidelity/ENV.json (the
+# `uniap calibrate --runs` format); optimum cells (the paper measured the
+# planner's own optimum, whose plan it does not state) from
+# bench/fidelity/optimum-cells.tsv: they are planned, not evaluated.  The
+# calibrated columns need `uniap calibrate`; without it they print "-" and a
+# note says so, and the datasheet columns come from `uniap evaluate` and
+# `uniap plan`.  Needs jq.
+#
+# Environment: THREADS (solver processes, default the cores), LIMIT (seconds
+# per candidate, default 10: the whole run stays under 10 minutes on 2 cores).
+set -u
+UNIAP=${1:-build/uniap}
+DATA=$(dirname "$0")/fidelity
+THREADS=${THREADS:-$(nproc)}
+LIMIT=${LIMIT:-10}
+ENVS="enva envb-8 envc envd-32"
+
+if ! command -v jq >/dev/null 2>&1; then
+	echo "fidelity: needs jq (Debian package jq; sh scripts/install-deps.sh bench)" >&2
+	exit 1
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+if "$UNIAP" calibrate --help >/dev/null 2>&1; then have_cal=1; else have_cal=0; fi
+
+# model_arg MODEL-JSON: a runs document's model value (a catalog name, or an
+# inline model document, written to a file) as a --model argument
+model_arg() {
+	case "$1" in
+	\"*) printf '%s\n' "$1" | jq -r . ;;
+	*) f=$(mktemp "$tmp/model.XXXXXX"); printf '%s\n' "$1" >"$f"; echo "$f" ;;
+	esac
+}
+
+# uniform_name TP DP FSDP: the uniform space's strategy name ("-" if none)
+uniform_name() {
+	if [ "$3" -ne 1 ]; then echo -; return; fi
+	if [ "$1" -gt 1 ] && [ "$2" -gt 1 ]; then echo "tp$1.dp$2"
+	elif [ "$1" -gt 1 ]; then echo "tp$1"
+	elif [ "$2" -gt 1 ]; then echo "dp$2"
+	else echo single; fi
+}
+
+# uniform_tpi CLUSTER MODEL BATCH SCHEDULE PP C NAME: the TPI of one uniform
+# configuration from the planner's uniform space ("oom" when it does not fit,
+# "-" when the space lacks it)
+uniform_tpi() {
+	key="$1|$2|$3|$4"
+	f="$tmp/uniform.$(printf '%s' "$key" | cksum | cut -d' ' -f1).json"
+	[ -s "$f" ] || "$UNIAP" plan --cluster "$1" --model "$2" --batch "$3" --schedule "$4" --space uniform \
+		--threads "$THREADS" --time-limit "$LIMIT" >"$f" 2>/dev/null
+	jq -r --argjson pp "$5" --argjson c "$6" --arg s "$7" '
+		[.candidates[]? | select(.pp == $pp and .microbatches == $c and .strategy == $s)] |
+		if length == 0 then "-" elif .[0].status == "infeasible" then "oom" else .[0].tpi_s end' "$f" 2>/dev/null || echo -
+}
+
+# predict_run CLUSTER RUN-JSON DEFAULT-MODEL-JSON: datasheet samples/s of a
+# fixed-plan run ("oom" when it does not fit, "-" when it cannot be predicted)
+predict_run() {
+	printf '%s\n' "$2" >"$tmp/run.json"
+	m=$(jq -c --argjson d "$3" '.model // $d' "$tmp/run.json")
+	model=$(model_arg "$m")
+	batch=$(jq -r .batch "$tmp/run.json")
+	sched=$(jq -r '.schedule // "gpipe"' "$tmp/run.json")
+	if jq -e 'has("plan")' "$tmp/run.json" >/dev/null; then
+		jq .plan "$tmp/run.json" >"$tmp/plan.json"
+		"$UNIAP" evaluate --cluster "$1" --model "$model" --batch "$batch" --plan "$tmp/plan.json" >"$tmp/eval.json" 2>&1
+		case $? in
+		0 | 4) jq -r .throughput_samples_per_s "$tmp/eval.json" ;;
+		3) echo oom ;;
+		*) echo - ;;
+		esac
+	elif jq -e 'has("uniform")' "$tmp/run.json" >/dev/null; then
+		# shellcheck disable=SC2046 # five numbers, split on purpose
+		set -- "$1" $(jq -r '.uniform | "\(.pp) \(.microbatches) \(.tp) \(.dp) \(.fsdp // 1)"' "$tmp/run.json")
+		t=$(uniform_tpi "$1" "$model" "$batch" "$sched" "$2" "$3" "$(uniform_name "$4" "$5" "$6")")
+		case "$t" in -|oom) echo "$t" ;; *) awk -v b="$batch" -v t="$t" 'BEGIN { printf "%.6g\n", b / t }' ;; esac
+	else
+		echo -   # a Megatron-LM argument string: only `uniap calibrate` reads it
+	fi
+}
+
+# plan_cell CLUSTER MODEL BATCH SPACE SCHEDULE OUT: plans an optimum cell into
+# OUT (the plan document); prints its samples/s or "-"
+plan_cell() {
+	"$UNIAP" plan --cluster "$1" --model "$2" --batch "$3" --space "$4" --schedule "$5" \
+		--threads "$THREADS" --time-limit "$LIMIT" --quiet </dev/null >"$6" 2>/dev/null &&
+		jq -r .throughput_samples_per_s "$6" 2>/dev/null || echo -
+}
+
+# loo_from_report REPORT NAME: the leave-one-out samples/s of one run in a
+# `uniap calibrate --leave-one-out` report ("-" when absent).  The one place
+# that knows the report's field names.
+loo_from_report() {
+	jq -r --arg n "$2" '
+		[.runs[]? | select(.name == $n) |
+		 (.loo_samples_per_s // .leave_one_out.samples_per_s // .leave_one_out.predicted_samples_per_s //
+		  .leave_one_out_samples_per_s // .loo.samples_per_s // empty)] |
+		if length == 0 then "-" else .[0] end' "$1" 2>/dev/null || echo -
+}
+
+# ---- (a) per cell --------------------------------------------------------
+# rows: env, name, batch, measured, predicted, loo, kind (fixed|optimum)
+: >"$tmp/rows"
+for env in $ENVS; do
+	doc="$DATA/$env.json"
+	dmodel=$(jq -c '.model // null' "$doc")
+	# the environment's runs for calibration: its fixed runs, then each optimum
+	# cell as a run of the plan the planner finds for it on the datasheet cluster
+	jq -c --argjson d "$dmodel" '.runs[] | .model = (.model // $d)' "$doc" >"$tmp/$env.runs"
+	n=$(jq '.runs | length' "$doc")
+	i=0
+	while [ "$i" -lt "$n" ]; do
+		run=$(jq -c ".runs[$i]" "$doc")
+		name=$(printf '%s' "$run" | jq -r .name)
+		batch=$(printf '%s' "$run" | jq -r .batch)
+		meas=$(printf '%s' "$run" | jq -r '.measured.samples_per_s // (.batch / .measured.iteration_s)')
+		pred=$(predict_run "$env" "$run" "$dmodel")
+		printf '%s\t%s\t%s\t%s\t%s\tfixed\n' "$env" "$name" "$batch" "$meas" "$pred" >>"$tmp/rows"
+		i=$((i + 1))
+	done
+	grep -v '^#' "$DATA/optimum-cells.tsv" | awk -F'\t' -v e="$env" '$1 == e' >"$tmp/$env.cells"
+	k=0
+	while IFS='	' read -r cl name model batch space sched meas src; do
+		k=$((k + 1))
+		pred=$(plan_cell "$cl" "$model" "$batch" "$space" "$sched" "$tmp/$env.cell$k.json")
+		printf '%s\t%s\t%s\t%s\t%s\toptimum\t%s\t%s\t%s\t%s\t%s\n' "$env" "$name" "$batch" "$meas" "$pred" \
+			"$model" "$space" "$sched" "$k" "$src" >>"$tmp/rows"
+		[ "$pred" = - ] && continue
+		case "$model" in
+		*/* | *.json) mj=$(jq -c . "$model") ;;
+		*) mj=$(printf '"%s"' "$model") ;;
+		esac
+		jq -c --arg n "$name" --argjson m "$mj" --argjson b "$batch" --arg s "$sched" --argjson t "$meas" \
+			--arg src "$src" '{name: $n, model: $m, batch: $b, schedule: $s, plan: .,
+			measured: {samples_per_s: $t}, source: $src}' "$tmp/$env.cell$k.json" >>"$tmp/$env.runs"
+	done <"$tmp/$env.cells"
+	jq -s '{runs: .}' "$tmp/$env.runs" >"$tmp/$env.all.json"
+done
+
+# calibrated leave-one-out: fixed runs from `uniap calibrate --leave-one-out`;
+# an optimum cell is held out of the environment's runs, the rest calibrate
+# a cluster (--out), and the cell is planned again on it
+if [ "$have_cal" -eq 1 ]; then
+	for env in $ENVS; do
+		"$UNIAP" calibrate --cluster "$env" --runs "$tmp/$env.all.json" --leave-one-out \
+			>"$tmp/$env.report.json" 2>"$tmp/$env.report.err" || : >"$tmp/$env.report.json"
+		"$UNIAP" calibrate --cluster "$env" --runs "$tmp/$env.all.json" --out "$tmp/$env.cal.json" \
+			>/dev/null 2>&1 || rm -f "$tmp/$env.cal.json"
+	done
+fi
+: >"$tmp/rows2"
+while IFS='	' read -r env name batch meas pred kind model space sched k src; do
+	loo=-
+	if [ "$have_cal" -eq 1 ]; then
+		if [ "$kind" = fixed ]; then
+			loo=$(loo_from_report "$tmp/$env.report.json" "$name")
+		else
+			jq --arg n "$name" '{runs: [.runs[] | select(.name != $n)]}' "$tmp/$env.all.json" >"$tmp/held.json"
+			if [ "$(jq '.runs | length' "$tmp/held.json")" -gt 0 ] &&
+				"$UNIAP" calibrate --cluster "$env" --runs "$tmp/held.json" --out "$tmp/held.cluster.json" \
+					>/dev/null 2>&1; then
+				loo=$(plan_cell "$tmp/held.cluster.json" "$model" "$batch" "$space" "$sched" "$tmp/held.plan.json")
+			fi
+		fi
+	fi
+	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$env" "$name" "$batch" "$meas" "$pred" "$loo" >>"$tmp/rows2"
+done <"$tmp/rows"
+
+echo "(a) measured vs predicted samples/s per cell (error = (predicted - measured) / measured)"
+[ "$have_cal" -eq 1 ] || echo "    uniap calibrate is not available: the calibrated columns are empty"
+echo
+echo "| environment | model | system | batch | measured | predicted (datasheet) | error % | calibrated, leave-one-out | error % |"
+echo "|---|---|---|---|---|---|---|---|---|"
+awk -F'\t' '
+	function num(x) { return x ~ /[0-9]/ && x ~ /^[0-9.eE+-]+$/ }
+	function err(p, m) { return num(p) ? sprintf("%+.1f", 100 * (p - m) / m) : "-" }
+	function fmt(p) { return num(p) ? sprintf("%.3g", p) : p }
+	{
+		split($2, part, "/")
+		printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, part[2], part[4], $3, $4,
+			fmt($5), err($5, $4), fmt($6), err($6, $4)
+		if (num($5)) { e = ($5 - $4) / $4; e = e < 0 ? -e : e; n1++; s1 += e; if (e > m1) m1 = e }
+		if (num($6)) { e = ($6 - $4) / $4; e = e < 0 ? -e : e; n2++; s2 += e; if (e > m2) m2 = e }
+	}
+	END {
+		printf "| mean abs error | | | | | %d cells | %s | %d cells | %s |\n", n1, n1 ? sprintf("%.1f", 100 * s1 / n1) : "-",
+			n2, n2 ? sprintf("%.1f", 100 * s2 / n2) : "-"
+		printf "| max abs error | | | | | | %s | | %s |\n", n1 ? sprintf("%.1f", 100 * m1) : "-", n2 ? sprintf("%.1f", 100 * m2) : "-"
+	}' "$tmp/rows2"
+
+# ---- (b) the Megatron grid on EnvD-32 -------------------------------------
+# grid (docs/fidelity.md): pp and tp in {1, 2, 4, 8}, micro-batch size any
+# divisor of B, dp = 32 / (pp tp); a configuration Megatron cannot launch
+# (dp not whole, or dp x micro-batch size not dividing B) counts as infeasible
+# grid_stats CLUSTER MODEL BATCH: "candidates infeasible (N OOM) 1st 2nd slowest median"
+grid_stats() {
+	: >"$tmp/grid.thr"
+	cand=0
+	inf=0
+	oom=0
+	for pp in 1 2 4 8; do
+		for tp in 1 2 4 8; do
+			mbs=1
+			while [ "$mbs" -le "$3" ]; do
+				if [ $(($3 % mbs)) -eq 0 ]; then
+					cand=$((cand + 1))
+					t=-
+					if [ $((32 % (pp * tp))) -eq 0 ]; then
+						dp=$((32 / (pp * tp)))
+						if [ $(($3 % (dp * mbs))) -eq 0 ]; then
+							t=$(uniform_tpi "$1" "$2" "$3" gpipe "$pp" $(($3 / (dp * mbs))) "$(uniform_name "$tp" "$dp" 1)")
+						fi
+					fi
+					case "$t" in
+					-) inf=$((inf + 1)) ;;
+					oom) inf=$((inf + 1)) oom=$((oom + 1)) ;;
+					*) awk -v b="$3" -v t="$t" 'BEGIN { printf "%.6g\n", b / t }' >>"$tmp/grid.thr" ;;
+					esac
+				fi
+				mbs=$((mbs + 1))
+			done
+		done
+	done
+	sort -g -r "$tmp/grid.thr" | awk -v c="$cand" -v i="$inf ($oom OOM)" '{ v[NR] = $1 }
+		END { first = second = slow = med = "-"
+		      if (NR >= 1) { first = v[1]; slow = v[NR]; med = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }
+		      if (NR >= 2) second = v[2]
+		      printf "%d %s %s %s %s %s\n", c, i, first, second, slow, med }'
+}
+
+echo
+echo "(b) the Megatron grid on EnvD-32 (Table 3): samples/s, predicted / measured"
+echo
+echo "(#infeasible predicted: configurations Megatron cannot launch + those over memory)"
+echo
+echo "| model | B | cluster | candidates | #infeasible | 1st | 2nd | slowest | median |"
+echo "|---|---|---|---|---|---|---|---|---|"
+grep -v '^#' "$DATA/megatron-grid.tsv" | while IFS='	' read -r model batch cand inf first second slow med src; do
+	for cl in envd-32 cal; do
+		c=$cl
+		if [ "$cl" = cal ]; then
+			[ -s "$tmp/envd-32.cal.json" ] || continue
+			c="$tmp/envd-32.cal.json"
+		fi
+		# shellcheck disable=SC2046 # the figures, split on purpose
+		set -- $(grid_stats "$c" "$model" "$batch")
+		awk -v m="$model" -v b="$batch" -v cl="$cl" -v pc="$1" -v pi="$2 $3 $4" -v c="$cand" -v i="$inf" \
+			-v p1="$5" -v p2="$6" -v ps="$7" -v pm="$8" -v m1="$first" -v m2="$second" -v ms="$slow" -v mm="$med" '
+			function f(x) { return x ~ /[0-9]/ && x ~ /^[0-9.eE+-]+$/ ? sprintf("%.3g", x) : x }
+			BEGIN { printf "| %s | %s | %s | %s / %s | %s / %s | %s / %s | %s / %s | %s / %s | %s / %s |\n",
+				m, b, cl == "cal" ? "envd-32 calibrated" : "envd-32 datasheet", pc, c, pi, i,
+				f(p1), m1, f(p2), m2, f(ps), ms, f(pm), mm }'
+	done
+done
+
+# ---- (c) case studies ----------------------------------------------------
+# summary CLUSTER MODEL BATCH: "pp c strategies samples/s" of the planner's plan
+summary() {
+	"$UNIAP" plan --format text --threads "$THREADS" --time-limit "$LIMIT" --cluster "$1" --model "$2" \
+		--batch "$3" >"$tmp/case.txt" 2>&1 || { echo "| - | - | $(head -c 80 "$tmp/case.txt") | - |"; return; }
+	awk '
+		/^plan:/ { for (i = 1; i <= NF; i++) { if ($i == "pp") pp = $(i + 1); if ($i == "microbatches") c = $(i + 1)
+		           if ($i == "throughput") thr = $(i + 1) } }
+		/^  stage [0-9]+:/ { s = $0; sub(/^  stage /, "", s); sub(/; time.*/, "", s); st = st (st == "" ? "" : " / ") s }
+		END { printf "| %s | %s | %s | %.3g |\n", pp, c, st, thr }' "$tmp/case.txt"
+}
+
+echo
+echo "(c) case studies: the planner's plan (stage: strategy x layers)"
+echo
+echo "| scenario | cluster | pp | c | strategies | predicted samples/s | measured (paper's plan) |"
+echo "|---|---|---|---|---|---|---|"
+for s in "envc llama-7b 8 4.63 (8 stages, micro-batch 1)" "envb-8 bert-huge 16 10.77 (Figure 8: 2 stages, tp2 + dp2/fsdp2)"; do
+	# shellcheck disable=SC2086 # the scenario's words
+	set -- $s
+	env=$1 model=$2 batch=$3
+	shift 3
+	meas=$*
+	for cl in "$env" cal; do
+		c=$cl label="$env datasheet"
+		if [ "$cl" = cal ]; then
+			[ -s "$tmp/$env.cal.json" ] || continue
+			c="$tmp/$env.cal.json" label="$env calibrated"
+		fi
+		printf '| %s %s B=%s | %s %s %s\n' "$env" "$model" "$batch" "$label" "$(summary "$c" "$model" "$batch")" "$meas |"
+	done
+done
