@@ -157,6 +157,13 @@ if [ "$(grep -o '"id"' "$tmp/body" | wc -l)" -eq 1 ]; then ok; else bad "quota: 
 call quota-delete 204 "" DELETE "/v1/models/$qid" "$C"
 call quota-again 201 '"kind":"model"' POST /v1/models "$C" "$EX/model-bert-chain.json"
 
+# a model document with an architecture object: stored as given, generated when read into a plan
+call arch-put 201 '"kind":"model"' POST /v1/models "$A" "$EX/model-llama2-7b-architecture.json"
+aid=$(last_id)
+call arch-get 200 '"architecture"' GET "/v1/models/$aid" "$A"
+sed 's/"kv_heads": 32/"kv_heads": 5/' "$EX/model-llama2-7b-architecture.json" >"$tmp/badkv.json"
+call arch-bad-kv 422 'architecture.kv_heads: must divide heads (32), got 5' POST /v1/models "$A" "$tmp/badkv.json"
+
 # still healthy
 call healthz 200 "" GET /healthz "$A"
 call whoami 200 '"tenant":"ta"' GET /v1/whoami "$A"
