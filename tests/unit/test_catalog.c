@@ -141,6 +141,15 @@ static void test_one_layer_by_hand(void **state)
 	NEAR(t->output_bytes_per_sample, 512.0 * 1280 * 4);
 	NEAR(t->checkpoint_bytes_per_sample, 512.0 * 1280 * 4);
 	assert_int_equal(t->tp_allreduces_per_pass, 2);
+	/* memory-bound bytes, fp32 with dropout: norms and residual adds 10 s h e, hidden dropouts
+	 * s h (4e + 2); split: softmax 2 a s^2 e, its dropout a s^2 (2e + 1), GeLU 2 s f e */
+	NEAR(model_tp_lookup(t->memory_bound_bytes, t->n_memory_bound_bytes, 1),
+	     655360.0 * (40 + 18) + 16 * 512.0 * 512 * (8 + 9) + 2 * 512.0 * 5120 * 4);
+	NEAR(model_tp_lookup(t->memory_bound_bytes, t->n_memory_bound_bytes, 4),
+	     655360.0 * (40 + 18) + (16 * 512.0 * 512 * (8 + 9) + 2 * 512.0 * 5120 * 4) / 4);
+	/* two LayerNorms, QKV + output GEMMs, 7 attention kernels, residual adds and dropouts, MLP 3 */
+	assert_int_equal(t->kernels_per_pass, 20);
+	assert_true(t->gemm_dim == 1280 && t->tokens_per_sample == 512);
 	model_release(&m);
 	/* Llama-7B (no dropout, SwiGLU, no flash attention), 2-byte elements, tp 8:
 	 * 8 s h + (4 s h + 4 s h + 6 s f + 2 a s^2) / 8 */
