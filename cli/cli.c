@@ -31,6 +31,24 @@ uniap_code cli_parse_long(const char *opt, const char *text, long min, long max,
 	return UNIAP_OK;
 }
 
+uniap_code cli_parse_double(const char *opt, const char *text, double min, double max, double *out,
+                            struct uniap_err *err)
+{
+	char *end = NULL;
+	double v;
+
+	if (!text || !*text)
+		return err_set(err, UNIAP_E_ARG, "%s: must be a number, got \"\"", opt);
+	errno = 0;
+	v = strtod(text, &end);
+	if (errno || *end || end == text || !(v == v))
+		return err_set(err, UNIAP_E_ARG, "%s: must be a number, got \"%.64s\"", opt, text);
+	if (!(v >= min && v <= max))
+		return err_set(err, UNIAP_E_ARG, "%s: must be in [%g, %g], got %g", opt, min, max, v);
+	*out = v;
+	return UNIAP_OK;
+}
+
 typedef uniap_code (*cli_decode_fn)(const char *text, size_t len, void *out, struct uniap_err *err);
 
 static uniap_code cli_load(const char *path, void *out, struct uniap_err *err, cli_decode_fn decode)
@@ -186,6 +204,11 @@ int cli_common_option(struct cli_common *c, int opt, const char *arg, struct uni
 	case CLI_OPT_HELP:
 		c->help = 1;
 		return 1;
+	case CLI_OPT_MEMORY_MARGIN:
+		if (cli_parse_double("--memory-margin", arg, 0, MODEL_MAX_MEMORY_FRACTION, &c->memory_margin,
+		                     err) == UNIAP_OK)
+			c->has_memory_margin = 1;
+		return 1;
 	default:
 		return 0;
 	}
@@ -200,6 +223,9 @@ uniap_code cli_common_load_profiles(struct cli_common *c, struct uniap_err *err)
 	if (!c->model_path)
 		return err_set(err, UNIAP_E_ARG, "--model: required");
 	if ((rc = cli_load_cluster(c->cluster_path, &c->cluster, err)) != UNIAP_OK)
+		return rc;
+	if (c->has_memory_margin &&
+	    (rc = cluster_set_memory_margin(&c->cluster, c->memory_margin, "--memory-margin", err)) != UNIAP_OK)
 		return rc;
 	return cli_load_model(c->model_path, &c->model, err);
 }

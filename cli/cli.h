@@ -31,6 +31,10 @@ struct cli_command {
 	const char *summary;
 };
 
+/* Strict number parsing: the whole string, finite, in [min, max]; names opt in err. */
+uniap_code cli_parse_double(const char *opt, const char *text, double min, double max, double *out,
+                            struct uniap_err *err);
+
 /* Strict integer parsing: the whole string, in [min, max]; names opt in err. */
 uniap_code cli_parse_long(const char *opt, const char *text, long min, long max, long *out,
                           struct uniap_err *err);
@@ -57,6 +61,7 @@ enum {
 	CLI_OPT_RECOMPUTE,
 	CLI_OPT_PRETTY,
 	CLI_OPT_HELP,
+	CLI_OPT_MEMORY_MARGIN,
 };
 
 struct cli_common {
@@ -67,6 +72,8 @@ struct cli_common {
 	int recompute;
 	int pretty;
 	int help;
+	int has_memory_margin;   /* --memory-margin given: overrides the cluster's memory_margin */
+	double memory_margin;
 	struct cluster_profile cluster;
 	struct model_profile model;
 };
@@ -78,11 +85,13 @@ struct cli_common {
 	{ "schedule", required_argument, NULL, CLI_OPT_SCHEDULE }, \
 	{ "recompute", no_argument, NULL, CLI_OPT_RECOMPUTE }, \
 	{ "pretty", no_argument, NULL, CLI_OPT_PRETTY }, \
-	{ "help", no_argument, NULL, CLI_OPT_HELP }
+	{ "help", no_argument, NULL, CLI_OPT_HELP }, \
+	{ "memory-margin", required_argument, NULL, CLI_OPT_MEMORY_MARGIN }
 
 /* Returns 1 if opt was a common option (handled, or err set), 0 otherwise. */
 int cli_common_option(struct cli_common *c, int opt, const char *arg, struct uniap_err *err);
-/* --cluster and --model required and loaded into c (released by cli_common_release). */
+/* --cluster and --model required and loaded into c (released by cli_common_release);
+ * --memory-margin, when given, replaces the cluster's memory_margin. */
 uniap_code cli_common_load_profiles(struct cli_common *c, struct uniap_err *err);
 /* The same, and --batch required too. */
 uniap_code cli_common_load(struct cli_common *c, struct uniap_err *err);

@@ -11,7 +11,8 @@
 
 static const char costs_usage[] =
 	"usage: uniap costs --cluster FILE --model FILE --batch B --pp P --microbatches C\n"
-	"                   [--schedule gpipe|1f1b] [--recompute] [--pretty]\n"
+	"                   [--schedule gpipe|1f1b] [--recompute] [--memory-margin F]\n"
+	"                   [--pretty]\n"
 	"\n"
 	"Prints the cost matrices of one candidate (pipeline degree P, C micro-batches\n"
 	"of B/C samples) in the audit format:\n"
@@ -31,6 +32,8 @@ static const char costs_usage[] =
 	"  --microbatches C    micro-batches per iteration (divides B)\n"
 	"  --schedule S        gpipe (default) or 1f1b: activations held per stage\n"
 	"  --recompute         add activation-checkpointing variants of every strategy\n"
+	"  --memory-margin F   fraction of device memory kept free, 0..0.5 (default: the\n"
+	"                      cluster's device.memory_margin, itself 0.02 by default)\n"
 	"  --pretty            indent the JSON\n"
 	"\n"
 	"Exit status: 0 ok, 1 invalid input, 2 bad command line.\n";

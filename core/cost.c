@@ -340,17 +340,15 @@ static void cost_filter_strategies(struct strategy_set *set, long mb_size, enum 
 }
 
 /*
- * The bytes a plan may allocate on each device (docs/cost-model.md,
- * "Memory"): the device memory less the safety margin, the framework's
- * reserved bytes and the transient buffers of fully-sharded layers (the
- * gathered parameters of the layer computing and of the one prefetched, and
- * with one micro-batch its unsharded gradient before the reduce-scatter; the
- * largest such layer of any strategy offered), over 1 + fragmentation.
+ * The transient buffers of fully-sharded layers (docs/cost-model.md,
+ * "Memory"): the gathered parameters of the layer computing and of the one
+ * prefetched, and with one micro-batch its unsharded gradient before the
+ * reduce-scatter; the largest such layer of any strategy offered.
  */
-static double cost_memory_limit(const struct cluster_profile *c, const struct model_profile *m,
-                                const struct strategy_set *set, long microbatches)
+static double cost_fsdp_transient(const struct model_profile *m, const struct strategy_set *set,
+                                  long microbatches)
 {
-	double elem = model_param_elem_bytes(m), transient = 0, limit;
+	double elem = model_param_elem_bytes(m), transient = 0;
 	size_t u, k;
 
 	for (k = 0; k < set->count; k++) {
@@ -366,9 +364,87 @@ static double cost_memory_limit(const struct cluster_profile *c, const struct mo
 				transient = b;
 		}
 	}
-	limit = (c->memory_bytes * (1.0 - c->memory_margin) - c->reserved_bytes - transient) /
-	        (1.0 + c->memory_fragmentation);
+	return transient;
+}
+
+/*
+ * The bytes a plan may allocate on each device (docs/cost-model.md,
+ * "Memory"): the device memory less the safety margin, the framework's
+ * reserved bytes and the FSDP transient buffers, over 1 + fragmentation.
+ */
+static double cost_memory_limit(const struct cluster_profile *c, const struct model_profile *m,
+                                const struct strategy_set *set, long microbatches)
+{
+	double limit = (c->memory_bytes * (1.0 - c->memory_margin) - c->reserved_bytes -
+	                cost_fsdp_transient(m, set, microbatches)) /
+	               (1.0 + c->memory_fragmentation);
+
 	return limit > 0 ? limit : 0;
+}
+
+/* Model states of one layer of type t under s (§Memory): c_dtype * P * e / (tp * fsdp). */
+static double cost_states_bytes(const struct model_profile *m, const struct model_layer_type *t,
+                                const struct strategy *s)
+{
+	return model_c_dtype(m) * t->parameters * model_param_elem_bytes(m) /
+	       ((double)s->degree[STRATEGY_TP] * s->degree[STRATEGY_FSDP]);
+}
+
+/* FSDP under gradient accumulation keeps the layer's gradient unsharded
+ * between micro-batches (§Memory): the part beyond its shard. */
+static double cost_accumulation_bytes(const struct model_profile *m, const struct model_layer_type *t,
+                                      const struct strategy *s, long microbatches)
+{
+	if (s->degree[STRATEGY_FSDP] <= 1 || microbatches <= 1)
+		return 0;
+	return t->parameters * model_param_elem_bytes(m) / s->degree[STRATEGY_TP] *
+	       (1.0 - 1.0 / s->degree[STRATEGY_FSDP]);
+}
+
+uniap_code cost_stage_memory(const struct cluster_profile *cluster, const struct model_profile *model,
+                             const struct cost_candidate *cand, const int *stage, const size_t *strategy,
+                             struct cost_stage_memory *out, struct uniap_err *err)
+{
+	size_t K = cost_k(cand), u;
+	double transient;
+	int i;
+
+	if (cand->n_layers != model->n_layers)
+		return err_set(err, UNIAP_E_INVALID, "layers: the candidate has %zu, the model %zu", cand->n_layers,
+		               model->n_layers);
+	for (u = 0; u < cand->n_layers; u++)
+		if (stage[u] < 0 || stage[u] >= cand->pp || strategy[u] >= K)
+			return err_set(err, UNIAP_E_INVALID, "layers[%zu]: stage %d or strategy %zu out of range", u,
+			               stage[u], strategy[u]);
+	transient = cost_fsdp_transient(model, &cand->strategies, cand->microbatches);
+	memset(out, 0, (size_t)cand->pp * sizeof(*out));
+	for (u = 0; u < cand->n_layers; u++) {
+		const struct model_layer_type *t = &model->types[model->layers[u].type];
+		const struct strategy *s = &cand->strategies.items[strategy[u]];
+		struct cost_stage_memory *o = &out[stage[u]];
+		size_t at = u * K + strategy[u];
+		double act = (double)cand->inflight[stage[u]] * cand->memory_per_microbatch_bytes[at];
+
+		o->model_states_bytes += cost_states_bytes(model, t, s);
+		o->fsdp_accumulation_bytes += cost_accumulation_bytes(model, t, s, cand->microbatches);
+		o->activation_bytes += act;
+		/* the audit sum, term for term as plan_evaluate adds it */
+		o->allocated_bytes += cand->memory_fixed_bytes[at] + act;
+	}
+	for (i = 0; i < cand->pp; i++) {
+		struct cost_stage_memory *o = &out[i];
+
+		o->inflight_microbatches = cand->inflight[i];
+		o->memory_limit_bytes = cand->memory_limit_bytes;
+		o->fragmentation_bytes = cluster->memory_fragmentation * o->allocated_bytes;
+		o->fsdp_transient_bytes = transient;
+		o->reserved_bytes = cluster->reserved_bytes;
+		o->margin_bytes = cluster->memory_margin * cluster->memory_bytes;
+		o->device_memory_bytes = cluster->memory_bytes;
+		o->free_bytes = o->device_memory_bytes - o->margin_bytes - o->reserved_bytes -
+		                o->fsdp_transient_bytes - o->fragmentation_bytes - o->allocated_bytes;
+	}
+	return UNIAP_OK;
 }
 
 static uniap_code cost_alloc(struct cost_candidate *out, const struct model_profile *model,
@@ -409,7 +485,6 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 	double *frac = NULL, *type_time = NULL;
 	size_t K, L = model->n_layers, u, k, l, e;
 	int i, D;
-	double c_dtype = model_c_dtype(model), elem = model_param_elem_bytes(model);
 	double stage_bw, p2p_bw = 0, p2p_latency = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -470,13 +545,8 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 				                  s->degree[STRATEGY_TP]);
 
 			out->time_s[u * K + k] = type_time[model->layers[u].type * K + k];
-			out->memory_fixed_bytes[u * K + k] = c_dtype * t->parameters * elem /
-				((double)s->degree[STRATEGY_TP] * s->degree[STRATEGY_FSDP]);
-			/* FSDP under gradient accumulation keeps the layer's gradient
-			 * unsharded between micro-batches (§Memory) */
-			if (s->degree[STRATEGY_FSDP] > 1 && out->microbatches > 1)
-				out->memory_fixed_bytes[u * K + k] += t->parameters * elem /
-					s->degree[STRATEGY_TP] * (1.0 - 1.0 / s->degree[STRATEGY_FSDP]);
+			out->memory_fixed_bytes[u * K + k] = cost_states_bytes(model, t, s) +
+				cost_accumulation_bytes(model, t, s, out->microbatches);
 			out->memory_per_microbatch_bytes[u * K + k] = samples * per_sample;
 		}
 	}

@@ -100,6 +100,43 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 void cost_candidate_release(struct cost_candidate *c);
 
 /*
+ * Where one stage's device memory goes under an assignment (docs/cost-model.md,
+ * "Memory"), in bytes per device.  The audit stage memory is
+ *   allocated = model_states + fsdp_accumulation + activation
+ * (up to rounding; allocated itself is summed exactly as plan_evaluate sums
+ * it) and the plan fits iff allocated <= memory_limit_bytes, which is the
+ * same as free_bytes >= 0, because
+ *   device_memory = allocated + fragmentation + fsdp_transient + reserved
+ *                 + margin + free
+ * with fragmentation = memory_fragmentation * allocated and margin =
+ * memory_margin * device_memory.
+ */
+struct cost_stage_memory {
+	double model_states_bytes;      /* parameters, gradients, optimizer states: c_dtype * P * e / (tp * fsdp) */
+	double fsdp_accumulation_bytes; /* FSDP layers' unsharded gradient under gradient accumulation */
+	double activation_bytes;        /* inflight_microbatches x activations of one micro-batch */
+	long inflight_microbatches;
+	double allocated_bytes;         /* the three above: the audit format's stage memory */
+	double memory_limit_bytes;      /* the candidate's limit on allocated_bytes */
+	double fragmentation_bytes;     /* the allocator's loss: memory_fragmentation x allocated */
+	double fsdp_transient_bytes;    /* gathered parameters of FSDP layers (the candidate's, every stage) */
+	double reserved_bytes;          /* the framework's: the cluster's reserved_bytes */
+	double margin_bytes;            /* safety margin: memory_margin x device memory */
+	double free_bytes;              /* what is left; < 0 when the stage does not fit */
+	double device_memory_bytes;     /* the cluster's memory_bytes */
+};
+
+/*
+ * Fills out[0 .. cand->pp) (caller-owned) with the memory of every stage for
+ * the assignment stage[u], strategy[u] (borrowed, cand->n_layers entries) of
+ * cand, which cost_build made from cluster and model (borrowed).  Out-of-range
+ * entries are UNIAP_E_INVALID naming "layers[u]".  No I/O.
+ */
+uniap_code cost_stage_memory(const struct cluster_profile *cluster, const struct model_profile *model,
+                             const struct cost_candidate *cand, const int *stage, const size_t *strategy,
+                             struct cost_stage_memory *out, struct uniap_err *err);
+
+/*
  * Collective times used by the cost model, exposed for tests and the catalog.
  * bytes is the full buffer; group members `size` with rank stride `stride`
  * inside a stage of the candidate; returns seconds (0 when size == 1).

@@ -102,6 +102,20 @@ int cluster_devices(const struct cluster_profile *c)
 	return c->nodes * c->devices_per_node;
 }
 
+uniap_code cluster_set_memory_margin(struct cluster_profile *c, double margin, const char *field,
+                                     struct uniap_err *err)
+{
+	if (!model_in_closed(margin, 0.0, MODEL_MAX_MEMORY_FRACTION))
+		return err_set(err, UNIAP_E_INVALID, "%s: must be >= 0 and <= %g, got %g", field,
+		               MODEL_MAX_MEMORY_FRACTION, margin);
+	if (!(c->reserved_bytes + margin * c->memory_bytes < c->memory_bytes))
+		return err_set(err, UNIAP_E_INVALID,
+		               "%s: the cluster's reserved_bytes plus the margin must leave memory, got %g of %g", field,
+		               c->reserved_bytes + margin * c->memory_bytes, c->memory_bytes);
+	c->memory_margin = margin;
+	return UNIAP_OK;
+}
+
 /* Peak throughput: absent (both 0, efficiency 0) or both precisions in
  * (0, 1e6] TFLOP/s with an efficiency in (0, 1]. */
 static uniap_code cluster_check_peak(const struct cluster_profile *c, struct uniap_err *err)
@@ -164,12 +178,12 @@ static uniap_code cluster_check_scalars(const struct cluster_profile *c, struct 
 	if (!model_in_closed(c->kernel_overhead_s, 0.0, MODEL_MAX_FIXED_S))
 		return err_set(err, UNIAP_E_INVALID, "cluster.device.kernel_overhead_us: must be >= 0 and <= %g, got %g",
 		               MODEL_MAX_FIXED_S * 1e6, c->kernel_overhead_s * 1e6);
-	if (!model_in_closed(c->memory_fragmentation, 0.0, 0.5))
-		return err_set(err, UNIAP_E_INVALID, "cluster.device.memory_fragmentation: must be >= 0 and <= 0.5, got %g",
-		               c->memory_fragmentation);
-	if (!model_in_closed(c->memory_margin, 0.0, 0.5))
-		return err_set(err, UNIAP_E_INVALID, "cluster.device.memory_margin: must be >= 0 and <= 0.5, got %g",
-		               c->memory_margin);
+	if (!model_in_closed(c->memory_fragmentation, 0.0, MODEL_MAX_MEMORY_FRACTION))
+		return err_set(err, UNIAP_E_INVALID, "cluster.device.memory_fragmentation: must be >= 0 and <= %g, got %g",
+		               MODEL_MAX_MEMORY_FRACTION, c->memory_fragmentation);
+	if (!model_in_closed(c->memory_margin, 0.0, MODEL_MAX_MEMORY_FRACTION))
+		return err_set(err, UNIAP_E_INVALID, "cluster.device.memory_margin: must be >= 0 and <= %g, got %g",
+		               MODEL_MAX_MEMORY_FRACTION, c->memory_margin);
 	if (!(c->reserved_bytes + c->memory_margin * c->memory_bytes < c->memory_bytes))
 		return err_set(err, UNIAP_E_INVALID,
 		               "cluster.device.reserved_bytes: reserved_bytes plus the margin must leave memory, got %g of %g",

@@ -37,6 +37,8 @@
  * fraction of the device memory that no plan may use). */
 #define MODEL_DEFAULT_FRAGMENTATION 0.05
 #define MODEL_DEFAULT_MARGIN 0.02
+/* Largest fragmentation and margin a cluster or a request may give. */
+#define MODEL_MAX_MEMORY_FRACTION 0.5
 
 /* ------------------------------------------------------------------ cluster */
 
@@ -117,6 +119,15 @@ int cluster_devices(const struct cluster_profile *c);
 
 /* Checks every rule of a cluster profile; borrows c.  On failure err names the path. */
 uniap_code cluster_validate(const struct cluster_profile *c, struct uniap_err *err);
+
+/*
+ * Overrides the safety margin of a validated cluster c (borrowed) for one
+ * request: margin in [0, MODEL_MAX_MEMORY_FRACTION] and, with c's reserved
+ * bytes, leaving memory.  On failure c is unchanged and err (UNIAP_E_INVALID)
+ * names `field`, the request's name for it (e.g. "--memory-margin").
+ */
+uniap_code cluster_set_memory_margin(struct cluster_profile *c, double margin, const char *field,
+                                     struct uniap_err *err);
 
 /* Frees everything c owns (not c itself) and zeroes it. */
 void cluster_release(struct cluster_profile *c);

@@ -211,6 +211,8 @@ echo "== evaluate a given plan (schema/examples/plan-example.json) on the upload
 call evaluate 200 POST /v1/evaluate -H "$J" --data-binary @"$tmp/evaluate.json"
 echo "  feasible $(sed -n 's/.*"feasible":\([a-z]*\).*/\1/p' "$tmp/b"), tpi_s $(jnum tpi_s)," \
 	"tpi_matches $(sed -n 's/.*"tpi_matches":\([a-z]*\).*/\1/p' "$tmp/b")"
+echo "  stage 0 memory: states $(jnum model_states_bytes), activations $(jnum activation_bytes)," \
+	"allocated $(jnum allocated_bytes) of $(jnum memory_limit_bytes), free $(jnum free_bytes) bytes"
 
 echo "== import Galvatron's hardware profile (examples/galvatron/hardware)"
 HW=examples/galvatron/hardware

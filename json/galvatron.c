@@ -1232,14 +1232,117 @@ static void galv_profiled_seqs(const struct galv_crec *r, size_t n, long type, c
 		snprintf(buf, cap, "none in the keys");
 }
 
-/* Forward ms per sample of every layer type and of the "other" parts. */
+/*
+ * Forward time of one micro-batch of b samples, fitted as alpha + beta * b
+ * (ms) over the batch sizes a profile measured (docs/galvatron.md, "Forward
+ * time").  n_points < 2: no fit (one batch size, or --profile-bsz); the
+ * caller keeps the per-sample time of the entry it picked.
+ */
+struct galv_fit {
+	size_t n_points;
+	long bsz_lo, bsz_hi;
+	double alpha_ms, beta_ms;
+	double max_residual_pct;
+	double negative_alpha_ms; /* < 0: the free fit's intercept, refitted through the origin */
+};
+
+/* Most distinct batch sizes one fit reads (Galvatron profiles 1..16). */
+#define GALV_MAX_FIT_POINTS 256
+
+/*
+ * Least squares of T(b) = b * ms(b) over every batch size profiled for kind
+ * (and layer type) at the chosen sequence lengths; per batch size the entry
+ * galv_pick would choose (a key with a sequence length beats one without).
+ * An intercept below 0 is refitted through the origin: beta = sum bT / sum b^2.
+ */
+static void galv_fit_batch(const struct galv_crec *r, size_t n, enum galv_ckind kind, long type,
+                           const struct galv_arch *a, struct galv_fit *f)
+{
+	const struct galv_crec *pt[GALV_MAX_FIT_POINTS];
+	double sb = 0, st = 0, sbb = 0, sbt = 0, mb, mt, var = 0, cov = 0;
+	size_t i, j, m = 0;
+
+	memset(f, 0, sizeof(*f));
+	for (i = 0; i < n; i++) {
+		if (r[i].kind != kind || (kind == GALV_C_LAYER && r[i].type != type) || r[i].bsz < 1 ||
+		    !galv_seq_fits(&r[i].seq, a, kind == GALV_C_LAYER ? type : -1))
+			continue;
+		for (j = 0; j < m && pt[j]->bsz != r[i].bsz; j++)
+			;
+		if (j < m) {
+			if (r[i].seq.n > pt[j]->seq.n)
+				pt[j] = &r[i];
+		} else if (m < GALV_MAX_FIT_POINTS) {
+			pt[m++] = &r[i];
+		}
+	}
+	if (m < 2)
+		return;
+	for (i = 0; i < m; i++) {
+		double b = (double)pt[i]->bsz, t = b * pt[i]->ms;
+
+		sb += b;
+		st += t;
+		sbb += b * b;
+		sbt += b * t;
+	}
+	mb = sb / (double)m;
+	mt = st / (double)m;
+	for (i = 0; i < m; i++) {
+		double b = (double)pt[i]->bsz, t = b * pt[i]->ms;
+
+		var += (b - mb) * (b - mb);
+		cov += (b - mb) * (t - mt);
+	}
+	f->beta_ms = cov / var;
+	f->alpha_ms = mt - f->beta_ms * mb;
+	if (f->alpha_ms < 0) {
+		f->negative_alpha_ms = f->alpha_ms;
+		f->alpha_ms = 0;
+		f->beta_ms = sbt / sbb;
+	}
+	if (!(f->beta_ms > 0))
+		return; /* a time that falls with the batch: no fit, n_points stays 0 */
+	f->n_points = m;
+	f->bsz_lo = f->bsz_hi = pt[0]->bsz;
+	for (i = 0; i < m; i++) {
+		double b = (double)pt[i]->bsz, t = b * pt[i]->ms;
+		double res = t > 0 ? fabs(f->alpha_ms + f->beta_ms * b - t) / t * 100.0 : 0;
+
+		if (res > f->max_residual_pct)
+			f->max_residual_pct = res;
+		if (pt[i]->bsz < f->bsz_lo)
+			f->bsz_lo = pt[i]->bsz;
+		if (pt[i]->bsz > f->bsz_hi)
+			f->bsz_hi = pt[i]->bsz;
+	}
+}
+
+/* One line of the import report for a fit of `what` from keys `keys`. */
+static void galv_note_fit(struct galv_report *rep, const char *what, const char *keys, const struct galv_fit *f)
+{
+	galv_note(rep, "model: forward of %s fitted over %s (bsz %ld..%ld, %zu sizes): alpha %.6g ms + beta %.6g "
+	          "ms/sample, max residual %.3g %%\n", what, keys, f->bsz_lo, f->bsz_hi, f->n_points, f->alpha_ms,
+	          f->beta_ms, f->max_residual_pct);
+	if (f->negative_alpha_ms < 0)
+		galv_note(rep, "model: forward of %s: the free fit's alpha %.6g ms is below 0, refitted through the "
+		          "origin (alpha 0)\n", what, f->negative_alpha_ms);
+}
+
+/*
+ * Forward time of every layer type and of the "other" parts: beta in ms per
+ * sample (layer_ms, other_ms) and alpha in ms per micro-batch (layer_fixed_ms,
+ * other_fixed_ms; 0 without a fit).  bsz (0: any) is --profile-bsz: one batch
+ * size, no fit.
+ */
 static uniap_code galv_times(const struct galv_crec *r, size_t n, const char *file, const struct galv_arch *a,
-                             long bsz, double *layer_ms, double *other_ms, struct galv_report *rep,
-                             struct uniap_err *err)
+                             long bsz, double *layer_ms, double *layer_fixed_ms, double *other_ms,
+                             double *other_fixed_ms, struct galv_report *rep, struct uniap_err *err)
 {
 	const struct galv_crec *best, *total;
+	struct galv_fit fit;
 	long max_type = -1;
-	char seqs[256], seqkey[160];
+	char seqs[256], seqkey[160], what[64], keys[64];
 	size_t i, j;
 	int any_other = 0;
 
@@ -1263,20 +1366,43 @@ static uniap_code galv_times(const struct galv_crec *r, size_t n, const char *fi
 			               file, i, a->seq[i], seqs);
 		}
 		layer_ms[i] = best->ms;
-		galv_note(rep, "model: forward of layer type %zu from %s = %.6g ms per sample\n", i, best->key, best->ms);
+		layer_fixed_ms[i] = 0;
+		if (!bsz)
+			galv_fit_batch(r, n, GALV_C_LAYER, (long)i, a, &fit);
+		if (!bsz && fit.n_points >= 2) {
+			layer_ms[i] = fit.beta_ms;
+			layer_fixed_ms[i] = fit.alpha_ms;
+			snprintf(what, sizeof(what), "layer type %zu", i);
+			snprintf(keys, sizeof(keys), "layertype_%zu_bsz<B>", i);
+			galv_note_fit(rep, what, keys, &fit);
+		} else {
+			galv_note(rep, "model: forward of layer type %zu from %s = %.6g ms per sample (one batch size: no "
+			          "fixed time)\n", i, best->key, best->ms);
+		}
 	}
 	galv_seq_key(a, seqkey, sizeof(seqkey));
+	*other_fixed_ms = 0;
 	best = galv_pick(r, n, GALV_C_OTHER, -1, a, bsz);
 	if (best) {
 		*other_ms = best->ms;
-		galv_note(rep, "model: forward of embedding + head from %s = %.6g ms per sample, split 1/2 : 1/2\n",
-		          best->key, best->ms);
+		if (!bsz)
+			galv_fit_batch(r, n, GALV_C_OTHER, -1, a, &fit);
+		if (!bsz && fit.n_points >= 2) {
+			*other_ms = fit.beta_ms;
+			*other_fixed_ms = fit.alpha_ms;
+			galv_note_fit(rep, "embedding + head (split 1/2 : 1/2)", "layertype_other_bsz<B>", &fit);
+		} else {
+			galv_note(rep, "model: forward of embedding + head from %s = %.6g ms per sample, split 1/2 : 1/2\n",
+			          best->key, best->ms);
+		}
 		return UNIAP_OK;
 	}
 	if (any_other)
 		return err_set(err, UNIAP_E_NOTFOUND, "%s: layertype_other: no entry for seq %s%s", file, seqkey,
 		               bsz ? " and the bsz given" : "");
-	/* Galvatron's own rule: other = (T(base) - sum_i n_i * bsz * t_i) / bsz, clamped at 0 */
+	/* Galvatron's own rule: other = (T(base) - sum_i n_i * T_i(bsz)) / bsz, clamped
+	 * at 0, with T_i(b) = alpha_i + beta_i * b the layers' fitted time (b * t_i
+	 * without a fit) */
 	total = galv_pick_total(r, n, a, bsz);
 	if (!total)
 		return err_set(err, UNIAP_E_NOTFOUND,
@@ -1284,7 +1410,7 @@ static uniap_code galv_times(const struct galv_crec *r, size_t n, const char *fi
 		               seqkey);
 	*other_ms = total->ms;
 	for (j = 0; j < a->n_types; j++)
-		*other_ms -= (double)total->layernum.v[j] * (double)total->bsz * layer_ms[j];
+		*other_ms -= (double)total->layernum.v[j] * (layer_fixed_ms[j] + (double)total->bsz * layer_ms[j]);
 	*other_ms /= (double)total->bsz;
 	if (*other_ms < 0)
 		*other_ms = 0;
@@ -1628,6 +1754,7 @@ static uniap_code galv_memory(const struct galv_mem *m, const char *file, const 
 struct galv_type_out {
 	const char *name;
 	double forward_s;
+	double forward_fixed_s; /* alpha of the fit; 0: not written */
 	double parameters;
 	const struct galv_tp_table *act_mb;
 	double output_bytes;
@@ -1647,6 +1774,7 @@ static int galv_add_type(cJSON *types, const struct galv_type_out *t)
 		return 0;
 	}
 	ok = cJSON_AddStringToObject(o, "name", t->name) && jenc_add_num(o, "forward_s_per_sample", t->forward_s) &&
+	     (t->forward_fixed_s == 0 || jenc_add_num(o, "forward_fixed_s", t->forward_fixed_s)) &&
 	     jenc_add_num(o, "parameters", t->parameters);
 	act = ok ? cJSON_AddObjectToObject(o, "activation_bytes_per_sample") : NULL;
 	ok = act != NULL;
@@ -1717,9 +1845,11 @@ struct galv_model_parts {
 	const struct galv_arch *arch;
 	int mixed;
 	double elem_bytes;
-	double layer_ms[GALV_MAX_TYPES];
+	double layer_ms[GALV_MAX_TYPES];       /* beta: ms per sample */
+	double layer_fixed_ms[GALV_MAX_TYPES]; /* alpha: ms per micro-batch, 0 without a fit */
 	struct galv_layer_mem lm[GALV_MAX_TYPES];
 	double other_ms;
+	double other_fixed_ms;
 	struct galv_other_mem first;
 	struct galv_other_mem last;
 };
@@ -1765,6 +1895,7 @@ static cJSON *galv_model_doc(const struct galv_model_parts *mp)
 	/* embedding: the first pipeline stage's non-layer part */
 	t.name = "embedding";
 	t.forward_s = other_s;
+	t.forward_fixed_s = mp->other_fixed_ms / 2 / 1000.0;
 	t.parameters = floor(galv_tp_one(&mp->first.states) * GALV_MIB / GALV_STATE_BYTES_PER_PARAM + 0.5);
 	t.act_mb = &mp->first.act;
 	t.output_bytes = (double)a->seq[0] * (double)a->hidden[0] * mp->elem_bytes;
@@ -1776,6 +1907,7 @@ static cJSON *galv_model_doc(const struct galv_model_parts *mp)
 
 		t.name = galv_layer_type_name(a, i, tname, sizeof(tname));
 		t.forward_s = f < GALV_MIN_FORWARD_S ? GALV_MIN_FORWARD_S : f;
+		t.forward_fixed_s = mp->layer_fixed_ms[i] / 1000.0;
 		t.parameters = floor(mp->lm[i].param_mb * GALV_MIB / GALV_PARAM_SIZE_BYTES_PER_PARAM + 0.5);
 		t.act_mb = &mp->lm[i].act;
 		t.output_bytes = (double)a->seq[i] * (double)a->hidden[i] * mp->elem_bytes;
@@ -1786,6 +1918,7 @@ static cJSON *galv_model_doc(const struct galv_model_parts *mp)
 	/* head: the last pipeline stage's non-layer part; its output is the loss */
 	t.name = "head";
 	t.forward_s = other_s;
+	t.forward_fixed_s = mp->other_fixed_ms / 2 / 1000.0;
 	t.parameters = floor(galv_tp_one(&mp->last.states) * GALV_MIB / GALV_STATE_BYTES_PER_PARAM + 0.5);
 	t.act_mb = &mp->last.act;
 	t.output_bytes = 4;
@@ -1854,7 +1987,8 @@ uniap_code galv_model_json(const struct galv_model_input *in, cJSON **out, struc
 	galv_note(rep, ", precision %s\n", in->precision);
 	if ((rc = galv_read_computation(in->computation, in->computation_name, &recs, &n_recs, err)) != UNIAP_OK)
 		goto out;
-	if ((rc = galv_times(recs, n_recs, in->computation_name, &arch, in->bsz, mp->layer_ms, &mp->other_ms, rep,
+	if ((rc = galv_times(recs, n_recs, in->computation_name, &arch, in->bsz, mp->layer_ms, mp->layer_fixed_ms,
+	                     &mp->other_ms, &mp->other_fixed_ms, rep,
 	                     err)) != UNIAP_OK)
 		goto out;
 	if ((rc = galv_read_memory(in->memory, in->memory_name, &mem, err)) != UNIAP_OK)

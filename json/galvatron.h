@@ -106,8 +106,10 @@ uniap_code galv_cluster_json(const struct galv_hw_input *in, struct cJSON **out,
  * the config (hidden<H>_head<N>[_seqlen<S>], or a model name that prefixes the
  * config's file name) is used.  computation_path + memory_path (both or
  * neither) name the pair explicitly instead.  seq (0: from the config) is the
- * sequence length; bsz (0: the largest profiled) the profiled batch size whose
- * per-sample times are used; sequence_parallel takes the "_sp" memory entries
+ * sequence length; bsz 0 fits each layer type's forward time alpha + beta * b
+ * over every batch size profiled (one size: its per-sample time, no alpha),
+ * bsz > 0 takes the per-sample times profiled at that batch size, no alpha;
+ * sequence_parallel takes the "_sp" memory entries
  * (by default the plain ones when the file has them).
  */
 struct galv_model_opts {

@@ -232,7 +232,30 @@ cJSON *jenc_plan(const struct cost_candidate *c, const int *stage, const size_t 
 	return root;
 }
 
-cJSON *jenc_evaluation(const struct cost_candidate *c, const struct plan_eval *ev)
+/* One stage's memory object (struct cost_stage_memory), bytes per device. */
+static cJSON *jenc_stage_memory(const struct cost_stage_memory *m)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (!o || !jenc_add_num(o, "model_states_bytes", m->model_states_bytes) ||
+	    !jenc_add_num(o, "fsdp_accumulation_bytes", m->fsdp_accumulation_bytes) ||
+	    !jenc_add_num(o, "activation_bytes", m->activation_bytes) ||
+	    !jenc_add_num(o, "allocated_bytes", m->allocated_bytes) ||
+	    !jenc_add_num(o, "memory_limit_bytes", m->memory_limit_bytes) ||
+	    !jenc_add_num(o, "fragmentation_bytes", m->fragmentation_bytes) ||
+	    !jenc_add_num(o, "fsdp_transient_bytes", m->fsdp_transient_bytes) ||
+	    !jenc_add_num(o, "reserved_bytes", m->reserved_bytes) ||
+	    !jenc_add_num(o, "margin_bytes", m->margin_bytes) ||
+	    !jenc_add_num(o, "free_bytes", m->free_bytes) ||
+	    !jenc_add_num(o, "device_memory_bytes", m->device_memory_bytes)) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
+cJSON *jenc_evaluation(const struct cost_candidate *c, const struct plan_eval *ev,
+                       const struct cost_stage_memory *mem)
 {
 	cJSON *root = cJSON_CreateObject(), *stages;
 	double batch = (double)c->microbatches * (double)c->microbatch_size;
@@ -254,7 +277,8 @@ cJSON *jenc_evaluation(const struct cost_candidate *c, const struct plan_eval *e
 
 		ok = jenc_append(stages, s) && jenc_add_num(s, "time_s", ev->stage_time_s[i]) &&
 		     jenc_add_num(s, "memory_bytes", ev->stage_memory_bytes[i]) &&
-		     jenc_add_num(s, "inflight_microbatches", (double)c->inflight[i]);
+		     jenc_add_num(s, "inflight_microbatches", (double)c->inflight[i]) &&
+		     (!mem || jenc_add(s, "memory", jenc_stage_memory(&mem[i])));
 	}
 	ok = ok && jenc_add(root, "comm_time_s",
 	                    c->pp > 1 ? jenc_doubles(ev->comm_time_s, (size_t)c->pp - 1)
@@ -479,13 +503,21 @@ uniap_code jenc_evaluate_report(const struct cluster_profile *cluster, const str
                                 int *matches, struct uniap_err *err)
 {
 	struct plan_applied a;
+	struct cost_stage_memory *mem = NULL;
 	uniap_code rc = plan_doc_apply(cluster, model, batch, p, &a, err);
 
 	if (rc != UNIAP_OK)
 		goto out;
+	mem = calloc((size_t)a.cand.pp, sizeof(*mem));
+	if (!mem) {
+		rc = err_set(err, UNIAP_E_NOMEM, "out of memory");
+		goto out;
+	}
+	if ((rc = cost_stage_memory(cluster, model, &a.cand, a.stage, a.strategy, mem, err)) != UNIAP_OK)
+		goto out;
 	*feasible = a.eval.valid && a.eval.fits;
 	*matches = fabs(a.eval.tpi_s - p->tpi_s) <= 1e-9 * fmax(1.0, fabs(a.eval.tpi_s));
-	*report = jenc_evaluation(&a.cand, &a.eval);
+	*report = jenc_evaluation(&a.cand, &a.eval, mem);
 	if (!*report || !jenc_add_num(*report, "plan_tpi_s", p->tpi_s) ||
 	    !cJSON_AddBoolToObject(*report, "tpi_matches", *matches)) {
 		cJSON_Delete(*report);
@@ -493,6 +525,7 @@ uniap_code jenc_evaluate_report(const struct cluster_profile *cluster, const str
 		rc = err_set(err, UNIAP_E_NOMEM, "out of memory");
 	}
 out:
+	free(mem);
 	plan_applied_release(&a);
 	return rc;
 }

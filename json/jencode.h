@@ -42,8 +42,14 @@ cJSON *jenc_strategy(const struct strategy *s);
 cJSON *jenc_plan(const struct cost_candidate *cand, const int *stage, const size_t *strategy,
                  const struct plan_eval *ev);
 
-/* The evaluation report {feasible, valid, fits, reason, tpi_s, ...}. */
-cJSON *jenc_evaluation(const struct cost_candidate *cand, const struct plan_eval *ev);
+/*
+ * The evaluation report {feasible, valid, fits, reason, tpi_s, ...}; with mem
+ * (borrowed, cand->pp entries; NULL: left out) each stage also gets its
+ * "memory" object (struct cost_stage_memory's fields, in bytes).  Returns an
+ * owned object (cJSON_Delete), NULL on out of memory.
+ */
+cJSON *jenc_evaluation(const struct cost_candidate *cand, const struct plan_eval *ev,
+                       const struct cost_stage_memory *mem);
 
 /*
  * The cluster / model profile document of c / m (borrowed; validated), in the

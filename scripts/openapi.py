@@ -78,7 +78,30 @@ S['EvaluateRequest'] = {'type': 'object', 'required': ['cluster', 'model', 'batc
     'cluster': ref_or_doc('Cluster'), 'model': ref_or_doc('Model'),
     'batch': {'type': 'integer', 'minimum': 1, 'description': 'The global batch size.'}, 'plan': R('Plan')}}
 S['EvaluateReport'] = {'type': 'object', 'description': 'What `uniap evaluate` prints (jenc_evaluate_report); feasible false is a 200 too.',
-    'additionalProperties': True, 'properties': {'feasible': {'type': 'boolean'}, 'plan_tpi_s': {'type': 'number'}, 'tpi_matches': {'type': 'boolean'}}}
+    'additionalProperties': True, 'properties': {'feasible': {'type': 'boolean'}, 'plan_tpi_s': {'type': 'number'}, 'tpi_matches': {'type': 'boolean'},
+    'memory_limit_bytes': {'type': 'number', 'description': 'What one device may allocate (docs/cost-model.md, "Memory").'},
+    'stages': {'type': 'array', 'items': R('EvaluateStage')}}}
+S['EvaluateStage'] = {'type': 'object', 'additionalProperties': True, 'properties': {
+    'time_s': {'type': 'number'}, 'memory_bytes': {'type': 'number', 'description': 'The audit format\'s stage memory (= memory.allocated_bytes).'},
+    'inflight_microbatches': {'type': 'integer'}, 'memory': R('StageMemory')}}
+_mem = lambda d: {'type': 'number', 'description': d}
+S['StageMemory'] = {'type': 'object', 'description': ('Where one device of the stage spends its memory, in bytes (core/cost.h, struct cost_stage_memory): '
+    'allocated = model_states + fsdp_accumulation + activation, the stage fits iff allocated <= memory_limit_bytes (iff free >= 0), and '
+    'allocated + fragmentation + fsdp_transient + reserved + margin + free = device_memory.'),
+    'required': ['model_states_bytes', 'fsdp_accumulation_bytes', 'activation_bytes', 'allocated_bytes', 'memory_limit_bytes',
+                 'fragmentation_bytes', 'fsdp_transient_bytes', 'reserved_bytes', 'margin_bytes', 'free_bytes', 'device_memory_bytes'],
+    'properties': {
+    'model_states_bytes': _mem('Parameters, gradients and optimizer states of the stage\'s layers.'),
+    'fsdp_accumulation_bytes': _mem('Unsharded gradients FSDP layers keep between micro-batches.'),
+    'activation_bytes': _mem('In-flight micro-batches times the activations of one.'),
+    'allocated_bytes': _mem('The three above.'),
+    'memory_limit_bytes': _mem('The limit on allocated_bytes.'),
+    'fragmentation_bytes': _mem('The allocator\'s loss: memory_fragmentation times allocated_bytes.'),
+    'fsdp_transient_bytes': _mem('Gathered parameters of FSDP layers (the candidate\'s largest).'),
+    'reserved_bytes': _mem('The framework\'s bytes: the cluster\'s reserved_bytes.'),
+    'margin_bytes': _mem('Safety margin: memory_margin times the device memory.'),
+    'free_bytes': _mem('What is left; negative when the stage does not fit.'),
+    'device_memory_bytes': _mem('The cluster\'s memory_bytes.')}}
 S['PlanRequest'] = {'type': 'object', 'required': ['cluster', 'model', 'batch'], 'additionalProperties': False, 'properties': {
     'cluster': ref_or_doc('Cluster'), 'model': ref_or_doc('Model'),
     'batch': {'type': 'integer', 'minimum': 1, 'maximum': 1000000000, 'description': 'The global batch size.'},
@@ -86,7 +109,8 @@ S['PlanRequest'] = {'type': 'object', 'required': ['cluster', 'model', 'batch'],
     'space': {'type': 'string', 'enum': ['unified', 'inter', 'intra', 'uniform'], 'default': 'unified'},
     'time_limit_s': {'type': 'number', 'exclusiveMinimum': 0, 'default': 60, 'description': 'Per candidate; at most the service\'s --max-time-limit.'},
     'gap': {'type': 'number', 'minimum': 0, 'maximum': 1, 'default': 0, 'description': 'Relative MILP gap; 0 proves optimality.'},
-    'recompute': {'type': 'boolean', 'default': False}, 'early_stop': {'type': 'boolean', 'default': False}}}
+    'recompute': {'type': 'boolean', 'default': False}, 'early_stop': {'type': 'boolean', 'default': False},
+    'memory_margin': {'type': 'number', 'minimum': 0, 'maximum': 0.5, 'description': 'Fraction of each device\'s memory no plan may use, for this request; default: the cluster\'s device.memory_margin (itself 0.02 by default). Part of the cost cache\'s key.'}}}
 S['Candidate'] = {'type': 'object', 'properties': {
     'pp': {'type': 'integer'}, 'microbatches': {'type': 'integer'}, 'status': {'type': 'string'},
     'tpi_s': {'type': ['number', 'null']}, 'solve_s': {'type': 'number'}, 'bound': {'type': ['number', 'null']},

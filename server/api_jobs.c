@@ -230,7 +230,7 @@ static char *api_plan_request(const cJSON *body, const struct cluster_profile *c
                               const struct model_profile *m)
 {
 	static const char *const option_keys[] = {
-		"batch", "schedule", "space", "time_limit_s", "gap", "recompute", "early_stop",
+		"batch", "schedule", "space", "time_limit_s", "gap", "recompute", "early_stop", "memory_margin",
 	};
 	cJSON *o = cJSON_CreateObject(), *sum = NULL, *cd = NULL, *md = NULL;
 	char *text = NULL;
@@ -368,7 +368,7 @@ static uniap_code api_plan_build(struct http_request *req, char **text, struct u
 	*text = NULL;
 	if ((rc = runner_options_json(req->json, "body", app->max_time_limit_s, &o, err)) == UNIAP_OK &&
 	    (rc = api_input(req, 1, &c, &m, err)) == UNIAP_OK && (rc = api_input(req, 0, &c, &m, err)) == UNIAP_OK &&
-	    !(t = api_plan_request(req->json, &c, &m)))
+	    (rc = runner_margin_json(req->json, "body", &c, err)) == UNIAP_OK && !(t = api_plan_request(req->json, &c, &m)))
 		rc = err_set(err, UNIAP_E_NOMEM, "request: out of memory");
 	*text = t;
 	cluster_release(&c);

@@ -125,6 +125,10 @@ uniap_code runner_request_decode(const char *text, size_t len, struct runner_req
 	if (rc == UNIAP_OK)
 		rc = jdec_cluster_json(cJSON_GetObjectItemCaseSensitive(root, "cluster"), "request.cluster",
 		                       &out->cluster, err);
+	/* the stored cluster already carries it; applied again for a request stored without */
+	if (rc == UNIAP_OK)
+		rc = runner_margin_json(cJSON_GetObjectItemCaseSensitive(root, "summary"), "request.summary",
+		                        &out->cluster, err);
 	if (rc == UNIAP_OK)
 		rc = jdec_model_json(cJSON_GetObjectItemCaseSensitive(root, "model"), "request.model",
 		                     &out->model, err);
@@ -172,7 +176,7 @@ static uniap_code runner_number(const cJSON *obj, const char *root, const char *
 
 static const char *const runner_request_keys[] = {
 	"cluster", "model", "batch", "schedule", "space", "time_limit_s", "gap", "recompute",
-	"early_stop",
+	"early_stop", "memory_margin",
 };
 
 uniap_code runner_options_json(const cJSON *obj, const char *root, double max_time_limit_s,
@@ -220,6 +224,22 @@ uniap_code runner_options_json(const cJSON *obj, const char *root, double max_ti
 		return err_set(err, UNIAP_E_INVALID,
 		               "%s.space: must be \"unified\", \"inter\", \"intra\" or \"uniform\"", root);
 	return UNIAP_OK;
+}
+
+uniap_code runner_margin_json(const cJSON *obj, const char *root, struct cluster_profile *c,
+                              struct uniap_err *err)
+{
+	char field[96];
+	double margin = 0;
+	uniap_code rc;
+
+	if (!cJSON_GetObjectItemCaseSensitive(obj, "memory_margin"))
+		return UNIAP_OK;
+	if ((rc = runner_number(obj, root, "memory_margin", 0, MODEL_MAX_MEMORY_FRACTION, 0, 0, &margin, err)) !=
+	    UNIAP_OK)
+		return rc;
+	snprintf(field, sizeof(field), "%s.memory_margin", root);
+	return cluster_set_memory_margin(c, margin, field, err);
 }
 
 uniap_code runner_memo_base(const struct runner_request *r, unsigned char out[STORE_SHA256_BYTES],

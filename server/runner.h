@@ -61,12 +61,24 @@ void runner_request_release(struct runner_request *r);
  * integer 1..1e9), "schedule" ("gpipe"|"1f1b"), "space", "time_limit_s"
  * (0.001..max_time_limit_s, where the argument max_time_limit_s <= 0 means
  * 86400), "gap" (0..1), "recompute" and
- * "early_stop" (booleans); "cluster" and "model" are the caller's to read;
+ * "early_stop" (booleans); "cluster", "model" and "memory_margin"
+ * (runner_margin_json) are the caller's to read;
  * any other key, or a key given twice, is refused.  Messages are rooted at
  * root ("body").
  */
 uniap_code runner_options_json(const struct cJSON *obj, const char *root, double max_time_limit_s,
                                struct uop_options *o, struct uniap_err *err);
+
+/*
+ * A request's "memory_margin" (obj borrowed; absent: nothing to do), a number
+ * in [0, 0.5], replaces the memory_margin of the request's cluster c
+ * (borrowed, validated).  Applied before the cost cache's key is computed
+ * (runner_memo_base hashes the cluster document), so matrices built under one
+ * margin are never reused under another.  Messages are rooted at root
+ * ("body.memory_margin").
+ */
+uniap_code runner_margin_json(const struct cJSON *obj, const char *root, struct cluster_profile *c,
+                              struct uniap_err *err);
 
 /*
  * The cost-cache key base of a request: SHA-256 of the memo format, the

@@ -93,6 +93,7 @@ call b-evaluate 404 '"pointer":"/cluster"' POST /v1/evaluate "$B" "$tmp/eval-ids
 
 # evaluate: uploaded ids, inline documents, catalog names
 call evaluate-ids 200 '"tpi_matches":true' POST /v1/evaluate "$A" "$tmp/eval-ids.json"
+call evaluate-memory 200 '"memory":{"model_states_bytes":911605760,' POST /v1/evaluate "$A" "$tmp/eval-ids.json"
 evaluate_body "$(cat $EX/cluster-8gpu-nvlink.json)" "$(cat $EX/model-bert-chain.json)" \
 	"$EX/plan-example.json" 32 >"$tmp/eval-inline.json"
 call evaluate-inline 200 '"tpi_matches":true' POST /v1/evaluate "$A" "$tmp/eval-inline.json"

@@ -42,11 +42,16 @@ batch=$(sed -n 's/.*"microbatches": *\([0-9]*\).*/\1/p' $EX/plan-example.json | 
 mbs=$(sed -n 's/.*"microbatch_size": *\([0-9]*\).*/\1/p' $EX/plan-example.json | head -n 1)
 B=$((batch * mbs))
 check evaluate-example 0 '"feasible":true' -- "$UNIAP" evaluate $C --batch $B --plan $EX/plan-example.json
+# the memory breakdown: stage 0 of the example (1f1b, 2 in flight), bytes; the older fields unchanged
+check evaluate-memory 0 '"memory_bytes":2346057728,"inflight_microbatches":2,"memory":{"model_states_bytes":911605760,"fsdp_accumulation_bytes":0,"activation_bytes":1434451968,"allocated_bytes":2346057728' \
+	-- "$UNIAP" evaluate $C --batch $B --plan $EX/plan-example.json
+check evaluate-memory-device 0 '"device_memory_bytes":34359738368}' -- "$UNIAP" evaluate $C --batch $B --plan $EX/plan-example.json
 check evaluate-wrong-batch 1 "plan.microbatch_size" -- "$UNIAP" evaluate $C --batch $((B + 1)) --plan $EX/plan-example.json
 sed 's/"tpi_s": *[0-9.eE+-]*/"tpi_s": 12345/' $EX/plan-example.json >"$tmp/tampered.json"
 check evaluate-mismatch 4 '"tpi_matches":false' -- "$UNIAP" evaluate $C --batch $B --plan "$tmp/tampered.json"
 sed 's/"memory_bytes": *[0-9]*/"memory_bytes": 2000000000/' $EX/cluster-8gpu-nvlink.json >"$tmp/small.json"
 check evaluate-over-memory 3 '"fits_memory":false' -- "$UNIAP" evaluate --cluster "$tmp/small.json" --model $EX/model-bert-chain.json --batch $B --plan $EX/plan-example.json
+check evaluate-over-memory-free 3 '"free_bytes":-' -- "$UNIAP" evaluate --cluster "$tmp/small.json" --model $EX/model-bert-chain.json --batch $B --plan $EX/plan-example.json
 check evaluate-missing-plan 2 "--plan: required" -- "$UNIAP" evaluate $C --batch $B
 printf '{"pp": 1}' >"$tmp/badplan.json"
 check evaluate-bad-plan 1 "plan" -- "$UNIAP" evaluate $C --batch $B --plan "$tmp/badplan.json"
@@ -61,6 +66,25 @@ done
 check plan-1f1b-recompute 0 '"schedule":"1f1b"' -- "$UNIAP" plan $C --batch 16 --schedule 1f1b --recompute
 check plan-text 0 "plan: space unified pp" -- "$UNIAP" plan $C --batch 32 --format text
 check plan-dag 0 '"optimal":true' -- "$UNIAP" plan --cluster $EX/cluster-16gpu-pcie-pairs.json --model $EX/model-t5-dag.json --batch 8 --schedule 1f1b
+# --memory-margin: envb-8 (12 GiB TITAN Xp, 1 GiB reserved, margin 0 and no fragmentation in the
+# catalog) with bert-huge at batch 16 uses 9.1 GiB on a stage; with a margin of 0.3 no stage may use
+# more than 12 GiB x 0.7 - 1 GiB (8804682956.8 bytes), and that plan does not fit without the override
+MB='--cluster envb-8 --model bert-huge --batch 16'
+check margin-plan 0 '"optimal":true' -- "$UNIAP" plan $MB --memory-margin 0.3 --threads 2
+cp "$tmp/out" "$tmp/plan-margin.json"
+check margin-evaluate 0 '"margin_bytes":386547056' -- "$UNIAP" evaluate $MB --memory-margin 0.3 --plan "$tmp/plan-margin.json"
+# every stage's memory_bytes (the audit stage memory) within 12 GiB x 0.7 - 1 GiB
+over=$(grep -o '"memory_bytes":[0-9.e+]*' "$tmp/out" | sed 's/.*://' |
+	awk '{ n++ } $1 > 12884901888 * 0.7 - 1073741824 { over++ } END { printf "%d over of %d", over, n }')
+check margin-within 0 "0 over of 8" -- echo "$over"
+check margin-default-plan 0 '"optimal":true' -- "$UNIAP" plan $MB --threads 2
+cp "$tmp/out" "$tmp/plan-nomargin.json"
+check margin-default-overfills 3 '"fits_memory":false' -- "$UNIAP" evaluate $MB --memory-margin 0.3 --plan "$tmp/plan-nomargin.json"
+check margin-costs 0 '"memory_limit_bytes":' -- "$UNIAP" costs --cluster envb-8 --model bert-huge --batch 16 --pp 2 \
+	--microbatches 8 --memory-margin 0.5
+check margin-bad 2 "--memory-margin: must be in [0, 0.5], got 0.6" -- "$UNIAP" plan $MB --memory-margin 0.6
+check margin-not-number 2 "--memory-margin: must be a number" -- "$UNIAP" evaluate $MB --memory-margin 2% \
+	--plan "$tmp/plan-margin.json"
 check plan-bad-space 2 "--space: must be" -- "$UNIAP" plan $C --batch 32 --space diagonal
 check plan-bad-threads 2 "--threads: must be in" -- "$UNIAP" plan $C --batch 32 --threads 0
 check plan-bad-gap 2 "--gap: must be a number" -- "$UNIAP" plan $C --batch 32 --gap 2

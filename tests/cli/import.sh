@@ -65,6 +65,13 @@ check hw-explicit 0 '"overlap_coefficient":1.125552573612729' -- "$UNIAP" import
 	--allreduce "$HW/allreduce_bandwidth_1nodes_8gpus_per_node.json" --overlap "$HW/overlap_coefficient.json"
 check model-stdout 0 '"name":"bert-large-uncased-seq512"' -- "$UNIAP" import galvatron --model-dir "$MD/bert_hf" \
 	--config "$MD/bert_hf/bert-large-uncased.json" --quiet
+# the forward time alpha + beta * b fitted over the profiled batch sizes (GPT-6.7B: bsz 1..16)
+check fit-gpt 0 "alpha 1.60734 ms + beta 3.9081 ms/sample, max residual 3.62 %" -- "$UNIAP" import galvatron \
+	--model-dir "$MD/gpt_hf" --config "$MD/gpt_hf/gpt-6.7b.json"
+check fit-gpt-doc 0 '"forward_fixed_s":0.0016073' -- "$UNIAP" import galvatron \
+	--model-dir "$MD/gpt_hf" --config "$MD/gpt_hf/gpt-6.7b.json" --quiet
+check fit-llama-bsz 0 "from layertype_0_bsz4 = 5.27249 ms per sample (one batch size: no fixed time)" -- \
+	"$UNIAP" import galvatron --model-dir "$MD/llama_hf" --config "$MD/llama_hf/llama-7b.json" --profile-bsz 4
 
 # every model with profiles imports and plans on the 8-GPU cluster (batch 8)
 for spec in bert_hf/bert-base-uncased bert_hf/bert-large-uncased gpt_hf/gpt-1.5b gpt_hf/gpt-2.7b \

@@ -117,6 +117,20 @@ gm=$(last_id)
 call galv-model-doc 200 '"layer_types"' GET "/v1/models/$gm"
 call galv-model-name 200 '"name":"galvatron-seq512"' GET "/v1/models/$gm"
 
+# ---- Galvatron model: Llama-7B, profiled at bsz 1..14: the forward time's fixed part is kept
+LD=$FIX/models/llama_hf
+{
+	printf '{"config":'
+	cat "$LD/llama-7b.json"
+	printf ',"computation":'
+	cat "$LD/computation_profiling_bf16_hidden4096_head32_seqlen2048.json"
+	printf ',"memory":'
+	cat "$LD/memory_profiling_bf16_hidden4096_head32_seqlen2048.json"
+	printf '}'
+} >"$tmp/gllama.json"
+call galv-llama 201 '"kind":"model"' POST "/v1/models?format=galvatron" "$tmp/gllama.json"
+call galv-llama-fixed 200 '"forward_fixed_s":0.00147' GET "/v1/models/$(last_id)"
+
 # ---- nccl-tests on a catalog base, on the stored Galvatron cluster, on an inline document
 {
 	printf '{"name":"dgx-measured","base":"dgx-a100","outputs":['

@@ -258,6 +258,9 @@ bad_plan '{"cluster":"enva","model":"bert-huge","batch":1e300}' batch-huge 422 '
 bad_plan '{"cluster":"enva","model":"bert-huge","batch":2.5}' batch-fraction 422 '"pointer":"/batch"'
 bad_plan '{"cluster":"enva","model":"bert-huge","batch":8,"frob":1}' unknown-field 422 'frob'
 bad_plan '{"cluster":"enva","model":"bert-huge","batch":8,"schedule":"zigzag"}' schedule 422 '"pointer":"/schedule"'
+bad_plan '{"cluster":"enva","model":"bert-huge","batch":8,"memory_margin":0.6}' margin-high 422 '"pointer":"/memory_margin"'
+bad_plan '{"cluster":"enva","model":"bert-huge","batch":8,"memory_margin":-0.1}' margin-negative 422 '"pointer":"/memory_margin"'
+bad_plan '{"cluster":"enva","model":"bert-huge","batch":8,"memory_margin":"0.1"}' margin-string 422 '"pointer":"/memory_margin"'
 bad_plan '{"cluster":"enva","model":"bert-huge","batch":8,"space":"galaxy"}' space 422 '"pointer":"/space"'
 bad_plan '{"cluster":"enva","model":"bert-huge","batch":8,"time_limit_s":-1}' time-limit 422 '"pointer":"/time_limit_s"'
 bad_plan '{"cluster":"enva","model":"bert-huge","batch":8,"time_limit_s":1e9}' time-limit-cap 422 '"pointer":"/time_limit_s"'
@@ -353,6 +356,15 @@ if [ "$jr" != "$j1" ] && wait_job "$jr" "$A" "succeeded failed canceled" 100 && 
 if grep -qF '"cached":true' "$tmp/job"; then ok; else bad "repeat: no cached candidate"; fi
 got=$(tpi "$tmp/job")
 if [ "$got" = "$tpi_ex" ]; then ok; else bad "repeat: tpi_s '$got', want '$tpi_ex'"; fi
+# the same request with its own memory_margin: kept in the request, and no matrices of the
+# cluster's margin are reused (the margin is part of the cost cache's key)
+printf '{"cluster":%s,"model":%s,"batch":32,"memory_margin":0.3}' "$cid" "$mid" >"$tmp/flow-margin.json"
+submit margin-submit "$A" "$tmp/flow-margin.json"
+jm=$jobid
+if grep -qF '"memory_margin":0.3' "$tmp/body"; then ok; else bad "margin-submit: request: $(head -c 400 "$tmp/body")"; fi
+if wait_job "$jm" "$A" "succeeded failed canceled" 100 && [ "$(jst "$tmp/job")" = succeeded ]; then
+	ok; else bad "margin: job $jm: $(head -c 300 "$tmp/job")"; fi
+if grep -qF '"cached":true' "$tmp/job"; then bad "margin: a candidate came from the cache of another margin"; else ok; fi
 metrics metrics
 metric_is 'uniapd_jobs{state="succeeded"}' -ge 54
 metric_is 'uniapd_cost_cache_requests_total{result="hit"}' -gt 0

@@ -6,7 +6,9 @@
  * an independent recomputation from the printed audit JSON (what an outside
  * checker does); and the plan document round trip (jenc_plan -> text ->
  * jdec_plan -> plan_doc_resolve -> plan_evaluate), whose tpi_s must equal
- * its own recomputed TPI.
+ * its own recomputed TPI.  The per-stage memory breakdown (cost_stage_memory)
+ * adds up to the audit stage memory and, with the allowances, to the device
+ * memory, and its free bytes are >= 0 exactly when the stage fits.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -101,6 +103,44 @@ static double audit_tpi(const cJSON *doc, const int *stage, const size_t *strat)
 	return sum + (c - 1) * worst;
 }
 
+/* The identities of cost.h's struct cost_stage_memory on one evaluated assignment. */
+static void check_memory_breakdown(const struct cluster_profile *cl, const struct model_profile *m,
+                                   const struct cost_candidate *cand, const int *stage, const size_t *strat,
+                                   const struct plan_eval *ev)
+{
+	struct cost_stage_memory mem[8];
+	struct uniap_err err = { 0 };
+	int i, all_fit = 1, decided = 1;
+
+	assert_true(cand->pp <= 8);
+	assert_int_equal(cost_stage_memory(cl, m, cand, stage, strat, mem, &err), UNIAP_OK);
+	for (i = 0; i < cand->pp; i++) {
+		const struct cost_stage_memory *x = &mem[i];
+		double parts = x->model_states_bytes + x->fsdp_accumulation_bytes + x->activation_bytes;
+		double whole = x->allocated_bytes + x->fragmentation_bytes + x->fsdp_transient_bytes +
+		               x->reserved_bytes + x->margin_bytes + x->free_bytes;
+
+		/* the audit stage memory, exactly, and its three parts */
+		assert_true(x->allocated_bytes == ev->stage_memory_bytes[i]);
+		assert_true(fabs(parts - x->allocated_bytes) <= 1e-12 * x->allocated_bytes);
+		assert_int_equal(x->inflight_microbatches, cand->inflight[i]);
+		/* everything reconciles to the device memory */
+		assert_true(fabs(whole - x->device_memory_bytes) <= 1e-9 * x->device_memory_bytes);
+		assert_true(x->device_memory_bytes == cl->memory_bytes);
+		assert_true(x->margin_bytes == cl->memory_margin * cl->memory_bytes);
+		assert_true(x->reserved_bytes == cl->reserved_bytes);
+		assert_true(x->memory_limit_bytes == cand->memory_limit_bytes);
+		/* the fit check: allocated <= limit iff free >= 0 (away from rounding) */
+		if (fabs(x->free_bytes) > 1e-9 * x->device_memory_bytes)
+			assert_int_equal(x->allocated_bytes <= x->memory_limit_bytes, x->free_bytes >= 0);
+		else
+			decided = 0;
+		all_fit &= x->free_bytes >= 0;
+	}
+	if (decided)
+		assert_int_equal(ev->fits, all_fit);
+}
+
 static void random_case(int trial)
 {
 	static const int dev[] = { 2, 4, 8 };
@@ -121,6 +161,8 @@ static void random_case(int trial)
 	double expect;
 
 	assert_int_equal(fx_cluster(&cl, 2, 4, dev, bw, 3, rnd(2) ? 8e9 : 64e9, 1e8, 1 + rnd(5) * 0.1), 0);
+	cl.memory_fragmentation = (trial % 3) * 0.05;
+	cl.memory_margin = (trial % 4) * 0.02;
 	assert_int_equal(fx_model_chain(&m, L, rnd(2) ? MODEL_MIXED : MODEL_FP32, 1e-3 * (1 + rnd(9)),
 	                                rnd(2) ? 6e-4 : 0, 1e6 * (1 + rnd(50)), 1e7 * (1 + rnd(9)),
 	                                rnd(2) ? 6e6 : 0, 1e5 * (1 + rnd(9)), 1e5), 0);
@@ -157,6 +199,7 @@ static void random_case(int trial)
 		strat[u] = rnd((unsigned)K);
 
 	assert_int_equal(plan_evaluate(&cand, stage, strat, &ev, &err), UNIAP_OK);
+	check_memory_breakdown(&cl, &m, &cand, stage, strat, &ev);
 	audit = jenc_costs(&cand);
 	text = jenc_print(audit, 0);
 	parsed = cJSON_Parse(text);

@@ -24,6 +24,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "cost.h"
+#include "fixtures.h"
 #include "galvatron.h"
 #include "jdecode.h"
 #include "jencode.h"
@@ -378,17 +380,29 @@ static void test_batch_choice_and_derived_other(void **state)
 	double other;
 
 	(void)state;
-	/* llama: layertype_0_bsz1..14; the largest batch size wins by default */
+	/* llama: layertype_0_bsz1..14; by default the time of a micro-batch of b
+	 * samples, b * ms(b), is fitted as alpha + beta * b over the 14 sizes */
 	assert_int_equal(import_model("llama_hf", "llama-7b.json", 0, 0, &doc, &err), UNIAP_OK);
 	decode_model(doc, &m);
-	assert_true(find_type(&m, "llama_layer")->forward_s[0].value == 5.10182021004813 / 1000.0);
-	assert_true(find_type(&m, "head")->forward_s[0].value == 3.3165357317243314 / 2 / 1000.0);
+	t = find_type(&m, "llama_layer");
+	assert_true(fabs(t->forward_s[0].value * 1000.0 - 4.89244) < 1e-5);
+	assert_true(fabs(t->forward_fixed_s * 1000.0 - 1.47241) < 1e-5);
+	/* the fit passes near the measured ends: bsz 1 (6.28 ms) and bsz 14 */
+	assert_true(fabs(t->forward_fixed_s + t->forward_s[0].value - 6.284 / 1000.0) < 0.05 * 6.284 / 1000.0);
+	assert_true(fabs(t->forward_fixed_s + 14 * t->forward_s[0].value - 14 * 5.10182021004813 / 1000.0) <
+	            0.05 * 14 * 5.10182021004813 / 1000.0);
+	/* embedding + head: their own fit, split in halves */
+	t = find_type(&m, "head");
+	assert_true(fabs(t->forward_s[0].value * 1000.0 - 3.47519 / 2) < 1e-5);
+	assert_true(fabs(t->forward_fixed_s * 1000.0 - 2.00562 / 2) < 1e-5);
 	model_release(&m);
 	cJSON_Delete(doc);
 	doc = NULL;
+	/* --profile-bsz: one batch size, its per-sample time, no fixed time */
 	assert_int_equal(import_model("llama_hf", "llama-7b.json", 0, 4, &doc, &err), UNIAP_OK);
 	decode_model(doc, &m);
 	assert_true(find_type(&m, "llama_layer")->forward_s[0].value == 5.27249355316162 / 1000.0);
+	assert_true(find_type(&m, "llama_layer")->forward_fixed_s == 0);
 	model_release(&m);
 	cJSON_Delete(doc);
 	doc = NULL;
@@ -403,6 +417,8 @@ static void test_batch_choice_and_derived_other(void **state)
 	other /= 4.0;
 	t = find_type(&m, "embedding");
 	assert_true(t->forward_s[0].value == other / 2 / 1000.0);
+	assert_true(t->forward_fixed_s == 0); /* a bare layertype_0: one size, no fit */
+	assert_true(find_type(&m, "gpt_layer")->forward_fixed_s == 0);
 	assert_true(find_type(&m, "gpt_layer")->parameters == floor(119.087890625 * MIB / 4 + 0.5));
 	/* scalar model_states / activation are TP size 1 */
 	assert_true(t->parameters == floor(1277.0 * MIB / 16 + 0.5));
@@ -429,9 +445,11 @@ static void test_t5_and_swin_graphs(void **state)
 	assert_false(has_edge(&m, "enc.22", "dec.0"));
 	t = find_type(&m, "t5_decoder_layer");
 	assert_int_equal(t->tp_allreduces_per_pass, 3);
-	assert_true(t->forward_s[0].value == 0.6277944445610044 / 1000.0); /* bsz8 */
+	/* fitted over bsz 1..8 */
+	assert_true(fabs(t->forward_s[0].value * 1000.0 - 0.401176) < 1e-5);
+	assert_true(fabs(t->forward_fixed_s * 1000.0 - 1.5197) < 1e-4);
 	assert_true(t->parameters == floor(258.19140625 * MIB / 4 + 0.5));
-	assert_true(find_type(&m, "embedding")->forward_s[0].value == 0.801060605049134 / 2 / 1000.0);
+	assert_true(fabs(find_type(&m, "embedding")->forward_s[0].value * 1000.0 - 0.38388 / 2) < 1e-5);
 	model_release(&m);
 	cJSON_Delete(doc);
 	doc = NULL;
@@ -440,7 +458,8 @@ static void test_t5_and_swin_graphs(void **state)
 	decode_model(doc, &m);
 	t = find_type(&m, "swin_stage2");
 	assert_true(t->output_bytes_per_sample == 196.0 * 1280 * 2);
-	assert_true(t->forward_s[0].value == 0.23630700641208235 / 1000.0);
+	assert_true(t->forward_s[0].value == 0.23630700641208235 / 1000.0); /* bsz12 only: no fit */
+	assert_true(t->forward_fixed_s == 0);
 	assert_true(tp_value(t->activation_bytes, t->n_activation_bytes, 4) == 3.6226806640625 * MIB);
 	assert_true(find_type(&m, "swin_stage3")->parameters == floor(304.0 * MIB / 4 + 0.5));
 	assert_true(find_type(&m, "embedding")->forward_s[0].value == 1e-9); /* other time 0: floored */
@@ -526,6 +545,44 @@ static void test_valid_minimal_inputs(void **state)
 		fail_msg("%s", err.msg);
 	if (run_corrupt(CF_MEMORY, NULL, &err) != UNIAP_OK)
 		fail_msg("%s", err.msg);
+}
+
+/*
+ * A profile whose free fit has an intercept below 0 (T(1) = 1 ms, T(2) = 3 ms:
+ * alpha -1) is refitted through the origin, beta = (1*1 + 2*3) / (1 + 4) =
+ * 1.4 ms, and the report says so.
+ */
+static void test_fit_through_origin(void **state)
+{
+	static const char comp[] = "{\"layertype_0_bsz1_seq128\": 1.0, \"layertype_0_bsz2_seq128\": 1.5,"
+	                           " \"layertype_other_0_bsz1_seq128\": 2.0}";
+	struct galv_report rep = { { 0 } };
+	struct uniap_err err = { 0 };
+	struct model_profile m = { 0 };
+	cJSON *cfg = cJSON_Parse(corrupt_valid[CF_CONFIG]), *c = cJSON_Parse(comp);
+	cJSON *mem = cJSON_Parse(corrupt_valid[CF_MEMORY]), *doc = NULL;
+	const struct model_layer_type *t;
+	struct galv_model_input mi = {
+		.config = cfg, .config_name = "cfg.json", .computation = c, .computation_name = "comp.json",
+		.memory = mem, .memory_name = "mem.json", .precision = "bf16",
+	};
+
+	(void)state;
+	assert_non_null(cfg);
+	assert_non_null(c);
+	assert_non_null(mem);
+	if (galv_model_json(&mi, &doc, &rep, &err) != UNIAP_OK)
+		fail_msg("%s", err.msg);
+	decode_model(doc, &m);
+	t = find_type(&m, "bert_layer");
+	assert_true(fabs(t->forward_s[0].value - 1.4 / 1000.0) < 1e-15);
+	assert_true(t->forward_fixed_s == 0);
+	assert_non_null(strstr(rep.text, "alpha -1 ms is below 0, refitted through the origin"));
+	model_release(&m);
+	cJSON_Delete(doc);
+	cJSON_Delete(cfg);
+	cJSON_Delete(c);
+	cJSON_Delete(mem);
 }
 
 static void test_corrupt_inputs(void **state)
@@ -659,6 +716,71 @@ static void test_corrupt_files(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+/* Sum of one candidate's layer times under strategy 0 (the only one on one device). */
+static double layer_time_sum(const struct cluster_profile *c, const struct model_profile *m, long batch,
+                             long microbatches)
+{
+	struct cost_options opt = { 0 };
+	struct cost_candidate cand;
+	struct uniap_err err = { 0 };
+	double sum = 0;
+	size_t u;
+
+	opt.batch = batch;
+	opt.pp = 1;
+	opt.microbatches = microbatches;
+	if (cost_build(c, m, &opt, &cand, &err) != UNIAP_OK)
+		fail_msg("%s", err.msg);
+	for (u = 0; u < cand.n_layers; u++)
+		sum += cand.time_s[u * cost_k(&cand)];
+	cost_candidate_release(&cand);
+	return sum;
+}
+
+/*
+ * GPT-6.7B (layertype_0_bsz1..16): with the fitted fixed time a micro-batch
+ * of 1 sample costs more per sample than one of 8 (about 1.3x); without it
+ * (alpha zeroed) both cost the same per sample.
+ */
+static void test_fixed_time_prices_small_microbatches(void **state)
+{
+	static const int devices[] = { 1 };
+	static const double bw[] = { 100 };
+	struct cluster_profile c = { 0 };
+	struct model_profile m = { 0 };
+	struct uniap_err err = { 0 };
+	struct galv_report rep = { { 0 } };
+	struct galv_model_opts o = { 0 };
+	char dir[512], cfg[640];
+	cJSON *doc = NULL;
+	double per_sample_b1, per_sample_b8;
+	size_t i;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/models/gpt_hf", fixture_root());
+	snprintf(cfg, sizeof(cfg), "%s/gpt-6.7b.json", dir);
+	o.dir = dir;
+	o.config_path = cfg;
+	assert_int_equal(galv_import_model(&o, &doc, &rep, &err), UNIAP_OK);
+	/* the report gives the fit: alpha, beta, max residual */
+	assert_non_null(strstr(rep.text, "forward of layer type 0 fitted over layertype_0_bsz<B> (bsz 1..16, 16 sizes)"
+	                                 ": alpha 1.60734 ms + beta 3.9081 ms/sample, max residual 3.62 %"));
+	decode_model(doc, &m);
+	assert_int_equal(fx_cluster(&c, 1, 1, devices, bw, 1, 1e15, 0, 1), 0);
+	/* 8 micro-batches of 1 sample against 1 micro-batch of 8, per sample */
+	per_sample_b1 = layer_time_sum(&c, &m, 8, 8) / 1;
+	per_sample_b8 = layer_time_sum(&c, &m, 8, 1) / 8;
+	assert_true(per_sample_b1 > 1.25 * per_sample_b8);
+	for (i = 0; i < m.n_types; i++)
+		m.types[i].forward_fixed_s = 0;
+	per_sample_b1 = layer_time_sum(&c, &m, 8, 8) / 1;
+	per_sample_b8 = layer_time_sum(&c, &m, 8, 1) / 8;
+	assert_true(fabs(per_sample_b1 - per_sample_b8) < 1e-12 * per_sample_b8);
+	cluster_release(&c);
+	model_release(&m);
+	cJSON_Delete(doc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -670,7 +792,9 @@ int main(void)
 		cmocka_unit_test(test_bert_values),
 		cmocka_unit_test(test_batch_choice_and_derived_other),
 		cmocka_unit_test(test_t5_and_swin_graphs),
+		cmocka_unit_test(test_fixed_time_prices_small_microbatches),
 		cmocka_unit_test(test_valid_minimal_inputs),
+		cmocka_unit_test(test_fit_through_origin),
 		cmocka_unit_test(test_corrupt_inputs),
 		cmocka_unit_test(test_corrupt_files),
 	};
