@@ -732,7 +732,7 @@ uniap_code calib_leave_one_out(const struct cluster_profile *c, const struct cal
 	struct cluster_profile fitted = { 0 };
 	struct calib_prediction pr = { 0 };
 	uniap_code rc = UNIAP_OK;
-	size_t i;
+	size_t i, folds = 0, done = 0;
 
 	if (n_params == 0 || n_params > CALIB_MAX_PARAMS)
 		return err_set(err, UNIAP_E_ARG, "calibration: must fit 1 to %d parameters, got %zu", CALIB_MAX_PARAMS,
@@ -740,10 +740,17 @@ uniap_code calib_leave_one_out(const struct cluster_profile *c, const struct cal
 	p = malloc(n_params * sizeof(*p));
 	if (!p)
 		return err_set(err, UNIAP_E_NOMEM, "calibration: out of memory");
+	for (i = 0; i < n_runs; i++)
+		folds += runs[i].iteration_s > 0;
+	if (opt && opt->progress)
+		opt->progress(opt->progress_ctx, 0, folds);
 	for (i = 0; i < n_runs && rc == UNIAP_OK; i++) {
 		loo_iteration_s[i] = 0.0;
 		if (!(runs[i].iteration_s > 0))
 			continue;
+		if (done > 0 && opt && opt->progress)
+			opt->progress(opt->progress_ctx, done, folds);
+		done++;
 		if ((rc = calib_check_cancel(opt, err)) != UNIAP_OK)
 			break;
 		memcpy(p, params, n_params * sizeof(*p));
@@ -761,6 +768,8 @@ uniap_code calib_leave_one_out(const struct cluster_profile *c, const struct cal
 		calib_prediction_release(&pr);
 		cluster_release(&fitted);
 	}
+	if (rc == UNIAP_OK && opt && opt->progress)
+		opt->progress(opt->progress_ctx, folds, folds);
 	free(p);
 	return rc;
 }

@@ -184,6 +184,10 @@ struct calib_options {
 	 * with UNIAP_E_CANCELED (a caller's cancel or time limit) */
 	int (*cancel)(void *cancel_ctx);
 	void *cancel_ctx;
+	/* NULL, or called with progress_ctx (borrowed) from the calling thread
+	 * as leave-one-out starts (0 of folds) and after each of its folds */
+	void (*progress)(void *progress_ctx, size_t done, size_t total);
+	void *progress_ctx;
 };
 
 struct calib_fit_info {

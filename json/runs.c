@@ -729,10 +729,24 @@ static uniap_code runs_predict_all(const struct cluster_profile *c, const struct
 	return UNIAP_OK;
 }
 
+/* The caller's progress hook seen through leave-one-out: its folds come after the fit. */
+struct runs_progress {
+	const struct calib_options *opt;
+};
+
+static void runs_loo_progress(void *ctx, size_t done, size_t total)
+{
+	const struct runs_progress *rp = ctx;
+
+	rp->opt->progress(rp->opt->progress_ctx, 1 + done, 1 + total);
+}
+
 uniap_code runs_calibrate(struct runs_doc *d, const struct runs_calibrate_in *in, struct runs_calibration *out,
                           struct uniap_err *err)
 {
 	const struct cluster_profile *c = in->cluster;
+	struct runs_progress rp = { &in->opt };
+	struct calib_options loo_opt = in->opt;
 	uniap_code rc;
 
 	memset(out, 0, sizeof(*out));
@@ -753,11 +767,17 @@ uniap_code runs_calibrate(struct runs_doc *d, const struct runs_calibrate_in *in
 	    (rc = calib_apply(c, out->params, out->n_params, &out->calibrated, err)) != UNIAP_OK ||
 	    (rc = runs_predict_all(&out->calibrated, out, &out->fitted, err)) != UNIAP_OK)
 		return rc;
+	if (in->opt.progress && !in->leave_one_out)
+		in->opt.progress(in->opt.progress_ctx, 1, 1);
 	if (in->leave_one_out) {
 		out->loo = calloc(out->n_runs ? out->n_runs : 1, sizeof(*out->loo));
 		if (!out->loo)
 			return err_set(err, UNIAP_E_NOMEM, "out of memory");
-		rc = calib_leave_one_out(c, out->runs, out->n_runs, &in->opt, out->params, out->n_params, out->loo, err);
+		if (in->opt.progress) {
+			loo_opt.progress = runs_loo_progress;
+			loo_opt.progress_ctx = &rp;
+		}
+		rc = calib_leave_one_out(c, out->runs, out->n_runs, &loo_opt, out->params, out->n_params, out->loo, err);
 	}
 	return rc;
 }

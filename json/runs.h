@@ -122,7 +122,9 @@ struct runs_calibrate_in {
 	size_t n_fit;
 	int leave_one_out;
 	int predict_only;                         /* predictions on the cluster only: no fit */
-	struct calib_options opt;                 /* prior weight, iterations, cancel hook */
+	struct calib_options opt;                 /* prior weight, iterations, cancel hook, and a
+	                                             progress hook told (fits done, fits) after the
+	                                             fit and each leave-one-out fold: 1 + folds in all */
 };
 
 /* Everything one calibration holds (runs_calibrate); runs_calibration_release() frees it. */

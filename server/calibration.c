@@ -306,7 +306,8 @@ void calibration_output_release(struct calibration_output *out)
 	memset(out, 0, sizeof(*out));
 }
 
-uniap_code calibration_run(const char *text, size_t len, int (*cancel)(void *ctx), void *cancel_ctx,
+uniap_code calibration_run(const char *text, size_t len, int (*cancel)(void *ctx),
+                           void (*progress)(void *ctx, size_t done, size_t total), void *ctx,
                            void (*set_limit)(void *ctx, double time_limit_s), struct calibration_output *out,
                            struct uniap_err *err)
 {
@@ -328,7 +329,7 @@ uniap_code calibration_run(const char *text, size_t len, int (*cancel)(void *ctx
 	                                   "cluster", 0, &o, err)) != UNIAP_OK)
 		goto out;
 	if (set_limit)
-		set_limit(cancel_ctx, o.time_limit_s);
+		set_limit(ctx, o.time_limit_s);
 	/* checked at submission: what fails here fails the job with the message */
 	if ((rc = jdec_cluster_json(cJSON_GetObjectItemCaseSensitive(root, "cluster"), "request.cluster", &c, err)) !=
 	            UNIAP_OK ||
@@ -337,7 +338,8 @@ uniap_code calibration_run(const char *text, size_t len, int (*cancel)(void *ctx
 		goto out;
 	in = (struct runs_calibrate_in){
 		.cluster = &c, .fit = o.has_fit ? o.fit : NULL, .n_fit = o.n_fit, .leave_one_out = o.leave_one_out,
-		.opt = { .prior_weight = o.prior_weight, .cancel = cancel, .cancel_ctx = cancel_ctx },
+		.opt = { .prior_weight = o.prior_weight, .cancel = cancel, .cancel_ctx = ctx, .progress = progress,
+		         .progress_ctx = ctx },
 	};
 	if ((rc = runs_calibrate(&doc, &in, &cal, err)) != UNIAP_OK)
 		goto out;

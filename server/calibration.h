@@ -74,13 +74,15 @@ struct calibration_output {
 
 /*
  * Runs the stored request text[0..len) (borrowed): decodes it, calibrates
- * with opt->cancel polled (opt borrowed; its prior weight comes from the
- * request) and fills *out (caller's; calibration_output_release(), also
- * after a failure).  *time_limit_s gets the request's limit (for the
- * caller's cancel hook) before any work starts, through set_limit (may be
- * NULL) called with limit_ctx.  UNIAP_E_CANCELED when the hook stopped it.
+ * with cancel polled and progress told the fits done (the fit, then each
+ * leave-one-out fold; runs.h runs_calibrate_in), and fills *out (caller's;
+ * calibration_output_release(), also after a failure).  set_limit gets the
+ * request's time limit (for the caller's cancel hook) before any work
+ * starts.  Every hook may be NULL and is called with ctx.
+ * UNIAP_E_CANCELED when cancel stopped it.
  */
-uniap_code calibration_run(const char *text, size_t len, int (*cancel)(void *ctx), void *cancel_ctx,
+uniap_code calibration_run(const char *text, size_t len, int (*cancel)(void *ctx),
+                           void (*progress)(void *ctx, size_t done, size_t total), void *ctx,
                            void (*set_limit)(void *ctx, double time_limit_s), struct calibration_output *out,
                            struct uniap_err *err);
 void calibration_output_release(struct calibration_output *out);

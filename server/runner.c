@@ -489,6 +489,14 @@ static int runner_calib_cancel(void *ctx)
 	return 0;
 }
 
+/* Fits done of all (the fit, then each leave-one-out fold) as the job's progress (throttled). */
+static void runner_calib_progress(void *ctx, size_t done, size_t total)
+{
+	struct runner_calib_ctx *cc = ctx;
+
+	runner_progress(cc->slot, done, total, INFINITY);
+}
+
 static void runner_calib_limit(void *ctx, double time_limit_s)
 {
 	struct runner_calib_ctx *cc = ctx;
@@ -517,8 +525,9 @@ static void runner_run_calibration(struct runner_slot *slot, const struct store_
 	uniap_code rc;
 
 	err_clear(&err);
-	rc = calibration_run(job->request, job->request_bytes, runner_calib_cancel, &cc, runner_calib_limit, &out,
-	                     &err);
+	slot->last_progress_s = 0;
+	rc = calibration_run(job->request, job->request_bytes, runner_calib_cancel, runner_calib_progress, &cc,
+	                     runner_calib_limit, &out, &err);
 	pthread_mutex_lock(&r->lock);
 	user_cancel = slot->user_cancel;
 	stopping = r->stopping;

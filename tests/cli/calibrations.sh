@@ -80,6 +80,9 @@ job_params=$(grep -o '"value":[^,}]*' "$tmp/job.json" | tr -d ' \n')
 if [ -n "$cli_params" ] && [ "$cli_params" = "$job_params" ]; then ok; else
 	bad "report: parameters differ: cli $(printf %s "$cli_params" | head -c 200) job $(printf %s "$job_params" | head -c 200)"; fi
 if grep -qF '"fitted":true' "$tmp/job.json"; then ok; else bad "report: not fitted"; fi
+# progress counts fits: the fit alone without leave-one-out
+if grep -qF '"progress":{"candidates_done":1,"candidates_total":1,' "$tmp/job.json"; then ok; else
+	bad "progress: $(grep -o '"progress":{[^}]*}' "$tmp/job.json")"; fi
 
 # the calibrated cluster: a new document with its record; the original unchanged
 call calibrated 200 '"calibration":{' GET "/v1/clusters/$newid" "$A"

@@ -144,6 +144,16 @@ static int t_always(void *ctx)
 	return 1;
 }
 
+static size_t t_done, t_total;
+
+static void t_progress(void *ctx, size_t done, size_t total)
+{
+	(void)ctx;
+	assert_true(done <= total);
+	t_done = done;
+	t_total = total;
+}
+
 static void t_set_limit(void *ctx, double s)
 {
 	(void)ctx;
@@ -163,9 +173,11 @@ static void test_run(void **state)
 	(void)state;
 	assert_non_null(strstr(text, "{\"summary\":{\"cluster\":7,"));
 	t_polls = 0;
-	assert_int_equal(calibration_run(text, strlen(text), t_never, NULL, t_set_limit, &out, &err), UNIAP_OK);
+	assert_int_equal(calibration_run(text, strlen(text), t_never, t_progress, NULL, t_set_limit, &out, &err), UNIAP_OK);
 	assert_true(t_polls > 0);
 	assert_true(t_limit == CALIBRATION_DEFAULT_TIME_LIMIT_S);
+	assert_int_equal(t_total, 1); /* the fit alone: no leave-one-out */
+	assert_int_equal(t_done, 1);
 	assert_string_equal(out.name, "fitted");
 	doc = cJSON_Parse(out.cluster);
 	assert_non_null(doc);
@@ -181,8 +193,22 @@ static void test_run(void **state)
 	cJSON_free(result);
 	calibration_output_release(&out);
 
-	assert_int_equal(calibration_run(text, strlen(text), t_always, NULL, NULL, &out, &err), UNIAP_E_CANCELED);
+	assert_int_equal(calibration_run(text, strlen(text), t_always, NULL, NULL, NULL, &out, &err), UNIAP_E_CANCELED);
 	assert_null(out.cluster);
+	calibration_output_release(&out);
+	cJSON_free(text);
+	cluster_release(&c);
+
+	/* with leave-one-out the progress counts the fit and one fold per measured run */
+	text = t_request("{\"leave_one_out\":true,\"runs\":{\"model\":\"bert-huge\",\"runs\":["
+	                 "{\"name\":\"a\",\"batch\":32,\"uniform\":{\"pp\":1,\"tp\":1,\"dp\":8,\"microbatches\":1},"
+	                 "\"measured\":{\"iteration_s\":1.2}},"
+	                 "{\"name\":\"b\",\"batch\":32,\"uniform\":{\"pp\":1,\"tp\":8,\"microbatches\":4},"
+	                 "\"measured\":{\"iteration_s\":2.6}}]}}", &c);
+	t_done = t_total = 0;
+	assert_int_equal(calibration_run(text, strlen(text), t_never, t_progress, NULL, NULL, &out, &err), UNIAP_OK);
+	assert_int_equal(t_total, 3);
+	assert_int_equal(t_done, 3);
 	calibration_output_release(&out);
 	cJSON_free(text);
 	cluster_release(&c);
