@@ -160,11 +160,12 @@ test-asan:
 TSAN_TESTS := $(filter $(BUILD)/tests/test_pool% $(BUILD)/tests/test_store% $(BUILD)/tests/test_http $(BUILD)/tests/test_runner,$(TEST_BIN))
 # The whole service too: tests/cli/jobs.sh drives a TSan uniapd (HTTP threads, job
 # threads, store, cache) with concurrent clients, tests/cli/sse.sh its waits and
-# event streams (suspended connections, the watcher thread).
+# event streams (suspended connections, the watcher thread), tests/cli/calibrations.sh
+# calibrations fitted and canceled on job threads.
 test-tsan:
 	@sh tests/build.sh tsan $(MAKE) --no-print-directory BUILD=build/tsan SAN=tsan $(TSAN_TESTS:$(BUILD)/%=build/tsan/%) build/tsan/uniap build/tsan/uniapd
 	@TEST_PASS=tsan UNIAP=build/tsan/uniap UNIAPD=build/tsan/uniapd UNIAP_SANITIZED=1 TSAN_OPTIONS=halt_on_error=1 \
-		sh tests/run.sh build/tsan/tests $(TSAN_TESTS:$(BUILD)/tests/%=build/tsan/tests/%) tests/cli/jobs.sh tests/cli/sse.sh
+		sh tests/run.sh build/tsan/tests $(TSAN_TESTS:$(BUILD)/tests/%=build/tsan/tests/%) tests/cli/jobs.sh tests/cli/sse.sh tests/cli/calibrations.sh
 
 # The full suite: plain, ASan+UBSan, TSan; the summary line comes last, after
 # one line per failed build or test program (build/.test-notes).  A pass whose

@@ -76,37 +76,6 @@ struct cal_args {
 	double prior_weight;
 };
 
-/* Everything one calibration holds; released by cal_release(). */
-struct cal_state {
-	struct runs_doc doc;
-	struct calib_run *runs;
-	struct calib_prediction *datasheet, *fitted;
-	double *loo;
-	struct calib_param *params;
-	size_t n_params;
-	struct calib_fit_info info;
-	struct cluster_profile calibrated;
-};
-
-static void cal_release(struct cal_state *s)
-{
-	size_t i;
-
-	for (i = 0; i < s->doc.n_runs; i++) {
-		if (s->datasheet)
-			calib_prediction_release(&s->datasheet[i]);
-		if (s->fitted)
-			calib_prediction_release(&s->fitted[i]);
-	}
-	free(s->datasheet);
-	free(s->fitted);
-	free(s->loo);
-	free(s->params);
-	free(s->runs);
-	cluster_release(&s->calibrated);
-	runs_doc_release(&s->doc);
-}
-
 static uniap_code cal_weight(const char *text, double *out, struct uniap_err *err)
 {
 	char *end = NULL;
@@ -174,57 +143,33 @@ static uniap_code cal_parse(int argc, char **argv, struct cal_args *a, struct un
 	return UNIAP_OK;
 }
 
-/* The parameters --fit names (comma-separated), or the default selection. */
-static uniap_code cal_params(const struct cal_args *a, struct cal_state *s, struct uniap_err *err)
+/* The parameters --fit names (comma-separated) into names (cap CAL_MAX_FIT_NAMES, pointing into *copy, owned). */
+static uniap_code cal_fit_names(const char *fit, const char **names, size_t *n, char **copy, struct uniap_err *err)
 {
-	const char *names[CAL_MAX_FIT_NAMES];
-	char *copy, *tok, *save = NULL;
-	size_t n = 0;
-	uniap_code rc;
+	char *tok, *save = NULL;
 
-	if (!a->fit)
-		return calib_params_default(&a->common.cluster, s->runs, s->doc.n_runs, &s->params, &s->n_params, err);
-	copy = strdup(a->fit);
-	if (!copy)
+	*n = 0;
+	*copy = strdup(fit);
+	if (!*copy)
 		return err_set(err, UNIAP_E_NOMEM, "out of memory");
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (n == CAL_MAX_FIT_NAMES) {
-			free(copy);
+	for (tok = strtok_r(*copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (*n == CAL_MAX_FIT_NAMES)
 			return err_set(err, UNIAP_E_ARG, "--fit: at most %d names", CAL_MAX_FIT_NAMES);
-		}
-		names[n++] = tok;
-	}
-	rc = n ? calib_params_select(&a->common.cluster, names, n, &s->params, &s->n_params, err)
-	       : err_set(err, UNIAP_E_ARG, "--fit: names no parameter");
-	free(copy);
-	return rc;
-}
-
-/* Predictions of every run on c into preds (new array). */
-static uniap_code cal_predict_all(const struct cluster_profile *c, const struct cal_state *s,
-                                  struct calib_prediction **preds, struct uniap_err *err)
-{
-	size_t i;
-	uniap_code rc;
-
-	*preds = calloc(s->doc.n_runs, sizeof(**preds));
-	if (!*preds)
-		return err_set(err, UNIAP_E_NOMEM, "out of memory");
-	for (i = 0; i < s->doc.n_runs; i++) {
-		rc = calib_predict(c, &s->runs[i], &(*preds)[i], err);
-		if (rc != UNIAP_OK) {
-			err_prefix(err, "runs[%zu]", i);
-			return rc;
-		}
+		names[(*n)++] = tok;
 	}
 	return UNIAP_OK;
 }
 
-/* Loads the documents, predicts, fits: everything the report needs. */
-static uniap_code cal_run(struct cal_args *a, struct cal_state *s, struct uniap_err *err)
+/* Loads the documents, predicts, fits (runs_calibrate): everything the report needs. */
+static uniap_code cal_run(struct cal_args *a, struct runs_doc *doc, struct runs_calibration *s,
+                          struct uniap_err *err)
 {
-	struct calib_options opt = { .prior_weight = a->prior_weight };
-	char *text = NULL;
+	const char *names[CAL_MAX_FIT_NAMES];
+	struct runs_calibrate_in in = {
+		.cluster = &a->common.cluster, .leave_one_out = a->loo, .predict_only = a->predict_only,
+		.opt = { .prior_weight = a->prior_weight },
+	};
+	char *text = NULL, *copy = NULL;
 	size_t len = 0;
 	uniap_code rc;
 
@@ -232,55 +177,41 @@ static uniap_code cal_run(struct cal_args *a, struct cal_state *s, struct uniap_
 		return rc;
 	if (a->common.model_path && (rc = cli_load_model(a->common.model_path, &a->common.model, err)) != UNIAP_OK)
 		return rc;
+	in.default_model = a->common.model_path ? &a->common.model : NULL;
+	if (a->fit) {
+		if ((rc = cal_fit_names(a->fit, names, &in.n_fit, &copy, err)) != UNIAP_OK)
+			goto out;
+		in.fit = names;
+	}
 	if ((rc = jdec_read_file(a->runs_path, CLI_MAX_DOC_BYTES, &text, &len, err)) != UNIAP_OK)
-		return rc;
-	rc = runs_decode(text, len, &s->doc, err);
-	free(text);
+		goto out;
+	rc = runs_decode(text, len, doc, err);
 	if (rc == UNIAP_OK)
-		rc = runs_resolve(&s->doc, &a->common.cluster, a->common.model_path ? &a->common.model : NULL, &s->runs,
-		                  err);
-	if (rc == UNIAP_OK)
-		rc = cal_predict_all(&a->common.cluster, s, &s->datasheet, err);
-	if (rc != UNIAP_OK) {
+		rc = runs_calibrate(doc, &in, s, err);
+	/* what the runs document holds is named with its file; --fit and the fit itself are not */
+	if (rc != UNIAP_OK && strncmp(err->msg, "--", 2) != 0 && strncmp(err->msg, "calibration", 11) != 0)
 		err_prefix(err, "%s", a->runs_path);
-		return rc;
-	}
-	if (a->predict_only)
-		return UNIAP_OK;
-	if ((rc = cal_params(a, s, err)) != UNIAP_OK ||
-	    (rc = calib_fit(&a->common.cluster, s->runs, s->doc.n_runs, -1, &opt, s->params, s->n_params, &s->info,
-	                    err)) != UNIAP_OK ||
-	    (rc = calib_apply(&a->common.cluster, s->params, s->n_params, &s->calibrated, err)) != UNIAP_OK ||
-	    (rc = cal_predict_all(&s->calibrated, s, &s->fitted, err)) != UNIAP_OK)
-		return rc;
-	if (a->loo) {
-		s->loo = calloc(s->doc.n_runs, sizeof(*s->loo));
-		if (!s->loo)
-			return err_set(err, UNIAP_E_NOMEM, "out of memory");
-		rc = calib_leave_one_out(&a->common.cluster, s->runs, s->doc.n_runs, &opt, s->params, s->n_params,
-		                         s->loo, err);
-	}
+out:
+	free(text);
+	free(copy);
 	return rc;
 }
 
 /* The calibrated cluster document with its "calibration" record, written to a->out. */
-static uniap_code cal_write_cluster(const struct cal_args *a, const struct cal_state *s,
-                                    const struct runs_report_in *in, struct uniap_err *err)
+static uniap_code cal_write_cluster(const struct cal_args *a, const struct runs_doc *d,
+                                    const struct runs_calibration *s, struct uniap_err *err)
 {
 	char date[16] = "unknown";
 	time_t now = time(NULL);
 	struct tm tm;
-	cJSON *doc = jenc_cluster(&s->calibrated), *rec;
+	cJSON *doc;
 	uniap_code rc;
 
 	if (now != (time_t)-1 && gmtime_r(&now, &tm))
 		strftime(date, sizeof(date), "%Y-%m-%d", &tm);
-	rec = doc ? runs_calibration_record(in, date) : NULL;
-	if (!rec || !cJSON_AddItemToObject(doc, "calibration", rec)) {
-		cJSON_Delete(rec);
-		cJSON_Delete(doc);
+	doc = runs_calibrated_cluster(d, s, a->prior_weight, NULL, date);
+	if (!doc)
 		return err_set(err, UNIAP_E_NOMEM, "out of memory");
-	}
 	rc = cli_write_doc(doc, a->out, a->common.pretty, err);
 	cJSON_Delete(doc);
 	return rc;
@@ -289,7 +220,8 @@ static uniap_code cal_write_cluster(const struct cal_args *a, const struct cal_s
 int cli_cmd_calibrate(int argc, char **argv)
 {
 	struct cal_args a = { .prior_weight = CALIB_DEFAULT_PRIOR_WEIGHT };
-	struct cal_state s = { .doc = { .default_model = -1 } };
+	struct runs_doc doc = { .default_model = -1 };
+	struct runs_calibration s = { 0 };
 	struct uniap_err err = { 0 };
 	struct runs_report_in in;
 	cJSON *report = NULL;
@@ -303,22 +235,18 @@ int cli_cmd_calibrate(int argc, char **argv)
 		fputs(calibrate_usage, stdout);
 		return CLI_EXIT_OK;
 	}
-	if (cal_run(&a, &s, &err) != UNIAP_OK) {
+	if (cal_run(&a, &doc, &s, &err) != UNIAP_OK) {
 		status = cli_fail("calibrate", &err);
 		goto out;
 	}
-	in = (struct runs_report_in){
-		.cluster_name = a.common.cluster.name, .doc = &s.doc, .runs = s.runs, .datasheet = s.datasheet,
-		.fitted = s.fitted, .loo_iteration_s = s.loo, .params = s.params, .n_params = s.n_params,
-		.info = &s.info, .prior_weight = a.prior_weight,
-	};
+	in = runs_calibration_report_in(&doc, &s, a.common.cluster.name, a.prior_weight);
 	report = runs_report(&in);
 	if (!report) {
 		err_set(&err, UNIAP_E_NOMEM, "out of memory");
 		status = cli_fail("calibrate", &err);
 		goto out;
 	}
-	if ((a.out && cal_write_cluster(&a, &s, &in, &err) != UNIAP_OK) ||
+	if ((a.out && cal_write_cluster(&a, &doc, &s, &err) != UNIAP_OK) ||
 	    cli_write_doc(report, a.report, a.common.pretty, &err) != UNIAP_OK) {
 		status = cli_fail("calibrate", &err);
 		goto out;
@@ -326,7 +254,8 @@ int cli_cmd_calibrate(int argc, char **argv)
 	status = CLI_EXIT_OK;
 out:
 	cJSON_Delete(report);
-	cal_release(&s);
+	runs_calibration_release(&s);
+	runs_doc_release(&doc);
 	cli_common_release(&a.common);
 	return status;
 }

@@ -441,7 +441,16 @@ struct calib_ctx {
 	struct cluster_profile work;  /* owned copy, the parameters written into it */
 	uniap_code rc;                /* an error inside the residual function */
 	struct uniap_err *err;
+	const struct calib_options *opt; /* borrowed, may be NULL: its cancel hook */
 };
+
+/* UNIAP_E_CANCELED (err filled) when opt's cancel hook asks to stop. */
+static uniap_code calib_check_cancel(const struct calib_options *opt, struct uniap_err *err)
+{
+	if (opt && opt->cancel && opt->cancel(opt->cancel_ctx))
+		return err_set(err, UNIAP_E_CANCELED, "calibration: canceled");
+	return UNIAP_OK;
+}
 
 /* The measured tables of work back to base's (same sizes: work is a copy): setters that scale start from them. */
 static void calib_reset_tables(struct cluster_profile *work, const struct cluster_profile *base)
@@ -560,6 +569,11 @@ static int calib_f(const gsl_vector *z, void *vctx, gsl_vector *f)
 	double buf[64]; /* most runs' residuals; more are allocated */
 	size_t i, k = 0, j, m;
 
+	/* a failure sticks: GSL's finite-difference Jacobian ignores an evaluation's
+	 * status and goes on, so every later evaluation fails at once; every one
+	 * polls the hook, as GSL's driver has no way to stop between iterations */
+	if (ctx->rc != UNIAP_OK || (ctx->rc = calib_check_cancel(ctx->opt, ctx->err)) != UNIAP_OK)
+		return GSL_EFAILED;
 	calib_reset_tables(&ctx->work, ctx->base);
 	for (i = 0; i < ctx->n_params; i++)
 		calib_param_set(&ctx->work, &ctx->params[i], calib_value(&ctx->params[i], gsl_vector_get(z, i)));
@@ -614,7 +628,7 @@ uniap_code calib_fit(const struct cluster_profile *c, const struct calib_run *ru
                      struct calib_fit_info *info, struct uniap_err *err)
 {
 	struct calib_ctx ctx = { .runs = runs, .n_runs = n_runs, .skip = skip, .params = params,
-	                         .n_params = n_params, .err = err, .base = c };
+	                         .n_params = n_params, .err = err, .base = c, .opt = opt };
 	gsl_multifit_nlinear_parameters fp = gsl_multifit_nlinear_default_parameters();
 	gsl_multifit_nlinear_workspace *w = NULL;
 	gsl_multifit_nlinear_fdf fdf;
@@ -718,7 +732,7 @@ uniap_code calib_leave_one_out(const struct cluster_profile *c, const struct cal
 	struct cluster_profile fitted = { 0 };
 	struct calib_prediction pr = { 0 };
 	uniap_code rc = UNIAP_OK;
-	size_t i;
+	size_t i, folds = 0, done = 0;
 
 	if (n_params == 0 || n_params > CALIB_MAX_PARAMS)
 		return err_set(err, UNIAP_E_ARG, "calibration: must fit 1 to %d parameters, got %zu", CALIB_MAX_PARAMS,
@@ -726,10 +740,19 @@ uniap_code calib_leave_one_out(const struct cluster_profile *c, const struct cal
 	p = malloc(n_params * sizeof(*p));
 	if (!p)
 		return err_set(err, UNIAP_E_NOMEM, "calibration: out of memory");
+	for (i = 0; i < n_runs; i++)
+		folds += runs[i].iteration_s > 0;
+	if (opt && opt->progress)
+		opt->progress(opt->progress_ctx, 0, folds);
 	for (i = 0; i < n_runs && rc == UNIAP_OK; i++) {
 		loo_iteration_s[i] = 0.0;
 		if (!(runs[i].iteration_s > 0))
 			continue;
+		if (done > 0 && opt && opt->progress)
+			opt->progress(opt->progress_ctx, done, folds);
+		done++;
+		if ((rc = calib_check_cancel(opt, err)) != UNIAP_OK)
+			break;
 		memcpy(p, params, n_params * sizeof(*p));
 		rc = calib_fit(c, runs, n_runs, (long)i, opt, p, n_params, NULL, err);
 		if (rc == UNIAP_E_INVALID) { /* the others measured nothing */
@@ -745,6 +768,8 @@ uniap_code calib_leave_one_out(const struct cluster_profile *c, const struct cal
 		calib_prediction_release(&pr);
 		cluster_release(&fitted);
 	}
+	if (rc == UNIAP_OK && opt && opt->progress)
+		opt->progress(opt->progress_ctx, folds, folds);
 	free(p);
 	return rc;
 }

@@ -178,6 +178,16 @@ uniap_code calib_params_default(const struct cluster_profile *c, const struct ca
 struct calib_options {
 	double prior_weight;   /* lambda >= 0; the ridge term's weight */
 	int max_iterations;    /* 0: CALIB_DEFAULT_MAX_ITERATIONS */
+	/* NULL, or polled with cancel_ctx (borrowed) before every evaluation of
+	 * the objective (several per fit iteration) and before every
+	 * leave-one-out fold, from the calling thread: nonzero stops the work
+	 * with UNIAP_E_CANCELED (a caller's cancel or time limit) */
+	int (*cancel)(void *cancel_ctx);
+	void *cancel_ctx;
+	/* NULL, or called with progress_ctx (borrowed) from the calling thread
+	 * as leave-one-out starts (0 of folds) and after each of its folds */
+	void (*progress)(void *progress_ctx, size_t done, size_t total);
+	void *progress_ctx;
 };
 
 struct calib_fit_info {
@@ -192,7 +202,8 @@ struct calib_fit_info {
  * Fits params (borrowed; n_params entries, from calib_params_*) to runs
  * (borrowed, n_runs entries; skip == i leaves run i out, -1 none) starting
  * from c (borrowed, validated), writing each params[i].value.  The cluster c
- * is not changed.  UNIAP_E_INVALID when no run measured anything usable,
+ * is not changed.  UNIAP_E_CANCELED when opt->cancel asked to stop (params
+ * then hold no fitted values).  UNIAP_E_INVALID when no run measured anything usable,
  * UNIAP_E_ARG for an empty or oversize parameter list or a negative weight.
  * *info (may be NULL) is filled on success.
  */
@@ -211,7 +222,8 @@ uniap_code calib_apply(const struct cluster_profile *c, const struct calib_param
  * Leave-one-out: for each run i with a measured time, fits params (borrowed
  * template, not changed) on the other runs and predicts run i:
  * loo_iteration_s[i] (caller-owned, n_runs entries; 0 for runs without a
- * measured time or when the other runs leave nothing to fit).
+ * measured time or when the other runs leave nothing to fit).  opt->cancel
+ * is polled before every fold and inside each fit (UNIAP_E_CANCELED).
  */
 uniap_code calib_leave_one_out(const struct cluster_profile *c, const struct calib_run *runs, size_t n_runs,
                                const struct calib_options *opt, const struct calib_param *params,

@@ -685,3 +685,132 @@ cJSON *runs_calibration_record(const struct runs_report_in *in, const char *date
 	}
 	return o;
 }
+
+/* ------------------------------------------------------------ runs_calibrate */
+
+void runs_calibration_release(struct runs_calibration *s)
+{
+	size_t i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->n_runs; i++) {
+		if (s->datasheet)
+			calib_prediction_release(&s->datasheet[i]);
+		if (s->fitted)
+			calib_prediction_release(&s->fitted[i]);
+	}
+	free(s->datasheet);
+	free(s->fitted);
+	free(s->loo);
+	free(s->params);
+	free(s->runs);
+	cluster_release(&s->calibrated);
+	memset(s, 0, sizeof(*s));
+}
+
+/* Predictions of every run of s on c into *preds (new array). */
+static uniap_code runs_predict_all(const struct cluster_profile *c, const struct runs_calibration *s,
+                                   struct calib_prediction **preds, struct uniap_err *err)
+{
+	size_t i;
+	uniap_code rc;
+
+	*preds = calloc(s->n_runs ? s->n_runs : 1, sizeof(**preds));
+	if (!*preds)
+		return err_set(err, UNIAP_E_NOMEM, "out of memory");
+	for (i = 0; i < s->n_runs; i++) {
+		rc = calib_predict(c, &s->runs[i], &(*preds)[i], err);
+		if (rc != UNIAP_OK) {
+			err_prefix(err, "runs[%zu]", i);
+			return rc;
+		}
+	}
+	return UNIAP_OK;
+}
+
+/* The caller's progress hook seen through leave-one-out: its folds come after the fit. */
+struct runs_progress {
+	const struct calib_options *opt;
+};
+
+static void runs_loo_progress(void *ctx, size_t done, size_t total)
+{
+	const struct runs_progress *rp = ctx;
+
+	rp->opt->progress(rp->opt->progress_ctx, 1 + done, 1 + total);
+}
+
+uniap_code runs_calibrate(struct runs_doc *d, const struct runs_calibrate_in *in, struct runs_calibration *out,
+                          struct uniap_err *err)
+{
+	const struct cluster_profile *c = in->cluster;
+	struct runs_progress rp = { &in->opt };
+	struct calib_options loo_opt = in->opt;
+	uniap_code rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = runs_resolve(d, c, in->default_model, &out->runs, err)) != UNIAP_OK)
+		return rc;
+	out->n_runs = d->n_runs;
+	if ((rc = runs_predict_all(c, out, &out->datasheet, err)) != UNIAP_OK || in->predict_only)
+		return rc;
+	if (in->fit && in->n_fit)
+		rc = calib_params_select(c, in->fit, in->n_fit, &out->params, &out->n_params, err);
+	else if (in->fit)
+		rc = err_set(err, UNIAP_E_ARG, "--fit: names no parameter");
+	else
+		rc = calib_params_default(c, out->runs, out->n_runs, &out->params, &out->n_params, err);
+	if (rc != UNIAP_OK ||
+	    (rc = calib_fit(c, out->runs, out->n_runs, -1, &in->opt, out->params, out->n_params, &out->info, err)) !=
+	            UNIAP_OK ||
+	    (rc = calib_apply(c, out->params, out->n_params, &out->calibrated, err)) != UNIAP_OK ||
+	    (rc = runs_predict_all(&out->calibrated, out, &out->fitted, err)) != UNIAP_OK)
+		return rc;
+	if (in->opt.progress && !in->leave_one_out)
+		in->opt.progress(in->opt.progress_ctx, 1, 1);
+	if (in->leave_one_out) {
+		out->loo = calloc(out->n_runs ? out->n_runs : 1, sizeof(*out->loo));
+		if (!out->loo)
+			return err_set(err, UNIAP_E_NOMEM, "out of memory");
+		if (in->opt.progress) {
+			loo_opt.progress = runs_loo_progress;
+			loo_opt.progress_ctx = &rp;
+		}
+		rc = calib_leave_one_out(c, out->runs, out->n_runs, &loo_opt, out->params, out->n_params, out->loo, err);
+	}
+	return rc;
+}
+
+struct runs_report_in runs_calibration_report_in(const struct runs_doc *d, const struct runs_calibration *s,
+                                                 const char *cluster_name, double prior_weight)
+{
+	return (struct runs_report_in){
+		.cluster_name = cluster_name, .doc = d, .runs = s->runs, .datasheet = s->datasheet,
+		.fitted = s->fitted, .loo_iteration_s = s->loo, .params = s->params, .n_params = s->n_params,
+		.info = &s->info, .prior_weight = prior_weight,
+	};
+}
+
+cJSON *runs_calibrated_cluster(const struct runs_doc *d, const struct runs_calibration *s, double prior_weight,
+                               const char *name, const char *date)
+{
+	struct runs_report_in in = runs_calibration_report_in(d, s, s->calibrated.name, prior_weight);
+	cJSON *doc = jenc_cluster(&s->calibrated), *rec = doc ? runs_calibration_record(&in, date) : NULL;
+
+	if (!rec || !cJSON_AddItemToObject(doc, "calibration", rec)) {
+		cJSON_Delete(rec);
+		cJSON_Delete(doc);
+		return NULL;
+	}
+	if (name && cJSON_GetObjectItemCaseSensitive(doc, "name") &&
+	    !cJSON_ReplaceItemInObjectCaseSensitive(doc, "name", cJSON_CreateString(name))) {
+		cJSON_Delete(doc);
+		return NULL;
+	}
+	if (name && !cJSON_GetObjectItemCaseSensitive(doc, "name") && !cJSON_AddStringToObject(doc, "name", name)) {
+		cJSON_Delete(doc);
+		return NULL;
+	}
+	return doc;
+}

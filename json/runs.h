@@ -112,4 +112,59 @@ struct cJSON *runs_report(const struct runs_report_in *in);
  */
 struct cJSON *runs_calibration_record(const struct runs_report_in *in, const char *date);
 
+/* ----------------------------------------------------- one whole calibration */
+
+/* What runs_calibrate() asks for; every pointer borrowed. */
+struct runs_calibrate_in {
+	const struct cluster_profile *cluster;    /* validated */
+	const struct model_profile *default_model;/* may be NULL (runs_resolve) */
+	const char *const *fit;                   /* parameter names, or NULL: the default selection */
+	size_t n_fit;
+	int leave_one_out;
+	int predict_only;                         /* predictions on the cluster only: no fit */
+	struct calib_options opt;                 /* prior weight, iterations, cancel hook, and a
+	                                             progress hook told (fits done, fits) after the
+	                                             fit and each leave-one-out fold: 1 + folds in all */
+};
+
+/* Everything one calibration holds (runs_calibrate); runs_calibration_release() frees it. */
+struct runs_calibration {
+	struct calib_run *runs;                   /* [doc->n_runs], borrowing from the doc */
+	size_t n_runs;
+	struct calib_prediction *datasheet;       /* [n_runs] on the input cluster */
+	struct calib_prediction *fitted;          /* [n_runs] on the calibrated cluster; NULL: no fit */
+	double *loo;                              /* [n_runs] or NULL */
+	struct calib_param *params;
+	size_t n_params;
+	struct calib_fit_info info;
+	struct cluster_profile calibrated;        /* zeroed when no fit */
+};
+
+/*
+ * What `uniap calibrate` and the service's calibration jobs do: resolves d's
+ * runs on in->cluster, predicts them, selects the parameters (in->fit, or
+ * calib_params_default), fits, applies, predicts on the calibrated cluster
+ * and, when asked, runs leave-one-out.  Messages name runs as "runs[i]"
+ * (the caller prefixes its document); a bad in->fit name is UNIAP_E_ARG
+ * naming "--fit".  UNIAP_E_CANCELED when in->opt.cancel stopped it.  *out
+ * (caller's, zeroed here) is released with runs_calibration_release(), also
+ * after a failure; d must outlive it.
+ */
+uniap_code runs_calibrate(struct runs_doc *d, const struct runs_calibrate_in *in, struct runs_calibration *out,
+                          struct uniap_err *err);
+void runs_calibration_release(struct runs_calibration *s);
+
+/* The report input of a calibration (pointers into s and d, borrowed). */
+struct runs_report_in runs_calibration_report_in(const struct runs_doc *d, const struct runs_calibration *s,
+                                                 const char *cluster_name, double prior_weight);
+
+/*
+ * The calibrated cluster document of s (a fit, s->fitted set) with its
+ * "calibration" record dated date (borrowed, "YYYY-MM-DD"); name (borrowed,
+ * may be NULL) replaces the document's name.  NULL on out of memory; the
+ * caller owns it (cJSON_Delete()).
+ */
+struct cJSON *runs_calibrated_cluster(const struct runs_doc *d, const struct runs_calibration *s,
+                                      double prior_weight, const char *name, const char *date);
+
 #endif

@@ -38,6 +38,19 @@ def load(fn, prefix):
 load('cluster.schema.json', 'Cluster')
 load('model.schema.json', 'Model')
 load('plan.schema.json', 'Plan')
+load('runs.schema.json', 'Runs')
+# the runs document names other documents by file: here they are components
+def ext_refs(o):
+    files = {'cluster.schema.json': 'Cluster', 'model.schema.json': 'Model', 'plan.schema.json': 'Plan'}
+    if isinstance(o, dict):
+        return {k: ('#/components/schemas/' + files[v] if k == '$ref' and v in files else ext_refs(v)) for k, v in o.items()}
+    if isinstance(o, list):
+        return [ext_refs(x) for x in o]
+    return o
+for k in [k for k in S if k.startswith('Runs')]:
+    S[k] = ext_refs(S[k])
+# the service also takes a model the tenant stored, by id (server/calibration.c)
+S['RunsModel']['oneOf'].append({'type': 'integer', 'minimum': 1, 'description': 'The id of a model the tenant stored (uniapd only).'})
 R = lambda n: {'$ref': '#/components/schemas/' + n}
 S['Problem'] = {'type': 'object', 'description': 'RFC 9457 problem details; every error is answered with one (application/problem+json).',
   'required': ['type', 'title', 'status'],
@@ -111,12 +124,41 @@ S['Job'] = {'type': 'object', 'required': ['id', 'state', 'created_at', 'started
     'id': {'type': 'integer', 'minimum': 1},
     'state': {'type': 'string', 'enum': ['queued', 'running', 'succeeded', 'failed', 'canceled']},
     'created_at': {'type': 'string'}, 'started_at': {'type': ['string', 'null']}, 'finished_at': {'type': ['string', 'null']},
-    'progress': {'type': 'object', 'properties': {'candidates_done': {'type': 'integer'}, 'candidates_total': {'type': 'integer'},
+    'progress': {'type': 'object', 'description': 'A plan: candidates solved of all; a calibration: fits done (the fit, then one per leave-one-out fold).',
+                 'properties': {'candidates_done': {'type': 'integer'}, 'candidates_total': {'type': 'integer'},
                                                   'best_tpi_s': {'type': ['number', 'null']}}},
     'idempotency_key': {'type': 'string'}, 'error': {'type': 'string'},
     'request': {'type': 'object', 'description': 'The options as given; cluster and model as the ids or catalog names given, or "inline".'},
     'result': R('PlanResult'),
     'links': {'type': 'object', 'properties': {'self': {'type': 'string'}, 'plan': {'type': 'string'}}}}}
+S['Job']['properties']['kind'] = {'type': 'string', 'enum': ['plan', 'calibration'],
+    'description': 'plan: POST /v1/plans; calibration: POST /v1/clusters/{id}/calibrations.'}
+fit_names = {'type': 'array', 'minItems': 1, 'maxItems': 64, 'items': {'type': 'string', 'minLength': 1},
+    'description': 'Parameters to fit (docs/calibration.md: device.compute_efficiency, hierarchy[I].bandwidth or hierarchy.bandwidth, '
+                   'overlap_coefficient, device.reserved_bytes, ...); absent: the default selection for the runs.'}
+S['CalibrationRequest'] = {'type': 'object', 'additionalProperties': False, 'required': ['runs'], 'properties': {
+    'runs': R('Runs'), 'fit': fit_names,
+    'leave_one_out': {'type': 'boolean', 'description': 'Also fit without each run and predict it; default false.'},
+    'prior_weight': {'type': 'number', 'minimum': 0, 'description': 'The ridge weight lambda; default 0.01.'},
+    'name': {'type': 'string', 'minLength': 1, 'maxLength': 128, 'description': "The calibrated cluster's name; default the cluster's."},
+    'time_limit_s': {'type': 'number', 'minimum': 0.001, 'description': 'The job fails past it; default 300, at most --max-time-limit.'}}}
+S['CalibrationJobRequest'] = {'type': 'object', 'additionalProperties': False,
+    'required': ['cluster', 'leave_one_out', 'prior_weight', 'time_limit_s'],
+    'description': "A calibration's options, defaults filled in; cluster is the id of the path.",
+    'properties': {'cluster': {'type': 'integer', 'minimum': 1},
+                   **{k: v for k, v in S['CalibrationRequest']['properties'].items() if k != 'runs'}}}
+S['CalibrationReport'] = {'type': 'object', 'additionalProperties': True,
+    'description': 'The report of `uniap calibrate` (docs/calibration.md): per run the measured, datasheet, fitted and leave-one-out '
+                   'times and errors, the fitted parameters with their priors and bounds, the fit summary.',
+    'properties': {'cluster': {'type': ['string', 'null']}, 'fitted': {'type': 'boolean'},
+                   'runs': {'type': 'array', 'items': {'type': 'object', 'additionalProperties': True}},
+                   'parameters': {'type': 'array', 'items': {'type': 'object', 'additionalProperties': True}}}}
+S['CalibrationResult'] = {'type': 'object', 'required': ['cluster', 'report'], 'properties': {
+    'cluster': {'type': 'object', 'required': ['id', 'name', 'links'], 'description': 'The calibrated cluster, stored as a new document of the tenant.',
+                'properties': {'id': {'type': 'integer', 'minimum': 1}, 'name': {'type': 'string'},
+                               'links': {'type': 'object', 'properties': {'self': {'type': 'string'}}}}},
+    'report': R('CalibrationReport')}}
+S['Job']['properties']['result'] = {'oneOf': [R('PlanResult'), R('CalibrationResult')], 'description': 'By kind.'}
 S['JobList'] = {'type': 'object', 'required': ['items', 'next_cursor'], 'properties': {
     'items': {'type': 'array', 'items': R('Job')},
     'next_cursor': {'type': ['string', 'null'], 'description': 'Pass as ?cursor= for the next page; null on the last page.'}}}
@@ -126,7 +168,7 @@ S['JobRequest'] = {'type': 'object', 'additionalProperties': False, 'required': 
     'properties': {'cluster': {'oneOf': [{'type': 'integer', 'minimum': 1}, {'type': 'string'}]},
                    'model': {'oneOf': [{'type': 'integer', 'minimum': 1}, {'type': 'string'}]},
                    **{k: v for k, v in S['PlanRequest']['properties'].items() if k not in ('cluster', 'model')}}}
-S['Job']['properties']['request'] = R('JobRequest')
+S['Job']['properties']['request'] = {'oneOf': [R('JobRequest'), R('CalibrationJobRequest')], 'description': 'By kind.'}
 
 # Galvatron's profile files (json/galvatron.c states their grammar): maps from the
 # keys Galvatron writes to numbers, or to the objects of the memory profile
@@ -264,6 +306,12 @@ P['/v1/plans'] = {'post': op('createPlan', 'Queue a plan job', {
     '415': rr('UnsupportedMediaType'), '422': rr('Unprocessable'), '429': rr('TooManyJobs')}, ['jobs'], body=R('PlanRequest'),
     params=[{'name': 'Idempotency-Key', 'in': 'header', 'schema': {'type': 'string', 'minLength': 1, 'maxLength': 255},
              'description': 'The same key with the same body returns the same job; with another body, 409.'}])}
+P['/v1/clusters/{id}/calibrations'] = {'post': op('createCalibration', 'Queue a calibration of a stored cluster to measured runs', {
+    '202': {'description': 'Queued (or, with a replayed Idempotency-Key, the existing job); on success the job\'s result names the calibrated cluster, stored as a new document.',
+            'headers': P['/v1/plans']['post']['responses']['202']['headers'], 'content': {'application/json': {'schema': R('Job')}}},
+    '400': rr('BadRequest'), '404': rr('NotFound'), '409': rr('Conflict'), '413': rr('ContentTooLarge'),
+    '415': rr('UnsupportedMediaType'), '422': rr('Unprocessable'), '429': rr('TooManyJobs')}, ['jobs'], body=R('CalibrationRequest'),
+    params=[jobp, P['/v1/plans']['post']['parameters'][0]])}
 P['/v1/jobs'] = {'get': op('listJobs', 'The tenant\'s jobs', {'200': js(R('JobList'), 'A page, oldest first.'), '400': rr('BadRequest')}, ['jobs'],
     params=page + [{'name': 'state', 'in': 'query', 'schema': {'type': 'string', 'enum': ['queued', 'running', 'succeeded', 'failed', 'canceled']}}])}
 P['/v1/jobs/{id}'] = {
@@ -325,7 +373,7 @@ resp['ServiceUnavailable']['description'] = ('Out of memory, not ready, the job 
 no_defaults(S)
 doc = {'openapi': '3.1.0',
   'jsonSchemaDialect': 'https://json-schema.org/draft/2020-12/schema',
-  'info': {'title': 'uniapd', 'version': '1', 'description': 'The uniap planning service: upload cluster and model profiles, queue plan jobs, poll them, export their plans.'},
+  'info': {'title': 'uniapd', 'version': '1', 'description': 'The uniap planning service: upload cluster and model profiles, queue plan and calibration jobs, poll them, export their plans.'},
   'servers': [{'url': '/'}],
   'security': [{'bearer': []}],
   'tags': [{'name': n} for n in ('service', 'tenant', 'catalog', 'clusters', 'models', 'evaluate', 'jobs')],

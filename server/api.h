@@ -20,8 +20,7 @@
 #include "err.h"
 #include "http.h"
 #include "model.h"
-
-struct store;
+#include "store.h"
 
 struct runner;
 
@@ -74,6 +73,26 @@ void api_job_get(struct http_request *req, struct http_response *res);
 void api_job_cancel(struct http_request *req, struct http_response *res);
 /* GET /v1/jobs/{id}/plan?format=json|text|galvatron|megatron|deepspeed: the exported plan. */
 void api_job_plan(struct http_request *req, struct http_response *res);
+
+/*
+ * Checks a job request (req borrowed) and builds the text to store: on
+ * UNIAP_OK *text is owned by the caller (cJSON_free()); otherwise err says why
+ * (the status comes from its code).
+ */
+typedef uniap_code (*api_job_request_fn)(struct http_request *req, char **text, struct uniap_err *err);
+
+/*
+ * The one way a job is queued: Idempotency-Key (a replay of the same bytes
+ * is the stored job, answered with Idempotent-Replayed), build, store as a
+ * job of kind, 202 with Location, wake the runner.
+ */
+void api_job_create(struct http_request *req, struct http_response *res, enum store_job_kind kind,
+                    api_job_request_fn build);
+
+/* ---- calibration jobs (server/api_calib.c) ---- */
+
+/* POST /v1/clusters/{id}/calibrations: queues a calibration of the tenant's stored cluster {id}. */
+void api_calibration_create(struct http_request *req, struct http_response *res);
 
 /* ---- watching jobs (server/api_events.c) ---- */
 

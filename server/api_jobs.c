@@ -1,7 +1,8 @@
 /*
- * api_jobs.c - plan jobs over HTTP (api.h): POST /v1/plans queues a job,
- * /v1/jobs reads, lists and cancels them, /v1/jobs/{id}/plan exports the
- * plan.  The runner (runner.h) does the work; handlers only touch the store
+ * api_jobs.c - jobs over HTTP (api.h): POST /v1/plans queues a plan job
+ * (api_job_create is also the queueing of calibration jobs, api_calib.c),
+ * /v1/jobs reads, lists and cancels jobs of both kinds, /v1/jobs/{id}/plan
+ * exports a plan job's plan.  The runner (runner.h) does the work; handlers only touch the store
  * and wake or signal the runner, so no HTTP thread ever waits on a solve
  * (DELETE waits a bounded time for the workers to be stopped).
  *
@@ -133,6 +134,7 @@ static cJSON *api_job_meta(const struct store_job *j)
 	snprintf(plan, sizeof(plan), "/v1/jobs/%lld/plan", (long long)j->id);
 	if (!o || !cJSON_AddNumberToObject(o, "id", (double)j->id) ||
 	    !cJSON_AddStringToObject(o, "state", store_job_state_name(j->state)) ||
+	    !cJSON_AddStringToObject(o, "kind", store_job_kind_name(j->kind)) ||
 	    !api_add_time(o, "created_at", j->created_at_ms) ||
 	    !api_add_time(o, "started_at", j->started_at_ms) ||
 	    !api_add_time(o, "finished_at", j->finished_at_ms) ||
@@ -144,7 +146,8 @@ static cJSON *api_job_meta(const struct store_job *j)
 	    (j->idempotency_key[0] && !cJSON_AddStringToObject(o, "idempotency_key", j->idempotency_key)) ||
 	    (j->error && !cJSON_AddStringToObject(o, "error", j->error)) ||
 	    !(links = cJSON_AddObjectToObject(o, "links")) || !cJSON_AddStringToObject(links, "self", self) ||
-	    (j->state == STORE_JOB_SUCCEEDED && !cJSON_AddStringToObject(links, "plan", plan))) {
+	    (j->state == STORE_JOB_SUCCEEDED && j->kind == STORE_JOB_PLAN &&
+	     !cJSON_AddStringToObject(links, "plan", plan))) {
 		cJSON_Delete(o);
 		return NULL;
 	}
@@ -259,14 +262,41 @@ static void api_retry_later(struct http_response *res)
 	http_response_add_header(res, "Retry-After", API_RETRY_AFTER_S);
 }
 
-void api_plan_create(struct http_request *req, struct http_response *res)
+/*
+ * SHA-256 of the bytes that make a request: the body and, for a job of a
+ * path (a calibration names its cluster there), the path too, so a replay
+ * of the same body against another path is not the same request.
+ */
+static void api_body_hash(const struct http_request *req, enum store_job_kind kind,
+                          unsigned char out[STORE_SHA256_BYTES])
+{
+	const char *body = req->body ? req->body : "";
+	size_t len = req->body ? req->body_len : 0, pl;
+	char *buf;
+
+	if (kind == STORE_JOB_PLAN || !req->path) {
+		store_sha256(body, len, out);
+		return;
+	}
+	pl = strlen(req->path);
+	buf = malloc(pl + 1 + len);
+	if (!buf) { /* then the path is not in it: a replay is still compared by its request */
+		store_sha256(body, len, out);
+		return;
+	}
+	memcpy(buf, req->path, pl);
+	buf[pl] = '\n';
+	memcpy(buf + pl + 1, body, len);
+	store_sha256(buf, pl + 1 + len, out);
+	free(buf);
+}
+
+void api_job_create(struct http_request *req, struct http_response *res, enum store_job_kind kind,
+                    api_job_request_fn build)
 {
 	const struct api_app *app = req->app;
 	int64_t tenant = api_principal(req)->tenant_id, id = 0;
 	const char *idem = http_request_header(req, "Idempotency-Key");
-	struct cluster_profile c = { 0 };
-	struct model_profile m = { 0 };
-	struct uop_options o;
 	struct store_job job;
 	struct uniap_err err;
 	char *text = NULL, loc[64];
@@ -281,21 +311,15 @@ void api_plan_create(struct http_request *req, struct http_response *res)
 		goto out;
 	}
 	if (idem) {
-		store_sha256(req->body ? req->body : "", req->body ? req->body_len : 0, body_sha256);
+		api_body_hash(req, kind, body_sha256);
 		if (api_replay(req, tenant, idem, body_sha256, &id) == 0) {
 			existed = 1;
 			goto answer;
 		}
 	}
-	if ((rc = runner_options_json(req->json, "body", app->max_time_limit_s, &o, &err)) != UNIAP_OK ||
-	    (rc = api_input(req, 1, &c, &m, &err)) != UNIAP_OK || (rc = api_input(req, 0, &c, &m, &err)) != UNIAP_OK ||
-	    (rc = runner_margin_json(req->json, "body", &c, &err)) != UNIAP_OK)
+	if ((rc = build(req, &text, &err)) != UNIAP_OK)
 		goto out;
-	if (!(text = api_plan_request(req->json, &c, &m))) {
-		rc = err_set(&err, UNIAP_E_NOMEM, "request: out of memory");
-		goto out;
-	}
-	rc = store_job_create(app->store, tenant, idem, text, strlen(text), &id, &existed, &err);
+	rc = store_job_create_kind(app->store, tenant, kind, idem, text, strlen(text), &id, &existed, &err);
 	if (rc == UNIAP_E_INVALID && idem) /* the key names another request */
 		rc = err_set(&err, UNIAP_E_CONFLICT,
 		             "Idempotency-Key: \"%.64s\" was used for a different request", idem);
@@ -329,8 +353,32 @@ out:
 	}
 	store_job_release(&job);
 	cJSON_free(text);
+}
+
+/* The stored request of a plan job (api_job_request_fn): options checked, documents resolved. */
+static uniap_code api_plan_build(struct http_request *req, char **text, struct uniap_err *err)
+{
+	const struct api_app *app = req->app;
+	struct cluster_profile c = { 0 };
+	struct model_profile m = { 0 };
+	struct uop_options o;
+	char *t = NULL;
+	uniap_code rc;
+
+	*text = NULL;
+	if ((rc = runner_options_json(req->json, "body", app->max_time_limit_s, &o, err)) == UNIAP_OK &&
+	    (rc = api_input(req, 1, &c, &m, err)) == UNIAP_OK && (rc = api_input(req, 0, &c, &m, err)) == UNIAP_OK &&
+	    (rc = runner_margin_json(req->json, "body", &c, err)) == UNIAP_OK && !(t = api_plan_request(req->json, &c, &m)))
+		rc = err_set(err, UNIAP_E_NOMEM, "request: out of memory");
+	*text = t;
 	cluster_release(&c);
 	model_release(&m);
+	return rc;
+}
+
+void api_plan_create(struct http_request *req, struct http_response *res)
+{
+	api_job_create(req, res, STORE_JOB_PLAN, api_plan_build);
 }
 
 /* ---------------------------------------------------------------- GET /v1/jobs[/{id}] */
@@ -542,6 +590,11 @@ void api_job_plan(struct http_request *req, struct http_response *res)
 	}
 	if ((rc = store_job_get(app->store, api_principal(req)->tenant_id, id, &job, &err)) != UNIAP_OK)
 		goto out;
+	if (job.kind != STORE_JOB_PLAN) {
+		rc = err_set(&err, UNIAP_E_CONFLICT, "job %lld is a %s: it makes no plan (see result)", (long long)id,
+		             store_job_kind_name(job.kind));
+		goto out;
+	}
 	if (job.state != STORE_JOB_SUCCEEDED) {
 		rc = err_set(&err, UNIAP_E_CONFLICT, "job %lld is %s: a plan exists once it has succeeded",
 		             (long long)id, store_job_state_name(job.state));

@@ -34,6 +34,7 @@
 
 #include "api.h"
 #include "buildinfo.h"
+#include "calib.h"
 #include "http.h"
 #include "openapi_doc.h"
 #include "route.h"
@@ -497,6 +498,7 @@ static void uniapd_whoami(struct http_request *req, struct http_response *res)
 	{"GET", "/v1/clusters", api_cluster_list, (A), "limit cursor"},                    \
 	{"GET", "/v1/clusters/{id}", api_cluster_get, (A) | ROUTE_ETAG, NULL},             \
 	{"DELETE", "/v1/clusters/{id}", api_cluster_delete, (A), NULL},                    \
+	{"POST", "/v1/clusters/{id}/calibrations", api_calibration_create, (A) | ROUTE_JSON, NULL}, \
 	{"POST", "/v1/models", api_model_create, (A) | ROUTE_JSON, "format"},              \
 	{"GET", "/v1/models", api_model_list, (A), "limit cursor"},                        \
 	{"GET", "/v1/models/{id}", api_model_get, (A) | ROUTE_ETAG, NULL},                 \
@@ -1028,6 +1030,8 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	store_global_init();
+	/* GSL's abort-on-error handler off, process-wide, before any job thread fits */
+	calib_global_init();
 	/* the store first: migrations run before the listener starts */
 	app.store = uniapd_open_store(opt.db_path, opt.max_queued, msg, sizeof(msg));
 	if (!app.store) {

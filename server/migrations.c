@@ -111,6 +111,15 @@ const struct store_migration store_migrations[] = {
 		"\tUPDATE jobs SET version = OLD.version + 1 WHERE id = NEW.id;\n"
 		"END;\n",
 	},
+	{
+		5, "0005_job_kind.sql",
+		"-- 0005_job_kind.sql - what a job does: 'plan' (POST /v1/plans) or\n"
+		"-- 'calibration' (POST /v1/clusters/{id}/calibrations).  Both kinds share the\n"
+		"-- table, the queue, the limits and the listing (docs/jobs.md); rows made\n"
+		"-- before this migration are plan jobs, which the default says.\n"
+		"ALTER TABLE jobs ADD COLUMN kind TEXT NOT NULL DEFAULT 'plan'\n"
+		"\tCHECK (kind IN ('plan', 'calibration'));\n",
+	},
 };
 
 const size_t store_migrations_count = sizeof(store_migrations) / sizeof(store_migrations[0]);

@@ -25,6 +25,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "calibration.h"
 #include "jdecode.h"
 #include "jencode.h"
 #include "pool.h"
@@ -443,9 +444,9 @@ static void runner_finish_stats(struct runner *r, enum store_job_state st, doubl
 	pthread_mutex_unlock(&r->lock);
 }
 
-/* Ends job id as `to`, logs it, counts it. */
-static void runner_end(struct runner_slot *slot, enum store_job_state to, const char *result,
-                       size_t result_len, const char *msg, double seconds)
+/* Ends job id as `to`, logs it, counts it; -1 when the store did not record it. */
+static int runner_end(struct runner_slot *slot, enum store_job_state to, const char *result,
+                      size_t result_len, const char *msg, double seconds)
 {
 	struct runner *r = slot->r;
 	struct uniap_err err;
@@ -455,7 +456,7 @@ static void runner_end(struct runner_slot *slot, enum store_job_state to, const 
 	if (store_job_transition(r->cfg.store, STORE_ANY_TENANT, slot->job, to, result, result_len, msg,
 	                         &err) != UNIAP_OK) {
 		runner_log_transition(r->cfg.log, slot->job, slot->tenant, "running", "running", err.msg);
-		return;
+		return -1;
 	}
 	if (msg)
 		snprintf(detail, sizeof(detail), "%.512s", msg);
@@ -463,6 +464,101 @@ static void runner_end(struct runner_slot *slot, enum store_job_state to, const 
 		snprintf(detail, sizeof(detail), "solve %.3f s", seconds);
 	runner_log_transition(r->cfg.log, slot->job, slot->tenant, "running", store_job_state_name(to), detail);
 	runner_finish_stats(r, to, seconds);
+	return 0;
+}
+
+/* ------------------------------------------------------------ calibration jobs */
+
+/* What the cancel hook of a calibration reads (the job thread's own). */
+struct runner_calib_ctx {
+	struct runner_slot *slot;
+	double deadline_s;            /* opt_clock_s() past which the job stops */
+	int timed_out;
+};
+
+static int runner_calib_cancel(void *ctx)
+{
+	struct runner_calib_ctx *cc = ctx;
+
+	if (atomic_load(&cc->slot->cancel))
+		return 1;
+	if (opt_clock_s() > cc->deadline_s) {
+		cc->timed_out = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/* Fits done of all (the fit, then each leave-one-out fold) as the job's progress (throttled). */
+static void runner_calib_progress(void *ctx, size_t done, size_t total)
+{
+	struct runner_calib_ctx *cc = ctx;
+
+	runner_progress(cc->slot, done, total, INFINITY);
+}
+
+static void runner_calib_limit(void *ctx, double time_limit_s)
+{
+	struct runner_calib_ctx *cc = ctx;
+
+	cc->deadline_s = opt_clock_s() + time_limit_s;
+}
+
+/*
+ * A calibration job (calibration.h), fitted here on the job thread: there is
+ * no solve to hand to the pool, and the cancel hook polls the slot's cancel
+ * flag and the request's time limit between evaluations of the fit.  The
+ * calibrated cluster is stored as a new document of the tenant before the
+ * job succeeds, and deleted again when the job cannot be recorded, so a
+ * failure leaves the stored documents as they were.
+ */
+static void runner_run_calibration(struct runner_slot *slot, const struct store_job *job, double t0)
+{
+	struct runner *r = slot->r;
+	struct runner_calib_ctx cc = { .slot = slot, .deadline_s = t0 + CALIBRATION_DEFAULT_TIME_LIMIT_S };
+	struct calibration_output out;
+	struct uniap_err err;
+	char *text = NULL, msg[UNIAP_ERR_MSG_MAX + 64];
+	size_t len = 0;
+	int64_t doc_id = 0;
+	int user_cancel, stopping;
+	uniap_code rc;
+
+	err_clear(&err);
+	slot->last_progress_s = 0;
+	rc = calibration_run(job->request, job->request_bytes, runner_calib_cancel, runner_calib_progress, &cc,
+	                     runner_calib_limit, &out, &err);
+	pthread_mutex_lock(&r->lock);
+	user_cancel = slot->user_cancel;
+	stopping = r->stopping;
+	pthread_mutex_unlock(&r->lock);
+	/* a cancel that came after the fit still wins: nothing is stored then */
+	if (rc == UNIAP_OK && (user_cancel || stopping))
+		rc = err_set(&err, UNIAP_E_CANCELED, "calibration: canceled");
+	if (rc == UNIAP_OK)
+		rc = store_doc_put(r->cfg.store, job->tenant_id, STORE_DOC_CLUSTER, out.name, out.cluster,
+		                   strlen(out.cluster), &doc_id, &err);
+	if (rc == UNIAP_OK && !(text = calibration_result(out.report, doc_id, out.name, &len)))
+		rc = err_set(&err, UNIAP_E_NOMEM, "result: out of memory");
+	if (rc == UNIAP_OK) {
+		/* unrecorded, the job would name no cluster: the new one goes again */
+		if (runner_end(slot, STORE_JOB_SUCCEEDED, text, len, NULL, opt_clock_s() - t0) != 0)
+			store_doc_delete(r->cfg.store, job->tenant_id, STORE_DOC_CLUSTER, doc_id, NULL);
+	} else if (rc == UNIAP_E_CANCELED && user_cancel) {
+		runner_end(slot, STORE_JOB_CANCELED, NULL, 0, "canceled by the client", 0);
+	} else if (rc == UNIAP_E_CANCELED && stopping) {
+		if (store_job_requeue(r->cfg.store, slot->job, &err) == UNIAP_OK)
+			runner_log_transition(r->cfg.log, slot->job, slot->tenant, "running", "queued",
+			                      "the service stopped before the job finished");
+	} else if (rc == UNIAP_E_CANCELED && cc.timed_out) {
+		snprintf(msg, sizeof(msg), "time_limit_s: the calibration ran past its limit of %.3g s",
+		         cc.deadline_s - t0);
+		runner_end(slot, STORE_JOB_FAILED, NULL, 0, msg, 0);
+	} else {
+		runner_end(slot, STORE_JOB_FAILED, NULL, 0, err.msg, 0);
+	}
+	cJSON_free(text);
+	calibration_output_release(&out);
 }
 
 static void runner_run_job(struct runner_slot *slot)
@@ -486,6 +582,11 @@ static void runner_run_job(struct runner_slot *slot)
 	}
 	slot->tenant = job.tenant_id;
 	runner_log_transition(r->cfg.log, slot->job, slot->tenant, "queued", "running", NULL);
+	if (job.kind == STORE_JOB_CALIBRATION) {
+		runner_run_calibration(slot, &job, t0);
+		store_job_release(&job);
+		return;
+	}
 	rc = runner_request_decode(job.request, job.request_bytes, &req, &err);
 	store_job_release(&job);
 	if (rc == UNIAP_OK && !r->cfg.no_cache)

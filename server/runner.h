@@ -1,7 +1,9 @@
 /*
- * runner.h - uniapd's job runner: job threads that claim queued plan jobs
- * from the store and run the unified optimization process (core/uop.h) on
- * one shared worker pool, recording progress, results and transitions.
+ * runner.h - uniapd's job runner: job threads that claim queued jobs from
+ * the store and run them - a plan job's unified optimization process
+ * (core/uop.h) on one shared worker pool, a calibration job's fit
+ * (calibration.h) on the job thread itself, polling its cancel flag and
+ * time limit - recording progress, results and transitions.
  *
  * Threads and processes: `jobs` job threads each run one job at a time; all
  * their candidate solves go to one pool of `workers` forked worker processes
@@ -96,8 +98,9 @@ uniap_code runner_start(const struct runner_config *cfg, struct runner **out, st
 void runner_wake(struct runner *r);
 
 /*
- * Asks the runner to stop the running job id (its workers are killed); the
- * job thread then records it as canceled.  Returns 1 when the job was
+ * Asks the runner to stop the running job id (a plan's workers are killed, a
+ * calibration stops at its next evaluation); the job thread then records it
+ * as canceled.  Returns 1 when the job was
  * running here, 0 otherwise.
  */
 int runner_cancel(struct runner *r, int64_t id);

@@ -990,6 +990,18 @@ const char *store_job_state_name(enum store_job_state st)
 	return job_state_names[st];
 }
 
+static const char *const job_kind_names[STORE_JOB_KIND_COUNT] = {
+	[STORE_JOB_PLAN] = "plan",
+	[STORE_JOB_CALIBRATION] = "calibration",
+};
+
+const char *store_job_kind_name(enum store_job_kind kind)
+{
+	if ((int)kind < 0 || kind >= STORE_JOB_KIND_COUNT)
+		return "unknown";
+	return job_kind_names[kind];
+}
+
 static int job_state_parse(const unsigned char *name, enum store_job_state *st)
 {
 	for (int i = 0; i < STORE_JOB_STATE_COUNT; i++)
@@ -1012,7 +1024,8 @@ int store_job_transition_legal(enum store_job_state from, enum store_job_state t
 
 #define JOB_COLS "id, tenant_id, state, coalesce(idempotency_key, ''), progress_done, " \
 		 "progress_total, best_tpi_s, created_at, coalesce(started_at, 0), " \
-		 "coalesce(finished_at, 0), version"
+		 "coalesce(finished_at, 0), version, kind"
+#define JOB_NCOLS 12   /* columns of JOB_COLS: a query's own columns follow */
 
 static void job_from_row(sqlite3_stmt *st, struct store_job *j)
 {
@@ -1030,6 +1043,11 @@ static void job_from_row(sqlite3_stmt *st, struct store_job *j)
 	j->started_at_ms = sqlite3_column_int64(st, 8);
 	j->finished_at_ms = sqlite3_column_int64(st, 9);
 	j->version = sqlite3_column_int64(st, 10);
+	j->kind = STORE_JOB_PLAN;      /* the CHECK constraint allows only the two names */
+	for (int k = 0; k < STORE_JOB_KIND_COUNT; k++)
+		if (sqlite3_column_text(st, 11) &&
+		    strcmp((const char *)sqlite3_column_text(st, 11), job_kind_names[k]) == 0)
+			j->kind = (enum store_job_kind)k;
 }
 
 static void job_from_row_any(sqlite3_stmt *st, void *p)
@@ -1038,12 +1056,12 @@ static void job_from_row_any(sqlite3_stmt *st, void *p)
 }
 
 /* Inside the caller's transaction: the job with this key, if any. */
-static uniap_code idem_find(sqlite3 *db, int64_t tenant_id, const char *idem_key,
+static uniap_code idem_find(sqlite3 *db, int64_t tenant_id, enum store_job_kind kind, const char *idem_key,
 			    const unsigned char *hash, int64_t *id, struct uniap_err *err)
 {
 	sqlite3_stmt *st = NULL;
 	int row = 0;
-	uniap_code rc = prep(db, "SELECT id, request_sha256 FROM jobs"
+	uniap_code rc = prep(db, "SELECT id, request_sha256, kind FROM jobs"
 				 " WHERE tenant_id = ?1 AND idempotency_key = ?2", &st, err);
 
 	*id = 0;
@@ -1054,7 +1072,8 @@ static uniap_code idem_find(sqlite3 *db, int64_t tenant_id, const char *idem_key
 	}
 	if (rc == UNIAP_OK && row) {
 		if (sqlite3_column_bytes(st, 1) != STORE_SHA256_BYTES ||
-		    memcmp(sqlite3_column_blob(st, 1), hash, STORE_SHA256_BYTES) != 0)
+		    memcmp(sqlite3_column_blob(st, 1), hash, STORE_SHA256_BYTES) != 0 ||
+		    !sqlite3_column_text(st, 2) || strcmp((const char *)sqlite3_column_text(st, 2), job_kind_names[kind]) != 0)
 			rc = err_set(err, UNIAP_E_INVALID, "Idempotency-Key: \"%s\" was already used"
 				     " with a different request body", idem_key);
 		else
@@ -1121,6 +1140,13 @@ uniap_code store_job_create(struct store *s, int64_t tenant_id, const char *idem
 			    const void *request, size_t bytes, int64_t *id, int *existed,
 			    struct uniap_err *err)
 {
+	return store_job_create_kind(s, tenant_id, STORE_JOB_PLAN, idem_key, request, bytes, id, existed, err);
+}
+
+uniap_code store_job_create_kind(struct store *s, int64_t tenant_id, enum store_job_kind kind,
+				 const char *idem_key, const void *request, size_t bytes, int64_t *id,
+				 int *existed, struct uniap_err *err)
+{
 	unsigned char hash[STORE_SHA256_BYTES];
 	int64_t max_jobs, max_bytes, active = 0, found = 0;
 	int was = 0;
@@ -1133,13 +1159,15 @@ uniap_code store_job_create(struct store *s, int64_t tenant_id, const char *idem
 			       STORE_IDEM_KEY_MAX);
 	if (bytes > (size_t)INT32_MAX)
 		return err_set(err, UNIAP_E_LIMIT, "job request: %zu bytes is too large", bytes);
+	if ((int)kind < 0 || kind >= STORE_JOB_KIND_COUNT)
+		return err_set(err, UNIAP_E_ARG, "job kind: %d is not a kind", (int)kind);
 	store_sha256(request, bytes, hash);
 	db = conn_get(s);
 	rc = begin_write(s, db, err);
 	if (rc == UNIAP_OK)
 		rc = tenant_limits(db, tenant_id, &max_jobs, &max_bytes, err);
 	if (rc == UNIAP_OK && idem_key)
-		rc = idem_find(db, tenant_id, idem_key, hash, &found, err);
+		rc = idem_find(db, tenant_id, kind, idem_key, hash, &found, err);
 	was = found != 0;
 	if (rc != UNIAP_OK || was)
 		goto out;
@@ -1161,7 +1189,7 @@ uniap_code store_job_create(struct store *s, int64_t tenant_id, const char *idem
 		goto out;
 	}
 	rc = prep_c(s, db, "INSERT INTO jobs (tenant_id, state, request_sha256, idempotency_key,"
-		      " created_at, request) VALUES (?1, 'queued', ?2, ?3, ?4, ?5)", &st, err);
+		      " created_at, request, kind) VALUES (?1, 'queued', ?2, ?3, ?4, ?5, ?6)", &st, err);
 	if (rc != UNIAP_OK)
 		goto out;
 	sqlite3_bind_int64(st, 1, tenant_id);
@@ -1170,6 +1198,7 @@ uniap_code store_job_create(struct store *s, int64_t tenant_id, const char *idem
 		sqlite3_bind_text(st, 3, idem_key, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 4, now_ms());
 	bind_bytes(st, 5, request, bytes);
+	sqlite3_bind_text(st, 6, job_kind_names[kind], -1, SQLITE_STATIC);
 	rc = step_done(db, st, "create job", err);
 	if (rc == UNIAP_OK)
 		found = sqlite3_last_insert_rowid(db);
@@ -1214,11 +1243,11 @@ uniap_code store_job_get(struct store *s, int64_t tenant_id, int64_t id, struct 
 	if (rc != UNIAP_OK)
 		goto out;
 	job_from_row(st, &j);
-	rc = column_dup(st, 11, &j.request, &j.request_bytes, err);
+	rc = column_dup(st, JOB_NCOLS, &j.request, &j.request_bytes, err);
 	if (rc == UNIAP_OK)
-		rc = column_dup(st, 12, &j.result, &j.result_bytes, err);
+		rc = column_dup(st, JOB_NCOLS + 1, &j.result, &j.result_bytes, err);
 	if (rc == UNIAP_OK)
-		rc = column_dup(st, 13, &j.error, NULL, err);
+		rc = column_dup(st, JOB_NCOLS + 2, &j.error, NULL, err);
 out:
 	unprep(s, db, st);
 	conn_put(s, db);

@@ -1,6 +1,6 @@
 /*
  * store.h - uniapd's storage layer on SQLite: tenants and their API keys,
- * uploaded documents, plan jobs, the cost-matrix cache (docs/store.md).
+ * uploaded documents, plan and calibration jobs, the cost-matrix cache (docs/store.md).
  *
  * A struct store owns a small pool of connections to one database file; any
  * thread may call any function, each call takes one connection for its own
@@ -174,10 +174,21 @@ int store_job_transition_legal(enum store_job_state from, enum store_job_state t
 
 #define STORE_IDEM_KEY_MAX 255    /* bytes of an Idempotency-Key */
 
+/* What a job does (migration 0005); rows older than it are plan jobs. */
+enum store_job_kind {
+	STORE_JOB_PLAN,
+	STORE_JOB_CALIBRATION,
+	STORE_JOB_KIND_COUNT
+};
+
+/* "plan", "calibration"; "unknown" out of range. Static. */
+const char *store_job_kind_name(enum store_job_kind kind);
+
 struct store_job {
 	int64_t id;
 	int64_t tenant_id;
 	enum store_job_state state;
+	enum store_job_kind kind;
 	char idempotency_key[STORE_IDEM_KEY_MAX + 1];   /* "" when none */
 	int64_t progress_done;
 	int64_t progress_total;
@@ -203,6 +214,13 @@ struct store_job {
 uniap_code store_job_create(struct store *s, int64_t tenant_id, const char *idem_key,
 			    const void *request, size_t bytes, int64_t *id, int *existed,
 			    struct uniap_err *err);
+
+/* store_job_create for a job of the given kind (store_job_create makes plan
+ * jobs).  A retry's key matches only the same request, so a key used for one
+ * kind is UNIAP_E_INVALID for a request of the other. */
+uniap_code store_job_create_kind(struct store *s, int64_t tenant_id, enum store_job_kind kind,
+				 const char *idem_key, const void *request, size_t bytes, int64_t *id,
+				 int *existed, struct uniap_err *err);
 
 /* The id of the tenant's job created with idem_key (borrowed), and the hash of
  * the body bytes that created it when recorded (*has_body_sha256);

@@ -18,62 +18,9 @@ EX=schema/examples
 pid=
 trap 'if [ -n "$pid" ]; then kill -9 "$pid" 2>/dev/null; fi; rm -rf "$tmp"' EXIT
 
-# sanitizer builds solve inline, several times slower: every bounded wait scales
-SLOW=1
-[ -n "${UNIAP_SANITIZED:-}" ] && SLOW=4
+# the HTTP helpers (req, call, problem, wait_job, ...) and SLOW
+. "$(dirname "$0")/http.inc"
 
-ok() { pass=$((pass + 1)); }
-bad() { echo "FAIL $*"; fail=$((fail + 1)); }
-
-# req METHOD PATH KEY [BODY_FILE]: the status in $code, the body in $tmp/body,
-# the headers in $tmp/hdr; $XH (when set) is one more request header and $CT
-# the Content-Type of a body (application/json when unset)
-req() {
-	rm -f "$tmp/body" "$tmp/hdr"
-	rm_m=$1 rm_p=$2 rm_k=$3 rm_f=${4:-}
-	set -- -s -o "$tmp/body" -D "$tmp/hdr" -w '%{http_code}' -X "$rm_m" -H "Authorization: Bearer $rm_k"
-	[ -n "${XH:-}" ] && set -- "$@" -H "$XH"
-	[ -n "$rm_f" ] && set -- "$@" -H "Content-Type: ${CT:-application/json}" --data-binary "@$rm_f"
-	code=$(curl "$@" "http://127.0.0.1:$port$rm_p")
-	touch "$tmp/body" "$tmp/hdr"
-}
-
-# call NAME WANT_STATUS NEEDLE METHOD PATH KEY [BODY_FILE]: the status and a
-# substring of the body or headers (NEEDLE may be empty)
-call() {
-	name=$1 want=$2 needle=$3
-	shift 3
-	req "$@"
-	if [ "$code" != "$want" ]; then
-		bad "$name: $1 $2: status $code, want $want; body: $(head -c 300 "$tmp/body")"
-		return 1
-	elif [ -n "$needle" ] && ! grep -qF -- "$needle" "$tmp/body" "$tmp/hdr"; then
-		bad "$name: $1 $2: response lacks '$needle'; body: $(head -c 300 "$tmp/body")"
-		return 1
-	fi
-	ok
-}
-
-# problem NAME WANT_STATUS NEEDLE METHOD PATH KEY [BODY_FILE]: call, and the
-# answer is application/problem+json with that status in its body
-problem() {
-	call "$@" || return 1
-	if grep -qi '^Content-Type: application/problem+json' "$tmp/hdr" &&
-		grep -qF "\"status\":$2" "$tmp/body"; then ok; else
-		bad "$1: not a problem+json $2: $(head -c 300 "$tmp/hdr" | tr '\r\n' '  ') $(head -c 200 "$tmp/body")"
-	fi
-}
-
-# hdr NAME NEEDLE: the last answer's headers have the line NEEDLE (case-blind prefix)
-hdr() {
-	if tr -d '\r' <"$tmp/hdr" | grep -qi "^$2"; then ok; else
-		bad "$1: no header '$2': $(tr '\r\n' '  ' <"$tmp/hdr" | head -c 300)"
-	fi
-}
-
-# the id and state of a job document in FILE (default the last body)
-jid() { sed -n 's/^{"id":\([0-9]*\),.*/\1/p' "${1:-$tmp/body}"; }
-jst() { sed -n 's/^{"id":[0-9]*,"state":"\([a-z]*\)".*/\1/p' "${1:-$tmp/body}"; }
 # the first "tpi_s" number of FILE (a job's result.plan.tpi_s, a plan's tpi_s)
 tpi() { grep -o '"tpi_s":[[:space:]]*[-0-9.eE+]*' "$1" | head -n 1 | sed 's/.*:[[:space:]]*//'; }
 # the value of metric line NAME (exactly, labels included) in FILE
@@ -90,21 +37,6 @@ metric_is() {
 	if [ -n "$mv" ] && [ "$mv" "$2" "$3" ]; then ok; else bad "metrics: $1 is '$mv', want $2 $3"; fi
 }
 
-# wait_job ID KEY "STATES" TENTHS [FILE]: polls GET /v1/jobs/ID (into FILE,
-# default $tmp/job) until its state is one of STATES; 1 when it is not
-# within TENTHS tenths of a second (times SLOW)
-wait_job() {
-	wid=$1 wkey=$2 wwant=$3 wn=$(($4 * SLOW)) wf=${5:-$tmp/job} wi=0
-	[ -n "$wid" ] || { echo "{}" >"$wf"; return 1; }
-	while :; do
-		curl -s -o "$wf" -H "Authorization: Bearer $wkey" "http://127.0.0.1:$port/v1/jobs/$wid"
-		wst=$(jst "$wf")
-		case " $wwant " in *" $wst "*) return 0 ;; esac
-		[ "$wi" -ge "$wn" ] && return 1
-		sleep 0.1
-		wi=$((wi + 1))
-	done
-}
 
 # submit NAME KEY BODY_FILE: POST /v1/plans, 202 with a Location and the job
 # queued (or already claimed by a job thread); the job id in $jobid

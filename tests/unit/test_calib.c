@@ -234,6 +234,51 @@ static void test_leave_one_out(void **state)
 	t_set_release(&s);
 }
 
+/* The cancel hook's countdown: stops once it reaches 0; counts the polls. */
+struct t_cancel {
+	int left, polls;
+};
+
+static int t_cancel_poll(void *ctx)
+{
+	struct t_cancel *c = ctx;
+
+	c->polls++;
+	return c->left-- <= 0;
+}
+
+/* The cancel hook stops a fit after a few evaluations and leave-one-out between or inside folds. */
+static void test_cancel(void **state)
+{
+	static const int after[] = { 0, 1, 3, 20 };
+	struct t_set s;
+	struct calib_param *p = NULL;
+	struct t_cancel tc;
+	struct calib_options opt = { .prior_weight = 1e-6, .cancel = t_cancel_poll, .cancel_ctx = &tc };
+	struct uniap_err err = { 0 };
+	double loo[T_RUNS];
+	size_t n = 0, k;
+
+	(void)state;
+	t_set_init(&s, 0.45, 0.8, 1.2, 1e9, 0);
+	assert_int_equal(calib_params_default(&s.prior, s.runs, T_RUNS, &p, &n, &err), UNIAP_OK);
+	for (k = 0; k < sizeof(after) / sizeof(after[0]); k++) {
+		tc = (struct t_cancel){ .left = after[k] };
+		assert_int_equal(calib_fit(&s.prior, s.runs, T_RUNS, -1, &opt, p, n, NULL, &err), UNIAP_E_CANCELED);
+		assert_int_equal(tc.polls, after[k] + 1);
+		assert_string_equal(err.msg, "calibration: canceled");
+		tc = (struct t_cancel){ .left = after[k] };
+		assert_int_equal(calib_leave_one_out(&s.prior, s.runs, T_RUNS, &opt, p, n, loo, &err), UNIAP_E_CANCELED);
+		assert_int_equal(tc.polls, after[k] + 1);
+	}
+	/* a hook that never fires changes nothing */
+	tc = (struct t_cancel){ .left = 1 << 30 };
+	assert_int_equal(calib_fit(&s.prior, s.runs, T_RUNS, -1, &opt, p, n, NULL, &err), UNIAP_OK);
+	assert_true(tc.polls > 1);
+	free(p);
+	t_set_release(&s);
+}
+
 /* OOM records move reserved_bytes: an OOM run predicted to fit pushes it up to where it does not. */
 static void test_oom_hinge(void **state)
 {
@@ -513,6 +558,7 @@ int main(void)
 		cmocka_unit_test(test_bounds),
 		cmocka_unit_test(test_measured_tables),
 		cmocka_unit_test(test_leave_one_out),
+		cmocka_unit_test(test_cancel),
 		cmocka_unit_test(test_oom_hinge),
 		cmocka_unit_test(test_select_errors),
 		cmocka_unit_test(test_uniform_plan),

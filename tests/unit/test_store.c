@@ -436,6 +436,24 @@ static void test_idempotency(void **state)
 	assert_true(j3 != j1);
 	assert_int_equal(store_job_create(s, a, "", "{}", 2, &j3, &existed, &err), UNIAP_E_INVALID);
 	{
+		/* the kind of migration 0005: kept and read back; a key names one kind's request */
+		struct store_job j;
+		int64_t jc = 0;
+
+		assert_int_equal(store_job_create_kind(s, a, STORE_JOB_CALIBRATION, "k1", "{\"x\":1}", 7, &jc,
+						       &existed, &err), UNIAP_E_INVALID);
+		assert_int_equal(store_job_create_kind(s, a, STORE_JOB_CALIBRATION, "kc", "{\"x\":1}", 7, &jc,
+						       &existed, &err), UNIAP_OK);
+		assert_int_equal(store_job_get(s, a, jc, &j, &err), UNIAP_OK);
+		assert_int_equal(j.kind, STORE_JOB_CALIBRATION);
+		assert_string_equal(store_job_kind_name(j.kind), "calibration");
+		store_job_release(&j);
+		assert_int_equal(store_job_get(s, a, j1, &j, &err), UNIAP_OK);
+		assert_int_equal(j.kind, STORE_JOB_PLAN);
+		store_job_release(&j);
+		assert_string_equal(store_job_kind_name(STORE_JOB_KIND_COUNT), "unknown");
+	}
+	{
 		/* the body hash of migration 0002: found by key, scoped by tenant */
 		unsigned char h[STORE_SHA256_BYTES], got[STORE_SHA256_BYTES];
 		int64_t id = 0;
