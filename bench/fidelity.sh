@@ -202,7 +202,7 @@ awk -F'\t' '
 
 # ---- (b) the Megatron grid on EnvD-32 -------------------------------------
 # grid (docs/fidelity.md): pp and tp in {1, 2, 4, 8}, micro-batch size any
-# divisor of B, dp = 32 / (pp tp); a configuration Megatron cannot launch
+# divisor of B, dp = 32 / (pp tp), Megatron-LM's default 1F1B schedule; a configuration Megatron cannot launch
 # (dp not whole, or dp x micro-batch size not dividing B) counts as infeasible
 # grid_stats CLUSTER MODEL BATCH: "candidates infeasible (N OOM) 1st 2nd slowest median"
 grid_stats() {
@@ -220,7 +220,7 @@ grid_stats() {
 					if [ $((32 % (pp * tp))) -eq 0 ]; then
 						dp=$((32 / (pp * tp)))
 						if [ $(($3 % (dp * mbs))) -eq 0 ]; then
-							t=$(uniform_tpi "$1" "$2" "$3" gpipe "$pp" $(($3 / (dp * mbs))) "$(uniform_name "$tp" "$dp" 1)")
+							t=$(uniform_tpi "$1" "$2" "$3" 1f1b "$pp" $(($3 / (dp * mbs))) "$(uniform_name "$tp" "$dp" 1)")
 						fi
 					fi
 					case "$t" in

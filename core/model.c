@@ -413,6 +413,8 @@ double model_c_dtype(const struct model_profile *m)
 	 * the fp32 master copy and optimizer states are kept per fp16 element. */
 	double fp32;
 
+	if (m->state_bytes_per_parameter > 0)
+		return m->state_bytes_per_parameter / model_param_elem_bytes(m);
 	switch (m->optimizer) {
 	case MODEL_SGD:
 		fp32 = 2.0;
@@ -734,6 +736,9 @@ uniap_code model_validate(const struct model_profile *m, struct uniap_err *err)
 		             (int)m->precision);
 		goto out;
 	}
+	if (!model_in_closed(m->state_bytes_per_parameter, 0.0, 64.0))
+		return err_set(err, UNIAP_E_INVALID, "model.state_bytes_per_parameter: must be >= 0 and <= 64, got %g",
+		               m->state_bytes_per_parameter);
 	if (m->optimizer != MODEL_ADAM && m->optimizer != MODEL_SGD_MOMENTUM && m->optimizer != MODEL_SGD) {
 		rc = err_set(err, UNIAP_E_INVALID,
 		             "model.optimizer: must be \"adam\", \"sgd_momentum\" or \"sgd\", got %d",

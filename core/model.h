@@ -210,6 +210,10 @@ struct model_profile {
 	char *name;
 	enum model_precision precision;
 	enum model_optimizer optimizer;
+	/* bytes of model states per parameter when the runtime's differ from the
+	 * optimizer's and precision's (e.g. Megatron-LM's fp16 optimizer keeps
+	 * fp32 main gradients too: 20); 0: 4 * c_dtype-bytes of the precision */
+	double state_bytes_per_parameter;
 	struct model_layer_type *types;
 	size_t n_types;
 	struct model_layer *layers;

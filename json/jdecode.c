@@ -1257,10 +1257,14 @@ static uniap_code jdec_model_arch(const cJSON *root, const char *path, struct mo
 		/* the generator owns the cross-field rules; its messages start
 		 * "model."; it rebuilds *out, so the decoded name moves to it */
 		char *name = out->name;
+		double state_bytes = out->state_bytes_per_parameter;
 
 		out->name = NULL;
 		rc = catalog_transformer(name, &a, out, err);
 		free(name);
+		out->state_bytes_per_parameter = state_bytes;
+		if (rc == UNIAP_OK)
+			rc = model_validate(out, err);
 		if (rc != UNIAP_OK)
 			jdec_reroot(err, "model", path);
 	}
@@ -1270,8 +1274,8 @@ static uniap_code jdec_model_arch(const cJSON *root, const char *path, struct mo
 uniap_code jdec_model_json(const cJSON *root, const char *path, struct model_profile *out,
                            struct uniap_err *err)
 {
-	static const char *const keys[] = {"name", "precision", "optimizer", "layer_types", "graph", "architecture",
-	                                   NULL};
+	static const char *const keys[] = {"name", "precision", "optimizer", "state_bytes_per_parameter",
+	                                   "layer_types", "graph", "architecture", NULL};
 	static const char *const precisions[] = {"fp32", "mixed"};           /* enum model_precision */
 	static const char *const optimizers[] = {"adam", "sgd_momentum", "sgd"}; /* enum model_optimizer */
 	char p[JDEC_PATH_MAX];
@@ -1302,6 +1306,8 @@ uniap_code jdec_model_json(const cJSON *root, const char *path, struct model_pro
 	if (rc == UNIAP_OK && v)
 		rc = jdec_enum_value(v, p, optimizers, 3, &e, err);
 	out->optimizer = (enum model_optimizer)e;
+	if (rc == UNIAP_OK)
+		rc = jdec_any_num(root, "state_bytes_per_parameter", path, 0, 0.0, &out->state_bytes_per_parameter, err);
 	if (rc == UNIAP_OK && jdec_member(root, "architecture")) {
 		/* generated instead of given: never both */
 		if (jdec_member(root, "layer_types") || jdec_member(root, "graph"))

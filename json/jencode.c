@@ -468,7 +468,8 @@ cJSON *jenc_model(const struct model_profile *m)
 
 	ok = ok && (!m->name || jenc_add_str(root, "name", m->name)) &&
 	     jenc_add_str(root, "precision", precisions[m->precision == MODEL_MIXED]) &&
-	     jenc_add_str(root, "optimizer", optimizers[m->optimizer <= MODEL_SGD ? m->optimizer : 0]);
+	     jenc_add_str(root, "optimizer", optimizers[m->optimizer <= MODEL_SGD ? m->optimizer : 0]) &&
+	     (m->state_bytes_per_parameter == 0 || jenc_add_num(root, "state_bytes_per_parameter", m->state_bytes_per_parameter));
 	types = ok ? cJSON_CreateArray() : NULL;
 	ok = ok && jenc_add(root, "layer_types", types);
 	for (i = 0; ok && i < m->n_types; i++)
