@@ -157,7 +157,7 @@ if [ "$have_cal" -eq 1 ]; then
 		"$UNIAP" calibrate --cluster "$env" --runs "$tmp/$env.all.json" --leave-one-out \
 			>"$tmp/$env.report.json" 2>"$tmp/$env.report.err" || : >"$tmp/$env.report.json"
 		"$UNIAP" calibrate --cluster "$env" --runs "$tmp/$env.all.json" --out "$tmp/$env.cal.json" \
-			>/dev/null 2>&1 || rm -f "$tmp/$env.cal.json"
+			>"$tmp/$env.fit.json" 2>/dev/null || rm -f "$tmp/$env.cal.json"
 	done
 fi
 : >"$tmp/rows2"
@@ -297,3 +297,20 @@ for s in "envc llama-7b 8 4.63 (8 stages, micro-batch 1)" "envb-8 bert-huge 16 1
 		printf '| %s %s B=%s | %s %s %s\n' "$env" "$model" "$batch" "$label" "$(summary "$c" "$model" "$batch")" "$meas |"
 	done
 done
+
+# ---- (d) what calibration changes -----------------------------------------
+# each environment calibrated on all its cells: the fitted figures against the
+# datasheet's, the term-by-term account of the datasheet error (docs/fidelity.md)
+if [ "$have_cal" -eq 1 ]; then
+	echo
+	echo "(d) calibrated on all cells of an environment: fitted figure / datasheet figure"
+	echo
+	echo "| environment | figure | datasheet | fitted | ratio |"
+	echo "|---|---|---|---|---|"
+	for env in $ENVS; do
+		[ -s "$tmp/$env.fit.json" ] || continue
+		jq -r --arg e "$env" 'def f: if . > 1e6 then "\(. / 1e7 | round / 100) GB/s" else "\(. * 1000 | round / 1000)" end;
+			.parameters[]? | "| \($e) | \(.name) | \(.prior | f) | \(.value | f) | \(.ratio_to_prior * 1000 | round / 1000) |"' \
+			"$tmp/$env.fit.json"
+	done
+fi

@@ -44,8 +44,9 @@ for f in runs_docs:
     except ValueError as e:
         check(False, "%s: not JSON: %s" % (path, e))
         continue
-    if "runs" not in doc:  # a model document (t5-large-16-16.json)
-        check("graph" in doc and "layer_types" in doc, "%s: neither a runs nor a model document" % path)
+    if "runs" not in doc:  # a model document (t5-large-16-16.json, llama-*-megatron.json)
+        check(("graph" in doc and "layer_types" in doc) or "architecture" in doc,
+              "%s: neither a runs nor a model document" % path)
         continue
     env = f[:-5]
     check(known(env, "cluster"), "%s: cluster %s not in the catalog" % (path, env))
