@@ -467,6 +467,28 @@ static int runner_end(struct runner_slot *slot, enum store_job_state to, const c
 	return 0;
 }
 
+/*
+ * Ends a job whose work was canceled: by its client (canceled), or because
+ * the service is stopping (back to the queue, so the next start runs it
+ * again).  Returns 0 when it was one of these, -1 otherwise.
+ */
+static int runner_end_canceled(struct runner_slot *slot, int user_cancel, int stopping)
+{
+	struct uniap_err err;
+
+	err_clear(&err);
+	if (user_cancel) {
+		runner_end(slot, STORE_JOB_CANCELED, NULL, 0, "canceled by the client", 0);
+		return 0;
+	}
+	if (!stopping)
+		return -1;
+	if (store_job_requeue(slot->r->cfg.store, slot->job, &err) == UNIAP_OK)
+		runner_log_transition(slot->r->cfg.log, slot->job, slot->tenant, "running", "queued",
+		                      "the service stopped before the job finished");
+	return 0;
+}
+
 /* ------------------------------------------------------------ calibration jobs */
 
 /* What the cancel hook of a calibration reads (the job thread's own). */
@@ -544,12 +566,8 @@ static void runner_run_calibration(struct runner_slot *slot, const struct store_
 		/* unrecorded, the job would name no cluster: the new one goes again */
 		if (runner_end(slot, STORE_JOB_SUCCEEDED, text, len, NULL, opt_clock_s() - t0) != 0)
 			store_doc_delete(r->cfg.store, job->tenant_id, STORE_DOC_CLUSTER, doc_id, NULL);
-	} else if (rc == UNIAP_E_CANCELED && user_cancel) {
-		runner_end(slot, STORE_JOB_CANCELED, NULL, 0, "canceled by the client", 0);
-	} else if (rc == UNIAP_E_CANCELED && stopping) {
-		if (store_job_requeue(r->cfg.store, slot->job, &err) == UNIAP_OK)
-			runner_log_transition(r->cfg.log, slot->job, slot->tenant, "running", "queued",
-			                      "the service stopped before the job finished");
+	} else if (rc == UNIAP_E_CANCELED && runner_end_canceled(slot, user_cancel, stopping) == 0) {
+		/* ended above */
 	} else if (rc == UNIAP_E_CANCELED && cc.timed_out) {
 		snprintf(msg, sizeof(msg), "time_limit_s: the calibration ran past its limit of %.3g s",
 		         cc.deadline_s - t0);
@@ -620,13 +638,8 @@ static void runner_run_job(struct runner_slot *slot)
 		else
 			runner_end(slot, STORE_JOB_FAILED, NULL, 0, "result: out of memory", 0);
 		cJSON_free(text);
-	} else if (rc == UNIAP_E_CANCELED && user_cancel) {
-		runner_end(slot, STORE_JOB_CANCELED, NULL, 0, "canceled by the client", 0);
-	} else if (rc == UNIAP_E_CANCELED && stopping) {
-		/* the grace period ran out: the next start runs it again */
-		if (store_job_requeue(r->cfg.store, slot->job, &err) == UNIAP_OK)
-			runner_log_transition(r->cfg.log, slot->job, slot->tenant, "running", "queued",
-			                      "the service stopped before the job finished");
+	} else if (rc == UNIAP_E_CANCELED && runner_end_canceled(slot, user_cancel, stopping) == 0) {
+		/* canceled by the client, or the grace period ran out: the next start runs it again */
 	} else {
 		runner_end(slot, STORE_JOB_FAILED, NULL, 0, err.msg, 0);
 	}
