@@ -97,7 +97,8 @@ check plan-nothing-fits 3 "no candidate fits" -- "$UNIAP" plan --cluster "$tmp/t
 # progress on a terminal: util-linux's script(1) gives uniap a terminal; the
 # line is drawn on stderr only there, never with --quiet, never on stdout
 if command -v script >/dev/null 2>&1; then
-	P="--cluster dgx-a100 --model t5-large --batch 16 --format text"
+	# a plan of a few seconds (T5's DAG with a 1 s limit per candidate), long enough for the line
+	P="--cluster dgx-a100 --model t5-large --batch 16 --format text --time-limit 1"
 	script -qec "$UNIAP plan $P >$tmp/plan-tty.out" "$tmp/tty" >/dev/null 2>&1
 	if grep -q 'uniap plan: [0-9]*/[0-9]* candidates, .* s elapsed' "$tmp/tty" && grep -q '^plan: space' "$tmp/plan-tty.out" \
 		&& ! grep -q 'candidates, ' "$tmp/plan-tty.out"; then
@@ -110,7 +111,7 @@ if command -v script >/dev/null 2>&1; then
 else
 	echo "cli: script(1) is absent: the progress line on a terminal is not checked"
 fi
-"$UNIAP" plan --cluster dgx-a100 --model t5-large --batch 16 --format text >/dev/null 2>"$tmp/err-notty"
+"$UNIAP" plan --cluster dgx-a100 --model t5-large --batch 16 --format text --time-limit 1 >/dev/null 2>"$tmp/err-notty"
 if [ ! -s "$tmp/err-notty" ]; then pass=$((pass + 1)); else echo "FAIL progress-not-a-terminal: $(head -c 200 "$tmp/err-notty")"; fail=$((fail + 1)); fi
 
 summary cli
