@@ -99,26 +99,33 @@ static double cost_level_bw(const struct cluster_profile *c, size_t lv, long con
  * bandwidth of the smallest hierarchy level that holds every group, shared by
  * the groups that cross the same link.
  */
-static double cost_bus_bw(const struct cluster_profile *c, enum cluster_coll kind, int size,
-                          int stride, int stage_devices, int pp)
+static double cost_bus_bw_at(const struct cluster_profile *c, enum cluster_coll kind, int size,
+                             int stride, int stage_devices, int lv)
 {
 	enum cluster_coll k = c->n_coll[kind] ? kind : CLUSTER_ALLREDUCE;
 	double bw = cost_table_bw(c->coll[k], c->n_coll[k], size, stride == 1);
-	int lv;
 
 	if (bw > 0)
 		return bw;
-	lv = strategy_group_level(c, size, stride, stage_devices, pp);
 	if (lv > 0 && c->levels[lv].shared_by > 1)
 		return cost_level_bw(c, (size_t)lv,
 		                     cost_groups_in_block(size, stride, stage_devices, c->levels[lv - 1].devices));
 	return c->levels[lv].bw_bytes_per_s;
 }
 
+/* The same, finding the group's level (lv above) first. */
+static double cost_bus_bw(const struct cluster_profile *c, enum cluster_coll kind, int size,
+                          int stride, int stage_devices, int pp)
+{
+	return cost_bus_bw_at(c, kind, size, stride, stage_devices,
+	                      strategy_group_level(c, size, stride, stage_devices, pp));
+}
+
 double cost_collective_s(const struct cluster_profile *c, enum cluster_coll kind, double bytes,
                          int size, int stride, int stage_devices, int pp)
 {
 	double factor, steps;
+	int lv;
 
 	if (size <= 1 || bytes <= 0)
 		return 0;
@@ -130,8 +137,9 @@ double cost_collective_s(const struct cluster_profile *c, enum cluster_coll kind
 		factor *= 2;
 		steps *= 2;
 	}
-	return steps * c->levels[strategy_group_level(c, size, stride, stage_devices, pp)].latency_s +
-	       bytes * factor / cost_bus_bw(c, kind, size, stride, stage_devices, pp);
+	lv = strategy_group_level(c, size, stride, stage_devices, pp);
+	return steps * c->levels[lv].latency_s +
+	       bytes * factor / cost_bus_bw_at(c, kind, size, stride, stage_devices, lv);
 }
 
 /* Point-to-point link between consecutive stages (docs/cost-model.md,
