@@ -171,11 +171,11 @@ test-tsan:
 # one line per failed build or test program (build/.test-notes).  A pass whose
 # build fails counts as one failure, so the summary never hides it.
 test:
-	@rm -f build/.test-counts build/.test-notes; mkdir -p build
+	@rm -f build/.test-counts build/.test-notes build/.test-times; mkdir -p build
 	-@$(MAKE) --no-print-directory test-unit
 	-@$(MAKE) --no-print-directory test-asan
 	-@$(MAKE) --no-print-directory test-tsan
-	@sh tests/summary.sh build/.test-counts build/.test-notes
+	@sh tests/summary.sh build/.test-counts build/.test-notes build/.test-times
 
 # The README's two commands on a bare Debian 12 (debootstrap minbase) in a
 # chroot: the test command, then make run driven through examples/flow.sh.

@@ -7,7 +7,9 @@
 # tools are absent prints "LABEL: 0 passed, 0 failed, 1 skipped" after a line
 # saying why; that is a skip, not a failure.  Each program that failed also
 # gets a line in build/.test-notes ("PROGRAM: N failed in the PASS pass", PASS
-# from $TEST_PASS), which tests/summary.sh repeats at the end.  Exits non-zero
+# from $TEST_PASS), which tests/summary.sh repeats at the end; each program's
+# wall time goes to build/.test-times ("PASS SECONDS PROGRAM"), which
+# tests/summary.sh reads for its slowest-programs line.  Exits non-zero
 # when any program failed or printed no summary.
 set -u
 shift  # DIR is informational
@@ -16,6 +18,7 @@ status=0
 for t in "$@"; do
 	[ -e "$t" ] || continue
 	s=
+	t0=$(date +%s)
 	case "$t" in
 	*.sh) out=$(sh "$t" 2>&1); rc=$? ;;
 	*) out=$("$t" 2>&1); rc=$? ;;
@@ -40,6 +43,7 @@ for t in "$@"; do
 		f=1
 	fi
 	echo "$p $f $s" >> build/.test-counts
+	echo "${TEST_PASS:-plain} $(($(date +%s) - t0)) $t" >> build/.test-times
 	if [ "$f" -ne 0 ]; then
 		echo "$t: $f failed${TEST_PASS:+ in the $TEST_PASS pass}" >> build/.test-notes
 		status=1

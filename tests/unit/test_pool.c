@@ -651,7 +651,7 @@ static void test_queue_full_is_refused_at_once(void **state)
 	err_clear(&err);
 	t0 = now_s();
 	assert_int_equal(pool_submit(p, &t, &id, &err), UNIAP_E_LIMIT);
-	assert_true(now_s() - t0 < 0.5);
+	assert_true(now_s() - t0 < 5); /* the hung task never ends: a blocked submit would wait for ever */
 	assert_int_equal(id, 0);
 	assert_non_null(strstr(err.msg, "queue full"));
 
