@@ -20,7 +20,7 @@ static const char plan_usage[] =
 	"usage: uniap plan --cluster FILE --model FILE --batch B [--schedule gpipe|1f1b]\n"
 	"                  [--space unified|inter|intra|uniform] [--threads N]\n"
 	"                  [--time-limit S] [--gap G] [--early-stop] [--recompute]\n"
-	"                  [--memory-margin F]\n"
+	"                  [--memory-margin F] [--target T[,T...]]\n"
 	"                  [--format json|text|galvatron|megatron|deepspeed] [--pretty] [--quiet]\n"
 	"\n"
 	"Finds the fastest plan: every pipeline degree dividing the device count (up to the\n"
@@ -39,6 +39,11 @@ static const char plan_usage[] =
 	"  --gap G          stop a candidate within relative gap G (default 0: prove)\n"
 	"  --early-stop     the paper's rules: after 15 s stop below 4 % gap; stop once the\n"
 	"                   bound cannot beat the best plan so far\n"
+	"  --target T,...   any (default): every plan of the space; megatron, deepspeed,\n"
+	"                   galvatron: only the plans that runtime executes (its schedule,\n"
+	"                   strategies and split; docs/export.md), so the plan exports.\n"
+	"                   Several: each target's optimum and its price against the\n"
+	"                   unconstrained one (planned too); the first is the plan printed\n"
 	"  --schedule S     gpipe (default) or 1f1b\n"
 	"  --recompute      allow activation checkpointing per layer\n"
 	"  --memory-margin F  fraction of device memory no plan may use, 0..0.5 (default:\n"
@@ -65,7 +70,8 @@ static cJSON *plan_report(const struct uop_result *r, enum uop_space space)
 }
 
 /* The text summary: exp's plan and stage lines with this run's fields, then the candidates. */
-static int plan_text(FILE *f, const struct uop_result *r, enum uop_space space, struct uniap_err *err)
+static int plan_text(FILE *f, const struct uop_result *r, enum uop_space space, enum target_kind target,
+                     struct uniap_err *err)
 {
 	struct rusage self, kids;
 	size_t i, n_opt = 0, n_pruned = 0, n_inf = 0, n_other = 0, len = 0;
@@ -86,11 +92,15 @@ static int plan_text(FILE *f, const struct uop_result *r, enum uop_space space, 
 			n_other++;
 	}
 	if (r->best < 0) {
-		fprintf(f, "plan: none fits (space %s, %zu candidates, %zu infeasible) solve %.3f s\n",
-		        uop_space_name(space), r->n_candidates, n_inf, r->solve_s);
+		fprintf(f, "plan: none fits (space %s%s%s, %zu candidates, %zu infeasible) solve %.3f s\n",
+		        uop_space_name(space), target != TARGET_ANY ? ", target " : "",
+		        target != TARGET_ANY ? target_name(target) : "", r->n_candidates, n_inf, r->solve_s);
 		return UNIAP_OK;
 	}
-	snprintf(prefix, sizeof(prefix), "space %s ", uop_space_name(space));
+	if (target != TARGET_ANY)
+		snprintf(prefix, sizeof(prefix), "space %s target %s ", uop_space_name(space), target_name(target));
+	else
+		snprintf(prefix, sizeof(prefix), "space %s ", uop_space_name(space));
 	snprintf(suffix, sizeof(suffix), " optimal %s gap %.3g solve %.3f s maxrss %.0f MiB (workers %.0f MiB)",
 	         r->optimal ? "yes" : "no", r->gap, r->solve_s, self.ru_maxrss / 1024.0,
 	         kids.ru_maxrss / 1024.0);
@@ -100,7 +110,8 @@ static int plan_text(FILE *f, const struct uop_result *r, enum uop_space space, 
 	fwrite(text, 1, len, f);
 	free(text);
 	fprintf(f, "  candidates: %zu (%s %zu, pruned %zu, infeasible %zu, other %zu)\n",
-	        r->n_candidates, space == UOP_SPACE_UNIFORM ? "evaluated" : "optimal", n_opt,
+	        r->n_candidates,
+	        space == UOP_SPACE_UNIFORM || (target_rules(target)->one_strategy) ? "evaluated" : "optimal", n_opt,
 	        n_pruned, n_inf, n_other);
 	return UNIAP_OK;
 }
@@ -118,6 +129,61 @@ static int plan_parse_double(const char *opt, const char *text, double lo, doubl
 	return UNIAP_OK;
 }
 
+/* "megatron,galvatron" into targets (unique, in order); UNIAP_E_ARG naming the bad one. */
+static uniap_code plan_parse_targets(const char *text, enum target_kind *targets, size_t *n,
+                                     struct uniap_err *err)
+{
+	const char *p = text;
+
+	while (1) {
+		const char *end = strchr(p, ',');
+		size_t len = end ? (size_t)(end - p) : strlen(p), i;
+		char name[32];
+		enum target_kind t;
+
+		if (len == 0 || len >= sizeof(name))
+			return err_set(err, UNIAP_E_ARG, "--target: empty or unknown name in \"%.64s\"", text);
+		memcpy(name, p, len);
+		name[len] = '\0';
+		if (target_parse(name, &t) != 0)
+			return err_set(err, UNIAP_E_ARG,
+			               "--target: must be any, megatron, deepspeed or galvatron, got \"%.32s\"", name);
+		for (i = 0; i < *n && targets[i] != t; i++)
+			;
+		if (i == *n) {
+			if (*n == TARGET_COUNT)
+				return err_set(err, UNIAP_E_ARG, "--target: too many names in \"%.64s\"", text);
+			targets[(*n)++] = t;
+		}
+		if (!end)
+			return UNIAP_OK;
+		p = end + 1;
+	}
+}
+
+/* One text line per target: "  target megatron (megatron-lm): tpi 5.7 s, +9.4 % vs any, ...". */
+static void plan_targets_text(FILE *f, const enum target_kind *targets, const struct uop_result *rs,
+                              size_t n, const struct uop_result *any)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const struct uop_result *r = &rs[i];
+		double price = jenc_target_price(r, any);
+
+		fprintf(f, "  target %s (%s): ", target_name(targets[i]), target_rules(targets[i])->runtime);
+		if (r->best < 0) {
+			fprintf(f, "none fits (%zu candidates)\n", r->n_candidates);
+			continue;
+		}
+		fprintf(f, "tpi %.6g s", r->eval.tpi_s);
+		if (isfinite(price) && targets[i] != TARGET_ANY)
+			fprintf(f, ", %+.1f %% vs any", 100 * price);
+		fprintf(f, ", pp %d microbatches %ld %s, optimal %s\n", r->cand.pp, r->cand.microbatches,
+		        cost_schedule_name(r->cand.schedule), r->optimal ? "yes" : "no");
+	}
+}
+
 int cli_cmd_plan(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -129,16 +195,22 @@ int cli_cmd_plan(int argc, char **argv)
 		{ "early-stop", no_argument, NULL, 'e' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "target", required_argument, NULL, 'G' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cli_common common = { 0 };
 	struct uop_options o;
-	struct uop_result r = { 0 };
+	struct uop_result rs[TARGET_COUNT];
+	enum target_kind targets[TARGET_COUNT];
+	size_t n_targets = 0, n_runs = 0, i;
+	const struct uop_result *any = NULL;
+	int explicit_target = 0;
 	struct uniap_err err = { 0 };
 	struct cli_progress progress;
 	cJSON *doc = NULL;
 	enum exp_format format = EXP_JSON;
 	char *text = NULL, *body = NULL;
+	const struct uop_result *r;
 	size_t body_len = 0;
 	long threads;
 	uniap_code rc;
@@ -164,6 +236,9 @@ int cli_cmd_plan(int argc, char **argv)
 			o.early_stop = 1;
 		} else if (opt == 'q') {
 			quiet = 1;
+		} else if (opt == 'G') {
+			explicit_target = 1;
+			plan_parse_targets(optarg, targets, &n_targets, &err);
 		} else if (opt == 'f') {
 			if (exp_format_parse(optarg, &format) != 0)
 				err_set(&err, UNIAP_E_ARG,
@@ -189,31 +264,53 @@ int cli_cmd_plan(int argc, char **argv)
 	o.batch = common.batch;
 	o.schedule = common.schedule;
 	o.recompute = common.recompute;
+	memset(rs, 0, sizeof(rs));
+	if (n_targets == 0)
+		targets[n_targets++] = TARGET_ANY;
+	/* an export needs the first target's plan only; several targets are priced against
+	 * the unconstrained optimum, planned too when not named */
+	if (format != EXP_JSON && format != EXP_TEXT)
+		n_targets = 1;
+	for (i = 0; i < n_targets && targets[i] != TARGET_ANY; i++)
+		;
+	if (n_targets > 1 && i == n_targets)
+		targets[n_targets++] = TARGET_ANY;
 	if (!quiet && cli_progress_start(&progress, stderr)) {
 		o.progress = cli_progress_update;
 		o.progress_ctx = &progress;
 	}
-	rc = uop_run(&common.cluster, &common.model, &o, NULL, &r, &err);
+	rc = UNIAP_OK;
+	for (n_runs = 0; n_runs < n_targets && rc == UNIAP_OK; n_runs++) {
+		o.target = targets[n_runs];
+		rc = uop_run(&common.cluster, &common.model, &o, NULL, &rs[n_runs], &err);
+		if (rc == UNIAP_OK && targets[n_runs] == TARGET_ANY)
+			any = &rs[n_runs];
+	}
+	if (rc != UNIAP_OK)
+		n_runs--; /* the failed run owns nothing */
 	if (o.progress)
 		cli_progress_stop(&progress);
 	if (rc != UNIAP_OK) {
 		status = cli_fail("plan", &err);
 		goto out;
 	}
+	r = &rs[0];
 	if (format == EXP_TEXT) {
-		if (plan_text(stdout, &r, o.space, &err) != UNIAP_OK) {
+		if (plan_text(stdout, r, o.space, explicit_target ? targets[0] : TARGET_ANY, &err) != UNIAP_OK) {
 			status = cli_fail("plan", &err);
 			goto out;
 		}
-		status = fflush(stdout) == 0 ? (r.best < 0 ? CLI_EXIT_INFEASIBLE : CLI_EXIT_OK)
+		if (n_targets > 1)
+			plan_targets_text(stdout, targets, rs, n_targets, any);
+		status = fflush(stdout) == 0 ? (r->best < 0 ? CLI_EXIT_INFEASIBLE : CLI_EXIT_OK)
 		                             : CLI_EXIT_ERROR;
 		goto out;
 	}
 	if (format != EXP_JSON) {
-		if (r.best < 0) {
+		if (r->best < 0) {
 			fprintf(stderr, "uniap plan: no candidate fits the memory limit (try --format json)\n");
 			status = CLI_EXIT_INFEASIBLE;
-		} else if (exp_plan(format, &r.cand, r.stage, r.strategy, &r.eval, &body, &body_len, &err) !=
+		} else if (exp_plan(format, &r->cand, r->stage, r->strategy, &r->eval, &body, &body_len, &err) !=
 		           UNIAP_OK) {
 			status = cli_fail("plan", &err);
 		} else if (cli_write(body) != 0) {
@@ -224,14 +321,27 @@ int cli_cmd_plan(int argc, char **argv)
 		}
 		goto out;
 	}
-	doc = plan_report(&r, o.space);
+	doc = plan_report(r, o.space);
+	if (doc && explicit_target && !cJSON_AddStringToObject(doc, "target", target_name(targets[0]))) {
+		cJSON_Delete(doc);
+		doc = NULL;
+	}
+	if (doc && n_targets > 1) {
+		cJSON *arr = jenc_targets(targets, rs, n_targets, any);
+
+		if (!arr || !cJSON_AddItemToObject(doc, "targets", arr)) {
+			cJSON_Delete(arr);
+			cJSON_Delete(doc);
+			doc = NULL;
+		}
+	}
 	text = doc ? jenc_print(doc, common.pretty) : NULL;
 	if (!text || cli_write(text) != 0) {
 		err_set(&err, text ? UNIAP_E_IO : UNIAP_E_NOMEM, "stdout: write failed");
 		status = cli_fail("plan", &err);
 		goto out;
 	}
-	if (r.best < 0) {
+	if (r->best < 0) {
 		fprintf(stderr, "uniap plan: no candidate fits the memory limit (see candidates[].note)\n");
 		status = CLI_EXIT_INFEASIBLE;
 	} else {
@@ -241,7 +351,8 @@ out:
 	free(body);
 	cJSON_free(text);
 	cJSON_Delete(doc);
-	uop_result_release(&r);
+	for (i = 0; i < n_runs; i++)
+		uop_result_release(&rs[i]);
 	cli_common_release(&common);
 	return status;
 }

@@ -58,6 +58,7 @@ struct cost_options {
 	enum cost_schedule schedule;
 	int recompute;          /* add activation-checkpointing variants */
 	enum cost_filter filter;
+	int target;             /* enum target_kind (target.h); 0 (any): no runtime's rules */
 };
 
 struct cost_edge {

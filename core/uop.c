@@ -290,7 +290,7 @@ static int uop_work(const void *in, size_t in_len, void **out, size_t *out_len, 
 	(void)in;
 	(void)in_len;
 	opt_result_init(&r);
-	if (opt_solve(&slot->cand, &slot->opt, &r, &err) != UNIAP_OK)
+	if (target_solve(slot->run->opts->target, &slot->cand, &slot->opt, &r, &err) != UNIAP_OK)
 		snprintf(r.note, sizeof(r.note), "%.*s", (int)sizeof(r.note) - 1, err.msg);
 	if (opt_result_pack(&r, &buf, &len, &err) != UNIAP_OK)
 		return 1;
@@ -468,7 +468,7 @@ static uniap_code uop_dispatch(struct uop_run *run, struct pool *pool, struct uo
 		/* in this process: CBC must never run on two threads at once (coin-or/Cbc #332) */
 		if (o->solve_lock)
 			pthread_mutex_lock(o->solve_lock);
-		if (opt_solve(&slot->cand, &slot->opt, &r, &serr) != UNIAP_OK)
+		if (target_solve(o->target, &slot->cand, &slot->opt, &r, &serr) != UNIAP_OK)
 			snprintf(r.note, sizeof(r.note), "%.*s", (int)sizeof(r.note) - 1, serr.msg);
 		if (o->solve_lock)
 			pthread_mutex_unlock(o->solve_lock);
@@ -753,6 +753,7 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
 			.batch = o->batch, .pp = c->pp, .microbatches = c->microbatches,
 			.schedule = o->schedule, .recompute = o->recompute,
 			.filter = o->space == UOP_SPACE_INTER ? COST_FILTER_DP_ONLY : COST_FILTER_ALL,
+			.target = (int)o->target,
 		};
 		struct uop_slot *slot;
 		struct uniap_err berr;
@@ -971,11 +972,216 @@ out:
 	return rc;
 }
 
+/*
+ * The splits a one-strategy target allows for L layers on pp stages, one at a
+ * time: *it starts at 0; each call writes the next split into stage and
+ * returns 1, or returns 0 when there are no more.  Megatron-LM: a transformer
+ * layers on the first stage (with the embedding), b on the last (with the
+ * head), m on each middle stage, a, b, m >= 1; DeepSpeed: partition_uniform.
+ */
+static int uop_next_split(const struct target_rules *r, size_t L, int pp, size_t *it, int *stage)
+{
+	size_t u, n = L >= 2 ? L - 2 : 0, i = (*it)++;
+
+	if (pp == 1) {
+		if (i > 0)
+			return 0;
+		for (u = 0; u < L; u++)
+			stage[u] = 0;
+		return 1;
+	}
+	if (r->split == TARGET_SPLIT_DS_UNIFORM) {
+		size_t b[UOP_MAX_DIVISORS + 1], *bounds = b, p;
+		int s;
+
+		if (i > 0 || (size_t)pp > L)
+			return 0;
+		if ((size_t)pp > UOP_MAX_DIVISORS && !(bounds = malloc(((size_t)pp + 1) * sizeof(*bounds))))
+			return 0;
+		target_ds_partition_uniform(L, pp, bounds);
+		for (s = 0; s < pp; s++)
+			for (p = bounds[s]; p < bounds[s + 1]; p++)
+				stage[p] = s;
+		if (bounds != b)
+			free(bounds);
+		return 1;
+	}
+	/* Megatron-LM: index i walks (m, a) with m the middle count (pp = 2: none) */
+	{
+		size_t mid = (size_t)pp - 2, m, a = 0, b, rest, k = i, pos;
+		int s;
+
+		if (n < (size_t)pp)
+			return 0;
+		for (m = mid ? 1 : 0;; m++) {
+			if (mid && m * mid + 2 > n)
+				return 0;
+			rest = n - m * mid; /* a + b */
+			if (k < rest - 1) {
+				a = k + 1;
+				break;
+			}
+			k -= rest - 1;
+			if (!mid)
+				return 0;
+		}
+		b = rest - a;
+		stage[0] = 0;
+		pos = 1;
+		for (u = 0; u < a; u++)
+			stage[pos++] = 0;
+		for (s = 1; s <= (int)mid; s++)
+			for (u = 0; u < m; u++)
+				stage[pos++] = s;
+		for (u = 0; u < b; u++)
+			stage[pos++] = pp - 1;
+		stage[pos] = pp - 1;
+		return 1;
+	}
+}
+
+/*
+ * A one-strategy target (Megatron-LM, DeepSpeed): every (pp, c) of the grid,
+ * every strategy the runtime can place and every split it allows, evaluated
+ * with the audit formula; one reported candidate per (pp, c, strategy), with
+ * its best split.  Exact by enumeration.
+ */
+static uniap_code uop_one_strategy(struct uop_run *run, const struct cluster_profile *cl,
+                                   const struct model_profile *m, struct uniap_err *err)
+{
+	const struct uop_options *o = run->opts;
+	const struct target_rules *r = target_rules(o->target);
+	struct uop_result *out = run->out;
+	struct uop_candidate *grid = out->candidates;
+	size_t n_grid = out->n_candidates, i, cap = 0, L = m->n_layers;
+	int *stage = calloc(L, sizeof(*stage)), *best_stage = calloc(L, sizeof(*best_stage));
+	size_t *strat = calloc(L, sizeof(*strat));
+	uniap_code rc = UNIAP_OK;
+
+	out->candidates = NULL;
+	out->n_candidates = 0;
+	if (!stage || !strat || !best_stage) {
+		rc = err_set(err, UNIAP_E_NOMEM, "candidates: out of memory");
+		goto out;
+	}
+	for (i = 0; i < n_grid && rc == UNIAP_OK; i++) {
+		struct cost_options co = {
+			.batch = o->batch, .pp = grid[i].pp, .microbatches = grid[i].microbatches,
+			.schedule = o->schedule, .recompute = o->recompute,
+			.filter = o->space == UOP_SPACE_INTER ? COST_FILTER_DP_ONLY : COST_FILTER_ALL,
+			.target = (int)o->target,
+		};
+		struct cost_candidate cand;
+		struct uniap_err berr;
+		size_t k, u, best_k = (size_t)-1;
+
+		if (uop_canceled(o)) {
+			rc = err_set(err, UNIAP_E_CANCELED, "canceled");
+			break;
+		}
+		if (r->needs_blocks && (L < 3 || (size_t)grid[i].pp > L - 2)) {
+			run->done++;
+			uop_progress(run);
+			continue;
+		}
+		rc = cost_build(cl, m, &co, &cand, &berr);
+		if (rc == UNIAP_E_INFEASIBLE) {
+			rc = UNIAP_OK;
+			run->done++;
+			uop_progress(run);
+			continue;
+		}
+		if (rc != UNIAP_OK) {
+			*err = berr;
+			break;
+		}
+		for (k = 0; k < cost_k(&cand) && rc == UNIAP_OK; k++) {
+			struct uop_candidate *c;
+			double t0 = opt_clock_s(), best = INFINITY;
+			size_t it = 0, n_splits = 0;
+
+			if (out->n_candidates == cap) {
+				size_t ncap = cap ? 2 * cap : 64;
+				struct uop_candidate *g = realloc(out->candidates, ncap * sizeof(*g));
+
+				if (!g) {
+					rc = err_set(err, UNIAP_E_NOMEM, "candidates: out of memory");
+					break;
+				}
+				out->candidates = g;
+				cap = ncap;
+			}
+			for (u = 0; u < L; u++)
+				strat[u] = k;
+			c = &out->candidates[out->n_candidates++];
+			memset(c, 0, sizeof(*c));
+			while (uop_next_split(r, L, cand.pp, &it, stage)) {
+				double t = opt_tpi(&cand, stage, strat);
+
+				n_splits++;
+				if (n_splits == 1 || t < best) {
+					if (t < best)
+						best = t;
+					memcpy(best_stage, stage, L * sizeof(*stage));
+				}
+			}
+			c->pp = cand.pp;
+			c->microbatches = cand.microbatches;
+			c->method = "evaluate";
+			snprintf(c->strategy, sizeof(c->strategy), "%s", cand.strategies.items[k].name);
+			c->tpi_s = best;
+			c->bound_s = best;
+			snprintf(c->status, sizeof(c->status), "%s", isfinite(best) ? "evaluated" : "infeasible");
+			if (!isfinite(best) && n_splits > 0) {
+				struct plan_eval ev;
+
+				/* why the first split fails (memory, mostly); every split failed */
+				if ((rc = plan_evaluate(&cand, best_stage, strat, &ev, err)) != UNIAP_OK)
+					break;
+				char why[UOP_NOTE_MAX + PLAN_REASON_MAX];
+
+				snprintf(why, sizeof(why), "%zu split%s, none fits: %s", n_splits,
+				         n_splits == 1 ? "" : "s", ev.reason);
+				snprintf(c->note, sizeof(c->note), "%.*s", (int)sizeof(c->note) - 1, why);
+				plan_eval_release(&ev);
+			} else if (n_splits == 0) {
+				snprintf(c->note, sizeof(c->note), "%s has no split of %zu layers into %d stages",
+				         r->runtime, L, cand.pp);
+			}
+			c->solve_s = opt_clock_s() - t0;
+			if (isfinite(best) && best < run->best_tpi) {
+				run->best_tpi = best;
+				out->best = (long)out->n_candidates - 1;
+				best_k = k;
+				memcpy(out->stage, best_stage, L * sizeof(*stage));
+			}
+		}
+		if (best_k < cost_k(&cand)) {
+			/* this (pp, c) holds the new winner: keep its matrices */
+			cost_candidate_release(&out->cand);
+			out->cand = cand;
+			for (u = 0; u < L; u++)
+				out->strategy[u] = best_k;
+		} else {
+			cost_candidate_release(&cand);
+		}
+		run->done++;
+		uop_progress(run);
+	}
+out:
+	free(grid);
+	free(stage);
+	free(best_stage);
+	free(strat);
+	return rc;
+}
+
 uniap_code uop_run(const struct cluster_profile *cluster, const struct model_profile *model,
                    const struct uop_options *opts, struct pool *pool, struct uop_result *out,
                    struct uniap_err *err)
 {
 	struct uop_run run;
+	struct uop_options eff;
 	struct pool *own = NULL;
 	uniap_code rc;
 	double t0 = opt_clock_s();
@@ -988,6 +1194,16 @@ uniap_code uop_run(const struct cluster_profile *cluster, const struct model_pro
 	if (opts->threads < 1 || opts->threads > POOL_THREADS_MAX)
 		return err_set(err, UNIAP_E_ARG, "threads: must be in [1, %d], got %d", POOL_THREADS_MAX,
 		               opts->threads);
+	if (!target_rules(opts->target))
+		return err_set(err, UNIAP_E_ARG, "target: unknown (%d)", (int)opts->target);
+	if (opts->target != TARGET_ANY && opts->space == UOP_SPACE_UNIFORM)
+		return err_set(err, UNIAP_E_ARG,
+		               "target: the uniform space is one Megatron-style shape already; plan %s on "
+		               "the unified, inter or intra space", target_name(opts->target));
+	/* a target plans with the schedule its runtime runs */
+	eff = *opts;
+	eff.schedule = target_schedule(opts->target, opts->schedule);
+	opts = &eff;
 	memset(&run, 0, sizeof(run));
 	pthread_mutex_init(&run.lock, NULL);
 	pthread_cond_init(&run.cond, NULL);
@@ -1004,6 +1220,8 @@ uniap_code uop_run(const struct cluster_profile *cluster, const struct model_pro
 	}
 	if (opts->space == UOP_SPACE_UNIFORM) {
 		rc = uop_uniform(&run, cluster, model, err);
+	} else if (target_rules(opts->target)->one_strategy) {
+		rc = uop_one_strategy(&run, cluster, model, err);
 	} else {
 		int solve_inline = opts->inline_solve || UOP_FORCE_INLINE;
 

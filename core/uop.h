@@ -15,6 +15,12 @@
  *            an equal split of the layers in index order; every (pp, c, strategy) is
  *            evaluated, none is solved
  *
+ * Runtime targets (uop_options.target, target.h) narrow a space to the plans
+ * one runtime executes: Megatron-LM and DeepSpeed (one strategy for every
+ * layer) by enumerating every (pp, c, strategy, allowed split); Galvatron by
+ * solving each candidate per class of its tied embedding and head.  The
+ * result reports the target's schedule when it differs from the one asked.
+ *
  * Never: I/O, printing, globals.  The caller's pool (if any) is borrowed.
  */
 #ifndef UNIAP_UOP_H
@@ -29,6 +35,7 @@
 #include "opt.h"
 #include "plan.h"
 #include "pool.h"
+#include "target.h"
 
 enum uop_space {
 	UOP_SPACE_UNIFIED = 0,
@@ -82,6 +89,8 @@ struct uop_options {
 	enum cost_schedule schedule;
 	enum uop_space space;
 	int recompute;              /* offer activation checkpointing per layer */
+	enum target_kind target;    /* TARGET_ANY, or only the plans that runtime executes (target.h):
+	                               its schedule, strategies, split; not with the uniform space */
 	int threads;                /* candidates solved at once (worker processes), >= 1 */
 	double time_limit_s;        /* per candidate; <= 0: none */
 	double rel_gap;             /* per candidate MILP gap; 0 = prove optimality */

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "jencode.h"
+#include "target.h"
 
 static const struct {
 	const char *name;
@@ -171,35 +172,6 @@ static int exp_tp_consecutive(const struct strategy *s)
 	return s->degree[STRATEGY_TP] == 1 || exp_batch_width(s) == 1 || s->stride[STRATEGY_TP] == 1;
 }
 
-/*
- * Pipeline frameworks cut one ordered list of layers: stages must rise along
- * the layer order.  With a valid ev (every stage non-empty) layer 0 is then
- * on stage 0 and the last layer on stage pp - 1.
- */
-static uniap_code exp_check_order(const char *target, const struct cost_candidate *cand, const int *stage,
-                                  struct uniap_err *err)
-{
-	size_t u;
-
-	for (u = 1; u < cand->n_layers; u++)
-		if (stage[u] < stage[u - 1])
-			return err_set(err, UNIAP_E_INVALID,
-			               "layers[%zu] (%s): %s cuts the layer list into contiguous stages, but "
-			               "stage %d follows stage %d of layers[%zu]",
-			               u, cand->layer_names[u], target, stage[u], stage[u - 1], u - 1);
-	return UNIAP_OK;
-}
-
-/* The embedding, transformer layers and head split (see export.h). */
-static uniap_code exp_check_ends(const char *target, const struct cost_candidate *cand, struct uniap_err *err)
-{
-	if (cand->n_layers < 3)
-		return err_set(err, UNIAP_E_INVALID,
-		               "layers: %s needs an embedding, at least one transformer layer and a head "
-		               "(3 layers), got %zu", target, cand->n_layers);
-	return UNIAP_OK;
-}
-
 /* counts[i] = transformer layers (1 .. n-2) on stage i; each must be >= 1. */
 static uniap_code exp_stage_counts(const char *target, const struct cost_candidate *cand, const int *stage,
                                    size_t *counts, struct uniap_err *err)
@@ -216,22 +188,6 @@ static uniap_code exp_stage_counts(const char *target, const struct cost_candida
 			return err_set(err, UNIAP_E_INVALID,
 			               "stages[%d]: %s needs at least one transformer layer on every stage, "
 			               "got none", i, target);
-	return UNIAP_OK;
-}
-
-/* Megatron-LM and DeepSpeed: one strategy (degrees, placement, recompute) for every layer. */
-static uniap_code exp_check_uniform(const char *target, const struct cost_candidate *cand,
-                                    const size_t *strategy, struct uniap_err *err)
-{
-	size_t u;
-
-	for (u = 1; u < cand->n_layers; u++)
-		if (strategy[u] != strategy[0])
-			return err_set(err, UNIAP_E_INVALID,
-			               "layers[%zu] (%s): %s uses one strategy for every layer; got %s, "
-			               "layers[0] (%s) uses %s",
-			               u, cand->layer_names[u], target, exp_strategy(cand, strategy, u)->name,
-			               cand->layer_names[0], exp_strategy(cand, strategy, 0)->name);
 	return UNIAP_OK;
 }
 
@@ -301,51 +257,6 @@ uniap_code exp_plan_text(const struct cost_candidate *cand, const int *stage, co
 
 #define GALV "galvatron"
 
-/* A strategy Galvatron can place on a layer: tp x (dp or sdp), no recompute on the ends. */
-static uniap_code exp_galv_layer(const struct cost_candidate *cand, const size_t *strategy, size_t u,
-                                 struct uniap_err *err)
-{
-	const struct strategy *s = exp_strategy(cand, strategy, u);
-
-	if (s->degree[STRATEGY_DP] > 1 && s->degree[STRATEGY_FSDP] > 1)
-		return err_set(err, UNIAP_E_INVALID,
-		               "layers[%zu] (%s): galvatron gives a layer one data-parallel type (dp_types_enc "
-		               "0 ddp or 1 zero-3), got %s mixing dp and fsdp", u, cand->layer_names[u], s->name);
-	return UNIAP_OK;
-}
-
-/* The embedding and the head share Galvatron's vtp (tp size) and embed_sdp. */
-static uniap_code exp_galv_ends(const struct cost_candidate *cand, const size_t *strategy,
-                                struct uniap_err *err)
-{
-	size_t ends[2] = { 0, cand->n_layers - 1 }, i;
-	const struct strategy *e = exp_strategy(cand, strategy, 0);
-	uniap_code rc;
-
-	for (i = 0; i < 2; i++) {
-		size_t u = ends[i];
-		const struct strategy *s = exp_strategy(cand, strategy, u);
-
-		if ((rc = exp_galv_layer(cand, strategy, u, err)) != UNIAP_OK)
-			return rc;
-		if (!exp_tp_consecutive(s))
-			return err_set(err, UNIAP_E_INVALID,
-			               "layers[%zu] (%s): galvatron places the vocabulary tp (vtp) of the embedding "
-			               "and head on consecutive ranks, got %s", u, cand->layer_names[u], s->name);
-		if (s->recompute)
-			return err_set(err, UNIAP_E_INVALID,
-			               "layers[%zu] (%s): galvatron never checkpoints the embedding or head, got %s",
-			               u, cand->layer_names[u], s->name);
-		if (s->degree[STRATEGY_TP] != e->degree[STRATEGY_TP] ||
-		    (s->degree[STRATEGY_FSDP] > 1) != (e->degree[STRATEGY_FSDP] > 1))
-			return err_set(err, UNIAP_E_INVALID,
-			               "layers[%zu] (%s): galvatron gives the embedding and head one strategy (vtp, "
-			               "embed_sdp), got %s, layers[0] (%s) uses %s",
-			               u, cand->layer_names[u], s->name, cand->layer_names[0], e->name);
-	}
-	return UNIAP_OK;
-}
-
 /* "a,b,c" of f(layer u) over the transformer layers into b. */
 static void exp_galv_list(struct exp_buf *b, const struct cost_candidate *cand, const size_t *strategy,
                           int (*f)(const struct strategy *))
@@ -381,19 +292,13 @@ static uniap_code exp_galvatron(const struct cost_candidate *cand, const int *st
 		{ "checkpoint", exp_galv_ckpt },
 	};
 	const struct strategy *e;
-	size_t *counts = NULL, u, i;
+	size_t *counts = NULL, i;
 	struct exp_buf b = { 0 };
 	cJSON *root = NULL;
 	uniap_code rc;
 	int ok, s;
 
-	if ((rc = exp_check_ends(GALV, cand, err)) != UNIAP_OK ||
-	    (rc = exp_check_order(GALV, cand, stage, err)) != UNIAP_OK)
-		return rc;
-	for (u = 1; u + 1 < cand->n_layers; u++)
-		if ((rc = exp_galv_layer(cand, strategy, u, err)) != UNIAP_OK)
-			return rc;
-	if ((rc = exp_galv_ends(cand, strategy, err)) != UNIAP_OK)
+	if ((rc = target_check_export(TARGET_GALVATRON, cand, stage, strategy, err)) != UNIAP_OK)
 		return rc;
 	counts = calloc((size_t)cand->pp, sizeof(*counts));
 	if (!counts)
@@ -454,19 +359,7 @@ static uniap_code exp_megatron(const struct cost_candidate *cand, const int *sta
 	long mbs = 0;
 	uniap_code rc;
 
-	if ((rc = exp_check_ends(MEGATRON, cand, err)) != UNIAP_OK ||
-	    (rc = exp_check_uniform(MEGATRON, cand, strategy, err)) != UNIAP_OK)
-		return rc;
-	if (s->degree[STRATEGY_FSDP] > 1)
-		return err_set(err, UNIAP_E_INVALID,
-		               "layers[0] (%s): megatron-lm has no fully sharded data parallelism for %s "
-		               "(--use-distributed-optimizer shards only the optimizer states); export it "
-		               "as galvatron or deepspeed", cand->layer_names[0], s->name);
-	if (!exp_tp_consecutive(s))
-		return err_set(err, UNIAP_E_INVALID,
-		               "layers[0] (%s): megatron-lm puts tp on consecutive ranks with dp outside, "
-		               "got %s", cand->layer_names[0], s->name);
-	if ((rc = exp_check_order(MEGATRON, cand, stage, err)) != UNIAP_OK ||
+	if ((rc = target_check_export(TARGET_MEGATRON, cand, stage, strategy, err)) != UNIAP_OK ||
 	    (rc = exp_per_device_microbatch(MEGATRON, cand, s, &mbs, err)) != UNIAP_OK)
 		return rc;
 	counts = calloc((size_t)cand->pp, sizeof(*counts));
@@ -474,18 +367,9 @@ static uniap_code exp_megatron(const struct cost_candidate *cand, const int *sta
 		return err_set(err, UNIAP_E_NOMEM, "out of memory");
 	if ((rc = exp_stage_counts(MEGATRON, cand, stage, counts, err)) != UNIAP_OK)
 		goto out;
+	/* uneven: only the first and last stage differ (target_check_export held the middle) */
 	for (i = 1; i < cand->pp; i++)
 		even = even && counts[i] == counts[0];
-	/* uneven: only the first and last stage may differ; the middle ones are equal */
-	for (i = 2; !even && i + 1 < cand->pp; i++) {
-		if (counts[i] != counts[1]) {
-			rc = err_set(err, UNIAP_E_INVALID,
-			             "stages[%d]: megatron-lm splits the middle stages evenly "
-			             "(--decoder-first/last-pipeline-num-layers set only the ends); got %zu "
-			             "transformer layers, stages[1] has %zu", i, counts[i], counts[1]);
-			goto out;
-		}
-	}
 	exp_fmt_double(tpi, sizeof(tpi), ev->tpi_s);
 	exp_buf_printf(&b, "# Megatron-LM arguments of a uniap plan, one per line (drop the comments:\n"
 	               "#   grep -v '^#' FILE | xargs python pretrain_gpt.py ...)\n"
@@ -520,30 +404,6 @@ out:
 
 #define DEEPSPEED "deepspeed"
 
-static uniap_code exp_deepspeed_check(const struct cost_candidate *cand, const struct strategy *s,
-                                      struct uniap_err *err)
-{
-	const char *l0 = cand->layer_names[0];
-
-	if (s->degree[STRATEGY_DP] > 1 && s->degree[STRATEGY_FSDP] > 1)
-		return err_set(err, UNIAP_E_INVALID,
-		               "layers[0] (%s): deepspeed applies one zero stage to the whole data-parallel "
-		               "group, got %s mixing dp and fsdp", l0, s->name);
-	if (!exp_tp_consecutive(s))
-		return err_set(err, UNIAP_E_INVALID,
-		               "layers[0] (%s): deepspeed puts the model-parallel (tp) axis on consecutive "
-		               "ranks, got %s", l0, s->name);
-	if (s->degree[STRATEGY_FSDP] > 1 && cand->pp > 1)
-		return err_set(err, UNIAP_E_INVALID,
-		               "layers[0] (%s): deepspeed's pipeline engine supports zero stages 0 and 1 only, "
-		               "%s needs stage 3 with pp %d", l0, s->name, cand->pp);
-	if (s->degree[STRATEGY_FSDP] > 1 && s->degree[STRATEGY_TP] > 1)
-		return err_set(err, UNIAP_E_INVALID,
-		               "layers[0] (%s): deepspeed's autotp training supports zero stages 0 to 2 only, "
-		               "%s needs stage 3", l0, s->name);
-	return UNIAP_OK;
-}
-
 static uniap_code exp_deepspeed(const struct cost_candidate *cand, const int *stage, const size_t *strategy,
                                 char **out, size_t *len, struct uniap_err *err)
 {
@@ -552,11 +412,9 @@ static uniap_code exp_deepspeed(const struct cost_candidate *cand, const int *st
 	long mbs = 0;
 	uniap_code rc;
 	size_t u;
-	int ok, even = cand->n_layers % (size_t)cand->pp == 0;
+	int ok;
 
-	if ((rc = exp_check_uniform(DEEPSPEED, cand, strategy, err)) != UNIAP_OK ||
-	    (rc = exp_deepspeed_check(cand, s, err)) != UNIAP_OK ||
-	    (rc = exp_check_order(DEEPSPEED, cand, stage, err)) != UNIAP_OK ||
+	if ((rc = target_check_export(TARGET_DEEPSPEED, cand, stage, strategy, err)) != UNIAP_OK ||
 	    (rc = exp_per_device_microbatch(DEEPSPEED, cand, s, &mbs, err)) != UNIAP_OK)
 		return rc;
 	root = cJSON_CreateObject();
@@ -579,12 +437,10 @@ static uniap_code exp_deepspeed(const struct cost_candidate *cand, const int *st
 	}
 	if (ok && cand->pp > 1) {
 		/* PipelineModule's parts: the first layer of every stage, then the layer count;
-		 * "uniform" when every stage holds n / pp layers (partition_method="uniform") */
-		for (u = 0; u < cand->n_layers; u++)
-			even = even && (size_t)stage[u] == u / (cand->n_layers / (size_t)cand->pp);
+		 * always partition_method "uniform" (target_check_export held the split) */
 		o = cJSON_AddObjectToObject(root, "pipeline");
 		ok = o && cJSON_AddNumberToObject(o, "stages", cand->pp) &&
-		     cJSON_AddStringToObject(o, "partition", even ? "uniform" : "manual") &&
+		     cJSON_AddStringToObject(o, "partition", "uniform") &&
 		     cJSON_AddNumberToObject(o, "activation_checkpoint_interval", s->recompute ? 1 : 0) &&
 		     (parts = cJSON_AddArrayToObject(o, "parts")) != NULL &&
 		     cJSON_AddItemToArray(parts, cJSON_CreateNumber(0));
@@ -603,27 +459,33 @@ static uniap_code exp_deepspeed(const struct cost_candidate *cand, const int *st
 /* ---- entry points ---- */
 
 /*
- * A refused export names the way out: most refusals come from a unified plan
- * giving layers different strategies (or sharding, or an uneven split), which
- * the runtimes cannot express; the uniform space plans one Megatron-style
- * tp x dp strategy for every layer on an equal split, which they can.  Added
- * unless the plan already has that shape, where the advice would not help.
+ * A refused export names the way out: the other runtimes whose rules the plan
+ * meets (it exports there as it is), and the target that plans for this
+ * runtime (target.h: its optimum always exports).
  */
-static uniap_code exp_refused(uniap_code rc, const struct cost_candidate *cand, const int *stage,
-                              const size_t *strategy, struct uniap_err *err)
+static uniap_code exp_refused(uniap_code rc, enum target_kind t, const struct cost_candidate *cand,
+                              const int *stage, const size_t *strategy, struct uniap_err *err)
 {
-	const struct strategy *s0 = exp_strategy(cand, strategy, 0);
-	size_t u, n, L = cand->n_layers;
-	int uniform = s0->degree[STRATEGY_FSDP] == 1 && exp_tp_consecutive(s0);
+	static const enum target_kind others[] = { TARGET_GALVATRON, TARGET_MEGATRON, TARGET_DEEPSPEED };
+	size_t i, n;
+	int listed = 0;
 
-	for (u = 0; uniform && u < L; u++)
-		uniform = strategy[u] == strategy[0] && stage[u] == (int)(u * (size_t)cand->pp / L);
-	if (rc != UNIAP_E_INVALID || !err || uniform)
+	if (rc != UNIAP_E_INVALID || !err)
 		return rc;
+	for (i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
+		struct uniap_err e2;
+
+		if (others[i] == t || target_check_export(others[i], cand, stage, strategy, &e2) != UNIAP_OK)
+			continue;
+		n = strlen(err->msg);
+		snprintf(err->msg + n, sizeof(err->msg) - n, "%s%s", listed ? ", " : "; this plan exports as ",
+		         target_name(others[i]));
+		listed = 1;
+	}
 	n = strlen(err->msg);
-	snprintf(err->msg + n, sizeof(err->msg) - n, "%s",
-	         "; for a plan that exports, plan with space \"uniform\" (one tp x dp strategy for "
-	         "every layer, an equal split; uniap plan --space uniform)");
+	snprintf(err->msg + n, sizeof(err->msg) - n,
+	         "; for a plan that exports, plan with --target %s (uniap plan --target %s)", target_name(t),
+	         target_name(t));
 	return rc;
 }
 
@@ -643,11 +505,14 @@ uniap_code exp_plan(enum exp_format f, const struct cost_candidate *cand, const 
 	case EXP_TEXT:
 		return exp_plan_text(cand, stage, strategy, ev, NULL, NULL, out, len, err);
 	case EXP_GALVATRON:
-		return exp_refused(exp_galvatron(cand, stage, strategy, out, len, err), cand, stage, strategy, err);
+		return exp_refused(exp_galvatron(cand, stage, strategy, out, len, err), TARGET_GALVATRON, cand,
+		                   stage, strategy, err);
 	case EXP_MEGATRON:
-		return exp_refused(exp_megatron(cand, stage, strategy, ev, out, len, err), cand, stage, strategy, err);
+		return exp_refused(exp_megatron(cand, stage, strategy, ev, out, len, err), TARGET_MEGATRON, cand,
+		                   stage, strategy, err);
 	case EXP_DEEPSPEED:
-		return exp_refused(exp_deepspeed(cand, stage, strategy, out, len, err), cand, stage, strategy, err);
+		return exp_refused(exp_deepspeed(cand, stage, strategy, out, len, err), TARGET_DEEPSPEED, cand,
+		                   stage, strategy, err);
 	}
 	return err_set(err, UNIAP_E_ARG, "format: unknown export format %d", (int)f);
 }

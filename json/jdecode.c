@@ -1542,7 +1542,8 @@ uniap_code jdec_plan_json(const cJSON *root, const char *path, struct plan_doc *
 	                                   "layers", NULL};
 	/* written by the optimizer next to the plan; accepted and ignored */
 	static const char *const ignored[] = {"optimal", "gap",   "candidates", "solve_s", "space", "batch",
-	                                      "cluster", "model", "devices",    "bound",   "bound_s", "status", NULL};
+	                                      "cluster", "model", "devices",    "bound",   "bound_s", "status",
+	                                      "target",  "targets", NULL};
 	static const char *const schedules[] = {"gpipe", "1f1b"};
 	char p[JDEC_PATH_MAX];
 	const cJSON *v = NULL;

@@ -576,3 +576,48 @@ int jenc_add_run_report(cJSON *obj, const struct uop_result *r, enum uop_space s
 	       cJSON_AddBoolToObject(obj, "optimal", r->optimal) && jenc_add_num(obj, "gap", r->gap) &&
 	       jenc_add_num(obj, "bound_s", r->bound_s) && jenc_add_num(obj, "solve_s", r->solve_s);
 }
+
+double jenc_target_price(const struct uop_result *r, const struct uop_result *any)
+{
+	if (!any || r->best < 0 || any->best < 0 || !(any->eval.tpi_s > 0))
+		return NAN;
+	return r->eval.tpi_s / any->eval.tpi_s - 1;
+}
+
+cJSON *jenc_targets(const enum target_kind *targets, const struct uop_result *rs, size_t n,
+                    const struct uop_result *any)
+{
+	cJSON *arr = cJSON_CreateArray();
+	size_t i;
+
+	for (i = 0; arr && i < n; i++) {
+		const struct uop_result *r = &rs[i];
+		cJSON *o = cJSON_CreateObject();
+		double price = jenc_target_price(r, any);
+		int ok = o && cJSON_AddItemToArray(arr, o) &&
+		         cJSON_AddStringToObject(o, "target", target_name(targets[i])) &&
+		         cJSON_AddStringToObject(o, "runtime", target_rules(targets[i])->runtime) &&
+		         cJSON_AddStringToObject(o, "status", r->best < 0 ? "infeasible"
+		                                              : r->optimal ? "optimal" : "feasible");
+
+		if (!o)
+			break;
+		if (ok && r->best >= 0)
+			ok = jenc_add_num(o, "tpi_s", r->eval.tpi_s) && cJSON_AddNumberToObject(o, "pp", r->cand.pp) &&
+			     cJSON_AddNumberToObject(o, "microbatches", (double)r->cand.microbatches) &&
+			     cJSON_AddStringToObject(o, "schedule", cost_schedule_name(r->cand.schedule)) &&
+			     jenc_add_num(o, "gap", r->gap) && jenc_add_num(o, "bound_s", r->bound_s);
+		if (ok && isfinite(price))
+			ok = jenc_add_num(o, "price", price);
+		ok = ok && jenc_add_num(o, "solve_s", r->solve_s);
+		if (!ok) {
+			cJSON_Delete(arr);
+			return NULL;
+		}
+	}
+	if (arr && i < n) {
+		cJSON_Delete(arr);
+		return NULL;
+	}
+	return arr;
+}

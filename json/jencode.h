@@ -68,6 +68,20 @@ cJSON *jenc_model(const struct model_profile *m);
  */
 int jenc_add_run_report(cJSON *obj, const struct uop_result *r, enum uop_space space);
 
+/*
+ * Runtime targets planned side by side (docs/export.md, "Runtime targets"):
+ * the price of target result r against the unconstrained one any (both
+ * borrowed; any may be NULL): r's TPI over any's minus 1, NAN when either
+ * has no plan.  jenc_targets: the "targets" array, one object per
+ * targets[i] / rs[i] (borrowed, n each): target, runtime, status
+ * (optimal|feasible|infeasible), tpi_s, pp, microbatches, schedule, gap,
+ * bound_s, price (when known) and solve_s.  New (caller-owned), or NULL
+ * out of memory.
+ */
+double jenc_target_price(const struct uop_result *r, const struct uop_result *any);
+cJSON *jenc_targets(const enum target_kind *targets, const struct uop_result *rs, size_t n,
+                    const struct uop_result *any);
+
 /* Prints root (borrowed) with a trailing newline; NULL on out of memory. */
 char *jenc_print(const cJSON *root, int pretty);
 

@@ -21,8 +21,8 @@ done
 check export-megatron-mixed 1 "layers[1] (encoder.0): megatron-lm uses one strategy" -- "$UNIAP" export $E --format megatron
 check export-deepspeed-mixed 1 "layers[1] (encoder.0): deepspeed uses one strategy" -- "$UNIAP" export $E --format deepspeed
 # a refusal of a mixed plan names the way out
-check export-megatron-way-out 1 'for a plan that exports, plan with space "uniform"' -- "$UNIAP" export $E --format megatron
-check export-deepspeed-way-out 1 'uniap plan --space uniform' -- "$UNIAP" export $E --format deepspeed
+check export-megatron-way-out 1 'for a plan that exports, plan with --target megatron' -- "$UNIAP" export $E --format megatron
+check export-deepspeed-way-out 1 'uniap plan --target deepspeed' -- "$UNIAP" export $E --format deepspeed
 check export-bad-format 2 "--format: must be json, text" -- "$UNIAP" export $E --format yaml
 check export-no-plan 2 "--plan: required" -- "$UNIAP" export --cluster $EX/cluster-8gpu-nvlink.json --model $EX/model-bert-chain.json
 check export-no-model 2 "--model: required" -- "$UNIAP" export --plan $EX/plan-example.json --cluster $EX/cluster-8gpu-nvlink.json
@@ -57,13 +57,14 @@ mkplan() {
 	printf ']}'
 }
 X="--cluster $EX/cluster-8gpu-nvlink.json --model $EX/model-bert-chain.json --format megatron"
-# strided tp on every layer: megatron refuses, and the uniform space would cure it
+# strided tp on every layer: megatron refuses (so does galvatron, for the embedding's vtp);
+# the megatron target would plan one that exports
 mkplan dp2.tp2 '["dp","tp"]' 8 >"$tmp/strided.json"
-check export-strided-way-out 1 'got dp2.tp2; for a plan that exports, plan with space "uniform"' -- "$UNIAP" export --plan "$tmp/strided.json" $X
-# the uniform space's own shape refused for its micro-batch (3 over 2 ranks): no advice
+check export-strided-way-out 1 'got dp2.tp2; for a plan that exports, plan with --target megatron' -- "$UNIAP" export --plan "$tmp/strided.json" $X
+# refused for its micro-batch (3 over 2 ranks): galvatron has no such rule
 mkplan tp2.dp2 '["tp","dp"]' 3 >"$tmp/odd.json"
 check export-odd-microbatch 1 "3 samples do not split over 2 ranks" -- "$UNIAP" export --plan "$tmp/odd.json" $X
-if grep -qF 'space "uniform"' "$tmp/err"; then echo "FAIL odd-microbatch-no-advice"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
+check export-odd-microbatch-way-out 1 "this plan exports as galvatron; for a plan that exports, plan with --target megatron" -- "$UNIAP" export --plan "$tmp/odd.json" $X
 mkplan tp2.dp2 '["tp","dp"]' 8 >"$tmp/even.json"
 check export-uniform-shape 0 "--tensor-model-parallel-size 2" -- "$UNIAP" export --plan "$tmp/even.json" $X
 check plan-bad-format 2 "an export format (galvatron, megatron, deepspeed)" -- "$UNIAP" plan $P --format xml

@@ -1,0 +1,88 @@
+#!/bin/sh
+# bench/targets.sh UNIAP - runtime targets side by side (make bench): for the
+# UniAP paper's catalog scenarios and the imported Galvatron profiles
+# (BERT-Large, Swin-Huge, GPT-6.7B, Llama-7B on 8 and 16 measured A100s),
+# the unconstrained optimum and each runtime target's optimum with its price
+# (TPI over the unconstrained one, minus 1; docs/export.md), and whether
+# every target's plan exports in its runtime's format.  One Markdown row per
+# scenario.  Figures, not assertions; LIMIT (default 10) seconds per
+# candidate, THREADS solver processes.
+set -u
+UNIAP=${1:-build/uniap}
+THREADS=${THREADS:-$(nproc)}
+LIMIT=${LIMIT:-10}
+FIX=../shared/fixtures/galvatron-v2.4.0
+[ -d "$FIX" ] || FIX=/work/shared/fixtures/galvatron-v2.4.0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# row LABEL PLAN-ARGS...: one table row
+row() {
+	label=$1
+	shift
+	"$UNIAP" plan --format text --quiet --threads "$THREADS" --time-limit "$LIMIT" \
+		--target galvatron,megatron,deepspeed "$@" >"$tmp/out" 2>"$tmp/err"
+	exports=
+	for t in galvatron megatron deepspeed; do
+		"$UNIAP" plan --quiet --threads "$THREADS" --time-limit "$LIMIT" --target $t --format $t "$@" \
+			>/dev/null 2>"$tmp/xerr"
+		case $? in
+		0) exports="$exports $t ok," ;;
+		3) exports="$exports $t none fits," ;;
+		*) exports="$exports $t REFUSED ($(head -c 80 "$tmp/xerr"))," ;;
+		esac
+	done
+	awk -v label="$label" -v exports="${exports%,}" '
+		/^  target / {
+			t = $2
+			if ($0 ~ /none fits/) { v[t] = "none fits"; next }
+			tpi = $0; sub(/.*: tpi /, "", tpi); sub(/ s.*/, "", tpi)
+			price = ""
+			if ($0 ~ / vs any/) { price = $0; sub(/.*s, /, "", price); sub(/ vs any.*/, "", price); price = " (" price ")" }
+			pp = $0; sub(/.*, pp /, "", pp); sub(/ microbatches.*/, "", pp)
+			c = $0; sub(/.* microbatches /, "", c); sub(/ .*/, "", c)
+			opt = $0; sub(/.*optimal /, "", opt)
+			v[t] = tpi " s" price ", pp " pp " c " c (opt == "yes" ? "" : ", not proven")
+		}
+		END { printf "| %s | %s | %s | %s | %s | %s |\n", label, v["any"], v["galvatron"], v["megatron"],
+		      v["deepspeed"], exports }
+	' "$tmp/out"
+}
+
+echo "| scenario | any (unconstrained) | galvatron | megatron | deepspeed | exports |"
+echo "|---|---|---|---|---|---|"
+for s in "enva bert-huge 32" "enva t5-large 16" "enva vit-huge 128" "enva swin-huge 128" \
+	"envb-8 bert-huge 16" "envb-8 t5-large 8" "envb-8 vit-huge 64" "envb-8 swin-huge 32" \
+	"envc llama-7b 8" "envd-32 llama-7b 8" "envd-32 llama-13b 4"; do
+	set -- $s
+	row "$1 $2 B=$3" --cluster "$1" --model "$2" --batch "$3"
+done
+
+if [ ! -d "$FIX" ]; then
+	echo
+	echo "(Galvatron's fixtures ($FIX) are absent: the imported scenarios are skipped)"
+	exit 0
+fi
+ok=1
+for n in 1 2; do
+	"$UNIAP" import galvatron --hardware "$FIX/hardware" --nodes $n --gpus-per-node 8 \
+		--out-cluster "$tmp/a100x$n.json" --quiet || ok=0
+done
+"$UNIAP" import galvatron --model-dir "$FIX/models/bert_hf" --config "$FIX/models/bert_hf/bert-large-uncased.json" \
+	--out-model "$tmp/bert-large.json" --quiet || ok=0
+"$UNIAP" import galvatron --model-dir "$FIX/models/swin" --config "$FIX/models/swin/swin-huge-patch4-window7-224.json" \
+	--out-model "$tmp/swin-huge.json" --quiet || ok=0
+"$UNIAP" import galvatron --model-dir "$FIX/models/gpt_hf" --config "$FIX/models/gpt_hf/gpt-6.7b.json" \
+	--out-model "$tmp/gpt-6.7b.json" --quiet || ok=0
+"$UNIAP" import galvatron --model-dir "$FIX/models/llama_hf" --config "$FIX/models/llama_hf/llama-7b.json" \
+	--out-model "$tmp/llama-7b.json" --quiet || ok=0
+[ "$ok" = 1 ] || { echo "imports of Galvatron's fixtures failed"; exit 1; }
+for m in "bert-large 32" "swin-huge 64" "gpt-6.7b 16" "llama-7b 16"; do
+	set -- $m
+	for n in 1 2; do
+		for sched in gpipe 1f1b; do
+			row "imported $1 on $((8 * n)) x A100, B=$2, $sched" --cluster "$tmp/a100x$n.json" \
+				--model "$tmp/$1.json" --batch "$2" --schedule $sched
+		done
+	done
+done

@@ -1,0 +1,583 @@
+/*
+ * target.c - the runtime targets' rules (one table) and the exact search of
+ * a candidate under them (see target.h; docs/export.md, "Runtime targets").
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "target.h"
+
+#define SCHED(s) (1u << (unsigned)(s))
+
+/*
+ * The rules, one row per runtime.  Sources: Megatron-LM's argument parser
+ * (megatron/training/arguments.py, core_r0.9.0: --decoder-first/last-pipeline-
+ * num-layers, 1F1B and interleaved schedules only, tensor-parallel ranks
+ * consecutive and data-parallel outside them, no ZeRO-3); DeepSpeed 0.14
+ * (runtime/pipe/module.py PipelineModule and runtime/utils.py
+ * partition_uniform; runtime/pipe/engine.py: ZeRO stages 0 and 1 with the
+ * pipeline engine; TrainSchedule is 1F1B; AutoTP training with ZeRO 0-2);
+ * Galvatron 2.4.0 (galvatron/core/arguments.py and the strategy configs of
+ * its search engine: per-layer tp_sizes_enc, tp_consecutive_flags,
+ * dp_types_enc 0 ddp or 1 zero-3, checkpoint, pp_division of transformer
+ * layers, vtp and embed_sdp for the embedding and head, pipeline_type gpipe
+ * or pipedream_flush).
+ */
+static const struct target_rules target_table[TARGET_COUNT] = {
+	[TARGET_ANY] = {
+		.kind = TARGET_ANY, .name = "any", .runtime = "any runtime",
+		.source = "the planner's own search space",
+		.schedules = SCHED(COST_GPIPE) | SCHED(COST_1F1B), .schedule_default = COST_GPIPE,
+		.fsdp = 1, .dp_with_fsdp = 1, .fsdp_with_pp = 1, .fsdp_with_tp = 1,
+		.split = TARGET_SPLIT_ANY,
+	},
+	[TARGET_MEGATRON] = {
+		.kind = TARGET_MEGATRON, .name = "megatron", .runtime = "megatron-lm",
+		.source = "Megatron-LM core_r0.9.0, megatron/training/arguments.py",
+		.schedules = SCHED(COST_1F1B), .schedule_default = COST_1F1B,
+		.one_strategy = 1, .tp_consecutive = 1, .needs_blocks = 1, .microbatch_per_rank = 1,
+		.split = TARGET_SPLIT_MEGATRON,
+	},
+	[TARGET_DEEPSPEED] = {
+		.kind = TARGET_DEEPSPEED, .name = "deepspeed", .runtime = "deepspeed",
+		.source = "DeepSpeed 0.14, deepspeed/runtime/pipe/module.py and runtime/utils.py",
+		.schedules = SCHED(COST_1F1B), .schedule_default = COST_1F1B,
+		.one_strategy = 1, .fsdp = 1, .tp_consecutive = 1, .microbatch_per_rank = 1,
+		.split = TARGET_SPLIT_DS_UNIFORM,
+	},
+	[TARGET_GALVATRON] = {
+		.kind = TARGET_GALVATRON, .name = "galvatron", .runtime = "galvatron",
+		.source = "Galvatron 2.4.0, galvatron/core/arguments.py and its strategy configs",
+		.schedules = SCHED(COST_GPIPE) | SCHED(COST_1F1B), .schedule_default = COST_GPIPE,
+		.fsdp = 1, .fsdp_with_pp = 1, .fsdp_with_tp = 1, .ends_tied = 1, .needs_blocks = 1,
+		.split = TARGET_SPLIT_BLOCKS,
+	},
+};
+
+const struct target_rules *target_rules(enum target_kind t)
+{
+	return (unsigned)t < TARGET_COUNT ? &target_table[t] : NULL;
+}
+
+const char *target_name(enum target_kind t)
+{
+	return (unsigned)t < TARGET_COUNT ? target_table[t].name : "unknown";
+}
+
+int target_parse(const char *s, enum target_kind *out)
+{
+	int i;
+
+	for (i = 0; s && i < TARGET_COUNT; i++)
+		if (strcmp(s, target_table[i].name) == 0) {
+			*out = (enum target_kind)i;
+			return 0;
+		}
+	return -1;
+}
+
+enum cost_schedule target_schedule(enum target_kind t, enum cost_schedule sched)
+{
+	const struct target_rules *r = target_rules(t);
+
+	if (!r || (r->schedules & SCHED(sched)))
+		return sched;
+	return r->schedule_default;
+}
+
+/* tp groups on consecutive ranks, or nothing to place. */
+static int target_tp_consecutive(const struct strategy *s)
+{
+	return s->degree[STRATEGY_TP] == 1 || strategy_batch_width(s) == 1 || s->stride[STRATEGY_TP] == 1;
+}
+
+/* The reason s breaks a per-layer rule of r (NULL when it does not). */
+static const char *target_strategy_why(const struct target_rules *r, const struct strategy *s, int pp,
+                                       int end)
+{
+	int fsdp = s->degree[STRATEGY_FSDP] > 1;
+
+	if (fsdp && !r->fsdp) {
+		if (r->kind == TARGET_MEGATRON)
+			return "has no fully sharded data parallelism (--use-distributed-optimizer shards only "
+			       "the optimizer states); export it as galvatron or deepspeed";
+		return "has no fully sharded data parallelism";
+	}
+	if (fsdp && s->degree[STRATEGY_DP] > 1 && !r->dp_with_fsdp) {
+		if (r->kind == TARGET_GALVATRON)
+			return "gives a layer one data-parallel type (dp_types_enc 0 ddp or 1 zero-3), not "
+			       "dp and fsdp mixed";
+		return "applies one zero stage to the whole data-parallel group, not dp and fsdp mixed";
+	}
+	if (fsdp && pp > 1 && !r->fsdp_with_pp)
+		return "'s pipeline engine supports zero stages 0 and 1 only; fsdp needs stage 3";
+	if (fsdp && s->degree[STRATEGY_TP] > 1 && !r->fsdp_with_tp)
+		return "'s autotp training supports zero stages 0 to 2 only; fsdp needs stage 3";
+	if (r->tp_consecutive && !target_tp_consecutive(s))
+		return "puts tp on consecutive ranks with the data-parallel ranks outside";
+	if (end && r->ends_tied && !target_tp_consecutive(s))
+		return "places the vocabulary tp (vtp) of the embedding and head on consecutive ranks";
+	if (end && r->ends_tied && s->recompute)
+		return "never checkpoints the embedding or head";
+	return NULL;
+}
+
+int target_strategy_ok(enum target_kind t, const struct strategy *s, int pp, int end)
+{
+	const struct target_rules *r = target_rules(t);
+
+	return r && target_strategy_why(r, s, pp, end) == NULL;
+}
+
+void target_ds_partition_uniform(size_t n, int parts, size_t *bounds)
+{
+	size_t p, P = (size_t)parts, chunk, residual;
+
+	if (n <= P) {
+		for (p = 0; p <= P; p++)
+			bounds[p] = p < n ? p : n;
+		return;
+	}
+	chunk = n / P;
+	residual = n - chunk * P;
+	for (p = 0; p <= P; p++)
+		bounds[p] = p * chunk + (p < residual ? p : residual);
+}
+
+/* Galvatron's class of an end strategy: its tp degree and whether it shards. */
+static int target_same_end_class(const struct strategy *a, const struct strategy *b)
+{
+	return a->degree[STRATEGY_TP] == b->degree[STRATEGY_TP] &&
+	       (a->degree[STRATEGY_FSDP] > 1) == (b->degree[STRATEGY_FSDP] > 1);
+}
+
+static uniap_code target_check_split(const struct target_rules *r, const struct cost_candidate *cand,
+                                     const int *stage, struct uniap_err *err)
+{
+	size_t L = cand->n_layers, u, *counts, *bounds;
+	int i, pp = cand->pp;
+	uniap_code rc = UNIAP_OK;
+
+	if (r->split == TARGET_SPLIT_ANY)
+		return UNIAP_OK;
+	for (u = 1; u < L; u++)
+		if (stage[u] < stage[u - 1])
+			return err_set(err, UNIAP_E_INVALID,
+			               "layers[%zu] (%s): %s cuts the layer list into contiguous stages, but "
+			               "stage %d follows stage %d of layers[%zu]",
+			               u, cand->layer_names[u], r->runtime, stage[u], stage[u - 1], u - 1);
+	if (r->split == TARGET_SPLIT_DS_UNIFORM) {
+		if (pp == 1)
+			return UNIAP_OK;
+		bounds = calloc((size_t)pp + 1, sizeof(*bounds));
+		if (!bounds)
+			return err_set(err, UNIAP_E_NOMEM, "out of memory");
+		target_ds_partition_uniform(L, pp, bounds);
+		for (i = 0; i < pp && rc == UNIAP_OK; i++)
+			for (u = bounds[i]; u < bounds[i + 1] && rc == UNIAP_OK; u++)
+				if (stage[u] != i)
+					rc = err_set(err, UNIAP_E_INVALID,
+					             "stages[%d]: deepspeed's PipelineModule splits the %zu layers with "
+					             "partition_method \"uniform\" (layers %zu to %zu on this stage), "
+					             "but layers[%zu] (%s) is on stage %d",
+					             i, L, bounds[i], bounds[i + 1] - 1, u, cand->layer_names[u], stage[u]);
+		free(bounds);
+		return rc;
+	}
+	/* BLOCKS and MEGATRON: count the transformer layers per stage */
+	counts = calloc((size_t)pp, sizeof(*counts));
+	if (!counts)
+		return err_set(err, UNIAP_E_NOMEM, "out of memory");
+	for (u = 1; u + 1 < L; u++)
+		counts[stage[u]]++;
+	for (i = 0; i < pp && rc == UNIAP_OK; i++)
+		if (counts[i] == 0)
+			rc = err_set(err, UNIAP_E_INVALID,
+			             "stages[%d]: %s needs at least one transformer layer on every stage, got none",
+			             i, r->runtime);
+	for (i = 2; rc == UNIAP_OK && r->split == TARGET_SPLIT_MEGATRON && i + 1 < pp; i++)
+		if (counts[i] != counts[1])
+			rc = err_set(err, UNIAP_E_INVALID,
+			             "stages[%d]: megatron-lm splits the middle stages evenly "
+			             "(--decoder-first/last-pipeline-num-layers set only the ends); got %zu "
+			             "transformer layers, stages[1] has %zu", i, counts[i], counts[1]);
+	free(counts);
+	return rc;
+}
+
+static uniap_code target_check(const struct target_rules *r, const struct cost_candidate *cand,
+                               const int *stage, const size_t *strategy, int check_schedule,
+                               struct uniap_err *err)
+{
+	const struct strategy *items = cand->strategies.items, *s0, *sl;
+	size_t L = cand->n_layers, u;
+	const char *why;
+	uniap_code rc;
+
+	if (r->needs_blocks && L < 3)
+		return err_set(err, UNIAP_E_INVALID,
+		               "layers: %s needs an embedding, at least one transformer layer and a head "
+		               "(3 layers), got %zu", r->runtime, L);
+	if (r->one_strategy)
+		for (u = 1; u < L; u++)
+			if (strategy[u] != strategy[0])
+				return err_set(err, UNIAP_E_INVALID,
+				               "layers[%zu] (%s): %s uses one strategy for every layer; got %s, "
+				               "layers[0] (%s) uses %s",
+				               u, cand->layer_names[u], r->runtime, items[strategy[u]].name,
+				               cand->layer_names[0], items[strategy[0]].name);
+	for (u = 0; u < L; u++) {
+		const struct strategy *s = &items[strategy[u]];
+		int end = (u == 0 || u + 1 == L) && L >= 3;
+
+		if ((why = target_strategy_why(r, s, cand->pp, end)) != NULL)
+			return err_set(err, UNIAP_E_INVALID, "layers[%zu] (%s): %s%s%s, got %s",
+			               u, cand->layer_names[u], r->runtime, why[0] == '\'' ? "" : " ", why, s->name);
+	}
+	if (r->ends_tied && L >= 3) {
+		s0 = &items[strategy[0]];
+		sl = &items[strategy[L - 1]];
+		if (!target_same_end_class(s0, sl))
+			return err_set(err, UNIAP_E_INVALID,
+			               "layers[%zu] (%s): %s gives the embedding and head one strategy (vtp, "
+			               "embed_sdp), got %s, layers[0] (%s) uses %s",
+			               L - 1, cand->layer_names[L - 1], r->runtime, sl->name, cand->layer_names[0],
+			               s0->name);
+	}
+	if ((rc = target_check_split(r, cand, stage, err)) != UNIAP_OK)
+		return rc;
+	if (r->microbatch_per_rank)
+		for (u = 0; u < L; u++) {
+			const struct strategy *s = &items[strategy[u]];
+			long w = strategy_batch_width(s);
+
+			if (cand->microbatch_size % w != 0)
+				return err_set(err, UNIAP_E_INVALID,
+				               "microbatch_size: %s gives every data-parallel rank the same "
+				               "micro-batch; %ld samples do not split over %ld ranks (%s)",
+				               r->runtime, cand->microbatch_size, w, s->name);
+			if (r->one_strategy)
+				break;
+		}
+	if (check_schedule && cand->pp > 1 && !(r->schedules & SCHED(cand->schedule)))
+		return err_set(err, UNIAP_E_INVALID, "schedule: %s does not run %s pipelines",
+		               r->runtime, cost_schedule_name(cand->schedule));
+	return UNIAP_OK;
+}
+
+uniap_code target_check_plan(enum target_kind t, const struct cost_candidate *cand, const int *stage,
+                             const size_t *strategy, struct uniap_err *err)
+{
+	const struct target_rules *r = target_rules(t);
+
+	if (!r)
+		return err_set(err, UNIAP_E_ARG, "target: unknown (%d)", (int)t);
+	return target_check(r, cand, stage, strategy, 1, err);
+}
+
+uniap_code target_check_export(enum target_kind t, const struct cost_candidate *cand, const int *stage,
+                               const size_t *strategy, struct uniap_err *err)
+{
+	const struct target_rules *r = target_rules(t);
+
+	if (!r)
+		return err_set(err, UNIAP_E_ARG, "target: unknown (%d)", (int)t);
+	return target_check(r, cand, stage, strategy, 0, err);
+}
+
+/* ------------------------------------------------------------ pinned ends */
+
+/*
+ * The candidate of one Galvatron end class x: layers 0 and L-1 use strategy x
+ * and are folded into layers 1 and L-2 (their costs, and the costs of the
+ * edges between them, added to those layers' rows; their other edges moved
+ * to those layers with x's row or column), so the embedding and the head stay
+ * on the stages of a transformer layer; then every layer u gets an edge to
+ * u+1 of cost 0 where none exists, so the stages follow the layer order.
+ * Layer j of *out is layer j + 1 of cand.
+ */
+static uniap_code target_pin_ends(const struct cost_candidate *cand, size_t x, struct cost_candidate *out,
+                                  struct uniap_err *err)
+{
+	size_t L = cand->n_layers, K = cost_k(cand), n = L - 2, u, k, l, e, E = 0, j;
+	size_t *group = NULL;
+	unsigned char *pinned = NULL, *has_next = NULL;
+
+	memset(out, 0, sizeof(*out));
+	*out = *cand;
+	out->inflight = NULL;
+	out->layer_names = NULL;
+	out->time_s = out->memory_fixed_bytes = out->memory_per_microbatch_bytes = NULL;
+	out->edges = NULL;
+	out->strategies.items = NULL;
+	out->n_layers = n;
+	out->n_edges = 0;
+	out->strategies.items = malloc(K * sizeof(*out->strategies.items));
+	out->inflight = malloc((size_t)cand->pp * sizeof(*out->inflight));
+	out->layer_names = calloc(n, sizeof(*out->layer_names));
+	out->time_s = calloc(n * K, sizeof(double));
+	out->memory_fixed_bytes = calloc(n * K, sizeof(double));
+	out->memory_per_microbatch_bytes = calloc(n * K, sizeof(double));
+	out->edges = calloc(cand->n_edges + n, sizeof(*out->edges));
+	group = malloc(L * sizeof(*group));
+	pinned = calloc(L, 1);
+	has_next = calloc(n, 1);
+	if (!out->strategies.items || !out->inflight || !out->layer_names || !out->time_s ||
+	    !out->memory_fixed_bytes || !out->memory_per_microbatch_bytes || !out->edges || !group ||
+	    !pinned || !has_next)
+		goto nomem;
+	memcpy(out->strategies.items, cand->strategies.items, K * sizeof(*out->strategies.items));
+	memcpy(out->inflight, cand->inflight, (size_t)cand->pp * sizeof(*out->inflight));
+	for (u = 0; u < L; u++)
+		group[u] = u == 0 ? 0 : (u + 1 == L ? n - 1 : u - 1);
+	pinned[0] = pinned[L - 1] = 1;
+	for (j = 0; j < n; j++)
+		if (!(out->layer_names[j] = strdup(cand->layer_names[j + 1])))
+			goto nomem;
+	/* layer rows: a pinned layer adds its x entry to every entry of its group */
+	for (u = 0; u < L; u++)
+		for (k = 0; k < K; k++) {
+			size_t src = u * K + (pinned[u] ? x : k), dst = group[u] * K + k;
+
+			out->time_s[dst] += cand->time_s[src];
+			out->memory_fixed_bytes[dst] += cand->memory_fixed_bytes[src];
+			out->memory_per_microbatch_bytes[dst] += cand->memory_per_microbatch_bytes[src];
+		}
+	for (e = 0; e < cand->n_edges; e++) {
+		const struct cost_edge *ce = &cand->edges[e];
+		size_t a = ce->from, b = ce->to, ga = group[a], gb = group[b];
+
+		if (ga == gb) {
+			/* inside one group: always one stage, a cost of the group's own strategy */
+			for (k = 0; k < K; k++)
+				out->time_s[ga * K + k] +=
+					ce->same_stage_s[(pinned[a] ? x : k) * K + (pinned[b] ? x : k)];
+			continue;
+		}
+		{
+			struct cost_edge *d = &out->edges[E++];
+
+			d->from = ga;
+			d->to = gb;
+			d->same_stage_s = malloc(K * K * sizeof(double));
+			d->cross_stage_s = malloc(K * K * sizeof(double));
+			if (!d->same_stage_s || !d->cross_stage_s) {
+				out->n_edges = E;
+				goto nomem;
+			}
+			for (k = 0; k < K; k++)
+				for (l = 0; l < K; l++) {
+					size_t s = (pinned[a] ? x : k) * K + (pinned[b] ? x : l);
+
+					d->same_stage_s[k * K + l] = ce->same_stage_s[s];
+					d->cross_stage_s[k * K + l] = ce->cross_stage_s[s];
+				}
+			if (gb == ga + 1)
+				has_next[ga] = 1;
+		}
+	}
+	for (j = 0; j + 1 < n; j++) {
+		struct cost_edge *d;
+
+		if (has_next[j])
+			continue;
+		d = &out->edges[E++];
+		d->from = j;
+		d->to = j + 1;
+		d->same_stage_s = calloc(K * K, sizeof(double));
+		d->cross_stage_s = calloc(K * K, sizeof(double));
+		if (!d->same_stage_s || !d->cross_stage_s) {
+			out->n_edges = E;
+			goto nomem;
+		}
+	}
+	out->n_edges = E;
+	free(group);
+	free(pinned);
+	free(has_next);
+	return UNIAP_OK;
+nomem:
+	if (out->n_edges < E)
+		out->n_edges = E;
+	free(group);
+	free(pinned);
+	free(has_next);
+	cost_candidate_release(out);
+	return err_set(err, UNIAP_E_NOMEM, "target: out of memory");
+}
+
+/* The classes of Galvatron's ends: the strategies an end may use, one per (tp, sharded). */
+static size_t target_end_classes(enum target_kind t, const struct cost_candidate *cand, size_t *xs)
+{
+	size_t K = cost_k(cand), k, i, n = 0;
+
+	for (k = 0; k < K; k++) {
+		const struct strategy *s = &cand->strategies.items[k];
+		int dup = 0;
+
+		if (!target_strategy_ok(t, s, cand->pp, 1))
+			continue;
+		for (i = 0; i < n && !dup; i++)
+			dup = target_same_end_class(&cand->strategies.items[xs[i]], s);
+		if (!dup)
+			xs[n++] = k;
+	}
+	return n;
+}
+
+uniap_code target_solve(enum target_kind t, const struct cost_candidate *cand,
+                        const struct opt_options *opts, struct opt_result *out, struct uniap_err *err)
+{
+	const struct target_rules *r = target_rules(t);
+	struct opt_options o;
+	size_t L = cand->n_layers, K, *xs = NULL, n_x, i, u;
+	double t0 = opt_clock_s(), deadline, bound = INFINITY;
+	int all_proven = 1, any_pruned = 0, all_infeasible = 1;
+	uniap_code rc = UNIAP_OK;
+
+	if (!r)
+		return err_set(err, UNIAP_E_ARG, "target: unknown (%d)", (int)t);
+	if (r->one_strategy)
+		return err_set(err, UNIAP_E_ARG, "target: %s plans are enumerated, not solved", r->name);
+	if (!r->ends_tied)
+		return opt_solve(cand, opts, out, err);
+	if ((rc = opt_candidate_check(cand, err)) != UNIAP_OK) {
+		opt_result_init(out);
+		out->status = OPT_ERROR;
+		return rc;
+	}
+	opt_result_init(out);
+	out->n_layers = L;
+	K = cost_k(cand);
+	if (L < 3 || (size_t)cand->pp > L - 2) {
+		out->status = OPT_INFEASIBLE;
+		out->bound_s = INFINITY;
+		snprintf(out->note, sizeof(out->note), "%s needs a transformer layer on each of the %d stages",
+		         r->runtime, cand->pp);
+		out->solve_s = opt_clock_s() - t0;
+		return UNIAP_OK;
+	}
+	if (opts)
+		o = *opts;
+	else
+		opt_options_init(&o);
+	deadline = o.time_limit_s > 0 && isfinite(o.time_limit_s) ? t0 + o.time_limit_s : INFINITY;
+	xs = malloc(K * sizeof(*xs));
+	if (!xs)
+		return err_set(err, UNIAP_E_NOMEM, "target: out of memory");
+	n_x = target_end_classes(t, cand, xs);
+	for (i = 0; i < n_x; i++) {
+		struct cost_candidate pc;
+		struct opt_result pr;
+		struct opt_options po = o;
+		double now = opt_clock_s();
+
+		if (now >= deadline) {
+			all_proven = 0;
+			all_infeasible = 0;
+			bound = 0; /* nothing is known of the classes left */
+			snprintf(out->note, sizeof(out->note), "time limit: %zu of %zu end classes solved", i, n_x);
+			break;
+		}
+		if (isfinite(deadline))
+			po.time_limit_s = deadline - now;
+		if (isfinite(out->tpi_s) && out->tpi_s < po.cutoff_tpi)
+			po.cutoff_tpi = out->tpi_s;
+		if ((rc = target_pin_ends(cand, xs[i], &pc, err)) != UNIAP_OK)
+			break;
+		opt_result_init(&pr);
+		rc = opt_solve(&pc, &po, &pr, err);
+		cost_candidate_release(&pc);
+		if (rc != UNIAP_OK) {
+			opt_result_release(&pr);
+			break;
+		}
+		if (pr.status != OPT_INFEASIBLE)
+			all_infeasible = 0;
+		if (pr.status == OPT_PRUNED)
+			any_pruned = 1;
+		if (pr.status == OPT_FEASIBLE || pr.status == OPT_UNKNOWN) {
+			all_proven = 0;
+			if (pr.note[0])
+				snprintf(out->note, sizeof(out->note), "%s", pr.note);
+		}
+		if (pr.bound_s < bound)
+			bound = pr.bound_s;
+		if (pr.stage && pr.strategy && isfinite(pr.tpi_s)) {
+			int *st = malloc(L * sizeof(*st));
+			size_t *sg = malloc(L * sizeof(*sg));
+			double tpi;
+
+			if (!st || !sg) {
+				free(st);
+				free(sg);
+				opt_result_release(&pr);
+				rc = err_set(err, UNIAP_E_NOMEM, "target: out of memory");
+				break;
+			}
+			for (u = 0; u < L; u++) {
+				size_t j = u == 0 ? 0 : (u + 1 == L ? L - 3 : u - 1);
+
+				st[u] = pr.stage[j];
+				sg[u] = (u == 0 || u + 1 == L) ? xs[i] : pr.strategy[j];
+			}
+			tpi = opt_tpi(cand, st, sg);
+			if (isfinite(tpi) && tpi < out->tpi_s) {
+				free(out->stage);
+				free(out->strategy);
+				out->stage = st;
+				out->strategy = sg;
+				out->tpi_s = tpi;
+				out->method = pr.method;
+			} else {
+				free(st);
+				free(sg);
+			}
+		}
+		out->nodes += pr.nodes;
+		opt_result_release(&pr);
+	}
+	free(xs);
+	out->solve_s = opt_clock_s() - t0;
+	if (rc != UNIAP_OK) {
+		opt_result_release(out);
+		out->status = OPT_ERROR;
+		return rc;
+	}
+	if (n_x == 0) {
+		out->status = OPT_INFEASIBLE;
+		out->bound_s = INFINITY;
+		out->gap = INFINITY;
+		snprintf(out->note, sizeof(out->note), "%s: no strategy of this stage size fits the embedding "
+		         "and head (tp on consecutive ranks, one data-parallel type, no recompute)", r->runtime);
+		return UNIAP_OK;
+	}
+	if (isfinite(out->tpi_s)) {
+		/* optimal when the classes' bounds (an optimal class's bound is its plan's TPI,
+		 * a pruned one's at least the cutoff) reach the plan within the asked gap */
+		if (bound > out->tpi_s)
+			bound = out->tpi_s;
+		out->bound_s = bound;
+		out->gap = (out->tpi_s - bound) / out->tpi_s;
+		if (out->gap < 1e-12)
+			out->gap = 0;
+		out->status = out->gap <= (o.rel_gap > 0 ? o.rel_gap : 0) ? OPT_OPTIMAL : OPT_FEASIBLE;
+		if (out->status == OPT_OPTIMAL)
+			out->note[0] = '\0';
+	} else if (all_infeasible) {
+		out->status = OPT_INFEASIBLE;
+		out->bound_s = INFINITY;
+		out->gap = INFINITY;
+	} else if (all_proven && any_pruned) {
+		out->status = OPT_PRUNED;
+		out->bound_s = bound;
+		out->gap = INFINITY;
+	} else {
+		out->status = OPT_UNKNOWN;
+		out->bound_s = bound;
+		out->gap = INFINITY;
+	}
+	return UNIAP_OK;
+}

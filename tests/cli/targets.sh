@@ -1,0 +1,99 @@
+#!/bin/sh
+# tests/cli/targets.sh - `uniap plan --target`: on catalog pairs of the paper
+# and the DGX machines, every target's optimum exports in its runtime's format
+# (straight from `plan --format`, and through its plan document and `uniap
+# export`); several targets print one line each with the price against the
+# unconstrained optimum, in text and JSON; bad names and combinations are
+# errors naming the option.  Then the same through uniapd (--no-auth):
+# POST /v1/plans with "targets", the job's result and its exports; bad
+# "targets" are 422s naming the member.  Needs curl for the service part.
+# Prints "targets: N passed, N failed".
+set -u
+. "$(dirname "$0")/lib.inc"
+UNIAPD=${UNIAPD:-build/uniapd}
+DB="$tmp/uniap.db"
+pid=
+trap 'if [ -n "$pid" ]; then kill "$pid" 2>/dev/null; fi; rm -rf "$tmp"' EXIT
+
+fmt_of() {
+	case $1 in megatron) echo megatron ;; deepspeed) echo deepspeed ;; galvatron) echo galvatron ;; esac
+}
+needle_of() {
+	case $1 in
+	megatron) echo "--tensor-model-parallel-size" ;;
+	deepspeed) echo '"train_micro_batch_size_per_gpu"' ;;
+	galvatron) echo '"pp_division"' ;;
+	esac
+}
+
+# cluster model batch schedule: catalog scenarios (the paper's environments, a DGX pair)
+while read -r cl mo b s; do
+	P="--cluster $cl --model $mo --batch $b --schedule $s --threads 2 --time-limit 5 --quiet"
+	for t in megatron deepspeed galvatron; do
+		check "plan-$t-$cl-$mo" 0 "$(needle_of "$t")" -- "$UNIAP" plan $P --target "$t" --format "$(fmt_of "$t")"
+		check "doc-$t-$cl-$mo" 0 "\"target\":\"$t\"" -- "$UNIAP" plan $P --target "$t"
+		cp "$tmp/out" "$tmp/plan.json"
+		check "export-$t-$cl-$mo" 0 "$(needle_of "$t")" -- "$UNIAP" export --plan "$tmp/plan.json" \
+			--cluster "$cl" --model "$mo" --format "$(fmt_of "$t")"
+	done
+done <<EOF
+enva bert-huge 32 gpipe
+envc llama-7b 8 gpipe
+envd-32 llama-13b 4 1f1b
+dgx-a100-x2 gpt-7.5b 32 1f1b
+EOF
+
+# several targets: one line each, priced against the unconstrained optimum
+P="--cluster enva --model bert-huge --batch 32 --threads 2 --quiet"
+check text-first 0 "plan: space unified target galvatron pp" -- "$UNIAP" plan $P --target galvatron,megatron,deepspeed --format text
+for t in "galvatron (galvatron)" "megatron (megatron-lm)" "deepspeed (deepspeed)" "any (any runtime)"; do
+	if grep -qF "  target $t: tpi " "$tmp/out"; then pass=$((pass + 1)); else echo "FAIL text-line $t"; fail=$((fail + 1)); fi
+done
+if grep -q "target megatron (megatron-lm): tpi [0-9.e+-]* s, [+-][0-9.]* % vs any, pp [0-9]* microbatches [0-9]* 1f1b" "$tmp/out"; then
+	pass=$((pass + 1)); else echo "FAIL text-price: $(cat "$tmp/out")"; fail=$((fail + 1)); fi
+check json-targets 0 '"targets":' -- "$UNIAP" plan $P --target megatron,any
+if command -v jq >/dev/null 2>&1; then
+	r=$(jq -r '[.target, (.targets | length), .targets[0].target, .targets[0].schedule,
+	            (.targets[0].price | type), .targets[1].target, (.targets[1].price == 0),
+	            (.tpi_s == .targets[0].tpi_s)] | map(tostring) | join(" ")' "$tmp/out")
+	if [ "$r" = "megatron 2 megatron 1f1b number any true true" ]; then pass=$((pass + 1)); else
+		echo "FAIL json-targets-fields: $r"; fail=$((fail + 1)); fi
+fi
+# one target: no price, no list; the plan is the target's
+check json-one 0 '"target":"deepspeed"' -- "$UNIAP" plan $P --target deepspeed
+if grep -qF '"targets"' "$tmp/out"; then echo "FAIL json-one-no-list"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
+
+# errors name the option
+check bad-name 2 '--target: must be any, megatron, deepspeed or galvatron, got "megatron-lm"' -- "$UNIAP" plan $P --target megatron-lm
+check bad-empty 2 "--target: empty or unknown name" -- "$UNIAP" plan $P --target megatron,
+check uniform-space 2 "target: the uniform space is one Megatron-style shape already" -- "$UNIAP" plan $P --space uniform --target megatron
+
+# ---- the service
+if ! command -v curl >/dev/null 2>&1; then
+	echo "targets: no curl: the service part is skipped"
+	summary targets
+	exit $?
+fi
+if ! start_uniapd --no-auth; then
+	echo "FAIL start: uniapd did not come up: $(head -c 300 "$tmp/log")"
+	fail=$((fail + 1))
+	summary targets
+	exit 1
+fi
+. "$(dirname "$0")/http.inc"
+printf '{"cluster":"enva","model":"bert-huge","batch":32,"targets":["megatron","galvatron"]}' >"$tmp/p.json"
+call job-post 202 '"links":{"self":"/v1/jobs/' POST /v1/plans k "$tmp/p.json"
+id=$(jid)
+if wait_job "$id" k "succeeded failed" 600; then ok; else bad "job: not done: $(head -c 300 "$tmp/job")"; fi
+for needle in '"target":"megatron"' '"targets":[{"target":"megatron","runtime":"megatron-lm","status":"optimal"' \
+	'{"target":"galvatron","runtime":"galvatron","status":"optimal"' '{"target":"any","runtime":"any runtime","status":"optimal"' \
+	'"price":' '"schedule":"1f1b"'; do
+	if grep -qF -- "$needle" "$tmp/job"; then ok; else bad "job-result: lacks $needle: $(head -c 400 "$tmp/job")"; fi
+done
+call job-export 200 "--tensor-model-parallel-size" GET "/v1/jobs/$id/plan?format=megatron" k
+problem bad-target 422 'body.targets[1]' POST /v1/plans k "$(printf '{"cluster":"enva","model":"bert-huge","batch":32,"targets":["galvatron","megatron-lm"]}' >"$tmp/b.json"; echo "$tmp/b.json")"
+problem twice-target 422 'given twice' POST /v1/plans k "$(printf '{"cluster":"enva","model":"bert-huge","batch":32,"targets":["any","any"]}' >"$tmp/b.json"; echo "$tmp/b.json")"
+problem empty-targets 422 'body.targets: must hold 1 to 4' POST /v1/plans k "$(printf '{"cluster":"enva","model":"bert-huge","batch":32,"targets":[]}' >"$tmp/b.json"; echo "$tmp/b.json")"
+problem uniform-target 422 'the uniform space is one Megatron-style shape' POST /v1/plans k "$(printf '{"cluster":"enva","model":"bert-huge","batch":32,"space":"uniform","targets":["deepspeed"]}' >"$tmp/b.json"; echo "$tmp/b.json")"
+
+summary targets

@@ -1,0 +1,355 @@
+/*
+ * test_target.c - runtime targets: the rules table, DeepSpeed's split, and
+ * the planner under each target against brute force.  The brute force
+ * enumerates every candidate (pp, c), every contiguous split and every
+ * strategy vector of the unfiltered dictionary, keeps the plans that
+ * target_check_plan() accepts and takes the least audit TPI (brute_tpi, its
+ * own transcription of the formula); the planner must find that TPI, prove
+ * it, return a plan the target accepts, and that plan must export in the
+ * target's format.  Instances: chains and DAGs (skip edges into the head,
+ * out of the embedding), 2 and 4 devices, recompute, tight and loose memory.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "brute.h"
+#include "cost.h"
+#include "export.h"
+#include "fixtures.h"
+#include "plan.h"
+#include "target.h"
+#include "uop.h"
+
+static unsigned long rng = 777;
+
+static unsigned rnd(unsigned n)
+{
+	rng = rng * 6364136223846793005UL + 1442695040888963407UL;
+	return (unsigned)((rng >> 33) % n);
+}
+
+static void test_rules(void **state)
+{
+	enum target_kind t;
+	size_t b[5];
+	int i;
+
+	(void)state;
+	for (i = 0; i < TARGET_COUNT; i++) {
+		assert_int_equal(target_parse(target_name((enum target_kind)i), &t), 0);
+		assert_int_equal((int)t, i);
+		assert_non_null(target_rules(t)->source);
+	}
+	assert_int_equal(target_parse("Megatron", &t), -1);
+	assert_int_equal(target_parse("", &t), -1);
+	assert_null(target_rules(TARGET_COUNT));
+	assert_string_equal(target_name(TARGET_COUNT), "unknown");
+	/* schedules: Megatron-LM and DeepSpeed run 1F1B only, Galvatron both */
+	assert_int_equal(target_schedule(TARGET_MEGATRON, COST_GPIPE), COST_1F1B);
+	assert_int_equal(target_schedule(TARGET_DEEPSPEED, COST_GPIPE), COST_1F1B);
+	assert_int_equal(target_schedule(TARGET_GALVATRON, COST_GPIPE), COST_GPIPE);
+	assert_int_equal(target_schedule(TARGET_GALVATRON, COST_1F1B), COST_1F1B);
+	assert_int_equal(target_schedule(TARGET_ANY, COST_GPIPE), COST_GPIPE);
+	/* DeepSpeed's partition_uniform: the first n % parts parts hold one more */
+	target_ds_partition_uniform(10, 4, b);
+	assert_int_equal(b[0], 0);
+	assert_int_equal(b[1], 3);
+	assert_int_equal(b[2], 6);
+	assert_int_equal(b[3], 8);
+	assert_int_equal(b[4], 10);
+	target_ds_partition_uniform(8, 4, b);
+	assert_int_equal(b[1], 2);
+	assert_int_equal(b[3], 6);
+	target_ds_partition_uniform(2, 4, b);
+	assert_int_equal(b[1], 1);
+	assert_int_equal(b[2], 2);
+	assert_int_equal(b[4], 2);
+}
+
+/* A random instance small enough for brute force; L >= 3 (embedding, blocks, head). */
+static void random_instance(struct cluster_profile *cl, struct model_profile *m, long *batch, int *recompute)
+{
+	static const int dev[] = { 2, 4 };
+	static const double bw[] = { 10, 2 };
+	static const int devs2[] = { 2 };
+	int four = (int)rnd(2);
+	size_t L = four ? 3 + rnd(2) : 3 + rnd(3);
+	double mem = rnd(3) == 0 ? 2.2e8 : 64e9; /* tight or loose */
+
+	if (four)
+		assert_int_equal(fx_cluster(cl, 1, 4, dev, bw, 2, mem, 0, 1 + rnd(4) * 0.2), 0);
+	else
+		assert_int_equal(fx_cluster(cl, 1, 2, devs2, bw, 1, mem, 0, 1 + rnd(4) * 0.2), 0);
+	assert_int_equal(fx_model_chain(m, L, rnd(2) ? MODEL_MIXED : MODEL_FP32, 1e-3 * (1 + rnd(9)),
+	                                rnd(2) ? 7e-4 : 0, 1e6 * (1 + rnd(30)), 1e7 * (1 + rnd(9)),
+	                                rnd(2) ? 5e6 : 0, 2e5 * (1 + rnd(9)), 1e6),
+	                 0);
+	switch (rnd(4)) {
+	case 0: /* the embedding also feeds the head (tied weights) */
+		assert_int_equal(fx_model_add_edge(m, 0, L - 1), 0);
+		break;
+	case 1: /* a transformer layer skips to the head */
+		assert_int_equal(fx_model_add_edge(m, 1, L - 1), 0);
+		break;
+	default:
+		break;
+	}
+	cl->levels[0].latency_s = 1e-6 * rnd(20);
+	*recompute = four ? 0 : (int)rnd(2);
+	*batch = rnd(2) ? 4 : 8;
+}
+
+/*
+ * Split number code (0 .. pp^L - 1) as stage[]: 1 when it is a contiguous split
+ * into pp non-empty stages (stage[0] = 0, steps of 0 or 1, stage[L-1] = pp - 1).
+ */
+static int split_of(long code, int *stage, size_t L, int pp)
+{
+	size_t u;
+
+	for (u = 0; u < L; u++) {
+		stage[u] = (int)(code % pp);
+		code /= pp;
+	}
+	if (stage[0] != 0 || stage[L - 1] != pp - 1)
+		return 0;
+	for (u = 1; u < L; u++)
+		if (stage[u] != stage[u - 1] && stage[u] != stage[u - 1] + 1)
+			return 0;
+	return 1;
+}
+
+/* Brute force of target t over every candidate; INFINITY when no plan fits. */
+static double brute_target(const struct cluster_profile *cl, const struct model_profile *m, long batch,
+                           enum cost_schedule s, int recompute, enum target_kind t)
+{
+	size_t L = m->n_layers, u;
+	double best = INFINITY;
+	int pp, *stage = calloc(L, sizeof(*stage));
+	size_t *strat = calloc(L, sizeof(*strat));
+	long c;
+
+	assert_non_null(stage);
+	assert_non_null(strat);
+	for (pp = 1; pp <= cluster_devices(cl); pp++) {
+		if (cluster_devices(cl) % pp || (size_t)pp > L)
+			continue;
+		for (c = 1; c <= batch; c++) {
+			/* the target's dictionary: the memory limit reserves FSDP's transient buffers
+			 * only where the dictionary offers FSDP (docs/cost-model.md, "Memory");
+			 * the rules themselves are target_check_plan's on every plan below */
+			struct cost_options o = { .batch = batch, .pp = pp, .microbatches = c,
+			                          .schedule = target_schedule(t, s), .recompute = recompute,
+			                          .target = (int)t };
+			struct cost_candidate cand;
+			struct uniap_err err;
+			size_t K;
+			long code, n_codes = 1;
+
+			if (batch % c || cost_build(cl, m, &o, &cand, &err) != UNIAP_OK)
+				continue;
+			K = cost_k(&cand);
+			for (u = 0; u < L; u++)
+				n_codes *= pp;
+			for (code = 0; code < n_codes; code++) {
+				if (!split_of(code, stage, L, pp))
+					continue;
+				memset(strat, 0, L * sizeof(*strat));
+				for (;;) {
+					struct uniap_err e2;
+
+					if (target_check_plan(t, &cand, stage, strat, &e2) == UNIAP_OK) {
+						double v = brute_tpi(&cand, stage, strat);
+
+						if (v < best)
+							best = v;
+					}
+					for (u = 0; u < L && ++strat[u] == K; u++)
+						strat[u] = 0;
+					if (u == L)
+						break;
+				}
+			}
+			cost_candidate_release(&cand);
+		}
+	}
+	free(stage);
+	free(strat);
+	return best;
+}
+
+static const enum exp_format target_format[TARGET_COUNT] = {
+	[TARGET_ANY] = EXP_JSON, [TARGET_MEGATRON] = EXP_MEGATRON,
+	[TARGET_DEEPSPEED] = EXP_DEEPSPEED, [TARGET_GALVATRON] = EXP_GALVATRON,
+};
+
+static void test_matches_brute_force(void **state)
+{
+	int trial, checked[TARGET_COUNT] = { 0 }, feasible[TARGET_COUNT] = { 0 };
+
+	(void)state;
+	for (trial = 0; trial < 48; trial++) {
+		struct cluster_profile cl;
+		struct model_profile m;
+		enum cost_schedule s = rnd(2) ? COST_1F1B : COST_GPIPE;
+		long batch;
+		int recompute, t;
+
+		random_instance(&cl, &m, &batch, &recompute);
+		for (t = TARGET_MEGATRON; t < TARGET_COUNT; t++) {
+			struct uop_options o;
+			struct uop_result r;
+			struct uniap_err err;
+			double expect = brute_target(&cl, &m, batch, s, recompute, (enum target_kind)t);
+
+			uop_options_init(&o);
+			o.batch = batch;
+			o.schedule = s;
+			o.recompute = recompute;
+			o.target = (enum target_kind)t;
+			o.threads = 2;
+			o.inline_solve = trial % 2;
+			o.time_limit_s = 60;
+			assert_int_equal(uop_run(&cl, &m, &o, NULL, &r, &err), UNIAP_OK);
+			checked[t]++;
+			if (isinf(expect)) {
+				if (r.best >= 0)
+					fail_msg("trial %d target %s: planner %.17g, brute force none", trial,
+					         target_name((enum target_kind)t), r.eval.tpi_s);
+			} else {
+				char *out = NULL;
+				size_t len = 0;
+
+				feasible[t]++;
+				if (r.best >= 0 && target_check_plan((enum target_kind)t, &r.cand, r.stage, r.strategy, &err) != UNIAP_OK)
+					fail_msg("trial %d target %s: the plan breaks a rule: %s", trial,
+					         target_name((enum target_kind)t), err.msg);
+				if (r.best < 0 || fabs(r.eval.tpi_s - expect) > 1e-9 * expect)
+					fail_msg("trial %d target %s: planner %.17g, brute force %.17g", trial,
+					         target_name((enum target_kind)t), r.best < 0 ? INFINITY : r.eval.tpi_s,
+					         expect);
+				assert_true(r.optimal);
+				assert_int_equal(r.cand.schedule, target_schedule((enum target_kind)t, s));
+				if (target_check_plan((enum target_kind)t, &r.cand, r.stage, r.strategy, &err) != UNIAP_OK)
+					fail_msg("trial %d target %s: the plan breaks a rule: %s", trial,
+					         target_name((enum target_kind)t), err.msg);
+				if (exp_plan(target_format[t], &r.cand, r.stage, r.strategy, &r.eval, &out, &len, &err) !=
+				    UNIAP_OK)
+					fail_msg("trial %d target %s: the export refuses the target's plan: %s", trial,
+					         target_name((enum target_kind)t), err.msg);
+				free(out);
+			}
+			uop_result_release(&r);
+		}
+		model_release(&m);
+		cluster_release(&cl);
+	}
+	/* the trials reach every target with and without a feasible plan */
+	for (trial = TARGET_MEGATRON; trial < TARGET_COUNT; trial++) {
+		assert_true(feasible[trial] > 0);
+		assert_true(feasible[trial] < checked[trial]);
+	}
+}
+
+/* target_solve on one candidate equals brute force on that candidate, DAG and chain. */
+static void test_galvatron_candidate(void **state)
+{
+	static const int dev[] = { 2, 4 };
+	static const double bw[] = { 10, 2 };
+	int trial;
+
+	(void)state;
+	for (trial = 0; trial < 12; trial++) {
+		struct cluster_profile cl;
+		struct model_profile m;
+		struct cost_options co = { .batch = 8, .pp = 1 + (int)rnd(2), .microbatches = 2,
+		                           .schedule = COST_GPIPE, .target = TARGET_GALVATRON };
+		struct cost_candidate cand;
+		struct opt_result r;
+		struct uniap_err err;
+		double expect;
+
+		assert_int_equal(fx_cluster(&cl, 1, 4, dev, bw, 2, 64e9, 0, 1.2), 0);
+		assert_int_equal(fx_model_chain(&m, 4, MODEL_FP32, 1e-3 * (1 + rnd(9)), 7e-4, 1e6 * (1 + rnd(30)),
+		                                1e7, 5e6, 2e5 * (1 + rnd(9)), 1e6), 0);
+		if (trial % 2)
+			assert_int_equal(fx_model_add_edge(&m, 0, 3), 0);
+		expect = brute_target(&cl, &m, 8, COST_GPIPE, 0, TARGET_GALVATRON);
+		assert_int_equal(cost_build(&cl, &m, &co, &cand, &err), UNIAP_OK);
+		assert_int_equal(target_solve(TARGET_GALVATRON, &cand, NULL, &r, &err), UNIAP_OK);
+		if (r.status == OPT_OPTIMAL) {
+			assert_true(r.tpi_s >= expect * (1 - 1e-9));
+			assert_int_equal(target_check_plan(TARGET_GALVATRON, &cand, r.stage, r.strategy, &err), UNIAP_OK);
+			assert_true(fabs(opt_tpi(&cand, r.stage, r.strategy) - r.tpi_s) <= 1e-12 * r.tpi_s);
+		} else {
+			assert_int_equal(r.status, OPT_INFEASIBLE);
+		}
+		/* one-strategy targets are enumerated by the planner, not solved */
+		assert_int_equal(target_solve(TARGET_MEGATRON, &cand, NULL, &r, &err), UNIAP_E_ARG);
+		opt_result_release(&r);
+		cost_candidate_release(&cand);
+		model_release(&m);
+		cluster_release(&cl);
+	}
+}
+
+/* The rules name what they refuse. */
+static void test_refusals(void **state)
+{
+	static const int dev[] = { 2, 4 };
+	static const double bw[] = { 10, 2 };
+	struct cluster_profile cl;
+	struct model_profile m;
+	struct cost_options co = { .batch = 8, .pp = 2, .microbatches = 2, .schedule = COST_GPIPE };
+	struct cost_candidate cand;
+	struct uniap_err err;
+	int stage[6] = { 0, 0, 0, 1, 1, 1 };
+	size_t strat[6], u;
+	long dp2 , tp2;
+
+	(void)state;
+	assert_int_equal(fx_cluster(&cl, 1, 4, dev, bw, 2, 64e9, 0, 1.2), 0);
+	assert_int_equal(fx_model_chain(&m, 6, MODEL_FP32, 1e-3, 7e-4, 1e6, 1e7, 5e6, 2e5, 1e6), 0);
+	assert_int_equal(cost_build(&cl, &m, &co, &cand, &err), UNIAP_OK);
+	dp2 = strategy_find(&cand.strategies, "dp2");
+	tp2 = strategy_find(&cand.strategies, "tp2");
+	assert_true(dp2 >= 0 && tp2 >= 0);
+	for (u = 0; u < 6; u++)
+		strat[u] = (size_t)dp2;
+	/* GPipe: Megatron-LM runs 1F1B, the export does not mind */
+	assert_int_equal(target_check_plan(TARGET_MEGATRON, &cand, stage, strat, &err), UNIAP_E_INVALID);
+	assert_non_null(strstr(err.msg, "schedule"));
+	assert_int_equal(target_check_export(TARGET_MEGATRON, &cand, stage, strat, &err), UNIAP_OK);
+	/* Galvatron accepts any split with a transformer layer per stage; DeepSpeed only its own */
+	stage[2] = 1;
+	assert_int_equal(target_check_plan(TARGET_GALVATRON, &cand, stage, strat, &err), UNIAP_OK);
+	assert_int_equal(target_check_plan(TARGET_DEEPSPEED, &cand, stage, strat, &err), UNIAP_E_INVALID);
+	assert_non_null(strstr(err.msg, "partition_uniform") ? err.msg : strstr(err.msg, "uniform"));
+	/* the head in another class than the embedding */
+	strat[5] = (size_t)tp2;
+	assert_int_equal(target_check_plan(TARGET_GALVATRON, &cand, stage, strat, &err), UNIAP_E_INVALID);
+	assert_non_null(strstr(err.msg, "layers[5]"));
+	assert_non_null(strstr(err.msg, "embed_sdp"));
+	cost_candidate_release(&cand);
+	model_release(&m);
+	cluster_release(&cl);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rules),
+		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_galvatron_candidate),
+		cmocka_unit_test(test_matches_brute_force),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
