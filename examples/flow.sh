@@ -2,7 +2,7 @@
 # examples/flow.sh - the README's whole flow against a running uniapd: upload a
 # cluster and a model, plan (with an Idempotency-Key, and its replay), poll,
 # read the result, export it, list jobs, cancel a job, plan by catalog names
-# (and the uniform plan that Megatron-LM and DeepSpeed can run), evaluate a
+# (and for the runtimes: each target's optimum, priced, and exported), evaluate a
 # given plan, import Galvatron profiles and an nccl-tests run, list and delete
 # clusters.  Every id comes from the responses; every file it reads ships in
 # the repository (schema/examples/, examples/).
@@ -189,17 +189,23 @@ body
 echo "== Megatron-LM runs one strategy for every layer: this plan is refused"
 call export-refused 422 GET "/v1/jobs/$unified/plan?format=megatron"
 echo "  $(detail)"
-echo "== so plan in the uniform space (one strategy for all layers) and export that"
-call uniform-plan 202 POST /v1/plans -H "$J" \
-	-d '{"cluster":"dgx-a100","model":"bert-huge","batch":8,"space":"uniform"}'
-uniform=$(location_id uniform-plan /v1/jobs) || exit 1
-wait_job uniform-plan "$uniform"
-[ "$state" = succeeded ] || die "uniform-plan: job $uniform $state: $(jstr error)"
-call uniform-text 200 GET "/v1/jobs/$uniform/plan?format=text"
+echo "== so plan for the runtimes (targets: only plans each one runs) and export the first"
+call targets-plan 202 POST /v1/plans -H "$J" \
+	-d '{"cluster":"dgx-a100","model":"bert-huge","batch":8,"targets":["megatron","deepspeed","galvatron"]}'
+targets=$(location_id targets-plan /v1/jobs) || exit 1
+wait_job targets-plan "$targets"
+[ "$state" = succeeded ] || die "targets-plan: job $targets $state: $(jstr error)"
+call targets-job 200 GET "/v1/jobs/$targets"
+# result.targets[]: each target's optimum and its price against the unconstrained one
+grep -o '{"target":"[a-z]*","runtime":"[^"]*","status":"[a-z]*"[^}]*}' "$tmp/b" |
+	awk '{ t = $0; sub(/.*"target":"/, "", t); sub(/".*/, "", t)
+	       s = $0; sub(/.*"status":"/, "", s); sub(/".*/, "", s)
+	       v = $0; sub(/.*"tpi_s":/, "", v); sub(/,.*/, "", v)
+	       p = $0; if (sub(/.*"price":/, "", p)) { sub(/,.*/, "", p); p = sprintf(", %+.1f %% against any", 100 * p) } else p = ""
+	       printf "  %s: %s, tpi_s %.6g%s\n", t, s, v, p }'
+call targets-text 200 GET "/v1/jobs/$targets/plan?format=text"
 body
-call uniform-megatron 200 GET "/v1/jobs/$uniform/plan?format=megatron"
-body
-call uniform-deepspeed 200 GET "/v1/jobs/$uniform/plan?format=deepspeed"
+call targets-megatron 200 GET "/v1/jobs/$targets/plan?format=megatron"
 body
 
 echo "== evaluate a given plan (schema/examples/plan-example.json) on the uploaded documents"

@@ -110,7 +110,18 @@ S['PlanRequest'] = {'type': 'object', 'required': ['cluster', 'model', 'batch'],
     'time_limit_s': {'type': 'number', 'exclusiveMinimum': 0, 'default': 60, 'description': 'Per candidate; at most the service\'s --max-time-limit.'},
     'gap': {'type': 'number', 'minimum': 0, 'maximum': 1, 'default': 0, 'description': 'Relative MILP gap; 0 proves optimality.'},
     'recompute': {'type': 'boolean', 'default': False}, 'early_stop': {'type': 'boolean', 'default': False},
-    'memory_margin': {'type': 'number', 'minimum': 0, 'maximum': 0.5, 'description': 'Fraction of each device\'s memory no plan may use, for this request; default: the cluster\'s device.memory_margin (itself 0.02 by default). Part of the cost cache\'s key.'}}}
+    'memory_margin': {'type': 'number', 'minimum': 0, 'maximum': 0.5, 'description': 'Fraction of each device\'s memory no plan may use, for this request; default: the cluster\'s device.memory_margin (itself 0.02 by default). Part of the cost cache\'s key.'},
+    'targets': {'type': 'array', 'minItems': 1, 'maxItems': 4, 'uniqueItems': True,
+                'items': {'type': 'string', 'enum': ['any', 'megatron', 'deepspeed', 'galvatron']},
+                'description': 'Runtime targets (docs/export.md): each plans only what that runtime executes, so its optimum exports. The result\'s plan is the first target\'s; with several, the unconstrained optimum (any) is planned too and result.targets prices each. Default: ["any"]. Not with space "uniform".'}}}
+S['TargetResult'] = {'type': 'object', 'required': ['target', 'runtime', 'status', 'solve_s'], 'properties': {
+    'target': {'type': 'string', 'enum': ['any', 'megatron', 'deepspeed', 'galvatron']},
+    'runtime': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['optimal', 'feasible', 'infeasible']},
+    'tpi_s': {'type': 'number'}, 'pp': {'type': 'integer'}, 'microbatches': {'type': 'integer'},
+    'schedule': {'type': 'string', 'enum': ['gpipe', '1f1b'], 'description': 'The runtime\'s: Megatron-LM and DeepSpeed run 1f1b.'},
+    'gap': {'type': 'number'}, 'bound_s': {'type': 'number'},
+    'price': {'type': 'number', 'description': 'TPI over the unconstrained optimum\'s, minus 1; absent when either has no plan.'},
+    'solve_s': {'type': 'number'}}}
 S['Candidate'] = {'type': 'object', 'properties': {
     'pp': {'type': 'integer'}, 'microbatches': {'type': 'integer'}, 'status': {'type': 'string'},
     'tpi_s': {'type': ['number', 'null']}, 'solve_s': {'type': 'number'}, 'bound': {'type': ['number', 'null']},
@@ -119,7 +130,9 @@ S['Candidate'] = {'type': 'object', 'properties': {
 S['PlanResult'] = {'type': 'object', 'required': ['plan', 'candidates', 'space', 'optimal', 'gap', 'bound_s', 'solve_s'], 'properties': {
     'plan': {'oneOf': [R('Plan'), {'type': 'null', 'description': 'No candidate fits the memory.'}]},
     'candidates': {'type': 'array', 'items': R('Candidate')}, 'space': {'type': 'string'},
-    'optimal': {'type': 'boolean'}, 'gap': {'type': ['number', 'null']}, 'bound_s': {'type': ['number', 'null']}, 'solve_s': {'type': 'number'}}}
+    'optimal': {'type': 'boolean'}, 'gap': {'type': ['number', 'null']}, 'bound_s': {'type': ['number', 'null']}, 'solve_s': {'type': 'number'},
+    'target': {'type': 'string', 'enum': ['any', 'megatron', 'deepspeed', 'galvatron'], 'description': 'When the request named targets: the one plan, candidates and optimal belong to (the first).'},
+    'targets': {'type': 'array', 'items': R('TargetResult'), 'description': 'When the request named several targets: one entry per target planned, any included.'}}}
 S['Job'] = {'type': 'object', 'required': ['id', 'state', 'created_at', 'started_at', 'finished_at', 'progress', 'links'], 'properties': {
     'id': {'type': 'integer', 'minimum': 1},
     'state': {'type': 'string', 'enum': ['queued', 'running', 'succeeded', 'failed', 'canceled']},

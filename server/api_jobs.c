@@ -231,6 +231,7 @@ static char *api_plan_request(const cJSON *body, const struct cluster_profile *c
 {
 	static const char *const option_keys[] = {
 		"batch", "schedule", "space", "time_limit_s", "gap", "recompute", "early_stop", "memory_margin",
+		"targets",
 	};
 	cJSON *o = cJSON_CreateObject(), *sum = NULL, *cd = NULL, *md = NULL;
 	char *text = NULL;
@@ -362,11 +363,15 @@ static uniap_code api_plan_build(struct http_request *req, char **text, struct u
 	struct cluster_profile c = { 0 };
 	struct model_profile m = { 0 };
 	struct uop_options o;
+	enum target_kind targets[TARGET_COUNT];
+	size_t n_targets = 0;
+	int given = 0;
 	char *t = NULL;
 	uniap_code rc;
 
 	*text = NULL;
 	if ((rc = runner_options_json(req->json, "body", app->max_time_limit_s, &o, err)) == UNIAP_OK &&
+	    (rc = runner_targets_json(req->json, "body", &o, targets, &n_targets, &given, err)) == UNIAP_OK &&
 	    (rc = api_input(req, 1, &c, &m, err)) == UNIAP_OK && (rc = api_input(req, 0, &c, &m, err)) == UNIAP_OK &&
 	    (rc = runner_margin_json(req->json, "body", &c, err)) == UNIAP_OK && !(t = api_plan_request(req->json, &c, &m)))
 		rc = err_set(err, UNIAP_E_NOMEM, "request: out of memory");

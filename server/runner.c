@@ -47,6 +47,8 @@ struct runner_slot {
 	int user_cancel;              /* guarded by r->lock: runner_cancel asked (not a stop) */
 	pthread_mutex_t progress_lock;
 	double last_progress_s;       /* guarded by progress_lock */
+	size_t done_before;           /* guarded by progress_lock: candidates of the job's earlier
+	                                 target runs, added to the progress of the current one */
 	unsigned char memo_base[STORE_SHA256_BYTES];
 };
 
@@ -123,6 +125,9 @@ uniap_code runner_request_decode(const char *text, size_t len, struct runner_req
 	rc = runner_options_json(cJSON_GetObjectItemCaseSensitive(root, "summary"), "request.summary", 0,
 	                         &out->opts, err);
 	if (rc == UNIAP_OK)
+		rc = runner_targets_json(cJSON_GetObjectItemCaseSensitive(root, "summary"), "request.summary",
+		                         &out->opts, out->targets, &out->n_targets, &out->targets_given, err);
+	if (rc == UNIAP_OK)
 		rc = jdec_cluster_json(cJSON_GetObjectItemCaseSensitive(root, "cluster"), "request.cluster",
 		                       &out->cluster, err);
 	/* the stored cluster already carries it; applied again for a request stored without */
@@ -176,7 +181,7 @@ static uniap_code runner_number(const cJSON *obj, const char *root, const char *
 
 static const char *const runner_request_keys[] = {
 	"cluster", "model", "batch", "schedule", "space", "time_limit_s", "gap", "recompute",
-	"early_stop", "memory_margin",
+	"early_stop", "memory_margin", "targets",
 };
 
 uniap_code runner_options_json(const cJSON *obj, const char *root, double max_time_limit_s,
@@ -226,6 +231,45 @@ uniap_code runner_options_json(const cJSON *obj, const char *root, double max_ti
 	return UNIAP_OK;
 }
 
+uniap_code runner_targets_json(const cJSON *obj, const char *root, const struct uop_options *o,
+                               enum target_kind *targets, size_t *n, int *given, struct uniap_err *err)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, "targets"), *t;
+	size_t i, k = 0;
+
+	*n = 0;
+	*given = v != NULL;
+	if (!v) {
+		targets[(*n)++] = TARGET_ANY;
+		return UNIAP_OK;
+	}
+	if (!cJSON_IsArray(v))
+		return err_set(err, UNIAP_E_INVALID, "%s.targets: must be an array of target names, got %s", root,
+		               jdec_type_name(v));
+	if (cJSON_GetArraySize(v) < 1 || cJSON_GetArraySize(v) > TARGET_COUNT)
+		return err_set(err, UNIAP_E_INVALID, "%s.targets: must hold 1 to %d names, got %d", root,
+		               TARGET_COUNT, cJSON_GetArraySize(v));
+	cJSON_ArrayForEach(t, v) {
+		enum target_kind kind;
+
+		if (!cJSON_IsString(t) || target_parse(t->valuestring, &kind) != 0)
+			return err_set(err, UNIAP_E_INVALID,
+			               "%s.targets[%zu]: must be \"any\", \"megatron\", \"deepspeed\" or "
+			               "\"galvatron\"", root, k);
+		for (i = 0; i < *n; i++)
+			if (targets[i] == kind)
+				return err_set(err, UNIAP_E_INVALID, "%s.targets[%zu]: \"%s\" given twice", root, k,
+				               target_name(kind));
+		if (kind != TARGET_ANY && o->space == UOP_SPACE_UNIFORM)
+			return err_set(err, UNIAP_E_INVALID,
+			               "%s.targets[%zu]: the uniform space is one Megatron-style shape already; plan "
+			               "\"%s\" on the unified, inter or intra space", root, k, target_name(kind));
+		targets[(*n)++] = kind;
+		k++;
+	}
+	return UNIAP_OK;
+}
+
 uniap_code runner_margin_json(const cJSON *obj, const char *root, struct cluster_profile *c,
                               struct uniap_err *err)
 {
@@ -253,9 +297,12 @@ uniap_code runner_memo_base(const struct runner_request *r, unsigned char out[ST
 	uniap_code rc = UNIAP_OK;
 
 	/* unified and intra offer every strategy; inter only pure data parallelism */
-	snprintf(head, sizeof(head), "uniap-memo %d\nbatch %ld schedule %s recompute %d filter %s\n",
-	         UOP_MEMO_FORMAT, r->opts.batch, cost_schedule_name(r->opts.schedule), r->opts.recompute,
-	         r->opts.space == UOP_SPACE_INTER ? "dp" : r->opts.space == UOP_SPACE_UNIFORM ? "megatron" : "all");
+	snprintf(head, sizeof(head), "uniap-memo %d\nbatch %ld schedule %s recompute %d filter %s%s%s\n",
+	         UOP_MEMO_FORMAT, r->opts.batch,
+	         cost_schedule_name(target_schedule(r->opts.target, r->opts.schedule)), r->opts.recompute,
+	         r->opts.space == UOP_SPACE_INTER ? "dp" : r->opts.space == UOP_SPACE_UNIFORM ? "megatron" : "all",
+	         r->opts.target != TARGET_ANY ? " target " : "",
+	         r->opts.target != TARGET_ANY ? target_name(r->opts.target) : "");
 	if (!ct || !mt) {
 		rc = err_set(err, UNIAP_E_NOMEM, "cache key: out of memory");
 		goto out;
@@ -398,20 +445,43 @@ static void runner_progress(void *ctx, size_t done, size_t total, double best)
 	pthread_mutex_lock(&slot->progress_lock);
 	if (done == total || now - slot->last_progress_s >= RUNNER_PROGRESS_EVERY_S) {
 		slot->last_progress_s = now;
-		store_job_progress(slot->r->cfg.store, slot->job, (int64_t)done, (int64_t)total,
-		                   isfinite(best) ? &best : NULL, NULL);
+		store_job_progress(slot->r->cfg.store, slot->job, (int64_t)(slot->done_before + done),
+		                   (int64_t)(slot->done_before + total), isfinite(best) ? &best : NULL, NULL);
 	}
 	pthread_mutex_unlock(&slot->progress_lock);
 }
 
-/* The job's result document: {"plan": plan document or null, candidates, space, optimal, ...}. */
-static char *runner_result(const struct uop_result *res, enum uop_space space, size_t *len)
+/*
+ * The job's result document: {"plan": plan document or null, candidates, space,
+ * optimal, ...} of the first target's run, with "target" when the request named
+ * targets and "targets" (jenc_targets) when it ran several.
+ */
+static char *runner_result(const struct runner_request *req, const struct uop_result *rs, size_t n_runs,
+                           size_t *len)
 {
-	cJSON *o = cJSON_CreateObject(), *plan = NULL;
+	const struct uop_result *res = &rs[0], *any = NULL;
+	enum uop_space space = req->opts.space;
+	cJSON *o = cJSON_CreateObject(), *plan = NULL, *arr;
 	char *text = NULL;
+	size_t i;
 
 	if (!o)
 		return NULL;
+	for (i = 0; i < n_runs; i++)
+		if (req->targets[i] == TARGET_ANY)
+			any = &rs[i];
+	if (req->targets_given && !cJSON_AddStringToObject(o, "target", target_name(req->targets[0]))) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	if (n_runs > 1) {
+		arr = jenc_targets(req->targets, rs, n_runs, any);
+		if (!arr || !cJSON_AddItemToObject(o, "targets", arr)) {
+			cJSON_Delete(arr);
+			cJSON_Delete(o);
+			return NULL;
+		}
+	}
 	if (res->best >= 0)
 		plan = jenc_plan(&res->cand, res->stage, res->strategy, &res->eval);
 	else
@@ -584,7 +654,8 @@ static void runner_run_job(struct runner_slot *slot)
 	struct runner *r = slot->r;
 	struct store_job job;
 	struct runner_request req;
-	struct uop_result res;
+	struct uop_result rs[TARGET_COUNT];
+	size_t n_runs = 0, i, done_before = 0;
 	struct uop_memo_ops memo = { runner_memo_facts, runner_memo_matrices, runner_memo_put, slot };
 	struct uniap_err err;
 	uniap_code rc;
@@ -592,7 +663,7 @@ static void runner_run_job(struct runner_slot *slot)
 	int user_cancel, stopping;
 
 	err_clear(&err);
-	memset(&res, 0, sizeof(res));
+	memset(rs, 0, sizeof(rs));
 	memset(&req, 0, sizeof(req));
 	if (store_job_get(r->cfg.store, STORE_ANY_TENANT, slot->job, &job, &err) != UNIAP_OK) {
 		runner_end(slot, STORE_JOB_FAILED, NULL, 0, err.msg, 0);
@@ -607,9 +678,19 @@ static void runner_run_job(struct runner_slot *slot)
 	}
 	rc = runner_request_decode(job.request, job.request_bytes, &req, &err);
 	store_job_release(&job);
-	if (rc == UNIAP_OK && !r->cfg.no_cache)
-		rc = runner_memo_base(&req, slot->memo_base, &err);
 	if (rc == UNIAP_OK) {
+		/* several targets are priced against the unconstrained optimum: planned too */
+		for (i = 0; i < req.n_targets && req.targets[i] != TARGET_ANY; i++)
+			;
+		if (req.n_targets > 1 && i == req.n_targets)
+			req.targets[req.n_targets++] = TARGET_ANY;
+	}
+	for (n_runs = 0; rc == UNIAP_OK && n_runs < req.n_targets; n_runs++) {
+		req.opts.target = req.targets[n_runs];
+		if (!r->cfg.no_cache)
+			rc = runner_memo_base(&req, slot->memo_base, &err);
+		if (rc != UNIAP_OK)
+			break;
 		req.opts.threads = r->cfg.workers;
 		req.opts.tag = (uint64_t)slot->job;
 		req.opts.progress = runner_progress;
@@ -617,8 +698,13 @@ static void runner_run_job(struct runner_slot *slot)
 		req.opts.cancel = &slot->cancel;
 		req.opts.memo = r->cfg.no_cache ? NULL : &memo;
 		req.opts.solve_lock = &r->solve_lock;
+		pthread_mutex_lock(&slot->progress_lock);
 		slot->last_progress_s = 0;
-		rc = uop_run(&req.cluster, &req.model, &req.opts, r->pool, &res, &err);
+		slot->done_before = done_before;
+		pthread_mutex_unlock(&slot->progress_lock);
+		rc = uop_run(&req.cluster, &req.model, &req.opts, r->pool, &rs[n_runs], &err);
+		if (rc == UNIAP_OK)
+			done_before += rs[n_runs].n_candidates;
 	}
 	pthread_mutex_lock(&r->lock);
 	user_cancel = slot->user_cancel;
@@ -626,12 +712,12 @@ static void runner_run_job(struct runner_slot *slot)
 	pthread_mutex_unlock(&r->lock);
 	if (rc == UNIAP_OK) {
 		size_t len = 0;
-		char *text = runner_result(&res, req.opts.space, &len);
+		char *text = runner_result(&req, rs, n_runs, &len);
 
-		/* the finished job's progress is its result's: every candidate done */
+		/* the finished job's progress is its result's: every candidate of every run done */
 		pthread_mutex_lock(&slot->progress_lock);
-		store_job_progress(r->cfg.store, slot->job, (int64_t)res.n_candidates, (int64_t)res.n_candidates,
-		                   res.best >= 0 ? &res.eval.tpi_s : NULL, NULL);
+		store_job_progress(r->cfg.store, slot->job, (int64_t)done_before, (int64_t)done_before,
+		                   rs[0].best >= 0 ? &rs[0].eval.tpi_s : NULL, NULL);
 		pthread_mutex_unlock(&slot->progress_lock);
 		if (text)
 			runner_end(slot, STORE_JOB_SUCCEEDED, text, len, NULL, opt_clock_s() - t0);
@@ -643,7 +729,8 @@ static void runner_run_job(struct runner_slot *slot)
 	} else {
 		runner_end(slot, STORE_JOB_FAILED, NULL, 0, err.msg, 0);
 	}
-	uop_result_release(&res);
+	for (i = 0; i < n_runs && i < TARGET_COUNT; i++)
+		uop_result_release(&rs[i]);
 	runner_request_release(&req);
 }
 

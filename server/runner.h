@@ -48,6 +48,9 @@ struct runner_request {
 	struct cluster_profile cluster;
 	struct model_profile model;
 	struct uop_options opts;  /* batch, schedule, space, recompute, time_limit_s, rel_gap, early_stop */
+	enum target_kind targets[TARGET_COUNT]; /* "targets", in order; {any} when absent */
+	size_t n_targets;
+	int targets_given;        /* the request named "targets" */
 };
 
 /*
@@ -70,6 +73,16 @@ void runner_request_release(struct runner_request *r);
  */
 uniap_code runner_options_json(const struct cJSON *obj, const char *root, double max_time_limit_s,
                                struct uop_options *o, struct uniap_err *err);
+
+/*
+ * A request's "targets" (obj borrowed): an array of 1 to 4 distinct runtime
+ * targets ("any", "megatron", "deepspeed", "galvatron"; target.h), in order,
+ * into targets[] / *n; absent: {any}, *given 0.  A runtime target with space
+ * "uniform" is refused (space is read from o, already decoded).  Messages are
+ * rooted at root ("body.targets[1]").
+ */
+uniap_code runner_targets_json(const struct cJSON *obj, const char *root, const struct uop_options *o,
+                               enum target_kind *targets, size_t *n, int *given, struct uniap_err *err);
 
 /*
  * A request's "memory_margin" (obj borrowed; absent: nothing to do), a number
