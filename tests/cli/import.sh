@@ -80,8 +80,11 @@ for spec in bert_hf/bert-base-uncased bert_hf/bert-large-uncased gpt_hf/gpt-1.5b
 	mdir=${spec%/*} m=${spec#*/}
 	check "import-$m" 0 "" -- "$UNIAP" import galvatron --model-dir "$MD/$mdir" --config "$MD/$mdir/$m.json" \
 		--out-model "$tmp/$m.json" --quiet
-	# vit-xhuge's plan (1.7 s under ASan) is left to docs/galvatron.md to keep this script short
+	# vit-xhuge's plan (1.7 s under ASan) is left to docs/galvatron.md to keep this script short;
+	# T5-3B's (a DAG: the MILP, about 80 s under ASan, 5 s plain) runs in the plain pass only,
+	# the MILP's memory safety being test_opt's and test_uop's under the sanitizers
 	[ "$m" = vit-xhuge-patch16-224 ] && continue
+	[ "$m" = t5-3B ] && [ -n "${UNIAP_SANITIZED:-}" ] && continue
 	check "plan8-$m" 0 "plan: space unified" -- "$UNIAP" plan --cluster "$tmp/c8.json" --model "$tmp/$m.json" \
 		--batch 8 --format text
 done
