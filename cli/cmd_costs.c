@@ -8,11 +8,13 @@
 #include "cli.h"
 #include "cost.h"
 #include "jencode.h"
+#include "target.h"
+#include "uop.h"
 
 static const char costs_usage[] =
 	"usage: uniap costs --cluster FILE --model FILE --batch B --pp P --microbatches C\n"
 	"                   [--schedule gpipe|1f1b] [--recompute] [--memory-margin F]\n"
-	"                   [--pretty]\n"
+	"                   [--space unified|inter|intra|uniform] [--target T] [--pretty]\n"
 	"\n"
 	"Prints the cost matrices of one candidate (pipeline degree P, C micro-batches\n"
 	"of B/C samples) in the audit format:\n"
@@ -34,6 +36,12 @@ static const char costs_usage[] =
 	"  --recompute         add activation-checkpointing variants of every strategy\n"
 	"  --memory-margin F   fraction of device memory kept free, 0..0.5 (default: the\n"
 	"                      cluster's device.memory_margin, itself 0.02 by default)\n"
+	"  --space S           the search space of `uniap plan --space S`: its dictionary\n"
+	"                      (inter: data parallel only; uniform: Megatron-style)\n"
+	"  --target T          the dictionary and schedule of `uniap plan --target T`\n"
+	"                      (megatron, deepspeed, galvatron; docs/export.md)\n"
+	"  The memory limit reserves FSDP's transient buffers only when the dictionary\n"
+	"  offers FSDP, so these are the very matrices the planner solved.\n"
 	"  --pretty            indent the JSON\n"
 	"\n"
 	"Exit status: 0 ok, 1 invalid input, 2 bad command line.\n";
@@ -44,8 +52,12 @@ int cli_cmd_costs(int argc, char **argv)
 		CLI_COMMON_LONGOPTS,
 		{ "pp", required_argument, NULL, 'p' },
 		{ "microbatches", required_argument, NULL, 'c' },
+		{ "space", required_argument, NULL, 's' },
+		{ "target", required_argument, NULL, 'G' },
 		{ NULL, 0, NULL, 0 },
 	};
+	enum uop_space space = UOP_SPACE_UNIFIED;
+	enum target_kind target = TARGET_ANY;
 	struct cli_common common = { 0 };
 	struct cost_candidate cand = { 0 };
 	struct uniap_err err = { 0 };
@@ -62,6 +74,14 @@ int cli_cmd_costs(int argc, char **argv)
 			cli_parse_long("--pp", optarg, 1, MODEL_MAX_DEVICES, &pp, &err);
 		} else if (opt == 'c') {
 			cli_parse_long("--microbatches", optarg, 1, 1L << 30, &micro, &err);
+		} else if (opt == 's') {
+			if (uop_space_parse(optarg, &space) != 0)
+				err_set(&err, UNIAP_E_ARG,
+				        "--space: must be unified, inter, intra or uniform, got \"%.64s\"", optarg);
+		} else if (opt == 'G') {
+			if (target_parse(optarg, &target) != 0)
+				err_set(&err, UNIAP_E_ARG,
+				        "--target: must be any, megatron, deepspeed or galvatron, got \"%.32s\"", optarg);
 		} else {
 			return cli_bad_option("costs", argv[optind - 1]);
 		}
@@ -85,7 +105,10 @@ int cli_cmd_costs(int argc, char **argv)
 	{
 		struct cost_options o = {
 			.batch = common.batch, .pp = (int)pp, .microbatches = micro,
-			.schedule = common.schedule, .recompute = common.recompute,
+			.schedule = target_schedule(target, common.schedule), .recompute = common.recompute,
+			.filter = space == UOP_SPACE_INTER ? COST_FILTER_DP_ONLY
+			        : space == UOP_SPACE_UNIFORM ? COST_FILTER_MEGATRON : COST_FILTER_ALL,
+			.target = (int)target,
 		};
 
 		if (cost_build(&common.cluster, &common.model, &o, &cand, &err) != UNIAP_OK) {

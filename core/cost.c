@@ -360,13 +360,13 @@ static void cost_filter_strategies(struct strategy_set *set, long mb_size, enum 
  * reduce-scatter; the largest such layer of any strategy offered.
  */
 static double cost_fsdp_transient(const struct model_profile *m, const struct strategy_set *set,
-                                  long microbatches)
+                                  const size_t *used, size_t n_used, long microbatches)
 {
 	double elem = model_param_elem_bytes(m), transient = 0;
-	size_t u, k;
+	size_t u, k, n = used ? n_used : set->count;
 
-	for (k = 0; k < set->count; k++) {
-		const struct strategy *s = &set->items[k];
+	for (k = 0; k < n; k++) {
+		const struct strategy *s = &set->items[used ? used[k] : k];
 
 		if (s->degree[STRATEGY_FSDP] <= 1)
 			continue;
@@ -386,14 +386,19 @@ static double cost_fsdp_transient(const struct model_profile *m, const struct st
  * "Memory"): the device memory less the safety margin, the framework's
  * reserved bytes and the FSDP transient buffers, over 1 + fragmentation.
  */
-static double cost_memory_limit(const struct cluster_profile *c, const struct model_profile *m,
-                                const struct strategy_set *set, long microbatches)
+static double cost_memory_limit(const struct cluster_profile *c, double transient)
 {
-	double limit = (c->memory_bytes * (1.0 - c->memory_margin) - c->reserved_bytes -
-	                cost_fsdp_transient(m, set, microbatches)) /
+	double limit = (c->memory_bytes * (1.0 - c->memory_margin) - c->reserved_bytes - transient) /
 	               (1.0 + c->memory_fragmentation);
 
 	return limit > 0 ? limit : 0;
+}
+
+double cost_plan_memory_limit(const struct cluster_profile *cluster, const struct model_profile *model,
+                              const struct cost_candidate *cand, const size_t *strategy)
+{
+	return cost_memory_limit(cluster, cost_fsdp_transient(model, &cand->strategies, strategy, cand->n_layers,
+	                                                      cand->microbatches));
 }
 
 /* Model states of one layer of type t under s (§Memory): c_dtype * P * e / (tp * fsdp). */
@@ -430,7 +435,7 @@ uniap_code cost_stage_memory(const struct cluster_profile *cluster, const struct
 		if (stage[u] < 0 || stage[u] >= cand->pp || strategy[u] >= K)
 			return err_set(err, UNIAP_E_INVALID, "layers[%zu]: stage %d or strategy %zu out of range", u,
 			               stage[u], strategy[u]);
-	transient = cost_fsdp_transient(model, &cand->strategies, cand->microbatches);
+	transient = cost_fsdp_transient(model, &cand->strategies, strategy, cand->n_layers, cand->microbatches);
 	memset(out, 0, (size_t)cand->pp * sizeof(*out));
 	for (u = 0; u < cand->n_layers; u++) {
 		const struct model_layer_type *t = &model->types[model->layers[u].type];
@@ -449,7 +454,7 @@ uniap_code cost_stage_memory(const struct cluster_profile *cluster, const struct
 		struct cost_stage_memory *o = &out[i];
 
 		o->inflight_microbatches = cand->inflight[i];
-		o->memory_limit_bytes = cand->memory_limit_bytes;
+		o->memory_limit_bytes = cost_memory_limit(cluster, transient);
 		o->fragmentation_bytes = cluster->memory_fragmentation * o->allocated_bytes;
 		o->fsdp_transient_bytes = transient;
 		o->reserved_bytes = cluster->reserved_bytes;
@@ -513,7 +518,8 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 		goto out;
 	cost_filter_strategies(&out->strategies, out->microbatch_size, opt->filter, opt->target);
 	K = out->strategies.count;
-	out->memory_limit_bytes = cost_memory_limit(cluster, model, &out->strategies, out->microbatches);
+	out->memory_limit_bytes =
+		cost_memory_limit(cluster, cost_fsdp_transient(model, &out->strategies, NULL, 0, out->microbatches));
 	if (K == 0) {
 		rc = err_set(err, UNIAP_E_INFEASIBLE,
 		             "microbatches: no strategy of the search space fits micro-batches of %ld "

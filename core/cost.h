@@ -101,6 +101,18 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 void cost_candidate_release(struct cost_candidate *c);
 
 /*
+ * The memory limit of one plan (docs/cost-model.md, "Memory"): cost_build
+ * reserves the FSDP transient buffers of the largest FSDP strategy its
+ * dictionary offers, because the plan is not known yet (a conservative
+ * constant that keeps the model linear); a given plan (strategy[], borrowed,
+ * cand->n_layers entries, in range) needs only those of the FSDP strategies it
+ * uses, so its limit is this one, never below cand's.  What evaluating a given
+ * plan uses (plan_doc_apply); the planner keeps cand's.
+ */
+double cost_plan_memory_limit(const struct cluster_profile *cluster, const struct model_profile *model,
+                              const struct cost_candidate *cand, const size_t *strategy);
+
+/*
  * Where one stage's device memory goes under an assignment (docs/cost-model.md,
  * "Memory"), in bytes per device.  The audit stage memory is
  *   allocated = model_states + fsdp_accumulation + activation
@@ -130,8 +142,10 @@ struct cost_stage_memory {
 /*
  * Fills out[0 .. cand->pp) (caller-owned) with the memory of every stage for
  * the assignment stage[u], strategy[u] (borrowed, cand->n_layers entries) of
- * cand, which cost_build made from cluster and model (borrowed).  Out-of-range
- * entries are UNIAP_E_INVALID naming "layers[u]".  No I/O.
+ * cand, which cost_build made from cluster and model (borrowed).  The FSDP
+ * transient and memory_limit_bytes are the plan's own (cost_plan_memory_limit),
+ * which is cand's limit after plan_doc_apply.  Out-of-range entries are
+ * UNIAP_E_INVALID naming "layers[u]".  No I/O.
  */
 uniap_code cost_stage_memory(const struct cluster_profile *cluster, const struct model_profile *model,
                              const struct cost_candidate *cand, const int *stage, const size_t *strategy,

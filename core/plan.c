@@ -224,5 +224,7 @@ uniap_code plan_doc_apply(const struct cluster_profile *cluster, const struct mo
 		return err_set(err, UNIAP_E_NOMEM, "plan: out of memory");
 	if ((rc = plan_doc_resolve(p, &out->cand, out->stage, out->strategy, err)) != UNIAP_OK)
 		return rc;
+	/* a given plan is judged by its own FSDP buffers, not the dictionary's largest */
+	out->cand.memory_limit_bytes = cost_plan_memory_limit(cluster, model, &out->cand, out->strategy);
 	return plan_evaluate(&out->cand, out->stage, out->strategy, &out->eval, err);
 }

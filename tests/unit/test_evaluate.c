@@ -197,6 +197,9 @@ static void random_case(int trial)
 		stage[0] = pp - 1;
 	for (u = 0; u < L; u++)
 		strat[u] = rnd((unsigned)K);
+	/* a given plan is judged by its own FSDP buffers (what plan_doc_apply does) */
+	assert_true(cost_plan_memory_limit(&cl, &m, &cand, strat) >= cand.memory_limit_bytes);
+	cand.memory_limit_bytes = cost_plan_memory_limit(&cl, &m, &cand, strat);
 
 	assert_int_equal(plan_evaluate(&cand, stage, strat, &ev, &err), UNIAP_OK);
 	check_memory_breakdown(&cl, &m, &cand, stage, strat, &ev);

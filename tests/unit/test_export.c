@@ -393,6 +393,8 @@ static void test_plan_doc(void **state)
 	fx_make(&f, 8, 2, 2, COST_1F1B);
 	for (u = 0; u < N; u++)
 		strat[u] = k_of(&f, names[u]);
+	/* a given plan is judged by its own FSDP buffers, as exp_plan_doc judges it */
+	f.cand.memory_limit_bytes = cost_plan_memory_limit(&f.cl, &f.m, &f.cand, strat);
 	assert_int_equal(plan_evaluate(&f.cand, stage, strat, &ev, &err), UNIAP_OK);
 	j = jenc_plan(&f.cand, stage, strat, &ev);
 	text = jenc_print(j, 0);
