@@ -63,6 +63,13 @@ fi
 check json-one 0 '"target":"deepspeed"' -- "$UNIAP" plan $P --target deepspeed
 if grep -qF '"targets"' "$tmp/out"; then echo "FAIL json-one-no-list"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
 
+# the audit format of a target's candidate: its dictionary and its runtime's schedule
+C="--cluster enva --model bert-huge --batch 32 --pp 2 --microbatches 4"
+check costs-target 0 '"schedule":"1f1b"' -- "$UNIAP" costs $C --target megatron
+if grep -q 'fsdp' "$tmp/out"; then echo "FAIL costs-target-no-fsdp"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
+check costs-space 0 '"memory_limit_bytes":' -- "$UNIAP" costs $C --space inter
+check costs-bad-target 2 '--target: must be any, megatron, deepspeed or galvatron' -- "$UNIAP" costs $C --target x
+
 # errors name the option
 check bad-name 2 '--target: must be any, megatron, deepspeed or galvatron, got "megatron-lm"' -- "$UNIAP" plan $P --target megatron-lm
 check bad-empty 2 "--target: empty or unknown name" -- "$UNIAP" plan $P --target megatron,
