@@ -163,7 +163,7 @@ static uniap_code plan_parse_targets(const char *text, enum target_kind *targets
 
 /* One text line per target: "  target megatron (megatron-lm): tpi 5.7 s, +9.4 % vs any, ...". */
 static void plan_targets_text(FILE *f, const enum target_kind *targets, const struct uop_result *rs,
-                              size_t n, const struct uop_result *any)
+                              const char *const *errors, size_t n, const struct uop_result *any)
 {
 	size_t i;
 
@@ -172,6 +172,10 @@ static void plan_targets_text(FILE *f, const enum target_kind *targets, const st
 		double price = jenc_target_price(r, any);
 
 		fprintf(f, "  target %s (%s): ", target_name(targets[i]), target_rules(targets[i])->runtime);
+		if (errors[i]) {
+			fprintf(f, "error: %s\n", errors[i]);
+			continue;
+		}
 		if (r->best < 0) {
 			fprintf(f, "none fits (%zu candidates)\n", r->n_candidates);
 			continue;
@@ -202,6 +206,8 @@ int cli_cmd_plan(int argc, char **argv)
 	struct uop_options o;
 	struct uop_result rs[TARGET_COUNT];
 	enum target_kind targets[TARGET_COUNT];
+	char errors_buf[TARGET_COUNT][UNIAP_ERR_MSG_MAX];
+	const char *errors[TARGET_COUNT] = { NULL };
 	size_t n_targets = 0, n_runs = 0, i;
 	const struct uop_result *any = NULL;
 	int explicit_target = 0;
@@ -283,6 +289,15 @@ int cli_cmd_plan(int argc, char **argv)
 	for (n_runs = 0; n_runs < n_targets && rc == UNIAP_OK; n_runs++) {
 		o.target = targets[n_runs];
 		rc = uop_run(&common.cluster, &common.model, &o, NULL, &rs[n_runs], &err);
+		if (rc == UNIAP_E_INVALID && n_runs > 0) {
+			/* a later target that cannot plan this model (megatron without model.shape):
+			 * said in its line, the others stand */
+			snprintf(errors_buf[n_runs], sizeof(errors_buf[n_runs]), "%s", err.msg);
+			errors[n_runs] = errors_buf[n_runs];
+			memset(&rs[n_runs], 0, sizeof(rs[n_runs]));
+			rs[n_runs].best = -1;
+			rc = UNIAP_OK;
+		}
 		if (rc == UNIAP_OK && targets[n_runs] == TARGET_ANY)
 			any = &rs[n_runs];
 	}
@@ -301,7 +316,7 @@ int cli_cmd_plan(int argc, char **argv)
 			goto out;
 		}
 		if (n_targets > 1)
-			plan_targets_text(stdout, targets, rs, n_targets, any);
+			plan_targets_text(stdout, targets, rs, errors, n_targets, any);
 		status = fflush(stdout) == 0 ? (r->best < 0 ? CLI_EXIT_INFEASIBLE : CLI_EXIT_OK)
 		                             : CLI_EXIT_ERROR;
 		goto out;
@@ -310,7 +325,7 @@ int cli_cmd_plan(int argc, char **argv)
 		if (r->best < 0) {
 			fprintf(stderr, "uniap plan: no candidate fits the memory limit (try --format json)\n");
 			status = CLI_EXIT_INFEASIBLE;
-		} else if (exp_plan(format, &r->cand, r->stage, r->strategy, &r->eval, &body, &body_len, &err) !=
+		} else if (exp_plan(format, &common.model, &r->cand, r->stage, r->strategy, &r->eval, &body, &body_len, &err) !=
 		           UNIAP_OK) {
 			status = cli_fail("plan", &err);
 		} else if (cli_write(body) != 0) {
@@ -327,7 +342,7 @@ int cli_cmd_plan(int argc, char **argv)
 		doc = NULL;
 	}
 	if (doc && n_targets > 1) {
-		cJSON *arr = jenc_targets(targets, rs, n_targets, any);
+		cJSON *arr = jenc_targets(targets, rs, errors, n_targets, any);
 
 		if (!arr || !cJSON_AddItemToObject(doc, "targets", arr)) {
 			cJSON_Delete(arr);

@@ -828,8 +828,26 @@ uniap_code catalog_transformer(const char *name, const struct model_arch *a, str
 	catalog_block_spec(&r, r.precision == MODEL_MIXED ? 2 : 4, r.seq_len, r.seq_len, &blk);
 	catalog_ends_spec(&r, r.precision == MODEL_MIXED ? 2 : 4, &emb, &head);
 	rc = catalog_build_chain(name, &r, &emb, &blk, &head, out, err);
-	if (rc == UNIAP_OK)
+	if (rc == UNIAP_OK) {
+		struct model_shape *sh = &out->shape;
+
+		sh->known = 1;
+		sh->encoder = r.family == MODEL_ARCH_ENCODER;
+		sh->layers = r.layers;
+		sh->hidden = (long)r.hidden;
+		sh->heads = (long)r.heads;
+		sh->kv_heads = (long)r.kv_heads;
+		sh->ffn_hidden = (long)r.ffn_hidden;
+		sh->seq_len = (long)r.seq_len;
+		sh->vocab = (long)r.vocab;
+		sh->mlp = r.mlp == MODEL_MLP_SWIGLU ? MODEL_SHAPE_SWIGLU : MODEL_SHAPE_GELU;
+		sh->norm = r.norm == MODEL_NORM_RMSNORM ? MODEL_SHAPE_RMSNORM : MODEL_SHAPE_LAYERNORM;
+		sh->positions = r.positions == MODEL_POS_ROTARY ? MODEL_SHAPE_ROTARY : MODEL_SHAPE_LEARNED;
+		sh->biases = r.biases;
+		sh->tied_embeddings = r.tied_embeddings;
+		sh->flash_attention = r.flash_attention;
 		rc = model_validate(out, err);
+	}
 	if (rc != UNIAP_OK)
 		model_release(out);
 	return rc;

@@ -729,6 +729,21 @@ uniap_code model_validate(const struct model_profile *m, struct uniap_err *err)
 		goto out;
 	}
 	rc = model_check_name(m->name, 0, "model.name", err);
+	if (rc == UNIAP_OK && m->shape.known) {
+		const struct model_shape *sh = &m->shape;
+
+		if (sh->layers < 1 || (size_t)sh->layers > m->n_layers)
+			rc = err_set(err, UNIAP_E_INVALID, "model.shape.layers: must be in [1, %zu] (the graph's layers), got %ld",
+			             m->n_layers, sh->layers);
+		else if (sh->hidden < 1 || sh->heads < 1 || sh->seq_len < 1 || sh->vocab < 1 || sh->ffn_hidden < 1)
+			rc = err_set(err, UNIAP_E_INVALID, "model.shape: hidden, heads, ffn_hidden, seq_len and vocab must be >= 1");
+		else if (sh->kv_heads < 1 || sh->heads % sh->kv_heads != 0)
+			rc = err_set(err, UNIAP_E_INVALID, "model.shape.kv_heads: must divide heads (%ld), got %ld", sh->heads,
+			             sh->kv_heads);
+		else if (sh->hidden % sh->heads != 0)
+			rc = err_set(err, UNIAP_E_INVALID, "model.shape.heads: must divide hidden (%ld), got %ld", sh->hidden,
+			             sh->heads);
+	}
 	if (rc != UNIAP_OK)
 		goto out;
 	if (m->precision != MODEL_FP32 && m->precision != MODEL_MIXED) {

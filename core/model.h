@@ -206,6 +206,30 @@ struct model_edge {
 	size_t to;
 };
 
+/*
+ * What a runtime's launcher needs to build the model (Megatron-LM's
+ * --num-layers, --hidden-size, ...), beside the cost tables: written by the
+ * architecture generator (the catalog's BERT, GPT and Llama, "architecture"
+ * documents) and the Galvatron import, carried by a model document as "shape"
+ * (schema/model.schema.json).  known = 0: the document gave none.
+ */
+enum model_shape_mlp { MODEL_SHAPE_GELU = 0, MODEL_SHAPE_SWIGLU };
+enum model_shape_norm { MODEL_SHAPE_LAYERNORM = 0, MODEL_SHAPE_RMSNORM };
+enum model_shape_positions { MODEL_SHAPE_LEARNED = 0, MODEL_SHAPE_ROTARY };
+
+struct model_shape {
+	int known;
+	int encoder;          /* BERT-style (bidirectional, MLM head) rather than a decoder */
+	long layers;          /* transformer layers */
+	long hidden, heads, kv_heads, ffn_hidden, seq_len, vocab;
+	enum model_shape_mlp mlp;
+	enum model_shape_norm norm;
+	enum model_shape_positions positions;
+	int biases;           /* linear layers have biases */
+	int tied_embeddings;  /* the head reuses the embedding matrix */
+	int flash_attention;  /* fused attention kernels (no stored scores) */
+};
+
 struct model_profile {
 	char *name;
 	enum model_precision precision;
@@ -220,6 +244,7 @@ struct model_profile {
 	size_t n_layers;
 	struct model_edge *edges;  /* a DAG over layers */
 	size_t n_edges;
+	struct model_shape shape;  /* for the runtimes' launchers; known = 0 when absent */
 };
 
 /* Paper §3.2: bytes of model states per byte of parameters (c_dtype). */

@@ -13,9 +13,10 @@
 
 /*
  * The rules, one row per runtime.  Sources: Megatron-LM's argument parser
- * (megatron/training/arguments.py, core_r0.9.0: --decoder-first/last-pipeline-
+ * (megatron/training/arguments.py, core_v0.15.3: --decoder-first/last-pipeline-
  * num-layers, 1F1B and interleaved schedules only, tensor-parallel ranks
- * consecutive and data-parallel outside them, no ZeRO-3); DeepSpeed 0.14
+ * consecutive and data-parallel outside them, no ZeRO-3, the model built from
+ * its shape flags); DeepSpeed 0.14
  * (runtime/pipe/module.py PipelineModule and runtime/utils.py
  * partition_uniform; runtime/pipe/engine.py: ZeRO stages 0 and 1 with the
  * pipeline engine; TrainSchedule is 1F1B; AutoTP training with ZeRO 0-2);
@@ -35,10 +36,10 @@ static const struct target_rules target_table[TARGET_COUNT] = {
 	},
 	[TARGET_MEGATRON] = {
 		.kind = TARGET_MEGATRON, .name = "megatron", .runtime = "megatron-lm",
-		.source = "Megatron-LM core_r0.9.0, megatron/training/arguments.py",
+		.source = "Megatron-LM core_v0.15.3, megatron/training/arguments.py",
 		.schedules = SCHED(COST_1F1B), .schedule_default = COST_1F1B,
 		.one_strategy = 1, .tp_consecutive = 1, .needs_blocks = 1, .microbatch_per_rank = 1,
-		.split = TARGET_SPLIT_MEGATRON,
+		.needs_shape = 1, .split = TARGET_SPLIT_MEGATRON,
 	},
 	[TARGET_DEEPSPEED] = {
 		.kind = TARGET_DEEPSPEED, .name = "deepspeed", .runtime = "deepspeed",

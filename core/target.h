@@ -75,6 +75,7 @@ struct target_rules {
 	                              consecutive ranks, no recompute */
 	int needs_blocks;          /* an embedding, >= 1 transformer layer and a head (3 layers) */
 	int microbatch_per_rank;   /* the micro-batch splits evenly over dp x fsdp ranks */
+	int needs_shape;           /* builds the model from model->shape (hidden, heads, ...) */
 	enum target_split split;
 };
 

@@ -1200,6 +1200,11 @@ uniap_code uop_run(const struct cluster_profile *cluster, const struct model_pro
 		return err_set(err, UNIAP_E_ARG,
 		               "target: the uniform space is one Megatron-style shape already; plan %s on "
 		               "the unified, inter or intra space", target_name(opts->target));
+	if (target_rules(opts->target)->needs_shape && !model->shape.known)
+		return err_set(err, UNIAP_E_INVALID,
+		               "model.shape: %s builds the model from its shape (layers, hidden, heads, ...), "
+		               "which this model document does not give; the catalog's BERT, GPT and Llama and "
+		               "documents with an architecture carry it", target_rules(opts->target)->runtime);
 	/* a target plans with the schedule its runtime runs */
 	eff = *opts;
 	eff.schedule = target_schedule(opts->target, opts->schedule);

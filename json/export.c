@@ -348,8 +348,50 @@ out:
 
 #define MEGATRON "megatron-lm"
 
-static uniap_code exp_megatron(const struct cost_candidate *cand, const int *stage, const size_t *strategy,
-                               const struct plan_eval *ev, char **out, size_t *len, struct uniap_err *err)
+/* Megatron-LM builds the model from its shape: the model must give one, of these layers. */
+static uniap_code exp_megatron_shape(const struct model_profile *model, const struct cost_candidate *cand,
+                                     struct uniap_err *err)
+{
+	if (!model || !model->shape.known)
+		return err_set(err, UNIAP_E_INVALID,
+		               "model.shape: megatron-lm builds the model from its shape (layers, hidden, heads, "
+		               "ffn_hidden, seq_len, vocab, ...), which this model document does not give; the "
+		               "catalog's BERT, GPT and Llama and documents with an architecture carry it");
+	if ((size_t)model->shape.layers + 2 != cand->n_layers)
+		return err_set(err, UNIAP_E_INVALID,
+		               "model.shape.layers: %ld transformer layers, but the graph has %zu between the "
+		               "embedding and the head", model->shape.layers, cand->n_layers - 2);
+	return UNIAP_OK;
+}
+
+/* The model flags of Megatron-LM (tests/data/runtimes/megatron-lm-*.flags) from model->shape. */
+static void exp_megatron_model(struct exp_buf *b, const struct model_profile *model)
+{
+	const struct model_shape *sh = &model->shape;
+
+	exp_buf_printf(b, "--hidden-size %ld\n--num-attention-heads %ld\n--ffn-hidden-size %ld\n"
+	               "--seq-length %ld\n--max-position-embeddings %ld\n", sh->hidden, sh->heads, sh->ffn_hidden,
+	               sh->seq_len, sh->seq_len);
+	if (sh->kv_heads < sh->heads)
+		exp_buf_printf(b, "--group-query-attention\n--num-query-groups %ld\n", sh->kv_heads);
+	if (sh->mlp == MODEL_SHAPE_SWIGLU)
+		exp_buf_printf(b, "--swiglu\n");
+	exp_buf_printf(b, "--normalization %s\n--position-embedding-type %s\n",
+	               sh->norm == MODEL_SHAPE_RMSNORM ? "RMSNorm" : "LayerNorm",
+	               sh->positions == MODEL_SHAPE_ROTARY ? "rope" : "learned_absolute");
+	if (!sh->biases)
+		exp_buf_printf(b, "--disable-bias-linear\n");
+	if (!sh->tied_embeddings)
+		exp_buf_printf(b, "--untie-embeddings-and-output-weights\n");
+	/* fused kernels never store the attention scores; the unfused path does, as priced */
+	exp_buf_printf(b, "--attention-backend %s\n", sh->flash_attention ? "flash" : "unfused");
+	if (model->precision == MODEL_MIXED)
+		exp_buf_printf(b, "--fp16\n");
+}
+
+static uniap_code exp_megatron(const struct model_profile *model, const struct cost_candidate *cand,
+                               const int *stage, const size_t *strategy, const struct plan_eval *ev, char **out,
+                               size_t *len, struct uniap_err *err)
 {
 	const struct strategy *s = exp_strategy(cand, strategy, 0);
 	size_t *counts = NULL, n_blocks = cand->n_layers - 2;
@@ -360,7 +402,8 @@ static uniap_code exp_megatron(const struct cost_candidate *cand, const int *sta
 	uniap_code rc;
 
 	if ((rc = target_check_export(TARGET_MEGATRON, cand, stage, strategy, err)) != UNIAP_OK ||
-	    (rc = exp_per_device_microbatch(MEGATRON, cand, s, &mbs, err)) != UNIAP_OK)
+	    (rc = exp_per_device_microbatch(MEGATRON, cand, s, &mbs, err)) != UNIAP_OK ||
+	    (rc = exp_megatron_shape(model, cand, err)) != UNIAP_OK)
 		return rc;
 	counts = calloc((size_t)cand->pp, sizeof(*counts));
 	if (!counts)
@@ -372,11 +415,15 @@ static uniap_code exp_megatron(const struct cost_candidate *cand, const int *sta
 		even = even && counts[i] == counts[0];
 	exp_fmt_double(tpi, sizeof(tpi), ev->tpi_s);
 	exp_buf_printf(&b, "# Megatron-LM arguments of a uniap plan, one per line (drop the comments:\n"
-	               "#   grep -v '^#' FILE | xargs python pretrain_gpt.py ...)\n"
+	               "#   grep -v '^#' FILE | xargs python %s ...)\n"
 	               "# tpi_s %s (predicted seconds per iteration), %d devices = pp %d x tp %d x dp %d\n"
 	               "# layers: %s on stage 0, %zu transformer layers, %s on stage %d\n",
-	               tpi, cand->pp * tp * dp, cand->pp, tp, dp, cand->layer_names[0], n_blocks,
-	               cand->layer_names[cand->n_layers - 1], cand->pp - 1);
+	               model->shape.encoder ? "pretrain_bert.py" : "pretrain_gpt.py", tpi, cand->pp * tp * dp, cand->pp, tp,
+	               dp, cand->layer_names[0], n_blocks, cand->layer_names[cand->n_layers - 1], cand->pp - 1);
+	exp_buf_printf(&b, "# vocabulary %ld tokens: the tokenizer's (Megatron-LM pads it to a multiple of "
+	               "128 x tp)\n", model->shape.vocab);
+	if (model->precision == MODEL_MIXED)
+		exp_buf_printf(&b, "# mixed precision as --fp16; --bf16 is the same plan on devices that have it\n");
 	if (cand->schedule == COST_GPIPE && cand->pp > 1)
 		exp_buf_printf(&b, "# planned with gpipe; megatron-lm runs 1f1b, which keeps no more "
 		               "micro-batches in flight\n");
@@ -387,6 +434,7 @@ static uniap_code exp_megatron(const struct cost_candidate *cand, const int *sta
 	if (!even)
 		exp_buf_printf(&b, "--decoder-first-pipeline-num-layers %zu\n"
 		               "--decoder-last-pipeline-num-layers %zu\n", counts[0], counts[cand->pp - 1]);
+	exp_megatron_model(&b, model);
 	exp_buf_printf(&b, "--micro-batch-size %ld\n--global-batch-size %ld\n", mbs,
 	               cand->microbatches * cand->microbatch_size);
 	if (s->recompute)
@@ -408,10 +456,9 @@ static uniap_code exp_deepspeed(const struct cost_candidate *cand, const int *st
                                 char **out, size_t *len, struct uniap_err *err)
 {
 	const struct strategy *s = exp_strategy(cand, strategy, 0);
-	cJSON *root = NULL, *o, *parts;
+	cJSON *root = NULL, *o;
 	long mbs = 0;
 	uniap_code rc;
-	size_t u;
 	int ok;
 
 	if ((rc = target_check_export(TARGET_DEEPSPEED, cand, stage, strategy, err)) != UNIAP_OK ||
@@ -436,18 +483,11 @@ static uniap_code exp_deepspeed(const struct cost_candidate *cand, const int *st
 		     cJSON_AddBoolToObject(o, "contiguous_memory_optimization", 0);
 	}
 	if (ok && cand->pp > 1) {
-		/* PipelineModule's parts: the first layer of every stage, then the layer count;
-		 * always partition_method "uniform" (target_check_export held the split) */
+		/* the stage count and split are PipelineModule's constructor arguments
+		 * (num_stages, partition_method="uniform": target_check_export held the
+		 * split), not config keys; the pipeline object's key DeepSpeed reads: */
 		o = cJSON_AddObjectToObject(root, "pipeline");
-		ok = o && cJSON_AddNumberToObject(o, "stages", cand->pp) &&
-		     cJSON_AddStringToObject(o, "partition", "uniform") &&
-		     cJSON_AddNumberToObject(o, "activation_checkpoint_interval", s->recompute ? 1 : 0) &&
-		     (parts = cJSON_AddArrayToObject(o, "parts")) != NULL &&
-		     cJSON_AddItemToArray(parts, cJSON_CreateNumber(0));
-		for (u = 1; ok && u < cand->n_layers; u++)
-			if (stage[u] != stage[u - 1])
-				ok = cJSON_AddItemToArray(parts, cJSON_CreateNumber((double)u));
-		ok = ok && cJSON_AddItemToArray(parts, cJSON_CreateNumber((double)cand->n_layers));
+		ok = o && cJSON_AddNumberToObject(o, "activation_checkpoint_interval", s->recompute ? 1 : 0);
 	}
 	if (!ok) {
 		cJSON_Delete(root);
@@ -470,7 +510,8 @@ static uniap_code exp_refused(uniap_code rc, enum target_kind t, const struct co
 	size_t i, n;
 	int listed = 0;
 
-	if (rc != UNIAP_E_INVALID || !err)
+	/* a missing model field is no matter of planning: no advice */
+	if (rc != UNIAP_E_INVALID || !err || strncmp(err->msg, "model.", 6) == 0)
 		return rc;
 	for (i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
 		struct uniap_err e2;
@@ -489,9 +530,9 @@ static uniap_code exp_refused(uniap_code rc, enum target_kind t, const struct co
 	return rc;
 }
 
-uniap_code exp_plan(enum exp_format f, const struct cost_candidate *cand, const int *stage,
-                    const size_t *strategy, const struct plan_eval *ev, char **out, size_t *len,
-                    struct uniap_err *err)
+uniap_code exp_plan(enum exp_format f, const struct model_profile *model, const struct cost_candidate *cand,
+                    const int *stage, const size_t *strategy, const struct plan_eval *ev, char **out,
+                    size_t *len, struct uniap_err *err)
 {
 	*out = NULL;
 	*len = 0;
@@ -508,7 +549,7 @@ uniap_code exp_plan(enum exp_format f, const struct cost_candidate *cand, const 
 		return exp_refused(exp_galvatron(cand, stage, strategy, out, len, err), TARGET_GALVATRON, cand,
 		                   stage, strategy, err);
 	case EXP_MEGATRON:
-		return exp_refused(exp_megatron(cand, stage, strategy, ev, out, len, err), TARGET_MEGATRON, cand,
+		return exp_refused(exp_megatron(model, cand, stage, strategy, ev, out, len, err), TARGET_MEGATRON, cand,
 		                   stage, strategy, err);
 	case EXP_DEEPSPEED:
 		return exp_refused(exp_deepspeed(cand, stage, strategy, out, len, err), TARGET_DEEPSPEED, cand,
@@ -527,7 +568,7 @@ uniap_code exp_plan_doc(enum exp_format f, const struct cluster_profile *cluster
 	*out = NULL;
 	*len = 0;
 	if (rc == UNIAP_OK)
-		rc = exp_plan(f, &a.cand, a.stage, a.strategy, &a.eval, out, len, err);
+		rc = exp_plan(f, model, &a.cand, a.stage, a.strategy, &a.eval, out, len, err);
 	plan_applied_release(&a);
 	return rc;
 }

@@ -39,14 +39,15 @@ const char *exp_format_media_type(enum exp_format f);
 
 /*
  * Exports the plan (cand, stage, strategy, ev: all borrowed; ev from plan_evaluate on the same
- * assignment) as f into *out (owned, NUL-terminated, free()) of *len bytes.  UNIAP_E_INVALID with a
- * message naming the layer/field when the target cannot express this plan (e.g. Megatron needs one
- * strategy for every layer) or when ev is not a valid placement; UNIAP_E_NOMEM; UNIAP_E_LIMIT.
- * A plan over the memory limit is exported (the text says so).
+ * assignment) of model (borrowed; may be NULL, which only megatron refuses: it needs model->shape)
+ * as f into *out (owned, NUL-terminated, free()) of *len bytes.  UNIAP_E_INVALID with a message
+ * naming the layer/field when the target cannot express this plan (e.g. Megatron needs one
+ * strategy for every layer, and the model's shape) or when ev is not a valid placement;
+ * UNIAP_E_NOMEM; UNIAP_E_LIMIT.  A plan over the memory limit is exported (the text says so).
  */
-uniap_code exp_plan(enum exp_format f, const struct cost_candidate *cand, const int *stage,
-                    const size_t *strategy, const struct plan_eval *ev, char **out, size_t *len,
-                    struct uniap_err *err);
+uniap_code exp_plan(enum exp_format f, const struct model_profile *model, const struct cost_candidate *cand,
+                    const int *stage, const size_t *strategy, const struct plan_eval *ev, char **out,
+                    size_t *len, struct uniap_err *err);
 
 /*
  * The text format with extra words for front ends: the first line is

@@ -1271,11 +1271,76 @@ static uniap_code jdec_model_arch(const cJSON *root, const char *path, struct mo
 	return rc;
 }
 
+/*
+ * model.shape (optional): what a runtime's launcher needs (struct model_shape;
+ * fields and defaults: schema/model.schema.json).  Written by the generator
+ * when the document gives an architecture, so never given with one.
+ */
+static uniap_code jdec_model_shape(const cJSON *root, const char *path, struct model_shape *sh,
+                                   struct uniap_err *err)
+{
+	static const char *const keys[] = {"encoder", "layers", "hidden", "heads", "kv_heads", "ffn_hidden",
+	                                   "seq_len", "vocab", "mlp", "norm", "positions", "biases",
+	                                   "tied_embeddings", "flash_attention", NULL};
+	static const char *const mlps[] = {"gelu", "swiglu"};          /* enum model_shape_mlp */
+	static const char *const norms[] = {"layernorm", "rmsnorm"};   /* enum model_shape_norm */
+	static const char *const positions[] = {"learned", "rotary"};  /* enum model_shape_positions */
+	char sp[JDEC_PATH_MAX];
+	const cJSON *obj;
+	long long v = 0;
+	int e = 0;
+	uniap_code rc = jdec_obj(root, "shape", path, 0, keys, &obj, err);
+
+	memset(sh, 0, sizeof(*sh));
+	if (rc != UNIAP_OK || !obj)
+		return rc;
+	jdec_pkey(sp, path, "shape");
+	sh->known = 1;
+	rc = jdec_bool(obj, "encoder", sp, 0, &sh->encoder, err);
+	if (rc == UNIAP_OK)
+		rc = jdec_int(obj, "layers", sp, 1, 0, 1, MODEL_MAX_LAYERS, &v, err);
+	sh->layers = (long)v;
+	if (rc == UNIAP_OK)
+		rc = jdec_int(obj, "hidden", sp, 1, 0, 1, JDEC_ARCH_MAX_DIM, &v, err);
+	sh->hidden = (long)v;
+	if (rc == UNIAP_OK)
+		rc = jdec_int(obj, "heads", sp, 1, 0, 1, JDEC_ARCH_MAX_DIM, &v, err);
+	sh->heads = (long)v;
+	if (rc == UNIAP_OK)
+		rc = jdec_int(obj, "kv_heads", sp, 0, sh->heads, 1, JDEC_ARCH_MAX_DIM, &v, err);
+	sh->kv_heads = (long)v;
+	if (rc == UNIAP_OK)
+		rc = jdec_int(obj, "ffn_hidden", sp, 0, 4LL * sh->hidden, 1, 4 * JDEC_ARCH_MAX_DIM, &v, err);
+	sh->ffn_hidden = (long)v;
+	if (rc == UNIAP_OK)
+		rc = jdec_int(obj, "seq_len", sp, 1, 0, 1, JDEC_ARCH_MAX_DIM, &v, err);
+	sh->seq_len = (long)v;
+	if (rc == UNIAP_OK)
+		rc = jdec_int(obj, "vocab", sp, 1, 0, 1, JDEC_ARCH_MAX_DIM, &v, err);
+	sh->vocab = (long)v;
+	if (rc == UNIAP_OK)
+		rc = jdec_enum(obj, "mlp", sp, 0, mlps, 2, MODEL_SHAPE_GELU, &e, err);
+	sh->mlp = (enum model_shape_mlp)e;
+	if (rc == UNIAP_OK)
+		rc = jdec_enum(obj, "norm", sp, 0, norms, 2, MODEL_SHAPE_LAYERNORM, &e, err);
+	sh->norm = (enum model_shape_norm)e;
+	if (rc == UNIAP_OK)
+		rc = jdec_enum(obj, "positions", sp, 0, positions, 2, MODEL_SHAPE_LEARNED, &e, err);
+	sh->positions = (enum model_shape_positions)e;
+	if (rc == UNIAP_OK)
+		rc = jdec_bool(obj, "biases", sp, 1, &sh->biases, err);
+	if (rc == UNIAP_OK)
+		rc = jdec_bool(obj, "tied_embeddings", sp, 1, &sh->tied_embeddings, err);
+	if (rc == UNIAP_OK)
+		rc = jdec_bool(obj, "flash_attention", sp, 0, &sh->flash_attention, err);
+	return rc;
+}
+
 uniap_code jdec_model_json(const cJSON *root, const char *path, struct model_profile *out,
                            struct uniap_err *err)
 {
 	static const char *const keys[] = {"name", "precision", "optimizer", "state_bytes_per_parameter",
-	                                   "layer_types", "graph", "architecture", NULL};
+	                                   "layer_types", "graph", "architecture", "shape", NULL};
 	static const char *const precisions[] = {"fp32", "mixed"};           /* enum model_precision */
 	static const char *const optimizers[] = {"adam", "sgd_momentum", "sgd"}; /* enum model_optimizer */
 	char p[JDEC_PATH_MAX];
@@ -1313,6 +1378,9 @@ uniap_code jdec_model_json(const cJSON *root, const char *path, struct model_pro
 		if (jdec_member(root, "layer_types") || jdec_member(root, "graph"))
 			rc = err_set(err, UNIAP_E_INVALID,
 			             "%s.architecture: give either architecture or layer_types and graph, not both", path);
+		else if (jdec_member(root, "shape"))
+			rc = err_set(err, UNIAP_E_INVALID,
+			             "%s.shape: the architecture gives the shape; give either, not both", path);
 		else
 			rc = jdec_model_arch(root, path, out, err);
 		goto out;
@@ -1321,6 +1389,8 @@ uniap_code jdec_model_json(const cJSON *root, const char *path, struct model_pro
 		rc = jdec_model_types(root, path, out, err);
 	if (rc == UNIAP_OK)
 		rc = jdec_model_graph(root, path, out, err);
+	if (rc == UNIAP_OK)
+		rc = jdec_model_shape(root, path, &out->shape, err);
 	if (rc == UNIAP_OK) {
 		rc = model_validate(out, err);
 		if (rc != UNIAP_OK)

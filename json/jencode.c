@@ -492,6 +492,25 @@ cJSON *jenc_model(const struct model_profile *m)
 		ok = jenc_append(edges, e) && jenc_append(e, cJSON_CreateString(m->layers[m->edges[i].from].name)) &&
 		     jenc_append(e, cJSON_CreateString(m->layers[m->edges[i].to].name));
 	}
+	if (ok && m->shape.known) {
+		const struct model_shape *sh = &m->shape;
+		cJSON *o = cJSON_CreateObject();
+
+		ok = jenc_add(root, "shape", o) && cJSON_AddBoolToObject(o, "encoder", sh->encoder) &&
+		     cJSON_AddNumberToObject(o, "layers", (double)sh->layers) &&
+		     cJSON_AddNumberToObject(o, "hidden", (double)sh->hidden) &&
+		     cJSON_AddNumberToObject(o, "heads", (double)sh->heads) &&
+		     cJSON_AddNumberToObject(o, "kv_heads", (double)sh->kv_heads) &&
+		     cJSON_AddNumberToObject(o, "ffn_hidden", (double)sh->ffn_hidden) &&
+		     cJSON_AddNumberToObject(o, "seq_len", (double)sh->seq_len) &&
+		     cJSON_AddNumberToObject(o, "vocab", (double)sh->vocab) &&
+		     jenc_add_str(o, "mlp", sh->mlp == MODEL_SHAPE_SWIGLU ? "swiglu" : "gelu") &&
+		     jenc_add_str(o, "norm", sh->norm == MODEL_SHAPE_RMSNORM ? "rmsnorm" : "layernorm") &&
+		     jenc_add_str(o, "positions", sh->positions == MODEL_SHAPE_ROTARY ? "rotary" : "learned") &&
+		     cJSON_AddBoolToObject(o, "biases", sh->biases) &&
+		     cJSON_AddBoolToObject(o, "tied_embeddings", sh->tied_embeddings) &&
+		     cJSON_AddBoolToObject(o, "flash_attention", sh->flash_attention);
+	}
 	if (!ok) {
 		cJSON_Delete(root);
 		return NULL;
@@ -584,8 +603,8 @@ double jenc_target_price(const struct uop_result *r, const struct uop_result *an
 	return r->eval.tpi_s / any->eval.tpi_s - 1;
 }
 
-cJSON *jenc_targets(const enum target_kind *targets, const struct uop_result *rs, size_t n,
-                    const struct uop_result *any)
+cJSON *jenc_targets(const enum target_kind *targets, const struct uop_result *rs, const char *const *errors,
+                    size_t n, const struct uop_result *any)
 {
 	cJSON *arr = cJSON_CreateArray();
 	size_t i;
@@ -593,15 +612,24 @@ cJSON *jenc_targets(const enum target_kind *targets, const struct uop_result *rs
 	for (i = 0; arr && i < n; i++) {
 		const struct uop_result *r = &rs[i];
 		cJSON *o = cJSON_CreateObject();
-		double price = jenc_target_price(r, any);
+		const char *error = errors ? errors[i] : NULL;
+		double price = error ? NAN : jenc_target_price(r, any);
 		int ok = o && cJSON_AddItemToArray(arr, o) &&
 		         cJSON_AddStringToObject(o, "target", target_name(targets[i])) &&
 		         cJSON_AddStringToObject(o, "runtime", target_rules(targets[i])->runtime) &&
-		         cJSON_AddStringToObject(o, "status", r->best < 0 ? "infeasible"
+		         cJSON_AddStringToObject(o, "status", error ? "error" : r->best < 0 ? "infeasible"
 		                                              : r->optimal ? "optimal" : "feasible");
 
 		if (!o)
 			break;
+		if (ok && error) {
+			ok = cJSON_AddStringToObject(o, "error", error) != NULL;
+			if (!ok) {
+				cJSON_Delete(arr);
+				return NULL;
+			}
+			continue;
+		}
 		if (ok && r->best >= 0)
 			ok = jenc_add_num(o, "tpi_s", r->eval.tpi_s) && cJSON_AddNumberToObject(o, "pp", r->cand.pp) &&
 			     cJSON_AddNumberToObject(o, "microbatches", (double)r->cand.microbatches) &&

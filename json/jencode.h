@@ -75,12 +75,14 @@ int jenc_add_run_report(cJSON *obj, const struct uop_result *r, enum uop_space s
  * has no plan.  jenc_targets: the "targets" array, one object per
  * targets[i] / rs[i] (borrowed, n each): target, runtime, status
  * (optimal|feasible|infeasible), tpi_s, pp, microbatches, schedule, gap,
- * bound_s, price (when known) and solve_s.  New (caller-owned), or NULL
- * out of memory.
+ * bound_s, price (when known) and solve_s; where errors (may be NULL) has a
+ * message for i, the target could not plan this model (its rs[i] is not
+ * read): status "error" and error.  New (caller-owned), or NULL out of
+ * memory.
  */
 double jenc_target_price(const struct uop_result *r, const struct uop_result *any);
-cJSON *jenc_targets(const enum target_kind *targets, const struct uop_result *rs, size_t n,
-                    const struct uop_result *any);
+cJSON *jenc_targets(const enum target_kind *targets, const struct uop_result *rs, const char *const *errors,
+                    size_t n, const struct uop_result *any);
 
 /* Prints root (borrowed) with a trailing newline; NULL on out of memory. */
 char *jenc_print(const cJSON *root, int pretty);

@@ -456,8 +456,8 @@ static void runner_progress(void *ctx, size_t done, size_t total, double best)
  * optimal, ...} of the first target's run, with "target" when the request named
  * targets and "targets" (jenc_targets) when it ran several.
  */
-static char *runner_result(const struct runner_request *req, const struct uop_result *rs, size_t n_runs,
-                           size_t *len)
+static char *runner_result(const struct runner_request *req, const struct uop_result *rs,
+                           const char *const *errors, size_t n_runs, size_t *len)
 {
 	const struct uop_result *res = &rs[0], *any = NULL;
 	enum uop_space space = req->opts.space;
@@ -468,14 +468,14 @@ static char *runner_result(const struct runner_request *req, const struct uop_re
 	if (!o)
 		return NULL;
 	for (i = 0; i < n_runs; i++)
-		if (req->targets[i] == TARGET_ANY)
+		if (req->targets[i] == TARGET_ANY && !errors[i])
 			any = &rs[i];
 	if (req->targets_given && !cJSON_AddStringToObject(o, "target", target_name(req->targets[0]))) {
 		cJSON_Delete(o);
 		return NULL;
 	}
 	if (n_runs > 1) {
-		arr = jenc_targets(req->targets, rs, n_runs, any);
+		arr = jenc_targets(req->targets, rs, errors, n_runs, any);
 		if (!arr || !cJSON_AddItemToObject(o, "targets", arr)) {
 			cJSON_Delete(arr);
 			cJSON_Delete(o);
@@ -655,6 +655,8 @@ static void runner_run_job(struct runner_slot *slot)
 	struct store_job job;
 	struct runner_request req;
 	struct uop_result rs[TARGET_COUNT];
+	char errors_buf[TARGET_COUNT][UNIAP_ERR_MSG_MAX];
+	const char *errors[TARGET_COUNT] = { NULL };
 	size_t n_runs = 0, i, done_before = 0;
 	struct uop_memo_ops memo = { runner_memo_facts, runner_memo_matrices, runner_memo_put, slot };
 	struct uniap_err err;
@@ -703,6 +705,16 @@ static void runner_run_job(struct runner_slot *slot)
 		slot->done_before = done_before;
 		pthread_mutex_unlock(&slot->progress_lock);
 		rc = uop_run(&req.cluster, &req.model, &req.opts, r->pool, &rs[n_runs], &err);
+		if (rc == UNIAP_E_INVALID && n_runs > 0) {
+			/* a later target that cannot plan this model (megatron without model.shape):
+			 * said in its entry, the others stand */
+			snprintf(errors_buf[n_runs], sizeof(errors_buf[n_runs]), "%s", err.msg);
+			errors[n_runs] = errors_buf[n_runs];
+			memset(&rs[n_runs], 0, sizeof(rs[n_runs]));
+			rs[n_runs].best = -1;
+			err_clear(&err);
+			rc = UNIAP_OK;
+		}
 		if (rc == UNIAP_OK)
 			done_before += rs[n_runs].n_candidates;
 	}
@@ -712,7 +724,7 @@ static void runner_run_job(struct runner_slot *slot)
 	pthread_mutex_unlock(&r->lock);
 	if (rc == UNIAP_OK) {
 		size_t len = 0;
-		char *text = runner_result(&req, rs, n_runs, &len);
+		char *text = runner_result(&req, rs, errors, n_runs, &len);
 
 		/* the finished job's progress is its result's: every candidate of every run done */
 		pthread_mutex_lock(&slot->progress_lock);

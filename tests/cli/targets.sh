@@ -43,6 +43,36 @@ envd-32 llama-13b 4 1f1b
 dgx-a100-x2 gpt-7.5b 32 1f1b
 EOF
 
+# the Megatron-LM export carries the model's shape, precision and recompute flags
+P="--cluster envc --model llama-7b --batch 8 --threads 2 --quiet --target megatron --format megatron"
+for flag in "--num-layers 32" "--hidden-size 4096" "--num-attention-heads 32" "--ffn-hidden-size 11008" \
+	"--seq-length 2048" "--max-position-embeddings 2048" "--swiglu" "--normalization RMSNorm" \
+	"--position-embedding-type rope" "--disable-bias-linear" "--untie-embeddings-and-output-weights" \
+	"--attention-backend unfused" "--fp16" "pretrain_gpt.py"; do
+	check "megatron-shape $flag" 0 "$flag" -- "$UNIAP" plan $P
+done
+check megatron-gqa 0 "--num-query-groups 8" -- "$UNIAP" plan --cluster dgx-h100-x4 --model llama-70b --batch 64 \
+	--threads 2 --quiet --target megatron --format megatron
+cp "$tmp/out" "$tmp/gqa.txt"
+check megatron-flash 0 "--attention-backend flash" -- cat "$tmp/gqa.txt"
+check megatron-bert 0 "pretrain_bert.py" -- "$UNIAP" plan --cluster enva --model bert-huge --batch 32 --threads 2 \
+	--quiet --target megatron --format megatron
+if grep -q -- "--fp16\|--swiglu" "$tmp/out"; then echo "FAIL megatron-bert-flags"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
+# a model without its shape: the megatron target and export say which field, and the other
+# targets of the same run stand
+check megatron-no-shape 1 "model.shape: megatron-lm builds the model from its shape" -- "$UNIAP" plan \
+	--cluster enva --model t5-large --batch 16 --threads 2 --time-limit 5 --quiet --target megatron
+check megatron-no-shape-others 0 "target megatron (megatron-lm): error: model.shape" -- "$UNIAP" plan \
+	--cluster enva --model t5-large --batch 16 --threads 2 --time-limit 5 --quiet --target galvatron,megatron --format text
+# documents carry the shape; it is checked, and never given with an architecture
+check shape-doc 0 '"shape":{"encoder":false,"layers":32,"hidden":4096,"heads":32,"kv_heads":32' -- "$UNIAP" catalog show llama-7b
+sed 's/"kv_heads":32/"kv_heads":7/' "$tmp/out" >"$tmp/bad-shape.json"
+check shape-bad 1 "model.shape.kv_heads: must divide heads (32), got 7" -- "$UNIAP" costs --cluster envc \
+	--model "$tmp/bad-shape.json" --batch 8 --pp 1 --microbatches 1
+printf '{"name":"x","precision":"mixed","architecture":{"family":"decoder","layers":2,"hidden":64,"heads":4,"seq_len":8,"vocab":10,"flash_attention":false,"biases":true,"tied_embeddings":true},"shape":{"layers":2,"hidden":64,"heads":4,"seq_len":8,"vocab":10,"biases":true,"tied_embeddings":true}}' >"$tmp/both.json"
+check shape-with-arch 1 "model.shape: the architecture gives the shape; give either, not both" -- "$UNIAP" costs \
+	--cluster envc --model "$tmp/both.json" --batch 8 --pp 1 --microbatches 1
+
 # several targets: one line each, priced against the unconstrained optimum
 P="--cluster enva --model bert-huge --batch 32 --threads 2 --quiet"
 check text-first 0 "plan: space unified target galvatron pp" -- "$UNIAP" plan $P --target galvatron,megatron,deepspeed --format text

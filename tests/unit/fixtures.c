@@ -123,3 +123,20 @@ int fx_model_add_edge(struct model_profile *m, size_t from, size_t to)
 	m->n_edges++;
 	return 0;
 }
+
+void fx_model_shape(struct model_profile *m, long h, long a)
+{
+	struct model_shape *sh = &m->shape;
+
+	memset(sh, 0, sizeof(*sh));
+	sh->known = 1;
+	sh->layers = (long)m->n_layers - 2;
+	sh->hidden = h;
+	sh->heads = a;
+	sh->kv_heads = a;
+	sh->ffn_hidden = 4 * h;
+	sh->seq_len = 1024;
+	sh->vocab = 50257;
+	sh->biases = 1;
+	sh->tied_embeddings = 1;
+}

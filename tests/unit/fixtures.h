@@ -29,6 +29,13 @@ int fx_model_chain(struct model_profile *m, size_t n_layers, enum model_precisio
                    double fwd1, double fwd2, double params, double act1, double act2, double out,
                    double ckpt);
 
+/*
+ * Gives m (a chain from fx_model_chain: embedding, blocks, head) a GPT-like
+ * shape of its n_layers - 2 transformer layers, hidden h, heads a (what the
+ * megatron export and target need).
+ */
+void fx_model_shape(struct model_profile *m, long h, long a);
+
 /* Adds an edge to a model. */
 int fx_model_add_edge(struct model_profile *m, size_t from, size_t to);
 
