@@ -623,7 +623,7 @@ cJSON *jenc_targets(const enum target_kind *targets, const struct uop_result *rs
 		if (!o)
 			break;
 		if (ok && error) {
-			ok = cJSON_AddStringToObject(o, "error", error) != NULL;
+			ok = cJSON_AddStringToObject(o, "error", error) != NULL && jenc_add(o, "plan", cJSON_CreateNull());
 			if (!ok) {
 				cJSON_Delete(arr);
 				return NULL;
@@ -638,6 +638,9 @@ cJSON *jenc_targets(const enum target_kind *targets, const struct uop_result *rs
 		if (ok && isfinite(price))
 			ok = jenc_add_num(o, "price", price);
 		ok = ok && jenc_add_num(o, "solve_s", r->solve_s);
+		if (ok)
+			ok = jenc_add(o, "plan", r->best >= 0 ? jenc_plan(&r->cand, r->stage, r->strategy, &r->eval)
+			                                       : cJSON_CreateNull());
 		if (!ok) {
 			cJSON_Delete(arr);
 			return NULL;

@@ -75,7 +75,8 @@ int jenc_add_run_report(cJSON *obj, const struct uop_result *r, enum uop_space s
  * has no plan.  jenc_targets: the "targets" array, one object per
  * targets[i] / rs[i] (borrowed, n each): target, runtime, status
  * (optimal|feasible|infeasible), tpi_s, pp, microbatches, schedule, gap,
- * bound_s, price (when known) and solve_s; where errors (may be NULL) has a
+ * bound_s, price (when known), solve_s and plan (the plan document, null
+ * when none fits); where errors (may be NULL) has a
  * message for i, the target could not plan this model (its rs[i] is not
  * read): status "error" and error.  New (caller-owned), or NULL out of
  * memory.

@@ -116,11 +116,13 @@ S['PlanRequest'] = {'type': 'object', 'required': ['cluster', 'model', 'batch'],
                 'description': 'Runtime targets (docs/export.md): each plans only what that runtime executes, so its optimum exports. The result\'s plan is the first target\'s; with several, the unconstrained optimum (any) is planned too and result.targets prices each. Default: ["any"]. Not with space "uniform".'}}}
 S['TargetResult'] = {'type': 'object', 'required': ['target', 'runtime', 'status', 'solve_s'], 'properties': {
     'target': {'type': 'string', 'enum': ['any', 'megatron', 'deepspeed', 'galvatron']},
-    'runtime': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['optimal', 'feasible', 'infeasible']},
+    'runtime': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['optimal', 'feasible', 'infeasible', 'error']},
     'tpi_s': {'type': 'number'}, 'pp': {'type': 'integer'}, 'microbatches': {'type': 'integer'},
     'schedule': {'type': 'string', 'enum': ['gpipe', '1f1b'], 'description': 'The runtime\'s: Megatron-LM and DeepSpeed run 1f1b.'},
     'gap': {'type': 'number'}, 'bound_s': {'type': 'number'},
     'price': {'type': 'number', 'description': 'TPI over the unconstrained optimum\'s, minus 1; absent when either has no plan.'},
+    'plan': {'oneOf': [R('Plan'), {'type': 'null', 'description': 'No candidate fits, or the target could not plan the model.'}]},
+    'error': {'type': 'string', 'description': 'status "error": why the target could not plan this model (e.g. model.shape).'},
     'solve_s': {'type': 'number'}}}
 S['Candidate'] = {'type': 'object', 'properties': {
     'pp': {'type': 'integer'}, 'microbatches': {'type': 'integer'}, 'status': {'type': 'string'},
@@ -338,7 +340,9 @@ P['/v1/jobs/{id}/plan'] = {'get': op('exportPlan', 'The job\'s plan, exported', 
         'text/plain': {'schema': {'type': 'string'}}}},
     '400': rr('BadRequest'), '404': rr('NotFound'), '409': rr('Conflict'), '422': rr('Unprocessable')}, ['jobs'],
     params=[jobp, {'name': 'format', 'in': 'query', 'schema': {'type': 'string', 'enum': ['json', 'text', 'galvatron', 'megatron', 'deepspeed'], 'default': 'json'},
-                   'description': 'docs/export.md: each mapping, and what a target cannot express (422 naming the layer).'}])}
+                   'description': 'docs/export.md: each mapping, and what a target cannot express (422 naming the layer).'},
+            {'name': 'target', 'in': 'query', 'schema': {'type': 'string', 'enum': ['any', 'megatron', 'deepspeed', 'galvatron']},
+             'description': 'Which of the job\'s targets\' plans (result.targets[].plan): default the first (result.plan); 404 when the job did not plan that target.'}])}
 # browser clients (docs/http.md "CORS, ETags, query parameters", docs/jobs.md "Watching a job"):
 # an event stream, ?wait=, ETag/If-None-Match on reads, OPTIONS on every path, and
 # a 400 for a query parameter a route does not declare, on every operation

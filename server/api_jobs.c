@@ -568,10 +568,43 @@ void api_job_cancel(struct http_request *req, struct http_response *res)
 
 /* ---------------------------------------------------------------- GET /v1/jobs/{id}/plan */
 
+/*
+ * The plan of target tv (NULL: the first one's, result.plan) in a plan job's
+ * result: result.targets[i].plan when the job planned several, result.plan
+ * when tv is the one it planned; UNIAP_E_NOTFOUND when it planned no such
+ * target.  *pv is borrowed from result (may be a JSON null: nothing fits).
+ */
+static uniap_code api_target_plan(const cJSON *result, int64_t id, const char *tv, const cJSON **pv,
+                                  struct uniap_err *err)
+{
+	const cJSON *list = cJSON_GetObjectItemCaseSensitive(result, "targets"), *t, *own;
+	enum target_kind kind;
+
+	*pv = cJSON_GetObjectItemCaseSensitive(result, "plan");
+	if (!tv)
+		return UNIAP_OK;
+	if (target_parse(tv, &kind) != 0)
+		return err_set(err, UNIAP_E_ARG, "target: must be any, megatron, deepspeed or galvatron");
+	cJSON_ArrayForEach(t, list) {
+		const cJSON *name = cJSON_GetObjectItemCaseSensitive(t, "target");
+
+		if (cJSON_IsString(name) && strcmp(name->valuestring, tv) == 0) {
+			*pv = cJSON_GetObjectItemCaseSensitive(t, "plan");
+			return UNIAP_OK;
+		}
+	}
+	own = cJSON_GetObjectItemCaseSensitive(result, "target");
+	if ((cJSON_IsString(own) && strcmp(own->valuestring, tv) == 0) || (!own && kind == TARGET_ANY))
+		return UNIAP_OK;
+	return err_set(err, UNIAP_E_NOTFOUND, "target: job %lld did not plan for %s (POST /v1/plans with \"targets\")",
+	               (long long)id, tv);
+}
+
 void api_job_plan(struct http_request *req, struct http_response *res)
 {
 	const struct api_app *app = req->app;
 	const char *fv = http_request_query(req, "format");
+	const char *tv = http_request_query(req, "target");
 	enum exp_format fmt = EXP_JSON;
 	struct store_job job;
 	struct runner_request rq;
@@ -607,7 +640,8 @@ void api_job_plan(struct http_request *req, struct http_response *res)
 	}
 	if ((rc = jdec_parse(job.result, job.result_bytes, "result", &result, &err)) != UNIAP_OK)
 		goto out;
-	pv = cJSON_GetObjectItemCaseSensitive(result, "plan");
+	if ((rc = api_target_plan(result, id, tv, &pv, &err)) != UNIAP_OK)
+		goto out;
 	if (!cJSON_IsObject(pv)) {
 		rc = err_set(&err, UNIAP_E_INFEASIBLE, "job %lld: no plan fits the memory (see result.candidates)",
 		             (long long)id);

@@ -509,7 +509,7 @@ static void uniapd_whoami(struct http_request *req, struct http_response *res)
 	{"GET", "/v1/jobs/{id}", api_job_get, (A) | ROUTE_ETAG, "wait"},                   \
 	{"GET", "/v1/jobs/{id}/events", api_job_events, (A), NULL},                        \
 	{"DELETE", "/v1/jobs/{id}", api_job_cancel, (A), NULL},                            \
-	{"GET", "/v1/jobs/{id}/plan", api_job_plan, (A) | ROUTE_ETAG, "format"},
+	{"GET", "/v1/jobs/{id}/plan", api_job_plan, (A) | ROUTE_ETAG, "format target"},
 
 static const struct route uniapd_routes[] = {
 	UNIAPD_ROUTES(ROUTE_AUTH)

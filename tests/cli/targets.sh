@@ -128,6 +128,12 @@ for needle in '"target":"megatron"' '"targets":[{"target":"megatron","runtime":"
 	if grep -qF -- "$needle" "$tmp/job"; then ok; else bad "job-result: lacks $needle: $(head -c 400 "$tmp/job")"; fi
 done
 call job-export 200 "--tensor-model-parallel-size" GET "/v1/jobs/$id/plan?format=megatron" k
+# every target's plan is in the result and exports on its own
+call job-export-galvatron 200 '"pp_division"' GET "/v1/jobs/$id/plan?target=galvatron&format=galvatron" k
+call job-export-any 200 '"layers":' GET "/v1/jobs/$id/plan?target=any" k
+problem job-export-unplanned 404 'target: job' GET "/v1/jobs/$id/plan?target=deepspeed" k
+problem job-export-bad-target 400 'target: must be any, megatron, deepspeed or galvatron' GET "/v1/jobs/$id/plan?target=x" k
+if grep -qF '"plan":{"pp":' "$tmp/job"; then ok; else bad "job-result: targets[].plan missing"; fi
 problem bad-target 422 'body.targets[1]' POST /v1/plans k "$(printf '{"cluster":"enva","model":"bert-huge","batch":32,"targets":["galvatron","megatron-lm"]}' >"$tmp/b.json"; echo "$tmp/b.json")"
 problem twice-target 422 'given twice' POST /v1/plans k "$(printf '{"cluster":"enva","model":"bert-huge","batch":32,"targets":["any","any"]}' >"$tmp/b.json"; echo "$tmp/b.json")"
 problem empty-targets 422 'body.targets: must hold 1 to 4' POST /v1/plans k "$(printf '{"cluster":"enva","model":"bert-huge","batch":32,"targets":[]}' >"$tmp/b.json"; echo "$tmp/b.json")"
