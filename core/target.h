@@ -56,6 +56,7 @@ enum target_split {
 	TARGET_SPLIT_MEGATRON,   /* BLOCKS, and the middle stages hold equal counts (only the
 	                            first and last may differ) */
 	TARGET_SPLIT_DS_UNIFORM, /* DeepSpeed's partition_uniform over all layers */
+	TARGET_SPLIT_EQUAL,      /* layer u on stage u * pp / L: the uniform space's (uop.h), no runtime's */
 };
 
 struct target_rules {

@@ -871,107 +871,6 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
 	return rc;
 }
 
-/* The uniform space: every (pp, c, Megatron strategy) evaluated on an equal split. */
-static uniap_code uop_uniform(struct uop_run *run, const struct cluster_profile *cl,
-                              const struct model_profile *m, struct uniap_err *err)
-{
-	struct uop_result *out = run->out;
-	struct uop_candidate *grid = out->candidates;
-	size_t n_grid = out->n_candidates, i, cap = 0, L = m->n_layers;
-	int *stage = calloc(L, sizeof(*stage));
-	size_t *strat = calloc(L, sizeof(*strat));
-	uniap_code rc = UNIAP_OK;
-
-	out->candidates = NULL;
-	out->n_candidates = 0;
-	if (!stage || !strat) {
-		rc = err_set(err, UNIAP_E_NOMEM, "candidates: out of memory");
-		goto out;
-	}
-	for (i = 0; i < n_grid && rc == UNIAP_OK; i++) {
-		struct cost_options co = {
-			.batch = run->opts->batch, .pp = grid[i].pp, .microbatches = grid[i].microbatches,
-			.schedule = run->opts->schedule, .recompute = run->opts->recompute,
-			.filter = COST_FILTER_MEGATRON,
-		};
-		struct cost_candidate cand;
-		struct uniap_err berr;
-		size_t k, u, best_k = (size_t)-1;
-		double t0 = opt_clock_s();
-
-		if (uop_canceled(run->opts)) {
-			rc = err_set(err, UNIAP_E_CANCELED, "canceled");
-			break;
-		}
-		rc = cost_build(cl, m, &co, &cand, &berr);
-		if (rc == UNIAP_E_INFEASIBLE) {
-			rc = UNIAP_OK;
-			continue;
-		}
-		if (rc != UNIAP_OK) {
-			*err = berr;
-			break;
-		}
-		for (u = 0; u < L; u++)
-			stage[u] = (int)(u * (size_t)cand.pp / L);
-		for (k = 0; k < cost_k(&cand) && rc == UNIAP_OK; k++) {
-			struct uop_candidate *c;
-			struct plan_eval ev;
-
-			if (out->n_candidates == cap) {
-				size_t ncap = cap ? 2 * cap : 64;
-				struct uop_candidate *g = realloc(out->candidates, ncap * sizeof(*g));
-
-				if (!g) {
-					rc = err_set(err, UNIAP_E_NOMEM, "candidates: out of memory");
-					break;
-				}
-				out->candidates = g;
-				cap = ncap;
-			}
-			for (u = 0; u < L; u++)
-				strat[u] = k;
-			if ((rc = plan_evaluate(&cand, stage, strat, &ev, err)) != UNIAP_OK)
-				break;
-			c = &out->candidates[out->n_candidates++];
-			memset(c, 0, sizeof(*c));
-			c->pp = cand.pp;
-			c->microbatches = cand.microbatches;
-			c->method = "evaluate";
-			c->solve_s = opt_clock_s() - t0;
-			snprintf(c->strategy, sizeof(c->strategy), "%s", cand.strategies.items[k].name);
-			c->tpi_s = ev.valid && ev.fits ? ev.tpi_s : INFINITY;
-			c->bound_s = c->tpi_s;
-			snprintf(c->status, sizeof(c->status), "%s",
-			         ev.valid && ev.fits ? "evaluated" : "infeasible");
-			snprintf(c->note, sizeof(c->note), "%.*s", (int)sizeof(c->note) - 1, ev.reason);
-			if (ev.valid && ev.fits && ev.tpi_s < run->best_tpi) {
-				run->best_tpi = ev.tpi_s;
-				out->best = (long)out->n_candidates - 1;
-				best_k = k;
-			}
-			plan_eval_release(&ev);
-		}
-		if (best_k < cost_k(&cand)) {
-			/* this (pp, c) holds the new winner: keep its matrices */
-			cost_candidate_release(&out->cand);
-			out->cand = cand;
-			memcpy(out->stage, stage, L * sizeof(*stage));
-			for (u = 0; u < L; u++)
-				out->strategy[u] = best_k;
-		} else {
-			cost_candidate_release(&cand);
-		}
-		run->done++;
-		uop_progress(run);
-	}
-out:
-	free(grid);
-	free(stage);
-	free(strat);
-	return rc;
-}
-
 /*
  * The splits a one-strategy target allows for L layers on pp stages, one at a
  * time: *it starts at 0; each call writes the next split into stage and
@@ -983,11 +882,11 @@ static int uop_next_split(const struct target_rules *r, size_t L, int pp, size_t
 {
 	size_t u, n = L >= 2 ? L - 2 : 0, i = (*it)++;
 
-	if (pp == 1) {
+	if (pp == 1 || r->split == TARGET_SPLIT_EQUAL) {
 		if (i > 0)
 			return 0;
 		for (u = 0; u < L; u++)
-			stage[u] = 0;
+			stage[u] = (int)(u * (size_t)pp / L);
 		return 1;
 	}
 	if (r->split == TARGET_SPLIT_DS_UNIFORM) {
@@ -1040,17 +939,25 @@ static int uop_next_split(const struct target_rules *r, size_t L, int pp, size_t
 	}
 }
 
+/* The uniform space as one-strategy rules: one dp x tp for every layer, the equal split. */
+static const struct target_rules uop_uniform_rules = {
+	.kind = TARGET_ANY, .name = "uniform", .runtime = "the uniform space",
+	.source = "uop.h", .one_strategy = 1, .split = TARGET_SPLIT_EQUAL,
+};
+
 /*
- * A one-strategy target (Megatron-LM, DeepSpeed): every (pp, c) of the grid,
- * every strategy the runtime can place and every split it allows, evaluated
- * with the audit formula; one reported candidate per (pp, c, strategy), with
- * its best split.  Exact by enumeration.
+ * One strategy for every layer: a one-strategy target (Megatron-LM, DeepSpeed;
+ * r its rules, its dictionary filtered by cost_build) or the uniform space
+ * (r = &uop_uniform_rules, filter COST_FILTER_MEGATRON).  Every (pp, c) of
+ * the grid, every strategy of the dictionary and every split r allows,
+ * evaluated with the audit formula; one reported candidate per (pp, c,
+ * strategy), with its best split.  Exact by enumeration.
  */
 static uniap_code uop_one_strategy(struct uop_run *run, const struct cluster_profile *cl,
-                                   const struct model_profile *m, struct uniap_err *err)
+                                   const struct model_profile *m, const struct target_rules *r,
+                                   enum cost_filter filter, struct uniap_err *err)
 {
 	const struct uop_options *o = run->opts;
-	const struct target_rules *r = target_rules(o->target);
 	struct uop_result *out = run->out;
 	struct uop_candidate *grid = out->candidates;
 	size_t n_grid = out->n_candidates, i, cap = 0, L = m->n_layers;
@@ -1067,8 +974,7 @@ static uniap_code uop_one_strategy(struct uop_run *run, const struct cluster_pro
 	for (i = 0; i < n_grid && rc == UNIAP_OK; i++) {
 		struct cost_options co = {
 			.batch = o->batch, .pp = grid[i].pp, .microbatches = grid[i].microbatches,
-			.schedule = o->schedule, .recompute = o->recompute,
-			.filter = o->space == UOP_SPACE_INTER ? COST_FILTER_DP_ONLY : COST_FILTER_ALL,
+			.schedule = o->schedule, .recompute = o->recompute, .filter = filter,
 			.target = (int)o->target,
 		};
 		struct cost_candidate cand;
@@ -1140,8 +1046,10 @@ static uniap_code uop_one_strategy(struct uop_run *run, const struct cluster_pro
 					break;
 				char why[UOP_NOTE_MAX + PLAN_REASON_MAX];
 
-				snprintf(why, sizeof(why), "%zu split%s, none fits: %s", n_splits,
-				         n_splits == 1 ? "" : "s", ev.reason);
+				if (n_splits == 1)
+					snprintf(why, sizeof(why), "%s", ev.reason);
+				else
+					snprintf(why, sizeof(why), "%zu splits, none fits: %s", n_splits, ev.reason);
 				snprintf(c->note, sizeof(c->note), "%.*s", (int)sizeof(c->note) - 1, why);
 				plan_eval_release(&ev);
 			} else if (n_splits == 0) {
@@ -1224,9 +1132,10 @@ uniap_code uop_run(const struct cluster_profile *cluster, const struct model_pro
 		goto out;
 	}
 	if (opts->space == UOP_SPACE_UNIFORM) {
-		rc = uop_uniform(&run, cluster, model, err);
+		rc = uop_one_strategy(&run, cluster, model, &uop_uniform_rules, COST_FILTER_MEGATRON, err);
 	} else if (target_rules(opts->target)->one_strategy) {
-		rc = uop_one_strategy(&run, cluster, model, err);
+		rc = uop_one_strategy(&run, cluster, model, target_rules(opts->target),
+		                      opts->space == UOP_SPACE_INTER ? COST_FILTER_DP_ONLY : COST_FILTER_ALL, err);
 	} else {
 		int solve_inline = opts->inline_solve || UOP_FORCE_INLINE;
 
