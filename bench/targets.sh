@@ -29,13 +29,16 @@ row() {
 		case $? in
 		0) exports="$exports $t ok," ;;
 		3) exports="$exports $t none fits," ;;
-		*) exports="$exports $t REFUSED ($(head -c 80 "$tmp/xerr"))," ;;
+		*) if grep -q "model.shape" "$tmp/xerr"; then exports="$exports $t n/a (no model.shape),"
+		   else exports="$exports $t REFUSED ($(head -c 80 "$tmp/xerr")),"; fi ;;
 		esac
 	done
 	awk -v label="$label" -v exports="${exports%,}" '
 		/^  target / {
 			t = $2
 			if ($0 ~ /none fits/) { v[t] = "none fits"; next }
+			if ($0 ~ /: error: model.shape/) { v[t] = "n/a: the model has no shape"; next }
+			if ($0 ~ /: error: /) { e = $0; sub(/.*: error: /, "", e); v[t] = "error: " substr(e, 1, 60); next }
 			tpi = $0; sub(/.*: tpi /, "", tpi); sub(/ s.*/, "", tpi)
 			price = ""
 			if ($0 ~ / vs any/) { price = $0; sub(/.*s, /, "", price); sub(/ vs any.*/, "", price); price = " (" price ")" }

@@ -863,6 +863,8 @@ struct galv_arch {
 	long hidden[GALV_MAX_TYPES];
 	long heads[GALV_MAX_TYPES];
 	long seq[GALV_MAX_TYPES];
+	long vocab;      /* vocab_size; 0: the config gives none (then no model shape) */
+	long ffn_hidden; /* the MLP's inner size (BERT, GPT, Llama) */
 	char name[MODEL_MAX_NAME - 15]; /* the config's file name without ".json" (room for "-seq<S>") */
 };
 
@@ -1023,6 +1025,28 @@ static uniap_code galv_arch_read(const cJSON *cfg, const char *file, long seq_op
 				return rc;
 			a->hidden[1] = a->hidden[0];
 			a->heads[1] = a->heads[0];
+		}
+		/* what a runtime's launcher needs (model.shape): the vocabulary and the MLP size of
+		 * the language models; HuggingFace's defaults when absent (n_inner, intermediate_size:
+		 * 4h), Meta's Llama rule (2/3 of 4h rounded up to multiple_of, 256 by default) */
+		if (a->family == GALV_GPT || a->family == GALV_LLAMA || a->family == GALV_BERT) {
+			long mult = 256;
+
+			a->ffn_hidden = 4 * a->hidden[0];
+			if ((rc = galv_cfg_int(cfg, file, "vocab_size", 1, GALV_MAX_INT, 0, &a->vocab, err)) != UNIAP_OK ||
+			    (a->family == GALV_GPT &&
+			     (rc = galv_cfg_int(cfg, file, "n_inner", 1, GALV_MAX_INT, 0, &a->ffn_hidden, err)) != UNIAP_OK) ||
+			    (a->family == GALV_BERT &&
+			     (rc = galv_cfg_int(cfg, file, "intermediate_size", 1, GALV_MAX_INT, 0, &a->ffn_hidden, err)) !=
+			             UNIAP_OK) ||
+			    (a->family == GALV_LLAMA &&
+			     (rc = galv_cfg_int(cfg, file, "multiple_of", 1, 1000000, 0, &mult, err)) != UNIAP_OK))
+				return rc;
+			if (a->family == GALV_LLAMA) {
+				long f = 2 * (4 * a->hidden[0]) / 3;
+
+				a->ffn_hidden = mult * ((f + mult - 1) / mult);
+			}
 		}
 		if (seq_opt)
 			seq = seq_opt;
@@ -1940,6 +1964,23 @@ static cJSON *galv_model_doc(const struct galv_model_parts *mp)
 	ok = ok && galv_add_layer(layers, "head", "head", 0);
 	if (ok && a->family == GALV_T5)
 		ok = galv_t5_edges(graph, a);
+	if (ok && a->vocab > 0 && a->hidden[0] % a->heads[0] == 0) {
+		/* model.shape (schema/model.schema.json): GPT-2 (HuggingFace), Llama (Meta) and BERT */
+		cJSON *sh = cJSON_AddObjectToObject(doc, "shape");
+		int llama = a->family == GALV_LLAMA;
+
+		ok = sh && cJSON_AddBoolToObject(sh, "encoder", a->family == GALV_BERT) &&
+		     cJSON_AddNumberToObject(sh, "layers", (double)a->layers[0]) &&
+		     cJSON_AddNumberToObject(sh, "hidden", (double)a->hidden[0]) &&
+		     cJSON_AddNumberToObject(sh, "heads", (double)a->heads[0]) &&
+		     cJSON_AddNumberToObject(sh, "ffn_hidden", (double)a->ffn_hidden) &&
+		     cJSON_AddNumberToObject(sh, "seq_len", (double)a->seq[0]) &&
+		     cJSON_AddNumberToObject(sh, "vocab", (double)a->vocab) &&
+		     cJSON_AddStringToObject(sh, "mlp", llama ? "swiglu" : "gelu") &&
+		     cJSON_AddStringToObject(sh, "norm", llama ? "rmsnorm" : "layernorm") &&
+		     cJSON_AddStringToObject(sh, "positions", llama ? "rotary" : "learned") &&
+		     cJSON_AddBoolToObject(sh, "biases", !llama) && cJSON_AddBoolToObject(sh, "tied_embeddings", !llama);
+	}
 	if (!ok) {
 		cJSON_Delete(doc);
 		return NULL;

@@ -70,6 +70,11 @@ check fit-gpt 0 "alpha 1.60734 ms + beta 3.9081 ms/sample, max residual 3.62 %" 
 	--model-dir "$MD/gpt_hf" --config "$MD/gpt_hf/gpt-6.7b.json"
 check fit-gpt-doc 0 '"forward_fixed_s":0.0016073' -- "$UNIAP" import galvatron \
 	--model-dir "$MD/gpt_hf" --config "$MD/gpt_hf/gpt-6.7b.json" --quiet
+# the language models carry the shape a launcher needs (model.shape: the Megatron-LM export)
+check shape-gpt 0 '"shape":{"encoder":false,"layers":32,"hidden":4096,"heads":32,"ffn_hidden":16384,"seq_len":2048,"vocab":50257,"mlp":"gelu"' -- \
+	"$UNIAP" import galvatron --model-dir "$MD/gpt_hf" --config "$MD/gpt_hf/gpt-6.7b.json" --quiet
+check shape-llama 0 '"ffn_hidden":11008,"seq_len":2048,"vocab":32000,"mlp":"swiglu","norm":"rmsnorm","positions":"rotary","biases":false,"tied_embeddings":false' -- \
+	"$UNIAP" import galvatron --model-dir "$MD/llama_hf" --config "$MD/llama_hf/llama-7b.json" --quiet
 check fit-llama-bsz 0 "from layertype_0_bsz4 = 5.27249 ms per sample (one batch size: no fixed time)" -- \
 	"$UNIAP" import galvatron --model-dir "$MD/llama_hf" --config "$MD/llama_hf/llama-7b.json" --profile-bsz 4
 
