@@ -538,6 +538,10 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 		out->inflight[i] = opt->schedule == COST_1F1B && behind < out->microbatches
 			? behind : out->microbatches;
 	}
+	/* no pipeline: the micro-batches are gradient accumulation, each one's forward and
+	 * backward done before the next starts, under either schedule (docs/cost-model.md) */
+	if (out->pp == 1)
+		out->inflight[0] = 1;
 
 	/* layer costs depend on the layer type only: price each type once */
 	type_time = calloc(model->n_types * K, sizeof(double));

@@ -79,7 +79,7 @@ struct uop_memo_ops {
 };
 
 /* Bumped whenever the cost model or the memo layout changes: part of every cache key. */
-#define UOP_MEMO_FORMAT 3 /* 3: latency, contention, efficiency curve, honest memory */
+#define UOP_MEMO_FORMAT 4 /* 4: one micro-batch in flight without a pipeline; 3: latency, contention, efficiency curve, honest memory */
 
 /* Progress: candidates done of total, best TPI so far (INFINITY: none). */
 typedef void (*uop_progress_fn)(void *ctx, size_t done, size_t total, double best_tpi_s);
