@@ -603,7 +603,9 @@ static long http_do(unsigned short port, const char *method, const char *path, c
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, f);
 	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(c, CURLOPT_HEADERDATA, f);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 5000L);
+	/* generous: a loaded machine (a sanitizer, a fresh-machine chroot beside other work) can
+	 * take seconds to answer; a 30 s wait must end by its change, not by the client's patience */
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 60000L);
 	curl_easy_setopt(c, CURLOPT_NOPROXY, "*");
 	if (strcmp(method, "HEAD") == 0)
 		curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
