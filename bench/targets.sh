@@ -54,11 +54,9 @@ row() {
 
 echo "| scenario | any (unconstrained) | galvatron | megatron | deepspeed | exports |"
 echo "|---|---|---|---|---|---|"
-for s in "enva bert-huge 32" "enva t5-large 16" "enva vit-huge 128" "enva swin-huge 128" \
-	"envb-8 bert-huge 16" "envb-8 t5-large 8" "envb-8 vit-huge 64" "envb-8 swin-huge 32" \
-	"envc llama-7b 8" "envd-32 llama-7b 8" "envd-32 llama-13b 4"; do
-	set -- $s
-	row "$1 $2 B=$3" --cluster "$1" --model "$2" --batch "$3"
+. bench/scenarios.inc
+printf '%s\n' "$PAPER_SCENARIOS" | while read -r cl mo b; do
+	row "$cl $mo B=$b" --cluster "$cl" --model "$mo" --batch "$b" </dev/null
 done
 
 if [ ! -d "$FIX" ]; then
