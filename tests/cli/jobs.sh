@@ -161,9 +161,10 @@ if wait_job "$jm" "$A" "succeeded failed canceled" 100 && [ "$(jst "$tmp/job")" 
 problem plan-mixed-megatron 422 "megatron" GET "/v1/jobs/$jm/plan?format=megatron" "$A"
 call plan-mixed-text 200 "tp4.fsdp2" GET "/v1/jobs/$jm/plan?format=text" "$A"
 problem plan-bad-format 400 'format' GET "/v1/jobs/$j1/plan?format=xml" "$A"
-# nothing fits (Llama-7B, batch 512 on 32 A100s): succeeded with no plan, every
-# candidate says why; its plan is 422 infeasible in any format
-printf '{"cluster":"dgx-a100-x4","model":"llama-7b","batch":512}' >"$tmp/nofit.json"
+# nothing fits (GPT-3 175B, batch 512 on 32 A100s: its model states alone, 2.8 TB, exceed
+# 32 x 80 GB even fully sharded): succeeded with no plan, every candidate says why; its
+# plan is 422 infeasible in any format
+printf '{"cluster":"dgx-a100-x4","model":"gpt3-175b","batch":512}' >"$tmp/nofit.json"
 submit nofit-submit "$A" "$tmp/nofit.json"
 jn=$jobid
 if wait_job "$jn" "$A" "succeeded failed canceled" 100 && [ "$(jst "$tmp/job")" = succeeded ] &&
