@@ -61,9 +61,9 @@ if grep -q -- "--fp16\|--swiglu" "$tmp/out"; then echo "FAIL megatron-bert-flags
 # a model without its shape: the megatron target and export say which field, and the other
 # targets of the same run stand
 check megatron-no-shape 1 "model.shape: megatron-lm builds the model from its shape" -- "$UNIAP" plan \
-	--cluster enva --model t5-large --batch 16 --threads 2 --time-limit 5 --quiet --target megatron
+	--cluster enva --model vit-huge --batch 16 --threads 2 --time-limit 5 --quiet --target megatron
 check megatron-no-shape-others 0 "target megatron (megatron-lm): error: model.shape" -- "$UNIAP" plan \
-	--cluster enva --model t5-large --batch 16 --threads 2 --time-limit 5 --quiet --target galvatron,megatron --format text
+	--cluster enva --model vit-huge --batch 16 --threads 2 --time-limit 5 --quiet --target galvatron,megatron --format text
 # documents carry the shape; it is checked, and never given with an architecture
 check shape-doc 0 '"shape":{"encoder":false,"layers":32,"hidden":4096,"heads":32,"kv_heads":32' -- "$UNIAP" catalog show llama-7b
 sed 's/"kv_heads":32/"kv_heads":7/' "$tmp/out" >"$tmp/bad-shape.json"
