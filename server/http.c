@@ -42,6 +42,7 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -1348,9 +1349,13 @@ void http_server_stop(struct http_server *srv, unsigned grace_ms)
 	if (!srv || srv->stopped)
 		return;
 	srv->stopped = 1;
+	/* no new connections from now: the listening socket stops listening (shutdown on a
+	 * listening socket: Linux refuses new connects), but it is closed only after
+	 * MHD_stop_daemon, because MHD's threads drop it from their polling sets with some
+	 * delay (libmicrohttpd's manual, MHD_quiesce_daemon); closing it under them raced */
 	fd = MHD_quiesce_daemon(srv->daemon);
 	if (fd != MHD_INVALID_SOCKET)
-		close(fd);
+		shutdown(fd, SHUT_RDWR);
 	/* waiting requests answer and streams end now, not at the end of the grace */
 	pthread_mutex_lock(&srv->park_mu);
 	atomic_store(&srv->stopping, 1);
@@ -1365,6 +1370,8 @@ void http_server_stop(struct http_server *srv, unsigned grace_ms)
 	http_watch_stop(srv);
 	MHD_stop_daemon(srv->daemon);
 	srv->daemon = NULL;
+	if (fd != MHD_INVALID_SOCKET)
+		close(fd);
 }
 
 void http_server_free(struct http_server *srv)
