@@ -198,6 +198,9 @@ int cli_common_option(struct cli_common *c, int opt, const char *arg, struct uni
 	case CLI_OPT_RECOMPUTE:
 		c->recompute = 1;
 		return 1;
+	case CLI_OPT_ZERO:
+		c->zero = 1;
+		return 1;
 	case CLI_OPT_PRETTY:
 		c->pretty = 1;
 		return 1;

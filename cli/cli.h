@@ -59,6 +59,7 @@ enum {
 	CLI_OPT_BATCH,
 	CLI_OPT_SCHEDULE,
 	CLI_OPT_RECOMPUTE,
+	CLI_OPT_ZERO,
 	CLI_OPT_PRETTY,
 	CLI_OPT_HELP,
 	CLI_OPT_MEMORY_MARGIN,
@@ -70,6 +71,7 @@ struct cli_common {
 	long batch;              /* 0 = not given */
 	enum cost_schedule schedule;
 	int recompute;
+	int zero;                /* --zero: offer ZeRO-1/2 variants of replicated strategies */
 	int pretty;
 	int help;
 	int has_memory_margin;   /* --memory-margin given: overrides the cluster's memory_margin */
@@ -84,6 +86,7 @@ struct cli_common {
 	{ "batch", required_argument, NULL, CLI_OPT_BATCH }, \
 	{ "schedule", required_argument, NULL, CLI_OPT_SCHEDULE }, \
 	{ "recompute", no_argument, NULL, CLI_OPT_RECOMPUTE }, \
+	{ "zero", no_argument, NULL, CLI_OPT_ZERO }, \
 	{ "pretty", no_argument, NULL, CLI_OPT_PRETTY }, \
 	{ "help", no_argument, NULL, CLI_OPT_HELP }, \
 	{ "memory-margin", required_argument, NULL, CLI_OPT_MEMORY_MARGIN }

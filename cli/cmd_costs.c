@@ -13,7 +13,7 @@
 
 static const char costs_usage[] =
 	"usage: uniap costs --cluster FILE --model FILE --batch B --pp P --microbatches C\n"
-	"                   [--schedule gpipe|1f1b] [--recompute] [--memory-margin F]\n"
+	"                   [--schedule gpipe|1f1b] [--recompute] [--zero] [--memory-margin F]\n"
 	"                   [--space unified|inter|intra|uniform] [--target T] [--pretty]\n"
 	"\n"
 	"Prints the cost matrices of one candidate (pipeline degree P, C micro-batches\n"
@@ -34,6 +34,7 @@ static const char costs_usage[] =
 	"  --microbatches C    micro-batches per iteration (divides B)\n"
 	"  --schedule S        gpipe (default) or 1f1b: activations held per stage\n"
 	"  --recompute         add activation-checkpointing variants of every strategy\n"
+	"  --zero              add ZeRO-1 and ZeRO-2 variants of every replicated strategy\n"
 	"  --memory-margin F   fraction of device memory kept free, 0..0.5 (default: the\n"
 	"                      cluster's device.memory_margin, itself 0.02 by default)\n"
 	"  --space S           the search space of `uniap plan --space S`: its dictionary\n"
@@ -105,7 +106,7 @@ int cli_cmd_costs(int argc, char **argv)
 	{
 		struct cost_options o = {
 			.batch = common.batch, .pp = (int)pp, .microbatches = micro,
-			.schedule = target_schedule(target, common.schedule), .recompute = common.recompute,
+			.schedule = target_schedule(target, common.schedule), .recompute = common.recompute, .zero = common.zero,
 			.filter = space == UOP_SPACE_INTER ? COST_FILTER_DP_ONLY
 			        : space == UOP_SPACE_UNIFORM ? COST_FILTER_MEGATRON : COST_FILTER_ALL,
 			.target = (int)target,

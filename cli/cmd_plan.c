@@ -19,7 +19,7 @@
 static const char plan_usage[] =
 	"usage: uniap plan --cluster FILE --model FILE --batch B [--schedule gpipe|1f1b]\n"
 	"                  [--space unified|inter|intra|uniform] [--threads N]\n"
-	"                  [--time-limit S] [--gap G] [--early-stop] [--recompute]\n"
+	"                  [--time-limit S] [--gap G] [--early-stop] [--recompute] [--zero]\n"
 	"                  [--memory-margin F] [--target T[,T...]]\n"
 	"                  [--format json|text|galvatron|megatron|deepspeed] [--pretty] [--quiet]\n"
 	"\n"
@@ -46,6 +46,8 @@ static const char plan_usage[] =
 	"                   unconstrained one (planned too); the first is the plan printed\n"
 	"  --schedule S     gpipe (default) or 1f1b\n"
 	"  --recompute      allow activation checkpointing per layer\n"
+	"  --zero           allow ZeRO-1 and ZeRO-2 (optimizer states, and gradients, sharded\n"
+	"                   over the data-parallel ranks) per replicated layer\n"
 	"  --memory-margin F  fraction of device memory no plan may use, 0..0.5 (default:\n"
 	"                   the cluster's device.memory_margin, itself 0.02 by default)\n"
 	"  --format F       json (default): the plan document; text: a summary for people;\n"
@@ -270,6 +272,7 @@ int cli_cmd_plan(int argc, char **argv)
 	o.batch = common.batch;
 	o.schedule = common.schedule;
 	o.recompute = common.recompute;
+	o.zero = common.zero;
 	memset(rs, 0, sizeof(rs));
 	if (n_targets == 0)
 		targets[n_targets++] = TARGET_ANY;

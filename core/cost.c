@@ -236,6 +236,20 @@ static double cost_optimizer_bytes_per_param(const struct model_profile *m)
 	return m->precision == MODEL_MIXED ? b + 2 : b;
 }
 
+/*
+ * Bytes per parameter of the optimizer's own states, which ZeRO-1 shards
+ * (docs/cost-model.md, "ZeRO"): Adam's two moments, SGD's momentum, and with
+ * mixed precision the fp32 master copy.  Never more than the model states.
+ */
+static double cost_optimizer_state_bytes(const struct model_profile *m)
+{
+	double fp32 = m->optimizer == MODEL_SGD ? 0 : m->optimizer == MODEL_SGD_MOMENTUM ? 4 : 8;
+	double o = m->precision == MODEL_MIXED ? fp32 + 4 : fp32;
+	double all = model_c_dtype(m) * model_param_elem_bytes(m);
+
+	return o < all ? o : all;
+}
+
 /* Time A of one layer type under one strategy, per micro-batch (§Layer time). */
 static double cost_layer_time(const struct cluster_profile *c, const struct model_profile *m,
                               const struct model_layer_type *t, const struct strategy *s,
@@ -254,16 +268,31 @@ static double cost_layer_time(const struct cluster_profile *c, const struct mode
 	                                  s->stride[STRATEGY_FSDP], D, pp);
 	double scatter = cost_collective_s(c, CLUSTER_REDUCE_SCATTER, param_bytes / tp, fs,
 	                                   s->stride[STRATEGY_FSDP], D, pp);
-	double grad_sync = cost_collective_s(c, CLUSTER_ALLREDUCE, param_bytes / ((double)tp * fs), dp,
-	                                     s->stride[STRATEGY_DP], D, pp) / (double)microbatches;
-	double step = c->memory_bandwidth_bytes_per_s > 0
-		? t->parameters / ((double)tp * fs) * cost_optimizer_bytes_per_param(m) /
+	double grad_sync, step, forward, recompute, backward;
+
+	if (s->zero == 0) {
+		/* one all-reduce of the gradients per iteration */
+		grad_sync = cost_collective_s(c, CLUSTER_ALLREDUCE, param_bytes / ((double)tp * fs), dp,
+		                              s->stride[STRATEGY_DP], D, pp) / (double)microbatches;
+	} else {
+		/* ZeRO-1/2 (§ZeRO): the all-reduce split in its halves, the gradients
+		 * reduce-scattered (ZeRO-2: after every micro-batch, as DeepSpeed's
+		 * stage 2 does) and the updated parameters all-gathered once */
+		double rs = cost_collective_s(c, CLUSTER_REDUCE_SCATTER, param_bytes / tp, dp,
+		                              s->stride[STRATEGY_DP], D, pp);
+		double ag = cost_collective_s(c, CLUSTER_ALLGATHER, param_bytes / tp, dp,
+		                              s->stride[STRATEGY_DP], D, pp);
+
+		grad_sync = (s->zero == 2 ? rs : rs / (double)microbatches) + ag / (double)microbatches;
+	}
+	/* the optimizer step updates the rank's shard of the optimizer states */
+	step = c->memory_bandwidth_bytes_per_s > 0
+		? t->parameters / ((double)tp * fs * (s->zero ? dp : 1)) * cost_optimizer_bytes_per_param(m) /
 		  c->memory_bandwidth_bytes_per_s / (double)microbatches
 		: 0;
-	double forward = cost_overlap_s(fwd, gather, ccoc) + tp_pass;
-	double recompute = s->recompute ? forward : 0;
-	double backward = cost_overlap_s(2 * fwd, gather + scatter + grad_sync, ccoc) + tp_pass;
-
+	forward = cost_overlap_s(fwd, gather, ccoc) + tp_pass;
+	recompute = s->recompute ? forward : 0;
+	backward = cost_overlap_s(2 * fwd, gather + scatter + grad_sync, ccoc) + tp_pass;
 	return forward + recompute + backward + step;
 }
 
@@ -401,12 +430,24 @@ double cost_plan_memory_limit(const struct cluster_profile *cluster, const struc
 	                                                      cand->microbatches));
 }
 
-/* Model states of one layer of type t under s (§Memory): c_dtype * P * e / (tp * fsdp). */
+/*
+ * Model states of one layer of type t under s (§Memory): c_dtype * P * e /
+ * (tp * fsdp); under ZeRO-1 the optimizer's states, under ZeRO-2 also the
+ * gradients, divided by dp (§ZeRO).
+ */
 static double cost_states_bytes(const struct model_profile *m, const struct model_layer_type *t,
                                 const struct strategy *s)
 {
-	return model_c_dtype(m) * t->parameters * model_param_elem_bytes(m) /
-	       ((double)s->degree[STRATEGY_TP] * s->degree[STRATEGY_FSDP]);
+	double e = model_param_elem_bytes(m), all = model_c_dtype(m) * e, opt, grad, per_param;
+
+	if (s->zero == 0)
+		return all * t->parameters / ((double)s->degree[STRATEGY_TP] * s->degree[STRATEGY_FSDP]);
+	opt = cost_optimizer_state_bytes(m);
+	grad = all - opt - e > 0 ? all - opt - e : 0; /* what is left after the parameter itself */
+	per_param = all - opt + opt / s->degree[STRATEGY_DP];
+	if (s->zero >= 2)
+		per_param -= grad - grad / s->degree[STRATEGY_DP];
+	return per_param * t->parameters / s->degree[STRATEGY_TP];
 }
 
 /* FSDP under gradient accumulation keeps the layer's gradient unsharded
@@ -513,7 +554,9 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 	out->microbatches = opt->microbatches;
 	out->microbatch_size = opt->batch / opt->microbatches;
 	out->schedule = opt->schedule;
-	rc = strategy_enumerate(cluster, opt->pp, opt->recompute, &out->strategies, err);
+	rc = strategy_enumerate(cluster, opt->pp,
+	                        (opt->recompute ? STRATEGY_WITH_RECOMPUTE : 0) | (opt->zero ? STRATEGY_WITH_ZERO : 0),
+	                        &out->strategies, err);
 	if (rc != UNIAP_OK)
 		goto out;
 	cost_filter_strategies(&out->strategies, out->microbatch_size, opt->filter, opt->target);

@@ -57,6 +57,7 @@ struct cost_options {
 	long microbatches;      /* c, divides batch */
 	enum cost_schedule schedule;
 	int recompute;          /* add activation-checkpointing variants */
+	int zero;               /* add ZeRO-1 and ZeRO-2 variants of replicated strategies */
 	enum cost_filter filter;
 	int target;             /* enum target_kind (target.h); 0 (any): no runtime's rules */
 };

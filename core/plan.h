@@ -54,12 +54,17 @@ struct plan_doc {
 	int *stage;             /* owned, [n_layers] */
 	char **strategy_names;  /* owned, [n_layers] */
 	int *recompute;         /* owned, [n_layers]: the plan's recompute flag per layer */
+	int *zero;              /* owned, [n_layers] or NULL (all 0): the ZeRO stage per layer */
 };
 
 void plan_doc_release(struct plan_doc *p);
 
 /* 1 if any layer of p (borrowed) uses activation checkpointing. */
 int plan_doc_recompute(const struct plan_doc *p);
+
+/* 1 if any layer of p (borrowed) uses ZeRO-1 or ZeRO-2 (its zero field, or
+ * a "+z" strategy name): its dictionary needs the ZeRO variants. */
+int plan_doc_zero(const struct plan_doc *p);
 
 /*
  * Checks that the plan p fits the candidate cand built for it (same pp,

@@ -23,5 +23,6 @@ void plan_doc_release(struct plan_doc *p)
 	free(p->strategy_names);
 	free(p->stage);
 	free(p->recompute);
+	free(p->zero);
 	memset(p, 0, sizeof(*p));
 }

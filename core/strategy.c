@@ -79,7 +79,7 @@ int strategy_group_level(const struct cluster_profile *c, int size, int stride, 
 /* Appends one strategy built from degrees and an inner-to-outer order. */
 static void strategy_fill(struct strategy *s, const struct cluster_profile *c, int pp,
                           int stage_devices, const int degree[STRATEGY_DIMS], const int *order,
-                          int n_order, int recompute)
+                          int n_order, int recompute, int zero)
 {
 	int j, stride = 1;
 	size_t len = 0;
@@ -92,6 +92,7 @@ static void strategy_fill(struct strategy *s, const struct cluster_profile *c, i
 	}
 	s->n_order = n_order;
 	s->recompute = recompute;
+	s->zero = zero;
 	for (j = 0; j < n_order; j++) {
 		int d = order[j];
 
@@ -104,6 +105,8 @@ static void strategy_fill(struct strategy *s, const struct cluster_profile *c, i
 	}
 	if (n_order == 0)
 		len = (size_t)snprintf(s->name, sizeof(s->name), "single");
+	if (zero)
+		len += (size_t)snprintf(s->name + len, sizeof(s->name) - len, "+z%d", zero);
 	if (recompute)
 		snprintf(s->name + len, sizeof(s->name) - len, "+rc");
 }
@@ -127,11 +130,11 @@ static int strategy_next_perm(int *a, int n)
 	return 1;
 }
 
-uniap_code strategy_enumerate(const struct cluster_profile *c, int pp, int recompute,
+uniap_code strategy_enumerate(const struct cluster_profile *c, int pp, int with,
                               struct strategy_set *out, struct uniap_err *err)
 {
-	int n = cluster_devices(c);
-	int D, dp, tp, rc;
+	int n = cluster_devices(c), recompute = with & STRATEGY_WITH_RECOMPUTE;
+	int D, dp, tp, rc, z;
 	size_t cap = 64;
 
 	memset(out, 0, sizeof(*out));
@@ -161,26 +164,32 @@ uniap_code strategy_enumerate(const struct cluster_profile *c, int pp, int recom
 					if (degree[d] > 1)
 						order[n_order++] = d;
 				do {
-					if (out->count == cap) {
-						struct strategy *grown;
+					/* ZeRO-1/2 shard over a dp group; fsdp is stage 3 already */
+					int zmax = (with & STRATEGY_WITH_ZERO) && dp > 1 && degree[STRATEGY_FSDP] == 1
+						? 2 : 0;
 
-						if (cap >= STRATEGY_MAX_COUNT) {
-							strategy_set_release(out);
-							return err_set(err, UNIAP_E_LIMIT,
-							               "strategy dictionary: more than %d strategies",
-							               STRATEGY_MAX_COUNT);
+					for (z = 0; z <= zmax; z++) {
+						if (out->count == cap) {
+							struct strategy *grown;
+
+							if (cap >= STRATEGY_MAX_COUNT) {
+								strategy_set_release(out);
+								return err_set(err, UNIAP_E_LIMIT,
+								               "strategy dictionary: more than %d strategies",
+								               STRATEGY_MAX_COUNT);
+							}
+							grown = realloc(out->items, 2 * cap * sizeof(*grown));
+							if (!grown) {
+								strategy_set_release(out);
+								return err_set(err, UNIAP_E_NOMEM,
+								               "strategy dictionary: out of memory");
+							}
+							out->items = grown;
+							cap *= 2;
 						}
-						grown = realloc(out->items, 2 * cap * sizeof(*grown));
-						if (!grown) {
-							strategy_set_release(out);
-							return err_set(err, UNIAP_E_NOMEM,
-							               "strategy dictionary: out of memory");
-						}
-						out->items = grown;
-						cap *= 2;
+						strategy_fill(&out->items[out->count++], c, pp, D, degree, order,
+						              n_order, rc, z);
 					}
-					strategy_fill(&out->items[out->count++], c, pp, D, degree, order,
-					              n_order, rc);
 				} while (strategy_next_perm(order, n_order));
 			}
 		}

@@ -8,7 +8,11 @@
  * inner (consecutive ranks) to outer, so "tp2.dp2" (tp groups {0,1},{2,3}, dp
  * groups {0,2},{1,3}) and "dp2.tp2" (its mirror) are different strategies.
  * Degrees of 1 are left out of the order.  With recompute, each strategy also
- * exists with per-layer activation checkpointing ("+rc").
+ * exists with per-layer activation checkpointing ("+rc").  With ZeRO
+ * variants, each strategy that replicates (dp > 1, no fsdp) also exists with
+ * its optimizer states sharded over the dp group (ZeRO-1, "+z1": Megatron-LM's
+ * distributed optimizer) and with its gradients sharded too (ZeRO-2, "+z2");
+ * fsdp is ZeRO-3.
  *
  * Never: costs here (cost.c prices strategies), no I/O.
  */
@@ -38,6 +42,9 @@ struct strategy {
 	int level[STRATEGY_DIMS];     /* smallest hierarchy level holding every group of the dim
 	                                 in every stage; -1 for unused dims */
 	int recompute;                /* activation checkpointing on */
+	int zero;                     /* 0 plain replicas; 1 or 2: the ZeRO stage sharding the
+	                                 optimizer states (1) and gradients (2) over dp; only
+	                                 with dp > 1 and fsdp 1 (fsdp is stage 3) */
 	char name[STRATEGY_NAME_MAX]; /* e.g. "tp2.dp4", "fsdp8+rc", "single" */
 };
 
@@ -54,13 +61,19 @@ int strategy_batch_width(const struct strategy *s);
 /* Name of a dimension: "dp", "tp", "fsdp". */
 const char *strategy_dim_name(enum strategy_dim d);
 
+/* What strategy_enumerate() adds to the plain dictionary (bits). */
+#define STRATEGY_WITH_RECOMPUTE 1 /* "+rc" variants */
+#define STRATEGY_WITH_ZERO 2      /* "+z1" and "+z2" variants of replicated strategies */
+
 /*
  * Builds the dictionary for pp stages of the (validated, borrowed) cluster,
- * with recompute variants when recompute != 0.  pp must divide the device
- * count.  Order: by recompute, then by the degree tuple, then by placement;
- * deterministic.  On success the caller owns *out (strategy_set_release()).
+ * with the variants `with` asks for (STRATEGY_WITH_* bits).  pp must divide
+ * the device count.  Order: by recompute, then by the degree tuple, then by
+ * placement, then by ZeRO stage; deterministic (without variants, the same
+ * dictionary as before variants existed).  On success the caller owns *out
+ * (strategy_set_release()).
  */
-uniap_code strategy_enumerate(const struct cluster_profile *c, int pp, int recompute,
+uniap_code strategy_enumerate(const struct cluster_profile *c, int pp, int with,
                               struct strategy_set *out, struct uniap_err *err);
 
 /* Index of the strategy named name in set, or -1. */

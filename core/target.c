@@ -26,12 +26,15 @@
  * layers, vtp and embed_sdp for the embedding and head, pipeline_type gpipe
  * or pipedream_flush).
  */
+#define ZERO(z) (1u << (z))
+
 static const struct target_rules target_table[TARGET_COUNT] = {
 	[TARGET_ANY] = {
 		.kind = TARGET_ANY, .name = "any", .runtime = "any runtime",
 		.source = "the planner's own search space",
 		.schedules = SCHED(COST_GPIPE) | SCHED(COST_1F1B), .schedule_default = COST_GPIPE,
 		.fsdp = 1, .dp_with_fsdp = 1, .fsdp_with_pp = 1, .fsdp_with_tp = 1,
+		.zero_stages = ZERO(1) | ZERO(2), .zero2_with_pp = 1,
 		.split = TARGET_SPLIT_ANY,
 	},
 	[TARGET_MEGATRON] = {
@@ -39,6 +42,7 @@ static const struct target_rules target_table[TARGET_COUNT] = {
 		.source = "Megatron-LM core_v0.15.3, megatron/training/arguments.py",
 		.schedules = SCHED(COST_1F1B), .schedule_default = COST_1F1B,
 		.one_strategy = 1, .tp_consecutive = 1, .needs_blocks = 1, .microbatch_per_rank = 1,
+		.zero_stages = ZERO(1), /* --use-distributed-optimizer */
 		.needs_shape = 1, .split = TARGET_SPLIT_MEGATRON,
 	},
 	[TARGET_DEEPSPEED] = {
@@ -46,6 +50,7 @@ static const struct target_rules target_table[TARGET_COUNT] = {
 		.source = "DeepSpeed 0.14, deepspeed/runtime/pipe/module.py and runtime/utils.py",
 		.schedules = SCHED(COST_1F1B), .schedule_default = COST_1F1B,
 		.one_strategy = 1, .fsdp = 1, .tp_consecutive = 1, .microbatch_per_rank = 1,
+		.zero_stages = ZERO(1) | ZERO(2), /* zero_optimization.stage */
 		.split = TARGET_SPLIT_DS_UNIFORM,
 	},
 	[TARGET_GALVATRON] = {
@@ -53,6 +58,7 @@ static const struct target_rules target_table[TARGET_COUNT] = {
 		.source = "Galvatron 2.4.0, galvatron/core/arguments.py and its strategy configs",
 		.schedules = SCHED(COST_GPIPE) | SCHED(COST_1F1B), .schedule_default = COST_GPIPE,
 		.fsdp = 1, .fsdp_with_pp = 1, .fsdp_with_tp = 1, .ends_tied = 1, .needs_blocks = 1,
+		.zero_stages = ZERO(2), .zero2_with_pp = 1, .one_dp_type = 1, /* --default_dp_type zero2 */
 		.split = TARGET_SPLIT_BLOCKS,
 	},
 };
@@ -94,6 +100,12 @@ static int target_tp_consecutive(const struct strategy *s)
 	return s->degree[STRATEGY_TP] == 1 || strategy_batch_width(s) == 1 || s->stride[STRATEGY_TP] == 1;
 }
 
+/* A layer that replicates its states over dp (dp > 1, no fsdp): the ones a ZeRO-1/2 stage applies to. */
+static int target_replicated(const struct strategy *s)
+{
+	return s->degree[STRATEGY_DP] > 1 && s->degree[STRATEGY_FSDP] == 1;
+}
+
 /* The reason s breaks a per-layer rule of r (NULL when it does not). */
 static const char *target_strategy_why(const struct target_rules *r, const struct strategy *s, int pp,
                                        int end)
@@ -112,6 +124,16 @@ static const char *target_strategy_why(const struct target_rules *r, const struc
 			       "dp and fsdp mixed";
 		return "applies one zero stage to the whole data-parallel group, not dp and fsdp mixed";
 	}
+	if (s->zero && !(r->zero_stages & ZERO(s->zero))) {
+		if (r->kind == TARGET_MEGATRON)
+			return "shards the optimizer states (--use-distributed-optimizer, zero-1), not the "
+			       "gradients (zero-2)";
+		if (r->kind == TARGET_GALVATRON)
+			return "'s data-parallel types are ddp, zero2 and zero3 (fsdp), not zero-1";
+		return "has no such zero stage";
+	}
+	if (s->zero == 2 && pp > 1 && !r->zero2_with_pp)
+		return "'s pipeline engine supports zero stages 0 and 1 only; zero-2 needs stage 2";
 	if (fsdp && pp > 1 && !r->fsdp_with_pp)
 		return "'s pipeline engine supports zero stages 0 and 1 only; fsdp needs stage 3";
 	if (fsdp && s->degree[STRATEGY_TP] > 1 && !r->fsdp_with_tp)
@@ -237,6 +259,24 @@ static uniap_code target_check(const struct target_rules *r, const struct cost_c
 			return err_set(err, UNIAP_E_INVALID, "layers[%zu] (%s): %s%s%s, got %s",
 			               u, cand->layer_names[u], r->runtime, why[0] == '\'' ? "" : " ", why, s->name);
 	}
+	if (r->one_dp_type) {
+		size_t first = L;
+
+		for (u = 0; u < L; u++) {
+			const struct strategy *s = &items[strategy[u]];
+
+			if (!target_replicated(s))
+				continue;
+			if (first == L)
+				first = u;
+			else if (s->zero != items[strategy[first]].zero)
+				return err_set(err, UNIAP_E_INVALID,
+				               "layers[%zu] (%s): %s gives every replicated layer one data-parallel "
+				               "type (default_dp_type ddp or zero2); got %s, layers[%zu] (%s) uses %s",
+				               u, cand->layer_names[u], r->runtime, s->name, first,
+				               cand->layer_names[first], items[strategy[first]].name);
+		}
+	}
 	if (r->ends_tied && L >= 3) {
 		s0 = &items[strategy[0]];
 		sl = &items[strategy[L - 1]];
@@ -291,21 +331,26 @@ uniap_code target_check_export(enum target_kind t, const struct cost_candidate *
 /* ------------------------------------------------------------ pinned ends */
 
 /*
- * The candidate of one Galvatron end class x: layers 0 and L-1 use strategy x
- * and are folded into layers 1 and L-2 (their costs, and the costs of the
- * edges between them, added to those layers' rows; their other edges moved
- * to those layers with x's row or column), so the embedding and the head stay
- * on the stages of a transformer layer; then every layer u gets an edge to
- * u+1 of cost 0 where none exists, so the stages follow the layer order.
- * Layer j of *out is layer j + 1 of cand.
+ * The candidate of one Galvatron end class x on the strategies kept by
+ * keep[k] (the dictionary of one data-parallel type): layers 0 and L-1 use
+ * strategy x and are folded into layers 1 and L-2 (their costs, and the costs
+ * of the edges between them, added to those layers' rows; their other edges
+ * moved to those layers with x's row or column), so the embedding and the
+ * head stay on the stages of a transformer layer; then every layer u gets an
+ * edge to u+1 of cost 0 where none exists, so the stages follow the layer
+ * order.  Layer j of *out is layer j + 1 of cand; its strategy k' is cand's
+ * idx[k'] (idx: caller-owned, K entries).
  */
-static uniap_code target_pin_ends(const struct cost_candidate *cand, size_t x, struct cost_candidate *out,
-                                  struct uniap_err *err)
+static uniap_code target_pin_ends(const struct cost_candidate *cand, size_t x, const unsigned char *keep,
+                                  size_t *idx, struct cost_candidate *out, struct uniap_err *err)
 {
-	size_t L = cand->n_layers, K = cost_k(cand), n = L - 2, u, k, l, e, E = 0, j;
+	size_t L = cand->n_layers, K0 = cost_k(cand), K = 0, n = L - 2, u, k, l, e, E = 0, j;
 	size_t *group = NULL;
 	unsigned char *pinned = NULL, *has_next = NULL;
 
+	for (k = 0; k < K0; k++)
+		if (keep[k])
+			idx[K++] = k;
 	memset(out, 0, sizeof(*out));
 	*out = *cand;
 	out->inflight = NULL;
@@ -313,14 +358,15 @@ static uniap_code target_pin_ends(const struct cost_candidate *cand, size_t x, s
 	out->time_s = out->memory_fixed_bytes = out->memory_per_microbatch_bytes = NULL;
 	out->edges = NULL;
 	out->strategies.items = NULL;
+	out->strategies.count = K;
 	out->n_layers = n;
 	out->n_edges = 0;
-	out->strategies.items = malloc(K * sizeof(*out->strategies.items));
+	out->strategies.items = malloc((K ? K : 1) * sizeof(*out->strategies.items));
 	out->inflight = malloc((size_t)cand->pp * sizeof(*out->inflight));
 	out->layer_names = calloc(n, sizeof(*out->layer_names));
-	out->time_s = calloc(n * K, sizeof(double));
-	out->memory_fixed_bytes = calloc(n * K, sizeof(double));
-	out->memory_per_microbatch_bytes = calloc(n * K, sizeof(double));
+	out->time_s = calloc(n * K + 1, sizeof(double));
+	out->memory_fixed_bytes = calloc(n * K + 1, sizeof(double));
+	out->memory_per_microbatch_bytes = calloc(n * K + 1, sizeof(double));
 	out->edges = calloc(cand->n_edges + n, sizeof(*out->edges));
 	group = malloc(L * sizeof(*group));
 	pinned = calloc(L, 1);
@@ -329,7 +375,8 @@ static uniap_code target_pin_ends(const struct cost_candidate *cand, size_t x, s
 	    !out->memory_fixed_bytes || !out->memory_per_microbatch_bytes || !out->edges || !group ||
 	    !pinned || !has_next)
 		goto nomem;
-	memcpy(out->strategies.items, cand->strategies.items, K * sizeof(*out->strategies.items));
+	for (k = 0; k < K; k++)
+		out->strategies.items[k] = cand->strategies.items[idx[k]];
 	memcpy(out->inflight, cand->inflight, (size_t)cand->pp * sizeof(*out->inflight));
 	for (u = 0; u < L; u++)
 		group[u] = u == 0 ? 0 : (u + 1 == L ? n - 1 : u - 1);
@@ -340,7 +387,7 @@ static uniap_code target_pin_ends(const struct cost_candidate *cand, size_t x, s
 	/* layer rows: a pinned layer adds its x entry to every entry of its group */
 	for (u = 0; u < L; u++)
 		for (k = 0; k < K; k++) {
-			size_t src = u * K + (pinned[u] ? x : k), dst = group[u] * K + k;
+			size_t src = u * K0 + (pinned[u] ? x : idx[k]), dst = group[u] * K + k;
 
 			out->time_s[dst] += cand->time_s[src];
 			out->memory_fixed_bytes[dst] += cand->memory_fixed_bytes[src];
@@ -354,7 +401,7 @@ static uniap_code target_pin_ends(const struct cost_candidate *cand, size_t x, s
 			/* inside one group: always one stage, a cost of the group's own strategy */
 			for (k = 0; k < K; k++)
 				out->time_s[ga * K + k] +=
-					ce->same_stage_s[(pinned[a] ? x : k) * K + (pinned[b] ? x : k)];
+					ce->same_stage_s[(pinned[a] ? x : idx[k]) * K0 + (pinned[b] ? x : idx[k])];
 			continue;
 		}
 		{
@@ -362,15 +409,15 @@ static uniap_code target_pin_ends(const struct cost_candidate *cand, size_t x, s
 
 			d->from = ga;
 			d->to = gb;
-			d->same_stage_s = malloc(K * K * sizeof(double));
-			d->cross_stage_s = malloc(K * K * sizeof(double));
+			d->same_stage_s = malloc((K ? K * K : 1) * sizeof(double));
+			d->cross_stage_s = malloc((K ? K * K : 1) * sizeof(double));
 			if (!d->same_stage_s || !d->cross_stage_s) {
 				out->n_edges = E;
 				goto nomem;
 			}
 			for (k = 0; k < K; k++)
 				for (l = 0; l < K; l++) {
-					size_t s = (pinned[a] ? x : k) * K + (pinned[b] ? x : l);
+					size_t s = (pinned[a] ? x : idx[k]) * K0 + (pinned[b] ? x : idx[l]);
 
 					d->same_stage_s[k * K + l] = ce->same_stage_s[s];
 					d->cross_stage_s[k * K + l] = ce->cross_stage_s[s];
@@ -387,8 +434,8 @@ static uniap_code target_pin_ends(const struct cost_candidate *cand, size_t x, s
 		d = &out->edges[E++];
 		d->from = j;
 		d->to = j + 1;
-		d->same_stage_s = calloc(K * K, sizeof(double));
-		d->cross_stage_s = calloc(K * K, sizeof(double));
+		d->same_stage_s = calloc(K * K + 1, sizeof(double));
+		d->cross_stage_s = calloc(K * K + 1, sizeof(double));
 		if (!d->same_stage_s || !d->cross_stage_s) {
 			out->n_edges = E;
 			goto nomem;
@@ -409,8 +456,30 @@ nomem:
 	return err_set(err, UNIAP_E_NOMEM, "target: out of memory");
 }
 
+/*
+ * The dictionary of data-parallel type `type` (0 ddp, 2 zero2) under r's one
+ * dp type rule: keep[k] = 0 for the replicated strategies of the other type.
+ * Returns 0 when type 2 has no strategy of its own (nothing new to solve).
+ */
+static int target_dp_type_keep(const struct target_rules *r, const struct cost_candidate *cand, int type,
+                               unsigned char *keep)
+{
+	size_t K = cost_k(cand), k;
+	int own = type == 0;
+
+	for (k = 0; k < K; k++) {
+		const struct strategy *s = &cand->strategies.items[k];
+
+		keep[k] = !r->one_dp_type || !target_replicated(s) || s->zero == type;
+		if (keep[k] && target_replicated(s) && s->zero == type)
+			own = 1;
+	}
+	return own;
+}
+
 /* The classes of Galvatron's ends: the strategies an end may use, one per (tp, sharded). */
-static size_t target_end_classes(enum target_kind t, const struct cost_candidate *cand, size_t *xs)
+static size_t target_end_classes(enum target_kind t, const struct cost_candidate *cand,
+                                 const unsigned char *keep, size_t *xs)
 {
 	size_t K = cost_k(cand), k, i, n = 0;
 
@@ -418,7 +487,7 @@ static size_t target_end_classes(enum target_kind t, const struct cost_candidate
 		const struct strategy *s = &cand->strategies.items[k];
 		int dup = 0;
 
-		if (!target_strategy_ok(t, s, cand->pp, 1))
+		if (!keep[k] || !target_strategy_ok(t, s, cand->pp, 1))
 			continue;
 		for (i = 0; i < n && !dup; i++)
 			dup = target_same_end_class(&cand->strategies.items[xs[i]], s);
@@ -433,7 +502,9 @@ uniap_code target_solve(enum target_kind t, const struct cost_candidate *cand,
 {
 	const struct target_rules *r = target_rules(t);
 	struct opt_options o;
-	size_t L = cand->n_layers, K, *xs = NULL, n_x, i, u;
+	size_t L = cand->n_layers, K, *xs = NULL, *idx = NULL, n_x = 0, i, u;
+	unsigned char *keep = NULL; /* [2 * K]: the dictionaries of dp types 0 and 2 */
+	int *xtype = NULL;
 	double t0 = opt_clock_s(), deadline, bound = INFINITY;
 	int all_proven = 1, any_pruned = 0, all_infeasible = 1;
 	uniap_code rc = UNIAP_OK;
@@ -465,10 +536,28 @@ uniap_code target_solve(enum target_kind t, const struct cost_candidate *cand,
 	else
 		opt_options_init(&o);
 	deadline = o.time_limit_s > 0 && isfinite(o.time_limit_s) ? t0 + o.time_limit_s : INFINITY;
-	xs = malloc(K * sizeof(*xs));
-	if (!xs)
+	xs = malloc(2 * K * sizeof(*xs));
+	xtype = malloc(2 * K * sizeof(*xtype));
+	idx = malloc(K * sizeof(*idx));
+	keep = malloc(2 * K);
+	if (!xs || !xtype || !idx || !keep) {
+		free(xs);
+		free(xtype);
+		free(idx);
+		free(keep);
 		return err_set(err, UNIAP_E_NOMEM, "target: out of memory");
-	n_x = target_end_classes(t, cand, xs);
+	}
+	/* one pinned candidate per (dp type, end class) */
+	for (i = 0; i < 2; i++) {
+		size_t n, j;
+
+		if (!target_dp_type_keep(r, cand, (int)i * 2, keep + i * K))
+			continue;
+		n = target_end_classes(t, cand, keep + i * K, xs + n_x);
+		for (j = 0; j < n; j++)
+			xtype[n_x + j] = (int)i;
+		n_x += n;
+	}
 	for (i = 0; i < n_x; i++) {
 		struct cost_candidate pc;
 		struct opt_result pr;
@@ -486,7 +575,7 @@ uniap_code target_solve(enum target_kind t, const struct cost_candidate *cand,
 			po.time_limit_s = deadline - now;
 		if (isfinite(out->tpi_s) && out->tpi_s < po.cutoff_tpi)
 			po.cutoff_tpi = out->tpi_s;
-		if ((rc = target_pin_ends(cand, xs[i], &pc, err)) != UNIAP_OK)
+		if ((rc = target_pin_ends(cand, xs[i], keep + (size_t)xtype[i] * K, idx, &pc, err)) != UNIAP_OK)
 			break;
 		opt_result_init(&pr);
 		rc = opt_solve(&pc, &po, &pr, err);
@@ -522,7 +611,7 @@ uniap_code target_solve(enum target_kind t, const struct cost_candidate *cand,
 				size_t j = u == 0 ? 0 : (u + 1 == L ? L - 3 : u - 1);
 
 				st[u] = pr.stage[j];
-				sg[u] = (u == 0 || u + 1 == L) ? xs[i] : pr.strategy[j];
+				sg[u] = (u == 0 || u + 1 == L) ? xs[i] : idx[pr.strategy[j]];
 			}
 			tpi = opt_tpi(cand, st, sg);
 			if (isfinite(tpi) && tpi < out->tpi_s) {
@@ -541,6 +630,9 @@ uniap_code target_solve(enum target_kind t, const struct cost_candidate *cand,
 		opt_result_release(&pr);
 	}
 	free(xs);
+	free(xtype);
+	free(idx);
+	free(keep);
 	out->solve_s = opt_clock_s() - t0;
 	if (rc != UNIAP_OK) {
 		opt_result_release(out);

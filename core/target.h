@@ -17,6 +17,9 @@
  *   ends             Galvatron gives the embedding and the head one class
  *                    (vtp, embed_sdp): target_solve() solves one pinned
  *                    candidate per class;
+ *   one dp type      Galvatron's default_dp_type (ddp or zero2) holds for
+ *                    every replicated layer: target_solve() solves each type
+ *                    on the dictionary without the other;
  *   split            how stages cut the layer list (contiguous in index
  *                    order; per runtime: at least one transformer layer per
  *                    stage, Megatron's even middle stages, DeepSpeed's
@@ -71,6 +74,9 @@ struct target_rules {
 	int dp_with_fsdp;          /* one layer may mix replication (dp) and sharding (fsdp) */
 	int fsdp_with_pp;          /* fsdp with pp > 1 */
 	int fsdp_with_tp;          /* fsdp with tp > 1 */
+	unsigned zero_stages;      /* bit (1u << z) per ZeRO-1/2 data-parallel variant z the runtime runs */
+	int zero2_with_pp;         /* ZeRO-2 with pp > 1 */
+	int one_dp_type;           /* every replicated layer (dp > 1, no fsdp) the same ZeRO stage */
 	int tp_consecutive;        /* every layer's tp groups are consecutive ranks */
 	int ends_tied;             /* embedding and head: one (tp, sharded) class, tp on
 	                              consecutive ranks, no recompute */

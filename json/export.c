@@ -273,6 +273,18 @@ static int exp_galv_sdp(const struct strategy *s) { return s->degree[STRATEGY_FS
 static int exp_galv_ckpt(const struct strategy *s) { return s->recompute != 0; }
 static int exp_galv_zero(const struct strategy *s) { (void)s; return 0; }
 
+/* Galvatron's default_dp_type: "zero2" when the replicated layers use ZeRO-2
+ * (target_check_export held that they all do, or none), else "ddp". */
+static const char *exp_galv_dp_type(const struct cost_candidate *cand, const size_t *strategy)
+{
+	size_t u;
+
+	for (u = 0; u < cand->n_layers; u++)
+		if (exp_strategy(cand, strategy, u)->zero == 2)
+			return "zero2";
+	return "ddp";
+}
+
 static int exp_add_string(cJSON *o, const char *key, struct exp_buf *b)
 {
 	return b->rc == UNIAP_OK && cJSON_AddStringToObject(o, key, b->data ? b->data : "") != NULL;
@@ -326,7 +338,7 @@ static uniap_code exp_galvatron(const struct cost_candidate *cand, const int *st
 	ok = ok && exp_add_string(root, "pp_division", &b) &&
 	     cJSON_AddStringToObject(root, "pipeline_type",
 	                             cand->schedule == COST_1F1B ? "pipedream_flush" : "gpipe") &&
-	     cJSON_AddStringToObject(root, "default_dp_type", "ddp") &&
+	     cJSON_AddStringToObject(root, "default_dp_type", exp_galv_dp_type(cand, strategy)) &&
 	     cJSON_AddNumberToObject(root, "vtp", e->degree[STRATEGY_TP]) &&
 	     cJSON_AddNumberToObject(root, "vsp", 0) &&
 	     cJSON_AddNumberToObject(root, "embed_sdp", e->degree[STRATEGY_FSDP] > 1);
@@ -437,6 +449,8 @@ static uniap_code exp_megatron(const struct model_profile *model, const struct c
 	exp_megatron_model(&b, model);
 	exp_buf_printf(&b, "--micro-batch-size %ld\n--global-batch-size %ld\n", mbs,
 	               cand->microbatches * cand->microbatch_size);
+	if (s->zero == 1)
+		exp_buf_printf(&b, "--use-distributed-optimizer\n");
 	if (s->recompute)
 		exp_buf_printf(&b, "--recompute-granularity full\n--recompute-method uniform\n"
 		               "--recompute-num-layers 1\n");
@@ -471,7 +485,7 @@ static uniap_code exp_deepspeed(const struct cost_candidate *cand, const int *st
 	     cJSON_AddNumberToObject(root, "train_micro_batch_size_per_gpu", (double)mbs) &&
 	     cJSON_AddNumberToObject(root, "gradient_accumulation_steps", (double)cand->microbatches);
 	o = ok ? cJSON_AddObjectToObject(root, "zero_optimization") : NULL;
-	ok = o && cJSON_AddNumberToObject(o, "stage", s->degree[STRATEGY_FSDP] > 1 ? 3 : 0);
+	ok = o && cJSON_AddNumberToObject(o, "stage", s->degree[STRATEGY_FSDP] > 1 ? 3 : s->zero);
 	if (ok && s->degree[STRATEGY_TP] > 1) {
 		o = cJSON_AddObjectToObject(root, "tensor_parallel");
 		ok = o && cJSON_AddNumberToObject(o, "autotp_size", s->degree[STRATEGY_TP]);

@@ -1412,11 +1412,11 @@ out:
 static uniap_code jdec_plan_strategy(const cJSON *layer, const char *lp, struct plan_doc *out, size_t u,
                                      long long *width, struct uniap_err *err)
 {
-	static const char *const keys[] = {"name", "dp", "tp", "fsdp", "recompute", "placement", NULL};
+	static const char *const keys[] = {"name", "dp", "tp", "fsdp", "recompute", "zero", "placement", NULL};
 	static const char *const dims[] = {"dp", "tp", "fsdp"}; /* the order of degree[] below */
 	char sp[JDEC_PATH_MAX], p[JDEC_PATH_MAX], ep[JDEC_PATH_MAX];
 	const cJSON *s, *v, *arr, *it;
-	long long degree[3] = {1, 1, 1};
+	long long degree[3] = {1, 1, 1}, zero = 0;
 	int listed[3] = {0, 0, 0};
 	size_t n, i = 0;
 	int d, dim = 0;
@@ -1433,6 +1433,14 @@ static uniap_code jdec_plan_strategy(const cJSON *layer, const char *lp, struct 
 		rc = err_set(err, UNIAP_E_INVALID, "%s: must be a boolean, got %s", p, jdec_type_name(v));
 	if (rc == UNIAP_OK)
 		out->recompute[u] = cJSON_IsTrue(v);
+	if (rc == UNIAP_OK)
+		rc = jdec_int(s, "zero", sp, 0, 0, 0, 2, &zero, err);
+	if (rc == UNIAP_OK && zero && (degree[0] < 2 || degree[2] != 1))
+		rc = err_set(err, UNIAP_E_INVALID,
+		             "%s.zero: ZeRO-1/2 shard over the dp ranks of a replicated layer (dp > 1, fsdp 1; "
+		             "fsdp is ZeRO-3), got %lld with dp %lld, fsdp %lld", sp, zero, degree[0], degree[2]);
+	if (rc == UNIAP_OK)
+		out->zero[u] = (int)zero;
 	if (rc == UNIAP_OK)
 		rc = jdec_arr(s, "placement", sp, 1, 0, 3, &arr, &n, err);
 	if (rc != UNIAP_OK)
@@ -1472,9 +1480,11 @@ static uniap_code jdec_plan_layers(const cJSON *root, const char *path, struct p
 	out->strategy_names = calloc(n, sizeof(*out->strategy_names));
 	out->stage = calloc(n, sizeof(*out->stage));
 	out->recompute = calloc(n, sizeof(*out->recompute));
+	out->zero = calloc(n, sizeof(*out->zero));
 	*width = calloc(n, sizeof(**width));
 	refs = calloc(n, sizeof(*refs));
-	if (!out->layer_names || !out->strategy_names || !out->stage || !out->recompute || !*width || !refs) {
+	if (!out->layer_names || !out->strategy_names || !out->stage || !out->recompute || !out->zero || !*width ||
+	    !refs) {
 		rc = err_set(err, UNIAP_E_NOMEM, "%s.layers: out of memory", path);
 		goto out;
 	}

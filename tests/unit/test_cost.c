@@ -522,6 +522,69 @@ static void test_compute_and_memory_terms(void **state)
 	cluster_release(&cl);
 }
 
+/*
+ * ZeRO-1/2 (docs/cost-model.md, "ZeRO"): the model states of the ZeRO paper
+ * (mixed-precision Adam: 16 bytes per parameter replicated, 4 + 12/dp under
+ * ZeRO-1, 2 + 14/dp under ZeRO-2), the gradient all-reduce split into its
+ * reduce-scatter and all-gather (the same time with one micro-batch; ZeRO-2
+ * reduce-scatters after every micro-batch), the optimizer step on a shard.
+ */
+static void test_zero_terms(void **state)
+{
+	struct cluster_profile cl;
+	struct model_profile m;
+	struct cost_candidate c;
+	struct cost_options o = { .batch = 8, .pp = 1, .microbatches = 1, .schedule = COST_GPIPE, .zero = 1 };
+	struct uniap_err err;
+	double step;
+
+	(void)state;
+	cluster4(&cl);
+	model(&m, 2, MODEL_MIXED);
+	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_OK);
+	NEAR(MF(&c, "dp4"), 16e6);
+	NEAR(MF(&c, "dp4+z1"), 7e6);
+	NEAR(MF(&c, "dp4+z2"), 5.5e6);
+	NEAR(MF(&c, "tp2.dp2+z1"), (4 + 12 / 2.0) * 1e6 / 2);
+	NEAR(MF(&c, "dp2.tp2+z2"), (2 + 14 / 2.0) * 1e6 / 2);
+	/* only replicated strategies have variants: fsdp is ZeRO-3 */
+	assert_true(strategy_find(&c.strategies, "fsdp4+z1") < 0);
+	assert_true(strategy_find(&c.strategies, "tp4+z1") < 0);
+	assert_true(strategy_find(&c.strategies, "dp2.fsdp2+z1") < 0);
+	assert_int_equal(c.strategies.items[k_of(&c, "dp4+z2")].zero, 2);
+	/* one micro-batch: reduce-scatter + all-gather take the all-reduce's time */
+	NEAR(T(&c, 0, "dp4+z1"), T(&c, 0, "dp4"));
+	NEAR(T(&c, 0, "dp4+z2"), T(&c, 0, "dp4"));
+	/* activations and resharding do not change */
+	NEAR(MA(&c, "dp4+z2"), MA(&c, "dp4"));
+	NEAR(R(&c, "dp4+z1", "tp4", 0), R(&c, "dp4", "tp4", 0));
+	cost_candidate_release(&c);
+
+	/* two micro-batches: ZeRO-2 reduce-scatters twice, ZeRO-1 once */
+	o.microbatches = 2;
+	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_OK);
+	NEAR(T(&c, 0, "dp4+z1"), T(&c, 0, "dp4"));
+	assert_true(T(&c, 0, "dp4+z2") > T(&c, 0, "dp4") * (1 + 1e-9));
+	cost_candidate_release(&c);
+
+	/* the optimizer step touches a quarter of the states: 1e6 * 30 B at 1 TB/s */
+	cl.memory_bandwidth_bytes_per_s = 1e12;
+	o.microbatches = 1;
+	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_OK);
+	step = 1e6 * 30 / 1e12;
+	NEAR(T(&c, 0, "dp4") - T(&c, 0, "dp4+z1"), step * (1 - 1 / 4.0));
+	cost_candidate_release(&c);
+
+	/* Megatron-LM's fp32 main gradients (18 bytes per parameter): 6 + 12/dp */
+	m.state_bytes_per_parameter = 18;
+	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_OK);
+	NEAR(MF(&c, "dp4+z1"), (6 + 12 / 4.0) * 1e6);
+	NEAR(MF(&c, "dp4+z2"), (2 + 16 / 4.0) * 1e6);
+	cost_candidate_release(&c);
+	model_release(&m);
+	cluster_release(&cl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -535,6 +598,7 @@ int main(void)
 		cmocka_unit_test(test_resharding),
 		cmocka_unit_test(test_bad_options),
 		cmocka_unit_test(test_evaluate_formula),
+		cmocka_unit_test(test_zero_terms),
 	};
 
 	return cmocka_run_group_tests_name("cost", tests, NULL, NULL);

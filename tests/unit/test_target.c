@@ -7,7 +7,8 @@
  * own transcription of the formula); the planner must find that TPI, prove
  * it, return a plan the target accepts, and that plan must export in the
  * target's format.  Instances: chains and DAGs (skip edges into the head,
- * out of the embedding), 2 and 4 devices, recompute, tight and loose memory.
+ * out of the embedding), 2 and 4 devices, recompute, ZeRO-1/2 variants, tight
+ * and loose memory.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -75,7 +76,8 @@ static void test_rules(void **state)
 }
 
 /* A random instance small enough for brute force; L >= 3 (embedding, blocks, head). */
-static void random_instance(struct cluster_profile *cl, struct model_profile *m, long *batch, int *recompute)
+static void random_instance(struct cluster_profile *cl, struct model_profile *m, long *batch, int *recompute,
+                            int *zero)
 {
 	static const int dev[] = { 2, 4 };
 	static const double bw[] = { 10, 2 };
@@ -106,6 +108,7 @@ static void random_instance(struct cluster_profile *cl, struct model_profile *m,
 	if (rnd(4))
 		fx_model_shape(m, 1024, 16); /* megatron needs one; the others never look */
 	*recompute = four ? 0 : (int)rnd(2);
+	*zero = (int)rnd(2);
 	*batch = rnd(2) ? 4 : 8;
 }
 
@@ -131,7 +134,7 @@ static int split_of(long code, int *stage, size_t L, int pp)
 
 /* Brute force of target t over every candidate; INFINITY when no plan fits. */
 static double brute_target(const struct cluster_profile *cl, const struct model_profile *m, long batch,
-                           enum cost_schedule s, int recompute, enum target_kind t)
+                           enum cost_schedule s, int recompute, int zero, enum target_kind t)
 {
 	size_t L = m->n_layers, u;
 	double best = INFINITY;
@@ -150,7 +153,7 @@ static double brute_target(const struct cluster_profile *cl, const struct model_
 			 * the rules themselves are target_check_plan's on every plan below */
 			struct cost_options o = { .batch = batch, .pp = pp, .microbatches = c,
 			                          .schedule = target_schedule(t, s), .recompute = recompute,
-			                          .target = (int)t };
+			                          .zero = zero, .target = (int)t };
 			struct cost_candidate cand;
 			struct uniap_err err;
 			size_t K;
@@ -195,7 +198,7 @@ static const enum exp_format target_format[TARGET_COUNT] = {
 
 static void test_matches_brute_force(void **state)
 {
-	int trial, checked[TARGET_COUNT] = { 0 }, feasible[TARGET_COUNT] = { 0 };
+	int trial, checked[TARGET_COUNT] = { 0 }, feasible[TARGET_COUNT] = { 0 }, zeroed = 0;
 
 	(void)state;
 	for (trial = 0; trial < 48; trial++) {
@@ -203,19 +206,20 @@ static void test_matches_brute_force(void **state)
 		struct model_profile m;
 		enum cost_schedule s = rnd(2) ? COST_1F1B : COST_GPIPE;
 		long batch;
-		int recompute, t;
+		int recompute, zero, t;
 
-		random_instance(&cl, &m, &batch, &recompute);
+		random_instance(&cl, &m, &batch, &recompute, &zero);
 		for (t = TARGET_MEGATRON; t < TARGET_COUNT; t++) {
 			struct uop_options o;
 			struct uop_result r;
 			struct uniap_err err;
-			double expect = brute_target(&cl, &m, batch, s, recompute, (enum target_kind)t);
+			double expect = brute_target(&cl, &m, batch, s, recompute, zero, (enum target_kind)t);
 
 			uop_options_init(&o);
 			o.batch = batch;
 			o.schedule = s;
 			o.recompute = recompute;
+			o.zero = zero;
 			o.target = (enum target_kind)t;
 			o.threads = 2;
 			o.inline_solve = trial % 2;
@@ -237,6 +241,11 @@ static void test_matches_brute_force(void **state)
 				size_t len = 0;
 
 				feasible[t]++;
+				for (size_t u = 0; r.best >= 0 && u < m.n_layers; u++)
+					if (r.cand.strategies.items[r.strategy[u]].zero) {
+						zeroed++;
+						break;
+					}
 				if (r.best >= 0 && target_check_plan((enum target_kind)t, &r.cand, r.stage, r.strategy, &err) != UNIAP_OK)
 					fail_msg("trial %d target %s: the plan breaks a rule: %s", trial,
 					         target_name((enum target_kind)t), err.msg);
@@ -263,6 +272,8 @@ static void test_matches_brute_force(void **state)
 		model_release(&m);
 		cluster_release(&cl);
 	}
+	/* some optima shard with ZeRO-1/2, and they export */
+	assert_true(zeroed > 0);
 	/* the trials reach every target with and without a feasible plan */
 	for (trial = TARGET_MEGATRON; trial < TARGET_COUNT; trial++) {
 		assert_true(feasible[trial] > 0);
@@ -282,7 +293,8 @@ static void test_galvatron_candidate(void **state)
 		struct cluster_profile cl;
 		struct model_profile m;
 		struct cost_options co = { .batch = 8, .pp = 1 + (int)rnd(2), .microbatches = 2,
-		                           .schedule = COST_GPIPE, .target = TARGET_GALVATRON };
+		                           .schedule = COST_GPIPE, .zero = trial % 3 == 1,
+		                           .target = TARGET_GALVATRON };
 		struct cost_candidate cand;
 		struct opt_result r;
 		struct uniap_err err;
@@ -293,7 +305,7 @@ static void test_galvatron_candidate(void **state)
 		                                1e7, 5e6, 2e5 * (1 + rnd(9)), 1e6), 0);
 		if (trial % 2)
 			assert_int_equal(fx_model_add_edge(&m, 0, 3), 0);
-		expect = brute_target(&cl, &m, 8, COST_GPIPE, 0, TARGET_GALVATRON);
+		expect = brute_target(&cl, &m, 8, COST_GPIPE, 0, co.zero, TARGET_GALVATRON);
 		assert_int_equal(cost_build(&cl, &m, &co, &cand, &err), UNIAP_OK);
 		assert_int_equal(target_solve(TARGET_GALVATRON, &cand, NULL, &r, &err), UNIAP_OK);
 		if (r.status == OPT_OPTIMAL) {
