@@ -2,8 +2,9 @@
 # bench/run.sh UNIAP - benchmark figures of the planner (make bench).  Prints
 # each scenario's plan summary (pp, micro-batches, strategies per stage, TPI,
 # throughput, solve time, proof, peak memory), then the imported Galvatron
-# profiles, the paper's scenarios and the runtime targets side by side
-# (bench/targets.sh).  Figures, not assertions: the
+# profiles, the paper's scenarios, the runtime targets side by side
+# (bench/targets.sh) and the effect of ZeRO-1/2 and of sequence parallelism
+# on each (bench/variants.sh).  Figures, not assertions: the
 # machines are shared, so compare ratios within one run.
 set -u
 UNIAP=${1:-build/uniap}
@@ -37,3 +38,5 @@ scenario "scale: 80-layer Llama-70B-like, 1024 x H100, B=1024, 1f1b, 30 s per ca
 sh bench/imported.sh "$UNIAP"
 sh bench/paper.sh "$UNIAP"
 sh bench/targets.sh "$UNIAP"
+FLAGS=--zero sh bench/variants.sh "$UNIAP"
+FLAGS=--sequence-parallel sh bench/variants.sh "$UNIAP"

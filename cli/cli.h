@@ -60,6 +60,7 @@ enum {
 	CLI_OPT_SCHEDULE,
 	CLI_OPT_RECOMPUTE,
 	CLI_OPT_ZERO,
+	CLI_OPT_SP,
 	CLI_OPT_PRETTY,
 	CLI_OPT_HELP,
 	CLI_OPT_MEMORY_MARGIN,
@@ -72,6 +73,7 @@ struct cli_common {
 	enum cost_schedule schedule;
 	int recompute;
 	int zero;                /* --zero: offer ZeRO-1/2 variants of replicated strategies */
+	int sp;                  /* --sequence-parallel: offer "+sp" variants of tp strategies */
 	int pretty;
 	int help;
 	int has_memory_margin;   /* --memory-margin given: overrides the cluster's memory_margin */
@@ -87,6 +89,7 @@ struct cli_common {
 	{ "schedule", required_argument, NULL, CLI_OPT_SCHEDULE }, \
 	{ "recompute", no_argument, NULL, CLI_OPT_RECOMPUTE }, \
 	{ "zero", no_argument, NULL, CLI_OPT_ZERO }, \
+	{ "sequence-parallel", no_argument, NULL, CLI_OPT_SP }, \
 	{ "pretty", no_argument, NULL, CLI_OPT_PRETTY }, \
 	{ "help", no_argument, NULL, CLI_OPT_HELP }, \
 	{ "memory-margin", required_argument, NULL, CLI_OPT_MEMORY_MARGIN }

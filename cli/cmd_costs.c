@@ -13,7 +13,8 @@
 
 static const char costs_usage[] =
 	"usage: uniap costs --cluster FILE --model FILE --batch B --pp P --microbatches C\n"
-	"                   [--schedule gpipe|1f1b] [--recompute] [--zero] [--memory-margin F]\n"
+	"                   [--schedule gpipe|1f1b] [--recompute] [--zero] [--sequence-parallel]\n"
+	"                   [--memory-margin F]\n"
 	"                   [--space unified|inter|intra|uniform] [--target T] [--pretty]\n"
 	"\n"
 	"Prints the cost matrices of one candidate (pipeline degree P, C micro-batches\n"
@@ -35,6 +36,7 @@ static const char costs_usage[] =
 	"  --schedule S        gpipe (default) or 1f1b: activations held per stage\n"
 	"  --recompute         add activation-checkpointing variants of every strategy\n"
 	"  --zero              add ZeRO-1 and ZeRO-2 variants of every replicated strategy\n"
+	"  --sequence-parallel add sequence-parallel variants of every strategy with tp > 1\n"
 	"  --memory-margin F   fraction of device memory kept free, 0..0.5 (default: the\n"
 	"                      cluster's device.memory_margin, itself 0.02 by default)\n"
 	"  --space S           the search space of `uniap plan --space S`: its dictionary\n"
@@ -106,7 +108,7 @@ int cli_cmd_costs(int argc, char **argv)
 	{
 		struct cost_options o = {
 			.batch = common.batch, .pp = (int)pp, .microbatches = micro,
-			.schedule = target_schedule(target, common.schedule), .recompute = common.recompute, .zero = common.zero,
+			.schedule = target_schedule(target, common.schedule), .recompute = common.recompute, .zero = common.zero, .sp = common.sp,
 			.filter = space == UOP_SPACE_INTER ? COST_FILTER_DP_ONLY
 			        : space == UOP_SPACE_UNIFORM ? COST_FILTER_MEGATRON : COST_FILTER_ALL,
 			.target = (int)target,

@@ -20,6 +20,7 @@ static const char plan_usage[] =
 	"usage: uniap plan --cluster FILE --model FILE --batch B [--schedule gpipe|1f1b]\n"
 	"                  [--space unified|inter|intra|uniform] [--threads N]\n"
 	"                  [--time-limit S] [--gap G] [--early-stop] [--recompute] [--zero]\n"
+	"                  [--sequence-parallel]\n"
 	"                  [--memory-margin F] [--target T[,T...]]\n"
 	"                  [--format json|text|galvatron|megatron|deepspeed] [--pretty] [--quiet]\n"
 	"\n"
@@ -48,6 +49,7 @@ static const char plan_usage[] =
 	"  --recompute      allow activation checkpointing per layer\n"
 	"  --zero           allow ZeRO-1 and ZeRO-2 (optimizer states, and gradients, sharded\n"
 	"                   over the data-parallel ranks) per replicated layer\n"
+	"  --sequence-parallel  allow Megatron-LM's sequence parallelism per layer with tp > 1\n"
 	"  --memory-margin F  fraction of device memory no plan may use, 0..0.5 (default:\n"
 	"                   the cluster's device.memory_margin, itself 0.02 by default)\n"
 	"  --format F       json (default): the plan document; text: a summary for people;\n"
@@ -273,6 +275,7 @@ int cli_cmd_plan(int argc, char **argv)
 	o.schedule = common.schedule;
 	o.recompute = common.recompute;
 	o.zero = common.zero;
+	o.sp = common.sp;
 	memset(rs, 0, sizeof(rs));
 	if (n_targets == 0)
 		targets[n_targets++] = TARGET_ANY;

@@ -196,9 +196,11 @@ static double cost_efficiency(const struct cluster_profile *c, const struct mode
 /* Forward time of one micro-batch of `samples` samples on one device at TP
  * size tp (§Layer time): the fixed part plus the profiled time per sample, or
  * the FLOPs over the achieved peak plus the memory-bound bytes over the
- * memory bandwidth plus the kernel launches. */
+ * memory bandwidth plus the kernel launches.  With sequence parallelism (sp)
+ * the memory-bound operations run on 1/tp of the sequence (§Sequence
+ * parallelism). */
 static double cost_forward_s(const struct cluster_profile *c, const struct model_profile *m,
-                             const struct model_layer_type *t, int tp, double samples)
+                             const struct model_layer_type *t, int tp, int sp, double samples)
 {
 	double per_sample, mem = 0;
 
@@ -206,9 +208,12 @@ static double cost_forward_s(const struct cluster_profile *c, const struct model
 		return t->forward_fixed_s + samples * model_tp_lookup(t->forward_s, t->n_forward_s, tp);
 	per_sample = t->forward_flops_per_sample /
 	             (c->peak_flops_per_s[m->precision] * cost_efficiency(c, t, tp, samples)) / tp;
-	if (t->n_memory_bound_bytes > 0 && c->memory_bandwidth_bytes_per_s > 0)
-		mem = model_tp_lookup(t->memory_bound_bytes, t->n_memory_bound_bytes, tp) /
-		      c->memory_bandwidth_bytes_per_s;
+	if (t->n_memory_bound_bytes > 0 && c->memory_bandwidth_bytes_per_s > 0) {
+		mem = model_tp_lookup(t->memory_bound_bytes, t->n_memory_bound_bytes, tp);
+		if (sp)
+			mem = fmin(mem, model_tp_lookup(t->memory_bound_bytes, t->n_memory_bound_bytes, 1) / tp);
+		mem /= c->memory_bandwidth_bytes_per_s;
+	}
 	return t->forward_fixed_s + t->kernels_per_pass * c->kernel_overhead_s + samples * (per_sample + mem);
 }
 
@@ -250,6 +255,14 @@ static double cost_optimizer_state_bytes(const struct model_profile *m)
 	return o < all ? o : all;
 }
 
+/* 1 when sequence parallelism changes layer type t under s: s shards the
+ * sequence over its tp group and t is one of the layers with TP all-reduces
+ * (a transformer layer), which Megatron-LM's sequence parallelism splits. */
+static int cost_sp_applies(const struct model_layer_type *t, const struct strategy *s)
+{
+	return s->sp && s->degree[STRATEGY_TP] > 1 && t->tp_allreduces_per_pass > 0;
+}
+
 /* Time A of one layer type under one strategy, per micro-batch (§Layer time). */
 static double cost_layer_time(const struct cluster_profile *c, const struct model_profile *m,
                               const struct model_layer_type *t, const struct strategy *s,
@@ -259,11 +272,16 @@ static double cost_layer_time(const struct cluster_profile *c, const struct mode
 	int D = set->stage_devices, pp = set->pp;
 	double ccoc = c->overlap_coefficient;
 	double samples = (double)cost_ceil_div(mb_size, strategy_batch_width(s));
-	double fwd = cost_forward_s(c, m, t, tp, samples);
+	int sp = cost_sp_applies(t, s);
+	double fwd = cost_forward_s(c, m, t, tp, sp, samples);
 	double param_bytes = t->parameters * model_param_elem_bytes(m);
+	double out_bytes = samples * t->output_bytes_per_sample;
+	/* each TP all-reduce, or under sequence parallelism its reduce-scatter and
+	 * the all-gather before the next GEMM (§Sequence parallelism) */
 	double tp_pass = t->tp_allreduces_per_pass *
-		cost_collective_s(c, CLUSTER_ALLREDUCE, samples * t->output_bytes_per_sample, tp,
-		                  s->stride[STRATEGY_TP], D, pp);
+		(sp ? cost_collective_s(c, CLUSTER_REDUCE_SCATTER, out_bytes, tp, s->stride[STRATEGY_TP], D, pp) +
+		      cost_collective_s(c, CLUSTER_ALLGATHER, out_bytes, tp, s->stride[STRATEGY_TP], D, pp)
+		    : cost_collective_s(c, CLUSTER_ALLREDUCE, out_bytes, tp, s->stride[STRATEGY_TP], D, pp));
 	double gather = cost_collective_s(c, CLUSTER_ALLGATHER, param_bytes / tp, fs,
 	                                  s->stride[STRATEGY_FSDP], D, pp);
 	double scatter = cost_collective_s(c, CLUSTER_REDUCE_SCATTER, param_bytes / tp, fs,
@@ -555,7 +573,8 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 	out->microbatch_size = opt->batch / opt->microbatches;
 	out->schedule = opt->schedule;
 	rc = strategy_enumerate(cluster, opt->pp,
-	                        (opt->recompute ? STRATEGY_WITH_RECOMPUTE : 0) | (opt->zero ? STRATEGY_WITH_ZERO : 0),
+	                        (opt->recompute ? STRATEGY_WITH_RECOMPUTE : 0) | (opt->zero ? STRATEGY_WITH_ZERO : 0) |
+	                        (opt->sp ? STRATEGY_WITH_SP : 0),
 	                        &out->strategies, err);
 	if (rc != UNIAP_OK)
 		goto out;
@@ -606,10 +625,14 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 			const struct strategy *s = &out->strategies.items[k];
 			double samples = (double)cost_ceil_div(out->microbatch_size,
 			                                       strategy_batch_width(s));
+			int sp = cost_sp_applies(t, s), tp = s->degree[STRATEGY_TP];
+			/* sequence parallelism shards every activation, and the checkpointed
+			 * input, over the tp group (§Sequence parallelism) */
 			double per_sample = s->recompute
-				? t->checkpoint_bytes_per_sample
-				: model_tp_lookup(t->activation_bytes, t->n_activation_bytes,
-				                  s->degree[STRATEGY_TP]);
+				? (sp ? t->checkpoint_bytes_per_sample / tp : t->checkpoint_bytes_per_sample)
+				: sp ? fmin(model_tp_lookup(t->activation_bytes, t->n_activation_bytes, 1) / tp,
+				            model_tp_lookup(t->activation_bytes, t->n_activation_bytes, tp))
+				     : model_tp_lookup(t->activation_bytes, t->n_activation_bytes, tp);
 
 			out->time_s[u * K + k] = type_time[model->layers[u].type * K + k];
 			out->memory_fixed_bytes[u * K + k] = cost_states_bytes(model, t, s) +
@@ -629,22 +652,40 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 	for (e = 0; e < out->n_edges; e++) {
 		const struct model_layer_type *t =
 			&model->types[model->layers[out->edges[e].from].type];
+		const struct model_layer_type *t2 =
+			&model->types[model->layers[out->edges[e].to].type];
 		double micro_bytes = (double)out->microbatch_size * t->output_bytes_per_sample;
 
 		for (k = 0; k < K; k++) {
-			long wk = strategy_batch_width(&out->strategies.items[k]);
+			const struct strategy *sk = &out->strategies.items[k];
+			long wk = strategy_batch_width(sk);
+			/* a sequence-parallel output leaves its shards for a layer that wants the
+			 * whole sequence: all-gather forward, reduce-scatter backward over the
+			 * sender's tp group (§Sequence parallelism) */
+			double out_k = (double)cost_ceil_div(out->microbatch_size, wk) * t->output_bytes_per_sample;
+			double gather = cost_sp_applies(t, sk)
+				? cost_collective_s(cluster, CLUSTER_ALLGATHER, out_k, sk->degree[STRATEGY_TP],
+				                    sk->stride[STRATEGY_TP], D, out->pp) +
+				  cost_collective_s(cluster, CLUSTER_REDUCE_SCATTER, out_k, sk->degree[STRATEGY_TP],
+				                    sk->stride[STRATEGY_TP], D, out->pp)
+				: 0;
 
 			for (l = 0; l < K; l++) {
-				long wl = strategy_batch_width(&out->strategies.items[l]);
+				const struct strategy *sl = &out->strategies.items[l];
+				long wl = strategy_batch_width(sl);
 				double per_dev_fwd = (double)cost_ceil_div(out->microbatch_size, wl) *
 					t->output_bytes_per_sample;
 				double per_dev_bwd = (double)cost_ceil_div(out->microbatch_size, wk) *
 					t->output_bytes_per_sample;
+				double sw = gather > 0 && !(cost_sp_applies(t2, sl) &&
+				                            sl->degree[STRATEGY_TP] == sk->degree[STRATEGY_TP] &&
+				                            sl->stride[STRATEGY_TP] == sk->stride[STRATEGY_TP])
+					? gather : 0;
 
-				out->edges[e].same_stage_s[k * K + l] = D > 1
-					? 2 * frac[k * K + l] * micro_bytes / stage_bw : 0;
+				out->edges[e].same_stage_s[k * K + l] = (D > 1
+					? 2 * frac[k * K + l] * micro_bytes / stage_bw : 0) + sw;
 				out->edges[e].cross_stage_s[k * K + l] = out->pp > 1
-					? 2 * p2p_latency + (per_dev_fwd + per_dev_bwd) / p2p_bw : 0;
+					? 2 * p2p_latency + (per_dev_fwd + per_dev_bwd) / p2p_bw + sw : 0;
 			}
 		}
 	}

@@ -564,7 +564,7 @@ out:
  * as their IEEE-754 bits.  Every count is checked against a cap and against
  * the bytes left before anything is allocated.
  */
-#define OPT_PACK_VERSION 2u /* 2: a strategy's ZeRO stage */
+#define OPT_PACK_VERSION 2u /* 2: a strategy's ZeRO stage and sequence parallelism */
 #define OPT_NAME_PACK_MAX 4096u
 
 struct opt_wbuf {
@@ -809,6 +809,7 @@ static void opt_w_strategy(struct opt_wbuf *w, const struct strategy *s)
 	opt_w_u32(w, (uint32_t)s->n_order);
 	opt_w_u32(w, (uint32_t)s->recompute);
 	opt_w_u32(w, (uint32_t)s->zero);
+	opt_w_u32(w, (uint32_t)s->sp);
 	opt_w_str(w, s->name);
 }
 
@@ -826,6 +827,7 @@ static int opt_r_strategy(struct opt_rbuf *r, struct strategy *s)
 	s->n_order = opt_r_i32(r);
 	s->recompute = opt_r_i32(r);
 	s->zero = opt_r_i32(r);
+	s->sp = opt_r_i32(r);
 	rc = opt_r_str(r, &name, STRATEGY_NAME_MAX - 1);
 	if (rc != 0)
 		return rc;
@@ -834,7 +836,8 @@ static int opt_r_strategy(struct opt_rbuf *r, struct strategy *s)
 	else
 		s->name[0] = '\0';
 	free(name);
-	return (s->n_order < 0 || s->n_order > STRATEGY_DIMS || s->zero < 0 || s->zero > 2) ? -1 : 0;
+	return (s->n_order < 0 || s->n_order > STRATEGY_DIMS || s->zero < 0 || s->zero > 2 || s->sp < 0 ||
+	        s->sp > 1) ? -1 : 0;
 }
 
 uniap_code opt_candidate_pack(const struct cost_candidate *c, unsigned char **buf, size_t *len,

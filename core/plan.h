@@ -55,6 +55,7 @@ struct plan_doc {
 	char **strategy_names;  /* owned, [n_layers] */
 	int *recompute;         /* owned, [n_layers]: the plan's recompute flag per layer */
 	int *zero;              /* owned, [n_layers] or NULL (all 0): the ZeRO stage per layer */
+	int *sp;                /* owned, [n_layers] or NULL (all 0): sequence parallelism per layer */
 };
 
 void plan_doc_release(struct plan_doc *p);
@@ -65,6 +66,10 @@ int plan_doc_recompute(const struct plan_doc *p);
 /* 1 if any layer of p (borrowed) uses ZeRO-1 or ZeRO-2 (its zero field, or
  * a "+z" strategy name): its dictionary needs the ZeRO variants. */
 int plan_doc_zero(const struct plan_doc *p);
+
+/* 1 if any layer of p (borrowed) uses sequence parallelism (its sp field, or
+ * a "+sp" strategy name): its dictionary needs the sequence-parallel variants. */
+int plan_doc_sp(const struct plan_doc *p);
 
 /*
  * Checks that the plan p fits the candidate cand built for it (same pp,

@@ -24,5 +24,6 @@ void plan_doc_release(struct plan_doc *p)
 	free(p->stage);
 	free(p->recompute);
 	free(p->zero);
+	free(p->sp);
 	memset(p, 0, sizeof(*p));
 }

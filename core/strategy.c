@@ -79,7 +79,7 @@ int strategy_group_level(const struct cluster_profile *c, int size, int stride, 
 /* Appends one strategy built from degrees and an inner-to-outer order. */
 static void strategy_fill(struct strategy *s, const struct cluster_profile *c, int pp,
                           int stage_devices, const int degree[STRATEGY_DIMS], const int *order,
-                          int n_order, int recompute, int zero)
+                          int n_order, int recompute, int sp, int zero)
 {
 	int j, stride = 1;
 	size_t len = 0;
@@ -93,6 +93,7 @@ static void strategy_fill(struct strategy *s, const struct cluster_profile *c, i
 	s->n_order = n_order;
 	s->recompute = recompute;
 	s->zero = zero;
+	s->sp = sp;
 	for (j = 0; j < n_order; j++) {
 		int d = order[j];
 
@@ -105,6 +106,8 @@ static void strategy_fill(struct strategy *s, const struct cluster_profile *c, i
 	}
 	if (n_order == 0)
 		len = (size_t)snprintf(s->name, sizeof(s->name), "single");
+	if (sp)
+		len += (size_t)snprintf(s->name + len, sizeof(s->name) - len, "+sp");
 	if (zero)
 		len += (size_t)snprintf(s->name + len, sizeof(s->name) - len, "+z%d", zero);
 	if (recompute)
@@ -134,7 +137,7 @@ uniap_code strategy_enumerate(const struct cluster_profile *c, int pp, int with,
                               struct strategy_set *out, struct uniap_err *err)
 {
 	int n = cluster_devices(c), recompute = with & STRATEGY_WITH_RECOMPUTE;
-	int D, dp, tp, rc, z;
+	int D, dp, tp, rc, z, q;
 	size_t cap = 64;
 
 	memset(out, 0, sizeof(*out));
@@ -167,7 +170,10 @@ uniap_code strategy_enumerate(const struct cluster_profile *c, int pp, int with,
 					/* ZeRO-1/2 shard over a dp group; fsdp is stage 3 already */
 					int zmax = (with & STRATEGY_WITH_ZERO) && dp > 1 && degree[STRATEGY_FSDP] == 1
 						? 2 : 0;
+					/* sequence parallelism shards along a tp group */
+					int qmax = (with & STRATEGY_WITH_SP) && tp > 1;
 
+					for (q = 0; q <= qmax; q++)
 					for (z = 0; z <= zmax; z++) {
 						if (out->count == cap) {
 							struct strategy *grown;
@@ -188,7 +194,7 @@ uniap_code strategy_enumerate(const struct cluster_profile *c, int pp, int with,
 							cap *= 2;
 						}
 						strategy_fill(&out->items[out->count++], c, pp, D, degree, order,
-						              n_order, rc, z);
+						              n_order, rc, q, z);
 					}
 				} while (strategy_next_perm(order, n_order));
 			}

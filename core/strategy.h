@@ -42,6 +42,7 @@ struct strategy {
 	int level[STRATEGY_DIMS];     /* smallest hierarchy level holding every group of the dim
 	                                 in every stage; -1 for unused dims */
 	int recompute;                /* activation checkpointing on */
+	int sp;                       /* sequence parallelism over the tp group (tp > 1 only) */
 	int zero;                     /* 0 plain replicas; 1 or 2: the ZeRO stage sharding the
 	                                 optimizer states (1) and gradients (2) over dp; only
 	                                 with dp > 1 and fsdp 1 (fsdp is stage 3) */
@@ -64,12 +65,13 @@ const char *strategy_dim_name(enum strategy_dim d);
 /* What strategy_enumerate() adds to the plain dictionary (bits). */
 #define STRATEGY_WITH_RECOMPUTE 1 /* "+rc" variants */
 #define STRATEGY_WITH_ZERO 2      /* "+z1" and "+z2" variants of replicated strategies */
+#define STRATEGY_WITH_SP 4        /* "+sp" variants of strategies with tp > 1 */
 
 /*
  * Builds the dictionary for pp stages of the (validated, borrowed) cluster,
  * with the variants `with` asks for (STRATEGY_WITH_* bits).  pp must divide
  * the device count.  Order: by recompute, then by the degree tuple, then by
- * placement, then by ZeRO stage; deterministic (without variants, the same
+ * placement, then by sequence parallelism, then by ZeRO stage; deterministic (without variants, the same
  * dictionary as before variants existed).  On success the caller owns *out
  * (strategy_set_release()).
  */

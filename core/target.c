@@ -34,7 +34,7 @@ static const struct target_rules target_table[TARGET_COUNT] = {
 		.source = "the planner's own search space",
 		.schedules = SCHED(COST_GPIPE) | SCHED(COST_1F1B), .schedule_default = COST_GPIPE,
 		.fsdp = 1, .dp_with_fsdp = 1, .fsdp_with_pp = 1, .fsdp_with_tp = 1,
-		.zero_stages = ZERO(1) | ZERO(2), .zero2_with_pp = 1,
+		.zero_stages = ZERO(1) | ZERO(2), .zero2_with_pp = 1, .sp = 1,
 		.split = TARGET_SPLIT_ANY,
 	},
 	[TARGET_MEGATRON] = {
@@ -43,6 +43,7 @@ static const struct target_rules target_table[TARGET_COUNT] = {
 		.schedules = SCHED(COST_1F1B), .schedule_default = COST_1F1B,
 		.one_strategy = 1, .tp_consecutive = 1, .needs_blocks = 1, .microbatch_per_rank = 1,
 		.zero_stages = ZERO(1), /* --use-distributed-optimizer */
+		.sp = 1,                /* --sequence-parallel */
 		.needs_shape = 1, .split = TARGET_SPLIT_MEGATRON,
 	},
 	[TARGET_DEEPSPEED] = {
@@ -123,6 +124,12 @@ static const char *target_strategy_why(const struct target_rules *r, const struc
 			return "gives a layer one data-parallel type (dp_types_enc 0 ddp or 1 zero-3), not "
 			       "dp and fsdp mixed";
 		return "applies one zero stage to the whole data-parallel group, not dp and fsdp mixed";
+	}
+	if (s->sp && !r->sp) {
+		if (r->kind == TARGET_GALVATRON)
+			return "'s use_sp is Ulysses sequence parallelism (all-to-all), not Megatron-LM's "
+			       "sequence parallelism that uniap prices";
+		return "has no Megatron-style sequence parallelism";
 	}
 	if (s->zero && !(r->zero_stages & ZERO(s->zero))) {
 		if (r->kind == TARGET_MEGATRON)

@@ -558,7 +558,8 @@ static struct uop_order *uop_solve_order(const struct cluster_profile *cl, const
 		ord[i].proven = has[i] && uop_facts_proven(&known[i]) ? known[i].tpi_s : INFINITY;
 		ord[i].work = (size_t)-1;
 		if (strategy_enumerate(cl, out->candidates[i].pp,
-		                       (o->recompute ? STRATEGY_WITH_RECOMPUTE : 0) | (o->zero ? STRATEGY_WITH_ZERO : 0),
+		                       (o->recompute ? STRATEGY_WITH_RECOMPUTE : 0) | (o->zero ? STRATEGY_WITH_ZERO : 0) |
+		                       (o->sp ? STRATEGY_WITH_SP : 0),
 		                       &set, NULL) != UNIAP_OK)
 			continue;
 		ord[i].work = 0;
@@ -753,7 +754,7 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
 		struct uop_candidate *c = &out->candidates[ord[n].index];
 		struct cost_options co = {
 			.batch = o->batch, .pp = c->pp, .microbatches = c->microbatches,
-			.schedule = o->schedule, .recompute = o->recompute, .zero = o->zero,
+			.schedule = o->schedule, .recompute = o->recompute, .zero = o->zero, .sp = o->sp,
 			.filter = o->space == UOP_SPACE_INTER ? COST_FILTER_DP_ONLY : COST_FILTER_ALL,
 			.target = (int)o->target,
 		};
@@ -976,7 +977,7 @@ static uniap_code uop_one_strategy(struct uop_run *run, const struct cluster_pro
 	for (i = 0; i < n_grid && rc == UNIAP_OK; i++) {
 		struct cost_options co = {
 			.batch = o->batch, .pp = grid[i].pp, .microbatches = grid[i].microbatches,
-			.schedule = o->schedule, .recompute = o->recompute, .zero = o->zero, .filter = filter,
+			.schedule = o->schedule, .recompute = o->recompute, .zero = o->zero, .sp = o->sp, .filter = filter,
 			.target = (int)o->target,
 		};
 		struct cost_candidate cand;

@@ -90,6 +90,7 @@ struct uop_options {
 	enum uop_space space;
 	int recompute;              /* offer activation checkpointing per layer */
 	int zero;                   /* offer ZeRO-1 and ZeRO-2 per replicated layer */
+	int sp;                     /* offer sequence parallelism per layer with tp > 1 */
 	enum target_kind target;    /* TARGET_ANY, or only the plans that runtime executes (target.h):
 	                               its schedule, strategies, split; not with the uniform space */
 	int threads;                /* candidates solved at once (worker processes), >= 1 */

@@ -449,6 +449,8 @@ static uniap_code exp_megatron(const struct model_profile *model, const struct c
 	exp_megatron_model(&b, model);
 	exp_buf_printf(&b, "--micro-batch-size %ld\n--global-batch-size %ld\n", mbs,
 	               cand->microbatches * cand->microbatch_size);
+	if (s->sp)
+		exp_buf_printf(&b, "--sequence-parallel\n");
 	if (s->zero == 1)
 		exp_buf_printf(&b, "--use-distributed-optimizer\n");
 	if (s->recompute)

@@ -1412,7 +1412,7 @@ out:
 static uniap_code jdec_plan_strategy(const cJSON *layer, const char *lp, struct plan_doc *out, size_t u,
                                      long long *width, struct uniap_err *err)
 {
-	static const char *const keys[] = {"name", "dp", "tp", "fsdp", "recompute", "zero", "placement", NULL};
+	static const char *const keys[] = {"name", "dp", "tp", "fsdp", "recompute", "zero", "sp", "placement", NULL};
 	static const char *const dims[] = {"dp", "tp", "fsdp"}; /* the order of degree[] below */
 	char sp[JDEC_PATH_MAX], p[JDEC_PATH_MAX], ep[JDEC_PATH_MAX];
 	const cJSON *s, *v, *arr, *it;
@@ -1441,6 +1441,17 @@ static uniap_code jdec_plan_strategy(const cJSON *layer, const char *lp, struct 
 		             "fsdp is ZeRO-3), got %lld with dp %lld, fsdp %lld", sp, zero, degree[0], degree[2]);
 	if (rc == UNIAP_OK)
 		out->zero[u] = (int)zero;
+	if (rc == UNIAP_OK && cJSON_GetObjectItemCaseSensitive(s, "sp")) {
+		rc = jdec_get(s, "sp", sp, 1, p, &v, err);
+		if (rc == UNIAP_OK && !cJSON_IsBool(v))
+			rc = err_set(err, UNIAP_E_INVALID, "%s: must be a boolean, got %s", p, jdec_type_name(v));
+		if (rc == UNIAP_OK && cJSON_IsTrue(v) && degree[1] < 2)
+			rc = err_set(err, UNIAP_E_INVALID,
+			             "%s: sequence parallelism shards over the tp group; needs tp > 1, got tp %lld", p,
+			             degree[1]);
+		if (rc == UNIAP_OK)
+			out->sp[u] = cJSON_IsTrue(v);
+	}
 	if (rc == UNIAP_OK)
 		rc = jdec_arr(s, "placement", sp, 1, 0, 3, &arr, &n, err);
 	if (rc != UNIAP_OK)
@@ -1481,9 +1492,10 @@ static uniap_code jdec_plan_layers(const cJSON *root, const char *path, struct p
 	out->stage = calloc(n, sizeof(*out->stage));
 	out->recompute = calloc(n, sizeof(*out->recompute));
 	out->zero = calloc(n, sizeof(*out->zero));
+	out->sp = calloc(n, sizeof(*out->sp));
 	*width = calloc(n, sizeof(**width));
 	refs = calloc(n, sizeof(*refs));
-	if (!out->layer_names || !out->strategy_names || !out->stage || !out->recompute || !out->zero || !*width ||
+	if (!out->layer_names || !out->strategy_names || !out->stage || !out->recompute || !out->zero || !out->sp || !*width ||
 	    !refs) {
 		rc = err_set(err, UNIAP_E_NOMEM, "%s.layers: out of memory", path);
 		goto out;

@@ -102,6 +102,7 @@ cJSON *jenc_strategy(const struct strategy *s)
 	     jenc_add_num(o, "fsdp", s->degree[STRATEGY_FSDP]) &&
 	     cJSON_AddBoolToObject(o, "recompute", s->recompute) &&
 	     (!s->zero || jenc_add_num(o, "zero", s->zero)) &&
+	     (!s->sp || cJSON_AddBoolToObject(o, "sp", 1)) &&
 	     (placement = cJSON_AddArrayToObject(o, "placement"));
 	for (j = 0; ok && j < s->n_order; j++)
 		ok = jenc_append(placement, cJSON_CreateString(strategy_dim_name(s->order[j])));

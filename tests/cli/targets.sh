@@ -105,6 +105,53 @@ check bad-name 2 '--target: must be any, megatron, deepspeed or galvatron, got "
 check bad-empty 2 "--target: empty or unknown name" -- "$UNIAP" plan $P --target megatron,
 check uniform-space 2 "target: the uniform space is one Megatron-style shape already" -- "$UNIAP" plan $P --space uniform --target megatron
 
+# ZeRO-1/2 (--zero): the dictionary offers +z1/+z2 of replicated strategies; each target's
+# optimum uses what its runtime runs and exports it (Megatron-LM's distributed optimizer,
+# DeepSpeed's zero stage, Galvatron's default_dp_type); the plan document says the stage and
+# reads back
+C="--cluster enva --model bert-huge --batch 32 --pp 2 --microbatches 4"
+check zero-costs 0 '"dp4+z1","dp4+z2"' -- "$UNIAP" costs $C --zero
+if grep -q 'fsdp4+z' "$tmp/out"; then echo "FAIL zero-costs-no-fsdp-variant"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
+check zero-costs-off 0 '"dp4"' -- "$UNIAP" costs $C
+if grep -q '+z' "$tmp/out"; then echo "FAIL zero-costs-off-no-variant"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
+P="--cluster enva --model bert-huge --batch 32 --threads 2 --quiet --zero"
+check zero-megatron 0 "--use-distributed-optimizer" -- "$UNIAP" plan $P --target megatron --format megatron
+check zero-deepspeed 0 "$(printf '"stage":\t1')" -- "$UNIAP" plan $P --target deepspeed --format deepspeed
+check zero-galvatron 0 "$(printf '"default_dp_type":\t"zero2"')" -- "$UNIAP" plan $P --target galvatron --format galvatron
+check zero-doc 0 '"zero":2' -- "$UNIAP" plan $P --target galvatron
+cp "$tmp/out" "$tmp/zplan.json"
+check zero-doc-export 0 "$(printf '"default_dp_type":\t"zero2"')" -- "$UNIAP" export --plan "$tmp/zplan.json" \
+	--cluster enva --model bert-huge --format galvatron
+check zero-doc-evaluate 0 '"valid":true' -- "$UNIAP" evaluate --plan "$tmp/zplan.json" --cluster enva --model bert-huge --batch 32
+# a stage the layer cannot have, and a name the field contradicts, are refused naming the field
+sed 's/"name":"dp8+z2","dp":8,"tp":1,"fsdp":1,"recompute":false,"zero":2/"name":"dp8+z2","dp":8,"tp":1,"fsdp":1,"recompute":false,"zero":1/' \
+	"$tmp/zplan.json" >"$tmp/zbad.json"
+check zero-doc-mismatch 1 'strategy.zero: must be 2 for "dp8+z2"' -- "$UNIAP" evaluate --plan "$tmp/zbad.json" \
+	--cluster enva --model bert-huge --batch 32
+sed 's/"recompute":false,"zero":2/"recompute":false,"zero":3/' "$tmp/zplan.json" >"$tmp/zbad.json"
+check zero-doc-range 1 'strategy.zero: must be' -- "$UNIAP" evaluate --plan "$tmp/zbad.json" --cluster enva --model bert-huge --batch 32
+# sequence parallelism (--sequence-parallel): "+sp" variants of tp strategies; Megatron-LM's
+# optimum uses it and exports --sequence-parallel; Galvatron's use_sp is Ulysses, never planned
+C="--cluster envd-32 --model llama-13b --batch 4 --pp 2 --microbatches 2"
+check sp-costs 0 '"tp16","tp16+sp"' -- "$UNIAP" costs $C --sequence-parallel
+if grep -q 'dp16+sp\|"fsdp16+sp"' "$tmp/out"; then echo "FAIL sp-costs-tp-only"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
+P="--cluster envd-32 --model llama-13b --batch 4 --threads 2 --quiet --sequence-parallel"
+check sp-megatron 0 "--sequence-parallel" -- "$UNIAP" plan $P --target megatron --format megatron
+check sp-doc 0 '"recompute":false,"sp":true,"placement"' -- "$UNIAP" plan $P --target megatron
+cp "$tmp/out" "$tmp/spplan.json"
+check sp-doc-export 0 "--sequence-parallel" -- "$UNIAP" export --plan "$tmp/spplan.json" --cluster envd-32 \
+	--model llama-13b --format megatron
+check sp-doc-deepspeed 1 "deepspeed has no Megatron-style sequence parallelism" -- "$UNIAP" export \
+	--plan "$tmp/spplan.json" --cluster envd-32 --model llama-13b --format deepspeed
+check sp-galvatron 0 '"use_sp":' -- "$UNIAP" plan $P --target galvatron --format galvatron
+if grep -q '"sp":true' "$tmp/out"; then echo "FAIL sp-galvatron-none"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
+sed 's/"recompute":false,"sp":true/"recompute":false,"sp":false/' "$tmp/spplan.json" >"$tmp/spbad.json"
+check sp-doc-mismatch 1 'strategy.sp: must be true for "tp16.dp2+sp"' -- "$UNIAP" evaluate --plan "$tmp/spbad.json" \
+	--cluster envd-32 --model llama-13b --batch 4
+sed 's/"recompute":false,"sp":true/"recompute":false,"sp":1/' "$tmp/spplan.json" >"$tmp/spbad.json"
+check sp-doc-type 1 'strategy.sp: must be a boolean' -- "$UNIAP" evaluate --plan "$tmp/spbad.json" \
+	--cluster envd-32 --model llama-13b --batch 4
+
 # ---- the service
 if ! command -v curl >/dev/null 2>&1; then
 	echo "targets: no curl: the service part is skipped"
@@ -134,6 +181,19 @@ call job-export-any 200 '"layers":' GET "/v1/jobs/$id/plan?target=any" k
 problem job-export-unplanned 404 'target: job' GET "/v1/jobs/$id/plan?target=deepspeed" k
 problem job-export-bad-target 400 'target: must be any, megatron, deepspeed or galvatron' GET "/v1/jobs/$id/plan?target=x" k
 if grep -qF '"plan":{"pp":' "$tmp/job"; then ok; else bad "job-result: targets[].plan missing"; fi
+printf '{"cluster":"enva","model":"bert-huge","batch":32,"zero":true,"targets":["megatron"]}' >"$tmp/z.json"
+call zero-job-post 202 '"links":{"self":"/v1/jobs/' POST /v1/plans k "$tmp/z.json"
+zid=$(jid)
+if wait_job "$zid" k "succeeded failed" 600; then ok; else bad "zero job: not done: $(head -c 300 "$tmp/job")"; fi
+if grep -qF '"name":"dp8+z1"' "$tmp/job"; then ok; else bad "zero-job: no ZeRO-1 plan: $(head -c 300 "$tmp/job")"; fi
+call zero-job-export 200 "--use-distributed-optimizer" GET "/v1/jobs/$zid/plan?format=megatron" k
+printf '{"cluster":"envd-32","model":"llama-13b","batch":4,"sequence_parallel":true,"targets":["megatron"]}' >"$tmp/s.json"
+call sp-job-post 202 '"links":{"self":"/v1/jobs/' POST /v1/plans k "$tmp/s.json"
+sid=$(jid)
+if wait_job "$sid" k "succeeded failed" 600; then ok; else bad "sp job: not done: $(head -c 300 "$tmp/job")"; fi
+call sp-job-export 200 "--sequence-parallel" GET "/v1/jobs/$sid/plan?format=megatron" k
+problem sp-bad 422 'body.sequence_parallel' POST /v1/plans k "$(printf '{"cluster":"enva","model":"bert-huge","batch":32,"sequence_parallel":1}' >"$tmp/b.json"; echo "$tmp/b.json")"
+problem zero-bad 422 'body.zero' POST /v1/plans k "$(printf '{"cluster":"enva","model":"bert-huge","batch":32,"zero":"yes"}' >"$tmp/b.json"; echo "$tmp/b.json")"
 problem bad-target 422 'body.targets[1]' POST /v1/plans k "$(printf '{"cluster":"enva","model":"bert-huge","batch":32,"targets":["galvatron","megatron-lm"]}' >"$tmp/b.json"; echo "$tmp/b.json")"
 problem twice-target 422 'given twice' POST /v1/plans k "$(printf '{"cluster":"enva","model":"bert-huge","batch":32,"targets":["any","any"]}' >"$tmp/b.json"; echo "$tmp/b.json")"
 problem empty-targets 422 'body.targets: must hold 1 to 4' POST /v1/plans k "$(printf '{"cluster":"enva","model":"bert-huge","batch":32,"targets":[]}' >"$tmp/b.json"; echo "$tmp/b.json")"

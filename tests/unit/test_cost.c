@@ -585,6 +585,74 @@ static void test_zero_terms(void **state)
 	cluster_release(&cl);
 }
 
+/*
+ * Sequence parallelism (docs/cost-model.md, "Sequence parallelism"): every
+ * activation divided by tp (never more than without it), the checkpointed
+ * input too; each TP all-reduce a reduce-scatter and an all-gather (the same
+ * time on one table); the memory-bound bytes over tp; the output handed to a
+ * layer that wants the whole sequence all-gathered (and reduce-scattered
+ * back), nothing between two layers sharded over the same tp group.
+ */
+static void test_sequence_parallel_terms(void **state)
+{
+	struct cluster_profile cl;
+	struct model_profile m;
+	struct cost_candidate c;
+	struct cost_options o = { .batch = 8, .pp = 1, .microbatches = 2, .schedule = COST_GPIPE, .sp = 1 };
+	struct uniap_err err;
+	double ag;
+
+	(void)state;
+	cluster4(&cl);
+	model(&m, 2, MODEL_FP32);
+	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_OK);
+	assert_true(strategy_find(&c.strategies, "dp4+sp") < 0); /* no tp group to shard over */
+	assert_int_equal(c.strategies.items[k_of(&c, "tp2.dp2+sp")].sp, 1);
+	/* act(1) = 1e6 B a sample: 2 samples on a device, / tp 2 (act(2) = 6e5 is more) */
+	NEAR(MA(&c, "tp2.dp2+sp"), 2 * 1e6 / 2);
+	NEAR(MA(&c, "tp2.dp2"), 2 * 6e5);
+	NEAR(MA(&c, "tp4+sp"), 4 * 1e6 / 4);
+	NEAR(T(&c, 0, "tp2.dp2+sp"), T(&c, 0, "tp2.dp2"));
+	NEAR(MF(&c, "tp2.dp2+sp"), MF(&c, "tp2.dp2"));
+	/* edges: sharded to sharded over the same group costs what it did; sharded to whole
+	 * gathers 2 samples x 1e5 B over a pair (10 GB/s, bus factor 1/2) and scatters back */
+	ag = 2 * 0.5 * 2e5 / 10e9;
+	NEAR(R(&c, "tp2.dp2+sp", "tp2.dp2+sp", 0), R(&c, "tp2.dp2", "tp2.dp2", 0));
+	NEAR(R(&c, "tp2.dp2", "tp2.dp2+sp", 0), R(&c, "tp2.dp2", "tp2.dp2", 0));
+	NEAR(R(&c, "tp2.dp2+sp", "tp2.dp2", 0), R(&c, "tp2.dp2", "tp2.dp2", 0) + ag);
+	NEAR(R(&c, "tp2.dp2+sp", "dp2.tp2+sp", 0), R(&c, "tp2.dp2", "dp2.tp2", 0) + ag);
+	cost_candidate_release(&c);
+
+	/* recompute keeps the layer's input, sharded too */
+	o.recompute = 1;
+	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_OK);
+	NEAR(MA(&c, "tp2.dp2+sp+rc"), 2 * 2e4 / 2);
+	NEAR(MA(&c, "tp2.dp2+rc"), 2 * 2e4);
+	cost_candidate_release(&c);
+
+	/* the memory-bound bytes of a FLOP-priced layer run on a tp-th of the sequence: 1e9 B
+	 * a sample over tp 2 instead of the 7e8 B of tp 2 without it (whose norms are
+	 * replicated), at 1 TB/s, 2 samples, forward and twice in backward */
+	cl.memory_bandwidth_bytes_per_s = 1e12;
+	cl.peak_flops_per_s[MODEL_FP32] = 100e12;
+	cl.compute_efficiency = 0.5;
+	free(m.types[0].forward_s);
+	m.types[0].forward_s = NULL;
+	m.types[0].n_forward_s = 0;
+	m.types[0].forward_flops_per_sample = 1e12;
+	m.types[0].memory_bound_bytes = calloc(2, sizeof(*m.types[0].memory_bound_bytes));
+	assert_non_null(m.types[0].memory_bound_bytes);
+	m.types[0].memory_bound_bytes[0] = (struct model_tp_value){ 1, 1e9 };
+	m.types[0].memory_bound_bytes[1] = (struct model_tp_value){ 2, 7e8 }; /* norms replicated */
+	m.types[0].n_memory_bound_bytes = 2;
+	o.recompute = 0;
+	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_OK);
+	NEAR(T(&c, 0, "tp2.dp2") - T(&c, 0, "tp2.dp2+sp"), 3 * 2 * (7e8 - 1e9 / 2) / 1e12);
+	model_release(&m);
+	cost_candidate_release(&c);
+	cluster_release(&cl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -599,6 +667,7 @@ int main(void)
 		cmocka_unit_test(test_bad_options),
 		cmocka_unit_test(test_evaluate_formula),
 		cmocka_unit_test(test_zero_terms),
+		cmocka_unit_test(test_sequence_parallel_terms),
 	};
 
 	return cmocka_run_group_tests_name("cost", tests, NULL, NULL);

@@ -40,7 +40,8 @@ static void test_same_optimum(void **state)
 		size_t L = 2 + rnd(3), removed, k;
 		struct cost_options o = { .batch = 8, .pp = 1 + (int)rnd(2), .microbatches = 1 << rnd(3),
 		                          .schedule = rnd(2) ? COST_1F1B : COST_GPIPE,
-		                          .recompute = (int)rnd(2), .zero = trial % 2 };
+		                          .recompute = (int)rnd(2), .zero = trial % 2,
+		                          .sp = trial % 3 == 0 };
 		double full, part;
 
 		assert_int_equal(fx_cluster(&cl, 1, 4, dev, bw, 2, rnd(3) ? 64e9 : 3e8, 0,

@@ -7,8 +7,8 @@
  * own transcription of the formula); the planner must find that TPI, prove
  * it, return a plan the target accepts, and that plan must export in the
  * target's format.  Instances: chains and DAGs (skip edges into the head,
- * out of the embedding), 2 and 4 devices, recompute, ZeRO-1/2 variants, tight
- * and loose memory.
+ * out of the embedding), 2 and 4 devices, recompute, ZeRO-1/2 variants,
+ * sequence parallelism, tight and loose memory.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -77,7 +77,7 @@ static void test_rules(void **state)
 
 /* A random instance small enough for brute force; L >= 3 (embedding, blocks, head). */
 static void random_instance(struct cluster_profile *cl, struct model_profile *m, long *batch, int *recompute,
-                            int *zero)
+                            int *zero, int *sp)
 {
 	static const int dev[] = { 2, 4 };
 	static const double bw[] = { 10, 2 };
@@ -85,14 +85,18 @@ static void random_instance(struct cluster_profile *cl, struct model_profile *m,
 	int four = (int)rnd(2);
 	size_t L = four ? 3 + rnd(2) : 3 + rnd(3);
 	double mem = rnd(3) == 0 ? 2.2e8 : 64e9; /* tight or loose */
+	double act1 = 1e7 * (1 + rnd(9));
+	/* at tp 2: half, a profiled 5e6, or 0.8 of tp 1 (norms and dropout replicated,
+	 * which sequence parallelism shards) */
+	double act2 = (double[]){ 0, 5e6, 0.8 * act1 }[rnd(3)];
 
 	if (four)
 		assert_int_equal(fx_cluster(cl, 1, 4, dev, bw, 2, mem, 0, 1 + rnd(4) * 0.2), 0);
 	else
 		assert_int_equal(fx_cluster(cl, 1, 2, devs2, bw, 1, mem, 0, 1 + rnd(4) * 0.2), 0);
 	assert_int_equal(fx_model_chain(m, L, rnd(2) ? MODEL_MIXED : MODEL_FP32, 1e-3 * (1 + rnd(9)),
-	                                rnd(2) ? 7e-4 : 0, 1e6 * (1 + rnd(30)), 1e7 * (1 + rnd(9)),
-	                                rnd(2) ? 5e6 : 0, 2e5 * (1 + rnd(9)), 1e6),
+	                                rnd(2) ? 7e-4 : 0, 1e6 * (1 + rnd(30)), act1, act2,
+	                                2e5 * (1 + rnd(9)), 1e6),
 	                 0);
 	switch (rnd(4)) {
 	case 0: /* the embedding also feeds the head (tied weights) */
@@ -109,6 +113,7 @@ static void random_instance(struct cluster_profile *cl, struct model_profile *m,
 		fx_model_shape(m, 1024, 16); /* megatron needs one; the others never look */
 	*recompute = four ? 0 : (int)rnd(2);
 	*zero = (int)rnd(2);
+	*sp = (int)rnd(2);
 	*batch = rnd(2) ? 4 : 8;
 }
 
@@ -134,7 +139,7 @@ static int split_of(long code, int *stage, size_t L, int pp)
 
 /* Brute force of target t over every candidate; INFINITY when no plan fits. */
 static double brute_target(const struct cluster_profile *cl, const struct model_profile *m, long batch,
-                           enum cost_schedule s, int recompute, int zero, enum target_kind t)
+                           enum cost_schedule s, int recompute, int zero, int sp, enum target_kind t)
 {
 	size_t L = m->n_layers, u;
 	double best = INFINITY;
@@ -153,7 +158,7 @@ static double brute_target(const struct cluster_profile *cl, const struct model_
 			 * the rules themselves are target_check_plan's on every plan below */
 			struct cost_options o = { .batch = batch, .pp = pp, .microbatches = c,
 			                          .schedule = target_schedule(t, s), .recompute = recompute,
-			                          .zero = zero, .target = (int)t };
+			                          .zero = zero, .sp = sp, .target = (int)t };
 			struct cost_candidate cand;
 			struct uniap_err err;
 			size_t K;
@@ -198,7 +203,7 @@ static const enum exp_format target_format[TARGET_COUNT] = {
 
 static void test_matches_brute_force(void **state)
 {
-	int trial, checked[TARGET_COUNT] = { 0 }, feasible[TARGET_COUNT] = { 0 }, zeroed = 0;
+	int trial, checked[TARGET_COUNT] = { 0 }, feasible[TARGET_COUNT] = { 0 }, zeroed = 0, sharded = 0;
 
 	(void)state;
 	for (trial = 0; trial < 48; trial++) {
@@ -206,20 +211,21 @@ static void test_matches_brute_force(void **state)
 		struct model_profile m;
 		enum cost_schedule s = rnd(2) ? COST_1F1B : COST_GPIPE;
 		long batch;
-		int recompute, zero, t;
+		int recompute, zero, sp, t;
 
-		random_instance(&cl, &m, &batch, &recompute, &zero);
+		random_instance(&cl, &m, &batch, &recompute, &zero, &sp);
 		for (t = TARGET_MEGATRON; t < TARGET_COUNT; t++) {
 			struct uop_options o;
 			struct uop_result r;
 			struct uniap_err err;
-			double expect = brute_target(&cl, &m, batch, s, recompute, zero, (enum target_kind)t);
+			double expect = brute_target(&cl, &m, batch, s, recompute, zero, sp, (enum target_kind)t);
 
 			uop_options_init(&o);
 			o.batch = batch;
 			o.schedule = s;
 			o.recompute = recompute;
 			o.zero = zero;
+			o.sp = sp;
 			o.target = (enum target_kind)t;
 			o.threads = 2;
 			o.inline_solve = trial % 2;
@@ -244,6 +250,11 @@ static void test_matches_brute_force(void **state)
 				for (size_t u = 0; r.best >= 0 && u < m.n_layers; u++)
 					if (r.cand.strategies.items[r.strategy[u]].zero) {
 						zeroed++;
+						break;
+					}
+				for (size_t u = 0; r.best >= 0 && u < m.n_layers; u++)
+					if (r.cand.strategies.items[r.strategy[u]].sp) {
+						sharded++;
 						break;
 					}
 				if (r.best >= 0 && target_check_plan((enum target_kind)t, &r.cand, r.stage, r.strategy, &err) != UNIAP_OK)
@@ -272,8 +283,9 @@ static void test_matches_brute_force(void **state)
 		model_release(&m);
 		cluster_release(&cl);
 	}
-	/* some optima shard with ZeRO-1/2, and they export */
+	/* some optima shard with ZeRO-1/2, some the sequence, and they export */
 	assert_true(zeroed > 0);
+	assert_true(sharded > 0);
 	/* the trials reach every target with and without a feasible plan */
 	for (trial = TARGET_MEGATRON; trial < TARGET_COUNT; trial++) {
 		assert_true(feasible[trial] > 0);
@@ -305,7 +317,7 @@ static void test_galvatron_candidate(void **state)
 		                                1e7, 5e6, 2e5 * (1 + rnd(9)), 1e6), 0);
 		if (trial % 2)
 			assert_int_equal(fx_model_add_edge(&m, 0, 3), 0);
-		expect = brute_target(&cl, &m, 8, COST_GPIPE, 0, co.zero, TARGET_GALVATRON);
+		expect = brute_target(&cl, &m, 8, COST_GPIPE, 0, co.zero, 0, TARGET_GALVATRON);
 		assert_int_equal(cost_build(&cl, &m, &co, &cand, &err), UNIAP_OK);
 		assert_int_equal(target_solve(TARGET_GALVATRON, &cand, NULL, &r, &err), UNIAP_OK);
 		if (r.status == OPT_OPTIMAL) {
@@ -361,6 +373,41 @@ static void test_refusals(void **state)
 	assert_int_equal(target_check_plan(TARGET_GALVATRON, &cand, stage, strat, &err), UNIAP_E_INVALID);
 	assert_non_null(strstr(err.msg, "layers[5]"));
 	assert_non_null(strstr(err.msg, "embed_sdp"));
+	cost_candidate_release(&cand);
+
+	/* ZeRO: Megatron-LM shards the optimizer only; DeepSpeed's pipeline runs stages 0-1;
+	 * Galvatron has no ZeRO-1 and one type (ddp or zero2) for every replicated layer */
+	co.zero = 1;
+	co.schedule = COST_1F1B;
+	assert_int_equal(cost_build(&cl, &m, &co, &cand, &err), UNIAP_OK);
+	{
+		long z1 = strategy_find(&cand.strategies, "dp2+z1"), z2 = strategy_find(&cand.strategies, "dp2+z2");
+		long plain = strategy_find(&cand.strategies, "dp2");
+		int split[6] = { 0, 0, 0, 1, 1, 1 };
+
+		assert_true(z1 >= 0 && z2 >= 0 && plain >= 0);
+		for (u = 0; u < 6; u++)
+			strat[u] = (size_t)z1;
+		assert_int_equal(target_check_plan(TARGET_MEGATRON, &cand, split, strat, &err), UNIAP_OK);
+		assert_int_equal(target_check_plan(TARGET_DEEPSPEED, &cand, split, strat, &err), UNIAP_OK);
+		assert_int_equal(target_check_plan(TARGET_GALVATRON, &cand, split, strat, &err), UNIAP_E_INVALID);
+		assert_non_null(strstr(err.msg, "not zero-1"));
+		for (u = 0; u < 6; u++)
+			strat[u] = (size_t)z2;
+		assert_int_equal(target_check_plan(TARGET_MEGATRON, &cand, split, strat, &err), UNIAP_E_INVALID);
+		assert_non_null(strstr(err.msg, "not the gradients (zero-2)"));
+		assert_int_equal(target_check_plan(TARGET_DEEPSPEED, &cand, split, strat, &err), UNIAP_E_INVALID);
+		assert_non_null(strstr(err.msg, "zero stages 0 and 1 only"));
+		assert_int_equal(target_check_plan(TARGET_GALVATRON, &cand, split, strat, &err), UNIAP_OK);
+		strat[3] = (size_t)plain;
+		assert_int_equal(target_check_plan(TARGET_GALVATRON, &cand, split, strat, &err), UNIAP_E_INVALID);
+		assert_non_null(strstr(err.msg, "layers[3]"));
+		assert_non_null(strstr(err.msg, "default_dp_type"));
+		/* layers without replicas take no part in the rule */
+		strat[3] = (size_t)tp2;
+		assert_true(strategy_find(&cand.strategies, "tp2") == tp2);
+		assert_int_equal(target_check_plan(TARGET_GALVATRON, &cand, split, strat, &err), UNIAP_OK);
+	}
 	cost_candidate_release(&cand);
 	model_release(&m);
 	cluster_release(&cl);

@@ -67,7 +67,7 @@ static void random_instance(struct cluster_profile *cl, struct model_profile *m,
 
 /* Brute force over every candidate of the unified space. */
 static double brute_space(const struct cluster_profile *cl, const struct model_profile *m,
-                          long batch, enum cost_schedule s, int zero)
+                          long batch, enum cost_schedule s, int zero, int sp)
 {
 	double best = INFINITY;
 	int pp;
@@ -78,7 +78,7 @@ static double brute_space(const struct cluster_profile *cl, const struct model_p
 			continue;
 		for (c = 1; c <= batch; c++) {
 			struct cost_options o = { .batch = batch, .pp = pp, .microbatches = c,
-			                          .schedule = s, .zero = zero };
+			                          .schedule = s, .zero = zero, .sp = sp };
 			struct cost_candidate cand;
 			struct uniap_err err;
 			double v;
@@ -97,7 +97,7 @@ static double brute_space(const struct cluster_profile *cl, const struct model_p
 }
 
 static void run_zero(const struct cluster_profile *cl, const struct model_profile *m, long batch,
-                     enum cost_schedule s, enum uop_space space, int inline_solve, int zero,
+                     enum cost_schedule s, enum uop_space space, int inline_solve, int zero, int sp,
                      struct uop_result *r)
 {
 	struct uop_options o;
@@ -105,6 +105,7 @@ static void run_zero(const struct cluster_profile *cl, const struct model_profil
 
 	uop_options_init(&o);
 	o.zero = zero;
+	o.sp = sp;
 	o.batch = batch;
 	o.schedule = s;
 	o.space = space;
@@ -118,10 +119,11 @@ static void run(const struct cluster_profile *cl, const struct model_profile *m,
                 enum cost_schedule s, enum uop_space space, int inline_solve,
                 struct uop_result *r)
 {
-	run_zero(cl, m, batch, s, space, inline_solve, 0, r);
+	run_zero(cl, m, batch, s, space, inline_solve, 0, 0, r);
 }
 
-/* With and without the ZeRO-1/2 variants (every third trial). */
+/* With and without the ZeRO-1/2 variants (every third trial) and sequence
+ * parallelism (every other trial), alone and together. */
 static void test_matches_brute_force(void **state)
 {
 	int trial;
@@ -136,8 +138,8 @@ static void test_matches_brute_force(void **state)
 		double expect;
 
 		random_instance(&cl, &m, &batch);
-		expect = brute_space(&cl, &m, batch, s, trial % 3 == 2);
-		run_zero(&cl, &m, batch, s, UOP_SPACE_UNIFIED, trial % 2, trial % 3 == 2, &r);
+		expect = brute_space(&cl, &m, batch, s, trial % 3 == 2, trial % 4 >= 2);
+		run_zero(&cl, &m, batch, s, UOP_SPACE_UNIFIED, trial % 2, trial % 3 == 2, trial % 4 >= 2, &r);
 		if (isinf(expect)) {
 			assert_true(r.best < 0);
 		} else {
@@ -393,7 +395,7 @@ static double memo_trial(struct memo_store *ms, int keep_matrices, const struct 
 
 	memo_store_init(ms, keep_matrices);
 	random_instance(cl, m, &batch);
-	expect = brute_space(cl, m, batch, COST_GPIPE, 0);
+	expect = brute_space(cl, m, batch, COST_GPIPE, 0, 0);
 	uop_options_init(o);
 	o->batch = batch;
 	o->threads = 2;
