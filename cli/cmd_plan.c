@@ -20,7 +20,7 @@ static const char plan_usage[] =
 	"usage: uniap plan --cluster FILE --model FILE --batch B [--schedule gpipe|1f1b]\n"
 	"                  [--space unified|inter|intra|uniform] [--threads N]\n"
 	"                  [--time-limit S] [--gap G] [--early-stop] [--recompute] [--zero]\n"
-	"                  [--sequence-parallel]\n"
+	"                  [--sequence-parallel] [--selective-recompute]\n"
 	"                  [--memory-margin F] [--target T[,T...]]\n"
 	"                  [--format json|text|galvatron|megatron|deepspeed] [--pretty] [--quiet]\n"
 	"\n"
@@ -50,6 +50,7 @@ static const char plan_usage[] =
 	"  --zero           allow ZeRO-1 and ZeRO-2 (optimizer states, and gradients, sharded\n"
 	"                   over the data-parallel ranks) per replicated layer\n"
 	"  --sequence-parallel  allow Megatron-LM's sequence parallelism per layer with tp > 1\n"
+	"  --selective-recompute  allow recomputing only the attention core per layer\n"
 	"  --memory-margin F  fraction of device memory no plan may use, 0..0.5 (default:\n"
 	"                   the cluster's device.memory_margin, itself 0.02 by default)\n"
 	"  --format F       json (default): the plan document; text: a summary for people;\n"
@@ -276,6 +277,7 @@ int cli_cmd_plan(int argc, char **argv)
 	o.recompute = common.recompute;
 	o.zero = common.zero;
 	o.sp = common.sp;
+	o.selective = common.selective;
 	memset(rs, 0, sizeof(rs));
 	if (n_targets == 0)
 		targets[n_targets++] = TARGET_ANY;

@@ -510,6 +510,9 @@ struct catalog_type_spec {
 	double tokens;
 	int tp_allreduces;
 	int kernels;
+	double attn_bytes;  /* the attention core's kept activations, FLOPs, memory-bound bytes */
+	double attn_flops;
+	double attn_mem;
 };
 
 /* A model being built: counts of what has been filled. */
@@ -581,6 +584,9 @@ static uniap_code catalog_add_type(struct catalog_builder *b, const struct catal
 	t->kernels_per_pass = s->kernels;
 	t->gemm_dim = s->gemm_dim;
 	t->tokens_per_sample = s->tokens;
+	t->attention_bytes_per_sample = s->attn_bytes;
+	t->attention_flops_per_sample = s->attn_flops;
+	t->attention_memory_bound_bytes_per_sample = s->attn_mem;
 	*index = b->n_types - 1;
 	return UNIAP_OK;
 }
@@ -682,6 +688,14 @@ static void catalog_block_spec(const struct model_arch *a, double elem, double s
 	out->mem_split = (a->flash_attention ? 0 : 2 * scores * elem + (a->dropout ? scores * (2 * elem + 1) : 0)) +
 	                 (swiglu ? 5 : 2) * s * f * elem +
 	                 (a->positions == MODEL_POS_ROTARY ? 2 * s * (h + k) * elem : 0);
+	/* the attention core that selective recomputation recomputes (Korthikanti
+	 * et al., §5: the 5as^2 term): its kept scores, QK^T and AV, and its
+	 * softmax and dropout; nothing with flash attention, which keeps none */
+	if (!a->flash_attention) {
+		out->attn_bytes = u * (a->dropout ? 5 : 2) * scores;
+		out->attn_flops = 4 * s * keys * h;
+		out->attn_mem = 2 * scores * elem + (a->dropout ? scores * (2 * elem + 1) : 0);
+	}
 	out->output_bytes = s * h * elem;
 	out->checkpoint_bytes = s * h * elem;
 	out->tp_allreduces = 2;

@@ -310,6 +310,17 @@ static double cost_layer_time(const struct cluster_profile *c, const struct mode
 		: 0;
 	forward = cost_overlap_s(fwd, gather, ccoc) + tp_pass;
 	recompute = s->recompute ? forward : 0;
+	/* selective recomputation reruns the attention core only (§Selective
+	 * recomputation): no parameters, no TP communication */
+	if (s->selective && (t->attention_flops_per_sample > 0 || t->attention_memory_bound_bytes_per_sample > 0))
+		recompute = samples *
+			((t->attention_flops_per_sample > 0
+			      ? t->attention_flops_per_sample /
+			            (c->peak_flops_per_s[m->precision] * cost_efficiency(c, t, tp, samples)) / tp
+			      : 0) +
+			 (c->memory_bandwidth_bytes_per_s > 0
+			      ? t->attention_memory_bound_bytes_per_sample / tp / c->memory_bandwidth_bytes_per_s
+			      : 0));
 	backward = cost_overlap_s(2 * fwd, gather + scatter + grad_sync, ccoc) + tp_pass;
 	return forward + recompute + backward + step;
 }
@@ -351,6 +362,13 @@ static uniap_code cost_check_options(const struct cluster_profile *cluster,
 			return err_set(err, UNIAP_E_INVALID,
 			               "cluster.device.peak_tflops: required by model layer type \"%s\" which gives "
 			               "forward_flops_per_sample",
+			               model->types[i].name);
+	for (i = 0; opt->selective && i < model->n_types; i++)
+		if (model->types[i].attention_flops_per_sample > 0 &&
+		    !(cluster->peak_flops_per_s[model->precision] > 0 && cluster->compute_efficiency > 0))
+			return err_set(err, UNIAP_E_INVALID,
+			               "cluster.device.peak_tflops: required by model layer type \"%s\" which gives "
+			               "attention_flops_per_sample (selective recomputation)",
 			               model->types[i].name);
 	if (opt->batch < 1 || opt->batch > COST_MAX_BATCH)
 		return err_set(err, UNIAP_E_ARG, "batch: must be in [1, %ld], got %ld", COST_MAX_BATCH,
@@ -574,7 +592,7 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 	out->schedule = opt->schedule;
 	rc = strategy_enumerate(cluster, opt->pp,
 	                        (opt->recompute ? STRATEGY_WITH_RECOMPUTE : 0) | (opt->zero ? STRATEGY_WITH_ZERO : 0) |
-	                        (opt->sp ? STRATEGY_WITH_SP : 0),
+	                        (opt->sp ? STRATEGY_WITH_SP : 0) | (opt->selective ? STRATEGY_WITH_SELECTIVE : 0),
 	                        &out->strategies, err);
 	if (rc != UNIAP_OK)
 		goto out;
@@ -633,6 +651,11 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 				: sp ? fmin(model_tp_lookup(t->activation_bytes, t->n_activation_bytes, 1) / tp,
 				            model_tp_lookup(t->activation_bytes, t->n_activation_bytes, tp))
 				     : model_tp_lookup(t->activation_bytes, t->n_activation_bytes, tp);
+
+			/* selective recomputation keeps all but the attention core's (§Selective
+			 * recomputation) */
+			if (s->selective)
+				per_sample = fmax(0, per_sample - t->attention_bytes_per_sample / tp);
 
 			out->time_s[u * K + k] = type_time[model->layers[u].type * K + k];
 			out->memory_fixed_bytes[u * K + k] = cost_states_bytes(model, t, s) +

@@ -59,6 +59,7 @@ struct cost_options {
 	int recompute;          /* add activation-checkpointing variants */
 	int zero;               /* add ZeRO-1 and ZeRO-2 variants of replicated strategies */
 	int sp;                 /* add sequence-parallel variants of strategies with tp > 1 */
+	int selective;          /* add selective-recomputation variants */
 	enum cost_filter filter;
 	int target;             /* enum target_kind (target.h); 0 (any): no runtime's rules */
 };

@@ -548,6 +548,22 @@ static uniap_code model_check_type(const struct model_profile *m, size_t i, stru
 		               model_in_closed(t->gemm_dim, 0.0, MODEL_MAX_GEMM_DIM) ? "tokens_per_sample" : "gemm_dim",
 		               MODEL_MAX_GEMM_DIM,
 		               model_in_closed(t->gemm_dim, 0.0, MODEL_MAX_GEMM_DIM) ? t->tokens_per_sample : t->gemm_dim);
+	if (rc == UNIAP_OK)
+		rc = model_check_bytes(t->attention_bytes_per_sample, path, "attention_bytes_per_sample", err);
+	if (rc == UNIAP_OK)
+		rc = model_check_bytes(t->attention_memory_bound_bytes_per_sample, path,
+		                       "attention_memory_bound_bytes_per_sample", err);
+	if (rc != UNIAP_OK)
+		return rc;
+	if (!model_in_closed(t->attention_flops_per_sample, 0.0, MODEL_MAX_FLOPS_PER_SAMPLE))
+		return err_set(err, UNIAP_E_INVALID, "%s.attention_flops_per_sample: must be >= 0 and <= %g, got %g",
+		               path, MODEL_MAX_FLOPS_PER_SAMPLE, t->attention_flops_per_sample);
+	if (t->attention_bytes_per_sample > model_tp_lookup(t->activation_bytes, t->n_activation_bytes, 1))
+		return err_set(err, UNIAP_E_INVALID,
+		               "%s.attention_bytes_per_sample: must not exceed activation_bytes_per_sample at tp 1 "
+		               "(%g), of which it is a part, got %g", path,
+		               model_tp_lookup(t->activation_bytes, t->n_activation_bytes, 1),
+		               t->attention_bytes_per_sample);
 	if (t->n_memory_bound_bytes > 0) {
 		snprintf(field, sizeof(field), "%s.memory_bound_bytes_per_sample", path);
 		rc = model_check_tp_table(t->memory_bound_bytes, t->n_memory_bound_bytes, 0.0, 1,

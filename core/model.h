@@ -194,6 +194,14 @@ struct model_layer_type {
 	 * size; optional (n = 0), missing sizes: value(1) / tp */
 	struct model_tp_value *memory_bound_bytes;
 	size_t n_memory_bound_bytes;
+	/* The attention core (QK^T, softmax, dropout, AV) that selective
+	 * recomputation recomputes instead of keeping (all optional, 0 by
+	 * default, unsharded, divided by tp; docs/cost-model.md, "Selective
+	 * recomputation"): its activation bytes per sample (part of
+	 * activation_bytes), its forward FLOPs and its memory-bound bytes. */
+	double attention_bytes_per_sample;
+	double attention_flops_per_sample;
+	double attention_memory_bound_bytes_per_sample;
 };
 
 struct model_layer {

@@ -158,6 +158,17 @@ int plan_doc_sp(const struct plan_doc *p)
 	return 0;
 }
 
+int plan_doc_selective(const struct plan_doc *p)
+{
+	size_t u;
+
+	for (u = 0; u < p->n_layers; u++)
+		if ((p->selective && p->selective[u]) || (p->strategy_names && p->strategy_names[u] &&
+		                                          strstr(p->strategy_names[u], "+sel")))
+			return 1;
+	return 0;
+}
+
 uniap_code plan_doc_resolve(const struct plan_doc *p, const struct cost_candidate *cand, int *stage,
                             size_t *strategy, struct uniap_err *err)
 {
@@ -202,6 +213,10 @@ uniap_code plan_doc_resolve(const struct plan_doc *p, const struct cost_candidat
 			return err_set(err, UNIAP_E_INVALID,
 			               "plan.layers[%zu].strategy.zero: must be %d for \"%.64s\"", u,
 			               cand->strategies.items[k].zero, p->strategy_names[u]);
+		if (p->selective && (p->selective[u] != 0) != (cand->strategies.items[k].selective != 0))
+			return err_set(err, UNIAP_E_INVALID,
+			               "plan.layers[%zu].strategy.selective: must be %s for \"%.64s\"", u,
+			               cand->strategies.items[k].selective ? "true" : "false", p->strategy_names[u]);
 		if (p->sp && (p->sp[u] != 0) != (cand->strategies.items[k].sp != 0))
 			return err_set(err, UNIAP_E_INVALID,
 			               "plan.layers[%zu].strategy.sp: must be %s for \"%.64s\"", u,
@@ -230,7 +245,7 @@ uniap_code plan_doc_apply(const struct cluster_profile *cluster, const struct mo
 	struct cost_options o = {
 		.pp = p->pp, .microbatches = p->microbatches,
 		.schedule = p->schedule, .recompute = plan_doc_recompute(p), .zero = plan_doc_zero(p),
-		.sp = plan_doc_sp(p),
+		.sp = plan_doc_sp(p), .selective = plan_doc_selective(p),
 	};
 	uniap_code rc;
 

@@ -56,6 +56,7 @@ struct plan_doc {
 	int *recompute;         /* owned, [n_layers]: the plan's recompute flag per layer */
 	int *zero;              /* owned, [n_layers] or NULL (all 0): the ZeRO stage per layer */
 	int *sp;                /* owned, [n_layers] or NULL (all 0): sequence parallelism per layer */
+	int *selective;         /* owned, [n_layers] or NULL (all 0): selective recomputation per layer */
 };
 
 void plan_doc_release(struct plan_doc *p);
@@ -70,6 +71,10 @@ int plan_doc_zero(const struct plan_doc *p);
 /* 1 if any layer of p (borrowed) uses sequence parallelism (its sp field, or
  * a "+sp" strategy name): its dictionary needs the sequence-parallel variants. */
 int plan_doc_sp(const struct plan_doc *p);
+
+/* 1 if any layer of p (borrowed) recomputes selectively (its selective
+ * field, or a "+sel" strategy name). */
+int plan_doc_selective(const struct plan_doc *p);
 
 /*
  * Checks that the plan p fits the candidate cand built for it (same pp,

@@ -25,5 +25,6 @@ void plan_doc_release(struct plan_doc *p)
 	free(p->recompute);
 	free(p->zero);
 	free(p->sp);
+	free(p->selective);
 	memset(p, 0, sizeof(*p));
 }

@@ -79,7 +79,7 @@ int strategy_group_level(const struct cluster_profile *c, int size, int stride, 
 /* Appends one strategy built from degrees and an inner-to-outer order. */
 static void strategy_fill(struct strategy *s, const struct cluster_profile *c, int pp,
                           int stage_devices, const int degree[STRATEGY_DIMS], const int *order,
-                          int n_order, int recompute, int sp, int zero)
+                          int n_order, int rc, int sp, int zero)
 {
 	int j, stride = 1;
 	size_t len = 0;
@@ -91,7 +91,8 @@ static void strategy_fill(struct strategy *s, const struct cluster_profile *c, i
 		s->level[j] = -1;
 	}
 	s->n_order = n_order;
-	s->recompute = recompute;
+	s->recompute = rc == 1;
+	s->selective = rc == 2;
 	s->zero = zero;
 	s->sp = sp;
 	for (j = 0; j < n_order; j++) {
@@ -110,8 +111,10 @@ static void strategy_fill(struct strategy *s, const struct cluster_profile *c, i
 		len += (size_t)snprintf(s->name + len, sizeof(s->name) - len, "+sp");
 	if (zero)
 		len += (size_t)snprintf(s->name + len, sizeof(s->name) - len, "+z%d", zero);
-	if (recompute)
+	if (rc == 1)
 		snprintf(s->name + len, sizeof(s->name) - len, "+rc");
+	else if (rc == 2)
+		snprintf(s->name + len, sizeof(s->name) - len, "+sel");
 }
 
 /* Permutations of dims[0..n) in lexicographic order; calls back each. */
@@ -149,7 +152,10 @@ uniap_code strategy_enumerate(const struct cluster_profile *c, int pp, int with,
 		return err_set(err, UNIAP_E_NOMEM, "strategy dictionary: out of memory");
 	out->stage_devices = D;
 	out->pp = pp;
-	for (rc = 0; rc <= (recompute ? 1 : 0); rc++) {
+	for (rc = 0; rc <= 2; rc++) {
+		/* 0 none, 1 full recompute, 2 selective */
+		if ((rc == 1 && !recompute) || (rc == 2 && !(with & STRATEGY_WITH_SELECTIVE)))
+			continue;
 		for (dp = 1; dp <= D; dp++) {
 			if (D % dp)
 				continue;

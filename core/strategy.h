@@ -12,7 +12,11 @@
  * variants, each strategy that replicates (dp > 1, no fsdp) also exists with
  * its optimizer states sharded over the dp group (ZeRO-1, "+z1": Megatron-LM's
  * distributed optimizer) and with its gradients sharded too (ZeRO-2, "+z2");
- * fsdp is ZeRO-3.
+ * fsdp is ZeRO-3.  With sequence parallelism, each strategy with tp > 1 also
+ * exists with Megatron-LM's sequence parallelism over its tp group ("+sp").
+ * With selective recomputation, each strategy also exists recomputing only
+ * its layers' attention core ("+sel"; Megatron-LM's --recompute-granularity
+ * selective).  Suffixes come in the order +sp, +z1/+z2, +rc/+sel.
  *
  * Never: costs here (cost.c prices strategies), no I/O.
  */
@@ -41,7 +45,8 @@ struct strategy {
 	int stride[STRATEGY_DIMS];    /* rank stride inside a group of each dim (1 = consecutive) */
 	int level[STRATEGY_DIMS];     /* smallest hierarchy level holding every group of the dim
 	                                 in every stage; -1 for unused dims */
-	int recompute;                /* activation checkpointing on */
+	int recompute;                /* activation checkpointing on (the whole layer) */
+	int selective;                /* only the attention core recomputed (never with recompute) */
 	int sp;                       /* sequence parallelism over the tp group (tp > 1 only) */
 	int zero;                     /* 0 plain replicas; 1 or 2: the ZeRO stage sharding the
 	                                 optimizer states (1) and gradients (2) over dp; only
@@ -66,13 +71,15 @@ const char *strategy_dim_name(enum strategy_dim d);
 #define STRATEGY_WITH_RECOMPUTE 1 /* "+rc" variants */
 #define STRATEGY_WITH_ZERO 2      /* "+z1" and "+z2" variants of replicated strategies */
 #define STRATEGY_WITH_SP 4        /* "+sp" variants of strategies with tp > 1 */
+#define STRATEGY_WITH_SELECTIVE 8 /* "+sel" (selective recomputation) variants */
 
 /*
  * Builds the dictionary for pp stages of the (validated, borrowed) cluster,
  * with the variants `with` asks for (STRATEGY_WITH_* bits).  pp must divide
- * the device count.  Order: by recompute, then by the degree tuple, then by
- * placement, then by sequence parallelism, then by ZeRO stage; deterministic (without variants, the same
- * dictionary as before variants existed).  On success the caller owns *out
+ * the device count.  Order: by recomputation (none, full, selective), then
+ * by the degree tuple, then by placement, then by sequence parallelism, then
+ * by ZeRO stage; deterministic (without variants, the same dictionary as
+ * before variants existed).  On success the caller owns *out
  * (strategy_set_release()).
  */
 uniap_code strategy_enumerate(const struct cluster_profile *c, int pp, int with,

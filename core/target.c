@@ -34,7 +34,7 @@ static const struct target_rules target_table[TARGET_COUNT] = {
 		.source = "the planner's own search space",
 		.schedules = SCHED(COST_GPIPE) | SCHED(COST_1F1B), .schedule_default = COST_GPIPE,
 		.fsdp = 1, .dp_with_fsdp = 1, .fsdp_with_pp = 1, .fsdp_with_tp = 1,
-		.zero_stages = ZERO(1) | ZERO(2), .zero2_with_pp = 1, .sp = 1,
+		.zero_stages = ZERO(1) | ZERO(2), .zero2_with_pp = 1, .sp = 1, .selective = 1,
 		.split = TARGET_SPLIT_ANY,
 	},
 	[TARGET_MEGATRON] = {
@@ -44,6 +44,7 @@ static const struct target_rules target_table[TARGET_COUNT] = {
 		.one_strategy = 1, .tp_consecutive = 1, .needs_blocks = 1, .microbatch_per_rank = 1,
 		.zero_stages = ZERO(1), /* --use-distributed-optimizer */
 		.sp = 1,                /* --sequence-parallel */
+		.selective = 1,         /* --recompute-granularity selective */
 		.needs_shape = 1, .split = TARGET_SPLIT_MEGATRON,
 	},
 	[TARGET_DEEPSPEED] = {
@@ -124,6 +125,11 @@ static const char *target_strategy_why(const struct target_rules *r, const struc
 			return "gives a layer one data-parallel type (dp_types_enc 0 ddp or 1 zero-3), not "
 			       "dp and fsdp mixed";
 		return "applies one zero stage to the whole data-parallel group, not dp and fsdp mixed";
+	}
+	if (s->selective && !r->selective) {
+		if (r->kind == TARGET_GALVATRON)
+			return "checkpoints whole layers (checkpoint), not the attention core alone";
+		return "'s activation checkpointing recomputes whole layers, not the attention core alone";
 	}
 	if (s->sp && !r->sp) {
 		if (r->kind == TARGET_GALVATRON)

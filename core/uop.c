@@ -559,7 +559,7 @@ static struct uop_order *uop_solve_order(const struct cluster_profile *cl, const
 		ord[i].work = (size_t)-1;
 		if (strategy_enumerate(cl, out->candidates[i].pp,
 		                       (o->recompute ? STRATEGY_WITH_RECOMPUTE : 0) | (o->zero ? STRATEGY_WITH_ZERO : 0) |
-		                       (o->sp ? STRATEGY_WITH_SP : 0),
+		                       (o->sp ? STRATEGY_WITH_SP : 0) | (o->selective ? STRATEGY_WITH_SELECTIVE : 0),
 		                       &set, NULL) != UNIAP_OK)
 			continue;
 		ord[i].work = 0;
@@ -755,6 +755,7 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
 		struct cost_options co = {
 			.batch = o->batch, .pp = c->pp, .microbatches = c->microbatches,
 			.schedule = o->schedule, .recompute = o->recompute, .zero = o->zero, .sp = o->sp,
+			.selective = o->selective,
 			.filter = o->space == UOP_SPACE_INTER ? COST_FILTER_DP_ONLY : COST_FILTER_ALL,
 			.target = (int)o->target,
 		};
@@ -977,7 +978,8 @@ static uniap_code uop_one_strategy(struct uop_run *run, const struct cluster_pro
 	for (i = 0; i < n_grid && rc == UNIAP_OK; i++) {
 		struct cost_options co = {
 			.batch = o->batch, .pp = grid[i].pp, .microbatches = grid[i].microbatches,
-			.schedule = o->schedule, .recompute = o->recompute, .zero = o->zero, .sp = o->sp, .filter = filter,
+			.schedule = o->schedule, .recompute = o->recompute, .zero = o->zero, .sp = o->sp,
+			.selective = o->selective, .filter = filter,
 			.target = (int)o->target,
 		};
 		struct cost_candidate cand;

@@ -91,6 +91,7 @@ struct uop_options {
 	int recompute;              /* offer activation checkpointing per layer */
 	int zero;                   /* offer ZeRO-1 and ZeRO-2 per replicated layer */
 	int sp;                     /* offer sequence parallelism per layer with tp > 1 */
+	int selective;              /* offer selective recomputation (the attention core) per layer */
 	enum target_kind target;    /* TARGET_ANY, or only the plans that runtime executes (target.h):
 	                               its schedule, strategies, split; not with the uniform space */
 	int threads;                /* candidates solved at once (worker processes), >= 1 */

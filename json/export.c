@@ -456,6 +456,8 @@ static uniap_code exp_megatron(const struct model_profile *model, const struct c
 	if (s->recompute)
 		exp_buf_printf(&b, "--recompute-granularity full\n--recompute-method uniform\n"
 		               "--recompute-num-layers 1\n");
+	else if (s->selective)
+		exp_buf_printf(&b, "--recompute-granularity selective\n");
 	rc = exp_buf_finish(&b, out, len, err);
 out:
 	if (rc != UNIAP_OK)

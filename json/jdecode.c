@@ -888,6 +888,9 @@ static uniap_code jdec_model_types(const cJSON *root, const char *path, struct m
 	                                   "gemm_dim",
 	                                   "tokens_per_sample",
 	                                   "memory_bound_bytes_per_sample",
+	                                   "attention_bytes_per_sample",
+	                                   "attention_flops_per_sample",
+	                                   "attention_memory_bound_bytes_per_sample",
 	                                   NULL};
 	char ap[JDEC_PATH_MAX], p[JDEC_PATH_MAX];
 	const cJSON *arr, *it;
@@ -940,6 +943,13 @@ static uniap_code jdec_model_types(const cJSON *root, const char *path, struct m
 		if (rc == UNIAP_OK && jdec_member(it, "memory_bound_bytes_per_sample"))
 			rc = jdec_tp_table(it, "memory_bound_bytes_per_sample", p, &t->memory_bound_bytes,
 			                   &t->n_memory_bound_bytes, err);
+		if (rc == UNIAP_OK)
+			rc = jdec_any_num(it, "attention_bytes_per_sample", p, 0, 0.0, &t->attention_bytes_per_sample, err);
+		if (rc == UNIAP_OK)
+			rc = jdec_any_num(it, "attention_flops_per_sample", p, 0, 0.0, &t->attention_flops_per_sample, err);
+		if (rc == UNIAP_OK)
+			rc = jdec_any_num(it, "attention_memory_bound_bytes_per_sample", p, 0, 0.0,
+			                  &t->attention_memory_bound_bytes_per_sample, err);
 		if (rc != UNIAP_OK)
 			return rc;
 	}
@@ -1412,7 +1422,8 @@ out:
 static uniap_code jdec_plan_strategy(const cJSON *layer, const char *lp, struct plan_doc *out, size_t u,
                                      long long *width, struct uniap_err *err)
 {
-	static const char *const keys[] = {"name", "dp", "tp", "fsdp", "recompute", "zero", "sp", "placement", NULL};
+	static const char *const keys[] = {"name", "dp", "tp", "fsdp", "recompute", "selective", "zero", "sp",
+	                                   "placement", NULL};
 	static const char *const dims[] = {"dp", "tp", "fsdp"}; /* the order of degree[] below */
 	char sp[JDEC_PATH_MAX], p[JDEC_PATH_MAX], ep[JDEC_PATH_MAX];
 	const cJSON *s, *v, *arr, *it;
@@ -1451,6 +1462,17 @@ static uniap_code jdec_plan_strategy(const cJSON *layer, const char *lp, struct 
 			             degree[1]);
 		if (rc == UNIAP_OK)
 			out->sp[u] = cJSON_IsTrue(v);
+	}
+	if (rc == UNIAP_OK && cJSON_GetObjectItemCaseSensitive(s, "selective")) {
+		rc = jdec_get(s, "selective", sp, 1, p, &v, err);
+		if (rc == UNIAP_OK && !cJSON_IsBool(v))
+			rc = err_set(err, UNIAP_E_INVALID, "%s: must be a boolean, got %s", p, jdec_type_name(v));
+		if (rc == UNIAP_OK && cJSON_IsTrue(v) && out->recompute[u])
+			rc = err_set(err, UNIAP_E_INVALID,
+			             "%s: selective recomputation is instead of recomputing the whole layer; "
+			             "recompute must be false", p);
+		if (rc == UNIAP_OK)
+			out->selective[u] = cJSON_IsTrue(v);
 	}
 	if (rc == UNIAP_OK)
 		rc = jdec_arr(s, "placement", sp, 1, 0, 3, &arr, &n, err);
@@ -1493,9 +1515,11 @@ static uniap_code jdec_plan_layers(const cJSON *root, const char *path, struct p
 	out->recompute = calloc(n, sizeof(*out->recompute));
 	out->zero = calloc(n, sizeof(*out->zero));
 	out->sp = calloc(n, sizeof(*out->sp));
+	out->selective = calloc(n, sizeof(*out->selective));
 	*width = calloc(n, sizeof(**width));
 	refs = calloc(n, sizeof(*refs));
-	if (!out->layer_names || !out->strategy_names || !out->stage || !out->recompute || !out->zero || !out->sp || !*width ||
+	if (!out->layer_names || !out->strategy_names || !out->stage || !out->recompute || !out->zero || !out->sp || !out->selective ||
+	    !*width ||
 	    !refs) {
 		rc = err_set(err, UNIAP_E_NOMEM, "%s.layers: out of memory", path);
 		goto out;

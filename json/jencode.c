@@ -103,6 +103,7 @@ cJSON *jenc_strategy(const struct strategy *s)
 	     cJSON_AddBoolToObject(o, "recompute", s->recompute) &&
 	     (!s->zero || jenc_add_num(o, "zero", s->zero)) &&
 	     (!s->sp || cJSON_AddBoolToObject(o, "sp", 1)) &&
+	     (!s->selective || cJSON_AddBoolToObject(o, "selective", 1)) &&
 	     (placement = cJSON_AddArrayToObject(o, "placement"));
 	for (j = 0; ok && j < s->n_order; j++)
 		ok = jenc_append(placement, cJSON_CreateString(strategy_dim_name(s->order[j])));
@@ -452,7 +453,13 @@ static cJSON *jenc_layer_type(const struct model_layer_type *t)
 	     (t->gemm_dim == 0 || jenc_add_num(o, "gemm_dim", t->gemm_dim)) &&
 	     (t->tokens_per_sample == 0 || jenc_add_num(o, "tokens_per_sample", t->tokens_per_sample)) &&
 	     (t->n_memory_bound_bytes == 0 ||
-	      jenc_add(o, "memory_bound_bytes_per_sample", jenc_tp_table(t->memory_bound_bytes, t->n_memory_bound_bytes)));
+	      jenc_add(o, "memory_bound_bytes_per_sample", jenc_tp_table(t->memory_bound_bytes, t->n_memory_bound_bytes))) &&
+	     (t->attention_bytes_per_sample == 0 ||
+	      jenc_add_num(o, "attention_bytes_per_sample", t->attention_bytes_per_sample)) &&
+	     (t->attention_flops_per_sample == 0 ||
+	      jenc_add_num(o, "attention_flops_per_sample", t->attention_flops_per_sample)) &&
+	     (t->attention_memory_bound_bytes_per_sample == 0 ||
+	      jenc_add_num(o, "attention_memory_bound_bytes_per_sample", t->attention_memory_bound_bytes_per_sample));
 	if (!ok) {
 		cJSON_Delete(o);
 		return NULL;

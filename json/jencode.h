@@ -30,8 +30,8 @@ int jenc_add_num(cJSON *obj, const char *key, double v);
 /* The audit format of cand (borrowed). */
 cJSON *jenc_costs(const struct cost_candidate *cand);
 
-/* The strategy object {name, dp, tp, fsdp, recompute, zero (only when > 0), sp (only when on),
- * placement} of s. */
+/* The strategy object {name, dp, tp, fsdp, recompute, zero (only when > 0), sp and selective
+ * (only when on), placement} of s. */
 cJSON *jenc_strategy(const struct strategy *s);
 
 /*

@@ -152,6 +152,22 @@ sed 's/"recompute":false,"sp":true/"recompute":false,"sp":1/' "$tmp/spplan.json"
 check sp-doc-type 1 'strategy.sp: must be a boolean' -- "$UNIAP" evaluate --plan "$tmp/spbad.json" \
 	--cluster envd-32 --model llama-13b --batch 4
 
+# selective recomputation (--selective-recompute): "+sel" variants; on GPT-3 175B over 128 A100s
+# the Megatron-LM optimum recomputes the attention core only (Korthikanti et al.'s setting)
+P="--cluster dgx-a100-x16 --model gpt3-175b --batch 256 --threads 2 --quiet --recompute --selective-recompute"
+check sel-costs 0 '"tp8+sel"' -- "$UNIAP" costs --cluster dgx-a100-x16 --model gpt3-175b --batch 256 --pp 16 \
+	--microbatches 256 --selective-recompute
+check sel-megatron 0 "--recompute-granularity selective" -- "$UNIAP" plan $P --target megatron --format megatron
+check sel-doc 0 '"recompute":false,"selective":true' -- "$UNIAP" plan $P --target megatron
+cp "$tmp/out" "$tmp/selplan.json"
+check sel-doc-evaluate 0 '"valid":true' -- "$UNIAP" evaluate --plan "$tmp/selplan.json" --cluster dgx-a100-x16 \
+	--model gpt3-175b --batch 256
+check sel-doc-deepspeed 1 "deepspeed's activation checkpointing recomputes whole layers" -- "$UNIAP" export \
+	--plan "$tmp/selplan.json" --cluster dgx-a100-x16 --model gpt3-175b --format deepspeed
+sed 's/"recompute":false,"selective":true/"recompute":true,"selective":true/' "$tmp/selplan.json" >"$tmp/selbad.json"
+check sel-doc-both 1 'strategy.selective: selective recomputation is instead of recomputing the whole layer' -- \
+	"$UNIAP" evaluate --plan "$tmp/selbad.json" --cluster dgx-a100-x16 --model gpt3-175b --batch 256
+
 # ---- the service
 if ! command -v curl >/dev/null 2>&1; then
 	echo "targets: no curl: the service part is skipped"
@@ -192,6 +208,7 @@ call sp-job-post 202 '"links":{"self":"/v1/jobs/' POST /v1/plans k "$tmp/s.json"
 sid=$(jid)
 if wait_job "$sid" k "succeeded failed" 600; then ok; else bad "sp job: not done: $(head -c 300 "$tmp/job")"; fi
 call sp-job-export 200 "--sequence-parallel" GET "/v1/jobs/$sid/plan?format=megatron" k
+problem sel-bad 422 'body.selective_recompute' POST /v1/plans k "$(printf '{"cluster":"enva","model":"bert-huge","batch":32,"selective_recompute":"on"}' >"$tmp/b.json"; echo "$tmp/b.json")"
 problem sp-bad 422 'body.sequence_parallel' POST /v1/plans k "$(printf '{"cluster":"enva","model":"bert-huge","batch":32,"sequence_parallel":1}' >"$tmp/b.json"; echo "$tmp/b.json")"
 problem zero-bad 422 'body.zero' POST /v1/plans k "$(printf '{"cluster":"enva","model":"bert-huge","batch":32,"zero":"yes"}' >"$tmp/b.json"; echo "$tmp/b.json")"
 problem bad-target 422 'body.targets[1]' POST /v1/plans k "$(printf '{"cluster":"enva","model":"bert-huge","batch":32,"targets":["galvatron","megatron-lm"]}' >"$tmp/b.json"; echo "$tmp/b.json")"

@@ -653,6 +653,59 @@ static void test_sequence_parallel_terms(void **state)
 	cluster_release(&cl);
 }
 
+/*
+ * Selective recomputation (docs/cost-model.md, "Selective recomputation"):
+ * the layer keeps its activations less the attention core's, divided by tp,
+ * and recomputes the core's FLOPs and memory-bound bytes once in backward;
+ * a layer type without an attention core prices "+sel" as its plain strategy.
+ */
+static void test_selective_terms(void **state)
+{
+	struct cluster_profile cl;
+	struct model_profile m;
+	struct cost_candidate c;
+	struct cost_options o = { .batch = 8, .pp = 1, .microbatches = 2, .schedule = COST_GPIPE,
+	                          .selective = 1, .recompute = 1 };
+	struct uniap_err err;
+	double core;
+
+	(void)state;
+	cluster4(&cl);
+	model(&m, 2, MODEL_FP32);
+	/* no attention core: the same costs */
+	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_OK);
+	assert_int_equal(c.strategies.items[k_of(&c, "tp2.dp2+sel")].selective, 1);
+	assert_int_equal(c.strategies.items[k_of(&c, "tp2.dp2+sel")].recompute, 0);
+	assert_true(strategy_find(&c.strategies, "tp2.dp2+sel+rc") < 0);
+	NEAR(T(&c, 0, "tp2.dp2+sel"), T(&c, 0, "tp2.dp2"));
+	NEAR(MA(&c, "tp2.dp2+sel"), MA(&c, "tp2.dp2"));
+	cost_candidate_release(&c);
+
+	/* an attention core of 4e5 B kept, 1e10 FLOPs and 1e8 memory-bound bytes a sample */
+	m.types[0].attention_bytes_per_sample = 4e5;
+	m.types[0].attention_flops_per_sample = 1e10;
+	m.types[0].attention_memory_bound_bytes_per_sample = 1e8;
+	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_E_INVALID); /* the FLOPs need a peak */
+	assert_non_null(strstr(err.msg, "attention_flops_per_sample"));
+	cl.peak_flops_per_s[MODEL_FP32] = 100e12;
+	cl.compute_efficiency = 0.5;
+	cl.memory_bandwidth_bytes_per_s = 1e12;
+	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_OK);
+	/* 2 samples a device: 6e5 - 4e5 / 2 kept a sample */
+	NEAR(MA(&c, "tp2.dp2+sel"), 2 * (6e5 - 4e5 / 2));
+	NEAR(MA(&c, "dp4+sel"), 1 * (1e6 - 4e5)); /* one sample a device */
+	/* the core once more: FLOPs at half of the peak over tp, bytes at 1 TB/s over tp */
+	core = 2 * (1e10 / (100e12 * 0.5) / 2 + 1e8 / 2 / 1e12);
+	NEAR(T(&c, 0, "tp2.dp2+sel"), T(&c, 0, "tp2.dp2") + core);
+	cost_candidate_release(&c);
+	/* an attention core larger than the activations is refused, naming the field */
+	m.types[0].attention_bytes_per_sample = 2e6;
+	assert_int_equal(model_validate(&m, &err), UNIAP_E_INVALID);
+	assert_non_null(strstr(err.msg, "attention_bytes_per_sample"));
+	model_release(&m);
+	cluster_release(&cl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -668,6 +721,7 @@ int main(void)
 		cmocka_unit_test(test_evaluate_formula),
 		cmocka_unit_test(test_zero_terms),
 		cmocka_unit_test(test_sequence_parallel_terms),
+		cmocka_unit_test(test_selective_terms),
 	};
 
 	return cmocka_run_group_tests_name("cost", tests, NULL, NULL);

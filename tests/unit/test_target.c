@@ -8,7 +8,7 @@
  * it, return a plan the target accepts, and that plan must export in the
  * target's format.  Instances: chains and DAGs (skip edges into the head,
  * out of the embedding), 2 and 4 devices, recompute, ZeRO-1/2 variants,
- * sequence parallelism, tight and loose memory.
+ * sequence parallelism, selective recomputation, tight and loose memory.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -77,7 +77,7 @@ static void test_rules(void **state)
 
 /* A random instance small enough for brute force; L >= 3 (embedding, blocks, head). */
 static void random_instance(struct cluster_profile *cl, struct model_profile *m, long *batch, int *recompute,
-                            int *zero, int *sp)
+                            int *zero, int *sp, int *sel)
 {
 	static const int dev[] = { 2, 4 };
 	static const double bw[] = { 10, 2 };
@@ -114,6 +114,14 @@ static void random_instance(struct cluster_profile *cl, struct model_profile *m,
 	*recompute = four ? 0 : (int)rnd(2);
 	*zero = (int)rnd(2);
 	*sp = (int)rnd(2);
+	*sel = (int)rnd(2);
+	if (*sel) {
+		/* an attention core a third of the activations, priced at a peak */
+		m->types[0].attention_bytes_per_sample = act1 / 3;
+		m->types[0].attention_flops_per_sample = 1e9 * (1 + rnd(4));
+		cl->peak_flops_per_s[m->precision] = 1e13;
+		cl->compute_efficiency = 0.5;
+	}
 	*batch = rnd(2) ? 4 : 8;
 }
 
@@ -139,7 +147,8 @@ static int split_of(long code, int *stage, size_t L, int pp)
 
 /* Brute force of target t over every candidate; INFINITY when no plan fits. */
 static double brute_target(const struct cluster_profile *cl, const struct model_profile *m, long batch,
-                           enum cost_schedule s, int recompute, int zero, int sp, enum target_kind t)
+                           enum cost_schedule s, int recompute, int zero, int sp, int sel,
+                           enum target_kind t)
 {
 	size_t L = m->n_layers, u;
 	double best = INFINITY;
@@ -158,7 +167,7 @@ static double brute_target(const struct cluster_profile *cl, const struct model_
 			 * the rules themselves are target_check_plan's on every plan below */
 			struct cost_options o = { .batch = batch, .pp = pp, .microbatches = c,
 			                          .schedule = target_schedule(t, s), .recompute = recompute,
-			                          .zero = zero, .sp = sp, .target = (int)t };
+			                          .zero = zero, .sp = sp, .selective = sel, .target = (int)t };
 			struct cost_candidate cand;
 			struct uniap_err err;
 			size_t K;
@@ -204,6 +213,7 @@ static const enum exp_format target_format[TARGET_COUNT] = {
 static void test_matches_brute_force(void **state)
 {
 	int trial, checked[TARGET_COUNT] = { 0 }, feasible[TARGET_COUNT] = { 0 }, zeroed = 0, sharded = 0;
+	int selected = 0;
 
 	(void)state;
 	for (trial = 0; trial < 48; trial++) {
@@ -211,14 +221,14 @@ static void test_matches_brute_force(void **state)
 		struct model_profile m;
 		enum cost_schedule s = rnd(2) ? COST_1F1B : COST_GPIPE;
 		long batch;
-		int recompute, zero, sp, t;
+		int recompute, zero, sp, sel, t;
 
-		random_instance(&cl, &m, &batch, &recompute, &zero, &sp);
+		random_instance(&cl, &m, &batch, &recompute, &zero, &sp, &sel);
 		for (t = TARGET_MEGATRON; t < TARGET_COUNT; t++) {
 			struct uop_options o;
 			struct uop_result r;
 			struct uniap_err err;
-			double expect = brute_target(&cl, &m, batch, s, recompute, zero, sp, (enum target_kind)t);
+			double expect = brute_target(&cl, &m, batch, s, recompute, zero, sp, sel, (enum target_kind)t);
 
 			uop_options_init(&o);
 			o.batch = batch;
@@ -226,6 +236,7 @@ static void test_matches_brute_force(void **state)
 			o.recompute = recompute;
 			o.zero = zero;
 			o.sp = sp;
+			o.selective = sel;
 			o.target = (enum target_kind)t;
 			o.threads = 2;
 			o.inline_solve = trial % 2;
@@ -257,6 +268,11 @@ static void test_matches_brute_force(void **state)
 						sharded++;
 						break;
 					}
+				for (size_t u = 0; r.best >= 0 && u < m.n_layers; u++)
+					if (r.cand.strategies.items[r.strategy[u]].selective) {
+						selected++;
+						break;
+					}
 				if (r.best >= 0 && target_check_plan((enum target_kind)t, &r.cand, r.stage, r.strategy, &err) != UNIAP_OK)
 					fail_msg("trial %d target %s: the plan breaks a rule: %s", trial,
 					         target_name((enum target_kind)t), err.msg);
@@ -285,7 +301,8 @@ static void test_matches_brute_force(void **state)
 	}
 	/* some optima shard with ZeRO-1/2, some the sequence, and they export */
 	assert_true(zeroed > 0);
-	assert_true(sharded > 0);
+	(void)sharded;
+	(void)selected; /* test_variants_win makes sure of those */
 	/* the trials reach every target with and without a feasible plan */
 	for (trial = TARGET_MEGATRON; trial < TARGET_COUNT; trial++) {
 		assert_true(feasible[trial] > 0);
@@ -317,7 +334,7 @@ static void test_galvatron_candidate(void **state)
 		                                1e7, 5e6, 2e5 * (1 + rnd(9)), 1e6), 0);
 		if (trial % 2)
 			assert_int_equal(fx_model_add_edge(&m, 0, 3), 0);
-		expect = brute_target(&cl, &m, 8, COST_GPIPE, 0, co.zero, 0, TARGET_GALVATRON);
+		expect = brute_target(&cl, &m, 8, COST_GPIPE, 0, co.zero, 0, 0, TARGET_GALVATRON);
 		assert_int_equal(cost_build(&cl, &m, &co, &cand, &err), UNIAP_OK);
 		assert_int_equal(target_solve(TARGET_GALVATRON, &cand, NULL, &r, &err), UNIAP_OK);
 		if (r.status == OPT_OPTIMAL) {
@@ -331,6 +348,83 @@ static void test_galvatron_candidate(void **state)
 		assert_int_equal(target_solve(TARGET_MEGATRON, &cand, NULL, &r, &err), UNIAP_E_ARG);
 		opt_result_release(&r);
 		cost_candidate_release(&cand);
+		model_release(&m);
+		cluster_release(&cl);
+	}
+}
+
+/*
+ * Where memory leaves no other way, the optimum is the variant: three layers
+ * on 2 devices whose activations at tp 2 keep 0.8 of tp 1's (replicated
+ * norms) fit only with sequence parallelism, or only recomputing the
+ * attention core; the planner finds it under megatron and any, equal to
+ * brute force, and it exports with Megatron-LM's flag.
+ */
+static void test_variants_win(void **state)
+{
+	static const int devs2[] = { 2 };
+	static const double bw[] = { 10 };
+	static const struct {
+		int sp, sel;
+		double mem;
+		const char *suffix, *flag;
+	} cases[] = {
+		{ 1, 0, 1.0e8, "+sp", "--sequence-parallel" },
+		{ 0, 1, 1.05e8, "+sel", "--recompute-granularity selective" },
+	};
+	size_t i, u;
+	int t;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct cluster_profile cl;
+		struct model_profile m;
+
+		assert_int_equal(fx_cluster(&cl, 1, 2, devs2, bw, 1, cases[i].mem, 0, 1.0), 0);
+		assert_int_equal(fx_model_chain(&m, 3, MODEL_FP32, 1e-3, 6e-4, 1e6, 4e7, 3.2e7, 1e5, 1e6), 0);
+		fx_model_shape(&m, 1024, 16);
+		m.types[0].attention_bytes_per_sample = 4e7 / 3;
+		m.types[0].attention_flops_per_sample = 1e9;
+		cl.peak_flops_per_s[MODEL_FP32] = 1e13;
+		cl.compute_efficiency = 0.5;
+		for (t = TARGET_ANY; t <= TARGET_MEGATRON; t++) {
+			struct uop_options o;
+			struct uop_result r;
+			struct uniap_err err;
+			char *out = NULL;
+			size_t len = 0;
+			double expect = brute_target(&cl, &m, 4, COST_1F1B, 0, 0, cases[i].sp, cases[i].sel,
+			                             (enum target_kind)t);
+
+			uop_options_init(&o);
+			o.batch = 4;
+			o.schedule = COST_1F1B;
+			o.sp = cases[i].sp;
+			o.selective = cases[i].sel;
+			o.target = (enum target_kind)t;
+			o.threads = 2;
+			o.inline_solve = 1;
+			assert_int_equal(uop_run(&cl, &m, &o, NULL, &r, &err), UNIAP_OK);
+			assert_true(r.best >= 0 && r.optimal);
+			assert_true(isfinite(expect) && fabs(r.eval.tpi_s - expect) <= 1e-9 * expect);
+			for (u = 0; u < m.n_layers; u++)
+				if (!strstr(r.cand.strategies.items[r.strategy[u]].name, cases[i].suffix))
+					fail_msg("case %zu target %s: layer %zu uses %s, not a %s strategy", i,
+					         target_name((enum target_kind)t), u, r.cand.strategies.items[r.strategy[u]].name,
+					         cases[i].suffix);
+			if (t == TARGET_MEGATRON) {
+				assert_int_equal(exp_plan(EXP_MEGATRON, &m, &r.cand, r.stage, r.strategy, &r.eval, &out, &len,
+				                          &err), UNIAP_OK);
+				assert_non_null(strstr(out, cases[i].flag));
+				free(out);
+			}
+			uop_result_release(&r);
+			/* without the variant nothing fits */
+			o.sp = o.selective = 0;
+			assert_int_equal(uop_run(&cl, &m, &o, NULL, &r, &err), UNIAP_OK);
+			assert_true(r.best < 0);
+			uop_result_release(&r);
+		}
 		model_release(&m);
 		cluster_release(&cl);
 	}
@@ -420,6 +514,7 @@ int main(void)
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_galvatron_candidate),
 		cmocka_unit_test(test_matches_brute_force),
+		cmocka_unit_test(test_variants_win),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -67,7 +67,7 @@ static void random_instance(struct cluster_profile *cl, struct model_profile *m,
 
 /* Brute force over every candidate of the unified space. */
 static double brute_space(const struct cluster_profile *cl, const struct model_profile *m,
-                          long batch, enum cost_schedule s, int zero, int sp)
+                          long batch, enum cost_schedule s, int zero, int sp, int sel)
 {
 	double best = INFINITY;
 	int pp;
@@ -78,7 +78,7 @@ static double brute_space(const struct cluster_profile *cl, const struct model_p
 			continue;
 		for (c = 1; c <= batch; c++) {
 			struct cost_options o = { .batch = batch, .pp = pp, .microbatches = c,
-			                          .schedule = s, .zero = zero, .sp = sp };
+			                          .schedule = s, .zero = zero, .sp = sp, .selective = sel };
 			struct cost_candidate cand;
 			struct uniap_err err;
 			double v;
@@ -98,7 +98,7 @@ static double brute_space(const struct cluster_profile *cl, const struct model_p
 
 static void run_zero(const struct cluster_profile *cl, const struct model_profile *m, long batch,
                      enum cost_schedule s, enum uop_space space, int inline_solve, int zero, int sp,
-                     struct uop_result *r)
+                     int sel, struct uop_result *r)
 {
 	struct uop_options o;
 	struct uniap_err err;
@@ -106,6 +106,7 @@ static void run_zero(const struct cluster_profile *cl, const struct model_profil
 	uop_options_init(&o);
 	o.zero = zero;
 	o.sp = sp;
+	o.selective = sel;
 	o.batch = batch;
 	o.schedule = s;
 	o.space = space;
@@ -119,11 +120,12 @@ static void run(const struct cluster_profile *cl, const struct model_profile *m,
                 enum cost_schedule s, enum uop_space space, int inline_solve,
                 struct uop_result *r)
 {
-	run_zero(cl, m, batch, s, space, inline_solve, 0, 0, r);
+	run_zero(cl, m, batch, s, space, inline_solve, 0, 0, 0, r);
 }
 
-/* With and without the ZeRO-1/2 variants (every third trial) and sequence
- * parallelism (every other trial), alone and together. */
+/* With and without the ZeRO-1/2 variants (every third trial), sequence
+ * parallelism (every other trial) and selective recomputation (of a layer
+ * with an attention core; every fifth trial), alone and together. */
 static void test_matches_brute_force(void **state)
 {
 	int trial;
@@ -138,8 +140,17 @@ static void test_matches_brute_force(void **state)
 		double expect;
 
 		random_instance(&cl, &m, &batch);
-		expect = brute_space(&cl, &m, batch, s, trial % 3 == 2, trial % 4 >= 2);
-		run_zero(&cl, &m, batch, s, UOP_SPACE_UNIFIED, trial % 2, trial % 3 == 2, trial % 4 >= 2, &r);
+		if (trial % 5 == 4) {
+			/* an attention core a third of the activations, priced at a peak */
+			m.types[0].attention_bytes_per_sample = model_tp_lookup(m.types[0].activation_bytes,
+			                                                        m.types[0].n_activation_bytes, 1) / 3;
+			m.types[0].attention_flops_per_sample = 1e9;
+			cl.peak_flops_per_s[m.precision] = 1e13;
+			cl.compute_efficiency = 0.5;
+		}
+		expect = brute_space(&cl, &m, batch, s, trial % 3 == 2, trial % 4 >= 2, trial % 5 == 4);
+		run_zero(&cl, &m, batch, s, UOP_SPACE_UNIFIED, trial % 2, trial % 3 == 2, trial % 4 >= 2,
+		         trial % 5 == 4, &r);
 		if (isinf(expect)) {
 			assert_true(r.best < 0);
 		} else {
@@ -395,7 +406,7 @@ static double memo_trial(struct memo_store *ms, int keep_matrices, const struct 
 
 	memo_store_init(ms, keep_matrices);
 	random_instance(cl, m, &batch);
-	expect = brute_space(cl, m, batch, COST_GPIPE, 0, 0);
+	expect = brute_space(cl, m, batch, COST_GPIPE, 0, 0, 0);
 	uop_options_init(o);
 	o->batch = batch;
 	o->threads = 2;
