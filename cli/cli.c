@@ -207,6 +207,9 @@ int cli_common_option(struct cli_common *c, int opt, const char *arg, struct uni
 	case CLI_OPT_SELECTIVE:
 		c->selective = 1;
 		return 1;
+	case CLI_OPT_UNEVEN:
+		c->uneven = 1;
+		return 1;
 	case CLI_OPT_PRETTY:
 		c->pretty = 1;
 		return 1;

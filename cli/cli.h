@@ -62,6 +62,7 @@ enum {
 	CLI_OPT_ZERO,
 	CLI_OPT_SP,
 	CLI_OPT_SELECTIVE,
+	CLI_OPT_UNEVEN,
 	CLI_OPT_PRETTY,
 	CLI_OPT_HELP,
 	CLI_OPT_MEMORY_MARGIN,
@@ -76,6 +77,7 @@ struct cli_common {
 	int zero;                /* --zero: offer ZeRO-1/2 variants of replicated strategies */
 	int sp;                  /* --sequence-parallel: offer "+sp" variants of tp strategies */
 	int selective;           /* --selective-recompute: offer "+sel" variants */
+	int uneven;              /* --uneven-microbatches: the last micro-batch may be smaller */
 	int pretty;
 	int help;
 	int has_memory_margin;   /* --memory-margin given: overrides the cluster's memory_margin */
@@ -93,6 +95,7 @@ struct cli_common {
 	{ "zero", no_argument, NULL, CLI_OPT_ZERO }, \
 	{ "sequence-parallel", no_argument, NULL, CLI_OPT_SP }, \
 	{ "selective-recompute", no_argument, NULL, CLI_OPT_SELECTIVE }, \
+	{ "uneven-microbatches", no_argument, NULL, CLI_OPT_UNEVEN }, \
 	{ "pretty", no_argument, NULL, CLI_OPT_PRETTY }, \
 	{ "help", no_argument, NULL, CLI_OPT_HELP }, \
 	{ "memory-margin", required_argument, NULL, CLI_OPT_MEMORY_MARGIN }

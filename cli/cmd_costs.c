@@ -14,7 +14,7 @@
 static const char costs_usage[] =
 	"usage: uniap costs --cluster FILE --model FILE --batch B --pp P --microbatches C\n"
 	"                   [--schedule gpipe|1f1b] [--recompute] [--zero] [--sequence-parallel]\n"
-	"                   [--selective-recompute]\n"
+	"                   [--selective-recompute] [--uneven-microbatches]\n"
 	"                   [--memory-margin F]\n"
 	"                   [--space unified|inter|intra|uniform] [--target T] [--pretty]\n"
 	"\n"
@@ -39,6 +39,7 @@ static const char costs_usage[] =
 	"  --zero              add ZeRO-1 and ZeRO-2 variants of every replicated strategy\n"
 	"  --sequence-parallel add sequence-parallel variants of every strategy with tp > 1\n"
 	"  --selective-recompute  add selective-recomputation variants of every strategy\n"
+	"  --uneven-microbatches  C may leave the last micro-batch smaller (ceil(B/C) each)\n"
 	"  --memory-margin F   fraction of device memory kept free, 0..0.5 (default: the\n"
 	"                      cluster's device.memory_margin, itself 0.02 by default)\n"
 	"  --space S           the search space of `uniap plan --space S`: its dictionary\n"
@@ -111,7 +112,7 @@ int cli_cmd_costs(int argc, char **argv)
 		struct cost_options o = {
 			.batch = common.batch, .pp = (int)pp, .microbatches = micro,
 			.schedule = target_schedule(target, common.schedule), .recompute = common.recompute, .zero = common.zero, .sp = common.sp,
-			.selective = common.selective,
+			.selective = common.selective, .uneven = common.uneven,
 			.filter = space == UOP_SPACE_INTER ? COST_FILTER_DP_ONLY
 			        : space == UOP_SPACE_UNIFORM ? COST_FILTER_MEGATRON : COST_FILTER_ALL,
 			.target = (int)target,

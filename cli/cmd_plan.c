@@ -20,7 +20,7 @@ static const char plan_usage[] =
 	"usage: uniap plan --cluster FILE --model FILE --batch B [--schedule gpipe|1f1b]\n"
 	"                  [--space unified|inter|intra|uniform] [--threads N]\n"
 	"                  [--time-limit S] [--gap G] [--early-stop] [--recompute] [--zero]\n"
-	"                  [--sequence-parallel] [--selective-recompute]\n"
+	"                  [--sequence-parallel] [--selective-recompute] [--uneven-microbatches]\n"
 	"                  [--memory-margin F] [--target T[,T...]]\n"
 	"                  [--format json|text|galvatron|megatron|deepspeed] [--pretty] [--quiet]\n"
 	"\n"
@@ -51,6 +51,8 @@ static const char plan_usage[] =
 	"                   over the data-parallel ranks) per replicated layer\n"
 	"  --sequence-parallel  allow Megatron-LM's sequence parallelism per layer with tp > 1\n"
 	"  --selective-recompute  allow recomputing only the attention core per layer\n"
+	"  --uneven-microbatches  also micro-batch counts that leave the last micro-batch\n"
+	"                   smaller (64 in 11: ten of 6 and one of 4), where the target allows\n"
 	"  --memory-margin F  fraction of device memory no plan may use, 0..0.5 (default:\n"
 	"                   the cluster's device.memory_margin, itself 0.02 by default)\n"
 	"  --format F       json (default): the plan document; text: a summary for people;\n"
@@ -278,6 +280,7 @@ int cli_cmd_plan(int argc, char **argv)
 	o.zero = common.zero;
 	o.sp = common.sp;
 	o.selective = common.selective;
+	o.uneven = common.uneven;
 	memset(rs, 0, sizeof(rs));
 	if (n_targets == 0)
 		targets[n_targets++] = TARGET_ANY;

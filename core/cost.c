@@ -379,10 +379,26 @@ static uniap_code cost_check_options(const struct cluster_profile *cluster,
 	if ((size_t)opt->pp > model->n_layers)
 		return err_set(err, UNIAP_E_ARG, "pp: must not exceed the layer count %zu, got %d",
 		               model->n_layers, opt->pp);
-	if (opt->microbatches < 1 || opt->batch % opt->microbatches != 0)
+	if (opt->uneven && (opt->microbatches < 1 || opt->microbatches > opt->batch ||
+	                    !cost_chunk_count(opt->batch, opt->microbatches)))
+		return err_set(err, UNIAP_E_ARG,
+		               "microbatches: must split batch %ld into micro-batches of ceil(%ld / c) samples, "
+		               "the last smaller, exactly c of them; %ld does not", opt->batch, opt->batch,
+		               opt->microbatches);
+	if (!opt->uneven && (opt->microbatches < 1 || opt->batch % opt->microbatches != 0))
 		return err_set(err, UNIAP_E_ARG, "microbatches: must divide batch %ld, got %ld",
 		               opt->batch, opt->microbatches);
 	return UNIAP_OK;
+}
+
+int cost_chunk_count(long batch, long c)
+{
+	long size;
+
+	if (batch < 1 || c < 1 || c > batch)
+		return 0;
+	size = (batch + c - 1) / c;
+	return (batch + size - 1) / size == c;
 }
 
 /* 1 when s belongs to the search space of filter. */
@@ -588,7 +604,9 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 		return rc;
 	out->pp = opt->pp;
 	out->microbatches = opt->microbatches;
-	out->microbatch_size = opt->batch / opt->microbatches;
+	/* every micro-batch but the last has ceil(B / c) samples (§Micro-batches) */
+	out->microbatch_size = (opt->batch + opt->microbatches - 1) / opt->microbatches;
+	out->batch = opt->batch;
 	out->schedule = opt->schedule;
 	rc = strategy_enumerate(cluster, opt->pp,
 	                        (opt->recompute ? STRATEGY_WITH_RECOMPUTE : 0) | (opt->zero ? STRATEGY_WITH_ZERO : 0) |

@@ -60,6 +60,8 @@ struct cost_options {
 	int zero;               /* add ZeRO-1 and ZeRO-2 variants of replicated strategies */
 	int sp;                 /* add sequence-parallel variants of strategies with tp > 1 */
 	int selective;          /* add selective-recomputation variants */
+	int uneven;             /* microbatches may leave the last micro-batch smaller: c is
+	                           a chunk count of batch (cost_chunk_count), not a divisor */
 	enum cost_filter filter;
 	int target;             /* enum target_kind (target.h); 0 (any): no runtime's rules */
 };
@@ -73,7 +75,8 @@ struct cost_edge {
 struct cost_candidate {
 	int pp;
 	long microbatches;
-	long microbatch_size;
+	long microbatch_size;        /* ceil(batch / microbatches): every micro-batch but the last */
+	long batch;                  /* the global batch B; 0 (hand-built): microbatches x microbatch_size */
 	enum cost_schedule schedule;
 	double memory_limit_bytes;
 	long *inflight;              /* [pp] micro-batches of activations held by stage i */
@@ -89,6 +92,20 @@ struct cost_candidate {
 
 /* K: strategies per layer. */
 static inline size_t cost_k(const struct cost_candidate *c) { return c->strategies.count; }
+
+/* The global batch of c: its batch, or microbatches x microbatch_size when it gives none. */
+static inline long cost_batch(const struct cost_candidate *c)
+{
+	return c->batch > 0 ? c->batch : c->microbatches * c->microbatch_size;
+}
+
+/*
+ * 1 when c (1 <= c <= batch) is a chunk count of batch: splitting batch into
+ * micro-batches of ceil(batch / c) samples, the last one smaller (PyTorch's
+ * torch.chunk, which Galvatron uses), makes exactly c of them.  Every divisor
+ * is one; 64 has 15 (1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 13, 16, 22, 32, 64).
+ */
+int cost_chunk_count(long batch, long c);
 
 /*
  * Builds the candidate for (validated, borrowed) cluster and model.  Fails with

@@ -158,6 +158,9 @@ uniap_code opt_candidate_check(const struct cost_candidate *c, struct uniap_err 
 	if (c->microbatches < 1)
 		return err_set(err, UNIAP_E_INVALID, "candidate.microbatches: must be >= 1, got %ld",
 		               c->microbatches);
+	if (c->batch < 0 || c->batch > COST_MAX_BATCH)
+		return err_set(err, UNIAP_E_INVALID, "candidate.batch: must be in [0, %ld], got %ld", COST_MAX_BATCH,
+		               c->batch);
 	if (K < 1 || K > STRATEGY_MAX_COUNT)
 		return err_set(err, UNIAP_E_INVALID, "candidate.strategies: count must be in [1, %d], got %zu",
 		               STRATEGY_MAX_COUNT, K);
@@ -564,7 +567,7 @@ out:
  * as their IEEE-754 bits.  Every count is checked against a cap and against
  * the bytes left before anything is allocated.
  */
-#define OPT_PACK_VERSION 2u /* 2: a strategy's ZeRO stage and sequence parallelism */
+#define OPT_PACK_VERSION 3u /* 2: a strategy's ZeRO stage and sequence parallelism; 3: the batch */
 #define OPT_NAME_PACK_MAX 4096u
 
 struct opt_wbuf {
@@ -858,6 +861,7 @@ uniap_code opt_candidate_pack(const struct cost_candidate *c, unsigned char **bu
 	opt_w_i64(&w, c->pp);
 	opt_w_i64(&w, c->microbatches);
 	opt_w_i64(&w, c->microbatch_size);
+	opt_w_i64(&w, c->batch);
 	opt_w_u32(&w, (uint32_t)c->schedule);
 	opt_w_f64(&w, c->memory_limit_bytes);
 	opt_w_u64(&w, c->n_layers);
@@ -926,6 +930,7 @@ uniap_code opt_candidate_unpack(const unsigned char *buf, size_t len, struct cos
 	pp = opt_r_i64(&r);
 	c->microbatches = (long)opt_r_i64(&r);
 	c->microbatch_size = (long)opt_r_i64(&r);
+	c->batch = (long)opt_r_i64(&r);
 	x = (int)opt_r_u32(&r);
 	c->memory_limit_bytes = opt_r_f64(&r);
 	n = opt_r_u64(&r);

@@ -256,10 +256,22 @@ uniap_code plan_doc_apply(const struct cluster_profile *cluster, const struct mo
 		               "plan.microbatch_size: microbatches x microbatch_size must be in [1, %ld], "
 		               "got %ld x %ld", COST_MAX_BATCH, p->microbatches, p->microbatch_size);
 	o.batch = p->microbatches * p->microbatch_size;
-	if (batch && batch != o.batch)
-		return err_set(err, UNIAP_E_INVALID,
-		               "plan.microbatch_size: microbatches x microbatch_size must equal the batch %ld, "
-		               "got %ld x %ld", batch, p->microbatches, p->microbatch_size);
+	if (p->batch && batch && p->batch != batch)
+		return err_set(err, UNIAP_E_INVALID, "plan.batch: must equal the batch %ld, got %ld", batch, p->batch);
+	if (p->batch || batch) {
+		long B = p->batch ? p->batch : batch;
+
+		/* micro-batches of ceil(B / c), the last smaller (docs/cost-model.md, "Micro-batches") */
+		if (B != o.batch && (p->microbatch_size != (B + p->microbatches - 1) / p->microbatches ||
+		                     !cost_chunk_count(B, p->microbatches)))
+			return err_set(err, UNIAP_E_INVALID,
+			               "plan.microbatch_size: microbatches x microbatch_size must equal the batch %ld, "
+			               "or split it with the last micro-batch smaller (microbatch_size ceil(%ld / %ld) "
+			               "= %ld); got %ld x %ld", B, B, p->microbatches,
+			               (B + p->microbatches - 1) / p->microbatches, p->microbatches, p->microbatch_size);
+		o.uneven = B != o.batch;
+		o.batch = B;
+	}
 	if ((rc = cost_build(cluster, model, &o, &out->cand, err)) != UNIAP_OK) {
 		err_prefix(err, "plan");
 		return rc;

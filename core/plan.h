@@ -46,6 +46,8 @@ struct plan_doc {
 	int pp;
 	long microbatches;
 	long microbatch_size;
+	long batch;             /* the global batch; 0 when the document gives none (microbatches x
+	                           microbatch_size, or the caller's) */
 	enum cost_schedule schedule;
 	double tpi_s;
 	double throughput_samples_per_s;

@@ -34,7 +34,7 @@ static const struct target_rules target_table[TARGET_COUNT] = {
 		.source = "the planner's own search space",
 		.schedules = SCHED(COST_GPIPE) | SCHED(COST_1F1B), .schedule_default = COST_GPIPE,
 		.fsdp = 1, .dp_with_fsdp = 1, .fsdp_with_pp = 1, .fsdp_with_tp = 1,
-		.zero_stages = ZERO(1) | ZERO(2), .zero2_with_pp = 1, .sp = 1, .selective = 1,
+		.zero_stages = ZERO(1) | ZERO(2), .zero2_with_pp = 1, .sp = 1, .selective = 1, .uneven = 1,
 		.split = TARGET_SPLIT_ANY,
 	},
 	[TARGET_MEGATRON] = {
@@ -61,6 +61,7 @@ static const struct target_rules target_table[TARGET_COUNT] = {
 		.schedules = SCHED(COST_GPIPE) | SCHED(COST_1F1B), .schedule_default = COST_GPIPE,
 		.fsdp = 1, .fsdp_with_pp = 1, .fsdp_with_tp = 1, .ends_tied = 1, .needs_blocks = 1,
 		.zero_stages = ZERO(2), .zero2_with_pp = 1, .one_dp_type = 1, /* --default_dp_type zero2 */
+		.uneven = 1, /* chunks: torch.chunk of the batch, the last chunk smaller */
 		.split = TARGET_SPLIT_BLOCKS,
 	},
 };
@@ -315,6 +316,10 @@ static uniap_code target_check(const struct target_rules *r, const struct cost_c
 			if (r->one_strategy)
 				break;
 		}
+	if (!r->uneven && cost_batch(cand) != cand->microbatches * cand->microbatch_size)
+		return err_set(err, UNIAP_E_INVALID,
+		               "microbatches: %s splits the batch into equal micro-batches; %ld does not divide "
+		               "batch %ld", r->runtime, cand->microbatches, cost_batch(cand));
 	if (check_schedule && cand->pp > 1 && !(r->schedules & SCHED(cand->schedule)))
 		return err_set(err, UNIAP_E_INVALID, "schedule: %s does not run %s pipelines",
 		               r->runtime, cost_schedule_name(cand->schedule));

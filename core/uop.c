@@ -407,14 +407,38 @@ static size_t uop_divisors(long n, long *out, size_t cap)
 
 #define UOP_MAX_DIVISORS 256
 
+/*
+ * The chunk counts of n (cost_chunk_count) in increasing order, at most cap:
+ * each micro-batch size ceil(n / c) once (O(sqrt n) of them).
+ */
+static size_t uop_chunk_counts(long n, long *out, size_t cap)
+{
+	size_t count = 0;
+	long c = 1;
+
+	/* c is a chunk count; the next one is the first c whose micro-batches are smaller */
+	while (c <= n && count < cap) {
+		long size = (n + c - 1) / c;
+
+		out[count++] = c;
+		if (size == 1)
+			break;
+		c = (n + size - 2) / (size - 1);
+	}
+	return count;
+}
+
 /* Fills the (pp, c) grid of the space. */
 static uniap_code uop_grid(const struct cluster_profile *cl, const struct model_profile *m,
                            const struct uop_options *o, struct uop_result *out,
                            struct uniap_err *err)
 {
+	const struct target_rules *r = target_rules(o->target);
 	long pps[UOP_MAX_DIVISORS], cs[UOP_MAX_DIVISORS];
 	size_t n_pp = uop_divisors(cluster_devices(cl), pps, UOP_MAX_DIVISORS);
-	size_t n_c = uop_divisors(o->batch, cs, UOP_MAX_DIVISORS);
+	/* uneven micro-batches only where the target's runtime splits a batch so */
+	size_t n_c = o->uneven && (!r || r->uneven) ? uop_chunk_counts(o->batch, cs, UOP_MAX_DIVISORS)
+	                                            : uop_divisors(o->batch, cs, UOP_MAX_DIVISORS);
 	size_t i, j;
 
 	out->candidates = calloc(n_pp * n_c, sizeof(*out->candidates));
@@ -755,7 +779,7 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
 		struct cost_options co = {
 			.batch = o->batch, .pp = c->pp, .microbatches = c->microbatches,
 			.schedule = o->schedule, .recompute = o->recompute, .zero = o->zero, .sp = o->sp,
-			.selective = o->selective,
+			.selective = o->selective, .uneven = o->uneven,
 			.filter = o->space == UOP_SPACE_INTER ? COST_FILTER_DP_ONLY : COST_FILTER_ALL,
 			.target = (int)o->target,
 		};
@@ -979,7 +1003,7 @@ static uniap_code uop_one_strategy(struct uop_run *run, const struct cluster_pro
 		struct cost_options co = {
 			.batch = o->batch, .pp = grid[i].pp, .microbatches = grid[i].microbatches,
 			.schedule = o->schedule, .recompute = o->recompute, .zero = o->zero, .sp = o->sp,
-			.selective = o->selective, .filter = filter,
+			.selective = o->selective, .uneven = o->uneven, .filter = filter,
 			.target = (int)o->target,
 		};
 		struct cost_candidate cand;

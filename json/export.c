@@ -240,7 +240,7 @@ uniap_code exp_plan_text(const struct cost_candidate *cand, const int *stage, co
 	               "tpi %.6g s throughput %.6g samples/s%s\n",
 	               prefix ? prefix : "", cand->pp, cand->microbatches, cand->microbatch_size,
 	               cost_schedule_name(cand->schedule), ev->tpi_s,
-	               (double)cand->microbatches * (double)cand->microbatch_size / ev->tpi_s,
+	               (double)cost_batch(cand) / ev->tpi_s,
 	               suffix ? suffix : "");
 	for (s = 0; s < cand->pp; s++) {
 		exp_buf_printf(&b, "  stage %d: ", s);
@@ -328,7 +328,7 @@ static uniap_code exp_galvatron(const struct cost_candidate *cand, const int *st
 		ok = exp_add_string(root, lists[i].key, &b);
 	}
 	ok = ok && cJSON_AddNumberToObject(root, "global_bsz",
-	                                   (double)(cand->microbatches * cand->microbatch_size)) &&
+	                                   (double)cost_batch(cand)) &&
 	     cJSON_AddNumberToObject(root, "chunks", (double)cand->microbatches);
 	b.len = 0;
 	if (b.data)
@@ -448,7 +448,7 @@ static uniap_code exp_megatron(const struct model_profile *model, const struct c
 		               "--decoder-last-pipeline-num-layers %zu\n", counts[0], counts[cand->pp - 1]);
 	exp_megatron_model(&b, model);
 	exp_buf_printf(&b, "--micro-batch-size %ld\n--global-batch-size %ld\n", mbs,
-	               cand->microbatches * cand->microbatch_size);
+	               cost_batch(cand));
 	if (s->sp)
 		exp_buf_printf(&b, "--sequence-parallel\n");
 	if (s->zero == 1)
@@ -485,7 +485,7 @@ static uniap_code exp_deepspeed(const struct cost_candidate *cand, const int *st
 	root = cJSON_CreateObject();
 	ok = root &&
 	     cJSON_AddNumberToObject(root, "train_batch_size",
-	                             (double)(cand->microbatches * cand->microbatch_size)) &&
+	                             (double)cost_batch(cand)) &&
 	     cJSON_AddNumberToObject(root, "train_micro_batch_size_per_gpu", (double)mbs) &&
 	     cJSON_AddNumberToObject(root, "gradient_accumulation_steps", (double)cand->microbatches);
 	o = ok ? cJSON_AddObjectToObject(root, "zero_optimization") : NULL;

@@ -1655,9 +1655,9 @@ uniap_code jdec_plan_json(const cJSON *root, const char *path, struct plan_doc *
 {
 	static const char *const keys[] = {"pp",     "microbatches", "microbatch_size", "schedule",
 	                                   "tpi_s",  "throughput_samples_per_s",        "stages",
-	                                   "layers", NULL};
+	                                   "layers", "batch", NULL};
 	/* written by the optimizer next to the plan; accepted and ignored */
-	static const char *const ignored[] = {"optimal", "gap",   "candidates", "solve_s", "space", "batch",
+	static const char *const ignored[] = {"optimal", "gap",   "candidates", "solve_s", "space",
 	                                      "cluster", "model", "devices",    "bound",   "bound_s", "status",
 	                                      "target",  "targets", NULL};
 	static const char *const schedules[] = {"gpipe", "1f1b"};
@@ -1692,6 +1692,18 @@ uniap_code jdec_plan_json(const cJSON *root, const char *path, struct plan_doc *
 		rc = err_set(err, UNIAP_E_INVALID,
 		             "%s.microbatch_size: microbatches x microbatch_size must be <= %lld, got %ld x %ld",
 		             path, (long long)JDEC_MAX_BATCH, out->microbatches, out->microbatch_size);
+	if (rc == UNIAP_OK)
+		rc = jdec_int(root, "batch", path, 0, 0, 1, JDEC_MAX_BATCH, &x, err);
+	out->batch = rc == UNIAP_OK ? (long)x : 0;
+	/* a batch the micro-batches hold all of, the last one perhaps smaller */
+	if (rc == UNIAP_OK && out->batch &&
+	    (out->batch > out->microbatches * out->microbatch_size ||
+	     out->batch <= (out->microbatches - 1) * out->microbatch_size))
+		rc = err_set(err, UNIAP_E_INVALID,
+		             "%s.batch: %ld micro-batches of %ld samples, the last one smaller, hold more than %ld and "
+		             "at most %ld samples; got %ld", path, out->microbatches, out->microbatch_size,
+		             (out->microbatches - 1) * out->microbatch_size, out->microbatches * out->microbatch_size,
+		             out->batch);
 	if (rc == UNIAP_OK)
 		rc = jdec_get(root, "schedule", path, 1, p, &v, err);
 	if (rc == UNIAP_OK)

@@ -206,7 +206,7 @@ cJSON *jenc_plan(const struct cost_candidate *c, const int *stage, const size_t 
                  const struct plan_eval *ev)
 {
 	cJSON *root = cJSON_CreateObject(), *layers;
-	double batch = (double)c->microbatches * (double)c->microbatch_size;
+	double batch = (double)cost_batch(c);
 	size_t u;
 	int ok;
 
@@ -215,6 +215,8 @@ cJSON *jenc_plan(const struct cost_candidate *c, const int *stage, const size_t 
 	ok = jenc_add_num(root, "pp", c->pp) &&
 	     jenc_add_num(root, "microbatches", (double)c->microbatches) &&
 	     jenc_add_num(root, "microbatch_size", (double)c->microbatch_size) &&
+	     /* only when the last micro-batch is smaller: the batch is not their product */
+	     (cost_batch(c) == c->microbatches * c->microbatch_size || jenc_add_num(root, "batch", batch)) &&
 	     cJSON_AddStringToObject(root, "schedule", cost_schedule_name(c->schedule)) &&
 	     jenc_add_num(root, "tpi_s", ev->tpi_s) &&
 	     jenc_add_num(root, "throughput_samples_per_s",
@@ -261,7 +263,7 @@ cJSON *jenc_evaluation(const struct cost_candidate *c, const struct plan_eval *e
                        const struct cost_stage_memory *mem)
 {
 	cJSON *root = cJSON_CreateObject(), *stages;
-	double batch = (double)c->microbatches * (double)c->microbatch_size;
+	double batch = (double)cost_batch(c);
 	int i, ok;
 
 	if (!root)

@@ -181,7 +181,7 @@ static uniap_code runner_number(const cJSON *obj, const char *root, const char *
 
 static const char *const runner_request_keys[] = {
 	"cluster", "model", "batch", "schedule", "space", "time_limit_s", "gap", "recompute", "zero", "sequence_parallel",
-	"selective_recompute",
+	"selective_recompute", "uneven_microbatches",
 	"early_stop", "memory_margin", "targets",
 };
 
@@ -220,6 +220,7 @@ uniap_code runner_options_json(const cJSON *obj, const char *root, double max_ti
 	    (rc = runner_bool(obj, root, "zero", &o->zero, err)) != UNIAP_OK ||
 	    (rc = runner_bool(obj, root, "sequence_parallel", &o->sp, err)) != UNIAP_OK ||
 	    (rc = runner_bool(obj, root, "selective_recompute", &o->selective, err)) != UNIAP_OK ||
+	    (rc = runner_bool(obj, root, "uneven_microbatches", &o->uneven, err)) != UNIAP_OK ||
 	    (rc = runner_bool(obj, root, "early_stop", &o->early_stop, err)) != UNIAP_OK)
 		return rc;
 	o->batch = (long)batch;
@@ -301,10 +302,11 @@ uniap_code runner_memo_base(const struct runner_request *r, unsigned char out[ST
 	uniap_code rc = UNIAP_OK;
 
 	/* unified and intra offer every strategy; inter only pure data parallelism */
-	snprintf(head, sizeof(head), "uniap-memo %d\nbatch %ld schedule %s recompute %d%s%s%s filter %s%s%s\n",
+	snprintf(head, sizeof(head), "uniap-memo %d\nbatch %ld schedule %s recompute %d%s%s%s%s filter %s%s%s\n",
 	         UOP_MEMO_FORMAT, r->opts.batch,
 	         cost_schedule_name(target_schedule(r->opts.target, r->opts.schedule)), r->opts.recompute,
 	         r->opts.zero ? " zero 1" : "", r->opts.sp ? " sp 1" : "", r->opts.selective ? " selective 1" : "",
+	         r->opts.uneven ? " uneven 1" : "",
 	         r->opts.space == UOP_SPACE_INTER ? "dp" : r->opts.space == UOP_SPACE_UNIFORM ? "megatron" : "all",
 	         r->opts.target != TARGET_ANY ? " target " : "",
 	         r->opts.target != TARGET_ANY ? target_name(r->opts.target) : "");

@@ -14,7 +14,7 @@
  *
  * A job request as stored (runner_request_*): {"summary": {"batch",
  * "schedule", "space", "time_limit_s", "gap", "recompute", "zero", "sequence_parallel",
- * "selective_recompute", "early_stop",
+ * "selective_recompute", "uneven_microbatches", "early_stop",
  * "cluster": ref, "model": ref}, "cluster": document, "model": document} -
  * the documents resolved at submission, so a job never depends on documents
  * deleted later; the refs say what the client named (an id, a catalog name
@@ -48,7 +48,8 @@ struct runner_config {
 struct runner_request {
 	struct cluster_profile cluster;
 	struct model_profile model;
-	struct uop_options opts;  /* batch, schedule, space, recompute, zero, sp, selective, time_limit_s, rel_gap, early_stop */
+	struct uop_options opts;  /* batch, schedule, space, recompute, zero, sp, selective, uneven,
+	                             time_limit_s, rel_gap, early_stop */
 	enum target_kind targets[TARGET_COUNT]; /* "targets", in order; {any} when absent */
 	size_t n_targets;
 	int targets_given;        /* the request named "targets" */
@@ -67,7 +68,7 @@ void runner_request_release(struct runner_request *r);
  * integer 1..1e9), "schedule" ("gpipe"|"1f1b"), "space", "time_limit_s"
  * (0.001..max_time_limit_s, where the argument max_time_limit_s <= 0 means
  * 86400), "gap" (0..1), "recompute", "zero", "sequence_parallel",
- * "selective_recompute" and
+ * "selective_recompute", "uneven_microbatches" and
  * "early_stop" (booleans); "cluster", "model" and "memory_margin"
  * (runner_margin_json) are the caller's to read;
  * any other key, or a key given twice, is refused.  Messages are rooted at

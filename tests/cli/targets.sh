@@ -168,6 +168,29 @@ sed 's/"recompute":false,"selective":true/"recompute":true,"selective":true/' "$
 check sel-doc-both 1 'strategy.selective: selective recomputation is instead of recomputing the whole layer' -- \
 	"$UNIAP" evaluate --plan "$tmp/selbad.json" --cluster dgx-a100-x16 --model gpt3-175b --batch 256
 
+# uneven micro-batches (--uneven-microbatches): 50 samples in 13 micro-batches of 4 (the last
+# of 2) on EnvB-8, where Galvatron runs them; Megatron-LM and DeepSpeed keep divisors
+P="--cluster envb-8 --model bert-huge --batch 50 --threads 2 --quiet --uneven-microbatches"
+check uneven-galvatron 0 "$(printf '"chunks":\t13')" -- "$UNIAP" plan $P --target galvatron --format galvatron
+cp "$tmp/out" "$tmp/ungalv.json"
+check uneven-galvatron-batch 0 "$(printf '"global_bsz":\t50')" -- cat "$tmp/ungalv.json"
+check uneven-doc 0 '"microbatches":13,"microbatch_size":4,"batch":50' -- "$UNIAP" plan $P --target galvatron
+cp "$tmp/out" "$tmp/unplan.json"
+check uneven-doc-evaluate 0 '"valid":true' -- "$UNIAP" evaluate --plan "$tmp/unplan.json" --cluster envb-8 \
+	--model bert-huge --batch 50
+check uneven-doc-batch 1 'plan.batch: must equal the batch 52, got 50' -- "$UNIAP" evaluate --plan "$tmp/unplan.json" \
+	--cluster envb-8 --model bert-huge --batch 52
+check uneven-doc-megatron 1 "microbatches: megatron-lm splits the batch into equal micro-batches" -- "$UNIAP" export \
+	--plan "$tmp/unplan.json" --cluster envb-8 --model bert-huge --format megatron
+check uneven-megatron 0 '"microbatches":25,' -- "$UNIAP" plan $P --target megatron
+sed 's/"batch":50/"batch":40/' "$tmp/unplan.json" >"$tmp/unbad.json"
+check uneven-doc-range 1 'plan.batch: 13 micro-batches of 4 samples, the last one smaller, hold more than 48' -- \
+	"$UNIAP" evaluate --plan "$tmp/unbad.json" --cluster envb-8 --model bert-huge --batch 40
+check uneven-costs-off 2 "microbatches: must divide batch 50, got 13" -- "$UNIAP" costs --cluster envb-8 \
+	--model bert-huge --batch 50 --pp 1 --microbatches 13
+check uneven-costs 0 '"microbatch_size":4' -- "$UNIAP" costs --cluster envb-8 --model bert-huge --batch 50 --pp 1 \
+	--microbatches 13 --uneven-microbatches
+
 # ---- the service
 if ! command -v curl >/dev/null 2>&1; then
 	echo "targets: no curl: the service part is skipped"
@@ -208,6 +231,13 @@ call sp-job-post 202 '"links":{"self":"/v1/jobs/' POST /v1/plans k "$tmp/s.json"
 sid=$(jid)
 if wait_job "$sid" k "succeeded failed" 600; then ok; else bad "sp job: not done: $(head -c 300 "$tmp/job")"; fi
 call sp-job-export 200 "--sequence-parallel" GET "/v1/jobs/$sid/plan?format=megatron" k
+printf '{"cluster":"envb-8","model":"bert-huge","batch":50,"uneven_microbatches":true,"targets":["galvatron"]}' >"$tmp/u.json"
+call uneven-job-post 202 '"links":{"self":"/v1/jobs/' POST /v1/plans k "$tmp/u.json"
+uid=$(jid)
+if wait_job "$uid" k "succeeded failed" 600; then ok; else bad "uneven job: not done: $(head -c 300 "$tmp/job")"; fi
+if grep -qF '"microbatches":13,"microbatch_size":4,"batch":50' "$tmp/job"; then ok; else bad "uneven-job: no 13 x 4 plan: $(head -c 300 "$tmp/job")"; fi
+call uneven-job-export 200 '"chunks":' GET "/v1/jobs/$uid/plan?format=galvatron" k
+problem uneven-bad 422 'body.uneven_microbatches' POST /v1/plans k "$(printf '{"cluster":"enva","model":"bert-huge","batch":32,"uneven_microbatches":0}' >"$tmp/b.json"; echo "$tmp/b.json")"
 problem sel-bad 422 'body.selective_recompute' POST /v1/plans k "$(printf '{"cluster":"enva","model":"bert-huge","batch":32,"selective_recompute":"on"}' >"$tmp/b.json"; echo "$tmp/b.json")"
 problem sp-bad 422 'body.sequence_parallel' POST /v1/plans k "$(printf '{"cluster":"enva","model":"bert-huge","batch":32,"sequence_parallel":1}' >"$tmp/b.json"; echo "$tmp/b.json")"
 problem zero-bad 422 'body.zero' POST /v1/plans k "$(printf '{"cluster":"enva","model":"bert-huge","batch":32,"zero":"yes"}' >"$tmp/b.json"; echo "$tmp/b.json")"

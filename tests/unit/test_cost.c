@@ -706,6 +706,57 @@ static void test_selective_terms(void **state)
 	cluster_release(&cl);
 }
 
+/*
+ * Micro-batch counts that leave the last micro-batch smaller (docs/cost-model.md,
+ * "Micro-batches"): the chunk counts of a batch, micro-batches of ceil(B / c)
+ * priced whole, and the option that admits them.
+ */
+static void test_uneven_microbatches(void **state)
+{
+	static const long counts64[] = { 1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 13, 16, 22, 32, 64 };
+	struct cluster_profile cl;
+	struct model_profile m;
+	struct cost_candidate c;
+	struct cost_options o = { .batch = 64, .pp = 1, .microbatches = 11, .schedule = COST_GPIPE };
+	struct uniap_err err;
+	size_t i = 0;
+	long k;
+
+	(void)state;
+	for (k = 1; k <= 64; k++)
+		if (cost_chunk_count(64, k)) {
+			assert_true(i < sizeof(counts64) / sizeof(counts64[0]));
+			assert_int_equal(k, counts64[i++]);
+		}
+	assert_int_equal(i, sizeof(counts64) / sizeof(counts64[0]));
+	assert_false(cost_chunk_count(64, 0));
+	assert_false(cost_chunk_count(64, 65));
+	cluster4(&cl);
+	model(&m, 2, MODEL_FP32);
+	/* without the option, c must divide B */
+	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_E_ARG);
+	assert_non_null(strstr(err.msg, "microbatches: must divide batch 64, got 11"));
+	o.uneven = 1;
+	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_OK);
+	assert_int_equal(c.microbatch_size, 6); /* ten of 6 and one of 4 */
+	assert_int_equal(c.microbatches, 11);
+	assert_int_equal(cost_batch(&c), 64);
+	/* every micro-batch priced as the largest: 6 samples over dp2 -> 3 a device */
+	NEAR(MA(&c, "tp2.dp2"), 3 * 6e5);
+	cost_candidate_release(&c);
+	/* 12 is no chunk count of 64: micro-batches of 6 make 11 */
+	o.microbatches = 12;
+	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_E_ARG);
+	assert_non_null(strstr(err.msg, "microbatches: must split batch 64"));
+	/* a divisor is a chunk count too */
+	o.microbatches = 16;
+	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_OK);
+	assert_int_equal(c.microbatch_size, 4);
+	cost_candidate_release(&c);
+	model_release(&m);
+	cluster_release(&cl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -722,6 +773,7 @@ int main(void)
 		cmocka_unit_test(test_zero_terms),
 		cmocka_unit_test(test_sequence_parallel_terms),
 		cmocka_unit_test(test_selective_terms),
+		cmocka_unit_test(test_uneven_microbatches),
 	};
 
 	return cmocka_run_group_tests_name("cost", tests, NULL, NULL);

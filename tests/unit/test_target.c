@@ -8,7 +8,8 @@
  * it, return a plan the target accepts, and that plan must export in the
  * target's format.  Instances: chains and DAGs (skip edges into the head,
  * out of the embedding), 2 and 4 devices, recompute, ZeRO-1/2 variants,
- * sequence parallelism, selective recomputation, tight and loose memory.
+ * sequence parallelism, selective recomputation, uneven micro-batches (odd
+ * batches), tight and loose memory.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -77,7 +78,7 @@ static void test_rules(void **state)
 
 /* A random instance small enough for brute force; L >= 3 (embedding, blocks, head). */
 static void random_instance(struct cluster_profile *cl, struct model_profile *m, long *batch, int *recompute,
-                            int *zero, int *sp, int *sel)
+                            int *zero, int *sp, int *sel, int *uneven)
 {
 	static const int dev[] = { 2, 4 };
 	static const double bw[] = { 10, 2 };
@@ -123,6 +124,9 @@ static void random_instance(struct cluster_profile *cl, struct model_profile *m,
 		cl->compute_efficiency = 0.5;
 	}
 	*batch = rnd(2) ? 4 : 8;
+	*uneven = (int)rnd(2);
+	if (*uneven && rnd(2))
+		*batch -= 1; /* 3 in 2 (2, 1); 7 in 3 (3, 3, 1) or 4 (2, 2, 2, 1) */
 }
 
 /*
@@ -148,7 +152,7 @@ static int split_of(long code, int *stage, size_t L, int pp)
 /* Brute force of target t over every candidate; INFINITY when no plan fits. */
 static double brute_target(const struct cluster_profile *cl, const struct model_profile *m, long batch,
                            enum cost_schedule s, int recompute, int zero, int sp, int sel,
-                           enum target_kind t)
+                           int uneven, enum target_kind t)
 {
 	size_t L = m->n_layers, u;
 	double best = INFINITY;
@@ -167,13 +171,15 @@ static double brute_target(const struct cluster_profile *cl, const struct model_
 			 * the rules themselves are target_check_plan's on every plan below */
 			struct cost_options o = { .batch = batch, .pp = pp, .microbatches = c,
 			                          .schedule = target_schedule(t, s), .recompute = recompute,
-			                          .zero = zero, .sp = sp, .selective = sel, .target = (int)t };
+			                          .zero = zero, .sp = sp, .selective = sel, .uneven = uneven,
+			                          .target = (int)t };
 			struct cost_candidate cand;
 			struct uniap_err err;
 			size_t K;
 			long code, n_codes = 1;
 
-			if (batch % c || cost_build(cl, m, &o, &cand, &err) != UNIAP_OK)
+			if ((uneven ? !cost_chunk_count(batch, c) : batch % c != 0) ||
+			    cost_build(cl, m, &o, &cand, &err) != UNIAP_OK)
 				continue;
 			K = cost_k(&cand);
 			for (u = 0; u < L; u++)
@@ -221,14 +227,15 @@ static void test_matches_brute_force(void **state)
 		struct model_profile m;
 		enum cost_schedule s = rnd(2) ? COST_1F1B : COST_GPIPE;
 		long batch;
-		int recompute, zero, sp, sel, t;
+		int recompute, zero, sp, sel, uneven, t;
 
-		random_instance(&cl, &m, &batch, &recompute, &zero, &sp, &sel);
+		random_instance(&cl, &m, &batch, &recompute, &zero, &sp, &sel, &uneven);
 		for (t = TARGET_MEGATRON; t < TARGET_COUNT; t++) {
 			struct uop_options o;
 			struct uop_result r;
 			struct uniap_err err;
-			double expect = brute_target(&cl, &m, batch, s, recompute, zero, sp, sel, (enum target_kind)t);
+			double expect = brute_target(&cl, &m, batch, s, recompute, zero, sp, sel, uneven,
+			                             (enum target_kind)t);
 
 			uop_options_init(&o);
 			o.batch = batch;
@@ -237,6 +244,7 @@ static void test_matches_brute_force(void **state)
 			o.zero = zero;
 			o.sp = sp;
 			o.selective = sel;
+			o.uneven = uneven;
 			o.target = (enum target_kind)t;
 			o.threads = 2;
 			o.inline_solve = trial % 2;
@@ -334,7 +342,7 @@ static void test_galvatron_candidate(void **state)
 		                                1e7, 5e6, 2e5 * (1 + rnd(9)), 1e6), 0);
 		if (trial % 2)
 			assert_int_equal(fx_model_add_edge(&m, 0, 3), 0);
-		expect = brute_target(&cl, &m, 8, COST_GPIPE, 0, co.zero, 0, 0, TARGET_GALVATRON);
+		expect = brute_target(&cl, &m, 8, COST_GPIPE, 0, co.zero, 0, 0, 0, TARGET_GALVATRON);
 		assert_int_equal(cost_build(&cl, &m, &co, &cand, &err), UNIAP_OK);
 		assert_int_equal(target_solve(TARGET_GALVATRON, &cand, NULL, &r, &err), UNIAP_OK);
 		if (r.status == OPT_OPTIMAL) {
@@ -393,7 +401,7 @@ static void test_variants_win(void **state)
 			struct uniap_err err;
 			char *out = NULL;
 			size_t len = 0;
-			double expect = brute_target(&cl, &m, 4, COST_1F1B, 0, 0, cases[i].sp, cases[i].sel,
+			double expect = brute_target(&cl, &m, 4, COST_1F1B, 0, 0, cases[i].sp, cases[i].sel, 0,
 			                             (enum target_kind)t);
 
 			uop_options_init(&o);

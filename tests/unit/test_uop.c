@@ -67,7 +67,7 @@ static void random_instance(struct cluster_profile *cl, struct model_profile *m,
 
 /* Brute force over every candidate of the unified space. */
 static double brute_space(const struct cluster_profile *cl, const struct model_profile *m,
-                          long batch, enum cost_schedule s, int zero, int sp, int sel)
+                          long batch, enum cost_schedule s, int zero, int sp, int sel, int uneven)
 {
 	double best = INFINITY;
 	int pp;
@@ -78,12 +78,13 @@ static double brute_space(const struct cluster_profile *cl, const struct model_p
 			continue;
 		for (c = 1; c <= batch; c++) {
 			struct cost_options o = { .batch = batch, .pp = pp, .microbatches = c,
-			                          .schedule = s, .zero = zero, .sp = sp, .selective = sel };
+			                          .schedule = s, .zero = zero, .sp = sp, .selective = sel,
+			                          .uneven = uneven };
 			struct cost_candidate cand;
 			struct uniap_err err;
 			double v;
 
-			if (batch % c)
+			if (uneven ? !cost_chunk_count(batch, c) : batch % c != 0)
 				continue;
 			if (cost_build(cl, m, &o, &cand, &err) != UNIAP_OK)
 				continue;
@@ -98,7 +99,7 @@ static double brute_space(const struct cluster_profile *cl, const struct model_p
 
 static void run_zero(const struct cluster_profile *cl, const struct model_profile *m, long batch,
                      enum cost_schedule s, enum uop_space space, int inline_solve, int zero, int sp,
-                     int sel, struct uop_result *r)
+                     int sel, int uneven, struct uop_result *r)
 {
 	struct uop_options o;
 	struct uniap_err err;
@@ -107,6 +108,7 @@ static void run_zero(const struct cluster_profile *cl, const struct model_profil
 	o.zero = zero;
 	o.sp = sp;
 	o.selective = sel;
+	o.uneven = uneven;
 	o.batch = batch;
 	o.schedule = s;
 	o.space = space;
@@ -120,12 +122,13 @@ static void run(const struct cluster_profile *cl, const struct model_profile *m,
                 enum cost_schedule s, enum uop_space space, int inline_solve,
                 struct uop_result *r)
 {
-	run_zero(cl, m, batch, s, space, inline_solve, 0, 0, 0, r);
+	run_zero(cl, m, batch, s, space, inline_solve, 0, 0, 0, 0, r);
 }
 
 /* With and without the ZeRO-1/2 variants (every third trial), sequence
  * parallelism (every other trial) and selective recomputation (of a layer
- * with an attention core; every fifth trial), alone and together. */
+ * with an attention core; every fifth trial) and uneven micro-batches (odd
+ * batches, half the trials), alone and together. */
 static void test_matches_brute_force(void **state)
 {
 	int trial;
@@ -148,9 +151,11 @@ static void test_matches_brute_force(void **state)
 			cl.peak_flops_per_s[m.precision] = 1e13;
 			cl.compute_efficiency = 0.5;
 		}
-		expect = brute_space(&cl, &m, batch, s, trial % 3 == 2, trial % 4 >= 2, trial % 5 == 4);
+		if (trial % 6 >= 3)
+			batch = batch == 8 ? 7 : 5; /* uneven: 7 in 3 (3, 3, 1) or 4; 5 in 3 (2, 2, 1) */
+		expect = brute_space(&cl, &m, batch, s, trial % 3 == 2, trial % 4 >= 2, trial % 5 == 4, trial % 6 >= 3);
 		run_zero(&cl, &m, batch, s, UOP_SPACE_UNIFIED, trial % 2, trial % 3 == 2, trial % 4 >= 2,
-		         trial % 5 == 4, &r);
+		         trial % 5 == 4, trial % 6 >= 3, &r);
 		if (isinf(expect)) {
 			assert_true(r.best < 0);
 		} else {
@@ -406,7 +411,7 @@ static double memo_trial(struct memo_store *ms, int keep_matrices, const struct 
 
 	memo_store_init(ms, keep_matrices);
 	random_instance(cl, m, &batch);
-	expect = brute_space(cl, m, batch, COST_GPIPE, 0, 0, 0);
+	expect = brute_space(cl, m, batch, COST_GPIPE, 0, 0, 0, 0);
 	uop_options_init(o);
 	o->batch = batch;
 	o->threads = 2;
