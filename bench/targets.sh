@@ -11,8 +11,6 @@ set -u
 UNIAP=${1:-build/uniap}
 THREADS=${THREADS:-$(nproc)}
 LIMIT=${LIMIT:-10}
-FIX=../shared/fixtures/galvatron-v2.4.0
-[ -d "$FIX" ] || FIX=/work/shared/fixtures/galvatron-v2.4.0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -54,36 +52,5 @@ row() {
 
 echo "| scenario | any (unconstrained) | galvatron | megatron | deepspeed | exports |"
 echo "|---|---|---|---|---|---|"
-. bench/scenarios.inc
-printf '%s\n' "$PAPER_SCENARIOS" | while read -r cl mo b; do
-	row "$cl $mo B=$b" --cluster "$cl" --model "$mo" --batch "$b" </dev/null
-done
-
-if [ ! -d "$FIX" ]; then
-	echo
-	echo "(Galvatron's fixtures ($FIX) are absent: the imported scenarios are skipped)"
-	exit 0
-fi
-ok=1
-for n in 1 2; do
-	"$UNIAP" import galvatron --hardware "$FIX/hardware" --nodes $n --gpus-per-node 8 \
-		--out-cluster "$tmp/a100x$n.json" --quiet || ok=0
-done
-"$UNIAP" import galvatron --model-dir "$FIX/models/bert_hf" --config "$FIX/models/bert_hf/bert-large-uncased.json" \
-	--out-model "$tmp/bert-large.json" --quiet || ok=0
-"$UNIAP" import galvatron --model-dir "$FIX/models/swin" --config "$FIX/models/swin/swin-huge-patch4-window7-224.json" \
-	--out-model "$tmp/swin-huge.json" --quiet || ok=0
-"$UNIAP" import galvatron --model-dir "$FIX/models/gpt_hf" --config "$FIX/models/gpt_hf/gpt-6.7b.json" \
-	--out-model "$tmp/gpt-6.7b.json" --quiet || ok=0
-"$UNIAP" import galvatron --model-dir "$FIX/models/llama_hf" --config "$FIX/models/llama_hf/llama-7b.json" \
-	--out-model "$tmp/llama-7b.json" --quiet || ok=0
-[ "$ok" = 1 ] || { echo "imports of Galvatron's fixtures failed"; exit 1; }
-for m in "bert-large 32" "swin-huge 64" "gpt-6.7b 16" "llama-7b 16"; do
-	set -- $m
-	for n in 1 2; do
-		for sched in gpipe 1f1b; do
-			row "imported $1 on $((8 * n)) x A100, B=$2, $sched" --cluster "$tmp/a100x$n.json" \
-				--model "$tmp/$1.json" --batch "$2" --schedule $sched
-		done
-	done
-done
+. bench/rows.inc
+scenario_rows "$UNIAP" "$tmp" "gpipe 1f1b"

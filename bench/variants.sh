@@ -11,8 +11,6 @@ UNIAP=${1:-build/uniap}
 THREADS=${THREADS:-$(nproc)}
 LIMIT=${LIMIT:-10}
 FLAGS=${FLAGS:---zero}
-FIX=../shared/fixtures/galvatron-v2.4.0
-[ -d "$FIX" ] || FIX=/work/shared/fixtures/galvatron-v2.4.0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -46,32 +44,5 @@ echo "without → with $FLAGS"
 echo
 echo "| scenario | any | galvatron | megatron | deepspeed |"
 echo "|---|---|---|---|---|"
-. bench/scenarios.inc
-printf '%s\n' "$PAPER_SCENARIOS" | while read -r cl mo b; do
-	row "$cl $mo B=$b" --cluster "$cl" --model "$mo" --batch "$b" </dev/null
-done
-
-if [ ! -d "$FIX" ]; then
-	echo
-	echo "(Galvatron's fixtures ($FIX) are absent: the imported scenarios are skipped)"
-	exit 0
-fi
-ok=1
-for n in 1 2; do
-	"$UNIAP" import galvatron --hardware "$FIX/hardware" --nodes $n --gpus-per-node 8 \
-		--out-cluster "$tmp/a100x$n.json" --quiet || ok=0
-done
-for m in "bert_hf bert-large-uncased bert-large" "swin swin-huge-patch4-window7-224 swin-huge" \
-	"gpt_hf gpt-6.7b gpt-6.7b" "llama_hf llama-7b llama-7b"; do
-	set -- $m
-	"$UNIAP" import galvatron --model-dir "$FIX/models/$1" --config "$FIX/models/$1/$2.json" \
-		--out-model "$tmp/$3.json" --quiet || ok=0
-done
-[ "$ok" = 1 ] || { echo "imports of Galvatron's fixtures failed"; exit 1; }
-for m in "bert-large 32" "swin-huge 64" "gpt-6.7b 16" "llama-7b 16"; do
-	set -- $m
-	for n in 1 2; do
-		row "imported $1 on $((8 * n)) x A100, B=$2, 1f1b" --cluster "$tmp/a100x$n.json" \
-			--model "$tmp/$1.json" --batch "$2" --schedule 1f1b
-	done
-done
+. bench/rows.inc
+scenario_rows "$UNIAP" "$tmp" "1f1b"

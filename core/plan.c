@@ -136,37 +136,31 @@ int plan_doc_recompute(const struct plan_doc *p)
 	return 0;
 }
 
-int plan_doc_zero(const struct plan_doc *p)
+/* 1 if a layer of p has flag[u] set (flag may be NULL) or a strategy name containing suffix. */
+static int plan_doc_uses(const struct plan_doc *p, const int *flag, const char *suffix)
 {
 	size_t u;
 
 	for (u = 0; u < p->n_layers; u++)
-		if ((p->zero && p->zero[u]) || (p->strategy_names && p->strategy_names[u] &&
-		                                strstr(p->strategy_names[u], "+z")))
+		if ((flag && flag[u]) || (p->strategy_names && p->strategy_names[u] &&
+		                          strstr(p->strategy_names[u], suffix)))
 			return 1;
 	return 0;
+}
+
+int plan_doc_zero(const struct plan_doc *p)
+{
+	return plan_doc_uses(p, p->zero, "+z");
 }
 
 int plan_doc_sp(const struct plan_doc *p)
 {
-	size_t u;
-
-	for (u = 0; u < p->n_layers; u++)
-		if ((p->sp && p->sp[u]) || (p->strategy_names && p->strategy_names[u] &&
-		                            strstr(p->strategy_names[u], "+sp")))
-			return 1;
-	return 0;
+	return plan_doc_uses(p, p->sp, "+sp");
 }
 
 int plan_doc_selective(const struct plan_doc *p)
 {
-	size_t u;
-
-	for (u = 0; u < p->n_layers; u++)
-		if ((p->selective && p->selective[u]) || (p->strategy_names && p->strategy_names[u] &&
-		                                          strstr(p->strategy_names[u], "+sel")))
-			return 1;
-	return 0;
+	return plan_doc_uses(p, p->selective, "+sel");
 }
 
 uniap_code plan_doc_resolve(const struct plan_doc *p, const struct cost_candidate *cand, int *stage,

@@ -100,11 +100,15 @@ call evaluate-inline 200 '"tpi_matches":true' POST /v1/evaluate "$A" "$tmp/eval-
 if "${UNIAP:-build/uniap}" plan --cluster enva --model bert-huge --batch 8 >"$tmp/plan-enva.json" 2>"$tmp/err"; then
 	evaluate_body '"enva"' '"bert-huge"' "$tmp/plan-enva.json" 8 >"$tmp/eval-cat.json"
 	call evaluate-catalog 200 '"tpi_matches":true' POST /v1/evaluate "$A" "$tmp/eval-cat.json"
+	# a plan without "batch" implies microbatches x microbatch_size
+	evaluate_body '"enva"' '"bert-huge"' "$tmp/plan-enva.json" 9 >"$tmp/eval-implied.json"
+	call evaluate-batch-implied 422 '"pointer":"/plan/microbatch_size"' POST /v1/evaluate "$A" "$tmp/eval-implied.json"
 else
 	bad "uniap plan enva bert-huge: $(head -c 300 "$tmp/err")"
 fi
 evaluate_body "$cid" "$mid" "$EX/plan-example.json" 16 >"$tmp/eval-batch.json"
-call evaluate-batch 422 '"pointer":"/plan/microbatch_size"' POST /v1/evaluate "$A" "$tmp/eval-batch.json"
+# the example plan says its batch (32)
+call evaluate-batch 422 '"pointer":"/plan/batch"' POST /v1/evaluate "$A" "$tmp/eval-batch.json"
 evaluate_body '"nosuch"' "$mid" "$EX/plan-example.json" 32 >"$tmp/eval-name.json"
 call evaluate-unknown-name 404 '"pointer":"/cluster"' POST /v1/evaluate "$A" "$tmp/eval-name.json"
 evaluate_body "$cid" "$mid" "$EX/plan-example.json" '"x"' >"$tmp/eval-b.json"

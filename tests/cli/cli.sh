@@ -46,7 +46,7 @@ check evaluate-example 0 '"feasible":true' -- "$UNIAP" evaluate $C --batch $B --
 check evaluate-memory 0 '"memory_bytes":2346057728,"inflight_microbatches":2,"memory":{"model_states_bytes":911605760,"fsdp_accumulation_bytes":0,"activation_bytes":1434451968,"allocated_bytes":2346057728' \
 	-- "$UNIAP" evaluate $C --batch $B --plan $EX/plan-example.json
 check evaluate-memory-device 0 '"device_memory_bytes":34359738368}' -- "$UNIAP" evaluate $C --batch $B --plan $EX/plan-example.json
-check evaluate-wrong-batch 1 "plan.microbatch_size" -- "$UNIAP" evaluate $C --batch $((B + 1)) --plan $EX/plan-example.json
+check evaluate-wrong-batch 1 "plan.batch: must equal the batch $((B + 1)), got $B" -- "$UNIAP" evaluate $C --batch $((B + 1)) --plan $EX/plan-example.json
 sed 's/"tpi_s": *[0-9.eE+-]*/"tpi_s": 12345/' $EX/plan-example.json >"$tmp/tampered.json"
 check evaluate-mismatch 4 '"tpi_matches":false' -- "$UNIAP" evaluate $C --batch $B --plan "$tmp/tampered.json"
 sed 's/"memory_bytes": *[0-9]*/"memory_bytes": 2000000000/' $EX/cluster-8gpu-nvlink.json >"$tmp/small.json"

@@ -220,23 +220,22 @@ call job-export-any 200 '"layers":' GET "/v1/jobs/$id/plan?target=any" k
 problem job-export-unplanned 404 'target: job' GET "/v1/jobs/$id/plan?target=deepspeed" k
 problem job-export-bad-target 400 'target: must be any, megatron, deepspeed or galvatron' GET "/v1/jobs/$id/plan?target=x" k
 if grep -qF '"plan":{"pp":' "$tmp/job"; then ok; else bad "job-result: targets[].plan missing"; fi
-printf '{"cluster":"enva","model":"bert-huge","batch":32,"zero":true,"targets":["megatron"]}' >"$tmp/z.json"
-call zero-job-post 202 '"links":{"self":"/v1/jobs/' POST /v1/plans k "$tmp/z.json"
-zid=$(jid)
-if wait_job "$zid" k "succeeded failed" 600; then ok; else bad "zero job: not done: $(head -c 300 "$tmp/job")"; fi
-if grep -qF '"name":"dp8+z1"' "$tmp/job"; then ok; else bad "zero-job: no ZeRO-1 plan: $(head -c 300 "$tmp/job")"; fi
-call zero-job-export 200 "--use-distributed-optimizer" GET "/v1/jobs/$zid/plan?format=megatron" k
-printf '{"cluster":"envd-32","model":"llama-13b","batch":4,"sequence_parallel":true,"targets":["megatron"]}' >"$tmp/s.json"
-call sp-job-post 202 '"links":{"self":"/v1/jobs/' POST /v1/plans k "$tmp/s.json"
-sid=$(jid)
-if wait_job "$sid" k "succeeded failed" 600; then ok; else bad "sp job: not done: $(head -c 300 "$tmp/job")"; fi
-call sp-job-export 200 "--sequence-parallel" GET "/v1/jobs/$sid/plan?format=megatron" k
-printf '{"cluster":"envb-8","model":"bert-huge","batch":50,"uneven_microbatches":true,"targets":["galvatron"]}' >"$tmp/u.json"
-call uneven-job-post 202 '"links":{"self":"/v1/jobs/' POST /v1/plans k "$tmp/u.json"
-uid=$(jid)
-if wait_job "$uid" k "succeeded failed" 600; then ok; else bad "uneven job: not done: $(head -c 300 "$tmp/job")"; fi
-if grep -qF '"microbatches":13,"microbatch_size":4,"batch":50' "$tmp/job"; then ok; else bad "uneven-job: no 13 x 4 plan: $(head -c 300 "$tmp/job")"; fi
-call uneven-job-export 200 '"chunks":' GET "/v1/jobs/$uid/plan?format=galvatron" k
+# variant_job NAME BODY RESULT-NEEDLE FORMAT EXPORT-NEEDLE: a job with a strategy variant plans
+# it (its result has RESULT-NEEDLE) and its export in FORMAT has EXPORT-NEEDLE
+variant_job() {
+	printf '%s' "$2" >"$tmp/v.json"
+	call "$1-job-post" 202 '"links":{"self":"/v1/jobs/' POST /v1/plans k "$tmp/v.json"
+	vid=$(jid)
+	if wait_job "$vid" k "succeeded failed" 600; then ok; else bad "$1 job: not done: $(head -c 300 "$tmp/job")"; fi
+	if grep -qF -- "$3" "$tmp/job"; then ok; else bad "$1-job: lacks $3: $(head -c 300 "$tmp/job")"; fi
+	call "$1-job-export" 200 "$5" GET "/v1/jobs/$vid/plan?format=$4" k
+}
+variant_job zero '{"cluster":"enva","model":"bert-huge","batch":32,"zero":true,"targets":["megatron"]}' \
+	'"name":"dp8+z1"' megatron "--use-distributed-optimizer"
+variant_job sp '{"cluster":"envd-32","model":"llama-13b","batch":4,"sequence_parallel":true,"targets":["megatron"]}' \
+	'"sp":true' megatron "--sequence-parallel"
+variant_job uneven '{"cluster":"envb-8","model":"bert-huge","batch":50,"uneven_microbatches":true,"targets":["galvatron"]}' \
+	'"microbatches":13,"microbatch_size":4,"batch":50' galvatron '"chunks":'
 problem uneven-bad 422 'body.uneven_microbatches' POST /v1/plans k "$(printf '{"cluster":"enva","model":"bert-huge","batch":32,"uneven_microbatches":0}' >"$tmp/b.json"; echo "$tmp/b.json")"
 problem sel-bad 422 'body.selective_recompute' POST /v1/plans k "$(printf '{"cluster":"enva","model":"bert-huge","batch":32,"selective_recompute":"on"}' >"$tmp/b.json"; echo "$tmp/b.json")"
 problem sp-bad 422 'body.sequence_parallel' POST /v1/plans k "$(printf '{"cluster":"enva","model":"bert-huge","batch":32,"sequence_parallel":1}' >"$tmp/b.json"; echo "$tmp/b.json")"
