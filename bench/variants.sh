@@ -4,7 +4,8 @@
 # "--sequence-parallel", or both) added to the dictionary.  For the UniAP
 # paper's catalog scenarios and the imported Galvatron profiles, each
 # target's optimum without and with FLAGS and the change in TPI (negative:
-# faster).  One Markdown row per scenario.  Figures, not assertions; LIMIT
+# faster), and whether each target's plan with FLAGS exports in its runtime's
+# format.  One Markdown row per scenario.  Figures, not assertions; LIMIT
 # (default 10) seconds per candidate, THREADS solver processes.
 set -u
 UNIAP=${1:-build/uniap}
@@ -32,17 +33,29 @@ row() {
 		--target galvatron,megatron,deepspeed "$@" >"$tmp/a" 2>/dev/null
 	"$UNIAP" plan --format text --quiet --threads "$THREADS" --time-limit "$LIMIT" \
 		--target galvatron,megatron,deepspeed $FLAGS "$@" >"$tmp/b" 2>/dev/null
-	printf '%s %s\n' "$(tpis "$tmp/a")" "$(tpis "$tmp/b")" | awk -v label="$label" '
+	exports=
+	for t in galvatron megatron deepspeed; do
+		"$UNIAP" plan --quiet --threads "$THREADS" --time-limit "$LIMIT" --target $t --format $t $FLAGS "$@" \
+			>/dev/null 2>"$tmp/xerr"
+		case $? in
+		0) exports="$exports $t ok," ;;
+		3) exports="$exports $t none fits," ;;
+		*) if grep -q "model.shape" "$tmp/xerr"; then exports="$exports $t n/a,"
+		   else exports="$exports $t REFUSED ($(head -c 80 "$tmp/xerr")),"; fi ;;
+		esac
+	done
+	printf '%s %s\n' "$(tpis "$tmp/a")" "$(tpis "$tmp/b")" | awk -v label="$label" -v exports="${exports%,}" '
 		function cell(x, y) {
 			if (x == "-" || y == "-") return (y == "-" ? "-" : y " s")
 			return sprintf("%s → %s s (%+.1f %%)", x, y, (y / x - 1) * 100)
 		}
-		{ printf "| %s | %s | %s | %s | %s |\n", label, cell($1, $5), cell($2, $6), cell($3, $7), cell($4, $8) }'
+		{ printf "| %s | %s | %s | %s | %s | %s |\n", label, cell($1, $5), cell($2, $6), cell($3, $7), cell($4, $8),
+		         exports }'
 }
 
 echo "without → with $FLAGS"
 echo
-echo "| scenario | any | galvatron | megatron | deepspeed |"
-echo "|---|---|---|---|---|"
+echo "| scenario | any | galvatron | megatron | deepspeed | exports with $FLAGS |"
+echo "|---|---|---|---|---|---|"
 . bench/rows.inc
 scenario_rows "$UNIAP" "$tmp" "1f1b"
