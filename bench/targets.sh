@@ -20,17 +20,7 @@ row() {
 	shift
 	"$UNIAP" plan --format text --quiet --threads "$THREADS" --time-limit "$LIMIT" \
 		--target galvatron,megatron,deepspeed "$@" >"$tmp/out" 2>"$tmp/err"
-	exports=
-	for t in galvatron megatron deepspeed; do
-		"$UNIAP" plan --quiet --threads "$THREADS" --time-limit "$LIMIT" --target $t --format $t "$@" \
-			>/dev/null 2>"$tmp/xerr"
-		case $? in
-		0) exports="$exports $t ok," ;;
-		3) exports="$exports $t none fits," ;;
-		*) if grep -q "model.shape" "$tmp/xerr"; then exports="$exports $t n/a (no model.shape),"
-		   else exports="$exports $t REFUSED ($(head -c 80 "$tmp/xerr")),"; fi ;;
-		esac
-	done
+	target_exports "$@"
 	awk -v label="$label" -v exports="${exports%,}" '
 		/^  target / {
 			t = $2

@@ -33,17 +33,7 @@ row() {
 		--target galvatron,megatron,deepspeed "$@" >"$tmp/a" 2>/dev/null
 	"$UNIAP" plan --format text --quiet --threads "$THREADS" --time-limit "$LIMIT" \
 		--target galvatron,megatron,deepspeed $FLAGS "$@" >"$tmp/b" 2>/dev/null
-	exports=
-	for t in galvatron megatron deepspeed; do
-		"$UNIAP" plan --quiet --threads "$THREADS" --time-limit "$LIMIT" --target $t --format $t $FLAGS "$@" \
-			>/dev/null 2>"$tmp/xerr"
-		case $? in
-		0) exports="$exports $t ok," ;;
-		3) exports="$exports $t none fits," ;;
-		*) if grep -q "model.shape" "$tmp/xerr"; then exports="$exports $t n/a,"
-		   else exports="$exports $t REFUSED ($(head -c 80 "$tmp/xerr")),"; fi ;;
-		esac
-	done
+	target_exports $FLAGS "$@"
 	printf '%s %s\n' "$(tpis "$tmp/a")" "$(tpis "$tmp/b")" | awk -v label="$label" -v exports="${exports%,}" '
 		function cell(x, y) {
 			if (x == "-" || y == "-") return (y == "-" ? "-" : y " s")
