@@ -193,7 +193,10 @@ int cli_common_option(struct cli_common *c, int opt, const char *arg, struct uni
 		return 1;
 	case CLI_OPT_SCHEDULE:
 		if (cost_schedule_parse(arg, &c->schedule) != 0)
-			err_set(err, UNIAP_E_ARG, "--schedule: must be gpipe or 1f1b, got \"%.64s\"", arg);
+			err_set(err, UNIAP_E_ARG, "--schedule: must be gpipe, 1f1b or interleaved, got \"%.64s\"", arg);
+		return 1;
+	case CLI_OPT_VIRTUAL:
+		cli_parse_long("--virtual-stages", arg, 2, COST_MAX_VIRTUAL_STAGES, &c->virtual_stages, err);
 		return 1;
 	case CLI_OPT_RECOMPUTE:
 		c->recompute = 1;
@@ -230,6 +233,10 @@ uniap_code cli_common_load_profiles(struct cli_common *c, struct uniap_err *err)
 {
 	uniap_code rc;
 
+	if (c->virtual_stages && c->schedule != COST_INTERLEAVED)
+		return err_set(err, UNIAP_E_ARG, "--virtual-stages: only with --schedule interleaved");
+	if (!c->virtual_stages)
+		c->virtual_stages = 2;
 	if (!c->cluster_path)
 		return err_set(err, UNIAP_E_ARG, "--cluster: required");
 	if (!c->model_path)

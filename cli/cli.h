@@ -63,6 +63,7 @@ enum {
 	CLI_OPT_SP,
 	CLI_OPT_SELECTIVE,
 	CLI_OPT_UNEVEN,
+	CLI_OPT_VIRTUAL,
 	CLI_OPT_PRETTY,
 	CLI_OPT_HELP,
 	CLI_OPT_MEMORY_MARGIN,
@@ -78,6 +79,7 @@ struct cli_common {
 	int sp;                  /* --sequence-parallel: offer "+sp" variants of tp strategies */
 	int selective;           /* --selective-recompute: offer "+sel" variants */
 	int uneven;              /* --uneven-microbatches: the last micro-batch may be smaller */
+	long virtual_stages;     /* --virtual-stages V (interleaved only); 2 when not given */
 	int pretty;
 	int help;
 	int has_memory_margin;   /* --memory-margin given: overrides the cluster's memory_margin */
@@ -96,6 +98,7 @@ struct cli_common {
 	{ "sequence-parallel", no_argument, NULL, CLI_OPT_SP }, \
 	{ "selective-recompute", no_argument, NULL, CLI_OPT_SELECTIVE }, \
 	{ "uneven-microbatches", no_argument, NULL, CLI_OPT_UNEVEN }, \
+	{ "virtual-stages", required_argument, NULL, CLI_OPT_VIRTUAL }, \
 	{ "pretty", no_argument, NULL, CLI_OPT_PRETTY }, \
 	{ "help", no_argument, NULL, CLI_OPT_HELP }, \
 	{ "memory-margin", required_argument, NULL, CLI_OPT_MEMORY_MARGIN }

@@ -13,28 +13,36 @@
 
 static const char costs_usage[] =
 	"usage: uniap costs --cluster FILE --model FILE --batch B --pp P --microbatches C\n"
-	"                   [--schedule gpipe|1f1b] [--recompute] [--zero] [--sequence-parallel]\n"
+	"                   [--schedule gpipe|1f1b|interleaved] [--virtual-stages V]\n"
+	"                   [--recompute] [--zero] [--sequence-parallel]\n"
 	"                   [--selective-recompute] [--uneven-microbatches]\n"
 	"                   [--memory-margin F]\n"
 	"                   [--space unified|inter|intra|uniform] [--target T] [--pretty]\n"
 	"\n"
 	"Prints the cost matrices of one candidate (pipeline degree P, C micro-batches\n"
 	"of B/C samples) in the audit format:\n"
-	"  {pp, microbatches, microbatch_size, schedule, memory_limit_bytes,\n"
-	"   inflight_microbatches:[per stage],\n"
+	"  {pp, microbatches, microbatch_size, schedule, [virtual_stages,]\n"
+	"   memory_limit_bytes, inflight_microbatches:[per stage],\n"
 	"   layers:[{name, strategies:[names], time_s:[..], memory_fixed_bytes:[..],\n"
 	"            memory_per_microbatch_bytes:[..]}],\n"
 	"   edges:[{from, to, same_stage_s:[[k][l]], cross_stage_s:[[k][l]]}]}\n"
 	"With it, TPI = sum p + sum o + (c-1) max(p u o), where p_i sums time_s of\n"
 	"stage i's layers and same_stage_s of its inner edges, and o_j sums\n"
 	"cross_stage_s of edges u->v with stage(u) <= j < stage(v).\n"
+	"Interleaved (virtual_stages v): S = P v stages, stage i on device i mod P,\n"
+	"boundary j (j = 0 .. S-2) on link j mod P; with P_d the sum of p_i over device\n"
+	"d's stages and O_d the sum of o_j over link d's boundaries,\n"
+	"TPI = (sum p + sum o) / v + (c - 1/v) max(P u O), and device d's memory (its\n"
+	"stages' sum, each with its own inflight count) must fit the limit.\n"
 	"\n"
 	"  --cluster FILE      cluster profile (schema/cluster.schema.json)\n"
 	"  --model FILE        model profile (schema/model.schema.json)\n"
 	"  --batch B           global batch size\n"
 	"  --pp P              pipeline degree (divides the device count, <= layers)\n"
 	"  --microbatches C    micro-batches per iteration (divides B)\n"
-	"  --schedule S        gpipe (default) or 1f1b: activations held per stage\n"
+	"  --schedule S        gpipe (default), 1f1b or interleaved: activations held\n"
+	"                      per stage (interleaved: C a multiple of P)\n"
+	"  --virtual-stages V  model chunks per device under interleaved (default 2)\n"
 	"  --recompute         add activation-checkpointing variants of every strategy\n"
 	"  --zero              add ZeRO-1 and ZeRO-2 variants of every replicated strategy\n"
 	"  --sequence-parallel add sequence-parallel variants of every strategy with tp > 1\n"
@@ -113,6 +121,7 @@ int cli_cmd_costs(int argc, char **argv)
 			.batch = common.batch, .pp = (int)pp, .microbatches = micro,
 			.schedule = target_schedule(target, common.schedule), .recompute = common.recompute, .zero = common.zero, .sp = common.sp,
 			.selective = common.selective, .uneven = common.uneven,
+			.virtual_stages = (int)common.virtual_stages,
 			.filter = space == UOP_SPACE_INTER ? COST_FILTER_DP_ONLY
 			        : space == UOP_SPACE_UNIFORM ? COST_FILTER_MEGATRON : COST_FILTER_ALL,
 			.target = (int)target,

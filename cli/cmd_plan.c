@@ -17,7 +17,8 @@
 #include "uop.h"
 
 static const char plan_usage[] =
-	"usage: uniap plan --cluster FILE --model FILE --batch B [--schedule gpipe|1f1b]\n"
+	"usage: uniap plan --cluster FILE --model FILE --batch B\n"
+	"                  [--schedule gpipe|1f1b|interleaved] [--virtual-stages V]\n"
 	"                  [--space unified|inter|intra|uniform] [--threads N]\n"
 	"                  [--time-limit S] [--gap G] [--early-stop] [--recompute] [--zero]\n"
 	"                  [--sequence-parallel] [--selective-recompute] [--uneven-microbatches]\n"
@@ -45,7 +46,10 @@ static const char plan_usage[] =
 	"                   strategies and split; docs/export.md), so the plan exports.\n"
 	"                   Several: each target's optimum and its price against the\n"
 	"                   unconstrained one (planned too); the first is the plan printed\n"
-	"  --schedule S     gpipe (default) or 1f1b\n"
+	"  --schedule S     gpipe (default), 1f1b, or interleaved: 1F1B over V model chunks\n"
+	"                   per device (Megatron-LM's virtual pipeline stages; candidates\n"
+	"                   with C a multiple of the pipeline degree P and P x V <= layers)\n"
+	"  --virtual-stages V  model chunks per device under interleaved, 2..64 (default 2)\n"
 	"  --recompute      allow activation checkpointing per layer\n"
 	"  --zero           allow ZeRO-1 and ZeRO-2 (optimizer states, and gradients, sharded\n"
 	"                   over the data-parallel ranks) per replicated layer\n"
@@ -276,6 +280,7 @@ int cli_cmd_plan(int argc, char **argv)
 	}
 	o.batch = common.batch;
 	o.schedule = common.schedule;
+	o.virtual_stages = (int)common.virtual_stages;
 	o.recompute = common.recompute;
 	o.zero = common.zero;
 	o.sp = common.sp;

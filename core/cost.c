@@ -14,7 +14,7 @@
 
 const char *cost_schedule_name(enum cost_schedule s)
 {
-	return s == COST_1F1B ? "1f1b" : "gpipe";
+	return s == COST_INTERLEAVED ? "interleaved" : s == COST_1F1B ? "1f1b" : "gpipe";
 }
 
 int cost_schedule_parse(const char *s, enum cost_schedule *out)
@@ -23,6 +23,8 @@ int cost_schedule_parse(const char *s, enum cost_schedule *out)
 		*out = COST_GPIPE;
 	else if (strcmp(s, "1f1b") == 0)
 		*out = COST_1F1B;
+	else if (strcmp(s, "interleaved") == 0)
+		*out = COST_INTERLEAVED;
 	else
 		return -1;
 	return 0;
@@ -388,7 +390,57 @@ static uniap_code cost_check_options(const struct cluster_profile *cluster,
 	if (!opt->uneven && (opt->microbatches < 1 || opt->batch % opt->microbatches != 0))
 		return err_set(err, UNIAP_E_ARG, "microbatches: must divide batch %ld, got %ld",
 		               opt->batch, opt->microbatches);
+	if (opt->schedule == COST_INTERLEAVED && opt->pp > 1) {
+		if (opt->virtual_stages < 2 || opt->virtual_stages > COST_MAX_VIRTUAL_STAGES)
+			return err_set(err, UNIAP_E_ARG, "virtual_stages: must be in [2, %d] for the interleaved "
+			               "schedule, got %d", COST_MAX_VIRTUAL_STAGES, opt->virtual_stages);
+		if ((size_t)opt->pp * (size_t)opt->virtual_stages > model->n_layers)
+			return err_set(err, UNIAP_E_ARG, "virtual_stages: pp %d x %d model chunks exceed the "
+			               "layer count %zu", opt->pp, opt->virtual_stages, model->n_layers);
+		if (opt->microbatches % opt->pp != 0)
+			return err_set(err, UNIAP_E_ARG, "microbatches: the interleaved schedule needs a multiple "
+			               "of pp %d, got %ld", opt->pp, opt->microbatches);
+	}
 	return UNIAP_OK;
+}
+
+/*
+ * Activations in flight per model chunk under Megatron-LM's interleaved 1F1B
+ * (schedules.py, forward_backward_pipelining_with_interleaving): device d of
+ * pp runs c * v forward units, unit u on its chunk (u mod (pp v)) / pp, and
+ * the backward units in the reverse chunk order; it warms up with
+ * min(c v, 2 (pp - d - 1) + (v - 1) pp) forwards (all of them when c = pp),
+ * then alternates one forward and one backward, then drains.  inflight[i]
+ * for stage i = d + pp j is the most micro-batches chunk j of device d holds
+ * at once over that order: the sum over a device's chunks is an upper bound
+ * on its peak (docs/cost-model.md, "Interleaved 1F1B").
+ */
+static void cost_interleaved_inflight(int pp, int v, long c, long *inflight)
+{
+	long total = c * v, held[COST_MAX_VIRTUAL_STAGES], f, b, warm;
+	int d, j;
+
+	for (d = 0; d < pp; d++) {
+		memset(held, 0, sizeof(held));
+		for (j = 0; j < v; j++)
+			inflight[d + pp * j] = 0;
+		warm = c == pp ? total : 2L * (pp - d - 1) + (long)(v - 1) * pp;
+		if (warm > total)
+			warm = total;
+		/* f forwards and b backwards done; the forward unit f goes before backward b */
+		for (f = 0, b = 0; b < total;) {
+			if (f < total && (f < warm || f - warm <= b)) {
+				j = (int)((f % ((long)pp * v)) / pp);
+				if (++held[j] > inflight[d + pp * j])
+					inflight[d + pp * j] = held[j];
+				f++;
+			} else {
+				j = v - 1 - (int)((b % ((long)pp * v)) / pp);
+				held[j]--;
+				b++;
+			}
+		}
+	}
 }
 
 int cost_chunk_count(long batch, long c)
@@ -519,13 +571,13 @@ uniap_code cost_stage_memory(const struct cluster_profile *cluster, const struct
 {
 	size_t K = cost_k(cand), u;
 	double transient;
-	int i;
+	int i, j;
 
 	if (cand->n_layers != model->n_layers)
 		return err_set(err, UNIAP_E_INVALID, "layers: the candidate has %zu, the model %zu", cand->n_layers,
 		               model->n_layers);
 	for (u = 0; u < cand->n_layers; u++)
-		if (stage[u] < 0 || stage[u] >= cand->pp || strategy[u] >= K)
+		if (stage[u] < 0 || stage[u] >= cost_stages(cand) || strategy[u] >= K)
 			return err_set(err, UNIAP_E_INVALID, "layers[%zu]: stage %d or strategy %zu out of range", u,
 			               stage[u], strategy[u]);
 	transient = cost_fsdp_transient(model, &cand->strategies, strategy, cand->n_layers, cand->microbatches);
@@ -533,7 +585,7 @@ uniap_code cost_stage_memory(const struct cluster_profile *cluster, const struct
 	for (u = 0; u < cand->n_layers; u++) {
 		const struct model_layer_type *t = &model->types[model->layers[u].type];
 		const struct strategy *s = &cand->strategies.items[strategy[u]];
-		struct cost_stage_memory *o = &out[stage[u]];
+		struct cost_stage_memory *o = &out[stage[u] % cand->pp]; /* the stage's device */
 		size_t at = u * K + strategy[u];
 		double act = (double)cand->inflight[stage[u]] * cand->memory_per_microbatch_bytes[at];
 
@@ -546,7 +598,9 @@ uniap_code cost_stage_memory(const struct cluster_profile *cluster, const struct
 	for (i = 0; i < cand->pp; i++) {
 		struct cost_stage_memory *o = &out[i];
 
-		o->inflight_microbatches = cand->inflight[i];
+		o->inflight_microbatches = 0;
+		for (j = i; j < cost_stages(cand); j += cand->pp)
+			o->inflight_microbatches += cand->inflight[j];
 		o->memory_limit_bytes = cost_memory_limit(cluster, transient);
 		o->fragmentation_bytes = cluster->memory_fragmentation * o->allocated_bytes;
 		o->fsdp_transient_bytes = transient;
@@ -565,7 +619,7 @@ static uniap_code cost_alloc(struct cost_candidate *out, const struct model_prof
 	size_t L = model->n_layers, e, u;
 
 	out->n_layers = L;
-	out->inflight = calloc((size_t)out->pp, sizeof(*out->inflight));
+	out->inflight = calloc((size_t)cost_stages(out), sizeof(*out->inflight));
 	out->layer_names = calloc(L, sizeof(*out->layer_names));
 	out->time_s = calloc(L * K, sizeof(double));
 	out->memory_fixed_bytes = calloc(L * K, sizeof(double));
@@ -608,6 +662,7 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 	out->microbatch_size = (opt->batch + opt->microbatches - 1) / opt->microbatches;
 	out->batch = opt->batch;
 	out->schedule = opt->schedule;
+	out->virtual_stages = opt->schedule == COST_INTERLEAVED && opt->pp > 1 ? opt->virtual_stages : 1;
 	rc = strategy_enumerate(cluster, opt->pp,
 	                        (opt->recompute ? STRATEGY_WITH_RECOMPUTE : 0) | (opt->zero ? STRATEGY_WITH_ZERO : 0) |
 	                        (opt->sp ? STRATEGY_WITH_SP : 0) | (opt->selective ? STRATEGY_WITH_SELECTIVE : 0),
@@ -636,6 +691,8 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 		out->inflight[i] = opt->schedule == COST_1F1B && behind < out->microbatches
 			? behind : out->microbatches;
 	}
+	if (cost_virtual(out) > 1)
+		cost_interleaved_inflight(out->pp, out->virtual_stages, out->microbatches, out->inflight);
 	/* no pipeline: the micro-batches are gradient accumulation, each one's forward and
 	 * backward done before the next starts, under either schedule (docs/cost-model.md) */
 	if (out->pp == 1)

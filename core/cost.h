@@ -17,6 +17,14 @@
  *            + inflight[i] * memory_per_microbatch_bytes[u][k_u]
  *            <= memory_limit_bytes
  *
+ * Interleaved 1F1B with v virtual stages per device has S = pp * v stages
+ * (model chunks): stage i runs on device i mod pp and boundary j (stage j to
+ * j+1, j = 0 .. S-2) on link j mod pp.  With P_d the sum of p_i over device
+ * d's stages and O_d the sum of o_j over link d's boundaries,
+ *   TPI = (sum p + sum o) / v + (c - 1/v) * max(P u O)
+ *   memory_d = sum of memory_i over device d's stages <= memory_limit_bytes
+ * which is the formula above when v = 1.  cost_stages() is S.
+ *
  * docs/cost-model.md gives every formula with its source.  The optimizer sees
  * only this struct, never the profiles.
  *
@@ -34,11 +42,15 @@
 enum cost_schedule {
 	COST_GPIPE = 0,
 	COST_1F1B,
+	COST_INTERLEAVED, /* 1F1B over v model chunks per device (cost_options.virtual_stages) */
 };
 
-/* "gpipe" / "1f1b" */
+/* Most virtual stages per device a candidate accepts. */
+#define COST_MAX_VIRTUAL_STAGES 64
+
+/* "gpipe" / "1f1b" / "interleaved" */
 const char *cost_schedule_name(enum cost_schedule s);
-/* Parses "gpipe"/"1f1b"; returns 0 on success, -1 otherwise. */
+/* Parses "gpipe"/"1f1b"/"interleaved"; returns 0 on success, -1 otherwise. */
 int cost_schedule_parse(const char *s, enum cost_schedule *out);
 
 /* Which strategies a candidate offers (the search spaces of the planner). */
@@ -56,6 +68,8 @@ struct cost_options {
 	int pp;                 /* pipeline degree, divides the device count */
 	long microbatches;      /* c, divides batch */
 	enum cost_schedule schedule;
+	int virtual_stages;     /* interleaved: model chunks per device, 2 .. COST_MAX_VIRTUAL_STAGES
+	                           (Megatron-LM's virtual pipeline size); ignored by other schedules */
 	int recompute;          /* add activation-checkpointing variants */
 	int zero;               /* add ZeRO-1 and ZeRO-2 variants of replicated strategies */
 	int sp;                 /* add sequence-parallel variants of strategies with tp > 1 */
@@ -78,8 +92,9 @@ struct cost_candidate {
 	long microbatch_size;        /* ceil(batch / microbatches): every micro-batch but the last */
 	long batch;                  /* the global batch B; 0 (hand-built): microbatches x microbatch_size */
 	enum cost_schedule schedule;
+	int virtual_stages;          /* v: model chunks per device, 1 unless interleaved with pp > 1 */
 	double memory_limit_bytes;
-	long *inflight;              /* [pp] micro-batches of activations held by stage i */
+	long *inflight;              /* [cost_stages()] micro-batches of activations held by stage i */
 	struct strategy_set strategies; /* owned; the same K strategies for every layer */
 	size_t n_layers;
 	char **layer_names;          /* owned copies */
@@ -92,6 +107,18 @@ struct cost_candidate {
 
 /* K: strategies per layer. */
 static inline size_t cost_k(const struct cost_candidate *c) { return c->strategies.count; }
+
+/* v of c (1 when unset): model chunks per device. */
+static inline int cost_virtual(const struct cost_candidate *c)
+{
+	return c->virtual_stages > 1 ? c->virtual_stages : 1;
+}
+
+/* S: the stages of a plan on c, pp * v (each device holds v of them, i mod pp). */
+static inline int cost_stages(const struct cost_candidate *c)
+{
+	return c->pp * cost_virtual(c);
+}
 
 /* The global batch of c: its batch, or microbatches x microbatch_size when it gives none. */
 static inline long cost_batch(const struct cost_candidate *c)
@@ -160,7 +187,9 @@ struct cost_stage_memory {
 };
 
 /*
- * Fills out[0 .. cand->pp) (caller-owned) with the memory of every stage for
+ * Fills out[0 .. cand->pp) (caller-owned) with the memory of every device (a
+ * stage, or under interleaving the sum of its v stages, inflight_microbatches
+ * their in-flight counts summed) for
  * the assignment stage[u], strategy[u] (borrowed, cand->n_layers entries) of
  * cand, which cost_build made from cluster and model (borrowed).  The FSDP
  * transient and memory_limit_bytes are the plan's own (cost_plan_memory_limit),

@@ -180,7 +180,7 @@ static int milp_stage_ranges(const struct cost_candidate *c, int *lo, int *hi)
 
 	for (u = 0; u < n; u++) {
 		lo[u] = 0;
-		hi[u] = c->pp - 1;
+		hi[u] = cost_stages(c) - 1;
 	}
 	if ((double)n * (double)(n + c->n_edges) > 5e7)
 		return 0;
@@ -212,7 +212,7 @@ static int milp_stage_ranges(const struct cost_candidate *c, int *lo, int *hi)
 			hi[u] = (int)(n - 1 - desc);
 	}
 	for (u = 0; u < n; u++) {
-		long l = (long)c->pp - (long)n + (long)anc[u];
+		long l = (long)cost_stages(c) - (long)n + (long)anc[u];
 
 		if (l > lo[u])
 			lo[u] = (int)l;
@@ -234,12 +234,39 @@ static double milp_mem(const struct cost_candidate *c, size_t u, int i, size_t k
 	return c->memory_fixed_bytes[u * K + k] + (double)c->inflight[i] * c->memory_per_microbatch_bytes[u * K + k];
 }
 
+/*
+ * The nonzeros of a y column that crosses boundaries i .. j-1 in the link
+ * rows (boundary b on link b mod dev): one entry per link, the coefficient
+ * times the boundaries it crosses there, since CBC takes one entry per row.
+ */
+static void milp_y_links(struct milp_mat *m, int row_to0, int dev, int i, int j, double coef)
+{
+	int d, b, times;
+
+	if (j - i <= dev) {
+		for (b = i; b < j; b++)
+			milp_nz(m, row_to0 + b % dev, coef);
+		return;
+	}
+	for (d = 0; d < dev; d++) {
+		times = 0;
+		for (b = i; b < j; b++)
+			times += b % dev == d;
+		if (times)
+			milp_nz(m, row_to0 + d, coef * times);
+	}
+}
+
 /* mem_rhs: the memory rows' bound as a fraction of the limit (1, or a hair less on a retry). */
 static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, struct milp_model *md,
                              struct uniap_err *err)
 {
 	size_t n = c->n_layers, K = cost_k(c), E = c->n_edges, u, e, k, l, r;
-	int pp = c->pp, i, j, mi;
+	/* pp here counts stages (S = pp v under interleaving); dev counts devices, whose
+	 * memory rows and load rows sum the stages i with i mod dev = d (cost.h) */
+	int pp = cost_stages(c), dev = c->pp, v = cost_virtual(c), i, j, mi;
+	int n_links = v > 1 ? dev : dev - 1, n_trows = dev + n_links;
+	double wsum = 1.0 / v, wmax = (double)c->microbatches - 1.0 / v;
 	int *lo = NULL, *hi = NULL, *mem_row = NULL;
 	int row_assign0, row_nonempty0 = -1, row_tp0 = -1, row_to0 = -1;
 	size_t *out_cnt = NULL, *out_adj = NULL, *in_cnt = NULL, *in_adj = NULL;
@@ -255,7 +282,7 @@ static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, str
 		               n, E, pp, K);
 	lo = calloc(n, sizeof(int));
 	hi = calloc(n, sizeof(int));
-	mem_row = calloc((size_t)pp, sizeof(int));
+	mem_row = calloc((size_t)dev, sizeof(int));
 	md->xcol = malloc(n * (size_t)pp * K * sizeof(int));
 	md->eu_row = malloc((E ? E : 1) * (size_t)pp * K * sizeof(int));
 	md->ev_row = malloc((E ? E : 1) * (size_t)pp * K * sizeof(int));
@@ -301,7 +328,7 @@ static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, str
 	if (!(ts > 0))
 		ts = 1;
 	md->time_scale = ts;
-	cmul = pp == 1 ? (double)c->microbatches : 1.0;
+	cmul = pp == 1 ? (double)c->microbatches : wsum;
 	/* which x exist */
 	for (r = 0; r < n * (size_t)pp * K; r++)
 		md->xcol[r] = -1;
@@ -317,26 +344,27 @@ static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, str
 		row_nonempty0 = (int)md->nrows;
 		md->nrows += (size_t)pp;
 	}
-	for (i = 0; i < pp; i++) {
+	for (mi = 0; mi < dev; mi++) {
 		double worst = 0;
 
-		mem_row[i] = -1;
+		mem_row[mi] = -1;
 		for (u = 0; u < n; u++) {
 			double w = 0;
 
-			for (k = 0; k < K; k++)
-				if (md->xcol[(u * (size_t)pp + (size_t)i) * K + k] == MILP_X_EXISTS)
-					w = fmax(w, milp_mem(c, u, i, k));
+			for (i = mi; i < pp; i += dev)
+				for (k = 0; k < K; k++)
+					if (md->xcol[(u * (size_t)pp + (size_t)i) * K + k] == MILP_X_EXISTS)
+						w = fmax(w, milp_mem(c, u, i, k));
 			worst += w;
 		}
 		if (limit > 0 && !(worst <= limit))
-			mem_row[i] = (int)md->nrows++;
+			mem_row[mi] = (int)md->nrows++;
 	}
 	if (use_t) {
 		row_tp0 = (int)md->nrows;
-		md->nrows += (size_t)pp;
+		md->nrows += (size_t)dev;
 		row_to0 = (int)md->nrows;
-		md->nrows += (size_t)pp - 1;
+		md->nrows += (size_t)n_links;
 	}
 	for (e = 0; e < E; e++) {
 		size_t a = c->edges[e].from, b = c->edges[e].to;
@@ -366,13 +394,13 @@ static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, str
 		md->row_lb[row_nonempty0 + i] = 1;
 		md->row_ub[row_nonempty0 + i] = MILP_INF;
 	}
-	for (i = 0; i < pp; i++)
+	for (i = 0; i < dev; i++)
 		if (mem_row[i] >= 0) {
 			md->row_lb[mem_row[i]] = -MILP_INF;
 			md->row_ub[mem_row[i]] = mem_rhs;
 		}
 	if (use_t)
-		for (r = 0; r < (size_t)(2 * pp - 1); r++) {
+		for (r = 0; r < (size_t)n_trows; r++) {
 			md->row_lb[(size_t)row_tp0 + r] = 0;
 			md->row_ub[(size_t)row_tp0 + r] = MILP_INF;
 		}
@@ -394,10 +422,10 @@ static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, str
 				milp_nz(m, row_assign0 + (int)u, 1);
 				if (pp > 1)
 					milp_nz(m, row_nonempty0 + i, 1);
-				if (mem_row[i] >= 0)
-					milp_nz(m, mem_row[i], milp_mem(c, u, i, k) / limit);
+				if (mem_row[i % dev] >= 0)
+					milp_nz(m, mem_row[i % dev], milp_mem(c, u, i, k) / limit);
 				if (use_t && a != 0)
-					milp_nz(m, row_tp0 + i, -a);
+					milp_nz(m, row_tp0 + i % dev, -a);
 				for (r = out_cnt[u]; r < out_cnt[u + 1]; r++)
 					milp_nz(m, md->eu_row[(out_adj[r] * (size_t)pp + (size_t)i) * K + k], -1);
 				for (r = in_cnt[u]; r < in_cnt[u + 1]; r++)
@@ -433,17 +461,16 @@ static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, str
 						milp_nz(m, rv, 1);
 						if (use_t && cost != 0) {
 							if (i == j)
-								milp_nz(m, row_tp0 + i, -cost);
+								milp_nz(m, row_tp0 + i % dev, -cost);
 							else
-								for (mi = i; mi < j; mi++)
-									milp_nz(m, row_to0 + mi, -cost);
+								milp_y_links(m, row_to0, dev, i, j, -cost);
 						}
 					}
 			}
 	}
 	if (use_t) {
-		md->t_col = milp_col(m, (double)(c->microbatches - 1), t_lb, MILP_INF, 0);
-		for (r = 0; r < (size_t)(2 * pp - 1); r++)
+		md->t_col = milp_col(m, wmax, t_lb, MILP_INF, 0);
+		for (r = 0; r < (size_t)n_trows; r++)
 			milp_nz(m, row_tp0 + (int)r, 1);
 	}
 	if (m->failed == 2) {
@@ -474,7 +501,7 @@ static int milp_decode(const struct cost_candidate *c, const struct milp_model *
                        int *stage, size_t *strategy)
 {
 	size_t n = c->n_layers, K = cost_k(c), u, k;
-	int pp = c->pp, i;
+	int pp = cost_stages(c), i;
 
 	for (u = 0; u < n; u++) {
 		int found = 0;
@@ -574,7 +601,7 @@ static uniap_code milp_run_once(const struct cost_candidate *c, const struct mil
 			}
 		/* x columns are created first, in (u, i, k) order, so their index is their slot */
 		for (u = 0; u < c->n_layers; u++) {
-			int xc = md->xcol[(u * (size_t)c->pp + (size_t)st_stage[u]) * cost_k(c) + st_strategy[u]];
+			int xc = md->xcol[(u * (size_t)cost_stages(c) + (size_t)st_stage[u]) * cost_k(c) + st_strategy[u]];
 
 			if (xc >= 0 && (size_t)xc < n_int)
 				start_val[xc] = 1;

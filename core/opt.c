@@ -79,32 +79,36 @@ void opt_result_release(struct opt_result *r)
 double opt_tpi(const struct cost_candidate *c, const int *stage, const size_t *strategy)
 {
 	size_t K = cost_k(c), u, e;
-	int pp = c->pp, i;
-	double *p = NULL, *o, *mem, sum = 0, mx = 0, tpi = INFINITY;
+	int pp = c->pp, S = cost_stages(c), v = cost_virtual(c), i;
+	double *p = NULL, *o, *mem, *load, sum = 0, mx = 0, tpi = INFINITY;
 	unsigned char *used;
 
 	if (pp < 1 || !stage || !strategy || K == 0)
 		return INFINITY;
-	/* p[pp], o[pp], mem[pp], used[pp] in one block */
-	p = calloc((size_t)pp * 3, sizeof(double));
-	used = calloc((size_t)pp, 1);
+	/* p[S], o[S], mem[pp], load[2 pp], used[S] */
+	p = calloc((size_t)S * 2 + (size_t)pp * 3, sizeof(double));
+	used = calloc((size_t)S, 1);
 	if (!p || !used)
 		goto out;
-	o = p + pp;
-	mem = o + pp;
+	o = p + S;
+	mem = o + S;
+	load = mem + pp;
 	for (u = 0; u < c->n_layers; u++) {
 		size_t k = strategy[u];
 
 		i = stage[u];
-		if (i < 0 || i >= pp || k >= K)
+		if (i < 0 || i >= S || k >= K)
 			goto out;
 		used[i] = 1;
 		p[i] += c->time_s[u * K + k];
-		mem[i] += c->memory_fixed_bytes[u * K + k] +
-		          (double)c->inflight[i] * c->memory_per_microbatch_bytes[u * K + k];
+		mem[i % pp] += c->memory_fixed_bytes[u * K + k] +
+		               (double)c->inflight[i] * c->memory_per_microbatch_bytes[u * K + k];
 	}
+	for (i = 0; i < S; i++)
+		if (!used[i])
+			goto out;
 	for (i = 0; i < pp; i++)
-		if (!used[i] || !(mem[i] <= c->memory_limit_bytes))
+		if (!(mem[i] <= c->memory_limit_bytes))
 			goto out;
 	for (e = 0; e < c->n_edges; e++) {
 		const struct cost_edge *ed = &c->edges[e];
@@ -124,15 +128,30 @@ double opt_tpi(const struct cost_candidate *c, const int *stage, const size_t *s
 			for (j = a; j < b; j++)
 				o[j] += ed->cross_stage_s[kl];
 	}
-	for (i = 0; i < pp; i++) {
+	if (v == 1) {
+		for (i = 0; i < pp; i++) {
+			sum += p[i];
+			mx = fmax(mx, p[i]);
+		}
+		for (i = 0; i + 1 < pp; i++) {
+			sum += o[i];
+			mx = fmax(mx, o[i]);
+		}
+		tpi = sum + (double)(c->microbatches - 1) * mx;
+		goto out;
+	}
+	/* interleaved: device loads P_d and link loads O_d (cost.h) */
+	for (i = 0; i < S; i++) {
 		sum += p[i];
-		mx = fmax(mx, p[i]);
+		load[i % pp] += p[i];
 	}
-	for (i = 0; i + 1 < pp; i++) {
+	for (i = 0; i + 1 < S; i++) {
 		sum += o[i];
-		mx = fmax(mx, o[i]);
+		load[pp + i % pp] += o[i];
 	}
-	tpi = sum + (double)(c->microbatches - 1) * mx;
+	for (i = 0; i < 2 * pp; i++)
+		mx = fmax(mx, load[i]);
+	tpi = sum / v + ((double)c->microbatches - 1.0 / v) * mx;
 out:
 	free(p);
 	free(used);
@@ -175,7 +194,13 @@ uniap_code opt_candidate_check(const struct cost_candidate *c, struct uniap_err 
 		return err_set(err, UNIAP_E_INVALID, "candidate: cost arrays missing");
 	if (isnan(c->memory_limit_bytes) || c->memory_limit_bytes < 0)
 		return err_set(err, UNIAP_E_INVALID, "candidate.memory_limit_bytes: must be >= 0");
-	for (i = 0; i < (size_t)c->pp; i++)
+	if (c->virtual_stages < 0 || c->virtual_stages > COST_MAX_VIRTUAL_STAGES ||
+	    (c->virtual_stages > 1 && (c->schedule != COST_INTERLEAVED || c->pp < 2 ||
+	                               (size_t)cost_stages(c) > MODEL_MAX_LAYERS)))
+		return err_set(err, UNIAP_E_INVALID, "candidate.virtual_stages: must be 1, or in [2, %d] with the "
+		               "interleaved schedule and pp >= 2, got %d", COST_MAX_VIRTUAL_STAGES,
+		               c->virtual_stages);
+	for (i = 0; i < (size_t)cost_stages(c); i++)
 		if (c->inflight[i] < 0)
 			return err_set(err, UNIAP_E_INVALID, "candidate.inflight[%zu]: must be >= 0, got %ld",
 			               i, c->inflight[i]);
@@ -318,7 +343,9 @@ static int opt_heuristic(const struct cost_candidate *c, int *stage, size_t *str
 	size_t n = c->n_layers, K = cost_k(c), u, k, r, pass;
 	size_t *order = calloc(n, sizeof(size_t));
 	double *best_t = calloc(n, sizeof(double)), total = 0, acc = 0;
-	int pp = c->pp, i, found = 0;
+	/* interleaved: S stages, v per device, each kept within 1/v of the limit */
+	int pp = cost_stages(c), i, found = 0;
+	double stage_limit = c->memory_limit_bytes / cost_virtual(c);
 
 	*tpi = INFINITY;
 	if (!order || !best_t || (size_t)pp > n || !opt_topo_order(c, order))
@@ -354,7 +381,7 @@ static int opt_heuristic(const struct cost_candidate *c, int *stage, size_t *str
 				if (stage[u] == i)
 					mem += c->memory_fixed_bytes[u * K + strategy[u]] +
 					       (double)c->inflight[i] * c->memory_per_microbatch_bytes[u * K + strategy[u]];
-			if (mem <= c->memory_limit_bytes)
+			if (mem <= stage_limit)
 				break;
 			for (u = 0; u < n; u++) {
 				double cur;
@@ -479,13 +506,21 @@ uniap_code opt_solve(const struct cost_candidate *c, const struct opt_options *o
 	rc = opt_candidate_check(c, err);
 	if (rc != UNIAP_OK)
 		goto out;
-	if ((size_t)c->pp > c->n_layers) {
+	if ((size_t)cost_stages(c) > c->n_layers) {
 		out->status = OPT_INFEASIBLE;
 		out->bound_s = INFINITY;
-		snprintf(out->note, sizeof(out->note), "pp %d exceeds the %zu layers", c->pp, c->n_layers);
+		snprintf(out->note, sizeof(out->note), "%d stages exceed the %zu layers", cost_stages(c),
+		         c->n_layers);
 		goto out;
 	}
-	chain = opt_is_chain(c);
+	/* the DPs add contiguous stage times into one maximum; interleaved device loads are
+	 * sums over stages that are not contiguous, so only the MILP is exact for them */
+	chain = opt_is_chain(c) && cost_virtual(c) == 1;
+	if (cost_virtual(c) > 1 && (o.path == OPT_PATH_DP_CHAIN || o.path == OPT_PATH_DP_STAGES)) {
+		rc = err_set(err, UNIAP_E_ARG, "opt.path: the dynamic programs do not take interleaved "
+		             "candidates (%d virtual stages)", c->virtual_stages);
+		goto out;
+	}
 	switch (o.path) {
 	case OPT_PATH_DP_CHAIN:
 		rc = dp_chain_solve(c, &o, out, err);
@@ -567,7 +602,8 @@ out:
  * as their IEEE-754 bits.  Every count is checked against a cap and against
  * the bytes left before anything is allocated.
  */
-#define OPT_PACK_VERSION 3u /* 2: a strategy's ZeRO stage and sequence parallelism; 3: the batch */
+#define OPT_PACK_VERSION 4u /* 2: a strategy's ZeRO stage and sequence parallelism; 3: the batch;
+                               4: virtual stages */
 #define OPT_NAME_PACK_MAX 4096u
 
 struct opt_wbuf {
@@ -863,6 +899,7 @@ uniap_code opt_candidate_pack(const struct cost_candidate *c, unsigned char **bu
 	opt_w_i64(&w, c->microbatch_size);
 	opt_w_i64(&w, c->batch);
 	opt_w_u32(&w, (uint32_t)c->schedule);
+	opt_w_i64(&w, cost_virtual(c));
 	opt_w_f64(&w, c->memory_limit_bytes);
 	opt_w_u64(&w, c->n_layers);
 	opt_w_u64(&w, K);
@@ -871,7 +908,7 @@ uniap_code opt_candidate_pack(const struct cost_candidate *c, unsigned char **bu
 	opt_w_i64(&w, c->strategies.pp);
 	opt_w_u32(&w, c->strategies.items ? 1 : 0);
 	opt_w_u32(&w, c->layer_names ? 1 : 0);
-	for (i = 0; i < (size_t)c->pp; i++)
+	for (i = 0; i < (size_t)cost_stages(c); i++)
 		opt_w_i64(&w, c->inflight[i]);
 	if (c->strategies.items)
 		for (i = 0; i < K; i++)
@@ -918,7 +955,7 @@ uniap_code opt_candidate_unpack(const unsigned char *buf, size_t len, struct cos
 {
 	struct opt_rbuf r;
 	uint64_t n, K, ne;
-	int64_t pp, sd, spp;
+	int64_t pp, sd, spp, vs;
 	uint32_t has_items, has_names;
 	size_t i, e;
 	int nomem = 0, x;
@@ -932,6 +969,7 @@ uniap_code opt_candidate_unpack(const unsigned char *buf, size_t len, struct cos
 	c->microbatch_size = (long)opt_r_i64(&r);
 	c->batch = (long)opt_r_i64(&r);
 	x = (int)opt_r_u32(&r);
+	vs = opt_r_i64(&r);
 	c->memory_limit_bytes = opt_r_f64(&r);
 	n = opt_r_u64(&r);
 	K = opt_r_u64(&r);
@@ -941,7 +979,9 @@ uniap_code opt_candidate_unpack(const unsigned char *buf, size_t len, struct cos
 	has_items = opt_r_u32(&r);
 	has_names = opt_r_u32(&r);
 	if (r.failed || pp < 1 || pp > MODEL_MAX_LAYERS || n < 1 || n > MODEL_MAX_LAYERS || K < 1 ||
-	    K > STRATEGY_MAX_COUNT || ne > MODEL_MAX_EDGES || (x != COST_GPIPE && x != COST_1F1B) ||
+	    K > STRATEGY_MAX_COUNT || ne > MODEL_MAX_EDGES ||
+	    (x != COST_GPIPE && x != COST_1F1B && x != COST_INTERLEAVED) || vs < 1 ||
+	    vs > COST_MAX_VIRTUAL_STAGES || pp * vs > MODEL_MAX_LAYERS ||
 	    has_items > 1 || has_names > 1 || sd < 0 || sd > MODEL_MAX_DEVICES || spp < 0 ||
 	    spp > MODEL_MAX_DEVICES) {
 		rc = err_set(err, UNIAP_E_INVALID, "candidate buffer: header out of range");
@@ -949,18 +989,19 @@ uniap_code opt_candidate_unpack(const unsigned char *buf, size_t len, struct cos
 	}
 	c->schedule = (enum cost_schedule)x;
 	c->pp = (int)pp;
+	c->virtual_stages = (int)vs;
 	c->strategies.stage_devices = (int)sd;
 	c->strategies.pp = (int)spp;
-	if ((uint64_t)pp > opt_r_left(&r) / 8) {
+	if ((uint64_t)(pp * vs) > opt_r_left(&r) / 8) {
 		rc = err_set(err, UNIAP_E_INVALID, "candidate buffer: truncated");
 		goto out;
 	}
-	c->inflight = calloc((size_t)pp, sizeof(*c->inflight));
+	c->inflight = calloc((size_t)(pp * vs), sizeof(*c->inflight));
 	if (!c->inflight) {
 		nomem = 1;
 		goto out;
 	}
-	for (i = 0; i < (size_t)pp; i++)
+	for (i = 0; i < (size_t)(pp * vs); i++)
 		c->inflight[i] = (long)opt_r_i64(&r);
 	c->strategies.count = (size_t)K;
 	if (has_items) {

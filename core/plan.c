@@ -18,6 +18,7 @@ void plan_eval_release(struct plan_eval *e)
 	free(e->stage_time_s);
 	free(e->comm_time_s);
 	free(e->stage_memory_bytes);
+	free(e->device_memory_bytes);
 	memset(e, 0, sizeof(*e));
 }
 
@@ -26,7 +27,7 @@ static void plan_check_order(const struct cost_candidate *cand, const int *stage
                              struct plan_eval *e)
 {
 	size_t ed, u;
-	size_t *count = calloc((size_t)cand->pp, sizeof(*count));
+	size_t *count = calloc((size_t)cost_stages(cand), sizeof(*count));
 	int i;
 
 	e->valid = 1;
@@ -47,7 +48,7 @@ static void plan_check_order(const struct cost_candidate *cand, const int *stage
 	}
 	for (u = 0; u < cand->n_layers; u++)
 		count[stage[u]]++;
-	for (i = 0; i < cand->pp; i++)
+	for (i = 0; i < cost_stages(cand); i++)
 		if (count[i] == 0) {
 			e->valid = 0;
 			snprintf(e->reason, sizeof(e->reason), "stage %d holds no layer", i);
@@ -61,8 +62,8 @@ uniap_code plan_evaluate(const struct cost_candidate *cand, const int *stage, co
                          struct plan_eval *out, struct uniap_err *err)
 {
 	size_t K = cost_k(cand), u, ed;
-	int i, j, pp = cand->pp;
-	double sum = 0, worst = 0;
+	int i, j, pp = cost_stages(cand), dev = cand->pp, v = cost_virtual(cand);
+	double sum = 0, worst = 0, *load = NULL;
 
 	memset(out, 0, sizeof(*out));
 	for (u = 0; u < cand->n_layers; u++) {
@@ -75,10 +76,16 @@ uniap_code plan_evaluate(const struct cost_candidate *cand, const int *stage, co
 			               strategy[u]);
 	}
 	out->pp = pp;
+	out->devices = dev;
+	out->virtual_stages = v;
 	out->stage_time_s = calloc((size_t)pp, sizeof(double));
 	out->stage_memory_bytes = calloc((size_t)pp, sizeof(double));
+	out->device_memory_bytes = calloc((size_t)dev, sizeof(double));
 	out->comm_time_s = pp > 1 ? calloc((size_t)pp - 1, sizeof(double)) : NULL;
-	if (!out->stage_time_s || !out->stage_memory_bytes || (pp > 1 && !out->comm_time_s)) {
+	load = calloc((size_t)dev * 2, sizeof(double));
+	if (!out->stage_time_s || !out->stage_memory_bytes || !out->device_memory_bytes || !load ||
+	    (pp > 1 && !out->comm_time_s)) {
+		free(load);
 		plan_eval_release(out);
 		return err_set(err, UNIAP_E_NOMEM, "plan evaluation: out of memory");
 	}
@@ -101,26 +108,52 @@ uniap_code plan_evaluate(const struct cost_candidate *cand, const int *stage, co
 		for (j = a; j < b; j++)
 			out->comm_time_s[j] += e->cross_stage_s[at];
 	}
-	for (i = 0; i < pp; i++) {
-		sum += out->stage_time_s[i];
-		if (out->stage_time_s[i] > worst)
-			worst = out->stage_time_s[i];
+	if (v == 1) {
+		for (i = 0; i < pp; i++) {
+			sum += out->stage_time_s[i];
+			if (out->stage_time_s[i] > worst)
+				worst = out->stage_time_s[i];
+		}
+		for (j = 0; j + 1 < pp; j++) {
+			sum += out->comm_time_s[j];
+			if (out->comm_time_s[j] > worst)
+				worst = out->comm_time_s[j];
+		}
+		out->tpi_s = sum + (double)(cand->microbatches - 1) * worst;
+	} else {
+		/* interleaved (cost.h): device loads and link loads, the bubble divided by v */
+		for (i = 0; i < pp; i++) {
+			sum += out->stage_time_s[i];
+			load[i % dev] += out->stage_time_s[i];
+		}
+		for (j = 0; j + 1 < pp; j++) {
+			sum += out->comm_time_s[j];
+			load[dev + j % dev] += out->comm_time_s[j];
+		}
+		for (i = 0; i < 2 * dev; i++)
+			if (load[i] > worst)
+				worst = load[i];
+		out->tpi_s = sum / v + ((double)cand->microbatches - 1.0 / v) * worst;
 	}
-	for (j = 0; j + 1 < pp; j++) {
-		sum += out->comm_time_s[j];
-		if (out->comm_time_s[j] > worst)
-			worst = out->comm_time_s[j];
-	}
-	out->tpi_s = sum + (double)(cand->microbatches - 1) * worst;
+	free(load);
 
-	out->fits = 1;
 	for (i = 0; i < pp; i++)
-		if (out->stage_memory_bytes[i] > cand->memory_limit_bytes) {
+		out->device_memory_bytes[i % dev] += out->stage_memory_bytes[i];
+	out->fits = 1;
+	for (i = 0; i < dev; i++)
+		if (out->device_memory_bytes[i] > cand->memory_limit_bytes) {
 			out->fits = 0;
-			if (out->valid)
-				snprintf(out->reason, sizeof(out->reason),
-				         "stage %d needs %.0f bytes, over the limit of %.0f bytes", i,
-				         out->stage_memory_bytes[i], cand->memory_limit_bytes);
+			if (out->valid) {
+				if (v == 1)
+					snprintf(out->reason, sizeof(out->reason),
+					         "stage %d needs %.0f bytes, over the limit of %.0f bytes", i,
+					         out->device_memory_bytes[i], cand->memory_limit_bytes);
+				else
+					snprintf(out->reason, sizeof(out->reason),
+					         "device %d (stages %d, %d, ...) needs %.0f bytes, over the limit of "
+					         "%.0f bytes", i, i, i + dev, out->device_memory_bytes[i],
+					         cand->memory_limit_bytes);
+			}
 			break;
 		}
 	return UNIAP_OK;
@@ -178,6 +211,9 @@ uniap_code plan_doc_resolve(const struct plan_doc *p, const struct cost_candidat
 	if (p->schedule != cand->schedule)
 		return err_set(err, UNIAP_E_INVALID, "plan.schedule: must be %s, got %s",
 		               cost_schedule_name(cand->schedule), cost_schedule_name(p->schedule));
+	if ((p->virtual_stages > 1 ? p->virtual_stages : 1) != cost_virtual(cand))
+		return err_set(err, UNIAP_E_INVALID, "plan.virtual_stages: must be %d, got %d", cost_virtual(cand),
+		               p->virtual_stages);
 	if (p->n_layers != cand->n_layers)
 		return err_set(err, UNIAP_E_INVALID,
 		               "plan.layers: must list the model's %zu layers, got %zu", cand->n_layers,
@@ -189,9 +225,9 @@ uniap_code plan_doc_resolve(const struct plan_doc *p, const struct cost_candidat
 			return err_set(err, UNIAP_E_INVALID,
 			               "plan.layers[%zu].name: must be \"%.100s\" (the model's layer %zu), "
 			               "got \"%.100s\"", u, cand->layer_names[u], u, p->layer_names[u]);
-		if (p->stage[u] < 0 || p->stage[u] >= cand->pp)
+		if (p->stage[u] < 0 || p->stage[u] >= cost_stages(cand))
 			return err_set(err, UNIAP_E_INVALID, "plan.layers[%zu].stage: must be in [0, %d), got %d",
-			               u, cand->pp, p->stage[u]);
+			               u, cost_stages(cand), p->stage[u]);
 		k = strategy_find(&cand->strategies, p->strategy_names[u]);
 		if (k < 0)
 			return err_set(err, UNIAP_E_INVALID,
@@ -238,7 +274,8 @@ uniap_code plan_doc_apply(const struct cluster_profile *cluster, const struct mo
 {
 	struct cost_options o = {
 		.pp = p->pp, .microbatches = p->microbatches,
-		.schedule = p->schedule, .recompute = plan_doc_recompute(p), .zero = plan_doc_zero(p),
+		.schedule = p->schedule, .virtual_stages = p->virtual_stages,
+		.recompute = plan_doc_recompute(p), .zero = plan_doc_zero(p),
 		.sp = plan_doc_sp(p), .selective = plan_doc_selective(p),
 	};
 	uniap_code rc;

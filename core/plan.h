@@ -20,15 +20,18 @@ struct plan_eval {
 	int valid;                    /* stage order and non-empty stages hold */
 	int fits;                     /* every stage within memory_limit_bytes */
 	double tpi_s;                 /* audit-format TPI (computed even if !fits) */
-	int pp;
+	int pp;                       /* stages: the pipeline degree, times v when interleaved */
+	int devices;                  /* pipeline devices (groups): pp / v */
+	int virtual_stages;           /* v: stage i runs on device i mod devices */
 	double *stage_time_s;         /* [pp]  p_i */
 	double *comm_time_s;          /* [pp-1] o_j (NULL when pp == 1) */
-	double *stage_memory_bytes;   /* [pp] */
+	double *stage_memory_bytes;   /* [pp]: stage i's share of its device's memory */
+	double *device_memory_bytes;  /* [devices]: the sum over each device's stages */
 	char reason[PLAN_REASON_MAX]; /* why !valid or !fits; "" otherwise */
 };
 
 /*
- * Evaluates the assignment stage[u] in [0, pp), strategy[u] in [0, K) (both
+ * Evaluates the assignment stage[u] in [0, cost_stages(cand)), strategy[u] in [0, K) (both
  * borrowed, n_layers entries) on cand.  Out-of-range entries are UNIAP_E_INVALID
  * naming "layers[u]"; order/emptiness/memory violations are not errors: they
  * set valid/fits = 0 and reason.  Caller releases out with plan_eval_release().
@@ -49,6 +52,8 @@ struct plan_doc {
 	long batch;             /* the global batch; 0 when the document gives none (microbatches x
 	                           microbatch_size, or the caller's) */
 	enum cost_schedule schedule;
+	int virtual_stages;     /* interleaved: model chunks per device (>= 2); 0 or 1 otherwise.
+	                           stage[u] is then in [0, pp * virtual_stages) */
 	double tpi_s;
 	double throughput_samples_per_s;
 	size_t n_layers;

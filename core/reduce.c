@@ -77,7 +77,7 @@ static uniap_code reduce_copy(const struct cost_candidate *c, const unsigned cha
 	out->edges = NULL;
 	out->strategies.items = calloc(K2, sizeof(*out->strategies.items));
 	out->strategies.count = K2;
-	out->inflight = calloc((size_t)c->pp, sizeof(*out->inflight));
+	out->inflight = calloc((size_t)cost_stages(c), sizeof(*out->inflight));
 	out->layer_names = calloc(c->n_layers, sizeof(*out->layer_names));
 	out->time_s = calloc(c->n_layers * K2, sizeof(double));
 	out->memory_fixed_bytes = calloc(c->n_layers * K2, sizeof(double));
@@ -86,7 +86,7 @@ static uniap_code reduce_copy(const struct cost_candidate *c, const unsigned cha
 	if (!out->strategies.items || !out->inflight || !out->layer_names || !out->time_s ||
 	    !out->memory_fixed_bytes || !out->memory_per_microbatch_bytes || !out->edges)
 		goto nomem;
-	memcpy(out->inflight, c->inflight, (size_t)c->pp * sizeof(*out->inflight));
+	memcpy(out->inflight, c->inflight, (size_t)cost_stages(c) * sizeof(*out->inflight));
 	for (k = 0, a = 0; k < K; k++)
 		if (keep[k])
 			out->strategies.items[a++] = c->strategies.items[k];

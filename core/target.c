@@ -32,7 +32,8 @@ static const struct target_rules target_table[TARGET_COUNT] = {
 	[TARGET_ANY] = {
 		.kind = TARGET_ANY, .name = "any", .runtime = "any runtime",
 		.source = "the planner's own search space",
-		.schedules = SCHED(COST_GPIPE) | SCHED(COST_1F1B), .schedule_default = COST_GPIPE,
+		.schedules = SCHED(COST_GPIPE) | SCHED(COST_1F1B) | SCHED(COST_INTERLEAVED),
+		.schedule_default = COST_GPIPE,
 		.fsdp = 1, .dp_with_fsdp = 1, .fsdp_with_pp = 1, .fsdp_with_tp = 1,
 		.zero_stages = ZERO(1) | ZERO(2), .zero2_with_pp = 1, .sp = 1, .selective = 1, .uneven = 1,
 		.split = TARGET_SPLIT_ANY,
@@ -40,7 +41,8 @@ static const struct target_rules target_table[TARGET_COUNT] = {
 	[TARGET_MEGATRON] = {
 		.kind = TARGET_MEGATRON, .name = "megatron", .runtime = "megatron-lm",
 		.source = "Megatron-LM core_v0.15.3, megatron/training/arguments.py",
-		.schedules = SCHED(COST_1F1B), .schedule_default = COST_1F1B,
+		/* interleaved: --num-layers-per-virtual-pipeline-stage, equal model chunks */
+		.schedules = SCHED(COST_1F1B) | SCHED(COST_INTERLEAVED), .schedule_default = COST_1F1B,
 		.one_strategy = 1, .tp_consecutive = 1, .needs_blocks = 1, .microbatch_per_rank = 1,
 		.zero_stages = ZERO(1), /* --use-distributed-optimizer */
 		.sp = 1,                /* --sequence-parallel */
@@ -94,6 +96,9 @@ enum cost_schedule target_schedule(enum target_kind t, enum cost_schedule sched)
 
 	if (!r || (r->schedules & SCHED(sched)))
 		return sched;
+	/* interleaved 1F1B, where the runtime has no virtual stages: its plain 1F1B */
+	if (sched == COST_INTERLEAVED && (r->schedules & SCHED(COST_1F1B)))
+		return COST_1F1B;
 	return r->schedule_default;
 }
 
@@ -194,7 +199,7 @@ static uniap_code target_check_split(const struct target_rules *r, const struct 
                                      const int *stage, struct uniap_err *err)
 {
 	size_t L = cand->n_layers, u, *counts, *bounds;
-	int i, pp = cand->pp;
+	int i, pp = cost_stages(cand);
 	uniap_code rc = UNIAP_OK;
 
 	if (r->split == TARGET_SPLIT_ANY)
@@ -234,6 +239,12 @@ static uniap_code target_check_split(const struct target_rules *r, const struct 
 			rc = err_set(err, UNIAP_E_INVALID,
 			             "stages[%d]: %s needs at least one transformer layer on every stage, got none",
 			             i, r->runtime);
+	for (i = 1; rc == UNIAP_OK && r->split == TARGET_SPLIT_MEGATRON && cost_virtual(cand) > 1 && i < pp; i++)
+		if (counts[i] != counts[0])
+			rc = err_set(err, UNIAP_E_INVALID,
+			             "stages[%d]: megatron-lm's --num-layers-per-virtual-pipeline-stage gives every "
+			             "model chunk the same number of transformer layers; stages[0] has %zu, "
+			             "stages[%d] %zu", i, counts[0], i, counts[i]);
 	for (i = 2; rc == UNIAP_OK && r->split == TARGET_SPLIT_MEGATRON && i + 1 < pp; i++)
 		if (counts[i] != counts[1])
 			rc = err_set(err, UNIAP_E_INVALID,
@@ -253,6 +264,10 @@ static uniap_code target_check(const struct target_rules *r, const struct cost_c
 	const char *why;
 	uniap_code rc;
 
+	/* even an export: a plan over pp v stages needs the runtime's virtual stages */
+	if (cost_virtual(cand) > 1 && !(r->schedules & SCHED(COST_INTERLEAVED)))
+		return err_set(err, UNIAP_E_INVALID, "schedule: %s has no interleaved schedule (virtual pipeline "
+		               "stages); the plan has %d per device", r->runtime, cost_virtual(cand));
 	if (r->needs_blocks && L < 3)
 		return err_set(err, UNIAP_E_INVALID,
 		               "layers: %s needs an embedding, at least one transformer layer and a head "
@@ -380,7 +395,7 @@ static uniap_code target_pin_ends(const struct cost_candidate *cand, size_t x, c
 	out->n_layers = n;
 	out->n_edges = 0;
 	out->strategies.items = malloc((K ? K : 1) * sizeof(*out->strategies.items));
-	out->inflight = malloc((size_t)cand->pp * sizeof(*out->inflight));
+	out->inflight = malloc((size_t)cost_stages(cand) * sizeof(*out->inflight));
 	out->layer_names = calloc(n, sizeof(*out->layer_names));
 	out->time_s = calloc(n * K + 1, sizeof(double));
 	out->memory_fixed_bytes = calloc(n * K + 1, sizeof(double));
@@ -395,7 +410,7 @@ static uniap_code target_pin_ends(const struct cost_candidate *cand, size_t x, c
 		goto nomem;
 	for (k = 0; k < K; k++)
 		out->strategies.items[k] = cand->strategies.items[idx[k]];
-	memcpy(out->inflight, cand->inflight, (size_t)cand->pp * sizeof(*out->inflight));
+	memcpy(out->inflight, cand->inflight, (size_t)cost_stages(cand) * sizeof(*out->inflight));
 	for (u = 0; u < L; u++)
 		group[u] = u == 0 ? 0 : (u + 1 == L ? n - 1 : u - 1);
 	pinned[0] = pinned[L - 1] = 1;
@@ -541,11 +556,11 @@ uniap_code target_solve(enum target_kind t, const struct cost_candidate *cand,
 	opt_result_init(out);
 	out->n_layers = L;
 	K = cost_k(cand);
-	if (L < 3 || (size_t)cand->pp > L - 2) {
+	if (L < 3 || (size_t)cost_stages(cand) > L - 2) {
 		out->status = OPT_INFEASIBLE;
 		out->bound_s = INFINITY;
 		snprintf(out->note, sizeof(out->note), "%s needs a transformer layer on each of the %d stages",
-		         r->runtime, cand->pp);
+		         r->runtime, cost_stages(cand));
 		out->solve_s = opt_clock_s() - t0;
 		return UNIAP_OK;
 	}

@@ -336,7 +336,7 @@ static double uop_time_bound(const struct cost_candidate *c)
 	double cap = (double)c->pp * c->memory_limit_bytes, least_mem = 0, plain = 0, best, scale;
 	int j, i;
 
-	for (i = 1; i < c->pp; i++)
+	for (i = 1; i < cost_stages(c); i++)
 		if (c->inflight[i] < m_in)
 			m_in = c->inflight[i];
 	for (u = 0; u < c->n_layers; u++) {
@@ -381,14 +381,18 @@ static double uop_time_bound(const struct cost_candidate *c)
 }
 
 /* A valid lower bound on a candidate's TPI: sum p >= S (R, R' >= 0) and
- * max(p) >= sum p / pp, so TPI >= S + (c - 1) * S / pp; INFINITY when the
- * memory cannot fit at all. */
+ * max(p) >= sum p / pp, so TPI >= S + (c - 1) * S / pp; interleaved, the
+ * device loads sum to sum p too, so TPI >= S / v + (c - 1/v) * S / pp.
+ * INFINITY when the memory cannot fit at all. */
 static double uop_lower_bound(const struct cost_candidate *c)
 {
 	double sum = uop_time_bound(c);
+	int v = cost_virtual(c);
 
 	if (isinf(sum))
 		return INFINITY; /* not INF + 0 * INF = NaN when c = 1 */
+	if (v > 1)
+		return sum / v + ((double)c->microbatches - 1.0 / v) * sum / c->pp;
 	return sum + (double)(c->microbatches - 1) * sum / c->pp;
 }
 
@@ -448,7 +452,13 @@ static uniap_code uop_grid(const struct cluster_profile *cl, const struct model_
 		if ((size_t)pps[i] > m->n_layers || (o->space == UOP_SPACE_INTRA && pps[i] > 1))
 			continue;
 		for (j = 0; j < n_c; j++) {
-			struct uop_candidate *c = &out->candidates[out->n_candidates++];
+			struct uop_candidate *c;
+
+			/* interleaved: pp v model chunks of one layer or more, c a multiple of pp */
+			if (o->schedule == COST_INTERLEAVED && pps[i] > 1 &&
+			    ((size_t)pps[i] * (size_t)o->virtual_stages > m->n_layers || cs[j] % pps[i] != 0))
+				continue;
+			c = &out->candidates[out->n_candidates++];
 
 			c->pp = (int)pps[i];
 			c->microbatches = cs[j];
@@ -778,7 +788,8 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
 		struct uop_candidate *c = &out->candidates[ord[n].index];
 		struct cost_options co = {
 			.batch = o->batch, .pp = c->pp, .microbatches = c->microbatches,
-			.schedule = o->schedule, .recompute = o->recompute, .zero = o->zero, .sp = o->sp,
+			.schedule = o->schedule, .virtual_stages = o->virtual_stages,
+			.recompute = o->recompute, .zero = o->zero, .sp = o->sp,
 			.selective = o->selective, .uneven = o->uneven,
 			.filter = o->space == UOP_SPACE_INTER ? COST_FILTER_DP_ONLY : COST_FILTER_ALL,
 			.target = (int)o->target,
@@ -906,9 +917,21 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
  * layers on the first stage (with the embedding), b on the last (with the
  * head), m on each middle stage, a, b, m >= 1; DeepSpeed: partition_uniform.
  */
-static int uop_next_split(const struct target_rules *r, size_t L, int pp, size_t *it, int *stage)
+static int uop_next_split(const struct target_rules *r, size_t L, int pp, int v, size_t *it, int *stage)
 {
 	size_t u, n = L >= 2 ? L - 2 : 0, i = (*it)++;
+
+	/* Megatron-LM interleaved: n / pp model chunks of equal size, the embedding on the
+	 * first and the head on the last (pp here counts the pp v stages) */
+	if (v > 1 && r->split == TARGET_SPLIT_MEGATRON) {
+		if (i > 0 || n % (size_t)pp != 0 || n == 0)
+			return 0;
+		stage[0] = 0;
+		for (u = 0; u < n; u++)
+			stage[u + 1] = (int)(u / (n / (size_t)pp));
+		stage[L - 1] = pp - 1;
+		return 1;
+	}
 
 	if (pp == 1 || r->split == TARGET_SPLIT_EQUAL) {
 		if (i > 0)
@@ -1002,7 +1025,8 @@ static uniap_code uop_one_strategy(struct uop_run *run, const struct cluster_pro
 	for (i = 0; i < n_grid && rc == UNIAP_OK; i++) {
 		struct cost_options co = {
 			.batch = o->batch, .pp = grid[i].pp, .microbatches = grid[i].microbatches,
-			.schedule = o->schedule, .recompute = o->recompute, .zero = o->zero, .sp = o->sp,
+			.schedule = o->schedule, .virtual_stages = o->virtual_stages,
+			.recompute = o->recompute, .zero = o->zero, .sp = o->sp,
 			.selective = o->selective, .uneven = o->uneven, .filter = filter,
 			.target = (int)o->target,
 		};
@@ -1014,7 +1038,9 @@ static uniap_code uop_one_strategy(struct uop_run *run, const struct cluster_pro
 			rc = err_set(err, UNIAP_E_CANCELED, "canceled");
 			break;
 		}
-		if (r->needs_blocks && (L < 3 || (size_t)grid[i].pp > L - 2)) {
+		if (r->needs_blocks && (L < 3 || (size_t)grid[i].pp * (o->schedule == COST_INTERLEAVED &&
+		                                                        grid[i].pp > 1 ? (size_t)o->virtual_stages
+		                                                                       : 1) > L - 2)) {
 			run->done++;
 			uop_progress(run);
 			continue;
@@ -1050,7 +1076,7 @@ static uniap_code uop_one_strategy(struct uop_run *run, const struct cluster_pro
 				strat[u] = k;
 			c = &out->candidates[out->n_candidates++];
 			memset(c, 0, sizeof(*c));
-			while (uop_next_split(r, L, cand.pp, &it, stage)) {
+			while (uop_next_split(r, L, cost_stages(&cand), cost_virtual(&cand), &it, stage)) {
 				double t = opt_tpi(&cand, stage, strat);
 
 				n_splits++;
@@ -1083,7 +1109,7 @@ static uniap_code uop_one_strategy(struct uop_run *run, const struct cluster_pro
 				plan_eval_release(&ev);
 			} else if (n_splits == 0) {
 				snprintf(c->note, sizeof(c->note), "%s has no split of %zu layers into %d stages",
-				         r->runtime, L, cand.pp);
+				         r->runtime, L, cost_stages(&cand));
 			}
 			c->solve_s = opt_clock_s() - t0;
 			if (isfinite(best) && best < run->best_tpi) {
@@ -1145,6 +1171,10 @@ uniap_code uop_run(const struct cluster_profile *cluster, const struct model_pro
 	/* a target plans with the schedule its runtime runs */
 	eff = *opts;
 	eff.schedule = target_schedule(opts->target, opts->schedule);
+	if (eff.schedule == COST_INTERLEAVED &&
+	    (eff.virtual_stages < 2 || eff.virtual_stages > COST_MAX_VIRTUAL_STAGES))
+		return err_set(err, UNIAP_E_ARG, "virtual_stages: must be in [2, %d] for the interleaved schedule, "
+		               "got %d", COST_MAX_VIRTUAL_STAGES, eff.virtual_stages);
 	opts = &eff;
 	memset(&run, 0, sizeof(run));
 	pthread_mutex_init(&run.lock, NULL);

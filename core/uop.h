@@ -87,6 +87,8 @@ typedef void (*uop_progress_fn)(void *ctx, size_t done, size_t total, double bes
 struct uop_options {
 	long batch;                 /* global batch B >= 1 */
 	enum cost_schedule schedule;
+	int virtual_stages;         /* interleaved: model chunks per device, 2 .. COST_MAX_VIRTUAL_STAGES;
+	                               candidates need c a multiple of pp and pp v <= layers */
 	enum uop_space space;
 	int recompute;              /* offer activation checkpointing per layer */
 	int zero;                   /* offer ZeRO-1 and ZeRO-2 per replicated layer */

@@ -179,11 +179,11 @@ static uniap_code exp_stage_counts(const char *target, const struct cost_candida
 	size_t u;
 	int i;
 
-	for (i = 0; i < cand->pp; i++)
+	for (i = 0; i < cost_stages(cand); i++)
 		counts[i] = 0;
 	for (u = 1; u + 1 < cand->n_layers; u++)
 		counts[stage[u]]++;
-	for (i = 0; i < cand->pp; i++)
+	for (i = 0; i < cost_stages(cand); i++)
 		if (counts[i] == 0)
 			return err_set(err, UNIAP_E_INVALID,
 			               "stages[%d]: %s needs at least one transformer layer on every stage, "
@@ -236,19 +236,24 @@ uniap_code exp_plan_text(const struct cost_candidate *cand, const int *stage, co
 	struct exp_buf b = { 0 };
 	int s;
 
-	exp_buf_printf(&b, "plan: %spp %d microbatches %ld microbatch_size %ld schedule %s "
-	               "tpi %.6g s throughput %.6g samples/s%s\n",
+	exp_buf_printf(&b, "plan: %spp %d microbatches %ld microbatch_size %ld schedule %s",
 	               prefix ? prefix : "", cand->pp, cand->microbatches, cand->microbatch_size,
-	               cost_schedule_name(cand->schedule), ev->tpi_s,
-	               (double)cost_batch(cand) / ev->tpi_s,
-	               suffix ? suffix : "");
-	for (s = 0; s < cand->pp; s++) {
+	               cost_schedule_name(cand->schedule));
+	if (cost_virtual(cand) > 1)
+		exp_buf_printf(&b, " virtual_stages %d", cost_virtual(cand));
+	exp_buf_printf(&b, " tpi %.6g s throughput %.6g samples/s%s\n", ev->tpi_s,
+	               (double)cost_batch(cand) / ev->tpi_s, suffix ? suffix : "");
+	for (s = 0; s < cost_stages(cand); s++) {
+		/* interleaved: memory is the device's, its v stages together */
+		double mem = cost_virtual(cand) > 1 ? ev->device_memory_bytes[s % cand->pp] : ev->stage_memory_bytes[s];
+
 		exp_buf_printf(&b, "  stage %d: ", s);
+		if (cost_virtual(cand) > 1)
+			exp_buf_printf(&b, "(device %d) ", s % cand->pp);
 		exp_text_runs(&b, cand, stage, strategy, s);
 		exp_buf_printf(&b, "; time %.6g s, memory %.3f GiB of %.3f GiB%s\n", ev->stage_time_s[s],
-		               ev->stage_memory_bytes[s] / 1073741824.0,
-		               cand->memory_limit_bytes / 1073741824.0,
-		               ev->stage_memory_bytes[s] > cand->memory_limit_bytes ? " (over the limit)" : "");
+		               mem / 1073741824.0, cand->memory_limit_bytes / 1073741824.0,
+		               mem > cand->memory_limit_bytes ? " (over the limit)" : "");
 	}
 	return exp_buf_finish(&b, out, len, err);
 }
@@ -417,13 +422,14 @@ static uniap_code exp_megatron(const struct model_profile *model, const struct c
 	    (rc = exp_per_device_microbatch(MEGATRON, cand, s, &mbs, err)) != UNIAP_OK ||
 	    (rc = exp_megatron_shape(model, cand, err)) != UNIAP_OK)
 		return rc;
-	counts = calloc((size_t)cand->pp, sizeof(*counts));
+	counts = calloc((size_t)cost_stages(cand), sizeof(*counts));
 	if (!counts)
 		return err_set(err, UNIAP_E_NOMEM, "out of memory");
 	if ((rc = exp_stage_counts(MEGATRON, cand, stage, counts, err)) != UNIAP_OK)
 		goto out;
-	/* uneven: only the first and last stage differ (target_check_export held the middle) */
-	for (i = 1; i < cand->pp; i++)
+	/* uneven: only the first and last stage differ (target_check_export held the middle);
+	 * interleaved: every model chunk holds counts[0] (target_check_export held them all) */
+	for (i = 1; i < cost_stages(cand); i++)
 		even = even && counts[i] == counts[0];
 	exp_fmt_double(tpi, sizeof(tpi), ev->tpi_s);
 	exp_buf_printf(&b, "# Megatron-LM arguments of a uniap plan, one per line (drop the comments:\n"
@@ -431,7 +437,11 @@ static uniap_code exp_megatron(const struct model_profile *model, const struct c
 	               "# tpi_s %s (predicted seconds per iteration), %d devices = pp %d x tp %d x dp %d\n"
 	               "# layers: %s on stage 0, %zu transformer layers, %s on stage %d\n",
 	               model->shape.encoder ? "pretrain_bert.py" : "pretrain_gpt.py", tpi, cand->pp * tp * dp, cand->pp, tp,
-	               dp, cand->layer_names[0], n_blocks, cand->layer_names[cand->n_layers - 1], cand->pp - 1);
+	               dp, cand->layer_names[0], n_blocks, cand->layer_names[cand->n_layers - 1], cost_stages(cand) - 1);
+	if (cost_virtual(cand) > 1)
+		exp_buf_printf(&b, "# interleaved 1F1B: %d model chunks of %zu transformer layers per device; "
+		               "stage i of the plan is chunk i / %d of pipeline rank i mod %d\n", cost_virtual(cand),
+		               counts[0], cand->pp, cand->pp);
 	exp_buf_printf(&b, "# vocabulary %ld tokens: the tokenizer's (Megatron-LM pads it to a multiple of "
 	               "128 x tp)\n", model->shape.vocab);
 	if (model->precision == MODEL_MIXED)
@@ -443,7 +453,9 @@ static uniap_code exp_megatron(const struct model_profile *model, const struct c
 		exp_buf_printf(&b, "# warning: the plan exceeds the memory limit (%s)\n", ev->reason);
 	exp_buf_printf(&b, "--tensor-model-parallel-size %d\n--pipeline-model-parallel-size %d\n"
 	               "--num-layers %zu\n", tp, cand->pp, n_blocks);
-	if (!even)
+	if (cost_virtual(cand) > 1)
+		exp_buf_printf(&b, "--num-layers-per-virtual-pipeline-stage %zu\n", counts[0]);
+	else if (!even)
 		exp_buf_printf(&b, "--decoder-first-pipeline-num-layers %zu\n"
 		               "--decoder-last-pipeline-num-layers %zu\n", counts[0], counts[cand->pp - 1]);
 	exp_megatron_model(&b, model);
@@ -556,7 +568,7 @@ uniap_code exp_plan(enum exp_format f, const struct model_profile *model, const 
 	*len = 0;
 	if (!ev->valid)
 		return err_set(err, UNIAP_E_INVALID, "plan: not a valid placement (%s)", ev->reason);
-	if (ev->pp != cand->pp || cand->n_layers == 0)
+	if (ev->pp != cost_stages(cand) || cand->n_layers == 0)
 		return err_set(err, UNIAP_E_INVALID, "plan: the evaluation does not belong to the candidate");
 	switch (f) {
 	case EXP_JSON:

@@ -1532,7 +1532,9 @@ static uniap_code jdec_plan_layers(const cJSON *root, const char *path, struct p
 		if (rc == UNIAP_OK)
 			rc = jdec_str(it, "name", p, 1, 1, MODEL_MAX_NAME, &out->layer_names[u], err);
 		if (rc == UNIAP_OK)
-			rc = jdec_int(it, "stage", p, 1, 0, 0, out->pp - 1, &stage, err);
+			rc = jdec_int(it, "stage", p, 1, 0, 0,
+			              (long long)out->pp * (out->virtual_stages > 1 ? out->virtual_stages : 1) - 1, &stage,
+			              err);
 		if (rc == UNIAP_OK)
 			rc = jdec_plan_strategy(it, p, out, u, &(*width)[u], err);
 		if (rc != UNIAP_OK)
@@ -1580,6 +1582,9 @@ static uniap_code jdec_plan_stage(const cJSON *st, const char *sp, int s, const 
 		rc = jdec_int_value(it, jdec_pidx(ep, p, i++), 0, MODEL_MAX_DEVICES - 1, &v, err);
 		if (rc != UNIAP_OK)
 			return rc;
+		/* interleaved: stage s runs on the devices of stage s mod pp again */
+		if (s >= out->pp)
+			continue;
 		if (used[v])
 			return err_set(err, UNIAP_E_INVALID, "%s: device %lld is listed twice", ep, v);
 		used[v] = 1;
@@ -1621,8 +1626,10 @@ static uniap_code jdec_plan_stages(const cJSON *root, const char *path, const st
 
 	if (rc != UNIAP_OK)
 		goto out;
-	if (n != (size_t)out->pp) {
-		rc = err_set(err, UNIAP_E_INVALID, "%s.stages: must have pp = %d entries, got %zu", path, out->pp, n);
+	if (n != (size_t)out->pp * (size_t)(out->virtual_stages > 1 ? out->virtual_stages : 1)) {
+		rc = err_set(err, UNIAP_E_INVALID, "%s.stages: must have %s = %d entries, got %zu", path,
+		             out->virtual_stages > 1 ? "pp x virtual_stages" : "pp",
+		             out->pp * (out->virtual_stages > 1 ? out->virtual_stages : 1), n);
 		goto out;
 	}
 	used = calloc(MODEL_MAX_DEVICES, 1);
@@ -1655,12 +1662,12 @@ uniap_code jdec_plan_json(const cJSON *root, const char *path, struct plan_doc *
 {
 	static const char *const keys[] = {"pp",     "microbatches", "microbatch_size", "schedule",
 	                                   "tpi_s",  "throughput_samples_per_s",        "stages",
-	                                   "layers", "batch", NULL};
+	                                   "layers", "batch", "virtual_stages", NULL};
 	/* written by the optimizer next to the plan; accepted and ignored */
 	static const char *const ignored[] = {"optimal", "gap",   "candidates", "solve_s", "space",
 	                                      "cluster", "model", "devices",    "bound",   "bound_s", "status",
 	                                      "target",  "targets", NULL};
-	static const char *const schedules[] = {"gpipe", "1f1b"};
+	static const char *const schedules[] = {"gpipe", "1f1b", "interleaved"};
 	char p[JDEC_PATH_MAX];
 	const cJSON *v = NULL;
 	long long *width = NULL;
@@ -1707,8 +1714,17 @@ uniap_code jdec_plan_json(const cJSON *root, const char *path, struct plan_doc *
 	if (rc == UNIAP_OK)
 		rc = jdec_get(root, "schedule", path, 1, p, &v, err);
 	if (rc == UNIAP_OK)
-		rc = jdec_enum_value(v, p, schedules, 2, &sched, err);
-	out->schedule = sched == 1 ? COST_1F1B : COST_GPIPE;
+		rc = jdec_enum_value(v, p, schedules, 3, &sched, err);
+	out->schedule = sched == 2 ? COST_INTERLEAVED : sched == 1 ? COST_1F1B : COST_GPIPE;
+	/* interleaved with pp > 1: 2 or more model chunks per device; absent otherwise */
+	x = 0;
+	if (rc == UNIAP_OK)
+		rc = jdec_int(root, "virtual_stages", path, out->schedule == COST_INTERLEAVED && out->pp > 1,
+		              0, 2, COST_MAX_VIRTUAL_STAGES, &x, err);
+	if (rc == UNIAP_OK && x && !(out->schedule == COST_INTERLEAVED && out->pp > 1))
+		rc = err_set(err, UNIAP_E_INVALID, "%s.virtual_stages: only with the interleaved schedule and pp > 1",
+		             path);
+	out->virtual_stages = (int)x;
 	if (rc == UNIAP_OK)
 		rc = jdec_num(root, "tpi_s", path, 1, 0.0, 0.0, DBL_MAX, &out->tpi_s, err);
 	if (rc == UNIAP_OK)

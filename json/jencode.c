@@ -139,8 +139,9 @@ cJSON *jenc_costs(const struct cost_candidate *c)
 	     jenc_add_num(root, "microbatches", (double)c->microbatches) &&
 	     jenc_add_num(root, "microbatch_size", (double)c->microbatch_size) &&
 	     cJSON_AddStringToObject(root, "schedule", cost_schedule_name(c->schedule)) &&
+	     (cost_virtual(c) == 1 || jenc_add_num(root, "virtual_stages", cost_virtual(c))) &&
 	     jenc_add_num(root, "memory_limit_bytes", c->memory_limit_bytes) &&
-	     jenc_add(root, "inflight_microbatches", jenc_longs(c->inflight, (size_t)c->pp)) &&
+	     jenc_add(root, "inflight_microbatches", jenc_longs(c->inflight, (size_t)cost_stages(c))) &&
 	     (layers = cJSON_AddArrayToObject(root, "layers")) &&
 	     (edges = cJSON_AddArrayToObject(root, "edges"));
 	if (ok && (names = cJSON_CreateArray()))
@@ -182,13 +183,14 @@ static cJSON *jenc_stages(const struct cost_candidate *c, const int *stage,
 	int i, d, D = c->strategies.stage_devices, ok = stages != NULL;
 	size_t u;
 
-	for (i = 0; ok && i < c->pp; i++) {
+	for (i = 0; ok && i < cost_stages(c); i++) {
 		cJSON *s = cJSON_CreateObject(), *devs = NULL, *lay = NULL;
 
+		/* interleaved: stage i runs on the devices of pipeline rank i mod pp */
 		ok = jenc_append(stages, s) && (devs = cJSON_AddArrayToObject(s, "devices")) &&
 		     (lay = cJSON_AddArrayToObject(s, "layers"));
 		for (d = 0; ok && d < D; d++)
-			ok = jenc_append(devs, jenc_number((double)i * D + d));
+			ok = jenc_append(devs, jenc_number((double)(i % c->pp) * D + d));
 		for (u = 0; ok && u < c->n_layers; u++)
 			if (stage[u] == i)
 				ok = jenc_append(lay, jenc_number((double)u));
@@ -218,6 +220,7 @@ cJSON *jenc_plan(const struct cost_candidate *c, const int *stage, const size_t 
 	     /* only when the last micro-batch is smaller: the batch is not their product */
 	     (cost_batch(c) == c->microbatches * c->microbatch_size || jenc_add_num(root, "batch", batch)) &&
 	     cJSON_AddStringToObject(root, "schedule", cost_schedule_name(c->schedule)) &&
+	     (cost_virtual(c) == 1 || jenc_add_num(root, "virtual_stages", cost_virtual(c))) &&
 	     jenc_add_num(root, "tpi_s", ev->tpi_s) &&
 	     jenc_add_num(root, "throughput_samples_per_s",
 	                             ev->tpi_s > 0 ? batch / ev->tpi_s : 0) &&
@@ -277,17 +280,19 @@ cJSON *jenc_evaluation(const struct cost_candidate *c, const struct plan_eval *e
 	                             ev->tpi_s > 0 ? batch / ev->tpi_s : 0) &&
 	     jenc_add_num(root, "memory_limit_bytes", c->memory_limit_bytes) &&
 	     (stages = cJSON_AddArrayToObject(root, "stages"));
-	for (i = 0; ok && i < c->pp; i++) {
+	for (i = 0; ok && i < cost_stages(c); i++) {
 		cJSON *s = cJSON_CreateObject();
 
+		/* interleaved: memory is the device's (pipeline rank i mod pp), its stages together */
 		ok = jenc_append(stages, s) && jenc_add_num(s, "time_s", ev->stage_time_s[i]) &&
 		     jenc_add_num(s, "memory_bytes", ev->stage_memory_bytes[i]) &&
 		     jenc_add_num(s, "inflight_microbatches", (double)c->inflight[i]) &&
-		     (!mem || jenc_add(s, "memory", jenc_stage_memory(&mem[i])));
+		     (cost_virtual(c) == 1 || jenc_add_num(s, "device", i % c->pp)) &&
+		     (!mem || jenc_add(s, "memory", jenc_stage_memory(&mem[i % c->pp])));
 	}
 	ok = ok && jenc_add(root, "comm_time_s",
-	                    c->pp > 1 ? jenc_doubles(ev->comm_time_s, (size_t)c->pp - 1)
-	                              : cJSON_CreateArray());
+	                    cost_stages(c) > 1 ? jenc_doubles(ev->comm_time_s, (size_t)cost_stages(c) - 1)
+	                                       : cJSON_CreateArray());
 	if (!ok) {
 		cJSON_Delete(root);
 		return NULL;

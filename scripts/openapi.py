@@ -105,7 +105,8 @@ S['StageMemory'] = {'type': 'object', 'description': ('Where one device of the s
 S['PlanRequest'] = {'type': 'object', 'required': ['cluster', 'model', 'batch'], 'additionalProperties': False, 'properties': {
     'cluster': ref_or_doc('Cluster'), 'model': ref_or_doc('Model'),
     'batch': {'type': 'integer', 'minimum': 1, 'maximum': 1000000000, 'description': 'The global batch size.'},
-    'schedule': {'type': 'string', 'enum': ['gpipe', '1f1b'], 'default': 'gpipe'},
+    'schedule': {'type': 'string', 'enum': ['gpipe', '1f1b', 'interleaved'], 'default': 'gpipe', 'description': 'interleaved: 1F1B over virtual_stages model chunks per device (Megatron-LM\'s virtual pipeline stages); its candidates have microbatches a multiple of pp and pp x virtual_stages <= layers.'},
+    'virtual_stages': {'type': 'integer', 'minimum': 2, 'maximum': 64, 'default': 2, 'description': 'Model chunks per device under the interleaved schedule (only with it). Part of the cost cache\'s key.'},
     'space': {'type': 'string', 'enum': ['unified', 'inter', 'intra', 'uniform'], 'default': 'unified'},
     'time_limit_s': {'type': 'number', 'exclusiveMinimum': 0, 'default': 60, 'description': 'Per candidate; at most the service\'s --max-time-limit.'},
     'gap': {'type': 'number', 'minimum': 0, 'maximum': 1, 'default': 0, 'description': 'Relative MILP gap; 0 proves optimality.'},
@@ -123,7 +124,7 @@ S['TargetResult'] = {'type': 'object', 'required': ['target', 'runtime', 'status
     'target': {'type': 'string', 'enum': ['any', 'megatron', 'deepspeed', 'galvatron']},
     'runtime': {'type': 'string'}, 'status': {'type': 'string', 'enum': ['optimal', 'feasible', 'infeasible', 'error']},
     'tpi_s': {'type': 'number'}, 'pp': {'type': 'integer'}, 'microbatches': {'type': 'integer'},
-    'schedule': {'type': 'string', 'enum': ['gpipe', '1f1b'], 'description': 'The runtime\'s: Megatron-LM and DeepSpeed run 1f1b.'},
+    'schedule': {'type': 'string', 'enum': ['gpipe', '1f1b', 'interleaved'], 'description': 'The runtime\'s: Megatron-LM and DeepSpeed run 1f1b (Megatron-LM also interleaved); interleaved asked of a runtime without it plans its 1f1b.'},
     'gap': {'type': 'number'}, 'bound_s': {'type': 'number'},
     'price': {'type': 'number', 'description': 'TPI over the unconstrained optimum\'s, minus 1; absent when either has no plan.'},
     'plan': {'oneOf': [R('Plan'), {'type': 'null', 'description': 'No candidate fits, or the target could not plan the model.'}]},

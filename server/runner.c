@@ -181,7 +181,7 @@ static uniap_code runner_number(const cJSON *obj, const char *root, const char *
 
 static const char *const runner_request_keys[] = {
 	"cluster", "model", "batch", "schedule", "space", "time_limit_s", "gap", "recompute", "zero", "sequence_parallel",
-	"selective_recompute", "uneven_microbatches",
+	"selective_recompute", "uneven_microbatches", "virtual_stages",
 	"early_stop", "memory_margin", "targets",
 };
 
@@ -189,7 +189,7 @@ uniap_code runner_options_json(const cJSON *obj, const char *root, double max_ti
                                struct uop_options *o, struct uniap_err *err)
 {
 	const cJSON *v;
-	double batch = 0, limit, gap = 0;
+	double batch = 0, limit, gap = 0, vs = 2;
 	uniap_code rc;
 	size_t k;
 
@@ -221,14 +221,19 @@ uniap_code runner_options_json(const cJSON *obj, const char *root, double max_ti
 	    (rc = runner_bool(obj, root, "sequence_parallel", &o->sp, err)) != UNIAP_OK ||
 	    (rc = runner_bool(obj, root, "selective_recompute", &o->selective, err)) != UNIAP_OK ||
 	    (rc = runner_bool(obj, root, "uneven_microbatches", &o->uneven, err)) != UNIAP_OK ||
-	    (rc = runner_bool(obj, root, "early_stop", &o->early_stop, err)) != UNIAP_OK)
+	    (rc = runner_bool(obj, root, "early_stop", &o->early_stop, err)) != UNIAP_OK ||
+	    (rc = runner_number(obj, root, "virtual_stages", 2, COST_MAX_VIRTUAL_STAGES, 1, 0, &vs, err)) != UNIAP_OK)
 		return rc;
+	o->virtual_stages = (int)vs;
 	o->batch = (long)batch;
 	o->time_limit_s = limit;
 	o->rel_gap = gap;
 	v = cJSON_GetObjectItemCaseSensitive(obj, "schedule");
 	if (v && (!cJSON_IsString(v) || cost_schedule_parse(v->valuestring, &o->schedule) != 0))
-		return err_set(err, UNIAP_E_INVALID, "%s.schedule: must be \"gpipe\" or \"1f1b\"", root);
+		return err_set(err, UNIAP_E_INVALID, "%s.schedule: must be \"gpipe\", \"1f1b\" or \"interleaved\"",
+		               root);
+	if (cJSON_GetObjectItemCaseSensitive(obj, "virtual_stages") && o->schedule != COST_INTERLEAVED)
+		return err_set(err, UNIAP_E_INVALID, "%s.virtual_stages: only with \"schedule\": \"interleaved\"", root);
 	v = cJSON_GetObjectItemCaseSensitive(obj, "space");
 	if (v && (!cJSON_IsString(v) || uop_space_parse(v->valuestring, &o->space) != 0))
 		return err_set(err, UNIAP_E_INVALID,
@@ -296,15 +301,18 @@ uniap_code runner_memo_base(const struct runner_request *r, unsigned char out[ST
 {
 	cJSON *c = jenc_cluster(&r->cluster), *m = jenc_model(&r->model);
 	char *ct = c ? cJSON_PrintUnformatted(c) : NULL, *mt = m ? cJSON_PrintUnformatted(m) : NULL;
-	char head[160];
+	char head[256];
 	size_t hl, cl, ml;
 	char *all = NULL;
 	uniap_code rc = UNIAP_OK;
 
 	/* unified and intra offer every strategy; inter only pure data parallelism */
-	snprintf(head, sizeof(head), "uniap-memo %d\nbatch %ld schedule %s recompute %d%s%s%s%s filter %s%s%s\n",
-	         UOP_MEMO_FORMAT, r->opts.batch,
-	         cost_schedule_name(target_schedule(r->opts.target, r->opts.schedule)), r->opts.recompute,
+	enum cost_schedule sched = target_schedule(r->opts.target, r->opts.schedule);
+
+	snprintf(head, sizeof(head), "uniap-memo %d\nbatch %ld schedule %s%s%.0d recompute %d%s%s%s%s filter %s%s%s\n",
+	         UOP_MEMO_FORMAT, r->opts.batch, cost_schedule_name(sched),
+	         sched == COST_INTERLEAVED ? " virtual " : "", sched == COST_INTERLEAVED ? r->opts.virtual_stages : 0,
+	         r->opts.recompute,
 	         r->opts.zero ? " zero 1" : "", r->opts.sp ? " sp 1" : "", r->opts.selective ? " selective 1" : "",
 	         r->opts.uneven ? " uneven 1" : "",
 	         r->opts.space == UOP_SPACE_INTER ? "dp" : r->opts.space == UOP_SPACE_UNIFORM ? "megatron" : "all",

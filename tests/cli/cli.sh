@@ -19,7 +19,7 @@ check missing-cluster 2 "--cluster: required" -- "$UNIAP" costs --model x --batc
 check bad-batch 2 "--batch: must be an integer" -- "$UNIAP" costs $C --batch 8x --pp 1 --microbatches 1
 check zero-batch 2 "--batch: must be in" -- "$UNIAP" costs $C --batch 0 --pp 1 --microbatches 1
 check huge-pp 2 "--pp: must be in" -- "$UNIAP" costs $C --batch 8 --pp 99999999999 --microbatches 1
-check bad-schedule 2 "--schedule: must be gpipe or 1f1b" -- "$UNIAP" costs $C --batch 8 --pp 1 --microbatches 1 --schedule x
+check bad-schedule 2 "--schedule: must be gpipe, 1f1b or interleaved" -- "$UNIAP" costs $C --batch 8 --pp 1 --microbatches 1 --schedule x
 check pp-not-divisor 2 "pp: must divide" -- "$UNIAP" costs $C --batch 8 --pp 3 --microbatches 1
 check micro-not-divisor 2 "microbatches: must divide" -- "$UNIAP" costs $C --batch 8 --pp 1 --microbatches 3
 check missing-file 1 "nonexistent.json" -- "$UNIAP" costs --cluster "$tmp/nonexistent.json" --model $EX/model-bert-chain.json --batch 8 --pp 1 --microbatches 1

@@ -191,6 +191,43 @@ check uneven-costs-off 2 "microbatches: must divide batch 50, got 13" -- "$UNIAP
 check uneven-costs 0 '"microbatch_size":4' -- "$UNIAP" costs --cluster envb-8 --model bert-huge --batch 50 --pp 1 \
 	--microbatches 13 --uneven-microbatches
 
+# interleaved 1F1B: Megatron-LM's equal model chunks, exported with the virtual stage size;
+# its plan document evaluates back; runtimes without virtual stages refuse it
+P="--cluster dgx-a100-x2 --model gpt-39b --batch 64 --threads 2 --quiet --schedule interleaved --virtual-stages 2"
+check vpp-megatron 0 "--num-layers-per-virtual-pipeline-stage 12" -- "$UNIAP" plan $P --target megatron --format megatron
+cp "$tmp/out" "$tmp/vmeg.txt"
+check vpp-megatron-header 0 "# interleaved 1F1B: 2 model chunks of 12 transformer layers per device" -- cat "$tmp/vmeg.txt"
+if grep -q -- "--decoder-first-pipeline-num-layers" "$tmp/vmeg.txt"; then echo "FAIL vpp-megatron-uneven-flags"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
+check vpp-doc 0 '"schedule":"interleaved","virtual_stages":2' -- "$UNIAP" plan $P --target megatron
+cp "$tmp/out" "$tmp/vplan.json"
+check vpp-doc-export 0 "--num-layers-per-virtual-pipeline-stage 12" -- "$UNIAP" export --plan "$tmp/vplan.json" \
+	--cluster dgx-a100-x2 --model gpt-39b --format megatron
+check vpp-doc-evaluate 0 '"device":1' -- "$UNIAP" evaluate --plan "$tmp/vplan.json" --cluster dgx-a100-x2 \
+	--model gpt-39b --batch 64
+check vpp-doc-deepspeed 1 "deepspeed has no interleaved schedule" -- "$UNIAP" export --plan "$tmp/vplan.json" \
+	--cluster dgx-a100-x2 --model gpt-39b --format deepspeed
+check vpp-doc-galvatron 1 "galvatron has no interleaved schedule" -- "$UNIAP" export --plan "$tmp/vplan.json" \
+	--cluster dgx-a100-x2 --model gpt-39b --format galvatron
+sed 's/"virtual_stages":2,//' "$tmp/vplan.json" >"$tmp/vbad.json"
+check vpp-doc-missing 1 'plan.virtual_stages: is required' -- "$UNIAP" evaluate --plan "$tmp/vbad.json" \
+	--cluster dgx-a100-x2 --model gpt-39b --batch 64
+sed 's/"virtual_stages":2/"virtual_stages":3/' "$tmp/vplan.json" >"$tmp/vbad.json"
+check vpp-doc-stages 1 'must have pp x virtual_stages = 6 entries' -- "$UNIAP" evaluate --plan "$tmp/vbad.json" \
+	--cluster dgx-a100-x2 --model gpt-39b --batch 64
+check vpp-deepspeed 0 '"schedule":"1f1b"' -- "$UNIAP" plan $P --target deepspeed
+check vpp-costs 0 '"schedule":"interleaved","virtual_stages":3' -- "$UNIAP" costs --cluster dgx-a100-x2 \
+	--model gpt-39b --batch 64 --pp 4 --microbatches 8 --schedule interleaved --virtual-stages 3
+cp "$tmp/out" "$tmp/vcosts.json"
+check vpp-costs-inflight 0 '"inflight_microbatches":[8,8,8,8,7,5,4,4,4,4,3,1]' -- cat "$tmp/vcosts.json"
+check vpp-costs-c 2 "microbatches: the interleaved schedule needs a multiple of pp 4, got 6" -- "$UNIAP" costs \
+	--cluster dgx-a100-x2 --model gpt-39b --batch 48 --pp 4 --microbatches 6 --schedule interleaved
+check vpp-costs-layers 2 "virtual_stages: pp 4 x 64 model chunks exceed the layer count 50" -- "$UNIAP" costs \
+	--cluster dgx-a100-x2 --model gpt-39b --batch 64 --pp 4 --microbatches 8 --schedule interleaved \
+	--virtual-stages 64
+check vpp-without 2 "--virtual-stages: only with --schedule interleaved" -- "$UNIAP" costs --cluster dgx-a100-x2 \
+	--model gpt-39b --batch 64 --pp 4 --microbatches 8 --virtual-stages 2
+check vpp-range 2 "--virtual-stages" -- "$UNIAP" plan $P --virtual-stages 1
+
 # ---- the service
 if ! command -v curl >/dev/null 2>&1; then
 	echo "targets: no curl: the service part is skipped"
@@ -236,6 +273,10 @@ variant_job sp '{"cluster":"envd-32","model":"llama-13b","batch":4,"sequence_par
 	'"sp":true' megatron "--sequence-parallel"
 variant_job uneven '{"cluster":"envb-8","model":"bert-huge","batch":50,"uneven_microbatches":true,"targets":["galvatron"]}' \
 	'"microbatches":13,"microbatch_size":4,"batch":50' galvatron '"chunks":'
+variant_job vpp '{"cluster":"dgx-a100-x2","model":"gpt-39b","batch":64,"schedule":"interleaved","virtual_stages":2,"targets":["megatron"]}' \
+	'"schedule":"interleaved","virtual_stages":2' megatron "--num-layers-per-virtual-pipeline-stage 12"
+problem vpp-without 422 'body.virtual_stages: only with' POST /v1/plans k "$(printf '{"cluster":"enva","model":"bert-huge","batch":32,"virtual_stages":2}' >"$tmp/b.json"; echo "$tmp/b.json")"
+problem vpp-range 422 'body.virtual_stages' POST /v1/plans k "$(printf '{"cluster":"enva","model":"bert-huge","batch":32,"schedule":"interleaved","virtual_stages":65}' >"$tmp/b.json"; echo "$tmp/b.json")"
 problem uneven-bad 422 'body.uneven_microbatches' POST /v1/plans k "$(printf '{"cluster":"enva","model":"bert-huge","batch":32,"uneven_microbatches":0}' >"$tmp/b.json"; echo "$tmp/b.json")"
 problem sel-bad 422 'body.selective_recompute' POST /v1/plans k "$(printf '{"cluster":"enva","model":"bert-huge","batch":32,"selective_recompute":"on"}' >"$tmp/b.json"; echo "$tmp/b.json")"
 problem sp-bad 422 'body.sequence_parallel' POST /v1/plans k "$(printf '{"cluster":"enva","model":"bert-huge","batch":32,"sequence_parallel":1}' >"$tmp/b.json"; echo "$tmp/b.json")"

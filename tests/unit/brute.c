@@ -9,26 +9,37 @@
 
 #define BRUTE_MAX_PP 16
 
+/* Stages of c: pp, or pp x virtual_stages when interleaved. */
+static int brute_stages(const struct cost_candidate *c)
+{
+	return c->virtual_stages > 1 ? c->pp * c->virtual_stages : c->pp;
+}
+
 double brute_tpi(const struct cost_candidate *c, const int *stage, const size_t *strategy)
 {
 	double p[BRUTE_MAX_PP] = {0}, o[BRUTE_MAX_PP] = {0}, mem[BRUTE_MAX_PP] = {0};
-	int count[BRUTE_MAX_PP] = {0};
+	double dev_p[BRUTE_MAX_PP] = {0}, link_o[BRUTE_MAX_PP] = {0};
+	int count[BRUTE_MAX_PP] = {0}, S = brute_stages(c), v = c->virtual_stages > 1 ? c->virtual_stages : 1;
 	size_t K = c->strategies.count, u, e;
 	double total = 0, worst = 0;
 	int i;
 
-	if (c->pp < 1 || c->pp > BRUTE_MAX_PP)
+	if (c->pp < 1 || S > BRUTE_MAX_PP)
 		return INFINITY;
 	for (u = 0; u < c->n_layers; u++) {
-		if (stage[u] < 0 || stage[u] >= c->pp || strategy[u] >= K)
+		if (stage[u] < 0 || stage[u] >= S || strategy[u] >= K)
 			return INFINITY;
 		count[stage[u]]++;
 		p[stage[u]] += c->time_s[u * K + strategy[u]];
-		mem[stage[u]] += c->memory_fixed_bytes[u * K + strategy[u]] +
+		/* memory is per device: stage s runs on device s mod pp */
+		mem[stage[u] % c->pp] += c->memory_fixed_bytes[u * K + strategy[u]] +
 		                 (double)c->inflight[stage[u]] * c->memory_per_microbatch_bytes[u * K + strategy[u]];
 	}
+	for (i = 0; i < S; i++)
+		if (count[i] == 0)
+			return INFINITY;
 	for (i = 0; i < c->pp; i++)
-		if (count[i] == 0 || mem[i] > c->memory_limit_bytes)
+		if (mem[i] > c->memory_limit_bytes)
 			return INFINITY;
 	for (e = 0; e < c->n_edges; e++) {
 		size_t a = c->edges[e].from, b = c->edges[e].to;
@@ -44,17 +55,35 @@ double brute_tpi(const struct cost_candidate *c, const int *stage, const size_t 
 				o[i] += c->edges[e].cross_stage_s[idx];
 		}
 	}
-	for (i = 0; i < c->pp; i++) {
+	if (v == 1) {
+		for (i = 0; i < c->pp; i++) {
+			total += p[i];
+			if (p[i] > worst)
+				worst = p[i];
+		}
+		for (i = 0; i < c->pp - 1; i++) {
+			total += o[i];
+			if (o[i] > worst)
+				worst = o[i];
+		}
+		return total + (double)(c->microbatches - 1) * worst;
+	}
+	/* interleaved: the bottleneck is the busiest device or link, the rest divided by v */
+	for (i = 0; i < S; i++) {
 		total += p[i];
-		if (p[i] > worst)
-			worst = p[i];
+		dev_p[i % c->pp] += p[i];
 	}
-	for (i = 0; i < c->pp - 1; i++) {
+	for (i = 0; i < S - 1; i++) {
 		total += o[i];
-		if (o[i] > worst)
-			worst = o[i];
+		link_o[i % c->pp] += o[i];
 	}
-	return total + (double)(c->microbatches - 1) * worst;
+	for (i = 0; i < c->pp; i++) {
+		if (dev_p[i] > worst)
+			worst = dev_p[i];
+		if (link_o[i] > worst)
+			worst = link_o[i];
+	}
+	return total / v + ((double)c->microbatches - 1.0 / v) * worst;
 }
 
 /* Advances an odometer of n digits in [0, base); returns 0 when it wrapped around. */
@@ -90,7 +119,7 @@ static int brute_stages_valid(const struct cost_candidate *c, const int *stage)
 
 	for (u = 0; u < c->n_layers; u++)
 		used[stage[u]] = 1;
-	for (i = 0; i < c->pp; i++)
+	for (i = 0; i < brute_stages(c); i++)
 		if (!used[i])
 			return 0;
 	for (e = 0; e < c->n_edges; e++)
@@ -109,9 +138,9 @@ int brute_solve(const struct cost_candidate *c, double *best, int *stage_out, si
 	int rc = -1;
 
 	*best = INFINITY;
-	if (c->pp < 1 || c->pp > BRUTE_MAX_PP || n == 0 || K == 0)
+	if (c->pp < 1 || brute_stages(c) > BRUTE_MAX_PP || n == 0 || K == 0)
 		return -1;
-	size_st = pow((double)c->pp, (double)n);
+	size_st = pow((double)brute_stages(c), (double)n);
 	size_sk = pow((double)K, (double)n);
 	if (size_st * size_sk > BRUTE_MAX_EVALS * 64 || size_st > 1e7)
 		return -1;
@@ -137,7 +166,7 @@ int brute_solve(const struct cost_candidate *c, double *best, int *stage_out, si
 					memcpy(strategy_out, strategy, n * sizeof(size_t));
 			}
 		} while (brute_next_size(strategy, n, K));
-	} while (brute_next_int(stage, n, c->pp));
+	} while (brute_next_int(stage, n, brute_stages(c)));
 	rc = 0;
 out:
 	if (evals)

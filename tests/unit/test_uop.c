@@ -31,15 +31,18 @@ static unsigned rnd(unsigned n)
 }
 
 /* A random 2-device-per-stage-or-less instance small enough for brute force. */
-static void random_instance(struct cluster_profile *cl, struct model_profile *m, long *batch)
+static void random_instance_at(struct cluster_profile *cl, struct model_profile *m, long *batch,
+                               size_t min_layers, int two_only)
 {
 	static const int dev[] = { 2, 4 };
 	static const double bw[] = { 10, 2 };
 	static const int devs2[] = { 2 };
 	size_t L = 2 + rnd(3);
-	int four = (int)rnd(2);
+	int four = (int)rnd(2) && !two_only;
 	double mem = rnd(3) == 0 ? 2.2e8 : 64e9; /* tight or loose */
 
+	if (L < min_layers)
+		L = min_layers + rnd(2);
 	if (four)
 		assert_int_equal(fx_cluster(cl, 1, 4, dev, bw, 2, mem, 0, 1 + rnd(4) * 0.2), 0);
 	else
@@ -65,9 +68,14 @@ static void random_instance(struct cluster_profile *cl, struct model_profile *m,
 	*batch = rnd(2) ? 4 : 8;
 }
 
+static void random_instance(struct cluster_profile *cl, struct model_profile *m, long *batch)
+{
+	random_instance_at(cl, m, batch, 0, 0);
+}
+
 /* Brute force over every candidate of the unified space. */
-static double brute_space(const struct cluster_profile *cl, const struct model_profile *m,
-                          long batch, enum cost_schedule s, int zero, int sp, int sel, int uneven)
+static double brute_space_v(const struct cluster_profile *cl, const struct model_profile *m,
+                            long batch, enum cost_schedule s, int vs, int zero, int sp, int sel, int uneven)
 {
 	double best = INFINITY;
 	int pp;
@@ -78,8 +86,8 @@ static double brute_space(const struct cluster_profile *cl, const struct model_p
 			continue;
 		for (c = 1; c <= batch; c++) {
 			struct cost_options o = { .batch = batch, .pp = pp, .microbatches = c,
-			                          .schedule = s, .zero = zero, .sp = sp, .selective = sel,
-			                          .uneven = uneven };
+			                          .schedule = s, .virtual_stages = vs, .zero = zero, .sp = sp,
+			                          .selective = sel, .uneven = uneven };
 			struct cost_candidate cand;
 			struct uniap_err err;
 			double v;
@@ -95,6 +103,12 @@ static double brute_space(const struct cluster_profile *cl, const struct model_p
 		}
 	}
 	return best;
+}
+
+static double brute_space(const struct cluster_profile *cl, const struct model_profile *m,
+                          long batch, enum cost_schedule s, int zero, int sp, int sel, int uneven)
+{
+	return brute_space_v(cl, m, batch, s, 0, zero, sp, sel, uneven);
 }
 
 static void run_zero(const struct cluster_profile *cl, const struct model_profile *m, long batch,
@@ -164,6 +178,81 @@ static void test_matches_brute_force(void **state)
 			assert_true(fabs(r.eval.tpi_s - expect) <= 1e-9 * expect);
 			assert_true(r.eval.valid && r.eval.fits);
 			assert_true(r.bound_s <= r.eval.tpi_s * (1 + 1e-12));
+		}
+		uop_result_release(&r);
+		model_release(&m);
+		cluster_release(&cl);
+	}
+}
+
+/*
+ * Interleaved 1F1B (v = 2 or 3 model chunks per device): on random chains
+ * of 4 to 6 layers, some with a skip edge over several stages, tight and
+ * loose memory, with and without recomputation, the planner's optimum equals
+ * brute force over every candidate (c a multiple of pp, pp v <= layers) and
+ * every split into pp v stages; and each candidate's MILP answer equals brute
+ * force on its own matrices.
+ */
+static void test_interleaved_matches_brute_force(void **state)
+{
+	int trial;
+
+	(void)state;
+	for (trial = 0; trial < 24; trial++) {
+		struct cluster_profile cl;
+		struct model_profile m;
+		struct uop_result r;
+		struct uop_options o;
+		struct uniap_err err;
+		long batch;
+		int v = 2 + (trial % 4 == 3), pp;
+		double expect;
+
+		/* pp v layers or one more for pp = 2; v = 3 on 2 devices (one strategy per stage),
+		 * which keeps brute force over 6^7 splits small */
+		random_instance_at(&cl, &m, &batch, (size_t)(2 * v), v == 3);
+		expect = brute_space_v(&cl, &m, batch, COST_INTERLEAVED, v, 0, 0, 0, 0);
+		uop_options_init(&o);
+		o.batch = batch;
+		o.schedule = COST_INTERLEAVED;
+		o.virtual_stages = v;
+		o.threads = 2;
+		o.inline_solve = trial % 2;
+		o.time_limit_s = 60;
+		assert_int_equal(uop_run(&cl, &m, &o, NULL, &r, &err), UNIAP_OK);
+		if (isinf(expect)) {
+			assert_true(r.best < 0);
+		} else {
+			assert_true(r.best >= 0);
+			assert_true(r.optimal);
+			assert_true(fabs(r.eval.tpi_s - expect) <= 1e-9 * expect);
+			assert_true(r.eval.valid && r.eval.fits);
+			if (r.cand.pp > 1) {
+				assert_int_equal(r.cand.virtual_stages, v);
+				assert_int_equal(r.eval.pp, r.cand.pp * v);
+			}
+		}
+		/* every candidate with a pipeline: the MILP against brute force on its matrices */
+		for (pp = 2; pp <= cluster_devices(&cl); pp *= 2) {
+			struct cost_options co = { .batch = batch, .pp = pp, .microbatches = pp,
+			                           .schedule = COST_INTERLEAVED, .virtual_stages = v };
+			struct cost_candidate cand;
+			struct opt_result res;
+			double b;
+
+			if (cost_build(&cl, &m, &co, &cand, &err) != UNIAP_OK)
+				continue;
+			assert_int_equal(brute_solve(&cand, &b, NULL, NULL, NULL), 0);
+			assert_int_equal(opt_solve(&cand, NULL, &res, &err), UNIAP_OK);
+			if (isinf(b)) {
+				assert_int_equal(res.status, OPT_INFEASIBLE);
+			} else {
+				assert_int_equal(res.status, OPT_OPTIMAL);
+				assert_true(fabs(res.tpi_s - b) <= 1e-9 * b);
+				assert_true(fabs(brute_tpi(&cand, res.stage, res.strategy) - res.tpi_s) <= 1e-12 * b);
+			}
+			opt_result_release(&res);
+			cost_candidate_release(&cand);
 		}
 		uop_result_release(&r);
 		model_release(&m);
@@ -554,6 +643,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_matches_brute_force),
+		cmocka_unit_test(test_interleaved_matches_brute_force),
 		cmocka_unit_test(test_workers_equal_inline),
 		cmocka_unit_test(test_spaces),
 		cmocka_unit_test(test_cancel),
