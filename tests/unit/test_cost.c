@@ -16,6 +16,7 @@
 
 #include "cost.h"
 #include "fixtures.h"
+#include "opt.h"
 #include "plan.h"
 
 #define NEAR(a, b) assert_true(fabs((double)(a) - (double)(b)) <= 1e-12 + 1e-9 * fabs((double)(b)))
@@ -244,6 +245,106 @@ static void test_inflight(void **state)
 	assert_int_equal(c.inflight[0], 8);
 	assert_int_equal(c.inflight[3], 8);
 	cost_candidate_release(&c);
+	model_release(&m);
+	cluster_release(&cl);
+}
+
+/*
+ * Interleaved 1F1B: in-flight counts per stage from Megatron-LM's order (pp 4,
+ * v 2, c 8, worked by hand: rank 0 warms up with 10 forwards, so its first
+ * chunk holds 7 and then 8, its second 4; rank 3 warms up with 4 and holds 5
+ * of its first chunk and 1 of its second), every chunk holds all c when
+ * c = pp, and the time formula gives SC 2021's c t + (pp - 1) t / v on equal
+ * stages, the transfers on their links.
+ */
+static void test_interleaved_terms(void **state)
+{
+	struct cluster_profile cl;
+	struct model_profile m;
+	struct cost_candidate c;
+	struct cost_options o = { .batch = 8, .pp = 4, .microbatches = 8, .schedule = COST_INTERLEAVED,
+	                          .virtual_stages = 2 };
+	struct uniap_err err;
+	double t[4] = { 1, 1, 1, 1 }, fixed[4] = { 0 }, per_mb[4] = { 0 }, same[1] = { 0 }, cross[1] = { 0.5 };
+	double no_cross[1] = { 0 };
+	long inflight[4];
+	struct cost_edge edges[3];
+	int stage[4] = { 0, 1, 2, 3 }, i, d, j;
+	size_t strategy[4] = { 0, 0, 0, 0 };
+
+	(void)state;
+	cluster4(&cl);
+	model(&m, 8, MODEL_FP32);
+	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_OK);
+	assert_int_equal(c.virtual_stages, 2);
+	assert_int_equal(cost_stages(&c), 8);
+	assert_int_equal(c.inflight[0], 8); /* rank 0, chunk 0 */
+	assert_int_equal(c.inflight[4], 4); /* rank 0, chunk 1 */
+	assert_int_equal(c.inflight[3], 5); /* rank 3, chunk 0 */
+	assert_int_equal(c.inflight[7], 1); /* rank 3, chunk 1 */
+	/* a rank holds at least Megatron-LM's warm-up plus one, never more than c per chunk */
+	for (d = 0; d < 4; d++) {
+		long sum = 0;
+
+		for (j = 0; j < 2; j++) {
+			assert_true(c.inflight[d + 4 * j] >= 1 && c.inflight[d + 4 * j] <= 8);
+			sum += c.inflight[d + 4 * j];
+		}
+		assert_true(sum >= 2L * (4 - d - 1) + 4 + 1);
+	}
+	cost_candidate_release(&c);
+	o.microbatches = 4; /* c = pp: all warm-up, every chunk holds all c */
+	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_OK);
+	for (i = 0; i < 8; i++)
+		assert_int_equal(c.inflight[i], 4);
+	cost_candidate_release(&c);
+	o.pp = 1; /* no pipeline: the ordinary candidate */
+	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_OK);
+	assert_int_equal(cost_stages(&c), 1);
+	cost_candidate_release(&c);
+
+	/* equal stages of t = 1 on pp 2, v 2: rank time 2, TPI = 2c + (pp - 1) 2 / v = 2c + 1 */
+	memset(&c, 0, sizeof(c));
+	c.pp = 2;
+	c.virtual_stages = 2;
+	c.schedule = COST_INTERLEAVED;
+	c.microbatches = 4;
+	c.microbatch_size = 1;
+	c.memory_limit_bytes = INFINITY;
+	c.strategies.count = 1;
+	c.n_layers = 4;
+	c.time_s = t;
+	c.memory_fixed_bytes = fixed;
+	c.memory_per_microbatch_bytes = per_mb;
+	for (i = 0; i < 4; i++)
+		inflight[i] = 1;
+	c.inflight = inflight;
+	assert_true(fabs(opt_tpi(&c, stage, strategy) - 9.0) < 1e-12);
+	/* transfers of 0.5 on boundaries 0, 1, 2: link 0 carries two, link 1 one;
+	 * (4 + 1.5) / 2 + (4 - 1/2) * max(2, 2, 1, 0.5) = 9.75 */
+	for (i = 0; i < 3; i++) {
+		edges[i].from = (size_t)i;
+		edges[i].to = (size_t)i + 1;
+		edges[i].same_stage_s = same;
+		edges[i].cross_stage_s = cross;
+	}
+	c.edges = edges;
+	c.n_edges = 3;
+	assert_true(fabs(opt_tpi(&c, stage, strategy) - 9.75) < 1e-12);
+	/* a skip edge 0 -> 3 crosses all three boundaries: link 0 then carries 2.0 */
+	edges[1].from = 0;
+	edges[1].to = 3;
+	edges[0].cross_stage_s = no_cross;
+	edges[2].cross_stage_s = no_cross;
+	/* o = (0.5, 0.5, 0.5) from the one edge: the same loads, the same TPI */
+	assert_true(fabs(opt_tpi(&c, stage, strategy) - 9.75) < 1e-12);
+	/* a device over memory makes the plan invalid: rank 0 holds stages 0 and 2 */
+	c.memory_limit_bytes = 1;
+	fixed[0] = 0.6;
+	fixed[2] = 0.6;
+	assert_true(isinf(opt_tpi(&c, stage, strategy)));
+	fixed[2] = 0;
+	assert_true(fabs(opt_tpi(&c, stage, strategy) - 9.75) < 1e-12);
 	model_release(&m);
 	cluster_release(&cl);
 }
@@ -766,6 +867,7 @@ int main(void)
 		cmocka_unit_test(test_layer_time_mixed_and_measured),
 		cmocka_unit_test(test_layer_time_flops),
 		cmocka_unit_test(test_inflight),
+		cmocka_unit_test(test_interleaved_terms),
 		cmocka_unit_test(test_uneven_batch),
 		cmocka_unit_test(test_resharding),
 		cmocka_unit_test(test_bad_options),

@@ -150,9 +150,9 @@ static int split_of(long code, int *stage, size_t L, int pp)
 }
 
 /* Brute force of target t over every candidate; INFINITY when no plan fits. */
-static double brute_target(const struct cluster_profile *cl, const struct model_profile *m, long batch,
-                           enum cost_schedule s, int recompute, int zero, int sp, int sel,
-                           int uneven, enum target_kind t)
+static double brute_target_v(const struct cluster_profile *cl, const struct model_profile *m, long batch,
+                             enum cost_schedule s, int vs, int recompute, int zero, int sp, int sel,
+                             int uneven, enum target_kind t)
 {
 	size_t L = m->n_layers, u;
 	double best = INFINITY;
@@ -170,7 +170,8 @@ static double brute_target(const struct cluster_profile *cl, const struct model_
 			 * only where the dictionary offers FSDP (docs/cost-model.md, "Memory");
 			 * the rules themselves are target_check_plan's on every plan below */
 			struct cost_options o = { .batch = batch, .pp = pp, .microbatches = c,
-			                          .schedule = target_schedule(t, s), .recompute = recompute,
+			                          .schedule = target_schedule(t, s), .virtual_stages = vs,
+			                          .recompute = recompute,
 			                          .zero = zero, .sp = sp, .selective = sel, .uneven = uneven,
 			                          .target = (int)t };
 			struct cost_candidate cand;
@@ -183,9 +184,9 @@ static double brute_target(const struct cluster_profile *cl, const struct model_
 				continue;
 			K = cost_k(&cand);
 			for (u = 0; u < L; u++)
-				n_codes *= pp;
+				n_codes *= cost_stages(&cand);
 			for (code = 0; code < n_codes; code++) {
-				if (!split_of(code, stage, L, pp))
+				if (!split_of(code, stage, L, cost_stages(&cand)))
 					continue;
 				memset(strat, 0, L * sizeof(*strat));
 				for (;;) {
@@ -209,6 +210,13 @@ static double brute_target(const struct cluster_profile *cl, const struct model_
 	free(stage);
 	free(strat);
 	return best;
+}
+
+static double brute_target(const struct cluster_profile *cl, const struct model_profile *m, long batch,
+                           enum cost_schedule s, int recompute, int zero, int sp, int sel,
+                           int uneven, enum target_kind t)
+{
+	return brute_target_v(cl, m, batch, s, 0, recompute, zero, sp, sel, uneven, t);
 }
 
 static const enum exp_format target_format[TARGET_COUNT] = {
@@ -319,6 +327,88 @@ static void test_matches_brute_force(void **state)
 }
 
 /* target_solve on one candidate equals brute force on that candidate, DAG and chain. */
+/*
+ * Interleaved 1F1B on 6-layer models (embedding, 4 blocks, head) on 2 devices:
+ * for every target the planner's optimum equals brute force over every
+ * candidate, split into pp v stages and strategy vector that the target's
+ * rules accept; Megatron-LM's is its equal chunks (one block per chunk at
+ * pp 2, v 2) and exports with --num-layers-per-virtual-pipeline-stage, the
+ * others plan their plain 1F1B.
+ */
+static void test_interleaved(void **state)
+{
+	static const int devs2[] = { 2 };
+	static const double bws[][1] = { { 10 }, { 0.05 } }; /* a slow link: no data parallelism */
+	int trial, vpp = 0;
+
+	(void)state;
+	for (trial = 0; trial < 12; trial++) {
+		struct cluster_profile cl;
+		struct model_profile m;
+		long batch = rnd(2) ? 4 : 8;
+		int t, rc = (int)rnd(2);
+
+		assert_int_equal(fx_cluster(&cl, 1, 2, devs2, bws[trial % 2], 1, rnd(3) == 0 ? 2.2e8 : 64e9, 0,
+		                            1 + rnd(4) * 0.2), 0);
+		assert_int_equal(fx_model_chain(&m, 6, rnd(2) ? MODEL_MIXED : MODEL_FP32, 1e-3 * (1 + rnd(9)),
+		                                rnd(2) ? 7e-4 : 0, 1e6 * (1 + rnd(30)), 1e7 * (1 + rnd(9)), 0,
+		                                2e5 * (1 + rnd(9)), 1e6),
+		                 0);
+		if (rnd(2))
+			assert_int_equal(fx_model_add_edge(&m, 0, 5), 0); /* tied embedding: over every stage */
+		fx_model_shape(&m, 1024, 16);
+		for (t = 0; t < TARGET_COUNT; t++) {
+			struct uop_options o;
+			struct uop_result r;
+			struct uniap_err err;
+			double expect = brute_target_v(&cl, &m, batch, COST_INTERLEAVED, 2, rc, 0, 0, 0, 0,
+			                               (enum target_kind)t);
+
+			uop_options_init(&o);
+			o.batch = batch;
+			o.schedule = COST_INTERLEAVED;
+			o.virtual_stages = 2;
+			o.recompute = rc;
+			o.target = (enum target_kind)t;
+			o.threads = 2;
+			o.inline_solve = trial % 2;
+			assert_int_equal(uop_run(&cl, &m, &o, NULL, &r, &err), UNIAP_OK);
+			if (isinf(expect)) {
+				assert_true(r.best < 0);
+			} else {
+				char *out = NULL, why[256];
+				size_t len = 0;
+
+				if (r.best < 0 || fabs(r.eval.tpi_s - expect) > 1e-9 * expect)
+					fail_msg("trial %d target %s: planner %.17g, brute force %.17g", trial,
+					         target_name((enum target_kind)t), r.best < 0 ? INFINITY : r.eval.tpi_s,
+					         expect);
+				assert_true(r.optimal);
+				assert_int_equal(target_check_plan((enum target_kind)t, &r.cand, r.stage, r.strategy, &err),
+				                 UNIAP_OK);
+				if (cost_virtual(&r.cand) > 1) {
+					vpp++;
+					assert_true(t == TARGET_ANY || t == TARGET_MEGATRON);
+				}
+				if (t != TARGET_ANY) {
+					assert_int_equal(exp_plan(target_format[t], &m, &r.cand, r.stage, r.strategy, &r.eval,
+					                          &out, &len, &err), UNIAP_OK);
+					if (runtime_check_export(target_format[t], out, why, sizeof(why)) != 0)
+						fail_msg("trial %d target %s: %s in\n%s", trial,
+						         target_name((enum target_kind)t), why, out);
+					if (t == TARGET_MEGATRON && cost_virtual(&r.cand) > 1)
+						assert_non_null(strstr(out, "--num-layers-per-virtual-pipeline-stage 1\n"));
+					free(out);
+				}
+			}
+			uop_result_release(&r);
+		}
+		model_release(&m);
+		cluster_release(&cl);
+	}
+	assert_true(vpp > 0); /* some optima interleave */
+}
+
 static void test_galvatron_candidate(void **state)
 {
 	static const int dev[] = { 2, 4 };
@@ -522,6 +612,7 @@ int main(void)
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_galvatron_candidate),
 		cmocka_unit_test(test_matches_brute_force),
+		cmocka_unit_test(test_interleaved),
 		cmocka_unit_test(test_variants_win),
 	};
 

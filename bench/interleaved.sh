@@ -1,0 +1,57 @@
+#!/bin/sh
+# bench/interleaved.sh UNIAP - what interleaved 1F1B (virtual pipeline stages;
+# docs/cost-model.md) buys under the model (make bench).  For GPT models of
+# Megatron-LM's own runs on DGX A100 clusters, with full recomputation as
+# those runs used, the megatron target's optimum under 1F1B and under the
+# interleaved schedule with v = 2, 3 and 4 model chunks per device; the gain
+# is the best interleaved TPI against 1F1B (negative: faster).  Then the
+# unconstrained (any) optimum of one small scenario, where the MILP solves
+# every interleaved candidate (LIMIT seconds each).  Figures, not assertions.
+set -u
+UNIAP=${1:-build/uniap}
+THREADS=${THREADS:-$(nproc)}
+LIMIT=${LIMIT:-10}
+
+# first line of a text plan: "pp P c C tpi T"
+summary() {
+	awk 'NR == 1 { for (i = 1; i <= NF; i++) { if ($i == "pp") p = $(i + 1); if ($i == "microbatches") c = $(i + 1)
+	               if ($i == "tpi") t = $(i + 1) }
+	               if (t == "") print "- - -"; else print p, c, t }' "$1"
+}
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+echo "megatron target, --recompute: 1F1B against interleaved (pp, micro-batches, TPI)"
+echo
+echo "| scenario | 1F1B | v = 2 | v = 3 | v = 4 | best interleaved vs 1F1B |"
+echo "|---|---|---|---|---|---|"
+while read -r cl mo b; do
+	P="--cluster $cl --model $mo --batch $b --recompute --target megatron --format text --quiet --threads $THREADS"
+	"$UNIAP" plan $P --schedule 1f1b >"$tmp/1" 2>/dev/null
+	line="| $cl $mo B=$b | $(summary "$tmp/1" | awk '{ printf "pp %s c %s: %s s", $1, $2, $3 }')"
+	best=-
+	for v in 2 3 4; do
+		"$UNIAP" plan $P --schedule interleaved --virtual-stages "$v" >"$tmp/$v" 2>/dev/null
+		set -- $(summary "$tmp/$v")
+		line="$line | pp $1 c $2: $3 s"
+		if [ "$3" != "-" ] && { [ "$best" = "-" ] || awk -v a="$3" -v b="$best" 'BEGIN { exit !(a < b) }'; }; then
+			best=$3
+		fi
+	done
+	base=$(summary "$tmp/1" | awk '{ print $3 }')
+	echo "$line | $(awk -v a="$best" -v b="$base" 'BEGIN { if (a == "-" || b == "-") print "-"; else printf "%+.1f %%", (a / b - 1) * 100 }') |"
+done <<EOF
+dgx-a100-x16 gpt3-175b 64
+dgx-a100-x16 gpt3-175b 128
+dgx-a100-x16 gpt3-175b 512
+dgx-a100-x8 gpt-76b 64
+dgx-a100-x4 gpt-39b 64
+dgx-a100-x2 gpt-18b 32
+EOF
+echo
+echo "unconstrained (any) optimum, interleaved v = 2 on the MILP, $LIMIT s per candidate:"
+start=$(date +%s.%N)
+"$UNIAP" plan --format text --threads "$THREADS" --time-limit "$LIMIT" --cluster enva --model bert-huge --batch 32 \
+	--schedule interleaved --virtual-stages 2
+end=$(date +%s.%N)
+echo "   wall $(echo "$end - $start" | awk '{ printf "%.2f", $1 - $3 }') s"
