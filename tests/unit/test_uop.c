@@ -187,8 +187,9 @@ static void test_matches_brute_force(void **state)
 
 /*
  * Interleaved 1F1B (v = 2 or 3 model chunks per device): on random chains
- * of 4 to 6 layers, some with a skip edge over several stages, tight and
- * loose memory, with and without recomputation, the planner's optimum equals
+ * of 4 to 7 layers, some with a skip edge over several stages, tight and
+ * loose memory, with ZeRO-1/2, sequence parallelism or uneven micro-batches
+ * in some trials, the planner's optimum equals
  * brute force over every candidate (c a multiple of pp, pp v <= layers) and
  * every split into pp v stages; and each candidate's MILP answer equals brute
  * force on its own matrices.
@@ -211,11 +212,18 @@ static void test_interleaved_matches_brute_force(void **state)
 		/* pp v layers or one more for pp = 2; v = 3 on 2 devices (one strategy per stage),
 		 * which keeps brute force over 6^7 splits small */
 		random_instance_at(&cl, &m, &batch, (size_t)(2 * v), v == 3);
-		expect = brute_space_v(&cl, &m, batch, COST_INTERLEAVED, v, 0, 0, 0, 0);
+		/* with the other new dimensions: ZeRO-1/2, sequence parallelism, uneven micro-batches */
+		if (trial % 5 == 4)
+			batch = batch == 8 ? 7 : 5;
+		expect = brute_space_v(&cl, &m, batch, COST_INTERLEAVED, v, trial % 3 == 1, trial % 4 == 2, 0,
+		                       trial % 5 == 4);
 		uop_options_init(&o);
 		o.batch = batch;
 		o.schedule = COST_INTERLEAVED;
 		o.virtual_stages = v;
+		o.zero = trial % 3 == 1;
+		o.sp = trial % 4 == 2;
+		o.uneven = trial % 5 == 4;
 		o.threads = 2;
 		o.inline_solve = trial % 2;
 		o.time_limit_s = 60;
@@ -235,7 +243,9 @@ static void test_interleaved_matches_brute_force(void **state)
 		/* every candidate with a pipeline: the MILP against brute force on its matrices */
 		for (pp = 2; pp <= cluster_devices(&cl); pp *= 2) {
 			struct cost_options co = { .batch = batch, .pp = pp, .microbatches = pp,
-			                           .schedule = COST_INTERLEAVED, .virtual_stages = v };
+			                           .schedule = COST_INTERLEAVED, .virtual_stages = v,
+			                           .zero = trial % 3 == 1, .sp = trial % 4 == 2,
+			                           .uneven = trial % 5 == 4 };
 			struct cost_candidate cand;
 			struct opt_result res;
 			double b;
