@@ -111,9 +111,9 @@ static double brute_space(const struct cluster_profile *cl, const struct model_p
 	return brute_space_v(cl, m, batch, s, 0, zero, sp, sel, uneven);
 }
 
-static void run_zero(const struct cluster_profile *cl, const struct model_profile *m, long batch,
-                     enum cost_schedule s, enum uop_space space, int inline_solve, int zero, int sp,
-                     int sel, int uneven, struct uop_result *r)
+static void run_v(const struct cluster_profile *cl, const struct model_profile *m, long batch,
+                  enum cost_schedule s, int vs, enum uop_space space, int inline_solve, int zero, int sp,
+                  int sel, int uneven, struct uop_result *r)
 {
 	struct uop_options o;
 	struct uniap_err err;
@@ -125,11 +125,33 @@ static void run_zero(const struct cluster_profile *cl, const struct model_profil
 	o.uneven = uneven;
 	o.batch = batch;
 	o.schedule = s;
+	o.virtual_stages = vs;
 	o.space = space;
 	o.threads = 2;
 	o.inline_solve = inline_solve;
 	o.time_limit_s = 60;
 	assert_int_equal(uop_run(cl, m, &o, NULL, r, &err), UNIAP_OK);
+}
+
+static void run_zero(const struct cluster_profile *cl, const struct model_profile *m, long batch,
+                     enum cost_schedule s, enum uop_space space, int inline_solve, int zero, int sp,
+                     int sel, int uneven, struct uop_result *r)
+{
+	run_v(cl, m, batch, s, 0, space, inline_solve, zero, sp, sel, uneven, r);
+}
+
+/* The run's best plan is brute force's optimum expect, proven, valid and within memory. */
+static void assert_brute_optimum(const struct uop_result *r, double expect)
+{
+	if (isinf(expect)) {
+		assert_true(r->best < 0);
+		return;
+	}
+	assert_true(r->best >= 0);
+	assert_true(r->optimal);
+	assert_true(fabs(r->eval.tpi_s - expect) <= 1e-9 * expect);
+	assert_true(r->eval.valid && r->eval.fits);
+	assert_true(r->bound_s <= r->eval.tpi_s * (1 + 1e-12));
 }
 
 static void run(const struct cluster_profile *cl, const struct model_profile *m, long batch,
@@ -170,15 +192,7 @@ static void test_matches_brute_force(void **state)
 		expect = brute_space(&cl, &m, batch, s, trial % 3 == 2, trial % 4 >= 2, trial % 5 == 4, trial % 6 >= 3);
 		run_zero(&cl, &m, batch, s, UOP_SPACE_UNIFIED, trial % 2, trial % 3 == 2, trial % 4 >= 2,
 		         trial % 5 == 4, trial % 6 >= 3, &r);
-		if (isinf(expect)) {
-			assert_true(r.best < 0);
-		} else {
-			assert_true(r.best >= 0);
-			assert_true(r.optimal);
-			assert_true(fabs(r.eval.tpi_s - expect) <= 1e-9 * expect);
-			assert_true(r.eval.valid && r.eval.fits);
-			assert_true(r.bound_s <= r.eval.tpi_s * (1 + 1e-12));
-		}
+		assert_brute_optimum(&r, expect);
 		uop_result_release(&r);
 		model_release(&m);
 		cluster_release(&cl);
@@ -203,7 +217,6 @@ static void test_interleaved_matches_brute_force(void **state)
 		struct cluster_profile cl;
 		struct model_profile m;
 		struct uop_result r;
-		struct uop_options o;
 		struct uniap_err err;
 		long batch;
 		int v = 2 + (trial % 4 == 3), pp;
@@ -217,28 +230,12 @@ static void test_interleaved_matches_brute_force(void **state)
 			batch = batch == 8 ? 7 : 5;
 		expect = brute_space_v(&cl, &m, batch, COST_INTERLEAVED, v, trial % 3 == 1, trial % 4 == 2, 0,
 		                       trial % 5 == 4);
-		uop_options_init(&o);
-		o.batch = batch;
-		o.schedule = COST_INTERLEAVED;
-		o.virtual_stages = v;
-		o.zero = trial % 3 == 1;
-		o.sp = trial % 4 == 2;
-		o.uneven = trial % 5 == 4;
-		o.threads = 2;
-		o.inline_solve = trial % 2;
-		o.time_limit_s = 60;
-		assert_int_equal(uop_run(&cl, &m, &o, NULL, &r, &err), UNIAP_OK);
-		if (isinf(expect)) {
-			assert_true(r.best < 0);
-		} else {
-			assert_true(r.best >= 0);
-			assert_true(r.optimal);
-			assert_true(fabs(r.eval.tpi_s - expect) <= 1e-9 * expect);
-			assert_true(r.eval.valid && r.eval.fits);
-			if (r.cand.pp > 1) {
-				assert_int_equal(r.cand.virtual_stages, v);
-				assert_int_equal(r.eval.pp, r.cand.pp * v);
-			}
+		run_v(&cl, &m, batch, COST_INTERLEAVED, v, UOP_SPACE_UNIFIED, trial % 2, trial % 3 == 1, trial % 4 == 2, 0,
+		      trial % 5 == 4, &r);
+		assert_brute_optimum(&r, expect);
+		if (r.best >= 0 && r.cand.pp > 1) {
+			assert_int_equal(r.cand.virtual_stages, v);
+			assert_int_equal(r.eval.pp, r.cand.pp * v);
 		}
 		/* every candidate with a pipeline: the MILP against brute force on its matrices */
 		for (pp = 2; pp <= cluster_devices(&cl); pp *= 2) {
