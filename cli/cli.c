@@ -235,8 +235,6 @@ uniap_code cli_common_load_profiles(struct cli_common *c, struct uniap_err *err)
 
 	if (c->virtual_stages && c->schedule != COST_INTERLEAVED)
 		return err_set(err, UNIAP_E_ARG, "--virtual-stages: only with --schedule interleaved");
-	if (!c->virtual_stages)
-		c->virtual_stages = 2;
 	if (!c->cluster_path)
 		return err_set(err, UNIAP_E_ARG, "--cluster: required");
 	if (!c->model_path)

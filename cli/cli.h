@@ -79,7 +79,7 @@ struct cli_common {
 	int sp;                  /* --sequence-parallel: offer "+sp" variants of tp strategies */
 	int selective;           /* --selective-recompute: offer "+sel" variants */
 	int uneven;              /* --uneven-microbatches: the last micro-batch may be smaller */
-	long virtual_stages;     /* --virtual-stages V (interleaved only); 2 when not given */
+	long virtual_stages;     /* --virtual-stages V (interleaved only); 0 when not given */
 	int pretty;
 	int help;
 	int has_memory_margin;   /* --memory-margin given: overrides the cluster's memory_margin */

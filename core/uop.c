@@ -146,7 +146,8 @@ static void uop_memo_put(const struct uop_options *o, const struct cost_candidat
 	uop_facts_merge(known, found, &merged);
 	if (merged.status == OPT_UNKNOWN && !(known && known->stage))
 		return; /* nothing proven: not worth a row */
-	o->memo->put(o->memo->ctx, cand->pp, cand->microbatches, &merged, with_matrices ? cand : NULL);
+	o->memo->put(o->memo->ctx, cand->pp, cost_virtual(cand), cand->microbatches, &merged,
+	             with_matrices ? cand : NULL);
 }
 
 /* ------------------------------------------------------------- the run */
@@ -444,21 +445,27 @@ static uniap_code uop_grid(const struct cluster_profile *cl, const struct model_
 	size_t n_c = o->uneven && (!r || r->uneven) ? uop_chunk_counts(o->batch, cs, UOP_MAX_DIVISORS)
 	                                            : uop_divisors(o->batch, cs, UOP_MAX_DIVISORS);
 	size_t i, j;
+	/* interleaved: the v given, or each of the search range */
+	int v_lo = o->virtual_stages ? o->virtual_stages : UOP_VIRTUAL_SEARCH_MIN;
+	int v_hi = o->virtual_stages ? o->virtual_stages : UOP_VIRTUAL_SEARCH_MAX, v;
+	size_t n_v = o->schedule == COST_INTERLEAVED ? (size_t)(v_hi - v_lo + 1) : 1;
 
-	out->candidates = calloc(n_pp * n_c, sizeof(*out->candidates));
+	out->candidates = calloc(n_pp * n_c * n_v, sizeof(*out->candidates));
 	if (!out->candidates)
 		return err_set(err, UNIAP_E_NOMEM, "candidates: out of memory");
 	for (i = 0; i < n_pp; i++) {
 		if ((size_t)pps[i] > m->n_layers || (o->space == UOP_SPACE_INTRA && pps[i] > 1))
 			continue;
+		for (v = o->schedule == COST_INTERLEAVED && pps[i] > 1 ? v_lo : 1;
+		     v <= (o->schedule == COST_INTERLEAVED && pps[i] > 1 ? v_hi : 1); v++)
 		for (j = 0; j < n_c; j++) {
 			struct uop_candidate *c;
 
 			/* interleaved: pp v model chunks of one layer or more, c a multiple of pp */
-			if (o->schedule == COST_INTERLEAVED && pps[i] > 1 &&
-			    ((size_t)pps[i] * (size_t)o->virtual_stages > m->n_layers || cs[j] % pps[i] != 0))
+			if (v > 1 && ((size_t)pps[i] * (size_t)v > m->n_layers || cs[j] % pps[i] != 0))
 				continue;
 			c = &out->candidates[out->n_candidates++];
+			c->virtual_stages = v;
 
 			c->pp = (int)pps[i];
 			c->microbatches = cs[j];
@@ -614,8 +621,8 @@ static void uop_memo_facts(const struct uop_options *o, const struct model_profi
 	for (i = 0; i < out->n_candidates; i++) {
 		opt_result_init(&known[i]);
 		if (!o->memo || !o->memo->get_facts ||
-		    o->memo->get_facts(o->memo->ctx, out->candidates[i].pp, out->candidates[i].microbatches,
-		                       &known[i]) != 1)
+		    o->memo->get_facts(o->memo->ctx, out->candidates[i].pp, out->candidates[i].virtual_stages,
+		                       out->candidates[i].microbatches, &known[i]) != 1)
 			continue;
 		/* a plan for another shape is a key collision or a caller's bug: as with a plan that
 		 * does not recompute (uop_known_verifies), none of these facts is trusted */
@@ -636,9 +643,10 @@ static int uop_memo_matrices(const struct uop_options *o, const struct model_pro
                              const struct uop_candidate *c, struct uop_slot *slot)
 {
 	if (!o->memo || !o->memo->get_matrices ||
-	    o->memo->get_matrices(o->memo->ctx, c->pp, c->microbatches, &slot->cand) != 1)
+	    o->memo->get_matrices(o->memo->ctx, c->pp, c->virtual_stages, c->microbatches, &slot->cand) != 1)
 		return 0;
-	if (slot->cand.pp != c->pp || slot->cand.microbatches != c->microbatches ||
+	if (slot->cand.pp != c->pp || cost_virtual(&slot->cand) != c->virtual_stages ||
+	    slot->cand.microbatches != c->microbatches ||
 	    slot->cand.n_layers != m->n_layers || opt_candidate_check(&slot->cand, NULL) != UNIAP_OK) {
 		cost_candidate_release(&slot->cand);
 		return 0;
@@ -788,7 +796,7 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
 		struct uop_candidate *c = &out->candidates[ord[n].index];
 		struct cost_options co = {
 			.batch = o->batch, .pp = c->pp, .microbatches = c->microbatches,
-			.schedule = o->schedule, .virtual_stages = o->virtual_stages,
+			.schedule = o->schedule, .virtual_stages = c->virtual_stages,
 			.recompute = o->recompute, .zero = o->zero, .sp = o->sp,
 			.selective = o->selective, .uneven = o->uneven,
 			.filter = o->space == UOP_SPACE_INTER ? COST_FILTER_DP_ONLY : COST_FILTER_ALL,
@@ -1025,7 +1033,7 @@ static uniap_code uop_one_strategy(struct uop_run *run, const struct cluster_pro
 	for (i = 0; i < n_grid && rc == UNIAP_OK; i++) {
 		struct cost_options co = {
 			.batch = o->batch, .pp = grid[i].pp, .microbatches = grid[i].microbatches,
-			.schedule = o->schedule, .virtual_stages = o->virtual_stages,
+			.schedule = o->schedule, .virtual_stages = grid[i].virtual_stages,
 			.recompute = o->recompute, .zero = o->zero, .sp = o->sp,
 			.selective = o->selective, .uneven = o->uneven, .filter = filter,
 			.target = (int)o->target,
@@ -1038,9 +1046,7 @@ static uniap_code uop_one_strategy(struct uop_run *run, const struct cluster_pro
 			rc = err_set(err, UNIAP_E_CANCELED, "canceled");
 			break;
 		}
-		if (r->needs_blocks && (L < 3 || (size_t)grid[i].pp * (o->schedule == COST_INTERLEAVED &&
-		                                                        grid[i].pp > 1 ? (size_t)o->virtual_stages
-		                                                                       : 1) > L - 2)) {
+		if (r->needs_blocks && (L < 3 || (size_t)grid[i].pp * (size_t)grid[i].virtual_stages > L - 2)) {
 			run->done++;
 			uop_progress(run);
 			continue;
@@ -1087,6 +1093,7 @@ static uniap_code uop_one_strategy(struct uop_run *run, const struct cluster_pro
 				}
 			}
 			c->pp = cand.pp;
+			c->virtual_stages = cost_virtual(&cand);
 			c->microbatches = cand.microbatches;
 			c->method = "evaluate";
 			snprintf(c->strategy, sizeof(c->strategy), "%s", cand.strategies.items[k].name);
@@ -1171,10 +1178,11 @@ uniap_code uop_run(const struct cluster_profile *cluster, const struct model_pro
 	/* a target plans with the schedule its runtime runs */
 	eff = *opts;
 	eff.schedule = target_schedule(opts->target, opts->schedule);
-	if (eff.schedule == COST_INTERLEAVED &&
+	if (eff.schedule == COST_INTERLEAVED && eff.virtual_stages != 0 &&
 	    (eff.virtual_stages < 2 || eff.virtual_stages > COST_MAX_VIRTUAL_STAGES))
-		return err_set(err, UNIAP_E_ARG, "virtual_stages: must be in [2, %d] for the interleaved schedule, "
-		               "got %d", COST_MAX_VIRTUAL_STAGES, eff.virtual_stages);
+		return err_set(err, UNIAP_E_ARG, "virtual_stages: must be 0 (search %d to %d) or in [2, %d] for the "
+		               "interleaved schedule, got %d", UOP_VIRTUAL_SEARCH_MIN, UOP_VIRTUAL_SEARCH_MAX,
+		               COST_MAX_VIRTUAL_STAGES, eff.virtual_stages);
 	opts = &eff;
 	memset(&run, 0, sizeof(run));
 	pthread_mutex_init(&run.lock, NULL);

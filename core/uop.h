@@ -62,7 +62,7 @@ int uop_space_parse(const char *s, enum uop_space *out);
  * from them alone (proven infeasible, bound above the best TPI, proven optimum
  * that is not the best) and reads or rebuilds matrices only for the rest.  A
  * plan whose matrices had to be rebuilt is used only if its TPI recomputes
- * equal on them.  Keys are (pp, microbatches) within one problem: cluster,
+ * equal on them.  Keys are (pp, virtual_stages, microbatches) within one problem: cluster,
  * model, batch, schedule, recompute and space are the caller's to fold into
  * its keys, with UOP_MEMO_FORMAT.  Every callback is optional and may be
  * called from any thread, no lock held; get_* fill caller-owned structs
@@ -71,9 +71,9 @@ int uop_space_parse(const char *s, enum uop_space *out);
  * the ones the facts index).
  */
 struct uop_memo_ops {
-	int (*get_facts)(void *ctx, int pp, long microbatches, struct opt_result *facts);
-	int (*get_matrices)(void *ctx, int pp, long microbatches, struct cost_candidate *cand);
-	void (*put)(void *ctx, int pp, long microbatches, const struct opt_result *facts,
+	int (*get_facts)(void *ctx, int pp, int virtual_stages, long microbatches, struct opt_result *facts);
+	int (*get_matrices)(void *ctx, int pp, int virtual_stages, long microbatches, struct cost_candidate *cand);
+	void (*put)(void *ctx, int pp, int virtual_stages, long microbatches, const struct opt_result *facts,
 	            const struct cost_candidate *cand);
 	void *ctx;
 };
@@ -87,7 +87,8 @@ typedef void (*uop_progress_fn)(void *ctx, size_t done, size_t total, double bes
 struct uop_options {
 	long batch;                 /* global batch B >= 1 */
 	enum cost_schedule schedule;
-	int virtual_stages;         /* interleaved: model chunks per device, 2 .. COST_MAX_VIRTUAL_STAGES;
+	int virtual_stages;         /* interleaved: model chunks per device, 2 .. COST_MAX_VIRTUAL_STAGES,
+	                               or 0: every v of UOP_VIRTUAL_SEARCH_MIN .. _MAX is a candidate;
 	                               candidates need c a multiple of pp and pp v <= layers */
 	enum uop_space space;
 	int recompute;              /* offer activation checkpointing per layer */
@@ -119,9 +120,14 @@ void uop_options_init(struct uop_options *o);
 
 #define UOP_NOTE_MAX 192
 
+/* The model chunks per device the interleaved schedule tries when none is given. */
+#define UOP_VIRTUAL_SEARCH_MIN 2
+#define UOP_VIRTUAL_SEARCH_MAX 4
+
 /* One candidate of the run, as reported. */
 struct uop_candidate {
 	int pp;
+	int virtual_stages;  /* v: model chunks per device (interleaved, pp > 1); 1 otherwise */
 	long microbatches;
 	char status[16];     /* optimal, feasible, infeasible, pruned, unknown, error, crashed,
 	                        timeout, canceled (uniform: evaluated, infeasible) */

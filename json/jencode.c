@@ -581,6 +581,7 @@ static cJSON *jenc_candidates(const struct uop_result *r)
 		if (!jenc_append(arr, o))
 			break;
 		ok = cJSON_AddNumberToObject(o, "pp", c->pp) &&
+		     (c->virtual_stages <= 1 || cJSON_AddNumberToObject(o, "virtual_stages", c->virtual_stages)) &&
 		     cJSON_AddNumberToObject(o, "microbatches", (double)c->microbatches) &&
 		     cJSON_AddStringToObject(o, "status", c->status) &&
 		     jenc_add_num(o, "tpi_s", c->tpi_s) && jenc_add_num(o, "solve_s", c->solve_s) &&
@@ -648,6 +649,8 @@ cJSON *jenc_targets(const enum target_kind *targets, const struct uop_result *rs
 		}
 		if (ok && r->best >= 0)
 			ok = jenc_add_num(o, "tpi_s", r->eval.tpi_s) && cJSON_AddNumberToObject(o, "pp", r->cand.pp) &&
+			     (cost_virtual(&r->cand) == 1 ||
+			      cJSON_AddNumberToObject(o, "virtual_stages", cost_virtual(&r->cand))) &&
 			     cJSON_AddNumberToObject(o, "microbatches", (double)r->cand.microbatches) &&
 			     cJSON_AddStringToObject(o, "schedule", cost_schedule_name(r->cand.schedule)) &&
 			     jenc_add_num(o, "gap", r->gap) && jenc_add_num(o, "bound_s", r->bound_s);

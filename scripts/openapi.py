@@ -106,7 +106,7 @@ S['PlanRequest'] = {'type': 'object', 'required': ['cluster', 'model', 'batch'],
     'cluster': ref_or_doc('Cluster'), 'model': ref_or_doc('Model'),
     'batch': {'type': 'integer', 'minimum': 1, 'maximum': 1000000000, 'description': 'The global batch size.'},
     'schedule': {'type': 'string', 'enum': ['gpipe', '1f1b', 'interleaved'], 'default': 'gpipe', 'description': 'interleaved: 1F1B over virtual_stages model chunks per device (Megatron-LM\'s virtual pipeline stages); its candidates have microbatches a multiple of pp and pp x virtual_stages <= layers.'},
-    'virtual_stages': {'type': 'integer', 'minimum': 2, 'maximum': 64, 'default': 2, 'description': 'Model chunks per device under the interleaved schedule (only with it). Part of the cost cache\'s key.'},
+    'virtual_stages': {'type': 'integer', 'minimum': 2, 'maximum': 64, 'description': 'Model chunks per device under the interleaved schedule (only with it); absent: every v from 2 to 4 is a candidate.'},
     'space': {'type': 'string', 'enum': ['unified', 'inter', 'intra', 'uniform'], 'default': 'unified'},
     'time_limit_s': {'type': 'number', 'exclusiveMinimum': 0, 'default': 60, 'description': 'Per candidate; at most the service\'s --max-time-limit.'},
     'gap': {'type': 'number', 'minimum': 0, 'maximum': 1, 'default': 0, 'description': 'Relative MILP gap; 0 proves optimality.'},
@@ -131,7 +131,8 @@ S['TargetResult'] = {'type': 'object', 'required': ['target', 'runtime', 'status
     'error': {'type': 'string', 'description': 'status "error": why the target could not plan this model (e.g. model.shape).'},
     'solve_s': {'type': 'number'}}}
 S['Candidate'] = {'type': 'object', 'properties': {
-    'pp': {'type': 'integer'}, 'microbatches': {'type': 'integer'}, 'status': {'type': 'string'},
+    'pp': {'type': 'integer'}, 'virtual_stages': {'type': 'integer', 'description': 'Interleaved candidates: model chunks per device.'},
+    'microbatches': {'type': 'integer'}, 'status': {'type': 'string'},
     'tpi_s': {'type': ['number', 'null']}, 'solve_s': {'type': 'number'}, 'bound': {'type': ['number', 'null']},
     'method': {'type': 'string'}, 'strategy': {'type': 'string'}, 'note': {'type': 'string'},
     'cached': {'type': 'boolean', 'description': 'Its matrices and proven facts came from the cost cache.'}}}

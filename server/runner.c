@@ -189,7 +189,7 @@ uniap_code runner_options_json(const cJSON *obj, const char *root, double max_ti
                                struct uop_options *o, struct uniap_err *err)
 {
 	const cJSON *v;
-	double batch = 0, limit, gap = 0, vs = 2;
+	double batch = 0, limit, gap = 0, vs = 0;
 	uniap_code rc;
 	size_t k;
 
@@ -223,6 +223,7 @@ uniap_code runner_options_json(const cJSON *obj, const char *root, double max_ti
 	    (rc = runner_bool(obj, root, "uneven_microbatches", &o->uneven, err)) != UNIAP_OK ||
 	    (rc = runner_bool(obj, root, "early_stop", &o->early_stop, err)) != UNIAP_OK ||
 	    (rc = runner_number(obj, root, "virtual_stages", 2, COST_MAX_VIRTUAL_STAGES, 1, 0, &vs, err)) != UNIAP_OK)
+		/* absent: 0, each v of UOP_VIRTUAL_SEARCH_MIN .. _MAX a candidate */
 		return rc;
 	o->virtual_stages = (int)vs;
 	o->batch = (long)batch;
@@ -307,12 +308,10 @@ uniap_code runner_memo_base(const struct runner_request *r, unsigned char out[ST
 	uniap_code rc = UNIAP_OK;
 
 	/* unified and intra offer every strategy; inter only pure data parallelism */
-	enum cost_schedule sched = target_schedule(r->opts.target, r->opts.schedule);
-
-	snprintf(head, sizeof(head), "uniap-memo %d\nbatch %ld schedule %s%s%.0d recompute %d%s%s%s%s filter %s%s%s\n",
-	         UOP_MEMO_FORMAT, r->opts.batch, cost_schedule_name(sched),
-	         sched == COST_INTERLEAVED ? " virtual " : "", sched == COST_INTERLEAVED ? r->opts.virtual_stages : 0,
-	         r->opts.recompute,
+	/* each candidate's key carries its virtual stages (runner_memo_key) */
+	snprintf(head, sizeof(head), "uniap-memo %d\nbatch %ld schedule %s recompute %d%s%s%s%s filter %s%s%s\n",
+	         UOP_MEMO_FORMAT, r->opts.batch,
+	         cost_schedule_name(target_schedule(r->opts.target, r->opts.schedule)), r->opts.recompute,
 	         r->opts.zero ? " zero 1" : "", r->opts.sp ? " sp 1" : "", r->opts.selective ? " selective 1" : "",
 	         r->opts.uneven ? " uneven 1" : "",
 	         r->opts.space == UOP_SPACE_INTER ? "dp" : r->opts.space == UOP_SPACE_UNIFORM ? "megatron" : "all",
@@ -347,20 +346,21 @@ out:
 
 /* ------------------------------------------------------------ memo on the store */
 
-/* The cache key of part ('f' facts, 'm' matrices) of candidate (pp, c) of the slot's job. */
-static void runner_memo_key(const struct runner_slot *slot, int pp, long c, char part,
+/* The cache key of part ('f' facts, 'm' matrices) of candidate (pp, vs, c) of the slot's job;
+ * without virtual stages (vs 1) the key is the one it always was. */
+static void runner_memo_key(const struct runner_slot *slot, int pp, int vs, long c, char part,
                             unsigned char key[STORE_SHA256_BYTES])
 {
-	unsigned char buf[STORE_SHA256_BYTES + 17];
-	uint64_t v[2] = { (uint64_t)pp, (uint64_t)c };
-	int i, j;
+	unsigned char buf[STORE_SHA256_BYTES + 25];
+	uint64_t v[3] = { (uint64_t)pp, (uint64_t)c, (uint64_t)vs };
+	int i, j, n = vs > 1 ? 3 : 2;
 
 	memcpy(buf, slot->memo_base, STORE_SHA256_BYTES);
-	for (i = 0; i < 2; i++)
+	for (i = 0; i < n; i++)
 		for (j = 0; j < 8; j++)
 			buf[STORE_SHA256_BYTES + 8 * i + j] = (unsigned char)(v[i] >> (8 * j));
-	buf[STORE_SHA256_BYTES + 16] = (unsigned char)part;
-	store_sha256(buf, sizeof(buf), key);
+	buf[STORE_SHA256_BYTES + 8 * n] = (unsigned char)part;
+	store_sha256(buf, STORE_SHA256_BYTES + 8 * (size_t)n + 1, key);
 }
 
 static void runner_count(struct runner *r, int64_t *counter)
@@ -371,33 +371,33 @@ static void runner_count(struct runner *r, int64_t *counter)
 }
 
 /* The cached bytes of part of candidate (pp, c); owned (free) or NULL on a miss. */
-static char *runner_cache_read(struct runner_slot *slot, int pp, long c, char part, size_t *bytes)
+static char *runner_cache_read(struct runner_slot *slot, int pp, int vs, long c, char part, size_t *bytes)
 {
 	unsigned char key[STORE_SHA256_BYTES];
 	char *body = NULL;
 
-	runner_memo_key(slot, pp, c, part, key);
+	runner_memo_key(slot, pp, vs, c, part, key);
 	if (store_cache_get(slot->r->cfg.store, key, &body, bytes, NULL) != UNIAP_OK)
 		return NULL;
 	return body;
 }
 
-static void runner_cache_write(struct runner_slot *slot, int pp, long c, char part,
+static void runner_cache_write(struct runner_slot *slot, int pp, int vs, long c, char part,
                                const unsigned char *buf, size_t len)
 {
 	unsigned char key[STORE_SHA256_BYTES];
 
-	runner_memo_key(slot, pp, c, part, key);
+	runner_memo_key(slot, pp, vs, c, part, key);
 	/* an entry over the cache's cap is simply not kept */
 	if (store_cache_put(slot->r->cfg.store, key, buf, len, NULL) == UNIAP_OK)
 		runner_count(slot->r, &slot->r->stats.cache_puts);
 }
 
-static int runner_memo_facts(void *ctx, int pp, long c, struct opt_result *facts)
+static int runner_memo_facts(void *ctx, int pp, int vs, long c, struct opt_result *facts)
 {
 	struct runner_slot *slot = ctx;
 	size_t bytes = 0;
-	char *body = runner_cache_read(slot, pp, c, 'f', &bytes);
+	char *body = runner_cache_read(slot, pp, vs, c, 'f', &bytes);
 	int hit = body && opt_result_unpack((const unsigned char *)body, bytes, facts, NULL) == UNIAP_OK;
 
 	free(body);
@@ -405,11 +405,11 @@ static int runner_memo_facts(void *ctx, int pp, long c, struct opt_result *facts
 	return hit;
 }
 
-static int runner_memo_matrices(void *ctx, int pp, long c, struct cost_candidate *cand)
+static int runner_memo_matrices(void *ctx, int pp, int vs, long c, struct cost_candidate *cand)
 {
 	struct runner_slot *slot = ctx;
 	size_t bytes = 0;
-	char *body = runner_cache_read(slot, pp, c, 'm', &bytes);
+	char *body = runner_cache_read(slot, pp, vs, c, 'm', &bytes);
 	int hit = body && opt_candidate_unpack((const unsigned char *)body, bytes, cand, NULL) == UNIAP_OK;
 
 	free(body);
@@ -424,7 +424,7 @@ static double runner_matrices_bytes(const struct cost_candidate *cand)
 	return 8.0 * (3.0 * k * (double)cand->n_layers + 2.0 * k * k * (double)cand->n_edges);
 }
 
-static void runner_memo_put(void *ctx, int pp, long c, const struct opt_result *facts,
+static void runner_memo_put(void *ctx, int pp, int vs, long c, const struct opt_result *facts,
                             const struct cost_candidate *cand)
 {
 	struct runner_slot *slot = ctx;
@@ -436,11 +436,11 @@ static void runner_memo_put(void *ctx, int pp, long c, const struct opt_result *
 	 * evict every other entry, while rebuilding them costs less than solving */
 	if (cand && runner_matrices_bytes(cand) <= RUNNER_MATRICES_MAX &&
 	    opt_candidate_pack(cand, &buf, &len, NULL) == UNIAP_OK)
-		runner_cache_write(slot, pp, c, 'm', buf, len);
+		runner_cache_write(slot, pp, vs, c, 'm', buf, len);
 	free(buf);
 	buf = NULL;
 	if (opt_result_pack(facts, &buf, &len, NULL) == UNIAP_OK)
-		runner_cache_write(slot, pp, c, 'f', buf, len);
+		runner_cache_write(slot, pp, vs, c, 'f', buf, len);
 	free(buf);
 }
 

@@ -227,6 +227,17 @@ check vpp-costs-layers 2 "virtual_stages: pp 4 x 64 model chunks exceed the laye
 check vpp-without 2 "--virtual-stages: only with --schedule interleaved" -- "$UNIAP" costs --cluster dgx-a100-x2 \
 	--model gpt-39b --batch 64 --pp 4 --microbatches 8 --virtual-stages 2
 check vpp-range 2 "--virtual-stages" -- "$UNIAP" plan $P --virtual-stages 1
+# without --virtual-stages every v of 2 to 4 is a candidate, and the best is planned
+P="--cluster dgx-a100-x2 --model gpt-39b --batch 64 --threads 2 --quiet --schedule interleaved --target megatron"
+check vpp-search 0 '"virtual_stages":4,"microbatches":' -- "$UNIAP" plan $P
+cp "$tmp/out" "$tmp/vsearch.json"
+check vpp-search-2 0 '"virtual_stages":2,"microbatches":' -- cat "$tmp/vsearch.json"
+best=$(sed 's/^[^}]*"tpi_s":\([0-9.e+-]*\),.*/\1/;q' "$tmp/vsearch.json")
+for v in 2 3 4; do
+	t=$("$UNIAP" plan $P --virtual-stages "$v" | sed 's/^[^}]*"tpi_s":\([0-9.e+-]*\),.*/\1/;q')
+	if awk -v b="$best" -v t="$t" 'BEGIN { exit !(b <= t) }'; then pass=$((pass + 1)); else
+		echo "FAIL vpp-search-best: $best over v $v's $t"; fail=$((fail + 1)); fi
+done
 
 # ---- the service
 if ! command -v curl >/dev/null 2>&1; then
@@ -275,6 +286,8 @@ variant_job uneven '{"cluster":"envb-8","model":"bert-huge","batch":50,"uneven_m
 	'"microbatches":13,"microbatch_size":4,"batch":50' galvatron '"chunks":'
 variant_job vpp '{"cluster":"dgx-a100-x2","model":"gpt-39b","batch":64,"schedule":"interleaved","virtual_stages":2,"targets":["megatron"]}' \
 	'"schedule":"interleaved","virtual_stages":2' megatron "--num-layers-per-virtual-pipeline-stage 12"
+variant_job vpp-search '{"cluster":"dgx-a100-x2","model":"gpt-39b","batch":64,"schedule":"interleaved","targets":["megatron"]}' \
+	'"virtual_stages":3,"microbatches":' megatron "--num-layers-per-virtual-pipeline-stage"
 problem vpp-without 422 'body.virtual_stages: only with' POST /v1/plans k "$(printf '{"cluster":"enva","model":"bert-huge","batch":32,"virtual_stages":2}' >"$tmp/b.json"; echo "$tmp/b.json")"
 problem vpp-range 422 'body.virtual_stages' POST /v1/plans k "$(printf '{"cluster":"enva","model":"bert-huge","batch":32,"schedule":"interleaved","virtual_stages":65}' >"$tmp/b.json"; echo "$tmp/b.json")"
 problem uneven-bad 422 'body.uneven_microbatches' POST /v1/plans k "$(printf '{"cluster":"enva","model":"bert-huge","batch":32,"uneven_microbatches":0}' >"$tmp/b.json"; echo "$tmp/b.json")"
