@@ -681,6 +681,9 @@ static enum MHD_Result http_queue_mhd(struct http_server *srv, struct MHD_Connec
 		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, res->content_type);
 	for (i = 0; i < res->header_count; i++)
 		MHD_add_response_header(r, res->headers[i].name, res->headers[i].value);
+	/* draining: a keep-alive client learns the connection ends here, not by an EOF */
+	if (atomic_load(&srv->stopping))
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
 	ret = MHD_queue_response(c, (unsigned)res->status, r);
 	MHD_destroy_response(r);
 	st->answered = 1;
@@ -951,12 +954,78 @@ static enum MHD_Result http_queue_problem(struct http_server *srv, struct MHD_Co
 	return ret;
 }
 
-/* The first call: state, and a 413 when Content-Length already says too much. */
+/* How often the headers that frame and authorize a request occur (http_framing). */
+struct http_framing_count {
+	unsigned content_length, transfer_encoding, host, authorization;
+	const char *te; /* the (first) Transfer-Encoding value */
+};
+
+static enum MHD_Result http_count_each(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	struct http_framing_count *n = cls;
+
+	(void)kind;
+	if (!key)
+		return MHD_YES;
+	if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0)
+		n->content_length++;
+	else if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0 && !n->transfer_encoding++)
+		n->te = value;
+	else if (strcasecmp(key, MHD_HTTP_HEADER_HOST) == 0)
+		n->host++;
+	else if (strcasecmp(key, MHD_HTTP_HEADER_AUTHORIZATION) == 0)
+		n->authorization++;
+	return MHD_YES;
+}
+
+/*
+ * Framing a proxy in front could read otherwise (RFC 9112 §6.3: request
+ * smuggling): a repeated or conflicting Content-Length / Transfer-Encoding is
+ * a 400, a coding other than chunked a 501; HTTP/1.1 needs exactly one Host
+ * (RFC 9112 §3.2), and one Authorization is all a request may carry.  0 when
+ * the request may go on; else the status, with the problem's detail in why.
+ */
+static int http_framing(struct MHD_Connection *c, const char *version, char *why, size_t cap)
+{
+	struct http_framing_count n = { 0 };
+
+	MHD_get_connection_values(c, MHD_HEADER_KIND, http_count_each, &n);
+	if (n.content_length > 1) {
+		snprintf(why, cap, "headers: Content-Length given %u times", n.content_length);
+		return HTTP_BAD_REQUEST;
+	}
+	if (n.transfer_encoding > 1) {
+		snprintf(why, cap, "headers: Transfer-Encoding given %u times", n.transfer_encoding);
+		return HTTP_BAD_REQUEST;
+	}
+	if (n.transfer_encoding && n.content_length) {
+		snprintf(why, cap, "headers: Content-Length and Transfer-Encoding together");
+		return HTTP_BAD_REQUEST;
+	}
+	if (n.transfer_encoding && strcasecmp(n.te ? n.te : "", "chunked") != 0) {
+		snprintf(why, cap, "headers: Transfer-Encoding \"%.40s\" is not supported; only chunked is",
+		         n.te ? n.te : "");
+		return HTTP_NOT_IMPLEMENTED;
+	}
+	if (version && strcmp(version, MHD_HTTP_VERSION_1_1) == 0 && n.host != 1) {
+		snprintf(why, cap, "headers: HTTP/1.1 needs exactly one Host, got %u", n.host);
+		return HTTP_BAD_REQUEST;
+	}
+	if (n.authorization > 1) {
+		snprintf(why, cap, "headers: Authorization given %u times", n.authorization);
+		return HTTP_BAD_REQUEST;
+	}
+	return 0;
+}
+
+/* The first call: state, the framing checks, and a 413 when Content-Length already says too much. */
 static enum MHD_Result http_first_call(struct http_server *srv, struct MHD_Connection *c, const char *url,
-                                       const char *method, void **req_cls)
+                                       const char *method, const char *version, void **req_cls)
 {
 	struct http_state *st = calloc(1, sizeof(*st));
 	const char *cl;
+	char why[160];
+	int status;
 
 	if (!st)
 		return MHD_NO;
@@ -966,6 +1035,11 @@ static enum MHD_Result http_first_call(struct http_server *srv, struct MHD_Conne
 	snprintf(st->path, sizeof(st->path), "%s", url);
 	*req_cls = st;
 	atomic_fetch_add(&srv->in_flight, 1);
+	if ((status = http_framing(c, version, why, sizeof(why))) != 0) {
+		st->too_large = 1; /* whatever body follows is not read as a request's */
+		return http_queue_problem(srv, c, st, status,
+		                          status == HTTP_NOT_IMPLEMENTED ? "not-implemented" : "bad-framing", why);
+	}
 	cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 	if (cl) {
 		char *end = NULL;
@@ -1111,9 +1185,8 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const ch
 	struct http_server *srv = cls;
 	struct http_state *st = *req_cls;
 
-	(void)version;
 	if (!st)
-		return http_first_call(srv, c, url, method, req_cls);
+		return http_first_call(srv, c, url, method, version, req_cls);
 	if (*upload_data_size > 0) {
 		size_t n = *upload_data_size;
 

@@ -13,6 +13,8 @@
 #include <cmocka.h>
 #include <sys/socket.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -1065,6 +1067,182 @@ static void test_graceful_stop(void **state)
 	free(f);
 }
 
+/* ---- raw HTTP: what a client library would never send */
+
+/* The first case-insensitive occurrence of needle in hay, or NULL (strcasestr is GNU's). */
+static const char *ci_find(const char *hay, const char *needle)
+{
+	size_t n = strlen(needle);
+
+	for (; *hay; hay++)
+		if (strncasecmp(hay, needle, n) == 0)
+			return hay;
+	return NULL;
+}
+
+/* A connected socket to 127.0.0.1:port with 5 s send and receive timeouts. */
+static int raw_connect(unsigned short port)
+{
+	struct sockaddr_in a;
+	struct timeval tv = {5, 0};
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	assert_true(fd >= 0);
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_port = htons(port);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
+	assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)), 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	return fd;
+}
+
+/*
+ * Sends req on fd and reads one response (headers, then Content-Length bytes)
+ * into out (NUL-terminated); returns its status, or 0 when the server closed
+ * or timed out first.
+ */
+static long raw_exchange(int fd, const char *req, char *out, size_t cap)
+{
+	size_t n = 0, want = 0, len = strlen(req), sent = 0;
+	char *end = NULL;
+	long status = 0;
+
+	while (sent < len) {
+		ssize_t w = send(fd, req + sent, len - sent, MSG_NOSIGNAL);
+
+		if (w <= 0)
+			return 0;
+		sent += (size_t)w;
+	}
+	out[0] = '\0';
+	for (;;) {
+		ssize_t r;
+
+		if (end && n >= want)
+			break;
+		if (n + 1 >= cap)
+			break;
+		r = recv(fd, out + n, cap - 1 - n, 0);
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+		out[n] = '\0';
+		if (!end && (end = strstr(out, "\r\n\r\n")) != NULL) {
+			const char *cl = ci_find(out, "\r\nContent-Length:");
+
+			want = (size_t)(end + 4 - out) + (cl && cl < end ? strtoul(cl + 17, NULL, 10) : 0);
+		}
+	}
+	if (end && sscanf(out, "HTTP/1.%*d %ld", &status) != 1)
+		status = 0;
+	return end ? status : 0;
+}
+
+/*
+ * Framing that a proxy in front could read otherwise is refused before any
+ * body is read: a repeated Content-Length, Content-Length with
+ * Transfer-Encoding, a coding other than chunked (501), HTTP/1.1 without
+ * exactly one Host, two Authorization headers; a JSON body with invalid
+ * UTF-8 in a string is a 400 naming the member.
+ */
+static void test_framing(void **state)
+{
+	static const struct {
+		const char *req;
+		long status;
+		const char *want;
+	} cases[] = {
+		{"GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n", 200, "\"ok\""},
+		{"POST /t/json HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 2\r\n"
+		 "Content-Length: 7\r\n\r\n{}", 400, "Content-Length given 2 times"},
+		{"POST /t/json HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 2\r\n"
+		 "Content-Length: 2\r\n\r\n{}", 400, "Content-Length given 2 times"},
+		{"POST /t/json HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 7\r\n"
+		 "Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n", 400, "Content-Length and Transfer-Encoding"},
+		{"POST /t/json HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nTransfer-Encoding: gzip\r\n"
+		 "\r\n{}", 501, "Transfer-Encoding \\\"gzip\\\" is not supported"},
+		{"POST /t/json HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n"
+		 "\r\n2\r\n{}\r\n0\r\n\r\n", 200, "\"object\""},
+		{"GET /healthz HTTP/1.1\r\n\r\n", 400, "HTTP/1.1 needs exactly one Host, got 0"},
+		{"GET /healthz HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400, "HTTP/1.1 needs exactly one Host, got 2"},
+		{"GET /healthz HTTP/1.0\r\n\r\n", 200, "\"ok\""},
+		{"POST /t/auth HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nAuthorization: Bearer good-key\r\n"
+		 "Authorization: Bearer revoked-key\r\nContent-Length: 2\r\n\r\n{}", 400, "Authorization given 2 times"},
+		{"POST /t/json HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 15\r\n\r\n"
+		 "{\"a\":[1,\"x\xc3\x28\"]}", 400, "body.a[1]: invalid UTF-8 at byte 1 of the string"},
+		{"POST /t/json HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 12\r\n\r\n"
+		 "{\"\xed\xa0\x80\":\"ok\"}", 400, "body: a key has invalid UTF-8 at byte 0"},
+		{"POST /t/json HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 17\r\n\r\n"
+		 "{\"a\":\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"}", 200, "\"object\""},
+	};
+	struct http_server *srv = start_server();
+	unsigned short port = http_server_port(srv);
+	char *out = malloc(8192);
+	size_t i;
+
+	(void)state;
+	assert_non_null(out);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int fd = raw_connect(port);
+		long st = raw_exchange(fd, cases[i].req, out, 8192);
+
+		if (st != cases[i].status || !strstr(out, cases[i].want))
+			fail_msg("case %zu: want %ld with '%s', got %ld: %.300s", i, cases[i].status, cases[i].want, st,
+			         out);
+		/* a refused framing closes the connection: nothing after it is read as a request */
+		if (strstr(out, "bad-framing") || cases[i].status == 501)
+			assert_non_null(ci_find(out, "Connection: close"));
+		close(fd);
+	}
+	http_server_free(srv);
+	free(out);
+}
+
+static void *stop_thread(void *arg)
+{
+	http_server_stop(arg, 5000);
+	return NULL;
+}
+
+/* While a stop drains, an answer on a kept-alive connection says Connection: close. */
+static void test_drain_closes(void **state)
+{
+	struct http_server *srv = start_server();
+	struct slow_call *sc = calloc(1, sizeof(*sc));
+	unsigned short port = http_server_port(srv);
+	char *out = malloc(8192);
+	pthread_t slow, stopper;
+	int fd = raw_connect(port);
+	struct timespec ts = {0, 50 * 1000 * 1000};
+
+	(void)state;
+	assert_non_null(sc);
+	assert_non_null(out);
+	assert_int_equal(raw_exchange(fd, "GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n", out, 8192), 200);
+	assert_null(ci_find(out, "Connection: close"));
+	atomic_store(&slow_started, 0);
+	sc->port = port;
+	assert_int_equal(pthread_create(&slow, NULL, slow_thread, sc), 0);
+	while (!atomic_load(&slow_started)) {
+		struct timespec one = {0, 1000 * 1000};
+
+		nanosleep(&one, NULL);
+	}
+	assert_int_equal(pthread_create(&stopper, NULL, stop_thread, srv), 0);
+	nanosleep(&ts, NULL); /* the stop has begun; the slow request keeps it draining */
+	assert_int_equal(raw_exchange(fd, "GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n", out, 8192), 200);
+	assert_non_null(ci_find(out, "Connection: close"));
+	pthread_join(slow, NULL);
+	pthread_join(stopper, NULL);
+	assert_int_equal(sc->status, 200);
+	close(fd);
+	http_server_free(srv);
+	free(sc);
+	free(out);
+}
+
 #define CONC_THREADS 8
 #define CONC_REQUESTS 25
 
@@ -1211,6 +1389,8 @@ int main(void)
 		cmocka_unit_test(test_problem_table),
 		cmocka_unit_test(test_hostile_requests),
 		cmocka_unit_test(test_graceful_stop),
+		cmocka_unit_test(test_framing),
+		cmocka_unit_test(test_drain_closes),
 		cmocka_unit_test(test_waits_and_streams),
 		cmocka_unit_test(test_concurrent),
 		cmocka_unit_test(test_openapi),
