@@ -498,6 +498,81 @@ out:
 	return rc;
 }
 
+/*
+ * Length of the well-formed UTF-8 sequence at s (n bytes left), 0 when it is
+ * not one: RFC 3629's table, so no overlong form, no surrogate, nothing past
+ * U+10FFFF.  (A check of a few lines; no Debian library the product already
+ * links offers one.)
+ */
+static size_t jdec_utf8_len(const unsigned char *s, size_t n)
+{
+	size_t need, i;
+	unsigned char lo = 0x80, hi = 0xbf;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		need = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		need = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		need = 4;
+	else
+		return 0;
+	if (s[0] == 0xe0)
+		lo = 0xa0;
+	else if (s[0] == 0xed)
+		hi = 0x9f;
+	else if (s[0] == 0xf0)
+		lo = 0x90;
+	else if (s[0] == 0xf4)
+		hi = 0x8f;
+	if (n < need || s[1] < lo || s[1] > hi)
+		return 0;
+	for (i = 2; i < need; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return need;
+}
+
+/* Byte offset of the first invalid UTF-8 in s, or -1 when it is all valid. */
+static long jdec_utf8_bad(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s), i = 0, k;
+
+	while (i < n) {
+		if (!(k = jdec_utf8_len(p + i, n - i)))
+			return (long)i;
+		i += k;
+	}
+	return -1;
+}
+
+/* Every key and string under node (at path) is UTF-8 (RFC 8259 §8.1); the error names the member. */
+static uniap_code jdec_check_utf8(const cJSON *node, const char *path, struct uniap_err *err)
+{
+	char p[JDEC_PATH_MAX];
+	const cJSON *c;
+	size_t i = 0;
+	long at;
+	uniap_code rc;
+
+	if (cJSON_IsString(node) && node->valuestring && (at = jdec_utf8_bad(node->valuestring)) >= 0)
+		return err_set(err, UNIAP_E_MALFORMED, "%s: invalid UTF-8 at byte %ld of the string", path, at);
+	for (c = node->child; c; c = c->next, i++) {
+		if (cJSON_IsObject(node) && c->string && (at = jdec_utf8_bad(c->string)) >= 0)
+			return err_set(err, UNIAP_E_MALFORMED, "%s: a key has invalid UTF-8 at byte %ld", path, at);
+		if (cJSON_IsObject(node))
+			jdec_pkey(p, path, c->string ? c->string : "?");
+		else
+			jdec_pidx(p, path, i);
+		if ((rc = jdec_check_utf8(c, p, err)) != UNIAP_OK)
+			return rc;
+	}
+	return UNIAP_OK;
+}
+
 uniap_code jdec_parse(const char *text, size_t len, const char *path, cJSON **out, struct uniap_err *err)
 {
 	char *copy = NULL;
@@ -555,6 +630,8 @@ uniap_code jdec_parse(const char *text, size_t len, const char *path, cJSON **ou
 		goto out;
 	}
 	rc = jdec_check_depth(root, path, err);
+	if (rc == UNIAP_OK)
+		rc = jdec_check_utf8(root, path, err);
 	if (rc != UNIAP_OK)
 		goto out;
 	*out = root;

@@ -550,6 +550,47 @@ static void test_nul_byte_and_depth(void **state)
 	assert_non_null(strstr(err.msg, "doc: nesting deeper than 64"));
 }
 
+/* Strings and keys must be UTF-8 (RFC 8259 §8.1): overlong forms, surrogates, stray
+ * continuation bytes and code points past U+10FFFF are refused, naming the member. */
+static void test_utf8(void **state)
+{
+	static const struct {
+		const char *text;
+		const char *want; /* NULL: accepted */
+	} cases[] = {
+		{"{\"name\":\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 \xf4\x8f\xbf\xbf\"}", NULL},
+		{"{\"name\":\"\\u00e9\\ud83d\\ude00\"}", NULL},
+		{"{\"name\":\"a\xff\"}", "doc.name: invalid UTF-8 at byte 1 of the string"},
+		{"{\"name\":\"\xc0\xaf\"}", "doc.name: invalid UTF-8 at byte 0"},        /* overlong '/' */
+		{"{\"name\":\"\xe0\x80\xaf\"}", "doc.name: invalid UTF-8 at byte 0"},    /* overlong */
+		{"{\"name\":\"ab\xed\xa0\x80\"}", "doc.name: invalid UTF-8 at byte 2"},  /* a surrogate */
+		{"{\"name\":\"\xf4\x90\x80\x80\"}", "doc.name: invalid UTF-8 at byte 0"}, /* past U+10FFFF */
+		{"{\"name\":\"\x80\"}", "doc.name: invalid UTF-8 at byte 0"},              /* a lone continuation */
+		{"{\"name\":\"\xe2\x82\"}", "doc.name: invalid UTF-8 at byte 0"},          /* cut short */
+		{"{\"l\":[{\"n\":1},{\"n\":\"\xfe\"}]}", "doc.l[1].n: invalid UTF-8 at byte 0"},
+		{"{\"k\xc3\":1}", "doc: a key has invalid UTF-8 at byte 1"},
+	};
+	struct uniap_err err;
+	cJSON *root = NULL;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uniap_code rc = jdec_parse(cases[i].text, strlen(cases[i].text), "doc", &root, &err);
+
+		if (!cases[i].want) {
+			if (rc != UNIAP_OK)
+				fail_msg("case %zu: refused: %s", i, err.msg);
+			cJSON_Delete(root);
+			continue;
+		}
+		assert_int_equal(rc, UNIAP_E_MALFORMED);
+		assert_null(root);
+		if (!strstr(err.msg, cases[i].want))
+			fail_msg("case %zu: want '%s', got '%s'", i, cases[i].want, err.msg);
+	}
+}
+
 /* Documents embedded in a request body carry the caller's path prefix, core's messages included. */
 static void test_path_prefix(void **state)
 {
@@ -756,6 +797,7 @@ int main(void)
 		cmocka_unit_test(test_plan_values),
 		cmocka_unit_test(test_bad_documents),
 		cmocka_unit_test(test_nul_byte_and_depth),
+		cmocka_unit_test(test_utf8),
 		cmocka_unit_test(test_path_prefix),
 		cmocka_unit_test(test_read_file),
 		cmocka_unit_test(test_c_dtype_and_tp_lookup),
