@@ -13,12 +13,15 @@
 #include "store.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <nettle/sha2.h>
 #include <sqlite3.h>
@@ -302,11 +305,33 @@ static int wal_cb(void *arg, int ncol, char **vals, char **names)
 	return 0;
 }
 
+/*
+ * A new database file is created here, empty (SQLite takes a 0-byte file for
+ * an empty database) and 0600 whatever the umask: it holds every tenant's
+ * documents and key hashes.  SQLite gives the -wal and -shm files the mode of
+ * the database file (os_unix.c, findCreateFileMode), so they are 0600 too.
+ * An existing file keeps its mode: the operator chose it.
+ */
+static void store_create_private(const char *path)
+{
+	int fd;
+
+	if (strcmp(path, ":memory:") == 0 || strncmp(path, "file:", 5) == 0)
+		return;
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, S_IRUSR | S_IWUSR);
+	if (fd < 0)
+		return; /* it exists, or SQLite will say why it cannot be opened */
+	(void)fchmod(fd, S_IRUSR | S_IWUSR);
+	close(fd);
+}
+
 static uniap_code conn_open(const char *path, sqlite3 **out, struct uniap_err *err)
 {
 	sqlite3 *db = NULL;
 	char mode[16] = "";
 	uniap_code rc = UNIAP_OK;
+
+	store_create_private(path);
 
 	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
 				       SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {

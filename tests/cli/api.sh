@@ -47,6 +47,7 @@ evaluate_body() {
 	printf '}'
 }
 
+umask 022 # the database's files are 0600 whatever the umask: they hold every tenant's documents
 check tenant-a 0 "uk_" -- "$UNIAPD" tenant add ta --db "$DB"
 A=$(tail -n 1 "$tmp/out")
 check tenant-b 0 "uk_" -- "$UNIAPD" tenant add tb --db "$DB"
@@ -57,6 +58,11 @@ if ! start_uniapd; then
 	summary api
 	exit 1
 fi
+
+for f in "$DB" "$DB-wal" "$DB-shm"; do
+	m=$(stat -c %a "$f" 2>/dev/null)
+	if [ "$m" = 600 ]; then ok; else bad "mode: $f is ${m:-missing}, want 600"; fi
+done
 
 # the catalog
 call catalog 200 '"name":"enva"' GET /v1/catalog "$A"
@@ -122,6 +128,9 @@ call cluster-invalid 422 '"pointer":"/nodes"' POST /v1/clusters "$A" "$tmp/bad-c
 printf '{"name": ' >"$tmp/malformed.json"
 call cluster-malformed 400 "problem+json" POST /v1/clusters "$A" "$tmp/malformed.json"
 call evaluate-malformed 400 "problem+json" POST /v1/evaluate "$A" "$tmp/malformed.json"
+# a name that is not UTF-8 is refused naming it, so every listing stays valid JSON
+sed 's/"name": "[^"]*"/"name": "bad\xff"/' "$EX/cluster-8gpu-nvlink.json" >"$tmp/bad-utf8.json"
+call cluster-utf8 400 'body.name: invalid UTF-8 at byte 3' POST /v1/clusters "$A" "$tmp/bad-utf8.json"
 
 # pagination: 3 more clusters (4 in all) and a model between them, limit 2
 call put-2 201 "" POST /v1/clusters "$A" "$EX/cluster-16gpu-pcie-pairs.json"
