@@ -26,6 +26,7 @@
 #include <cjson/cJSON.h>
 
 #include "calibration.h"
+#include "catalog.h"
 #include "jdecode.h"
 #include "jencode.h"
 #include "pool.h"
@@ -297,20 +298,71 @@ uniap_code runner_margin_json(const cJSON *obj, const char *root, struct cluster
 	return cluster_set_memory_margin(c, margin, field, err);
 }
 
-uniap_code runner_memo_base(const struct runner_request *r, unsigned char out[STORE_SHA256_BYTES],
+/* The canonical text of the catalog entry called name (kind 'c' cluster, 'm' model) after
+ * one pass through the job's stored request (encoded, decoded, encoded again, as text is:
+ * doubles do not print back to the same digits); owned (cJSON_free), NULL if none. */
+static char *runner_catalog_text(char kind, const char *name)
+{
+	struct cluster_profile cp;
+	struct model_profile mp;
+	cJSON *doc = NULL;
+	char *text = NULL;
+	int i;
+
+	if (kind == 'c' ? catalog_cluster(name, &cp, NULL) != UNIAP_OK : catalog_model(name, &mp, NULL) != UNIAP_OK)
+		return NULL;
+	for (i = 0; i < 2; i++) {
+		doc = kind == 'c' ? jenc_cluster(&cp) : jenc_model(&mp);
+		if (kind == 'c')
+			cluster_release(&cp);
+		else
+			model_release(&mp);
+		text = doc ? cJSON_PrintUnformatted(doc) : NULL;
+		cJSON_Delete(doc);
+		if (i == 1 || !text ||
+		    (kind == 'c' ? jdec_cluster(text, strlen(text), &cp, NULL) : jdec_model(text, strlen(text), &mp, NULL)) !=
+		            UNIAP_OK)
+			break;
+		cJSON_free(text);
+		text = NULL;
+	}
+	return text;
+}
+
+/*
+ * 1 when text is, byte for byte, the canonical document of the catalog entry
+ * called name: a public document, whose cache entries may be shared by every
+ * tenant.
+ */
+static int runner_is_catalog(char kind, const char *name, const char *text)
+{
+	char *canon = name && text ? runner_catalog_text(kind, name) : NULL;
+	int same = canon && strcmp(canon, text) == 0;
+
+	cJSON_free(canon);
+	return same;
+}
+
+uniap_code runner_memo_base(const struct runner_request *r, int64_t tenant, unsigned char out[STORE_SHA256_BYTES],
                             struct uniap_err *err)
 {
 	cJSON *c = jenc_cluster(&r->cluster), *m = jenc_model(&r->model);
 	char *ct = c ? cJSON_PrintUnformatted(c) : NULL, *mt = m ? cJSON_PrintUnformatted(m) : NULL;
-	char head[256];
+	char head[320], scope[48];
 	size_t hl, cl, ml;
 	char *all = NULL;
 	uniap_code rc = UNIAP_OK;
 
+	/* scoped to the tenant, so that "cached" never tells one tenant of another's documents;
+	 * a problem made only of catalog documents is public and shares one global scope */
+	if (ct && mt && runner_is_catalog('c', r->cluster.name, ct) && runner_is_catalog('m', r->model.name, mt))
+		snprintf(scope, sizeof(scope), "global");
+	else
+		snprintf(scope, sizeof(scope), "tenant %lld", (long long)tenant);
 	/* unified and intra offer every strategy; inter only pure data parallelism */
 	/* each candidate's key carries its virtual stages (runner_memo_key) */
-	snprintf(head, sizeof(head), "uniap-memo %d\nbatch %ld schedule %s recompute %d%s%s%s%s filter %s%s%s\n",
-	         UOP_MEMO_FORMAT, r->opts.batch,
+	snprintf(head, sizeof(head), "uniap-memo %d\nscope %s\nbatch %ld schedule %s recompute %d%s%s%s%s filter %s%s%s\n",
+	         UOP_MEMO_FORMAT, scope, r->opts.batch,
 	         cost_schedule_name(target_schedule(r->opts.target, r->opts.schedule)), r->opts.recompute,
 	         r->opts.zero ? " zero 1" : "", r->opts.sp ? " sp 1" : "", r->opts.selective ? " selective 1" : "",
 	         r->opts.uneven ? " uneven 1" : "",
@@ -705,7 +757,7 @@ static void runner_run_job(struct runner_slot *slot)
 	for (n_runs = 0; rc == UNIAP_OK && n_runs < req.n_targets; n_runs++) {
 		req.opts.target = req.targets[n_runs];
 		if (!r->cfg.no_cache)
-			rc = runner_memo_base(&req, slot->memo_base, &err);
+			rc = runner_memo_base(&req, slot->tenant, slot->memo_base, &err);
 		if (rc != UNIAP_OK)
 			break;
 		req.opts.threads = r->cfg.workers;

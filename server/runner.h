@@ -99,12 +99,14 @@ uniap_code runner_margin_json(const struct cJSON *obj, const char *root, struct 
                               struct uniap_err *err);
 
 /*
- * The cost-cache key base of a request: SHA-256 of the memo format, the
- * canonical cluster and model documents and every option the matrices depend
- * on (batch, schedule, recompute, the strategy filter of the space).  A
- * candidate's key is SHA-256(base, pp, microbatches).
+ * The cost-cache key base of a request of tenant: SHA-256 of the memo format,
+ * the scope (the tenant, or "global" when the cluster and the model are both
+ * catalog documents as published), the canonical cluster and model documents
+ * and every option the matrices depend on (batch, schedule, recompute, the
+ * strategy filter of the space).  A candidate's key is SHA-256(base, pp,
+ * microbatches[, virtual stages]).
  */
-uniap_code runner_memo_base(const struct runner_request *r, unsigned char out[STORE_SHA256_BYTES],
+uniap_code runner_memo_base(const struct runner_request *r, int64_t tenant, unsigned char out[STORE_SHA256_BYTES],
                             struct uniap_err *err);
 
 /* Starts the threads and the worker pool; *out owned (runner_free). */

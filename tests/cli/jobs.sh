@@ -357,6 +357,26 @@ if [ "$jr" != "$j1" ] && wait_job "$jr" "$A" "succeeded failed canceled" 100 && 
 if grep -qF '"cached":true' "$tmp/job"; then ok; else bad "repeat: no cached candidate"; fi
 got=$(tpi "$tmp/job")
 if [ "$got" = "$tpi_ex" ]; then ok; else bad "repeat: tpi_s '$got', want '$tpi_ex'"; fi
+# another tenant with the very same (private) documents inline: its own cache scope, so
+# "cached" cannot tell it what tenant A planned
+{ printf '{"cluster":'; cat "$EX/cluster-8gpu-nvlink.json"; printf ',"model":'; cat "$EX/model-bert-chain.json"
+  printf ',"batch":32}'; } >"$tmp/flow-b.json"
+submit scope-other "$B" "$tmp/flow-b.json"
+jb=$jobid
+if wait_job "$jb" "$B" "succeeded failed canceled" 100 && [ "$(jst "$tmp/job")" = succeeded ]; then
+	ok; else bad "scope-other: job $jb: $(head -c 300 "$tmp/job")"; fi
+if grep -qF '"cached":true' "$tmp/job"; then bad "scope-other: tenant B saw tenant A's cache"; else ok; fi
+got=$(tpi "$tmp/job")
+if [ "$got" = "$tpi_ex" ]; then ok; else bad "scope-other: tpi_s '$got', want '$tpi_ex'"; fi
+# catalog documents are public: a problem made only of them shares one scope
+printf '{"cluster":"envb-8","model":"bert-huge","batch":8}' >"$tmp/flow-cat.json"
+submit scope-catalog-a "$A" "$tmp/flow-cat.json"
+if wait_job "$jobid" "$A" "succeeded failed canceled" 100 && [ "$(jst "$tmp/job")" = succeeded ]; then
+	ok; else bad "scope-catalog-a: job $jobid: $(head -c 300 "$tmp/job")"; fi
+submit scope-catalog-b "$B" "$tmp/flow-cat.json"
+if wait_job "$jobid" "$B" "succeeded failed canceled" 100 && [ "$(jst "$tmp/job")" = succeeded ]; then
+	ok; else bad "scope-catalog-b: job $jobid: $(head -c 300 "$tmp/job")"; fi
+if grep -qF '"cached":true' "$tmp/job"; then ok; else bad "scope-catalog: the catalog problem was not shared"; fi
 # the same request with its own memory_margin: kept in the request, and no matrices of the
 # cluster's margin are reused (the margin is part of the cost cache's key)
 printf '{"cluster":%s,"model":%s,"batch":32,"memory_margin":0.3}' "$cid" "$mid" >"$tmp/flow-margin.json"
