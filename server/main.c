@@ -254,7 +254,7 @@ static const struct uniapd_number_opt {
 	double lo, hi;
 	int integer;
 } uniapd_number_opts[] = {
-	{UNIAPD_OPT_JOBS, "--jobs", 1, 64, 1},
+	{UNIAPD_OPT_JOBS, "--jobs", 1, RUNNER_MAX_JOBS, 1},
 	{UNIAPD_OPT_WORKERS, "--workers", 1, 256, 1},
 	{UNIAPD_OPT_MAX_QUEUED, "--max-queued", 1, 1e7, 1},
 	{UNIAPD_OPT_MAX_TIME_LIMIT, "--max-time-limit", 0.001, 86400, 0},
@@ -637,7 +637,9 @@ static void uniapd_tenant_usage(FILE *out, const char *cmd)
 		             "Lists the tenants: id, name, created, revoked (never keys).\n");
 	else if (cmd && strcmp(cmd, "revoke") == 0)
 		fprintf(out, "usage: uniapd tenant revoke NAME [--db FILE]\n\n"
-		             "Revokes the tenant's key: its requests get 403 from then on (within a second).\n");
+		             "Revokes the tenant's key: its requests get 403 from then on (within a second).\n"
+		             "Its queued jobs are canceled at once; a running uniapd stops its running jobs\n"
+		             "within about a second (both end canceled, \"the tenant was revoked\").\n");
 	else
 		fprintf(out, "usage: uniapd tenant add NAME [--db FILE]\n"
 		             "       uniapd tenant list [--db FILE]\n"
@@ -791,11 +793,15 @@ static int uniapd_tenant_main(int argc, char **argv)
 	} else if (strcmp(cmd, "list") == 0) {
 		rc = uniapd_tenant_print(s, &err);
 	} else {
+		size_t canceled = 0;
+
 		rc = uniapd_tenant_find(s, name, &t, &err);
 		if (rc == UNIAP_OK)
-			rc = store_tenant_revoke(s, t.id, &err);
+			rc = store_tenant_revoke(s, t.id, &canceled, &err);
+		/* a running uniapd stops the tenant's running jobs within a second (uniapd_wait) */
 		if (rc == UNIAP_OK)
-			printf("tenant \"%s\" revoked\n", name);
+			printf("tenant \"%s\" revoked; %zu queued jobs canceled, running ones stop within a second\n",
+			       name, canceled);
 	}
 	if (rc == UNIAP_OK)
 		status = fflush(stdout) == 0 ? 0 : 1;
@@ -830,27 +836,31 @@ static void uniapd_purge(struct api_app *app, double retention_s)
 	}
 }
 
-/* Waits for SIGTERM or SIGINT (blocked in sigs), sweeping finished jobs past
- * their retention every retention/2 seconds (1 to 60) meanwhile; the signal. */
+/* Waits for SIGTERM or SIGINT (blocked in sigs); meanwhile stops the running jobs of
+ * revoked tenants every second and sweeps finished jobs past their retention every
+ * retention/2 seconds (1 to 60; never when retention_s <= 0).  Returns the signal. */
 static int uniapd_wait(struct api_app *app, const sigset_t *sigs, double retention_s)
 {
-	double every = retention_s / 2;
-	struct timespec ts;
+	double every = retention_s / 2, since_purge = 0;
+	struct timespec ts = {1, 0};
 	int sig;
 
-	if (retention_s <= 0) {
-		while (sigwait(sigs, &sig) != 0)
-			;
-		return sig;
-	}
 	every = every < 1 ? 1 : every > 60 ? 60 : every;
-	for (;;) {
+	if (retention_s > 0)
 		uniapd_purge(app, retention_s);
-		ts.tv_sec = (time_t)every;
-		ts.tv_nsec = (long)((every - (double)ts.tv_sec) * 1e9);
+	for (;;) {
+		size_t stopped;
+
 		sig = sigtimedwait(sigs, NULL, &ts);
 		if (sig > 0)
 			return sig;
+		if ((stopped = runner_cancel_revoked(app->runner)) > 0)
+			fprintf(stderr, "{\"msg\":\"revoked\",\"running_jobs_stopped\":%zu}\n", stopped);
+		since_purge += 1;
+		if (retention_s > 0 && since_purge >= every) {
+			uniapd_purge(app, retention_s);
+			since_purge = 0;
+		}
 	}
 }
 

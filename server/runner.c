@@ -38,6 +38,8 @@
 
 const double runner_solve_buckets[8] = { 0.1, 0.5, 1, 5, 10, 30, 60, 300 };
 
+#define RUNNER_CANCEL_REVOKED 2 /* user_cancel: the tenant was revoked */
+
 struct runner_slot {
 	struct runner *r;
 	pthread_t thread;
@@ -45,7 +47,8 @@ struct runner_slot {
 	int64_t job;                  /* guarded by r->lock: the running job, 0 when idle */
 	int64_t tenant;
 	atomic_int cancel;            /* the job's uop cancel flag */
-	int user_cancel;              /* guarded by r->lock: runner_cancel asked (not a stop) */
+	int user_cancel;              /* guarded by r->lock: runner_cancel asked (not a stop);
+	                                 RUNNER_CANCEL_REVOKED: runner_cancel_revoked */
 	pthread_mutex_t progress_lock;
 	double last_progress_s;       /* guarded by progress_lock */
 	size_t done_before;           /* guarded by progress_lock: candidates of the job's earlier
@@ -615,7 +618,9 @@ static int runner_end_canceled(struct runner_slot *slot, int user_cancel, int st
 
 	err_clear(&err);
 	if (user_cancel) {
-		runner_end(slot, STORE_JOB_CANCELED, NULL, 0, "canceled by the client", 0);
+		runner_end(slot, STORE_JOB_CANCELED, NULL, 0,
+		           user_cancel == RUNNER_CANCEL_REVOKED ? "canceled: the tenant was revoked" : "canceled by the client",
+		           0);
 		return 0;
 	}
 	if (!stopping)
@@ -738,7 +743,9 @@ static void runner_run_job(struct runner_slot *slot)
 		runner_end(slot, STORE_JOB_FAILED, NULL, 0, err.msg, 0);
 		return;
 	}
+	pthread_mutex_lock(&r->lock); /* runner_cancel_revoked reads it */
 	slot->tenant = job.tenant_id;
+	pthread_mutex_unlock(&r->lock);
 	runner_log_transition(r->cfg.log, slot->job, slot->tenant, "queued", "running", NULL);
 	if (job.kind == STORE_JOB_CALIBRATION) {
 		runner_run_calibration(slot, &job, t0);
@@ -849,6 +856,7 @@ static void *runner_thread(void *arg)
 			continue;
 		}
 		slot->job = id;
+		slot->tenant = 0;
 		slot->user_cancel = 0;
 		atomic_store(&slot->cancel, 0);
 		pthread_mutex_unlock(&r->lock);
@@ -945,6 +953,43 @@ int runner_cancel(struct runner *r, int64_t id)
 	if (found)
 		pool_cancel_tag(r->pool, (uint64_t)id, NULL, NULL);
 	return found;
+}
+
+size_t runner_cancel_revoked(struct runner *r)
+{
+	int64_t jobs[RUNNER_MAX_JOBS], tenants[RUNNER_MAX_JOBS];
+	size_t n = 0, i, stopped = 0;
+	int k, revoked;
+
+	if (!r)
+		return 0;
+	pthread_mutex_lock(&r->lock);
+	for (k = 0; k < r->n_slots && n < RUNNER_MAX_JOBS; k++)
+		if (r->slots[k].job > 0 && r->slots[k].tenant > 0) {
+			jobs[n] = r->slots[k].job;
+			tenants[n++] = r->slots[k].tenant;
+		}
+	pthread_mutex_unlock(&r->lock);
+	/* the store is asked without the lock: job threads take it between jobs */
+	for (i = 0; i < n; i++) {
+		int found = 0;
+
+		if (store_tenant_revoked(r->cfg.store, tenants[i], &revoked, NULL) != UNIAP_OK || !revoked)
+			continue;
+		pthread_mutex_lock(&r->lock);
+		for (k = 0; k < r->n_slots; k++)
+			if (r->slots[k].job == jobs[i] && !r->slots[k].user_cancel) {
+				r->slots[k].user_cancel = RUNNER_CANCEL_REVOKED;
+				atomic_store(&r->slots[k].cancel, 1);
+				found = 1;
+			}
+		pthread_mutex_unlock(&r->lock);
+		if (found) {
+			pool_cancel_tag(r->pool, (uint64_t)jobs[i], NULL, NULL);
+			stopped++;
+		}
+	}
+	return stopped;
 }
 
 void runner_stop(struct runner *r, double grace_s)

@@ -36,9 +36,12 @@
 struct runner;
 struct cJSON;
 
+/* Most job threads a runner has (--jobs). */
+#define RUNNER_MAX_JOBS 64
+
 struct runner_config {
 	struct store *store;     /* borrowed; outlives the runner */
-	int jobs;                /* jobs run at once, 1..64; 0: 2 */
+	int jobs;                /* jobs run at once, 1..RUNNER_MAX_JOBS; 0: 2 */
 	int workers;             /* solver processes at once (shared), 1..POOL_THREADS_MAX; 0: online cores */
 	int no_cache;            /* 1: never read or write the cost cache */
 	FILE *log;               /* one JSON line per job transition; NULL: none */
@@ -122,6 +125,14 @@ void runner_wake(struct runner *r);
  * running here, 0 otherwise.
  */
 int runner_cancel(struct runner *r, int64_t id);
+
+/*
+ * Stops every running job whose tenant was revoked (`uniapd tenant revoke`,
+ * from another process, cancels only the queued ones); they end canceled,
+ * "the tenant was revoked".  Called about once a second by uniapd.  Returns
+ * how many it stopped.
+ */
+size_t runner_cancel_revoked(struct runner *r);
 
 /*
  * Stops claiming jobs, lets the running ones finish for up to grace_s

@@ -700,25 +700,61 @@ uniap_code store_tenant_list(struct store *s, int64_t cursor, size_t limit,
 	return rc;
 }
 
-uniap_code store_tenant_revoke(struct store *s, int64_t id, struct uniap_err *err)
+uniap_code store_tenant_revoke(struct store *s, int64_t id, size_t *canceled, struct uniap_err *err)
 {
-	sqlite3_stmt *st = NULL;
+	sqlite3_stmt *st = NULL, *jobs = NULL;
 	sqlite3 *db = conn_get(s);
 	uniap_code rc = begin_write(s, db, err);
+	int64_t now = now_ms();
 
+	if (canceled)
+		*canceled = 0;
 	if (rc == UNIAP_OK)
 		rc = prep_c(s, db, "UPDATE tenants SET revoked_at = coalesce(revoked_at, ?1) WHERE id = ?2",
 			  &st, err);
 	if (rc != UNIAP_OK)
 		goto out;
-	sqlite3_bind_int64(st, 1, now_ms());
+	sqlite3_bind_int64(st, 1, now);
 	sqlite3_bind_int64(st, 2, id);
 	rc = step_done(db, st, "revoke tenant", err);
 	if (rc == UNIAP_OK && sqlite3_changes(db) == 0)
 		rc = err_set(err, UNIAP_E_NOTFOUND, "tenant %lld: not found", (long long)id);
+	/* its queued jobs never start (the running ones are stopped by the server that runs
+	 * them: store_tenant_revoked) */
+	if (rc == UNIAP_OK)
+		rc = prep_c(s, db, "UPDATE jobs SET state = 'canceled', finished_at = ?1,"
+			  " error = 'canceled: the tenant was revoked' WHERE tenant_id = ?2 AND state = 'queued'",
+			  &jobs, err);
+	if (rc == UNIAP_OK) {
+		sqlite3_bind_int64(jobs, 1, now);
+		sqlite3_bind_int64(jobs, 2, id);
+		rc = step_done(db, jobs, "cancel the tenant's queued jobs", err);
+	}
+	if (rc == UNIAP_OK && canceled)
+		*canceled = (size_t)sqlite3_changes(db);
 	if (rc == UNIAP_OK)
 		rc = commit(db, err);
 out:
+	unprep(s, db, jobs);
+	unprep(s, db, st);
+	conn_put(s, db);
+	return rc;
+}
+
+uniap_code store_tenant_revoked(struct store *s, int64_t id, int *revoked, struct uniap_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	sqlite3 *db = conn_get(s);
+	int row = 0;
+	uniap_code rc = prep_c(s, db, "SELECT revoked_at IS NOT NULL FROM tenants WHERE id = ?1", &st, err);
+
+	*revoked = 0;
+	if (rc == UNIAP_OK) {
+		sqlite3_bind_int64(st, 1, id);
+		rc = step_row(db, st, &row, "tenant revoked", err);
+	}
+	if (rc == UNIAP_OK && row)
+		*revoked = sqlite3_column_int(st, 0) != 0;
 	unprep(s, db, st);
 	conn_put(s, db);
 	return rc;

@@ -106,8 +106,13 @@ uniap_code store_tenant_list(struct store *s, int64_t cursor, size_t limit,
 			     struct store_tenant **out, size_t *n, int64_t *next,
 			     struct uniap_err *err);
 
-/* Revokes the tenant's key (revoking twice keeps the first time). UNIAP_E_NOTFOUND if no such tenant. */
-uniap_code store_tenant_revoke(struct store *s, int64_t id, struct uniap_err *err);
+/* Revokes the tenant's key (revoking twice keeps the first time) and, in the
+ * same transaction, cancels its queued jobs (*canceled of them; may be NULL).
+ * UNIAP_E_NOTFOUND if no such tenant. */
+uniap_code store_tenant_revoke(struct store *s, int64_t id, size_t *canceled, struct uniap_err *err);
+
+/* *revoked = 1 when tenant id was revoked (0 for an active or unknown one). */
+uniap_code store_tenant_revoked(struct store *s, int64_t id, int *revoked, struct uniap_err *err);
 
 /* The tenant whose key is key (borrowed): UNIAP_OK when it is active;
  * UNIAP_E_FORBIDDEN (out filled, the message names the tenant) when it was

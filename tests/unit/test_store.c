@@ -295,7 +295,37 @@ static void test_tenants(void **state)
 	assert_int_equal(store_tenant_lookup(s, key_c, &t, &err), UNIAP_E_NOTFOUND);
 	assert_int_equal(store_tenant_lookup(s, "nope", &t, &err), UNIAP_E_NOTFOUND);
 
-	assert_int_equal(store_tenant_revoke(s, b, &err), UNIAP_OK);
+	{
+		/* revoking cancels the tenant's queued jobs at once, never another tenant's; its
+		 * running job is left to the server running it, which asks store_tenant_revoked */
+		int64_t jq1, jr, claimed = 0;
+		int existed, revoked = 1;
+		size_t canceled = 0;
+		struct store_job job;
+
+		assert_int_equal(store_job_create(s, b, NULL, "{}", 2, &jr, &existed, &err), UNIAP_OK);
+		assert_int_equal(store_job_claim(s, &claimed, &err), UNIAP_OK);
+		assert_int_equal(claimed, jr);
+		assert_int_equal(store_job_create(s, b, NULL, "{}", 2, &jq1, &existed, &err), UNIAP_OK);
+		assert_int_equal(store_tenant_revoked(s, b, &revoked, &err), UNIAP_OK);
+		assert_int_equal(revoked, 0);
+		assert_int_equal(store_tenant_revoke(s, b, &canceled, &err), UNIAP_OK);
+		assert_int_equal(canceled, 1); /* beta may have 2 jobs: one running, one queued */
+		assert_int_equal(store_tenant_revoked(s, b, &revoked, &err), UNIAP_OK);
+		assert_int_equal(revoked, 1);
+		assert_int_equal(store_tenant_revoked(s, a, &revoked, &err), UNIAP_OK);
+		assert_int_equal(revoked, 0);
+		assert_int_equal(store_job_get(s, b, jq1, &job, &err), UNIAP_OK);
+		assert_int_equal(job.state, STORE_JOB_CANCELED);
+		assert_non_null(strstr(job.error, "tenant was revoked"));
+		store_job_release(&job);
+		assert_int_equal(store_job_get(s, b, jr, &job, &err), UNIAP_OK);
+		assert_int_equal(job.state, STORE_JOB_RUNNING);
+		store_job_release(&job);
+		/* the queue no longer holds b's jobs */
+		assert_int_equal(store_job_claim(s, &claimed, &err), UNIAP_OK);
+		assert_int_equal(claimed, 0);
+	}
 	/* a revoked key is known but refused (403), and says so; an unknown one stays unknown */
 	assert_int_equal(store_tenant_lookup(s, key_b, &t, &err), UNIAP_E_FORBIDDEN);
 	assert_int_equal(t.id, b);
@@ -303,7 +333,7 @@ static void test_tenants(void **state)
 	assert_non_null(strstr(err.msg, "was revoked"));
 	assert_int_equal(store_tenant_lookup(s, key_c, &t, &err), UNIAP_E_NOTFOUND);
 	assert_int_equal(store_tenant_lookup(s, key_a, &t, &err), UNIAP_OK);
-	assert_int_equal(store_tenant_revoke(s, 999, &err), UNIAP_E_NOTFOUND);
+	assert_int_equal(store_tenant_revoke(s, 999, NULL, &err), UNIAP_E_NOTFOUND);
 
 	/* pages of 2 */
 	assert_int_equal(store_tenant_list(s, 0, 2, &list, &n, &next, &err), UNIAP_OK);
@@ -741,7 +771,7 @@ static void test_limits(void **state)
 	assert_int_equal(store_doc_delete(s, t, STORE_DOC_MODEL, d1, &err), UNIAP_OK);
 	assert_int_equal(store_doc_put(s, t, STORE_DOC_MODEL, "m", body, 60, &d3, &err), UNIAP_OK);
 	/* a revoked tenant stores nothing */
-	assert_int_equal(store_tenant_revoke(s, t, &err), UNIAP_OK);
+	assert_int_equal(store_tenant_revoke(s, t, NULL, &err), UNIAP_OK);
 	assert_int_equal(store_doc_put(s, t, STORE_DOC_MODEL, "m", body, 0, &d3, &err),
 			 UNIAP_E_NOTFOUND);
 	store_close(s);
