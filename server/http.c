@@ -34,6 +34,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <netdb.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -557,9 +558,58 @@ static void http_h_readyz(struct http_request *req, struct http_response *res)
 		problem_fill(res, HTTP_SERVICE_UNAVAILABLE, "out-of-memory", "out of memory", req->path, NULL);
 }
 
+int http_addr_loopback(const struct sockaddr *sa)
+{
+	if (!sa)
+		return 0;
+	if (sa->sa_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)(const void *)sa)->sin_addr.s_addr) >> 24) == 127;
+	if (sa->sa_family == AF_INET6) {
+		const struct in6_addr *a = &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
+
+		return IN6_IS_ADDR_LOOPBACK(a) || (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+	}
+	return 0;
+}
+
+/* 1 when a and b (NUL-terminated) are equal; the time does not depend on where they differ. */
+static int http_same_secret(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), i;
+	unsigned char d = (unsigned char)(la != lb);
+
+	for (i = 0; i < la; i++)
+		d |= (unsigned char)(a[i] ^ b[i < lb ? i : 0]);
+	return d == 0;
+}
+
+/*
+ * The service's counters are the operator's: the job counts of all tenants
+ * together still tell one tenant about the others' activity.  With a
+ * metrics token, /metrics needs it as a bearer credential; without one, it
+ * answers loopback clients only (a scraper on the host, a sidecar).
+ */
 static void http_h_metrics(struct http_request *req, struct http_response *res)
 {
-	char *text = req->server ? http_server_metrics_text(req->server) : NULL;
+	const char *token = req->server ? req->server->cfg.metrics_token : NULL;
+	const char *authz = req->authorization;
+	char *text;
+
+	if (token) {
+		if (!authz || strncmp(authz, "Bearer ", 7) != 0 || !http_same_secret(authz + 7, token)) {
+			problem_fill(res, HTTP_UNAUTHORIZED, "unauthorized",
+			             "metrics: the operator's metrics token is required (Authorization: Bearer)",
+			             req->path, NULL);
+			http_response_add_header(res, "WWW-Authenticate", "Bearer");
+			return;
+		}
+	} else if (req->server && !req->loopback) {
+		problem_fill(res, HTTP_FORBIDDEN, "forbidden",
+		             "metrics: answered on loopback only; give uniapd --metrics-token-file to scrape "
+		             "from elsewhere", req->path, NULL);
+		return;
+	}
+	text = req->server ? http_server_metrics_text(req->server) : NULL;
 
 	if (!text || http_response_set_body(res, HTTP_OK, "text/plain; version=0.0.4", text, strlen(text)) != 0)
 		problem_fill(res, HTTP_SERVICE_UNAVAILABLE, "unavailable", "metrics are not available", req->path, NULL);
@@ -1144,6 +1194,11 @@ static enum MHD_Result http_last_call(struct http_server *srv, struct MHD_Connec
 	req.body_len = st->len;
 	req.app = srv->cfg.app;
 	req.server = srv;
+	{
+		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+
+		req.loopback = ci && http_addr_loopback(ci->client_addr);
+	}
 	for (;;) {
 		int rc;
 

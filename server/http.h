@@ -36,6 +36,7 @@
 
 struct cJSON;
 struct route_table;
+struct sockaddr;
 
 /* The statuses this layer answers with by name (STYLE: no bare numbers). */
 enum http_status {
@@ -145,6 +146,7 @@ struct http_request {
 	size_t body_len;
 	void *app;                 /* the application's context (config.app) */
 	struct http_server *server;/* NULL in socket-less tests */
+	int loopback;              /* the client connected from a loopback address */
 	/* set by route_dispatch */
 	struct http_kv params[HTTP_MAX_PARAMS]; /* path parameters, point into param_buf */
 	size_t param_count;
@@ -254,7 +256,13 @@ struct http_config {
 	unsigned heartbeat_ms;     /* 0: HTTP_HEARTBEAT_MS */
 	http_version_fn version;   /* NULL: waits only time out, streams only beat */
 	void *version_ctx;
+	const char *metrics_token; /* GET /metrics needs "Authorization: Bearer TOKEN" (borrowed);
+	                            * NULL: it answers loopback clients only */
 };
+
+/* 1 when sa (borrowed, may be NULL) is a loopback address: 127.0.0.0/8, ::1, or
+ * an IPv4-mapped 127.x address; 0 otherwise. */
+int http_addr_loopback(const struct sockaddr *sa);
 
 /*
  * Starts a server on cfg (borrowed; the strings and table it points to must

@@ -57,6 +57,10 @@
 
 #define UNIAPD_MAX_CORS_ORIGINS 16      /* --cors-origin given at most this often */
 
+/* Longest metrics token read from --metrics-token-file; the shortest accepted. */
+#define UNIAPD_METRICS_TOKEN_MAX 256
+#define UNIAPD_METRICS_TOKEN_MIN 16
+
 struct uniapd_options {
 	char host[256];                 /* --listen's host: a name or a literal, no brackets */
 	unsigned short port;
@@ -70,6 +74,8 @@ struct uniapd_options {
 	const char *cors_origins[UNIAPD_MAX_CORS_ORIGINS]; /* borrowed from argv */
 	size_t cors_origin_count;
 	unsigned max_streams;
+	const char *metrics_token_file; /* --metrics-token-file (borrowed) or NULL */
+	char metrics_token[UNIAPD_METRICS_TOKEN_MAX + 1]; /* read from it; "" when none */
 };
 
 static void uniapd_usage(FILE *out)
@@ -78,7 +84,7 @@ static void uniapd_usage(FILE *out)
 	        "usage: uniapd [--listen HOST:PORT] [--db FILE] [--max-body BYTES] [--no-auth]\n"
 	        "              [--jobs N] [--workers N] [--max-queued N] [--max-time-limit S]\n"
 	        "              [--grace S] [--job-retention S] [--no-cache] [--http-threads N]\n"
-	        "              [--cors-origin ORIGIN]... [--max-streams N]\n"
+	        "              [--cors-origin ORIGIN]... [--max-streams N] [--metrics-token-file FILE]\n"
 	        "       uniapd tenant add|list|revoke ... (uniapd tenant --help)\n"
 	        "\n"
 	        "  --listen HOST:PORT  where to serve (default %s; env UNIAPD_LISTEN):\n"
@@ -104,13 +110,17 @@ static void uniapd_usage(FILE *out)
 	        "                      service; repeatable, at most %d; none by default (no CORS)\n"
 	        "  --max-streams N     long-polls (?wait=) and event streams open at once, apart\n"
 	        "                      from the request threads (default %d; more: 503)\n"
+	        "  --metrics-token-file FILE  GET /metrics then needs \"Authorization: Bearer\" and\n"
+	        "                      the token in FILE (its first line, %d to %d bytes; env\n"
+	        "                      UNIAPD_METRICS_TOKEN_FILE); without it /metrics answers\n"
+	        "                      loopback clients only\n"
 	        "  --help              this text\n"
 	        "\n"
 	        "SIGTERM or SIGINT stops accepting, lets requests in flight finish and running\n"
 	        "jobs finish within the grace period, and re-queues the rest.\n",
 	        UNIAPD_DEFAULT_LISTEN, UNIAPD_DEFAULT_DB, HTTP_DEFAULT_MAX_BODY_BYTES, UNIAPD_NO_AUTH_TENANT,
 	        STORE_DEFAULT_MAX_QUEUED, UNIAPD_MAX_TIME_LIMIT_S, UNIAPD_JOB_GRACE_S, UNIAPD_JOB_RETENTION_S,
-	        UNIAPD_MAX_CORS_ORIGINS, HTTP_DEFAULT_MAX_STREAMS);
+	        UNIAPD_MAX_CORS_ORIGINS, HTTP_DEFAULT_MAX_STREAMS, UNIAPD_METRICS_TOKEN_MIN, UNIAPD_METRICS_TOKEN_MAX);
 }
 
 /* "HOST:PORT" or "[IPV6]:PORT" into opt->host and opt->port (the host is
@@ -244,7 +254,7 @@ enum uniapd_opt {
 	UNIAPD_OPT_LISTEN = 256, UNIAPD_OPT_DB, UNIAPD_OPT_MAX_BODY, UNIAPD_OPT_NO_AUTH, UNIAPD_OPT_NO_CACHE,
 	UNIAPD_OPT_JOBS, UNIAPD_OPT_WORKERS, UNIAPD_OPT_MAX_QUEUED, UNIAPD_OPT_MAX_TIME_LIMIT, UNIAPD_OPT_GRACE,
 	UNIAPD_OPT_HTTP_THREADS, UNIAPD_OPT_JOB_RETENTION, UNIAPD_OPT_CORS_ORIGIN, UNIAPD_OPT_MAX_STREAMS,
-	UNIAPD_OPT_MAX_JOBS, UNIAPD_OPT_MAX_BYTES,
+	UNIAPD_OPT_MAX_JOBS, UNIAPD_OPT_MAX_BYTES, UNIAPD_OPT_METRICS_TOKEN_FILE,
 };
 
 /* The options that take a number: their range, integer or not. */
@@ -297,6 +307,34 @@ static int uniapd_cors_origin(const char *v, struct uniapd_options *opt)
 }
 
 /* 0 ok, 1 --help given, -1 bad command line (message printed). */
+/* The first line of path into token (UNIAPD_METRICS_TOKEN_MAX + 1 bytes): printable,
+ * no spaces, UNIAPD_METRICS_TOKEN_MIN bytes or more.  0 ok; -1 with a message. */
+static int uniapd_read_token(const char *path, char *token)
+{
+	FILE *f = fopen(path, "r");
+	size_t n = 0, i;
+	char line[UNIAPD_METRICS_TOKEN_MAX + 3];
+
+	if (!f) {
+		fprintf(stderr, "uniapd: --metrics-token-file: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	if (fgets(line, sizeof(line), f))
+		n = strcspn(line, "\r\n");
+	fclose(f);
+	for (i = 0; i < n; i++)
+		if (line[i] <= ' ' || line[i] > '~')
+			break;
+	if (n < UNIAPD_METRICS_TOKEN_MIN || n > UNIAPD_METRICS_TOKEN_MAX || i < n) {
+		fprintf(stderr, "uniapd: --metrics-token-file: %s: the first line must be a token of %d to %d "
+		        "printable bytes without spaces\n", path, UNIAPD_METRICS_TOKEN_MIN, UNIAPD_METRICS_TOKEN_MAX);
+		return -1;
+	}
+	memcpy(token, line, n);
+	token[n] = '\0';
+	return 0;
+}
+
 static int uniapd_parse_args(int argc, char **argv, struct uniapd_options *opt)
 {
 	static const struct option longopts[] = {
@@ -314,6 +352,7 @@ static int uniapd_parse_args(int argc, char **argv, struct uniapd_options *opt)
 		{"job-retention", required_argument, NULL, UNIAPD_OPT_JOB_RETENTION},
 		{"cors-origin", required_argument, NULL, UNIAPD_OPT_CORS_ORIGIN},
 		{"max-streams", required_argument, NULL, UNIAPD_OPT_MAX_STREAMS},
+		{"metrics-token-file", required_argument, NULL, UNIAPD_OPT_METRICS_TOKEN_FILE},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -349,6 +388,7 @@ static int uniapd_parse_args(int argc, char **argv, struct uniapd_options *opt)
 		case UNIAPD_OPT_HTTP_THREADS: opt->http_threads = (unsigned)x; break;
 		case UNIAPD_OPT_JOB_RETENTION: opt->job_retention_s = x; break;
 		case UNIAPD_OPT_MAX_STREAMS: opt->max_streams = (unsigned)x; break;
+		case UNIAPD_OPT_METRICS_TOKEN_FILE: opt->metrics_token_file = optarg; break;
 		case UNIAPD_OPT_CORS_ORIGIN:
 			if (uniapd_cors_origin(optarg, opt) != 0)
 				return -1;
@@ -364,6 +404,10 @@ static int uniapd_parse_args(int argc, char **argv, struct uniapd_options *opt)
 		return -1;
 	opt->db_path = db && *db ? db : UNIAPD_DEFAULT_DB;
 	if (opt->no_auth && uniapd_check_loopback(opt->host) != 0)
+		return -1;
+	if (!opt->metrics_token_file && getenv("UNIAPD_METRICS_TOKEN_FILE") && *getenv("UNIAPD_METRICS_TOKEN_FILE"))
+		opt->metrics_token_file = getenv("UNIAPD_METRICS_TOKEN_FILE");
+	if (opt->metrics_token_file && uniapd_read_token(opt->metrics_token_file, opt->metrics_token) != 0)
 		return -1;
 	return 0;
 }
@@ -1111,6 +1155,7 @@ int main(int argc, char **argv)
 	cfg.ready_ctx = &app;
 	cfg.app = &app;
 	cfg.access_log = stderr;
+	cfg.metrics_token = opt.metrics_token[0] ? opt.metrics_token : NULL;
 	cfg.openapi_json = (const char *)openapi_doc_json;
 	cfg.openapi_json_len = openapi_doc_json_len;
 	cfg.metrics = uniapd_metrics;

@@ -138,6 +138,26 @@ else
 	pid=
 fi
 check no-auth-public 2 "--no-auth" -- "$UNIAPD" --no-auth --listen 0.0.0.0:0 --db "$DB"
+
+# the operator's metrics: with a token file /metrics needs it as a bearer credential
+printf 'op-metrics-token-0123456789\n' >"$tmp/metrics.token"
+if start_uniapd --no-auth --metrics-token-file "$tmp/metrics.token"; then
+	ok
+	get metrics-no-token 401 "metrics token" /metrics
+	get metrics-wrong-token 401 "metrics token" /metrics op-metrics-token-0123456788
+	get metrics-token 200 "uniapd_build_info" /metrics op-metrics-token-0123456789
+	get metrics-health-open 200 '"ok"' /healthz
+	stop_uniapd
+else
+	bad "metrics-token start: $(head -c 300 "$tmp/log")"
+	[ -n "$pid" ] && kill "$pid" 2>/dev/null
+	pid=
+fi
+printf 'short\n' >"$tmp/short.token"
+check metrics-token-short 2 "must be a token of 16 to 256" -- "$UNIAPD" --listen 127.0.0.1:0 --db "$DB" \
+	--metrics-token-file "$tmp/short.token"
+check metrics-token-missing 2 "no-such.token" -- "$UNIAPD" --listen 127.0.0.1:0 --db "$DB" \
+	--metrics-token-file "$tmp/no-such.token"
 check no-auth-v6-any 2 "--no-auth: only with a loopback" -- "$UNIAPD" --no-auth --listen '[::]:0' --db "$DB"
 
 # start_at LISTEN URLHOST ARGS...: uniapd on --listen LISTEN, port from its log,

@@ -1200,6 +1200,37 @@ static void test_framing(void **state)
 	free(out);
 }
 
+/* /metrics without a token answers loopback clients only: what counts as loopback. */
+static void test_loopback_addresses(void **state)
+{
+	static const struct {
+		const char *addr;
+		int loopback;
+	} cases[] = {
+		{"127.0.0.1", 1}, {"127.255.0.9", 1}, {"128.0.0.1", 0}, {"10.0.0.1", 0}, {"0.0.0.0", 0},
+		{"::1", 1}, {"::ffff:127.0.0.1", 1}, {"::ffff:10.1.2.3", 0}, {"::", 0}, {"fe80::1", 0},
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct sockaddr_in a4;
+		struct sockaddr_in6 a6;
+
+		memset(&a4, 0, sizeof(a4));
+		memset(&a6, 0, sizeof(a6));
+		if (inet_pton(AF_INET, cases[i].addr, &a4.sin_addr) == 1) {
+			a4.sin_family = AF_INET;
+			assert_int_equal(http_addr_loopback((const struct sockaddr *)&a4), cases[i].loopback);
+		} else {
+			assert_int_equal(inet_pton(AF_INET6, cases[i].addr, &a6.sin6_addr), 1);
+			a6.sin6_family = AF_INET6;
+			assert_int_equal(http_addr_loopback((const struct sockaddr *)&a6), cases[i].loopback);
+		}
+	}
+	assert_int_equal(http_addr_loopback(NULL), 0);
+}
+
 static void *stop_thread(void *arg)
 {
 	http_server_stop(arg, 5000);
@@ -1390,6 +1421,7 @@ int main(void)
 		cmocka_unit_test(test_hostile_requests),
 		cmocka_unit_test(test_graceful_stop),
 		cmocka_unit_test(test_framing),
+		cmocka_unit_test(test_loopback_addresses),
 		cmocka_unit_test(test_drain_closes),
 		cmocka_unit_test(test_waits_and_streams),
 		cmocka_unit_test(test_concurrent),
