@@ -407,6 +407,27 @@ struct http_server {
 	atomic_int stopping;         /* no more parking; every waiter answers, every stream ends */
 	int watcher_quit;
 	pthread_t watcher;
+	/* every open connection and its deadline (docs/http.md "Slow clients"); conn_mu guards
+	 * the list and its entries' phases; lock order: park_mu, then conn_mu */
+	pthread_mutex_t conn_mu;
+	struct http_conn *conns;
+	unsigned header_timeout_ms, body_timeout_ms;
+	atomic_ullong conns_reaped;  /* connections closed at a deadline */
+};
+
+/*
+ * One open connection (MHD's socket context), from its start to its close:
+ * the phase it is in and since when.  A deadline runs in HTTP_CONN_HEADERS
+ * (from the connection's start or the previous answer) and HTTP_CONN_BODY
+ * (from the headers); none while a request is handled, waits or streams.
+ */
+enum http_conn_phase { HTTP_CONN_HEADERS, HTTP_CONN_BODY, HTTP_CONN_HANDLING, HTTP_CONN_REAPED };
+
+struct http_conn {
+	struct http_conn *prev, *next;
+	int fd;
+	enum http_conn_phase phase;
+	int64_t since_ms;            /* http_now_ms() when the phase began */
 };
 
 /* A suspended connection: resumed when key's version is not seen, at deadline_ms, or at a stop. */
@@ -518,6 +539,11 @@ char *http_server_metrics_text(struct http_server *srv)
 	                     "# TYPE uniapd_http_streams_refused_total counter\n"
 	                     "uniapd_http_streams_refused_total %llu\n",
 	                 (unsigned long long)atomic_load(&srv->streams_refused));
+	http_text_printf(&t, "# HELP uniapd_http_connections_reaped_total Connections closed because their "
+	                     "request's headers or body did not arrive in time.\n"
+	                     "# TYPE uniapd_http_connections_reaped_total counter\n"
+	                     "uniapd_http_connections_reaped_total %llu\n",
+	                 (unsigned long long)atomic_load(&srv->conns_reaped));
 	if (srv->cfg.metrics) {
 		char *more = srv->cfg.metrics(srv->cfg.metrics_ctx);
 
@@ -757,6 +783,86 @@ static enum MHD_Result http_queue(struct http_server *srv, struct MHD_Connection
 	return http_queue_mhd(srv, c, st, res, r);
 }
 
+/* ---------------------------------------------------------------- slow clients */
+
+/* Connections come and go: the list the watcher checks deadlines on. */
+static void http_notify_conn(void *cls, struct MHD_Connection *c, void **socket_context,
+                             enum MHD_ConnectionNotificationCode code)
+{
+	struct http_server *srv = cls;
+	struct http_conn *hc = *socket_context;
+
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+		if (!ci || !(hc = calloc(1, sizeof(*hc))))
+			return; /* untracked: only MHD's idle timeout applies */
+		hc->fd = ci->connect_fd;
+		hc->phase = HTTP_CONN_HEADERS;
+		hc->since_ms = http_now_ms();
+		pthread_mutex_lock(&srv->conn_mu);
+		hc->next = srv->conns;
+		if (srv->conns)
+			srv->conns->prev = hc;
+		srv->conns = hc;
+		pthread_mutex_unlock(&srv->conn_mu);
+		*socket_context = hc;
+		return;
+	}
+	if (!hc)
+		return;
+	/* before MHD closes the socket: the watcher never shuts a reused descriptor */
+	pthread_mutex_lock(&srv->conn_mu);
+	if (hc->prev)
+		hc->prev->next = hc->next;
+	else
+		srv->conns = hc->next;
+	if (hc->next)
+		hc->next->prev = hc->prev;
+	pthread_mutex_unlock(&srv->conn_mu);
+	free(hc);
+	*socket_context = NULL;
+}
+
+/* c enters phase (a request's headers arrived, its body did, it was answered). */
+static void http_conn_phase(struct http_server *srv, struct MHD_Connection *c, enum http_conn_phase phase)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct http_conn *hc = ci ? ci->socket_context : NULL;
+
+	if (!hc)
+		return;
+	pthread_mutex_lock(&srv->conn_mu);
+	if (hc->phase != HTTP_CONN_REAPED && hc->phase != phase) {
+		hc->phase = phase;
+		hc->since_ms = http_now_ms();
+	}
+	pthread_mutex_unlock(&srv->conn_mu);
+}
+
+/*
+ * The watcher's other task: a connection past its phase's deadline is shut
+ * down (the socket, not the descriptor: MHD sees the error and closes it).
+ * Trickling bytes never moves a deadline, unlike MHD's idle timeout.
+ */
+static void http_reap(struct http_server *srv, int64_t now)
+{
+	struct http_conn *hc;
+
+	pthread_mutex_lock(&srv->conn_mu);
+	for (hc = srv->conns; hc; hc = hc->next) {
+		int64_t limit = hc->phase == HTTP_CONN_HEADERS ? (int64_t)srv->header_timeout_ms
+		              : hc->phase == HTTP_CONN_BODY     ? (int64_t)srv->body_timeout_ms : -1;
+
+		if (limit < 0 || now - hc->since_ms < limit)
+			continue;
+		shutdown(hc->fd, SHUT_RDWR);
+		hc->phase = HTTP_CONN_REAPED;
+		atomic_fetch_add(&srv->conns_reaped, 1);
+	}
+	pthread_mutex_unlock(&srv->conn_mu);
+}
+
 /* ---------------------------------------------------------------- waiting */
 
 /*
@@ -835,6 +941,7 @@ static void *http_watcher(void *arg)
 			if (wake)
 				http_unpark_at(srv, i);
 		}
+		http_reap(srv, now);
 		clock_gettime(CLOCK_MONOTONIC, &until);
 		until.tv_nsec += HTTP_WATCH_MS * 1000000L;
 		until.tv_sec += until.tv_nsec / 1000000000L;
@@ -1085,6 +1192,7 @@ static enum MHD_Result http_first_call(struct http_server *srv, struct MHD_Conne
 	snprintf(st->path, sizeof(st->path), "%s", url);
 	*req_cls = st;
 	atomic_fetch_add(&srv->in_flight, 1);
+	http_conn_phase(srv, c, HTTP_CONN_BODY);
 	if ((status = http_framing(c, version, why, sizeof(why))) != 0) {
 		st->too_large = 1; /* whatever body follows is not read as a request's */
 		return http_queue_problem(srv, c, st, status,
@@ -1250,6 +1358,7 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const ch
 	}
 	if (st->answered)
 		return MHD_YES;
+	http_conn_phase(srv, c, HTTP_CONN_HANDLING);
 	return http_last_call(srv, c, url, method, st);
 }
 
@@ -1287,10 +1396,10 @@ static void http_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 	struct http_server *srv = cls;
 	struct http_state *st = *req_cls;
 
-	(void)c;
 	(void)toe;
 	if (!st)
 		return;
+	http_conn_phase(srv, c, HTTP_CONN_HEADERS); /* kept alive: the next request's headers */
 	if (srv->cfg.access_log)
 		http_log(srv, st, http_elapsed_s(&st->start));
 	if (st->counted)
@@ -1392,6 +1501,9 @@ static int http_listen(struct http_server *srv, const struct http_config *cfg, c
 				MHD_OPTION_CONNECTION_LIMIT, cfg->connection_limit ? cfg->connection_limit : 256u,
 				MHD_OPTION_CONNECTION_TIMEOUT, cfg->timeout_s ? cfg->timeout_s : 30u,
 				MHD_OPTION_NOTIFY_COMPLETED, http_completed, srv,
+				MHD_OPTION_NOTIFY_CONNECTION, http_notify_conn, srv,
+				MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+				cfg->per_address_limit ? cfg->per_address_limit : (unsigned)HTTP_DEFAULT_PER_ADDRESS,
 				MHD_OPTION_UNESCAPE_CALLBACK, http_unescape_none, NULL,
 				MHD_OPTION_END);
 		}
@@ -1432,11 +1544,19 @@ struct http_server *http_server_start(const struct http_config *cfg, char *err_m
 	atomic_init(&srv->stopping, 0);
 	srv->max_streams = cfg->max_streams ? cfg->max_streams : HTTP_DEFAULT_MAX_STREAMS;
 	srv->heartbeat_ms = cfg->heartbeat_ms ? cfg->heartbeat_ms : HTTP_HEARTBEAT_MS;
+	srv->header_timeout_ms = cfg->header_timeout_ms ? cfg->header_timeout_ms : HTTP_HEADER_TIMEOUT_MS;
+	srv->body_timeout_ms = cfg->body_timeout_ms ? cfg->body_timeout_ms : HTTP_BODY_TIMEOUT_MS;
+	atomic_init(&srv->conns_reaped, 0);
 	if (http_metrics_init(&srv->metrics, srv->table.count) != 0) {
 		free(srv->routes);
 		srv->routes = NULL;
 		snprintf(err_msg, err_cap, "out of memory");
 		goto fail;
+	}
+	/* lives until http_server_free: MHD reports closed connections until it stops */
+	if (pthread_mutex_init(&srv->conn_mu, NULL) != 0) {
+		snprintf(err_msg, err_cap, "out of memory");
+		goto fail_metrics_only;
 	}
 	if (http_watch_start(srv) != 0) {
 		snprintf(err_msg, err_cap, "cannot start the watcher thread");
@@ -1454,6 +1574,8 @@ struct http_server *http_server_start(const struct http_config *cfg, char *err_m
 fail_watch:
 	http_watch_stop(srv);
 fail_metrics:
+	pthread_mutex_destroy(&srv->conn_mu);
+fail_metrics_only:
 	http_metrics_release(&srv->metrics);
 	free(srv->routes);
 fail:
@@ -1507,6 +1629,7 @@ void http_server_free(struct http_server *srv)
 	if (!srv)
 		return;
 	http_server_stop(srv, 5000);
+	pthread_mutex_destroy(&srv->conn_mu);
 	http_metrics_release(&srv->metrics);
 	free(srv->routes);
 	free(srv);

@@ -102,6 +102,9 @@ typedef int (*http_ready_fn)(void *ctx);
 typedef int (*http_version_fn)(void *ctx, int64_t key, int64_t *version);
 
 #define HTTP_WATCH_MS 200            /* how often the watcher asks the version hook */
+#define HTTP_DEFAULT_PER_ADDRESS 64  /* connections from one address (libmicrohttpd refuses more) */
+#define HTTP_HEADER_TIMEOUT_MS 10000 /* request line and headers, however slowly they trickle */
+#define HTTP_BODY_TIMEOUT_MS 60000   /* the body after the headers */
 #define HTTP_HEARTBEAT_MS 15000      /* an idle event stream gets a comment line this often */
 #define HTTP_DEFAULT_MAX_STREAMS 64  /* waiting requests + event streams at once */
 #define HTTP_STREAM_CHUNK_MAX 4096   /* bytes one next() call may write */
@@ -258,6 +261,10 @@ struct http_config {
 	void *version_ctx;
 	const char *metrics_token; /* GET /metrics needs "Authorization: Bearer TOKEN" (borrowed);
 	                            * NULL: it answers loopback clients only */
+	unsigned per_address_limit;/* connections from one client address; 0: HTTP_DEFAULT_PER_ADDRESS */
+	unsigned header_timeout_ms;/* a request's line and headers must arrive within this from the
+	                            * connection's start or the previous answer; 0: HTTP_HEADER_TIMEOUT_MS */
+	unsigned body_timeout_ms;  /* its body within this from its headers; 0: HTTP_BODY_TIMEOUT_MS */
 };
 
 /* 1 when sa (borrowed, may be NULL) is a loopback address: 127.0.0.0/8, ::1, or

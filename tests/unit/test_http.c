@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <sys/socket.h>
+#include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
@@ -1200,6 +1201,112 @@ static void test_framing(void **state)
 	free(out);
 }
 
+/* 1 when the server closed fd within ms milliseconds (recv sees the end or an error). */
+static int closed_within(int fd, long ms)
+{
+	struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+	char buf[256];
+	ssize_t r;
+
+	assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
+	do
+		r = recv(fd, buf, sizeof(buf), 0);
+	while (r > 0); /* an answer (408, ...) may come first */
+	return r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+}
+
+/*
+ * Slow clients (slowloris): connections that trickle their headers or body
+ * are closed at a deadline that trickling does not move, while /healthz
+ * answers at once; one address holds at most per_address_limit connections.
+ */
+static void test_slow_clients(void **state)
+{
+	enum { N = 12, LIMIT = 16 };
+	struct http_config cfg;
+	struct http_server *srv;
+	struct fetch *f = malloc(sizeof(*f));
+	char msg[256], *metrics;
+	int fds[N + 1], extra[LIMIT + 6], i, k, closed = 0, refused = 0;
+	unsigned short port;
+	double t0, worst = 0;
+
+	(void)state;
+	assert_non_null(f);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.listen_addr = "127.0.0.1";
+	cfg.routes = &test_table;
+	cfg.auth = fake_auth;
+	cfg.per_address_limit = LIMIT;
+	cfg.header_timeout_ms = 800;
+	cfg.body_timeout_ms = 800;
+	srv = http_server_start(&cfg, msg, sizeof(msg));
+	if (!srv)
+		fail_msg("http_server_start: %s", msg);
+	port = http_server_port(srv);
+	for (i = 0; i < N; i++) {
+		fds[i] = raw_connect(port);
+		assert_true(send(fds[i], "GET /healthz HTTP/1.1\r\nHost: a\r\n", 33, MSG_NOSIGNAL) == 33);
+	}
+	/* one more sends its headers and trickles its body */
+	fds[N] = raw_connect(port);
+	{
+		const char *h = "POST /t/json HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\n"
+		                "Content-Length: 100\r\n\r\n{\"a\":";
+
+		assert_true(send(fds[N], h, strlen(h), MSG_NOSIGNAL) == (ssize_t)strlen(h));
+	}
+	/* 1.6 s of trickling, a byte per connection every 200 ms; /healthz meanwhile */
+	for (k = 0; k < 8; k++) {
+		struct timespec ts = {0, 200 * 1000 * 1000};
+
+		for (i = 0; i <= N; i++)
+			(void)send(fds[i], i == N ? " " : "X", 1, MSG_NOSIGNAL);
+		t0 = now_s();
+		assert_int_equal(http_do(port, "GET", "/healthz", NULL, NULL, 0, 0, f), 200);
+		worst = now_s() - t0 > worst ? now_s() - t0 : worst;
+		nanosleep(&ts, NULL);
+	}
+	for (i = 0; i <= N; i++) {
+		closed += closed_within(fds[i], 2000);
+		close(fds[i]);
+	}
+	if (closed != N + 1)
+		fail_msg("%d of %d trickling connections closed at the deadline", closed, N + 1);
+	if (worst > 0.5)
+		fail_msg("/healthz took %.3f s during the trickle", worst);
+	metrics = http_server_metrics_text(srv);
+	assert_non_null(metrics);
+	assert_non_null(strstr(metrics, "\nuniapd_http_connections_reaped_total "));
+	assert_true(atoll(strstr(metrics, "\nuniapd_http_connections_reaped_total ") + 38) >= N + 1);
+	free(metrics);
+	/* one address: LIMIT connections are kept, the ones past it closed at once (after
+	 * libmicrohttpd has let go of the closed ones above) */
+	{
+		struct timespec settle = {1, 0};
+
+		nanosleep(&settle, NULL);
+	}
+	for (i = 0; i < LIMIT + 6; i++)
+		extra[i] = raw_connect(port);
+	{
+		struct timespec look = {0, 300 * 1000 * 1000}; /* well inside the header deadline */
+
+		nanosleep(&look, NULL);
+	}
+	for (i = 0; i < LIMIT + 6; i++) {
+		char b;
+		ssize_t r = recv(extra[i], &b, 1, MSG_DONTWAIT);
+
+		refused += r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+		close(extra[i]);
+	}
+	if (refused < 6 || refused > 6 + 1)
+		fail_msg("%d of %d connections past the per-address limit %d were closed", refused, LIMIT + 6, LIMIT);
+	http_server_free(srv);
+	free(f);
+}
+
 /* /metrics without a token answers loopback clients only: what counts as loopback. */
 static void test_loopback_addresses(void **state)
 {
@@ -1422,6 +1529,7 @@ int main(void)
 		cmocka_unit_test(test_graceful_stop),
 		cmocka_unit_test(test_framing),
 		cmocka_unit_test(test_loopback_addresses),
+		cmocka_unit_test(test_slow_clients),
 		cmocka_unit_test(test_drain_closes),
 		cmocka_unit_test(test_waits_and_streams),
 		cmocka_unit_test(test_concurrent),
