@@ -1199,6 +1199,38 @@ static enum MHD_Result http_first_call(struct http_server *srv, struct MHD_Conne
 		                          status == HTTP_NOT_IMPLEMENTED ? "not-implemented" : "bad-framing", why);
 	}
 	cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	/* a body is buffered only for a key that is good: a keyless client cannot make the
+	 * server hold megabytes (route_auth_early) */
+	if ((cl && strcmp(cl, "0") != 0) ||
+	    MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING)) {
+		size_t n = strlen(url);
+		char *path = n < HTTP_PATH_MAX ? malloc(n + 1) : NULL;
+
+		if (path && http_percent_decode(url, n, path, n + 1, 0) == 0) {
+			struct http_request req;
+			struct http_response res;
+			enum MHD_Result ret = MHD_YES;
+
+			http_request_init(&req);
+			http_response_init(&res);
+			req.method = method;
+			req.path = path;
+			req.authorization = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+			if (route_auth_early(&srv->table, &req, &res) != 0) {
+				st->route_index = req.route_index; /* its metrics' route */
+				st->too_large = 1; /* the body that follows is discarded */
+				ret = http_queue(srv, c, st, &res);
+				st->answered = 1;
+			}
+			http_response_release(&res);
+			http_request_release(&req);
+			free(path);
+			if (st->answered)
+				return ret;
+		} else {
+			free(path);
+		}
+	}
 	if (cl) {
 		char *end = NULL;
 		unsigned long long n;

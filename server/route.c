@@ -182,39 +182,59 @@ static int route_check_query(const struct route *r, const struct http_request *r
 }
 
 /* Auth, content type, size and JSON checks of route r; 0 when the handler may run. */
+/* The bearer key of req against the auth hook: 0 with req->principal set, or -1 with res filled. */
+static int route_authenticate(const struct route_table *t, struct http_request *req, struct http_response *res)
+{
+	const char *key = route_bearer(req->authorization);
+	uniap_code rc = UNIAP_E_NOTFOUND;
+	struct uniap_err err;
+
+	memset(&req->principal, 0, sizeof(req->principal));
+	err_clear(&err);
+	if (key && t->auth)
+		rc = t->auth(t->auth_ctx, key, &req->principal, &err);
+	if (rc != UNIAP_OK) {
+		req->principal.authenticated = 0;
+		if (rc != UNIAP_E_NOTFOUND) {
+			/* known but refused (403), or the check itself failed (500, 503) */
+			if (!err.msg[0] || err.code != rc)
+				err_set(&err, rc, "authorization: %s", uniap_code_name(rc));
+			problem_from_err(res, &err, req->path);
+			return -1;
+		}
+		problem_fill(res, HTTP_UNAUTHORIZED, "unauthorized",
+		             key ? "the bearer key is not valid" : "an Authorization: Bearer key is required",
+		             req->path, NULL);
+		http_response_add_header(res, "WWW-Authenticate", "Bearer");
+		return -1;
+	}
+	req->principal.authenticated = 1;
+	return 0;
+}
+
+int route_auth_early(const struct route_table *t, struct http_request *req, struct http_response *res)
+{
+	size_t i;
+
+	req->route_index = -1;
+	if (!t || !req->path || !req->method)
+		return 0;
+	for (i = 0; i < t->count; i++)
+		if (strcmp(t->routes[i].method, req->method) == 0 && route_match(t->routes[i].pattern, req->path, NULL)) {
+			req->route_index = (int)i;
+			return (t->routes[i].flags & ROUTE_AUTH) ? route_authenticate(t, req, res) : 0;
+		}
+	return 0; /* no route: route_dispatch answers, the body unread matters little */
+}
+
 static int route_check(const struct route_table *t, const struct route *r, struct http_request *req,
                        struct http_response *res)
 {
 	size_t max_body = t->max_body_bytes ? t->max_body_bytes : HTTP_DEFAULT_MAX_BODY_BYTES;
 	struct uniap_err err;
 
-	if (r->flags & ROUTE_AUTH) {
-		const char *key = route_bearer(req->authorization);
-
-		uniap_code rc = UNIAP_E_NOTFOUND;
-
-		memset(&req->principal, 0, sizeof(req->principal));
-		err_clear(&err);
-		if (key && t->auth)
-			rc = t->auth(t->auth_ctx, key, &req->principal, &err);
-		if (rc != UNIAP_OK) {
-			req->principal.authenticated = 0;
-			if (rc != UNIAP_E_NOTFOUND) {
-				/* known but refused (403), or the check itself failed (500, 503) */
-				if (!err.msg[0] || err.code != rc)
-					err_set(&err, rc, "authorization: %s", uniap_code_name(rc));
-				problem_from_err(res, &err, req->path);
-				return -1;
-			}
-			problem_fill(res, HTTP_UNAUTHORIZED, "unauthorized",
-			             key ? "the bearer key is not valid"
-			                 : "an Authorization: Bearer key is required",
-			             req->path, NULL);
-			http_response_add_header(res, "WWW-Authenticate", "Bearer");
-			return -1;
-		}
-		req->principal.authenticated = 1;
-	}
+	if ((r->flags & ROUTE_AUTH) && route_authenticate(t, req, res) != 0)
+		return -1;
 	if (route_check_query(r, req, res) != 0)
 		return -1;
 	if (req->body_len > max_body) {

@@ -78,6 +78,15 @@ int route_match(const char *pattern, const char *path, struct http_request *req)
 int route_dispatch(const struct route_table *table, struct http_request *req, struct http_response *res);
 
 /*
+ * Before any body byte is read: when req's method and (decoded) path match a
+ * route that needs a key, the key is checked as route_dispatch would (401,
+ * 403).  0 when the request may go on (its body is then read and dispatched,
+ * which checks again); -1 with res filled, answered without the body.
+ * req->route_index is the matched route's, or -1.
+ */
+int route_auth_early(const struct route_table *table, struct http_request *req, struct http_response *res);
+
+/*
  * The CORS headers of an actual (not preflight) answer: Vary: Origin when the
  * table has origins, and Access-Control-Allow-Origin + -Expose-Headers when
  * origin (borrowed, may be NULL) is one of them.  route_dispatch calls it;

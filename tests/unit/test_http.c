@@ -1177,6 +1177,13 @@ static void test_framing(void **state)
 		 "{\"\xed\xa0\x80\":\"ok\"}", 400, "body: a key has invalid UTF-8 at byte 0"},
 		{"POST /t/json HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 17\r\n\r\n"
 		 "{\"a\":\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"}", 200, "\"object\""},
+		/* the key is checked from the headers: a 16 MB body that never comes is not waited for */
+		{"POST /t/auth HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 16000000\r\n\r\n",
+		 401, "Bearer key is required"},
+		{"POST /t/auth HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nAuthorization: Bearer wrong\r\n"
+		 "Transfer-Encoding: chunked\r\n\r\n", 401, "not valid"},
+		{"POST /t/auth HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nAuthorization: Bearer revoked-key\r\n"
+		 "Content-Length: 16000000\r\n\r\n", 403, "revoked"},
 	};
 	struct http_server *srv = start_server();
 	unsigned short port = http_server_port(srv);
