@@ -1280,7 +1280,8 @@ static void test_slow_clients(void **state)
 	}
 	if (closed != N + 1)
 		fail_msg("%d of %d trickling connections closed at the deadline", closed, N + 1);
-	if (worst > 0.5)
+	/* a bound for shared, sanitized machines, not a benchmark: stuck would be seconds */
+	if (worst > 2.0)
 		fail_msg("/healthz took %.3f s during the trickle", worst);
 	metrics = http_server_metrics_text(srv);
 	assert_non_null(metrics);
