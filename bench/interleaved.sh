@@ -23,8 +23,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 echo "megatron target, --recompute: 1F1B against interleaved (pp, micro-batches, TPI)"
 echo
-echo "| scenario | 1F1B | v = 2 | v = 3 | v = 4 | best interleaved vs 1F1B |"
-echo "|---|---|---|---|---|---|"
+echo "| scenario | 1F1B | v = 2 | v = 3 | v = 4 | best interleaved vs 1F1B | export |"
+echo "|---|---|---|---|---|---|---|"
 while read -r cl mo b; do
 	P="--cluster $cl --model $mo --batch $b --recompute --target megatron --format text --quiet --threads $THREADS"
 	"$UNIAP" plan $P --schedule 1f1b >"$tmp/1" 2>/dev/null
@@ -39,7 +39,13 @@ while read -r cl mo b; do
 		fi
 	done
 	base=$(summary "$tmp/1" | awk '{ print $3 }')
-	echo "$line | $(awk -v a="$best" -v b="$base" 'BEGIN { if (a == "-" || b == "-") print "-"; else printf "%+.1f %%", (a / b - 1) * 100 }') |"
+	# the searched optimum (v = 2..4) exports as Megatron-LM arguments
+	if "$UNIAP" plan $P --schedule interleaved --format megatron >"$tmp/m" 2>"$tmp/e"; then
+		exp=$(grep -o -- '--num-layers-per-virtual-pipeline-stage [0-9]*' "$tmp/m" || echo "no pipeline")
+	else
+		exp="refused: $(head -c 80 "$tmp/e")"
+	fi
+	echo "$line | $(awk -v a="$best" -v b="$base" 'BEGIN { if (a == "-" || b == "-") print "-"; else printf "%+.1f %%", (a / b - 1) * 100 }') | $exp |"
 done <<EOF
 dgx-a100-x16 gpt3-175b 64
 dgx-a100-x16 gpt3-175b 128
