@@ -170,19 +170,6 @@ static int uniapd_parse_listen(const char *s, struct uniapd_options *opt)
 	return 0;
 }
 
-/* 1 when addr is a loopback address: 127.0.0.0/8, ::1 or ::ffff:127.x.x.x. */
-static int uniapd_is_loopback(const struct sockaddr *addr)
-{
-	if (addr->sa_family == AF_INET)
-		return (ntohl(((const struct sockaddr_in *)(const void *)addr)->sin_addr.s_addr) >> 24) == 127;
-	if (addr->sa_family == AF_INET6) {
-		const struct in6_addr *a = &((const struct sockaddr_in6 *)(const void *)addr)->sin6_addr;
-
-		return IN6_IS_ADDR_LOOPBACK(a) || (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
-	}
-	return 0;
-}
-
 /* --no-auth serves one tenant without keys, so its host must resolve, and only
  * to loopback addresses: whichever of them the listener binds, nothing off this
  * machine reaches it.  0 ok, -1 with a message on stderr. */
@@ -200,7 +187,7 @@ static int uniapd_check_loopback(const char *host)
 		return -1;
 	}
 	for (ai = res; ai; ai = ai->ai_next)
-		all = all && uniapd_is_loopback(ai->ai_addr);
+		all = all && http_addr_loopback(ai->ai_addr);
 	freeaddrinfo(res);
 	if (!all) {
 		fprintf(stderr, "uniapd: --no-auth: only with a loopback --listen host (127.0.0.0/8, ::1, or a name "
