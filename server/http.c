@@ -48,6 +48,7 @@
 
 #include <cjson/cJSON.h>
 #include <microhttpd.h>
+#include <nettle/memops.h>
 #include <nettle/sha2.h>
 
 #include "problem.h"
@@ -598,15 +599,13 @@ int http_addr_loopback(const struct sockaddr *sa)
 	return 0;
 }
 
-/* 1 when a and b (NUL-terminated) are equal; the time does not depend on where they differ. */
+/* 1 when a and b (NUL-terminated) are equal: nettle's memeql_sec, whose time does not depend
+ * on where they differ (the length may show: it is not the secret). */
 static int http_same_secret(const char *a, const char *b)
 {
-	size_t la = strlen(a), lb = strlen(b), i;
-	unsigned char d = (unsigned char)(la != lb);
+	size_t n = strlen(a);
 
-	for (i = 0; i < la; i++)
-		d |= (unsigned char)(a[i] ^ b[i < lb ? i : 0]);
-	return d == 0;
+	return n == strlen(b) && memeql_sec(a, b, n);
 }
 
 /*

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
+#include <nettle/memops.h>
 
 #include "api.h"
 #include "buildinfo.h"
@@ -449,16 +450,6 @@ static double uniapd_now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* 1 when a and b are equal; time independent of where they differ. */
-static int uniapd_same_hash(const unsigned char *a, const unsigned char *b)
-{
-	unsigned char d = 0;
-
-	for (size_t i = 0; i < STORE_SHA256_BYTES; i++)
-		d |= (unsigned char)(a[i] ^ b[i]);
-	return d == 0;
-}
-
 /* The auth hook: key (borrowed) must be an active tenant's; a revoked
  * tenant's key is UNIAP_E_FORBIDDEN (403), an unknown one UNIAP_E_NOTFOUND. */
 static uniap_code uniapd_auth(void *ctx, const char *key, struct http_principal *out,
@@ -477,7 +468,7 @@ static uniap_code uniapd_auth(void *ctx, const char *key, struct http_principal 
 	for (i = 0; i < UNIAPD_AUTH_SLOTS; i++) {
 		struct uniapd_auth_entry *e = &a->slots[i];
 
-		if (e->at > 0 && now - e->at < UNIAPD_AUTH_TTL_S && uniapd_same_hash(e->hash, hash)) {
+		if (e->at > 0 && now - e->at < UNIAPD_AUTH_TTL_S && memeql_sec(e->hash, hash, STORE_SHA256_BYTES)) {
 			*out = e->who;
 			hit = 1;
 		}

@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <nettle/memops.h>
 #include <nettle/sha2.h>
 #include <sqlite3.h>
 
@@ -59,16 +60,6 @@ void store_sha256(const void *data, size_t bytes, unsigned char out[STORE_SHA256
 	sha256_init(&ctx);
 	sha256_update(&ctx, bytes, data);
 	sha256_digest(&ctx, STORE_SHA256_BYTES, out);
-}
-
-/* 0 when a and b (n bytes each) are equal; time independent of where they differ. */
-static int ct_differ(const unsigned char *a, const unsigned char *b, size_t n)
-{
-	volatile unsigned char acc = 0;
-
-	for (size_t i = 0; i < n; i++)
-		acc |= (unsigned char)(a[i] ^ b[i]);
-	return acc != 0;
 }
 
 /* ---- helpers ---- */
@@ -784,7 +775,7 @@ uniap_code store_tenant_lookup(struct store *s, const char *key, struct store_te
 	if (rc != UNIAP_OK)
 		goto out;
 	if (!row || sqlite3_column_bytes(st, 6) != STORE_SHA256_BYTES ||
-	    ct_differ(sqlite3_column_blob(st, 6), hash, STORE_SHA256_BYTES)) {
+	    !memeql_sec(sqlite3_column_blob(st, 6), hash, STORE_SHA256_BYTES)) {
 		rc = err_set(err, UNIAP_E_NOTFOUND, "api key: unknown");
 		goto out;
 	}
