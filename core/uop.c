@@ -456,8 +456,10 @@ static uniap_code uop_grid(const struct cluster_profile *cl, const struct model_
 	for (i = 0; i < n_pp; i++) {
 		if ((size_t)pps[i] > m->n_layers || (o->space == UOP_SPACE_INTRA && pps[i] > 1))
 			continue;
-		for (v = o->schedule == COST_INTERLEAVED && pps[i] > 1 ? v_lo : 1;
-		     v <= (o->schedule == COST_INTERLEAVED && pps[i] > 1 ? v_hi : 1); v++)
+		/* without a pipeline (pp 1) there is nothing to interleave: v = 1 */
+		int interleave = o->schedule == COST_INTERLEAVED && pps[i] > 1;
+
+		for (v = interleave ? v_lo : 1; v <= (interleave ? v_hi : 1); v++)
 		for (j = 0; j < n_c; j++) {
 			struct uop_candidate *c;
 
