@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 const char *cost_schedule_name(enum cost_schedule s)
 {
@@ -643,6 +644,23 @@ static uniap_code cost_alloc(struct cost_candidate *out, const struct model_prof
 	return UNIAP_OK;
 }
 
+/* 1 when the build's deadline (opt->deadline_s, 0: none) has passed; asked once per row of
+ * K, so a build of any size stops within one row's work past it. */
+static int cost_past_deadline(const struct cost_options *opt)
+{
+	struct timespec ts;
+
+	if (opt->deadline_s <= 0)
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 > opt->deadline_s;
+}
+
+static uniap_code cost_deadline_error(struct uniap_err *err)
+{
+	return err_set(err, UNIAP_E_LIMIT, "cost matrices: the build ran past its time limit");
+}
+
 uniap_code cost_build(const struct cluster_profile *cluster, const struct model_profile *model,
                       const struct cost_options *opt, struct cost_candidate *out,
                       struct uniap_err *err)
@@ -706,11 +724,16 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 		goto out;
 	}
 	for (u = 0; u < model->n_types; u++)
-		for (k = 0; k < K; k++)
+		for (k = 0; k < K; k++) {
+			if (cost_past_deadline(opt)) {
+				rc = cost_deadline_error(err);
+				goto out;
+			}
 			type_time[u * K + k] = cost_layer_time(cluster, model, &model->types[u],
 			                                       &out->strategies.items[k],
 			                                       &out->strategies, out->microbatch_size,
 			                                       out->microbatches);
+		}
 	for (u = 0; u < L; u++) {
 		const struct model_layer_type *t = &model->types[model->layers[u].type];
 
@@ -740,10 +763,15 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 	}
 
 	/* resharding (§Resharding): R inside a stage, R' across stages */
-	for (k = 0; k < K; k++)
+	for (k = 0; k < K; k++) {
+		if (cost_past_deadline(opt)) {
+			rc = cost_deadline_error(err);
+			goto out;
+		}
 		for (l = 0; l < K; l++)
 			frac[k * K + l] = cost_reshard_fraction(&out->strategies.items[k],
 			                                        &out->strategies.items[l], D);
+	}
 	stage_bw = D > 1 ? cost_bus_bw(cluster, CLUSTER_ALLGATHER, D, 1, D, out->pp) : 0;
 	if (out->pp > 1)
 		cost_p2p_link(cluster, out->pp, D, &p2p_bw, &p2p_latency);
@@ -754,6 +782,10 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 			&model->types[model->layers[out->edges[e].to].type];
 		double micro_bytes = (double)out->microbatch_size * t->output_bytes_per_sample;
 
+		if (cost_past_deadline(opt)) {
+			rc = cost_deadline_error(err);
+			goto out;
+		}
 		for (k = 0; k < K; k++) {
 			const struct strategy *sk = &out->strategies.items[k];
 			long wk = strategy_batch_width(sk);

@@ -78,6 +78,8 @@ struct cost_options {
 	                           a chunk count of batch (cost_chunk_count), not a divisor */
 	enum cost_filter filter;
 	int target;             /* enum target_kind (target.h); 0 (any): no runtime's rules */
+	double deadline_s;      /* CLOCK_MONOTONIC seconds (opt_clock_s) past which the build
+	                           gives up with UNIAP_E_LIMIT; 0: none (the service's evaluate) */
 };
 
 struct cost_edge {

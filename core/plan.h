@@ -111,6 +111,13 @@ struct plan_applied {
 uniap_code plan_doc_apply(const struct cluster_profile *cluster, const struct model_profile *model,
                           long batch, const struct plan_doc *p, struct plan_applied *out,
                           struct uniap_err *err);
+
+/* plan_doc_apply with a deadline: CLOCK_MONOTONIC seconds (opt_clock_s) past which the
+ * cost build gives up, UNIAP_E_LIMIT "plan: cost matrices: the build ran past its time
+ * limit"; 0: none.  What the service's evaluate uses, so that no request runs unbounded. */
+uniap_code plan_doc_apply_until(const struct cluster_profile *cluster, const struct model_profile *model,
+                                long batch, const struct plan_doc *p, double deadline_s,
+                                struct plan_applied *out, struct uniap_err *err);
 void plan_applied_release(struct plan_applied *a);
 
 #endif

@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cost.h"
 #include "fixtures.h"
@@ -257,6 +258,34 @@ static void test_inflight(void **state)
  * c = pp, and the time formula gives SC 2021's c t + (pp - 1) t / v on equal
  * stages, the transfers on their links.
  */
+/*
+ * A deadline that has passed stops the build with UNIAP_E_LIMIT and leaves
+ * nothing allocated (the service's evaluate caps its time so); none (0) or a
+ * distant one changes nothing.
+ */
+static void test_deadline(void **state)
+{
+	struct cluster_profile cl;
+	struct model_profile m;
+	struct cost_candidate c;
+	struct cost_options o = { .batch = 8, .pp = 1, .microbatches = 1, .schedule = COST_1F1B };
+	struct uniap_err err;
+	struct timespec now;
+
+	(void)state;
+	cluster4(&cl);
+	model(&m, 8, MODEL_FP32);
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	o.deadline_s = (double)now.tv_sec - 1; /* a second ago */
+	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_E_LIMIT);
+	assert_non_null(strstr(err.msg, "ran past its time limit"));
+	assert_null(c.time_s);
+	o.deadline_s = (double)now.tv_sec + 3600;
+	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_OK);
+	assert_true(c.strategies.count > 0);
+	cost_candidate_release(&c);
+}
+
 static void test_interleaved_terms(void **state)
 {
 	struct cluster_profile cl;
@@ -862,6 +891,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_layer_time_fp32),
+		cmocka_unit_test(test_deadline),
 		cmocka_unit_test(test_latency_and_contention),
 		cmocka_unit_test(test_compute_and_memory_terms),
 		cmocka_unit_test(test_layer_time_mixed_and_measured),

@@ -1,0 +1,292 @@
+/*
+ * offload.c - the bounded pool of request work (offload.h).
+ *
+ * The tasks live in one table of queue_cap slots: a slot is free, queued,
+ * running or done.  A thread takes the queued task with the smallest id
+ * whose tenant holds fewer than threads - 1 threads (one tenant never holds
+ * them all, so another tenant's evaluation starts at once),
+ * runs it with no lock held, marks it done and calls notify.  A done task
+ * stays in its slot until the waiter takes it, or, abandoned, is freed at
+ * once.  Lock order: o->mu alone; never held across fn, free_fn or notify.
+ */
+#include "offload.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define OFFLOAD_THREADS_MAX 64
+
+enum offload_state { OFFLOAD_FREE, OFFLOAD_QUEUED, OFFLOAD_RUNNING, OFFLOAD_DONE };
+
+struct offload_task {
+	enum offload_state state;
+	int64_t id;
+	int64_t tenant;
+	offload_fn fn;
+	offload_free_fn free_fn;
+	void *arg;
+	int abandoned;
+};
+
+struct offload {
+	struct offload_config cfg;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;           /* a task was queued, or stopping */
+	int stopping;
+	int64_t next_id;
+	struct offload_stats stats;
+	struct offload_task *tasks;  /* [cfg.queue_cap] */
+	pthread_t threads[OFFLOAD_THREADS_MAX];
+	int n_threads;
+};
+
+/* Under o->mu: the slot holding task id, or NULL. */
+static struct offload_task *offload_find(struct offload *o, int64_t id)
+{
+	int i;
+
+	for (i = 0; i < o->cfg.queue_cap; i++)
+		if (o->tasks[i].state != OFFLOAD_FREE && o->tasks[i].id == id)
+			return &o->tasks[i];
+	return NULL;
+}
+
+/* Under o->mu: tasks of tenant running now. */
+static int offload_running_of(const struct offload *o, int64_t tenant)
+{
+	int i, n = 0;
+
+	for (i = 0; i < o->cfg.queue_cap; i++)
+		n += o->tasks[i].state == OFFLOAD_RUNNING && o->tasks[i].tenant == tenant;
+	return n;
+}
+
+/* Threads one tenant may hold at once: all but one, so another tenant always finds one. */
+static int offload_tenant_threads(const struct offload *o)
+{
+	return o->cfg.threads > 1 ? o->cfg.threads - 1 : 1;
+}
+
+static void *offload_thread(void *arg)
+{
+	struct offload *o = arg;
+
+	pthread_mutex_lock(&o->mu);
+	for (;;) {
+		struct offload_task *t = NULL;
+		int i;
+
+		for (i = 0; i < o->cfg.queue_cap; i++)
+			if (o->tasks[i].state == OFFLOAD_QUEUED && (!t || o->tasks[i].id < t->id) &&
+			    offload_running_of(o, o->tasks[i].tenant) < offload_tenant_threads(o))
+				t = &o->tasks[i];
+		if (!t) {
+			if (o->stopping)
+				break;
+			pthread_cond_wait(&o->cv, &o->mu);
+			continue;
+		}
+		t->state = OFFLOAD_RUNNING;
+		o->stats.queued--;
+		o->stats.running++;
+		pthread_mutex_unlock(&o->mu);
+		t->fn(t->arg); /* the slot is ours while running: nobody else writes fn or arg */
+		pthread_mutex_lock(&o->mu);
+		o->stats.running--;
+		o->stats.finished++;
+		if (t->abandoned) {
+			void *a = t->arg;
+			offload_free_fn f = t->free_fn;
+
+			memset(t, 0, sizeof(*t));
+			pthread_mutex_unlock(&o->mu);
+			f(a);
+			pthread_mutex_lock(&o->mu);
+			continue;
+		}
+		t->state = OFFLOAD_DONE;
+		pthread_mutex_unlock(&o->mu);
+		if (o->cfg.notify)
+			o->cfg.notify(o->cfg.notify_ctx);
+		pthread_mutex_lock(&o->mu);
+	}
+	pthread_mutex_unlock(&o->mu);
+	return NULL;
+}
+
+uniap_code offload_start(const struct offload_config *cfg, struct offload **out, struct uniap_err *err)
+{
+	struct offload *o = calloc(1, sizeof(*o));
+	int i;
+
+	if (!o)
+		return err_set(err, UNIAP_E_NOMEM, "offload: out of memory");
+	o->cfg = *cfg;
+	if (o->cfg.threads == 0)
+		o->cfg.threads = OFFLOAD_DEFAULT_THREADS;
+	if (o->cfg.queue_cap == 0)
+		o->cfg.queue_cap = OFFLOAD_DEFAULT_QUEUE;
+	if (o->cfg.per_tenant == 0)
+		o->cfg.per_tenant = OFFLOAD_DEFAULT_PER_TENANT;
+	if (o->cfg.threads < 1 || o->cfg.threads > OFFLOAD_THREADS_MAX || o->cfg.queue_cap < o->cfg.threads ||
+	    o->cfg.queue_cap > 4096 || o->cfg.per_tenant < 1) {
+		free(o);
+		return err_set(err, UNIAP_E_ARG, "offload: threads 1..%d, queue >= threads and <= 4096, per tenant >= 1",
+		               OFFLOAD_THREADS_MAX);
+	}
+	o->tasks = calloc((size_t)o->cfg.queue_cap, sizeof(*o->tasks));
+	if (!o->tasks) {
+		free(o);
+		return err_set(err, UNIAP_E_NOMEM, "offload: out of memory");
+	}
+	pthread_mutex_init(&o->mu, NULL);
+	pthread_cond_init(&o->cv, NULL);
+	for (i = 0; i < o->cfg.threads; i++) {
+		if (pthread_create(&o->threads[i], NULL, offload_thread, o) != 0) {
+			offload_free(o);
+			return err_set(err, UNIAP_E_INTERNAL, "offload: cannot start a thread");
+		}
+		o->n_threads++;
+	}
+	*out = o;
+	return UNIAP_OK;
+}
+
+uniap_code offload_submit(struct offload *o, int64_t tenant, offload_fn fn, void *arg, offload_free_fn free_fn,
+                          int64_t *key, struct uniap_err *err)
+{
+	struct offload_task *slot = NULL;
+	int i, mine = 0, in = 0;
+	uniap_code rc = UNIAP_OK;
+
+	pthread_mutex_lock(&o->mu);
+	for (i = 0; i < o->cfg.queue_cap; i++) {
+		struct offload_task *t = &o->tasks[i];
+
+		/* a finished task not yet taken still holds its slot, but no longer counts as work */
+		if (t->state == OFFLOAD_QUEUED || t->state == OFFLOAD_RUNNING) {
+			in++;
+			mine += t->tenant == tenant;
+		} else if (t->state == OFFLOAD_FREE && !slot) {
+			slot = t;
+		}
+	}
+	if (o->stopping)
+		rc = err_set(err, UNIAP_E_CANCELED, "the service is stopping");
+	else if (mine >= o->cfg.per_tenant) {
+		o->stats.refused_rate++;
+		rc = err_set(err, UNIAP_E_RATE, "evaluations: %d of this tenant are queued or running, the limit", mine);
+	} else if (!slot || in >= o->cfg.queue_cap) {
+		o->stats.refused_busy++;
+		rc = err_set(err, UNIAP_E_BUSY, "evaluations: %d are queued or running, the limit", in);
+	} else {
+		slot->state = OFFLOAD_QUEUED;
+		slot->id = ++o->next_id;
+		slot->tenant = tenant;
+		slot->fn = fn;
+		slot->free_fn = free_fn;
+		slot->arg = arg;
+		slot->abandoned = 0;
+		o->stats.submitted++;
+		o->stats.queued++;
+		*key = -slot->id;
+		pthread_cond_signal(&o->cv);
+	}
+	pthread_mutex_unlock(&o->mu);
+	if (rc != UNIAP_OK)
+		free_fn(arg);
+	return rc;
+}
+
+int offload_version(struct offload *o, int64_t key, int64_t *version)
+{
+	struct offload_task *t;
+	int rc = -1;
+
+	if (!o || key >= 0)
+		return -1;
+	pthread_mutex_lock(&o->mu);
+	if ((t = offload_find(o, -key)) != NULL) {
+		*version = t->state == OFFLOAD_DONE;
+		rc = 0;
+	}
+	pthread_mutex_unlock(&o->mu);
+	return rc;
+}
+
+void *offload_take(struct offload *o, int64_t key)
+{
+	struct offload_task *t;
+	void *arg = NULL;
+
+	if (!o || key >= 0)
+		return NULL;
+	pthread_mutex_lock(&o->mu);
+	if ((t = offload_find(o, -key)) != NULL && t->state == OFFLOAD_DONE) {
+		arg = t->arg;
+		memset(t, 0, sizeof(*t));
+	}
+	pthread_mutex_unlock(&o->mu);
+	return arg;
+}
+
+void offload_abandon(struct offload *o, int64_t key)
+{
+	struct offload_task *t;
+	void *arg = NULL;
+	offload_free_fn f = NULL;
+
+	if (!o || key >= 0)
+		return;
+	pthread_mutex_lock(&o->mu);
+	if ((t = offload_find(o, -key)) != NULL) {
+		o->stats.abandoned++;
+		if (t->state == OFFLOAD_RUNNING) {
+			t->abandoned = 1; /* the thread frees it when the work ends */
+		} else {
+			if (t->state == OFFLOAD_QUEUED)
+				o->stats.queued--;
+			arg = t->arg;
+			f = t->free_fn;
+			memset(t, 0, sizeof(*t));
+		}
+	}
+	pthread_mutex_unlock(&o->mu);
+	if (f)
+		f(arg);
+}
+
+void offload_get_stats(struct offload *o, struct offload_stats *out)
+{
+	pthread_mutex_lock(&o->mu);
+	*out = o->stats;
+	pthread_mutex_unlock(&o->mu);
+}
+
+void offload_free(struct offload *o)
+{
+	int i;
+
+	if (!o)
+		return;
+	pthread_mutex_lock(&o->mu);
+	o->stopping = 1;
+	/* what was never started is dropped; what runs ends by its own time cap */
+	for (i = 0; i < o->cfg.queue_cap; i++)
+		if (o->tasks[i].state == OFFLOAD_QUEUED) {
+			o->tasks[i].state = OFFLOAD_DONE;
+			o->tasks[i].fn = NULL;
+		}
+	pthread_cond_broadcast(&o->cv);
+	pthread_mutex_unlock(&o->mu);
+	for (i = 0; i < o->n_threads; i++)
+		pthread_join(o->threads[i], NULL);
+	for (i = 0; i < o->cfg.queue_cap; i++)
+		if (o->tasks[i].state != OFFLOAD_FREE && o->tasks[i].free_fn)
+			o->tasks[i].free_fn(o->tasks[i].arg);
+	pthread_cond_destroy(&o->cv);
+	pthread_mutex_destroy(&o->mu);
+	free(o->tasks);
+	free(o);
+}

@@ -1,0 +1,97 @@
+#!/bin/sh
+# tests/cli/attack.sh - a live uniapd under the loads of a hostile or careless
+# tenant (issue: multi-tenant hardening), each with what a well-behaved
+# client must still see:
+#   - heavy POST /v1/evaluate bodies (a 8192-device cluster, 64 layers) run on
+#     the evaluation threads, never on a request thread: /healthz and another
+#     tenant's small evaluate answer at once meanwhile; the heavy ones end at
+#     --evaluate-time-limit with a 413 naming it; past a tenant's share of the
+#     pool 429, past the pool 503, both with Retry-After.
+. tests/cli/lib.inc
+. tests/cli/http.inc
+UNIAPD=${UNIAPD:-build/uniapd}
+EX=schema/examples
+DB=$tmp/db.sqlite
+
+# ms_since START_NS: milliseconds since a `date +%s%N`
+ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }
+
+# heavy_body > file: an evaluate body whose cost build takes tens of seconds (8192
+# devices: every dp/tp/fsdp split of them, and a pp 1 plan of 64 layers on all)
+heavy_body() {
+	devs=$(seq -s, 0 8191)
+	layers=$(seq -s, 0 63)
+	printf '{"batch":8192,"cluster":{"name":"big","nodes":1024,"devices_per_node":8,'
+	printf '"device":{"name":"V100","memory_bytes":34359738368,"reserved_bytes":1073741824},'
+	printf '"hierarchy":[{"name":"nvlink","devices":8,"bandwidth_gb_per_s":120},'
+	printf '{"name":"ib","devices":8192,"bandwidth_gb_per_s":12}]},"model":'
+	sed 's/"repeat": 8/"repeat": 62/; s/"layers": 8,/"layers": 62,/' "$EX/model-bert-chain.json"
+	printf ',"plan":{"pp":1,"microbatches":1,"microbatch_size":8192,"schedule":"1f1b","tpi_s":1,'
+	printf '"batch":8192,"layers":['
+	i=0
+	while [ $i -lt 64 ]; do
+		if [ $i -eq 0 ]; then n=embed; elif [ $i -eq 63 ]; then n=head; else n="encoder.$((i - 1))"; fi
+		[ $i -gt 0 ] && printf ','
+		printf '{"name":"%s","stage":0,"strategy":{"name":"dp8192","dp":8192,"tp":1,"fsdp":1,' "$n"
+		printf '"recompute":false,"placement":["dp"]}}'
+		i=$((i + 1))
+	done
+	printf '],"stages":[{"devices":[%s],"layers":[%s],"time_s":1,"memory_bytes":1}]}}' "$devs" "$layers"
+}
+
+evaluate_body() {
+	printf '{"cluster":%s,"model":%s,"batch":%s,"plan":' "$1" "$2" "$4"
+	cat "$3"
+	printf '}'
+}
+
+check tenant-a 0 "uk_" -- "$UNIAPD" tenant add ta --db "$DB"
+A=$(tail -n 1 "$tmp/out")
+check tenant-b 0 "uk_" -- "$UNIAPD" tenant add tb --db "$DB"
+B=$(tail -n 1 "$tmp/out")
+heavy_body >"$tmp/heavy.json"
+evaluate_body "$(cat $EX/cluster-8gpu-nvlink.json)" "$(cat $EX/model-bert-chain.json)" "$EX/plan-example.json" 32 \
+	>"$tmp/small.json"
+
+# the limit is long enough for a sanitized build to notice, short enough for the suite
+LIMIT=$((3 * SLOW))
+if ! start_uniapd --evaluate-threads 2 --evaluate-time-limit "$LIMIT"; then
+	bad "start: uniapd did not come up: $(head -c 300 "$tmp/log")"
+	summary attack
+	exit 1
+fi
+
+# ---- heavy evaluates: off the request threads, capped in time, bounded in number
+heavy_pids=
+for i in 1 2 3 4; do
+	curl -s -o "$tmp/heavy$i.out" -w '%{http_code}' -H "Authorization: Bearer $A" \
+		-H 'Content-Type: application/json' --data-binary "@$tmp/heavy.json" \
+		"http://127.0.0.1:$port/v1/evaluate" >"$tmp/heavy$i.code" &
+	heavy_pids="$heavy_pids $!"
+done
+sleep 1
+# a fifth of tenant a's: past its share (4 queued or running) -> 429 with Retry-After
+problem evaluate-rate 429 "of this tenant are queued or running" POST /v1/evaluate "$A" "$tmp/heavy.json"
+hdr evaluate-rate-retry "Retry-After: "
+# meanwhile the health check and tenant b's small evaluate answer at once (a bound for a
+# loaded, sanitized machine; on the request threads they took the whole limit)
+t0=$(date +%s%N)
+call evaluate-healthz 200 '"ok"' GET /healthz "$B"
+ms=$(ms_since "$t0")
+[ "$ms" -lt $((1000 * SLOW)) ] && ok || bad "evaluate-healthz-latency: /healthz took $ms ms during heavy evaluates"
+t0=$(date +%s%N)
+call evaluate-small-b 200 '"tpi_matches":true' POST /v1/evaluate "$B" "$tmp/small.json"
+ms=$(ms_since "$t0")
+[ "$ms" -lt $((1500 * SLOW)) ] && ok || bad "evaluate-small-latency: tenant b's evaluate took $ms ms"
+# shellcheck disable=SC2086
+wait $heavy_pids
+for i in 1 2 3 4; do
+	c=$(cat "$tmp/heavy$i.code")
+	if [ "$c" = 413 ] && grep -qF "ran past its time limit of $LIMIT s" "$tmp/heavy$i.out"; then ok; else
+		bad "evaluate-heavy-$i: status $c, want 413 naming the limit: $(head -c 200 "$tmp/heavy$i.out")"
+	fi
+done
+call evaluate-metrics 200 'uniapd_evaluations_total{result="rate"} 1' GET /metrics "$A"
+
+stop_uniapd
+summary attack
