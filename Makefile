@@ -162,7 +162,7 @@ test-asan:
 		sh tests/run.sh build/asan/tests $(TEST_BIN:$(BUILD)/tests/%=build/asan/tests/%) $(ASAN_SCRIPTS)
 
 # Concurrency tests (thread pool, worker processes) under ThreadSanitizer.
-TSAN_TESTS := $(filter $(BUILD)/tests/test_pool% $(BUILD)/tests/test_store% $(BUILD)/tests/test_http $(BUILD)/tests/test_runner,$(TEST_BIN))
+TSAN_TESTS := $(filter $(BUILD)/tests/test_pool% $(BUILD)/tests/test_store% $(BUILD)/tests/test_http $(BUILD)/tests/test_runner $(BUILD)/tests/test_offload,$(TEST_BIN))
 # The whole service too: tests/cli/jobs.sh drives a TSan uniapd (HTTP threads, job
 # threads, store, cache) with concurrent clients, tests/cli/sse.sh its waits and
 # event streams (suspended connections, the watcher thread), tests/cli/calibrations.sh

@@ -247,12 +247,13 @@ resp = {k: prob(v) for k, v in {
   'Unauthorized': 'No or unknown bearer key (401, with WWW-Authenticate: Bearer).',
   'Forbidden': 'The bearer key is recognised but its tenant was revoked (403).',
   'NotFound': 'No such resource in the caller\'s tenant (404).',
-  'ContentTooLarge': 'Body over the limit, nesting over 64, or the tenant\'s max_stored_bytes quota (413).',
+  'ContentTooLarge': 'Body over the limit, nesting over 64, the tenant\'s max_stored_bytes quota, or an evaluation past --evaluate-time-limit (413).',
   'UnsupportedMediaType': 'Content-Type is not application/json (415).',
   'Unprocessable': 'The document fails validation; pointer names the field (422).',
   'ServiceUnavailable': 'Out of memory, not ready, or the job queue is full (503; Retry-After when the queue is full).',
   'Conflict': 'The job\'s state does not allow it, or an Idempotency-Key reused for another request (409).',
   'TooManyJobs': 'The tenant already has max_concurrent_jobs queued or running (429, with Retry-After).',
+  'TooManyEvaluations': 'The tenant already has its share of evaluations queued or running (429, with Retry-After).',
   'InternalError': 'Storage or another internal error (500).'}.items()}
 def rr(n): return {'$ref': '#/components/responses/' + n}
 def js(schema, desc): return {'description': desc, 'content': {'application/json': {'schema': schema}}}
@@ -317,7 +318,7 @@ for res, doc, formats, bodies in (('clusters', 'Cluster', ['galvatron', 'nccl-te
         'description': 'Absent: the body is the document. Otherwise the body is an import request of that format; an unknown format is a 400.'}]
     o['requestBody']['content']['application/json']['schema'] = {'oneOf': [R(doc)] + [R(b) for b in bodies]}
 P['/v1/evaluate'] = {'post': op('evaluate', 'Evaluate a plan', {'200': js(R('EvaluateReport'), 'The report.'), '400': rr('BadRequest'), '404': rr('NotFound'),
-    '413': rr('ContentTooLarge'), '415': rr('UnsupportedMediaType'), '422': rr('Unprocessable')}, ['evaluate'], body=R('EvaluateRequest'))}
+    '413': rr('ContentTooLarge'), '415': rr('UnsupportedMediaType'), '422': rr('Unprocessable'), '429': rr('TooManyEvaluations')}, ['evaluate'], body=R('EvaluateRequest'))}
 jobp = {'name': 'id', 'in': 'path', 'required': True, 'schema': {'type': 'integer', 'minimum': 1}}
 P['/v1/plans'] = {'post': op('createPlan', 'Queue a plan job', {
     '202': {'description': 'Queued (or, with a replayed Idempotency-Key, the existing job).', 'headers': {
@@ -392,8 +393,8 @@ for path, ops in P.items():
                 'headers': {k: {'schema': {'type': 'string'}, 'description': v} for k, v in cors.items()}},
         '403': prob('A preflight from an origin that is not allowed (no CORS headers).'), '404': rr('NotFound')}, ['service'], auth=False)
 resp['BadRequest']['description'] = 'Malformed JSON, a bad path or argument, or a query parameter the route does not take, named (400).'
-resp['ServiceUnavailable']['description'] = ('Out of memory, not ready, the job queue is full, or --max-streams long-polls and '
-                                             'event streams are open (503; Retry-After when full).')
+resp['ServiceUnavailable']['description'] = ('Out of memory, not ready, the job queue is full, --max-streams long-polls and '
+                                             'event streams are open, or the evaluation threads are full (503; Retry-After when full).')
 no_defaults(S)
 doc = {'openapi': '3.1.0',
   'jsonSchemaDialect': 'https://json-schema.org/draft/2020-12/schema',

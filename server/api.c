@@ -16,6 +16,8 @@
 #include "catalog.h"
 #include "jdecode.h"
 #include "jencode.h"
+#include "offload.h"
+#include "opt.h"
 #include "problem.h"
 #include "store.h"
 
@@ -501,54 +503,128 @@ uniap_code api_input(struct http_request *req, int cluster, struct cluster_profi
 	return api_eval_input(req, cluster ? STORE_DOC_CLUSTER : STORE_DOC_MODEL, c, m, err);
 }
 
+/* One evaluation handed to the offload pool: the decoded inputs, then its outcome. */
+struct api_eval_task {
+	struct cluster_profile c;
+	struct model_profile m;
+	struct plan_doc plan;
+	long batch;
+	double deadline_s;     /* opt_clock_s() past which the cost build gives up */
+	double limit_s;
+	cJSON *report;         /* UNIAP_OK: owned */
+	uniap_code rc;
+	struct uniap_err err;
+};
+
+static void api_eval_free(void *arg)
+{
+	struct api_eval_task *t = arg;
+
+	if (!t)
+		return;
+	cJSON_Delete(t->report);
+	plan_doc_release(&t->plan);
+	cluster_release(&t->c);
+	model_release(&t->m);
+	free(t);
+}
+
+/* On an offload thread (or inline without a pool): the cost build and the report. */
+static void api_eval_run(void *arg)
+{
+	struct api_eval_task *t = arg;
+	int feasible = 0, matches = 0;
+
+	err_clear(&t->err);
+	t->rc = jenc_evaluate_report(&t->c, &t->m, t->batch, &t->plan, t->deadline_s, &t->report, &feasible, &matches,
+	                             &t->err);
+	if (t->rc == UNIAP_E_LIMIT && opt_clock_s() > t->deadline_s)
+		err_set(&t->err, UNIAP_E_LIMIT,
+		        "body: the evaluation ran past its time limit of %g s (uniapd --evaluate-time-limit): "
+		        "a smaller cluster or model, or `uniap evaluate` locally", t->limit_s);
+	else if (t->rc != UNIAP_OK && strncmp(t->err.msg, "plan", 4) == 0) { /* rooted at "plan": point into the body */
+		char old[UNIAP_ERR_MSG_MAX];
+
+		memcpy(old, t->err.msg, sizeof(old));
+		snprintf(t->err.msg, sizeof(t->err.msg), "body.%.*s", (int)sizeof(old) - 8, old);
+	}
+}
+
+/* The finished task's answer. */
+static void api_eval_answer(struct http_request *req, struct http_response *res, struct api_eval_task *t)
+{
+	if (t->rc == UNIAP_OK)
+		api_json(res, HTTP_OK, t->report);
+	else
+		api_fail(req, res, &t->err);
+}
+
 void api_evaluate(struct http_request *req, struct http_response *res)
 {
-	struct cluster_profile c = { 0 };
-	struct model_profile m = { 0 };
-	struct plan_doc plan = { 0 };
+	struct api_app *app = req->app;
+	struct api_eval_task *t;
 	struct uniap_err err;
 	const cJSON *batch, *pv;
-	cJSON *report = NULL;
-	int feasible = 0, matches = 0;
+	int64_t key = 0;
 	uniap_code rc;
 
 	err_clear(&err);
+	if (req->resumed) {
+		/* the work was handed off: its outcome, or it did not end within the wait */
+		if ((t = offload_take(app->offload, req->wait_key)) != NULL) {
+			api_eval_answer(req, res, t);
+			api_eval_free(t);
+			return;
+		}
+		offload_abandon(app->offload, req->wait_key);
+		api_problem(req, res, UNIAP_E_BUSY, "the evaluation did not finish in time; retry later");
+		http_response_add_header(res, "Retry-After", API_RETRY_AFTER_S);
+		return;
+	}
+	if (!(t = calloc(1, sizeof(*t)))) {
+		api_problem(req, res, UNIAP_E_NOMEM, "out of memory");
+		return;
+	}
 	if (!cJSON_IsObject(req->json)) {
 		rc = err_set(&err, UNIAP_E_INVALID, "body: must be an object, got %s", jdec_type_name(req->json));
-		goto out;
+		goto fail;
 	}
-	if ((rc = api_eval_input(req, STORE_DOC_CLUSTER, &c, &m, &err)) != UNIAP_OK ||
-	    (rc = api_eval_input(req, STORE_DOC_MODEL, &c, &m, &err)) != UNIAP_OK)
-		goto out;
+	if ((rc = api_eval_input(req, STORE_DOC_CLUSTER, &t->c, &t->m, &err)) != UNIAP_OK ||
+	    (rc = api_eval_input(req, STORE_DOC_MODEL, &t->c, &t->m, &err)) != UNIAP_OK)
+		goto fail;
 	batch = cJSON_GetObjectItemCaseSensitive(req->json, "batch");
 	if (!cJSON_IsNumber(batch) || batch->valuedouble < 1 || batch->valuedouble > 1e9 ||
 	    batch->valuedouble != (double)(long)batch->valuedouble) {
 		rc = err_set(&err, UNIAP_E_INVALID, "body.batch: must be an integer 1..1000000000");
-		goto out;
+		goto fail;
 	}
 	pv = cJSON_GetObjectItemCaseSensitive(req->json, "plan");
 	if (!pv) {
 		rc = err_set(&err, UNIAP_E_INVALID, "body.plan: required");
-		goto out;
+		goto fail;
 	}
-	if ((rc = jdec_plan_json(pv, "body.plan", &plan, &err)) != UNIAP_OK)
-		goto out;
-	rc = jenc_evaluate_report(&c, &m, (long)batch->valuedouble, &plan, &report, &feasible, &matches, &err);
-	if (rc != UNIAP_OK) {
-		if (strncmp(err.msg, "plan", 4) == 0) { /* rooted at "plan": point into the body */
-			char old[UNIAP_ERR_MSG_MAX];
-
-			memcpy(old, err.msg, sizeof(old));
-			snprintf(err.msg, sizeof(err.msg), "body.%.*s", (int)sizeof(old) - 8, old);
-		}
-		goto out;
+	if ((rc = jdec_plan_json(pv, "body.plan", &t->plan, &err)) != UNIAP_OK)
+		goto fail;
+	t->batch = (long)batch->valuedouble;
+	t->limit_s = app->evaluate_time_limit_s > 0 ? app->evaluate_time_limit_s : API_EVALUATE_TIME_LIMIT_S;
+	t->deadline_s = opt_clock_s() + t->limit_s;
+	if (!app->offload) { /* no pool (a test's app): the work runs here */
+		api_eval_run(t);
+		api_eval_answer(req, res, t);
+		api_eval_free(t);
+		return;
 	}
-	api_json(res, HTTP_OK, report);
-out:
-	if (rc != UNIAP_OK)
+	/* the time cap counts from here, queueing included; the wait outlasts it a little */
+	if ((rc = offload_submit(app->offload, api_principal(req)->tenant_id, api_eval_run, t, api_eval_free, &key,
+	                         &err)) != UNIAP_OK) {
 		api_fail(req, res, &err);
-	cJSON_Delete(report);
-	plan_doc_release(&plan);
-	cluster_release(&c);
-	model_release(&m);
+		if (rc == UNIAP_E_BUSY || rc == UNIAP_E_RATE)
+			http_response_add_header(res, "Retry-After", API_RETRY_AFTER_S);
+		return;
+	}
+	http_response_wait(res, key, 0, (unsigned)(t->limit_s * 1000) + 5000);
+	return;
+fail:
+	api_fail(req, res, &err);
+	api_eval_free(t);
 }

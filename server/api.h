@@ -8,7 +8,8 @@
  * problem+json from the one code-to-status table (problem.h); a document
  * over the tenant's stored-bytes quota is UNIAP_E_LIMIT, so 413.
  *
- * Never: keep state between requests, or run long work (jobs do that).
+ * Never: keep state between requests, or run long work on a request thread (jobs and
+ * the offload pool do that).
  */
 #ifndef UNIAP_API_H
 #define UNIAP_API_H
@@ -23,6 +24,7 @@
 #include "store.h"
 
 struct runner;
+struct offload;
 
 /* What the handlers find in req->app. */
 struct api_app {
@@ -32,10 +34,16 @@ struct api_app {
 	FILE *log;                        /* job transitions made by handlers (queued, canceled) */
 	double max_time_limit_s;          /* cap on a plan's time_limit_s (uniapd: --max-time-limit, 600);
 	                                     0: 86400 */
+	struct offload *offload;          /* borrowed: runs POST /v1/evaluate's work; NULL: on the request
+	                                     thread (tests) */
+	double evaluate_time_limit_s;     /* an evaluation's cap, queueing included (uniapd
+	                                     --evaluate-time-limit); 0: API_EVALUATE_TIME_LIMIT_S */
 	atomic_llong jobs_purged;         /* finished jobs deleted by the retention sweep (uniapd's main
 	                                     thread adds, GET /metrics reads) */
 };
 
+#define API_EVALUATE_TIME_LIMIT_S 10.0 /* an evaluation's default cap */
+#define API_RETRY_AFTER_S "5"            /* Retry-After of a 429 or 503 */
 #define API_LIST_DEFAULT 20  /* ?limit= when absent */
 #define API_LIST_MAX 100     /* ?limit= at most */
 
@@ -57,7 +65,13 @@ void api_model_get(struct http_request *req, struct http_response *res);
 void api_cluster_delete(struct http_request *req, struct http_response *res);
 void api_model_delete(struct http_request *req, struct http_response *res);
 
-/* POST /v1/evaluate {cluster, model, batch, plan}: the report of `uniap evaluate`. */
+/*
+ * POST /v1/evaluate {cluster, model, batch, plan}: the report of `uniap
+ * evaluate`.  The body is decoded here; the cost build and the report run on
+ * app->offload (the request waits, its thread free) within
+ * app->evaluate_time_limit_s: past it 413 naming the cap, a full pool 503 and
+ * a tenant's full share 429, both with Retry-After.
+ */
 void api_evaluate(struct http_request *req, struct http_response *res);
 
 /* ---- plan jobs (server/api_jobs.c) ---- */

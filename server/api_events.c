@@ -17,6 +17,7 @@
  * thread), or send an event for a version the client already has.
  */
 #include "api.h"
+#include "offload.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,8 @@ int api_job_version(void *ctx, int64_t key, int64_t *version)
 	struct uniap_err err;
 
 	err_clear(&err);
+	if (key < 0) /* an evaluation handed to the offload pool */
+		return offload_version(app->offload, key, version);
 	return store_job_version(app->store, STORE_ANY_TENANT, key, version, &err) == UNIAP_OK ? 0 : -1;
 }
 

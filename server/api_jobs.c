@@ -28,7 +28,6 @@
 #include "runner.h"
 #include "store.h"
 
-#define API_RETRY_AFTER_S "5"   /* Retry-After of a 429 or 503 */
 #define API_CANCEL_POLL_US 20000
 /* DELETE waits this long for a running job to stop, then answers 202: a request thread serves
  * many connections (docs/http.md), so the wait stays short; killing the workers takes ms */

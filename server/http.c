@@ -399,7 +399,8 @@ struct http_server {
 	 * parked list and the flags, and is held while suspending or resuming (lock order:
 	 * park_mu, then MHD's own locks; never the metrics mutex under it) */
 	pthread_mutex_t park_mu;
-	pthread_cond_t park_cv;      /* wakes the watcher early (stop) */
+	pthread_cond_t park_cv;      /* wakes the watcher early (stop, http_server_poke) */
+	int poked;                   /* guarded by park_mu: a pass is due now (http_server_poke) */
 	struct http_parked **parked; /* the suspended connections, at most max_streams */
 	size_t parked_n;
 	unsigned max_streams, heartbeat_ms;
@@ -467,6 +468,7 @@ struct http_state {
 	int counted;         /* holds a slot of max_streams (a wait or a stream) */
 	int waited;          /* parked at least once */
 	int64_t wait_seen;   /* the version of its first wait */
+	int64_t wait_key;    /* the key of its first wait */
 	int64_t deadline_ms; /* when its wait ends */
 	struct http_parked park;
 };
@@ -945,11 +947,22 @@ static void *http_watcher(void *arg)
 		until.tv_nsec += HTTP_WATCH_MS * 1000000L;
 		until.tv_sec += until.tv_nsec / 1000000000L;
 		until.tv_nsec %= 1000000000L;
-		if (!srv->watcher_quit)
+		if (!srv->watcher_quit && !srv->poked)
 			pthread_cond_timedwait(&srv->park_cv, &srv->park_mu, &until);
+		srv->poked = 0;
 	}
 	pthread_mutex_unlock(&srv->park_mu);
 	return NULL;
+}
+
+void http_server_poke(struct http_server *srv)
+{
+	if (!srv)
+		return;
+	pthread_mutex_lock(&srv->park_mu);
+	srv->poked = 1;
+	pthread_cond_broadcast(&srv->park_cv);
+	pthread_mutex_unlock(&srv->park_mu);
 }
 
 /* Takes one of max_streams for st; 0 when all are taken (the caller answers 503). */
@@ -1001,6 +1014,7 @@ static int http_wait_start(struct http_server *srv, struct MHD_Connection *c, st
 
 		st->waited = 1;
 		st->wait_seen = res->wait.seen;
+		st->wait_key = res->wait.key;
 		st->deadline_ms = start_ms + res->wait.wait_ms;
 	}
 	st->park.key = res->wait.key;
@@ -1343,6 +1357,7 @@ static enum MHD_Result http_last_call(struct http_server *srv, struct MHD_Connec
 
 		req.resumed = st->waited;
 		req.wait_seen = st->wait_seen;
+		req.wait_key = st->wait_key;
 		req.wait_expired = expired || (st->waited && http_now_ms() >= st->deadline_ms) ||
 		                   atomic_load(&srv->stopping);
 		st->route_index = route_dispatch(&srv->table, &req, &res);

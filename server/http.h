@@ -160,6 +160,7 @@ struct http_request {
 	/* set by the server on a request that waited (res->wait) and was resumed */
 	int resumed;               /* 1 on every call after the first */
 	int64_t wait_seen;         /* the version its first wait named: the state at request time */
+	int64_t wait_key;          /* the key its first wait named */
 	int wait_expired;          /* its time is up or the server stops: answer now, never wait again */
 };
 
@@ -285,6 +286,12 @@ unsigned short http_server_port(const struct http_server *srv);
  * flight to finish, then stops the daemon.  Safe to call once; free does it too.
  */
 void http_server_stop(struct http_server *srv, unsigned grace_ms);
+/*
+ * Asks the watcher for a pass now rather than at its next tick: a version
+ * just changed (work handed off by a waiting request finished).  Any thread;
+ * never blocks long (takes the watcher's lock).
+ */
+void http_server_poke(struct http_server *srv);
 /* Stops (grace 5 s) if running and frees srv (may be NULL). */
 void http_server_free(struct http_server *srv);
 

@@ -37,6 +37,7 @@
 #include "buildinfo.h"
 #include "calib.h"
 #include "http.h"
+#include "offload.h"
 #include "openapi_doc.h"
 #include "route.h"
 #include "runner.h"
@@ -70,7 +71,8 @@ struct uniapd_options {
 	int no_auth;
 	int jobs, workers, no_cache;
 	unsigned http_threads;
-	double max_time_limit_s, grace_s, job_retention_s;
+	double max_time_limit_s, grace_s, job_retention_s, evaluate_time_limit_s;
+	int evaluate_threads;
 	long max_queued;
 	const char *cors_origins[UNIAPD_MAX_CORS_ORIGINS]; /* borrowed from argv */
 	size_t cors_origin_count;
@@ -86,6 +88,7 @@ static void uniapd_usage(FILE *out)
 	        "              [--jobs N] [--workers N] [--max-queued N] [--max-time-limit S]\n"
 	        "              [--grace S] [--job-retention S] [--no-cache] [--http-threads N]\n"
 	        "              [--cors-origin ORIGIN]... [--max-streams N] [--metrics-token-file FILE]\n"
+	        "              [--evaluate-threads N] [--evaluate-time-limit S]\n"
 	        "       uniapd tenant add|list|revoke ... (uniapd tenant --help)\n"
 	        "\n"
 	        "  --listen HOST:PORT  where to serve (default %s; env UNIAPD_LISTEN):\n"
@@ -115,13 +118,17 @@ static void uniapd_usage(FILE *out)
 	        "                      the token in FILE (its first line, %d to %d bytes; env\n"
 	        "                      UNIAPD_METRICS_TOKEN_FILE); without it /metrics answers\n"
 	        "                      loopback clients only\n"
+	        "  --evaluate-threads N  POST /v1/evaluate's own threads (default %d); %d evaluations\n"
+	        "                      queued or running at most (more: 503), %d of one tenant (429)\n"
+	        "  --evaluate-time-limit S  an evaluation's cap, queueing included (default %g)\n"
 	        "  --help              this text\n"
 	        "\n"
 	        "SIGTERM or SIGINT stops accepting, lets requests in flight finish and running\n"
 	        "jobs finish within the grace period, and re-queues the rest.\n",
 	        UNIAPD_DEFAULT_LISTEN, UNIAPD_DEFAULT_DB, HTTP_DEFAULT_MAX_BODY_BYTES, UNIAPD_NO_AUTH_TENANT,
 	        STORE_DEFAULT_MAX_QUEUED, UNIAPD_MAX_TIME_LIMIT_S, UNIAPD_JOB_GRACE_S, UNIAPD_JOB_RETENTION_S,
-	        UNIAPD_MAX_CORS_ORIGINS, HTTP_DEFAULT_MAX_STREAMS, UNIAPD_METRICS_TOKEN_MIN, UNIAPD_METRICS_TOKEN_MAX);
+	        UNIAPD_MAX_CORS_ORIGINS, HTTP_DEFAULT_MAX_STREAMS, UNIAPD_METRICS_TOKEN_MIN, UNIAPD_METRICS_TOKEN_MAX,
+	        OFFLOAD_DEFAULT_THREADS, OFFLOAD_DEFAULT_QUEUE, OFFLOAD_DEFAULT_PER_TENANT, API_EVALUATE_TIME_LIMIT_S);
 }
 
 /* "HOST:PORT" or "[IPV6]:PORT" into opt->host and opt->port (the host is
@@ -242,7 +249,8 @@ enum uniapd_opt {
 	UNIAPD_OPT_LISTEN = 256, UNIAPD_OPT_DB, UNIAPD_OPT_MAX_BODY, UNIAPD_OPT_NO_AUTH, UNIAPD_OPT_NO_CACHE,
 	UNIAPD_OPT_JOBS, UNIAPD_OPT_WORKERS, UNIAPD_OPT_MAX_QUEUED, UNIAPD_OPT_MAX_TIME_LIMIT, UNIAPD_OPT_GRACE,
 	UNIAPD_OPT_HTTP_THREADS, UNIAPD_OPT_JOB_RETENTION, UNIAPD_OPT_CORS_ORIGIN, UNIAPD_OPT_MAX_STREAMS,
-	UNIAPD_OPT_MAX_JOBS, UNIAPD_OPT_MAX_BYTES, UNIAPD_OPT_METRICS_TOKEN_FILE,
+	UNIAPD_OPT_MAX_JOBS, UNIAPD_OPT_MAX_BYTES, UNIAPD_OPT_METRICS_TOKEN_FILE, UNIAPD_OPT_EVALUATE_THREADS,
+	UNIAPD_OPT_EVALUATE_TIME_LIMIT,
 };
 
 /* The options that take a number: their range, integer or not. */
@@ -262,6 +270,8 @@ static const struct uniapd_number_opt {
 	{UNIAPD_OPT_MAX_STREAMS, "--max-streams", 1, 100000, 1},
 	{UNIAPD_OPT_MAX_JOBS, "--max-jobs", 0, 1e6, 1},
 	{UNIAPD_OPT_MAX_BYTES, "--max-bytes", 0, 1e15, 1},
+	{UNIAPD_OPT_EVALUATE_THREADS, "--evaluate-threads", 1, 64, 1},
+	{UNIAPD_OPT_EVALUATE_TIME_LIMIT, "--evaluate-time-limit", 0.001, 3600, 0},
 };
 
 /* opt's value as a number in its range; 0 ok, -1 with a message.  *x untouched for other options. */
@@ -341,6 +351,8 @@ static int uniapd_parse_args(int argc, char **argv, struct uniapd_options *opt)
 		{"cors-origin", required_argument, NULL, UNIAPD_OPT_CORS_ORIGIN},
 		{"max-streams", required_argument, NULL, UNIAPD_OPT_MAX_STREAMS},
 		{"metrics-token-file", required_argument, NULL, UNIAPD_OPT_METRICS_TOKEN_FILE},
+		{"evaluate-threads", required_argument, NULL, UNIAPD_OPT_EVALUATE_THREADS},
+		{"evaluate-time-limit", required_argument, NULL, UNIAPD_OPT_EVALUATE_TIME_LIMIT},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -377,6 +389,8 @@ static int uniapd_parse_args(int argc, char **argv, struct uniapd_options *opt)
 		case UNIAPD_OPT_JOB_RETENTION: opt->job_retention_s = x; break;
 		case UNIAPD_OPT_MAX_STREAMS: opt->max_streams = (unsigned)x; break;
 		case UNIAPD_OPT_METRICS_TOKEN_FILE: opt->metrics_token_file = optarg; break;
+		case UNIAPD_OPT_EVALUATE_THREADS: opt->evaluate_threads = (int)x; break;
+		case UNIAPD_OPT_EVALUATE_TIME_LIMIT: opt->evaluate_time_limit_s = x; break;
 		case UNIAPD_OPT_CORS_ORIGIN:
 			if (uniapd_cors_origin(optarg, opt) != 0)
 				return -1;
@@ -398,6 +412,18 @@ static int uniapd_parse_args(int argc, char **argv, struct uniapd_options *opt)
 	if (opt->metrics_token_file && uniapd_read_token(opt->metrics_token_file, opt->metrics_token) != 0)
 		return -1;
 	return 0;
+}
+
+/* The offload pool's notify: an evaluation ended, its waiter is resumed now. */
+struct uniapd_poke {
+	_Atomic(struct http_server *) srv; /* NULL before the server starts and after it stops */
+};
+
+static void uniapd_poke(void *ctx)
+{
+	struct uniapd_poke *p = ctx;
+
+	http_server_poke(atomic_load(&p->srv));
 }
 
 /* One JSON line {"msg", "error"} on stderr; error (borrowed) is escaped. */
@@ -1011,6 +1037,21 @@ static char *uniapd_metrics(void *ctx)
 	fprintf(f, "# HELP uniapd_jobs_purged_total Finished jobs deleted past their retention.\n"
 	           "# TYPE uniapd_jobs_purged_total counter\nuniapd_jobs_purged_total %lld\n",
 	        (long long)atomic_load(&app->jobs_purged));
+	if (app->offload) {
+		struct offload_stats os;
+
+		offload_get_stats(app->offload, &os);
+		fprintf(f, "# HELP uniapd_evaluations Evaluations (POST /v1/evaluate) handed to their own threads, now.\n"
+		           "# TYPE uniapd_evaluations gauge\nuniapd_evaluations{state=\"queued\"} %lld\n"
+		           "uniapd_evaluations{state=\"running\"} %lld\n"
+		           "# HELP uniapd_evaluations_total Evaluations submitted, refused (busy: the pool is full; "
+		           "rate: the tenant's share is) and abandoned by their waiter.\n"
+		           "# TYPE uniapd_evaluations_total counter\n"
+		           "uniapd_evaluations_total{result=\"submitted\"} %lld\nuniapd_evaluations_total{result=\"busy\"} %lld\n"
+		           "uniapd_evaluations_total{result=\"rate\"} %lld\nuniapd_evaluations_total{result=\"abandoned\"} %lld\n",
+		        (long long)os.queued, (long long)os.running, (long long)os.submitted, (long long)os.refused_busy,
+		        (long long)os.refused_rate, (long long)os.abandoned);
+	}
 	uniapd_metrics_process(f, mc->start_unix_s);
 	if (fclose(f) != 0) {
 		free(buf);
@@ -1025,6 +1066,7 @@ int main(int argc, char **argv)
 	struct api_app app;
 	struct uniapd_auth auth;
 	struct uniapd_metrics_ctx metrics_ctx;
+	struct uniapd_poke poke;
 	struct route_table routes;
 	struct http_config cfg;
 	struct http_server *srv;
@@ -1038,6 +1080,7 @@ int main(int argc, char **argv)
 	memset(&opt, 0, sizeof(opt));
 	memset(&app, 0, sizeof(app));
 	memset(&auth, 0, sizeof(auth));
+	atomic_init(&poke.srv, NULL);
 	auth.app = &app;
 	pthread_mutex_init(&auth.mu, NULL);
 	{
@@ -1099,6 +1142,22 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	{
+		struct offload_config oc;
+
+		memset(&oc, 0, sizeof(oc));
+		oc.threads = opt.evaluate_threads;
+		oc.notify = uniapd_poke;
+		oc.notify_ctx = &poke;
+		err_clear(&err);
+		if (offload_start(&oc, &app.offload, &err) != UNIAP_OK) {
+			uniapd_log_error("cannot start the evaluation threads", err.msg);
+			runner_free(app.runner);
+			store_close(app.store);
+			return 1;
+		}
+	}
+	app.evaluate_time_limit_s = opt.evaluate_time_limit_s;
 	app.log = stderr;
 	app.max_time_limit_s = opt.max_time_limit_s > 0 ? opt.max_time_limit_s : UNIAPD_MAX_TIME_LIMIT_S;
 	err_clear(&err);
@@ -1144,8 +1203,10 @@ int main(int argc, char **argv)
 	cfg.version = api_job_version;
 	cfg.version_ctx = &app;
 	srv = http_server_start(&cfg, msg, sizeof(msg));
+	atomic_store(&poke.srv, srv);
 	if (!srv) {
 		uniapd_log_error("cannot start", msg);
+		offload_free(app.offload);
 		runner_free(app.runner);
 		store_close(app.store);
 		return 1;
@@ -1167,6 +1228,10 @@ int main(int argc, char **argv)
 	sig = uniapd_wait(&app, &sigs, opt.job_retention_s);
 	fprintf(stderr, "{\"msg\":\"stopping\",\"signal\":%d}\n", sig);
 	http_server_stop(srv, UNIAPD_GRACE_MS);
+	/* the evaluations end by their own time cap; their pokes find a stopped server, not a freed one */
+	offload_free(app.offload);
+	app.offload = NULL;
+	atomic_store(&poke.srv, NULL);
 	http_server_free(srv);
 	runner_stop(app.runner, opt.grace_s); /* finish or re-queue the running jobs */
 	runner_free(app.runner);
