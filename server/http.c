@@ -392,6 +392,9 @@ struct http_server {
 	struct route *routes;        /* owned: the built-ins then cfg.routes' */
 	struct route_table table;
 	size_t max_body_bytes;
+	size_t max_body_in_flight;   /* the bodies' buffers together, all connections */
+	atomic_size_t body_bytes;    /* what they hold now (their capacities) */
+	atomic_ullong bodies_refused;/* requests answered 503 because body_bytes was full */
 	struct http_metrics metrics;
 	atomic_int in_flight;        /* requests between their first call and completion */
 	int stopped;
@@ -456,7 +459,8 @@ struct http_sstate {
 /* Per-request state in *req_cls, from the first call to the completion callback. */
 struct http_state {
 	struct timespec start;
-	char *body;          /* bounded by max_body_bytes */
+	char *body;          /* bounded by max_body_bytes; cap bytes counted in body_bytes */
+	int no_room;         /* the bodies in flight had no room for this one: 503 */
 	size_t len, cap;
 	size_t received;     /* every body byte seen, kept or not */
 	int too_large;       /* body passed the limit */
@@ -542,6 +546,12 @@ char *http_server_metrics_text(struct http_server *srv)
 	                     "# TYPE uniapd_http_streams_refused_total counter\n"
 	                     "uniapd_http_streams_refused_total %llu\n",
 	                 (unsigned long long)atomic_load(&srv->streams_refused));
+	http_text_printf(&t, "# HELP uniapd_http_body_bytes Bytes the request bodies being received hold now.\n"
+	                     "# TYPE uniapd_http_body_bytes gauge\nuniapd_http_body_bytes %zu\n"
+	                     "# HELP uniapd_http_bodies_refused_total Requests answered 503 because the bodies in "
+	                     "flight held their limit.\n# TYPE uniapd_http_bodies_refused_total counter\n"
+	                     "uniapd_http_bodies_refused_total %llu\n",
+	                 atomic_load(&srv->body_bytes), (unsigned long long)atomic_load(&srv->bodies_refused));
 	http_text_printf(&t, "# HELP uniapd_http_connections_reaped_total Connections closed because their "
 	                     "request's headers or body did not arrive in time.\n"
 	                     "# TYPE uniapd_http_connections_reaped_total counter\n"
@@ -1124,6 +1134,47 @@ static enum MHD_Result http_queue_problem(struct http_server *srv, struct MHD_Co
 	return ret;
 }
 
+/* Frees st's body buffer and gives its bytes back to the server's budget. */
+static void http_body_free(struct http_server *srv, struct http_state *st)
+{
+	if (st->cap)
+		atomic_fetch_sub(&srv->body_bytes, st->cap);
+	free(st->body);
+	st->body = NULL;
+	st->len = st->cap = 0;
+}
+
+/* Takes n more bytes of the bodies' budget; 0 when they do not fit (nothing taken). */
+static int http_body_reserve(struct http_server *srv, size_t n)
+{
+	size_t was = atomic_fetch_add(&srv->body_bytes, n);
+
+	if (was + n > srv->max_body_in_flight) {
+		atomic_fetch_sub(&srv->body_bytes, n);
+		return 0;
+	}
+	return 1;
+}
+
+/* 503 for a body that found no room beside the bodies in flight (max_body_in_flight). */
+static enum MHD_Result http_queue_busy_body(struct http_server *srv, struct MHD_Connection *c,
+                                            struct http_state *st)
+{
+	struct http_response res;
+	enum MHD_Result ret;
+	char detail[160];
+
+	atomic_fetch_add(&srv->bodies_refused, 1);
+	snprintf(detail, sizeof(detail), "body: the request bodies in flight hold %zu of at most %zu bytes; retry later",
+	         atomic_load(&srv->body_bytes), srv->max_body_in_flight);
+	http_response_init(&res);
+	problem_fill(&res, HTTP_SERVICE_UNAVAILABLE, "busy", detail, st->path, NULL);
+	http_response_add_header(&res, "Retry-After", "5");
+	ret = http_queue(srv, c, st, &res);
+	http_response_release(&res);
+	return ret;
+}
+
 /* How often the headers that frame and authorize a request occur (http_framing). */
 struct http_framing_count {
 	unsigned content_length, transfer_encoding, host, authorization;
@@ -1258,6 +1309,13 @@ static enum MHD_Result http_first_call(struct http_server *srv, struct MHD_Conne
 			st->too_large = 1;
 			return http_queue_problem(srv, c, st, HTTP_CONTENT_TOO_LARGE, "content-too-large", detail);
 		}
+		/* a body that cannot fit beside those in flight is refused before it is read */
+		if (n > 0 && !http_body_reserve(srv, (size_t)n)) {
+			st->no_room = 1;
+			return http_queue_busy_body(srv, c, st);
+		}
+		if (n > 0)
+			atomic_fetch_sub(&srv->body_bytes, (size_t)n); /* it was a probe: chunks take their own */
 	}
 	return MHD_YES;
 }
@@ -1269,11 +1327,10 @@ static enum MHD_Result http_body_chunk(struct http_server *srv, struct http_stat
 	st->received += n;
 	if (st->answered)
 		return MHD_YES;
-	if (st->too_large || st->len + n > srv->max_body_bytes) {
-		st->too_large = 1;
-		free(st->body);
-		st->body = NULL;
-		st->len = st->cap = 0;
+	if (st->too_large || st->no_room || st->len + n > srv->max_body_bytes) {
+		if (!st->no_room)
+			st->too_large = 1;
+		http_body_free(srv, st);
 		return st->received / 2 > srv->max_body_bytes ? MHD_NO : MHD_YES;
 	}
 	if (st->len + n > st->cap) {
@@ -1284,8 +1341,16 @@ static enum MHD_Result http_body_chunk(struct http_server *srv, struct http_stat
 			cap *= 2;
 		if (cap > srv->max_body_bytes)
 			cap = srv->max_body_bytes;
-		if (!(nb = realloc(st->body, cap)))
+		if (!http_body_reserve(srv, cap - st->cap)) {
+			/* every body in flight together is bounded: this one waits for its turn */
+			st->no_room = 1;
+			http_body_free(srv, st);
+			return MHD_YES;
+		}
+		if (!(nb = realloc(st->body, cap))) {
+			atomic_fetch_sub(&srv->body_bytes, cap - st->cap);
 			return MHD_NO;
+		}
 		st->body = nb;
 		st->cap = cap;
 	}
@@ -1312,6 +1377,8 @@ static enum MHD_Result http_last_call(struct http_server *srv, struct MHD_Connec
 		snprintf(detail, sizeof(detail), "body: over the limit of %zu bytes", srv->max_body_bytes);
 		return http_queue_problem(srv, c, st, HTTP_CONTENT_TOO_LARGE, "content-too-large", detail);
 	}
+	if (st->no_room)
+		return http_queue_busy_body(srv, c, st);
 	if (url_len >= HTTP_PATH_MAX)
 		return http_queue_problem(srv, c, st, HTTP_URI_TOO_LONG, "uri-too-long", "path: too long");
 	http_request_init(&req);
@@ -1450,7 +1517,7 @@ static void http_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 		http_log(srv, st, http_elapsed_s(&st->start));
 	if (st->counted)
 		atomic_fetch_sub(&srv->streams, 1);
-	free(st->body);
+	http_body_free(srv, st);
 	free(st);
 	*req_cls = NULL;
 	atomic_fetch_sub(&srv->in_flight, 1);
@@ -1575,6 +1642,11 @@ struct http_server *http_server_start(const struct http_config *cfg, char *err_m
 	}
 	srv->cfg = *cfg;
 	srv->max_body_bytes = cfg->max_body_bytes ? cfg->max_body_bytes : HTTP_DEFAULT_MAX_BODY_BYTES;
+	srv->max_body_in_flight = cfg->max_body_in_flight ? cfg->max_body_in_flight
+	                        : HTTP_DEFAULT_BODIES_IN_FLIGHT > srv->max_body_bytes ? HTTP_DEFAULT_BODIES_IN_FLIGHT
+	                        : srv->max_body_bytes;
+	atomic_init(&srv->body_bytes, 0);
+	atomic_init(&srv->bodies_refused, 0);
 	memcpy(srv->routes, http_builtin_table.routes, nb * sizeof(*srv->routes));
 	if (na)
 		memcpy(srv->routes + nb, app->routes, na * sizeof(*srv->routes));

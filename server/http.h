@@ -67,6 +67,8 @@ struct http_server;
 #define HTTP_HEADER_VALUE_MAX 256
 #define HTTP_CONTENT_TYPE_MAX 64
 #define HTTP_DEFAULT_MAX_BODY_BYTES (16u * 1024u * 1024u)
+/* every request body being received, together (at least one whole body) */
+#define HTTP_DEFAULT_BODIES_IN_FLIGHT ((size_t)64 * 1024u * 1024u)
 
 /* Who a request acts for; filled by the auth hook. */
 struct http_principal {
@@ -239,6 +241,8 @@ struct http_config {
 	                            * borrowed until http_server_free */
 	unsigned short port;       /* 0: an ephemeral port (read it back with http_server_port) */
 	size_t max_body_bytes;     /* 0: HTTP_DEFAULT_MAX_BODY_BYTES */
+	size_t max_body_in_flight; /* the bodies being received, together; past it 503 + Retry-After;
+	                            * 0: HTTP_DEFAULT_BODIES_IN_FLIGHT (at least max_body_bytes) */
 	unsigned connection_limit; /* 0: 256 */
 	unsigned timeout_s;        /* idle connection timeout; 0: 30 */
 	unsigned threads;          /* request threads (libmicrohttpd's pool); 0: 8 */

@@ -67,7 +67,7 @@ struct uniapd_options {
 	char host[256];                 /* --listen's host: a name or a literal, no brackets */
 	unsigned short port;
 	const char *db_path;
-	size_t max_body_bytes;
+	size_t max_body_bytes, max_body_in_flight;
 	int no_auth;
 	int jobs, workers, no_cache;
 	unsigned http_threads;
@@ -84,7 +84,8 @@ struct uniapd_options {
 static void uniapd_usage(FILE *out)
 {
 	fprintf(out,
-	        "usage: uniapd [--listen HOST:PORT] [--db FILE] [--max-body BYTES] [--no-auth]\n"
+	        "usage: uniapd [--listen HOST:PORT] [--db FILE] [--max-body BYTES] [--max-body-in-flight BYTES]\n"
+	        "              [--no-auth]\n"
 	        "              [--jobs N] [--workers N] [--max-queued N] [--max-time-limit S]\n"
 	        "              [--grace S] [--job-retention S] [--no-cache] [--http-threads N]\n"
 	        "              [--cors-origin ORIGIN]... [--max-streams N] [--metrics-token-file FILE]\n"
@@ -97,6 +98,8 @@ static void uniapd_usage(FILE *out)
 	        "                      a free one\n"
 	        "  --db FILE           SQLite database (default %s; env UNIAPD_DB)\n"
 	        "  --max-body BYTES    largest request body accepted (default %u)\n"
+	        "  --max-body-in-flight BYTES  the bodies being received, together (default %zu,\n"
+	        "                      at least --max-body; more: 503 with Retry-After)\n"
 	        "  --no-auth           single tenant, no keys (\"%s\"); only with a --listen host\n"
 	        "                      that is loopback (127.0.0.0/8, ::1) or resolves only to it\n"
 	        "  --jobs N            plan jobs run at once (default 2)\n"
@@ -125,7 +128,8 @@ static void uniapd_usage(FILE *out)
 	        "\n"
 	        "SIGTERM or SIGINT stops accepting, lets requests in flight finish and running\n"
 	        "jobs finish within the grace period, and re-queues the rest.\n",
-	        UNIAPD_DEFAULT_LISTEN, UNIAPD_DEFAULT_DB, HTTP_DEFAULT_MAX_BODY_BYTES, UNIAPD_NO_AUTH_TENANT,
+	        UNIAPD_DEFAULT_LISTEN, UNIAPD_DEFAULT_DB, HTTP_DEFAULT_MAX_BODY_BYTES, HTTP_DEFAULT_BODIES_IN_FLIGHT,
+	        UNIAPD_NO_AUTH_TENANT,
 	        STORE_DEFAULT_MAX_QUEUED, UNIAPD_MAX_TIME_LIMIT_S, UNIAPD_JOB_GRACE_S, UNIAPD_JOB_RETENTION_S,
 	        UNIAPD_MAX_CORS_ORIGINS, HTTP_DEFAULT_MAX_STREAMS, UNIAPD_METRICS_TOKEN_MIN, UNIAPD_METRICS_TOKEN_MAX,
 	        OFFLOAD_DEFAULT_THREADS, OFFLOAD_DEFAULT_QUEUE, OFFLOAD_DEFAULT_PER_TENANT, API_EVALUATE_TIME_LIMIT_S);
@@ -205,15 +209,15 @@ static int uniapd_check_loopback(const char *host)
 	return 0;
 }
 
-static int uniapd_parse_size(const char *s, size_t *out)
+static int uniapd_parse_size(const char *name, const char *s, unsigned long long cap, size_t *out)
 {
 	char *end = NULL;
 	unsigned long long v;
 
 	errno = 0;
 	v = strtoull(s, &end, 10);
-	if (errno || end == s || *end || s[0] == '-' || v < 1 || v > UNIAPD_MAX_BODY_CAP) {
-		fprintf(stderr, "uniapd: --max-body: must be 1..%llu bytes, got \"%s\"\n", UNIAPD_MAX_BODY_CAP, s);
+	if (errno || end == s || *end || s[0] == '-' || v < 1 || v > cap) {
+		fprintf(stderr, "uniapd: %s: must be 1..%llu bytes, got \"%s\"\n", name, cap, s);
 		return -1;
 	}
 	*out = (size_t)v;
@@ -250,7 +254,7 @@ enum uniapd_opt {
 	UNIAPD_OPT_JOBS, UNIAPD_OPT_WORKERS, UNIAPD_OPT_MAX_QUEUED, UNIAPD_OPT_MAX_TIME_LIMIT, UNIAPD_OPT_GRACE,
 	UNIAPD_OPT_HTTP_THREADS, UNIAPD_OPT_JOB_RETENTION, UNIAPD_OPT_CORS_ORIGIN, UNIAPD_OPT_MAX_STREAMS,
 	UNIAPD_OPT_MAX_JOBS, UNIAPD_OPT_MAX_BYTES, UNIAPD_OPT_METRICS_TOKEN_FILE, UNIAPD_OPT_EVALUATE_THREADS,
-	UNIAPD_OPT_EVALUATE_TIME_LIMIT,
+	UNIAPD_OPT_EVALUATE_TIME_LIMIT, UNIAPD_OPT_MAX_BODY_IN_FLIGHT,
 };
 
 /* The options that take a number: their range, integer or not. */
@@ -339,6 +343,7 @@ static int uniapd_parse_args(int argc, char **argv, struct uniapd_options *opt)
 		{"listen", required_argument, NULL, UNIAPD_OPT_LISTEN},
 		{"db", required_argument, NULL, UNIAPD_OPT_DB},
 		{"max-body", required_argument, NULL, UNIAPD_OPT_MAX_BODY},
+		{"max-body-in-flight", required_argument, NULL, UNIAPD_OPT_MAX_BODY_IN_FLIGHT},
 		{"no-auth", no_argument, NULL, UNIAPD_OPT_NO_AUTH},
 		{"no-cache", no_argument, NULL, UNIAPD_OPT_NO_CACHE},
 		{"jobs", required_argument, NULL, UNIAPD_OPT_JOBS},
@@ -375,7 +380,11 @@ static int uniapd_parse_args(int argc, char **argv, struct uniapd_options *opt)
 		case UNIAPD_OPT_LISTEN: listen = optarg; break;
 		case UNIAPD_OPT_DB: db = optarg; break;
 		case UNIAPD_OPT_MAX_BODY:
-			if (uniapd_parse_size(optarg, &opt->max_body_bytes) != 0)
+			if (uniapd_parse_size("--max-body", optarg, UNIAPD_MAX_BODY_CAP, &opt->max_body_bytes) != 0)
+				return -1;
+			break;
+		case UNIAPD_OPT_MAX_BODY_IN_FLIGHT:
+			if (uniapd_parse_size("--max-body-in-flight", optarg, 64 * UNIAPD_MAX_BODY_CAP, &opt->max_body_in_flight) != 0)
 				return -1;
 			break;
 		case UNIAPD_OPT_NO_AUTH: opt->no_auth = 1; break;
@@ -1175,6 +1184,7 @@ int main(int argc, char **argv)
 	cfg.listen_addr = opt.host;
 	cfg.port = opt.port;
 	cfg.max_body_bytes = opt.max_body_bytes;
+	cfg.max_body_in_flight = opt.max_body_in_flight;
 	/* one request thread per core: with more, threads and wrk-like clients fight for the
 	 * cores and the p99 grows (bench/http.sh: 2 threads on 2 cores, p99 0.7 ms at 16
 	 * connections, 4.8 ms at 64; 8 threads, 27 ms and 10 ms) */

@@ -1227,6 +1227,82 @@ static int closed_within(int fd, long ms)
  * are closed at a deadline that trickling does not move, while /healthz
  * answers at once; one address holds at most per_address_limit connections.
  */
+/* A body of n bytes of JSON ({"a":"xxx..."}) for a POST /t/json with its headers; owned. */
+static char *json_post(size_t n)
+{
+	char *r = malloc(n + 256);
+	int h;
+
+	assert_non_null(r);
+	h = snprintf(r, 256, "POST /t/json HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\n"
+	                     "Content-Length: %zu\r\n\r\n{\"a\":\"", n);
+	memset(r + h, 'x', n - 8);
+	memcpy(r + h + n - 8, "\"}", 3);
+	r[h + n - 6] = '\0';
+	return r;
+}
+
+/*
+ * The bodies being received are bounded together (max_body_in_flight), not
+ * only one by one: with two 16 KB bodies half sent, a third that does not fit
+ * beside them is answered 503 with Retry-After, /healthz answers meanwhile,
+ * and once the two are done their bytes are free for the next one.
+ */
+static void test_bodies_in_flight(void **state)
+{
+	struct http_config cfg;
+	struct http_server *srv;
+	char msg[256], *out = malloc(8192), *full = json_post(16000), *metrics;
+	int fds[2], i, fd;
+	unsigned short port;
+	struct fetch *f = malloc(sizeof(*f));
+	size_t head;
+
+	(void)state;
+	assert_non_null(out);
+	assert_non_null(f);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.listen_addr = "127.0.0.1";
+	cfg.routes = &test_table;
+	cfg.auth = fake_auth;
+	cfg.max_body_bytes = 16384;
+	cfg.max_body_in_flight = 40960;
+	srv = http_server_start(&cfg, msg, sizeof(msg));
+	if (!srv)
+		fail_msg("http_server_start: %s", msg);
+	port = http_server_port(srv);
+	head = strlen(full) - 16000 + 6; /* headers and the body's first 6 bytes */
+	for (i = 0; i < 2; i++) {
+		fds[i] = raw_connect(port);
+		/* headers and 10000 of the 16000 bytes: a 16 KB buffer each */
+		assert_true(send(fds[i], full, head + 10000 - 6, MSG_NOSIGNAL) == (ssize_t)(head + 10000 - 6));
+	}
+	nanosleep(&(struct timespec){ 0, 300 * 1000 * 1000 }, NULL);
+	assert_int_equal(http_do(port, "GET", "/healthz", NULL, NULL, 0, 0, f), 200);
+	fd = raw_connect(port);
+	assert_int_equal(raw_exchange(fd, full, out, 8192), 503);
+	assert_non_null(ci_find(out, "Retry-After: 5"));
+	assert_non_null(strstr(out, "request bodies in flight"));
+	close(fd);
+	/* the two finish: answered, and their bytes go back */
+	for (i = 0; i < 2; i++) {
+		assert_int_equal(raw_exchange(fds[i], full + head + 10000 - 6, out, 8192), 200);
+		close(fds[i]);
+	}
+	fd = raw_connect(port);
+	assert_int_equal(raw_exchange(fd, full, out, 8192), 200);
+	close(fd);
+	metrics = http_server_metrics_text(srv);
+	assert_non_null(metrics);
+	assert_non_null(strstr(metrics, "\nuniapd_http_bodies_refused_total 1\n"));
+	assert_non_null(strstr(metrics, "\nuniapd_http_body_bytes 0\n"));
+	free(metrics);
+	http_server_free(srv);
+	free(full);
+	free(out);
+	free(f);
+}
+
 static void test_slow_clients(void **state)
 {
 	enum { N = 12, LIMIT = 16 };
@@ -1538,6 +1614,7 @@ int main(void)
 		cmocka_unit_test(test_framing),
 		cmocka_unit_test(test_loopback_addresses),
 		cmocka_unit_test(test_slow_clients),
+		cmocka_unit_test(test_bodies_in_flight),
 		cmocka_unit_test(test_drain_closes),
 		cmocka_unit_test(test_waits_and_streams),
 		cmocka_unit_test(test_concurrent),
