@@ -24,6 +24,7 @@ static const char *const err_names[UNIAP_CODE_COUNT] = {
 	[UNIAP_E_BUSY] = "busy",
 	[UNIAP_E_CONFLICT] = "conflict",
 	[UNIAP_E_FORBIDDEN] = "forbidden",
+	[UNIAP_E_NOSPACE] = "no space",
 };
 
 const char *uniap_code_name(uniap_code code)

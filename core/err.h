@@ -32,6 +32,7 @@ typedef enum uniap_code {
 	UNIAP_E_BUSY,       /* the service is at capacity; retry later */
 	UNIAP_E_CONFLICT,   /* the resource's state does not allow the operation */
 	UNIAP_E_FORBIDDEN,  /* the caller is known but no longer allowed (a revoked key) */
+	UNIAP_E_NOSPACE,    /* storage is full: nothing new can be stored (deletes still work) */
 	UNIAP_CODE_COUNT
 } uniap_code;
 

@@ -247,13 +247,14 @@ resp = {k: prob(v) for k, v in {
   'Unauthorized': 'No or unknown bearer key (401, with WWW-Authenticate: Bearer).',
   'Forbidden': 'The bearer key is recognised but its tenant was revoked (403).',
   'NotFound': 'No such resource in the caller\'s tenant (404).',
-  'ContentTooLarge': 'Body over the limit, nesting over 64, the tenant\'s max_stored_bytes quota, or an evaluation past --evaluate-time-limit (413).',
+  'ContentTooLarge': 'Body over the limit, nesting over 64, the tenant\'s max_stored_bytes quota (documents and jobs count) or --max-stored-jobs, or an evaluation past --evaluate-time-limit (413).',
   'UnsupportedMediaType': 'Content-Type is not application/json (415).',
   'Unprocessable': 'The document fails validation; pointer names the field (422).',
   'ServiceUnavailable': 'Out of memory, not ready, or the job queue is full (503; Retry-After when the queue is full).',
   'Conflict': 'The job\'s state does not allow it, or an Idempotency-Key reused for another request (409).',
   'TooManyJobs': 'The tenant already has max_concurrent_jobs queued or running (429, with Retry-After).',
   'TooManyEvaluations': 'The tenant already has its share of evaluations queued or running (429, with Retry-After).',
+  'InsufficientStorage': 'The store is full (the disk, or --max-db-bytes): new content is refused until a delete or the disk makes room; deletes still work (507).',
   'InternalError': 'Storage or another internal error (500).'}.items()}
 def rr(n): return {'$ref': '#/components/responses/' + n}
 def js(schema, desc): return {'description': desc, 'content': {'application/json': {'schema': schema}}}
@@ -284,7 +285,8 @@ for res, doc, tag in (('clusters', 'Cluster', 'clusters'), ('models', 'Model', '
     P['/v1/' + res] = {
       'post': op('create' + one, 'Store a ' + one.lower() + ' profile', {
           '201': {'description': 'Stored.', 'headers': {'Location': {'schema': {'type': 'string'}, 'description': '/v1/%s/{id}' % res}}, 'content': {'application/json': {'schema': R('DocumentMeta')}}},
-          '400': rr('BadRequest'), '413': rr('ContentTooLarge'), '415': rr('UnsupportedMediaType'), '422': rr('Unprocessable')}, [tag], body=R(doc)),
+          '400': rr('BadRequest'), '413': rr('ContentTooLarge'), '415': rr('UnsupportedMediaType'), '422': rr('Unprocessable'),
+          '507': rr('InsufficientStorage')}, [tag], body=R(doc)),
       'get': op('list' + one + 's', 'List stored ' + res, {'200': js(R('DocumentList'), 'A page.'), '400': rr('BadRequest')}, [tag], params=page)}
     P['/v1/%s/{id}' % res] = {
       'get': op('get' + one, 'A stored ' + one.lower(), {'200': js(R(doc), 'The stored document.'), '404': rr('NotFound')}, [tag], params=[idp]),
@@ -326,21 +328,22 @@ P['/v1/plans'] = {'post': op('createPlan', 'Queue a plan job', {
         'Idempotent-Replayed': {'schema': {'type': 'string', 'enum': ['true']}, 'description': 'Present when the key named an existing job.'}},
         'content': {'application/json': {'schema': R('Job')}}},
     '400': rr('BadRequest'), '404': rr('NotFound'), '409': rr('Conflict'), '413': rr('ContentTooLarge'),
-    '415': rr('UnsupportedMediaType'), '422': rr('Unprocessable'), '429': rr('TooManyJobs')}, ['jobs'], body=R('PlanRequest'),
+    '415': rr('UnsupportedMediaType'), '422': rr('Unprocessable'), '429': rr('TooManyJobs'), '507': rr('InsufficientStorage')}, ['jobs'], body=R('PlanRequest'),
     params=[{'name': 'Idempotency-Key', 'in': 'header', 'schema': {'type': 'string', 'minLength': 1, 'maxLength': 255},
              'description': 'The same key with the same body returns the same job; with another body, 409.'}])}
 P['/v1/clusters/{id}/calibrations'] = {'post': op('createCalibration', 'Queue a calibration of a stored cluster to measured runs', {
     '202': {'description': 'Queued (or, with a replayed Idempotency-Key, the existing job); on success the job\'s result names the calibrated cluster, stored as a new document.',
             'headers': P['/v1/plans']['post']['responses']['202']['headers'], 'content': {'application/json': {'schema': R('Job')}}},
     '400': rr('BadRequest'), '404': rr('NotFound'), '409': rr('Conflict'), '413': rr('ContentTooLarge'),
-    '415': rr('UnsupportedMediaType'), '422': rr('Unprocessable'), '429': rr('TooManyJobs')}, ['jobs'], body=R('CalibrationRequest'),
+    '415': rr('UnsupportedMediaType'), '422': rr('Unprocessable'), '429': rr('TooManyJobs'), '507': rr('InsufficientStorage')}, ['jobs'], body=R('CalibrationRequest'),
     params=[jobp, P['/v1/plans']['post']['parameters'][0]])}
 P['/v1/jobs'] = {'get': op('listJobs', 'The tenant\'s jobs', {'200': js(R('JobList'), 'A page, oldest first.'), '400': rr('BadRequest')}, ['jobs'],
     params=page + [{'name': 'state', 'in': 'query', 'schema': {'type': 'string', 'enum': ['queued', 'running', 'succeeded', 'failed', 'canceled']}}])}
 P['/v1/jobs/{id}'] = {
     'get': op('getJob', 'A job: state, progress, request, result', {'200': js(R('Job'), 'The job.'), '404': rr('NotFound')}, ['jobs'], params=[jobp]),
-    'delete': op('cancelJob', 'Cancel a queued or running job (its solver workers are stopped)', {
+    'delete': op('cancelJob', 'Cancel a queued or running job (its solver workers are stopped), or delete a succeeded or failed one', {
         '200': js(R('Job'), 'Canceled.'), '202': js(R('Job'), 'Still stopping; poll the job.'),
+        '204': {'description': 'The succeeded or failed job was deleted, its result with it (the tenant\'s quotas get it back).'},
         '404': rr('NotFound'), '409': rr('Conflict')}, ['jobs'], params=[jobp])}
 P['/v1/jobs/{id}/plan'] = {'get': op('exportPlan', 'The job\'s plan, exported', {
     '200': {'description': 'The plan in the format asked for.', 'content': {

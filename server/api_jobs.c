@@ -557,9 +557,18 @@ void api_job_cancel(struct http_request *req, struct http_response *res)
 		}
 	}
 	if (job.state == STORE_JOB_SUCCEEDED || job.state == STORE_JOB_FAILED) {
-		snprintf(detail, sizeof(detail), "job %lld already %s", (long long)id,
-		         store_job_state_name(job.state));
-		api_problem(req, res, UNIAP_E_CONFLICT, detail);
+		/* a finished job is deleted, its result with it: the tenant's stored jobs and bytes
+		 * go down (--max-stored-jobs, max_stored_bytes); also on a full store */
+		if (store_job_delete(app->store, tenant, id, &err) == UNIAP_OK) {
+			if (http_response_set_body(res, HTTP_NO_CONTENT, NULL, NULL, 0) != 0)
+				api_problem(req, res, UNIAP_E_NOMEM, "out of memory");
+		} else if (err.code == UNIAP_E_NOTFOUND) {
+			snprintf(detail, sizeof(detail), "job %lld already %s", (long long)id,
+			         store_job_state_name(job.state));
+			api_problem(req, res, UNIAP_E_CONFLICT, detail);
+		} else {
+			api_fail(req, res, &err);
+		}
 	} else {
 		api_job_answer(res, job.state == STORE_JOB_CANCELED ? HTTP_OK : HTTP_ACCEPTED, &job);
 	}

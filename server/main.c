@@ -74,6 +74,8 @@ struct uniapd_options {
 	double max_time_limit_s, grace_s, job_retention_s, evaluate_time_limit_s;
 	int evaluate_threads;
 	long max_queued;
+	long long max_stored_jobs;
+	size_t max_db_bytes;
 	const char *cors_origins[UNIAPD_MAX_CORS_ORIGINS]; /* borrowed from argv */
 	size_t cors_origin_count;
 	unsigned max_streams;
@@ -90,6 +92,7 @@ static void uniapd_usage(FILE *out)
 	        "              [--grace S] [--job-retention S] [--no-cache] [--http-threads N]\n"
 	        "              [--cors-origin ORIGIN]... [--max-streams N] [--metrics-token-file FILE]\n"
 	        "              [--evaluate-threads N] [--evaluate-time-limit S]\n"
+	        "              [--max-stored-jobs N] [--max-db-bytes BYTES]\n"
 	        "       uniapd tenant add|list|revoke ... (uniapd tenant --help)\n"
 	        "\n"
 	        "  --listen HOST:PORT  where to serve (default %s; env UNIAPD_LISTEN):\n"
@@ -124,6 +127,11 @@ static void uniapd_usage(FILE *out)
 	        "  --evaluate-threads N  POST /v1/evaluate's own threads (default %d); %d evaluations\n"
 	        "                      queued or running at most (more: 503), %d of one tenant (429)\n"
 	        "  --evaluate-time-limit S  an evaluation's cap, queueing included (default %g)\n"
+	        "  --max-stored-jobs N  one tenant's stored jobs, any state, at most (default %d;\n"
+	        "                      more: 413); their bytes count toward its max_stored_bytes\n"
+	        "  --max-db-bytes BYTES  the database's size at most; past it writes fail as on a\n"
+	        "                      full disk: 507 for new content, deletes still work (default:\n"
+	        "                      none)\n"
 	        "  --help              this text\n"
 	        "\n"
 	        "SIGTERM or SIGINT stops accepting, lets requests in flight finish and running\n"
@@ -132,7 +140,8 @@ static void uniapd_usage(FILE *out)
 	        UNIAPD_NO_AUTH_TENANT,
 	        STORE_DEFAULT_MAX_QUEUED, UNIAPD_MAX_TIME_LIMIT_S, UNIAPD_JOB_GRACE_S, UNIAPD_JOB_RETENTION_S,
 	        UNIAPD_MAX_CORS_ORIGINS, HTTP_DEFAULT_MAX_STREAMS, UNIAPD_METRICS_TOKEN_MIN, UNIAPD_METRICS_TOKEN_MAX,
-	        OFFLOAD_DEFAULT_THREADS, OFFLOAD_DEFAULT_QUEUE, OFFLOAD_DEFAULT_PER_TENANT, API_EVALUATE_TIME_LIMIT_S);
+	        OFFLOAD_DEFAULT_THREADS, OFFLOAD_DEFAULT_QUEUE, OFFLOAD_DEFAULT_PER_TENANT, API_EVALUATE_TIME_LIMIT_S,
+	        STORE_DEFAULT_MAX_STORED_JOBS);
 }
 
 /* "HOST:PORT" or "[IPV6]:PORT" into opt->host and opt->port (the host is
@@ -254,7 +263,7 @@ enum uniapd_opt {
 	UNIAPD_OPT_JOBS, UNIAPD_OPT_WORKERS, UNIAPD_OPT_MAX_QUEUED, UNIAPD_OPT_MAX_TIME_LIMIT, UNIAPD_OPT_GRACE,
 	UNIAPD_OPT_HTTP_THREADS, UNIAPD_OPT_JOB_RETENTION, UNIAPD_OPT_CORS_ORIGIN, UNIAPD_OPT_MAX_STREAMS,
 	UNIAPD_OPT_MAX_JOBS, UNIAPD_OPT_MAX_BYTES, UNIAPD_OPT_METRICS_TOKEN_FILE, UNIAPD_OPT_EVALUATE_THREADS,
-	UNIAPD_OPT_EVALUATE_TIME_LIMIT, UNIAPD_OPT_MAX_BODY_IN_FLIGHT,
+	UNIAPD_OPT_EVALUATE_TIME_LIMIT, UNIAPD_OPT_MAX_BODY_IN_FLIGHT, UNIAPD_OPT_MAX_STORED_JOBS, UNIAPD_OPT_MAX_DB_BYTES,
 };
 
 /* The options that take a number: their range, integer or not. */
@@ -275,6 +284,8 @@ static const struct uniapd_number_opt {
 	{UNIAPD_OPT_MAX_JOBS, "--max-jobs", 0, 1e6, 1},
 	{UNIAPD_OPT_MAX_BYTES, "--max-bytes", 0, 1e15, 1},
 	{UNIAPD_OPT_EVALUATE_THREADS, "--evaluate-threads", 1, 64, 1},
+	{UNIAPD_OPT_MAX_STORED_JOBS, "--max-stored-jobs", 1, 1e9, 1},
+	{UNIAPD_OPT_MAX_DB_BYTES, "--max-db-bytes", 65536, 1e15, 1},
 	{UNIAPD_OPT_EVALUATE_TIME_LIMIT, "--evaluate-time-limit", 0.001, 3600, 0},
 };
 
@@ -357,6 +368,8 @@ static int uniapd_parse_args(int argc, char **argv, struct uniapd_options *opt)
 		{"max-streams", required_argument, NULL, UNIAPD_OPT_MAX_STREAMS},
 		{"metrics-token-file", required_argument, NULL, UNIAPD_OPT_METRICS_TOKEN_FILE},
 		{"evaluate-threads", required_argument, NULL, UNIAPD_OPT_EVALUATE_THREADS},
+		{"max-stored-jobs", required_argument, NULL, UNIAPD_OPT_MAX_STORED_JOBS},
+		{"max-db-bytes", required_argument, NULL, UNIAPD_OPT_MAX_DB_BYTES},
 		{"evaluate-time-limit", required_argument, NULL, UNIAPD_OPT_EVALUATE_TIME_LIMIT},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -399,6 +412,8 @@ static int uniapd_parse_args(int argc, char **argv, struct uniapd_options *opt)
 		case UNIAPD_OPT_MAX_STREAMS: opt->max_streams = (unsigned)x; break;
 		case UNIAPD_OPT_METRICS_TOKEN_FILE: opt->metrics_token_file = optarg; break;
 		case UNIAPD_OPT_EVALUATE_THREADS: opt->evaluate_threads = (int)x; break;
+		case UNIAPD_OPT_MAX_STORED_JOBS: opt->max_stored_jobs = (long long)x; break;
+		case UNIAPD_OPT_MAX_DB_BYTES: opt->max_db_bytes = (size_t)x; break;
 		case UNIAPD_OPT_EVALUATE_TIME_LIMIT: opt->evaluate_time_limit_s = x; break;
 		case UNIAPD_OPT_CORS_ORIGIN:
 			if (uniapd_cors_origin(optarg, opt) != 0)
@@ -448,11 +463,22 @@ static void uniapd_log_error(const char *what, const char *error)
 	cJSON_Delete(o);
 }
 
+/*
+ * GET /readyz: the store is open and its writes complete - none failed last
+ * (no space, an I/O error), it is not full (new content refused until a
+ * delete or the disk makes room) and no write has held the writer lock for
+ * STORE_WRITE_WAIT_MS.  Read from atomics (store_health): a frozen disk
+ * never blocks the answer.
+ */
 static int uniapd_ready(void *ctx)
 {
 	const struct api_app *app = ctx;
+	struct store_health h;
 
-	return app->store != NULL;
+	if (!app->store)
+		return 0;
+	store_health(app->store, &h);
+	return !h.failing && !h.full && h.writing_ms < STORE_WRITE_WAIT_MS;
 }
 
 /*
@@ -609,7 +635,8 @@ static int uniapd_make_parent(const char *path, char *msg, size_t cap)
 }
 
 /* Creates the parent folder and opens (migrating) the store; NULL with a message in msg. */
-static struct store *uniapd_open_store(const char *path, long max_queued, char *msg, size_t cap)
+static struct store *uniapd_open_store(const char *path, const struct uniapd_options *opt, char *msg,
+                                       size_t cap)
 {
 	struct uniap_err err;
 	struct store *s = NULL;
@@ -617,7 +644,11 @@ static struct store *uniapd_open_store(const char *path, long max_queued, char *
 
 	err_clear(&err);
 	memset(&so, 0, sizeof(so));
-	so.max_queued_jobs = max_queued;
+	if (opt) {
+		so.max_queued_jobs = opt->max_queued;
+		so.max_stored_jobs = opt->max_stored_jobs;
+		so.max_db_bytes = opt->max_db_bytes;
+	}
 	so.pool_size = STORE_POOL_MAX;
 	if (uniapd_make_parent(path, msg, cap) != 0)
 		return NULL;
@@ -832,7 +863,7 @@ static int uniapd_tenant_main(int argc, char **argv)
 	}
 	if (!db || !*db)
 		db = UNIAPD_DEFAULT_DB;
-	s = uniapd_open_store(db, 0, msg, sizeof(msg));
+	s = uniapd_open_store(db, NULL, msg, sizeof(msg));
 	if (!s) {
 		fprintf(stderr, "uniapd tenant %s: %s\n", cmd, msg);
 		return 1;
@@ -911,6 +942,8 @@ static int uniapd_wait(struct api_app *app, const sigset_t *sigs, double retenti
 		sig = sigtimedwait(sigs, NULL, &ts);
 		if (sig > 0)
 			return sig;
+		/* one page written a second: GET /readyz sees a disk that filled or froze while idle */
+		(void)store_probe(app->store, NULL);
 		if ((stopped = runner_cancel_revoked(app->runner)) > 0)
 			fprintf(stderr, "{\"msg\":\"revoked\",\"running_jobs_stopped\":%zu}\n", stopped);
 		since_purge += 1;
@@ -1117,7 +1150,7 @@ int main(int argc, char **argv)
 	/* GSL's abort-on-error handler off, process-wide, before any job thread fits */
 	calib_global_init();
 	/* the store first: migrations run before the listener starts */
-	app.store = uniapd_open_store(opt.db_path, opt.max_queued, msg, sizeof(msg));
+	app.store = uniapd_open_store(opt.db_path, &opt, msg, sizeof(msg));
 	if (!app.store) {
 		uniapd_log_error("cannot open the store", msg);
 		return 1;

@@ -35,6 +35,7 @@ static const struct {
 	{UNIAP_E_BUSY, 503, "busy"},               /* the service's queue is full */
 	{UNIAP_E_CONFLICT, 409, "conflict"},       /* e.g. cancel a finished job */
 	{UNIAP_E_FORBIDDEN, 403, "forbidden"},     /* a revoked tenant's key */
+	{UNIAP_E_NOSPACE, 507, "insufficient-storage"}, /* the disk or the store's size cap is full */
 };
 
 int problem_status(uniap_code code)
@@ -70,6 +71,7 @@ const char *problem_title(int status)
 		{422, "Unprocessable Content"}, {429, "Too Many Requests"},
 		{431, "Request Header Fields Too Large"}, {500, "Internal Server Error"},
 		{501, "Not Implemented"}, {503, "Service Unavailable"}, {504, "Gateway Timeout"},
+		{507, "Insufficient Storage"},
 	};
 	size_t i;
 

@@ -23,6 +23,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+#include <stdatomic.h>
+
 #include <nettle/memops.h>
 #include <nettle/sha2.h>
 #include <sqlite3.h>
@@ -46,8 +49,17 @@ struct store {
 	int n_conns, n_free;
 	pthread_mutex_t wmu;        /* this process's writers, one at a time (begin_write) */
 	int wheld[STORE_POOL_MAX];  /* wheld[i]: conns[i] holds wmu; touched only by its holder */
+	int wfreed[STORE_POOL_MAX]; /* wfreed[i]: its write deleted rows (or probed a disk with room again),
+	                               so a full store may take new content again; touched by its holder */
 	int64_t cache_max_bytes;
 	int64_t max_queued_jobs;
+	int64_t max_stored_jobs;
+	int64_t max_db_bytes;       /* 0: none (PRAGMA max_page_count on every connection) */
+	/* the health of writes (store_health): read by any thread, lock-free */
+	atomic_llong write_since_ms;/* CLOCK_MONOTONIC ms at which this process's writer took wmu; 0 none */
+	atomic_int write_failing;   /* the last write failed: no space, or an I/O error */
+	atomic_int full;            /* a write found no space: new content is refused until one succeeds */
+	char reserve_path[4096];    /* "<db>-reserve": STORE_RESERVE_BYTES given back when the disk fills */
 	struct stmt_slot stmts[STORE_POOL_MAX][STORE_STMT_CACHE];
 };
 
@@ -83,10 +95,11 @@ static uniap_code db_fail(struct uniap_err *err, sqlite3 *db, const char *what)
 	case SQLITE_BUSY:
 	case SQLITE_LOCKED: code = UNIAP_E_TIMEOUT; break;
 	case SQLITE_CONSTRAINT: code = UNIAP_E_INVALID; break;
-	case SQLITE_FULL: code = UNIAP_E_LIMIT; break;
+	case SQLITE_FULL: code = UNIAP_E_NOSPACE; break;
 	default: code = UNIAP_E_IO; break;
 	}
-	return err_set(err, code, "store: %s: %s", what, sqlite3_errmsg(db));
+	return err_set(err, code, "store: %s: %s%s", what, sqlite3_errmsg(db),
+		       code == UNIAP_E_NOSPACE ? " (new content is refused until there is room; deletes still work)" : "");
 }
 
 static uniap_code prep(sqlite3 *db, const char *sql, sqlite3_stmt **st, struct uniap_err *err)
@@ -172,15 +185,102 @@ static int conn_index(const struct store *s, const sqlite3 *db)
 	return -1;
 }
 
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Waits at most STORE_WRITE_WAIT_MS for the writer before it: a write that
+ * does not complete (a frozen or failing disk) costs the other callers
+ * UNIAP_E_BUSY after that, never their thread.
+ */
 static uniap_code begin_write(struct store *s, sqlite3 *db, struct uniap_err *err)
 {
 	int i = conn_index(s, db);
 
 	if (i >= 0) {
-		pthread_mutex_lock(&s->wmu);
+		struct timespec until;
+
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += STORE_WRITE_WAIT_MS / 1000;
+		until.tv_nsec += (STORE_WRITE_WAIT_MS % 1000) * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		if (pthread_mutex_timedlock(&s->wmu, &until) != 0)
+			return err_set(err, UNIAP_E_BUSY, "store: a write has not completed in %d ms; retry later",
+				       STORE_WRITE_WAIT_MS);
 		s->wheld[i] = 1;
+		atomic_store(&s->write_since_ms, mono_ms());
 	}
 	return begin(db, err);
+}
+
+/* The reserve file: STORE_RESERVE_BYTES allocated beside the database. 0 ok, -1 not (none left). */
+static int reserve_make(struct store *s)
+{
+	int fd, rc;
+
+	if (!s->reserve_path[0])
+		return 0;
+	fd = open(s->reserve_path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	rc = posix_fallocate(fd, 0, STORE_RESERVE_BYTES);
+	close(fd);
+	if (rc != 0) {
+		unlink(s->reserve_path);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * After a writer's last call on db: a failure for want of space gives the
+ * reserve back to the disk (so that deletes can commit) and refuses new
+ * content (store_health.full); an I/O error marks writes failing; a
+ * committed write clears both (making the reserve again first).
+ */
+static void write_outcome(struct store *s, sqlite3 *db)
+{
+	int ec = sqlite3_extended_errcode(db) & 0xff;
+
+	if (ec == SQLITE_FULL) {
+		atomic_store(&s->write_failing, 1);
+		if (!atomic_exchange(&s->full, 1) && s->reserve_path[0])
+			unlink(s->reserve_path);
+	} else if (ec == SQLITE_IOERR) {
+		atomic_store(&s->write_failing, 1);
+	} else if (sqlite3_get_autocommit(db) && ec == SQLITE_OK) {
+		int i = conn_index(s, db);
+
+		atomic_store(&s->write_failing, 0);
+		/* full until a delete made room in the file, or the disk has the reserve's room again */
+		if (atomic_load(&s->full) && i >= 0 && s->wfreed[i] && reserve_make(s) == 0)
+			atomic_store(&s->full, 0);
+	}
+}
+
+/* The holder of db deleted rows (or found room): write_outcome may clear full. */
+static void mark_freed(struct store *s, sqlite3 *db)
+{
+	int i = conn_index(s, db);
+
+	if (i >= 0)
+		s->wfreed[i] = 1;
+}
+
+/* New content (a document, a job, a cache entry) while the store is full: UNIAP_E_NOSPACE. */
+static uniap_code refuse_when_full(struct store *s, const char *what, struct uniap_err *err)
+{
+	if (!atomic_load(&s->full))
+		return UNIAP_OK;
+	return err_set(err, UNIAP_E_NOSPACE, "%s: the store is full (a write found no space); deletes still work", what);
 }
 
 static uniap_code commit(sqlite3 *db, struct uniap_err *err)
@@ -276,10 +376,14 @@ static void conn_put(struct store *s, sqlite3 *db)
 {
 	int i = conn_index(s, db);
 
+	if (i >= 0 && s->wheld[i])
+		write_outcome(s, db);
 	if (!sqlite3_get_autocommit(db))
 		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
 	if (i >= 0 && s->wheld[i]) {
 		s->wheld[i] = 0;
+		s->wfreed[i] = 0;
+		atomic_store(&s->write_since_ms, 0);
 		pthread_mutex_unlock(&s->wmu);
 	}
 	pthread_mutex_lock(&s->mu);
@@ -316,7 +420,7 @@ static void store_create_private(const char *path)
 	close(fd);
 }
 
-static uniap_code conn_open(const char *path, sqlite3 **out, struct uniap_err *err)
+static uniap_code conn_open(const char *path, int64_t max_db_bytes, sqlite3 **out, struct uniap_err *err)
 {
 	sqlite3 *db = NULL;
 	char mode[16] = "";
@@ -344,6 +448,20 @@ static uniap_code conn_open(const char *path, sqlite3 **out, struct uniap_err *e
 	}
 	/* synchronous=FULL: a committed write survives a power cut, not only kill -9 */
 	rc = exec_sql(db, "PRAGMA foreign_keys=ON; PRAGMA synchronous=FULL", "pragma", err);
+	if (rc == UNIAP_OK && max_db_bytes > 0) {
+		/* the store's size cap: past it a write fails SQLITE_FULL, as on a full disk */
+		char sql[96];
+		int64_t page = 4096;
+		sqlite3_stmt *st = NULL;
+
+		if (sqlite3_prepare_v2(db, "PRAGMA page_size", -1, &st, NULL) == SQLITE_OK &&
+		    sqlite3_step(st) == SQLITE_ROW)
+			page = sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+		snprintf(sql, sizeof(sql), "PRAGMA max_page_count=%lld",
+			 (long long)(max_db_bytes / (page > 0 ? page : 4096) + 1));
+		rc = exec_sql(db, sql, "max_page_count", err);
+	}
 out:
 	if (rc != UNIAP_OK) {
 		sqlite3_close(db);
@@ -459,8 +577,16 @@ uniap_code store_open(const char *path, const struct store_opts *opts, struct st
 							   : DEFAULT_CACHE_MAX_BYTES;
 	s->max_queued_jobs = opts && opts->max_queued_jobs > 0 ? opts->max_queued_jobs
 							       : STORE_DEFAULT_MAX_QUEUED;
+	s->max_stored_jobs = opts && opts->max_stored_jobs > 0 ? opts->max_stored_jobs
+							       : STORE_DEFAULT_MAX_STORED_JOBS;
+	s->max_db_bytes = opts && opts->max_db_bytes > 0 ? opts->max_db_bytes : 0;
+	atomic_init(&s->write_since_ms, 0);
+	atomic_init(&s->write_failing, 0);
+	atomic_init(&s->full, 0);
+	if (strlen(path) + sizeof("-reserve") <= sizeof(s->reserve_path))
+		snprintf(s->reserve_path, sizeof(s->reserve_path), "%s-reserve", path);
 	for (int i = 0; i < pool && rc == UNIAP_OK; i++) {
-		rc = conn_open(path, &s->conns[i], err);
+		rc = conn_open(path, s->max_db_bytes, &s->conns[i], err);
 		if (rc == UNIAP_OK) {
 			s->free_conns[i] = s->conns[i];
 			s->n_conns = s->n_free = i + 1;
@@ -473,8 +599,42 @@ uniap_code store_open(const char *path, const struct store_opts *opts, struct st
 		store_close(s);
 		return rc;
 	}
+	/* no room for it now is no reason not to start: deletes then have none either */
+	(void)reserve_make(s);
 	*out = s;
 	return UNIAP_OK;
+}
+
+void store_health(struct store *s, struct store_health *h)
+{
+	int64_t since = atomic_load(&s->write_since_ms);
+
+	h->writing_ms = since ? mono_ms() - since : 0;
+	h->failing = atomic_load(&s->write_failing);
+	h->full = atomic_load(&s->full);
+}
+
+uniap_code store_probe(struct store *s, struct uniap_err *err)
+{
+	sqlite3 *db = conn_get(s);
+	int version = 0;
+	char sql[64];
+	uniap_code rc = read_version(db, &version, err);
+
+	/* the header's user_version written back as it is: one page, the smallest real write */
+	if (rc == UNIAP_OK)
+		rc = begin_write(s, db, err);
+	if (rc == UNIAP_OK) {
+		snprintf(sql, sizeof(sql), "PRAGMA user_version=%d", version);
+		rc = exec_sql(db, sql, "probe", err);
+	}
+	/* a full disk that has room again (the reserve can be made); a full size cap needs a delete */
+	if (rc == UNIAP_OK && atomic_load(&s->full) && s->max_db_bytes == 0)
+		mark_freed(s, db);
+	if (rc == UNIAP_OK)
+		rc = commit(db, err);
+	conn_put(s, db);
+	return rc;
 }
 
 void store_close(struct store *s)
@@ -840,6 +1000,9 @@ static uniap_code tenant_limits(sqlite3 *db, int64_t tenant_id, int64_t *max_job
 	return rc;
 }
 
+/* What tenant stores: its documents' bytes and its jobs' requests and results. */
+static uniap_code tenant_used_bytes(sqlite3 *db, int64_t tenant_id, int64_t *used, struct uniap_err *err);
+
 /* One int64 from a one-row query, binding a to ?1 when the query has it. */
 static uniap_code query_int(sqlite3 *db, const char *sql, int64_t a, int64_t *v,
 			    struct uniap_err *err)
@@ -855,6 +1018,19 @@ static uniap_code query_int(sqlite3 *db, const char *sql, int64_t a, int64_t *v,
 	if (rc == UNIAP_OK)
 		*v = row ? sqlite3_column_int64(st, 0) : 0;
 	sqlite3_finalize(st);
+	return rc;
+}
+
+static uniap_code tenant_used_bytes(sqlite3 *db, int64_t tenant_id, int64_t *used, struct uniap_err *err)
+{
+	int64_t docs = 0, jobs = 0;
+	uniap_code rc = query_int(db, "SELECT coalesce(sum(bytes), 0) FROM documents WHERE tenant_id = ?1",
+				  tenant_id, &docs, err);
+
+	if (rc == UNIAP_OK)
+		rc = query_int(db, "SELECT coalesce(sum(length(request) + coalesce(length(result), 0)), 0)"
+				   " FROM jobs WHERE tenant_id = ?1", tenant_id, &jobs, err);
+	*used = docs + jobs;
 	return rc;
 }
 
@@ -875,19 +1051,21 @@ uniap_code store_doc_put(struct store *s, int64_t tenant_id, enum store_doc_kind
 			       STORE_NAME_MAX);
 	if (bytes > (size_t)INT32_MAX)
 		return err_set(err, UNIAP_E_LIMIT, "document: %zu bytes is too large", bytes);
+	if ((rc = refuse_when_full(s, "document", err)) != UNIAP_OK)
+		return rc;
 	store_sha256(body, bytes, hash);
 	db = conn_get(s);
 	rc = begin_write(s, db, err);
 	if (rc == UNIAP_OK)
 		rc = tenant_limits(db, tenant_id, &max_jobs, &max_bytes, err);
 	if (rc == UNIAP_OK)
-		rc = query_int(db, "SELECT coalesce(sum(bytes), 0) FROM documents WHERE tenant_id = ?1",
-			       tenant_id, &used, err);
+		rc = tenant_used_bytes(db, tenant_id, &used, err);
 	if (rc != UNIAP_OK)
 		goto out;
 	if (used + (int64_t)bytes > max_bytes) {
 		rc = err_set(err, UNIAP_E_LIMIT, "documents: %lld + %zu bytes exceed the tenant's"
-			     " max_stored_bytes %lld", (long long)used, bytes, (long long)max_bytes);
+			     " max_stored_bytes %lld (documents and jobs count)", (long long)used, bytes,
+			     (long long)max_bytes);
 		goto out;
 	}
 	rc = prep_c(s, db, "INSERT INTO documents (tenant_id, kind, name, bytes, sha256, created_at, body)"
@@ -1004,6 +1182,8 @@ static uniap_code write_scoped(struct store *s, const char *sql, int64_t id, int
 	if (rc == UNIAP_OK && sqlite3_changes(db) == 0)
 		rc = err_set(err, UNIAP_E_NOTFOUND, "%s %lld: not found", what, (long long)id);
 	if (rc == UNIAP_OK)
+		mark_freed(s, db);
+	if (rc == UNIAP_OK)
 		rc = commit(db, err);
 out:
 	unprep(s, db, st);
@@ -1026,6 +1206,12 @@ uniap_code store_doc_delete(struct store *s, int64_t tenant_id, enum store_doc_k
 }
 
 /* ---- jobs ---- */
+
+uniap_code store_job_delete(struct store *s, int64_t tenant_id, int64_t id, struct uniap_err *err)
+{
+	return write_scoped(s, "DELETE FROM jobs WHERE id = ?1 AND tenant_id = ?2 AND state IN ('succeeded', 'failed')",
+			    id, tenant_id, "job", err);
+}
 
 static const char *const job_state_names[STORE_JOB_STATE_COUNT] = {
 	[STORE_JOB_QUEUED] = "queued",
@@ -1200,7 +1386,7 @@ uniap_code store_job_create_kind(struct store *s, int64_t tenant_id, enum store_
 				 int *existed, struct uniap_err *err)
 {
 	unsigned char hash[STORE_SHA256_BYTES];
-	int64_t max_jobs, max_bytes, active = 0, found = 0;
+	int64_t max_jobs, max_bytes, active = 0, found = 0, stored = 0, used = 0;
 	int was = 0;
 	sqlite3_stmt *st = NULL;
 	sqlite3 *db;
@@ -1213,6 +1399,8 @@ uniap_code store_job_create_kind(struct store *s, int64_t tenant_id, enum store_
 		return err_set(err, UNIAP_E_LIMIT, "job request: %zu bytes is too large", bytes);
 	if ((int)kind < 0 || kind >= STORE_JOB_KIND_COUNT)
 		return err_set(err, UNIAP_E_ARG, "job kind: %d is not a kind", (int)kind);
+	if ((rc = refuse_when_full(s, "job", err)) != UNIAP_OK)
+		return rc;
 	store_sha256(request, bytes, hash);
 	db = conn_get(s);
 	rc = begin_write(s, db, err);
@@ -1222,6 +1410,18 @@ uniap_code store_job_create_kind(struct store *s, int64_t tenant_id, enum store_
 		rc = idem_find(db, tenant_id, kind, idem_key, hash, &found, err);
 	was = found != 0;
 	if (rc != UNIAP_OK || was)
+		goto out;
+	/* what the tenant stores bounds its jobs too: their count, and their bytes with its documents' */
+	rc = query_int(db, "SELECT count(*) FROM jobs WHERE tenant_id = ?1", tenant_id, &stored, err);
+	if (rc == UNIAP_OK && stored >= s->max_stored_jobs)
+		rc = err_set(err, UNIAP_E_LIMIT, "jobs: the tenant stores %lld, the limit (--max-stored-jobs); "
+			     "DELETE /v1/jobs/{id} removes a finished one", (long long)stored);
+	if (rc == UNIAP_OK)
+		rc = tenant_used_bytes(db, tenant_id, &used, err);
+	if (rc == UNIAP_OK && used + (int64_t)bytes > max_bytes)
+		rc = err_set(err, UNIAP_E_LIMIT, "jobs: %lld + %zu bytes exceed the tenant's max_stored_bytes %lld"
+			     " (documents and jobs count)", (long long)used, bytes, (long long)max_bytes);
+	if (rc != UNIAP_OK)
 		goto out;
 	rc = query_int(db, "SELECT count(*) FROM jobs WHERE tenant_id = ?1"
 			   " AND state IN ('queued', 'running')", tenant_id, &active, err);
@@ -1541,6 +1741,8 @@ uniap_code store_jobs_purge(struct store *s, int64_t age_ms, size_t max, size_t 
 	}
 	if (rc == UNIAP_OK) {
 		changed = sqlite3_changes(db);
+		if (changed > 0)
+			mark_freed(s, db);
 		rc = commit(db, err); /* on failure conn_put rolls back */
 	}
 	unprep(s, db, st);
@@ -1684,6 +1886,8 @@ uniap_code store_cache_put(struct store *s, const unsigned char key[STORE_SHA256
 	if ((int64_t)bytes > s->cache_max_bytes || bytes > (size_t)INT32_MAX)
 		return err_set(err, UNIAP_E_LIMIT, "cost cache: an entry of %zu bytes exceeds"
 			       " cache_max_bytes %lld", bytes, (long long)s->cache_max_bytes);
+	if ((rc = refuse_when_full(s, "cost cache", err)) != UNIAP_OK)
+		return rc;
 	db = conn_get(s);
 	rc = cache_writes(s, db, err);
 	if (rc == UNIAP_OK)

@@ -53,9 +53,39 @@ struct store_opts {
 	int pool_size;              /* 1..STORE_POOL_MAX connections; 0 = 4 */
 	int64_t cache_max_bytes;    /* cap on the cost cache's bytes; 0 = 256 MiB */
 	int64_t max_queued_jobs;    /* cap on queued jobs of all tenants; 0 = STORE_DEFAULT_MAX_QUEUED */
+	int64_t max_stored_jobs;    /* cap on one tenant's stored jobs, any state; 0 = STORE_DEFAULT_MAX_STORED_JOBS */
+	int64_t max_db_bytes;       /* cap on the database file (PRAGMA max_page_count); past it writes
+	                               fail as on a full disk; 0 = none */
 };
 
 #define STORE_DEFAULT_MAX_QUEUED 1000
+#define STORE_DEFAULT_MAX_STORED_JOBS 10000
+#define STORE_WRITE_WAIT_MS 3000          /* a writer waits this long for the one before it */
+#define STORE_RESERVE_BYTES (8 << 20)     /* "<db>-reserve": given back to a full disk for deletes */
+
+/*
+ * The health of writes, lock-free (any thread; what GET /readyz reads, never
+ * blocking on the disk): how long the write in progress has held the writer
+ * lock (0: none), whether the last write failed (no space, an I/O error), and
+ * whether the store is full.  A full store refuses new documents, jobs and
+ * cache entries with UNIAP_E_NOSPACE (507) at once, and has given its
+ * reserve file back to the disk so that deletes, cancels and job results
+ * still commit; the first write that commits afterwards makes the reserve
+ * again and clears both.
+ */
+struct store_health {
+	int64_t writing_ms;
+	int failing;
+	int full;
+};
+void store_health(struct store *s, struct store_health *h);
+
+/*
+ * A write of one page (the header's user_version, rewritten as it is) that
+ * keeps store_health true on an idle service: a disk that filled or froze
+ * shows in it within the probe's period.  May block while the disk does.
+ */
+uniap_code store_probe(struct store *s, struct uniap_err *err);
 
 /*
  * Opens (creating) the database at path (borrowed; ":memory:" and "" are
@@ -277,6 +307,11 @@ uniap_code store_job_transition(struct store *s, int64_t tenant_id, int64_t id,
  * (borrowed) may be NULL while no plan is known.  0 <= done <= total. */
 uniap_code store_job_progress(struct store *s, int64_t id, int64_t done, int64_t total,
 			      const double *best_tpi_s, struct uniap_err *err);
+
+/* Deletes tenant's job id when it succeeded or failed (its result with it: the tenant's quota
+ * gets the bytes back); UNIAP_E_NOTFOUND when it is not there or not in one of those states.
+ * Allowed on a full store (store_health). */
+uniap_code store_job_delete(struct store *s, int64_t tenant_id, int64_t id, struct uniap_err *err);
 
 /* Takes the oldest queued job of any tenant and marks it running; *id = 0 when none. */
 uniap_code store_job_claim(struct store *s, int64_t *id, struct uniap_err *err);

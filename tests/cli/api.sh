@@ -59,7 +59,7 @@ if ! start_uniapd; then
 	exit 1
 fi
 
-for f in "$DB" "$DB-wal" "$DB-shm"; do
+for f in "$DB" "$DB-wal" "$DB-shm" "$DB-reserve"; do
 	m=$(stat -c %a "$f" 2>/dev/null)
 	if [ "$m" = 600 ]; then ok; else bad "mode: $f is ${m:-missing}, want 600"; fi
 done

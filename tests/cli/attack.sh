@@ -94,4 +94,90 @@ done
 call evaluate-metrics 200 'uniapd_evaluations_total{result="rate"} 1' GET /metrics "$A"
 
 stop_uniapd
+
+# ---- jobs count toward quotas: bytes with the documents, and a cap on how many are kept
+check tenant-c 0 "uk_" -- "$UNIAPD" tenant add tc --db "$DB" --max-bytes 2000
+C=$(tail -n 1 "$tmp/out")
+printf '{"cluster":"envb-8","model":"bert-huge","batch":8,"time_limit_s":5}' >"$tmp/job.json"
+if ! start_uniapd --max-stored-jobs 2; then
+	bad "start: uniapd did not come up: $(head -c 300 "$tmp/log")"
+	summary attack
+	exit 1
+fi
+# the stored request (both documents resolved) is over tenant c's 2000 bytes
+problem quota-job-bytes 413 "documents and jobs count" POST /v1/plans "$C" "$tmp/job.json"
+call quota-job-1 202 '"id":' POST /v1/plans "$A" "$tmp/job.json"
+j1=$(jid)
+call quota-job-2 202 '"id":' POST /v1/plans "$A" "$tmp/job.json"
+problem quota-jobs-cap 413 "the tenant stores 2, the limit" POST /v1/plans "$A" "$tmp/job.json"
+if wait_job "$j1" "$A" "succeeded failed canceled" 600; then ok; else bad "quota-job-1: not finished: $(head -c 200 "$tmp/job")"; fi
+call quota-job-delete 204 "" DELETE "/v1/jobs/$j1" "$A"
+call quota-job-3 202 '"id":' POST /v1/plans "$A" "$tmp/job.json"
+stop_uniapd
+
+# ---- a full store: 507 for new content, deletes work, readiness follows
+DB=$tmp/small.sqlite
+check tenant-d 0 "uk_" -- "$UNIAPD" tenant add td --db "$DB" --max-bytes 100000000
+D=$(tail -n 1 "$tmp/out")
+# a model document of about 60 KB: the example's 10 layers written out 1200 times
+layers=$(i=0; while [ $i -lt 1200 ]; do
+	[ $i -gt 0 ] && printf ','
+	printf '{"name":"encoder.%d","type":"encoder"}' "$i"
+	i=$((i + 1))
+done)
+sed '/"graph"/,$d' "$EX/model-bert-chain.json" >"$tmp/big-model.json"
+printf '"graph":{"layers":[%s]}}\n' "$layers" >>"$tmp/big-model.json"
+size=$(wc -c <"$DB")
+if ! start_uniapd --max-db-bytes $((size + 300000)); then
+	bad "start: uniapd did not come up: $(head -c 300 "$tmp/log")"
+	summary attack
+	exit 1
+fi
+call full-ready-before 200 '"ready"' GET /readyz "$D"
+first= n=0
+while [ $n -lt 40 ]; do
+	req POST /v1/models "$D" "$tmp/big-model.json"
+	[ "$code" = 201 ] || break
+	[ -n "$first" ] || first=$(sed -n 's/.*"id":\([0-9]*\).*/\1/p' "$tmp/body")
+	n=$((n + 1))
+done
+if [ "$code" = 507 ] && grep -qF '"status":507' "$tmp/body" && grep -qF "deletes still work" "$tmp/body" &&
+	[ "$n" -ge 2 ]; then ok; else bad "full-507: after $n uploads status $code: $(head -c 300 "$tmp/body")"; fi
+problem full-507-again 507 "the store is full" POST /v1/models "$D" "$tmp/big-model.json"
+problem full-plan-507 507 "the store is full" POST /v1/plans "$D" "$tmp/job.json"
+problem full-not-ready 503 "not-ready" GET /readyz "$D"
+call full-healthz 200 '"ok"' GET /healthz "$D"
+call full-get 200 '"items"' GET /v1/models "$D"
+call full-delete 204 "" DELETE "/v1/models/$first" "$D"
+call full-ready-after 200 '"ready"' GET /readyz "$D"
+call full-upload-after 201 '"id":' POST /v1/models "$D" "$tmp/big-model.json"
+stop_uniapd
+
+# ---- a write that cannot complete: another process holds the write lock for 8 s
+if ! start_uniapd; then
+	bad "start: uniapd did not come up: $(head -c 300 "$tmp/log")"
+	summary attack
+	exit 1
+fi
+{ echo "BEGIN IMMEDIATE;"; sleep 8; echo "ROLLBACK;"; } | sqlite3 "$DB" &
+holder=$!
+sleep 0.5
+# the first writer waits for SQLite's lock (up to STORE_BUSY_TIMEOUT_MS) holding ours
+curl -s -o "$tmp/w1.out" -w '%{http_code}' -H "Authorization: Bearer $D" -H 'Content-Type: application/json' \
+	--data-binary "@$EX/cluster-8gpu-nvlink.json" "http://127.0.0.1:$port/v1/clusters" >"$tmp/w1.code" &
+w1=$!
+sleep 3.5
+t0=$(date +%s%N)
+problem stuck-not-ready 503 "not-ready" GET /readyz "$D"
+call stuck-healthz 200 '"ok"' GET /healthz "$D"
+ms=$(ms_since "$t0")
+[ "$ms" -lt $((1000 * SLOW)) ] && ok || bad "stuck-latency: /readyz and /healthz took $ms ms"
+# the next writer gives up after STORE_WRITE_WAIT_MS instead of queueing for ever
+problem stuck-writer-busy 503 "has not completed" POST /v1/clusters "$D" "$EX/cluster-8gpu-nvlink.json"
+wait "$w1"
+case $(cat "$tmp/w1.code") in 201 | 504) ok ;; *) bad "stuck-first: status $(cat "$tmp/w1.code"): $(head -c 200 "$tmp/w1.out")" ;; esac
+wait "$holder"
+call stuck-ready-after 200 '"ready"' GET /readyz "$D"
+call stuck-upload-after 201 '"id":' POST /v1/clusters "$D" "$EX/cluster-8gpu-nvlink.json"
+stop_uniapd
 summary attack

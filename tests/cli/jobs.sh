@@ -347,13 +347,16 @@ done
 if [ "$n202" -eq 50 ] && [ "$nok" -eq 50 ]; then ok; else bad "concurrent: $n202 accepted, $nok right of 50"; fi
 
 # ---------------------------------------------------------------- 3c / 9. metrics (this process)
-call delete-succeeded 409 "already succeeded" DELETE "/v1/jobs/$j1" "$A"
 call still-succeeded 200 '"state":"succeeded"' GET "/v1/jobs/$j1" "$A"
 # the same request again, no key: a new job whose candidates come from the cost cache
 submit repeat "$A" "$tmp/flow.json"
 jr=$jobid
 if [ "$jr" != "$j1" ] && wait_job "$jr" "$A" "succeeded failed canceled" 100 && [ "$(jst "$tmp/job")" = succeeded ]; then
 	ok; else bad "repeat: job $jr: $(head -c 300 "$tmp/job")"; fi
+# a finished job is deleted by DELETE (its quota with it); another tenant's is not found
+problem delete-succeeded-b 404 "" DELETE "/v1/jobs/$jr" "$B"
+call delete-succeeded 204 "" DELETE "/v1/jobs/$jr" "$A"
+problem deleted-succeeded 404 "" GET "/v1/jobs/$jr" "$A"
 if grep -qF '"cached":true' "$tmp/job"; then ok; else bad "repeat: no cached candidate"; fi
 got=$(tpi "$tmp/job")
 if [ "$got" = "$tpi_ex" ]; then ok; else bad "repeat: tpi_s '$got', want '$tpi_ex'"; fi

@@ -1292,10 +1292,18 @@ static void test_bodies_in_flight(void **state)
 	fd = raw_connect(port);
 	assert_int_equal(raw_exchange(fd, full, out, 8192), 200);
 	close(fd);
-	metrics = http_server_metrics_text(srv);
-	assert_non_null(metrics);
-	assert_non_null(strstr(metrics, "\nuniapd_http_bodies_refused_total 1\n"));
-	assert_non_null(strstr(metrics, "\nuniapd_http_body_bytes 0\n"));
+	/* every buffer is given back (a request's completion may trail its answer a little) */
+	for (i = 0;; i++) {
+		metrics = http_server_metrics_text(srv);
+		assert_non_null(metrics);
+		assert_non_null(strstr(metrics, "\nuniapd_http_bodies_refused_total 1\n"));
+		if (strstr(metrics, "\nuniapd_http_body_bytes 0\n"))
+			break;
+		free(metrics);
+		if (i >= 200)
+			fail_msg("the request bodies' bytes did not go back to 0");
+		nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
+	}
 	free(metrics);
 	http_server_free(srv);
 	free(full);

@@ -57,7 +57,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fx *f = *state;
-	static const char *const suffixes[] = { "", "-wal", "-shm", "-journal" };
+	static const char *const suffixes[] = { "", "-wal", "-shm", "-journal", "-reserve" };
 	char p[128];
 
 	store_close(f->store);

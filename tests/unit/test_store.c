@@ -52,7 +52,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fx *f = *state;
-	static const char *const suffixes[] = { "", "-wal", "-shm", "-journal" };
+	static const char *const suffixes[] = { "", "-wal", "-shm", "-journal", "-reserve" };
 	char p[128];
 
 	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
@@ -450,8 +450,8 @@ static void test_idempotency(void **state)
 	int64_t a, b, j1 = 0, j2 = 0, j3 = 0;
 	int existed = -1;
 
-	assert_int_equal(store_tenant_add(s, "a", 10, 0, &a, key, &err), UNIAP_OK);
-	assert_int_equal(store_tenant_add(s, "b", 10, 0, &b, key, &err), UNIAP_OK);
+	assert_int_equal(store_tenant_add(s, "a", 10, (int64_t)1 << 30, &a, key, &err), UNIAP_OK);
+	assert_int_equal(store_tenant_add(s, "b", 10, (int64_t)1 << 30, &b, key, &err), UNIAP_OK);
 	assert_int_equal(store_job_create(s, a, "k1", "{\"x\":1}", 7, &j1, &existed, &err), UNIAP_OK);
 	assert_int_equal(existed, 0);
 	assert_int_equal(store_job_create(s, a, "k1", "{\"x\":1}", 7, &j2, &existed, &err), UNIAP_OK);
@@ -540,7 +540,7 @@ static void test_state_machine(void **state)
 	int64_t t, id;
 	int existed;
 
-	assert_int_equal(store_tenant_add(s, "t", 100, 0, &t, key, &err), UNIAP_OK);
+	assert_int_equal(store_tenant_add(s, "t", 100, (int64_t)1 << 30, &t, key, &err), UNIAP_OK);
 	for (int from = 0; from < STORE_JOB_STATE_COUNT; from++)
 		for (int to = 0; to < STORE_JOB_STATE_COUNT; to++) {
 			assert_int_equal(store_job_transition_legal(from, to), legal[from][to]);
@@ -580,8 +580,8 @@ static void test_purge(void **state)
 	struct store_job j;
 	int existed;
 
-	assert_int_equal(store_tenant_add(s, "a", 100, 0, &t[0], key, &err), UNIAP_OK);
-	assert_int_equal(store_tenant_add(s, "b", 100, 0, &t[1], key, &err), UNIAP_OK);
+	assert_int_equal(store_tenant_add(s, "a", 100, (int64_t)1 << 30, &t[0], key, &err), UNIAP_OK);
+	assert_int_equal(store_tenant_add(s, "b", 100, (int64_t)1 << 30, &t[1], key, &err), UNIAP_OK);
 	for (int k = 0; k < 2; k++)
 		for (int st = 0; st < STORE_JOB_STATE_COUNT; st++) {
 			snprintf(idem, sizeof(idem), "k%d", st);
@@ -636,7 +636,7 @@ static void test_progress_and_recovery(void **state)
 	struct store_job j;
 	int existed;
 
-	assert_int_equal(store_tenant_add(s, "t", 10, 0, &t, key, &err), UNIAP_OK);
+	assert_int_equal(store_tenant_add(s, "t", 10, (int64_t)1 << 30, &t, key, &err), UNIAP_OK);
 	assert_int_equal(store_job_create(s, t, NULL, "{\"a\":1}", 7, &run, &existed, &err), UNIAP_OK);
 	assert_int_equal(store_job_create(s, t, NULL, "{\"a\":2}", 7, &queued, &existed, &err),
 			 UNIAP_OK);
@@ -703,7 +703,7 @@ static void kill9_child(const struct fx *f)
 	int existed;
 
 	if (store_open(f->path, &o, &s, &err) != UNIAP_OK ||
-	    store_tenant_add(s, "t", 10, 0, &t, key, &err) != UNIAP_OK ||
+	    store_tenant_add(s, "t", 10, (int64_t)1 << 30, &t, key, &err) != UNIAP_OK ||
 	    store_job_create(s, t, "a", "{\"a\":1}", 7, &a, &existed, &err) != UNIAP_OK ||
 	    store_job_create(s, t, "b", "{\"b\":1}", 7, &b, &existed, &err) != UNIAP_OK ||
 	    store_job_claim(s, &claimed, &err) != UNIAP_OK || claimed != a ||
@@ -766,7 +766,10 @@ static void test_limits(void **state)
 	assert_int_equal(store_doc_put(s, t, STORE_DOC_MODEL, "m", body, 60, &d1, &err), UNIAP_OK);
 	assert_int_equal(store_doc_put(s, t, STORE_DOC_MODEL, "m", body, 50, &d2, &err), UNIAP_E_LIMIT);
 	assert_non_null(strstr(err.msg, "max_stored_bytes"));
-	assert_int_equal(store_doc_put(s, t, STORE_DOC_MODEL, "m", body, 40, &d2, &err), UNIAP_OK);
+	/* the jobs' requests count too: 3 jobs x 2 bytes + 60 + 34 is the 100 */
+	assert_int_equal(store_doc_put(s, t, STORE_DOC_MODEL, "m", body, 35, &d2, &err), UNIAP_E_LIMIT);
+	assert_non_null(strstr(err.msg, "documents and jobs count"));
+	assert_int_equal(store_doc_put(s, t, STORE_DOC_MODEL, "m", body, 34, &d2, &err), UNIAP_OK);
 	assert_int_equal(store_doc_put(s, t, STORE_DOC_MODEL, "m", body, 1, &d3, &err), UNIAP_E_LIMIT);
 	assert_int_equal(store_doc_delete(s, t, STORE_DOC_MODEL, d1, &err), UNIAP_OK);
 	assert_int_equal(store_doc_put(s, t, STORE_DOC_MODEL, "m", body, 60, &d3, &err), UNIAP_OK);
@@ -775,6 +778,60 @@ static void test_limits(void **state)
 	assert_int_equal(store_doc_put(s, t, STORE_DOC_MODEL, "m", body, 0, &d3, &err),
 			 UNIAP_E_NOTFOUND);
 	store_close(s);
+}
+
+/*
+ * A full store (max_db_bytes, which fails writes as a full disk does): the
+ * write that finds no room is UNIAP_E_NOSPACE, the health says full and
+ * failing, the reserve file is given back, new content is refused at once,
+ * a delete still commits and makes room: the reserve is back, the health
+ * clear, and a document fits again.  The probe writes while healthy.
+ */
+static void test_full(void **state)
+{
+	struct fx *f = *state;
+	struct uniap_err err = { 0 };
+	struct store_opts o = { .pool_size = 2, .max_db_bytes = 400 * 1024 };
+	struct store *s = NULL;
+	struct store_health h;
+	char key[STORE_KEY_CHARS + 1], reserve[160], *body = malloc(20000);
+	int64_t t, first = 0, id = 0, job = 0;
+	int n, existed;
+	uniap_code rc = UNIAP_OK;
+
+	assert_non_null(body);
+	memset(body, 'x', 20000);
+	assert_int_equal(store_open(f->path, &o, &s, &err), UNIAP_OK);
+	snprintf(reserve, sizeof(reserve), "%s-reserve", f->path);
+	assert_int_equal(access(reserve, F_OK), 0);
+	assert_int_equal(store_probe(s, &err), UNIAP_OK);
+	store_health(s, &h);
+	assert_int_equal(h.full + h.failing, 0);
+	assert_int_equal(store_tenant_add(s, "t", 2, (int64_t)1 << 30, &t, key, &err), UNIAP_OK);
+	for (n = 0; n < 100; n++) {
+		rc = store_doc_put(s, t, STORE_DOC_MODEL, "m", body, 20000, &id, &err);
+		if (rc != UNIAP_OK)
+			break;
+		if (!first)
+			first = id;
+	}
+	assert_int_equal(rc, UNIAP_E_NOSPACE);
+	assert_true(n >= 2);
+	assert_non_null(strstr(err.msg, "deletes still work"));
+	store_health(s, &h);
+	assert_int_equal(h.full, 1);
+	assert_int_equal(h.failing, 1);
+	assert_int_equal(access(reserve, F_OK), -1);
+	/* refused before any write: a small job too */
+	assert_int_equal(store_job_create(s, t, NULL, "{}", 2, &job, &existed, &err), UNIAP_E_NOSPACE);
+	assert_non_null(strstr(err.msg, "the store is full"));
+	assert_int_equal(store_doc_delete(s, t, STORE_DOC_MODEL, first, &err), UNIAP_OK);
+	store_health(s, &h);
+	assert_int_equal(h.full + h.failing, 0);
+	assert_int_equal(access(reserve, F_OK), 0);
+	assert_int_equal(store_doc_put(s, t, STORE_DOC_MODEL, "m", body, 20000, &id, &err), UNIAP_OK);
+	store_close(s);
+	free(body);
 }
 
 /* ---- cost cache ---- */
@@ -883,7 +940,7 @@ static void test_concurrent_jobs(void **state)
 	int64_t t, cursor = 0, next = 0;
 	size_t n = 0, total = 0;
 
-	assert_int_equal(store_tenant_add(s, "busy", THREADS, 0, &t, key, &err), UNIAP_OK);
+	assert_int_equal(store_tenant_add(s, "busy", THREADS, (int64_t)1 << 30, &t, key, &err), UNIAP_OK);
 	for (int i = 0; i < THREADS; i++) {
 		w[i] = (struct worker){ .s = s, .tenant = t, .index = i };
 		assert_int_equal(pthread_create(&th[i], NULL, worker_main, &w[i]), 0);
@@ -927,6 +984,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_purge, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_progress_and_recovery, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kill9_recovery, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_full, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_limits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cache, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_jobs, setup, teardown),
