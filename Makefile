@@ -193,12 +193,13 @@ example: all
 	@sh scripts/example.sh $(BUILD)/uniap
 
 # Every figure: the planner (bench/run.sh), then the service's plan jobs
-# (bench/jobs.sh) and HTTP layer (bench/http.sh, needs wrk: the check comes
-# first and says how to install it).
+# (bench/jobs.sh), HTTP layer (bench/http.sh, needs wrk: the check comes
+# first and says how to install it) and the service under attack (bench/attack.sh).
 bench: check-bench-deps all
 	@sh bench/run.sh $(BUILD)/uniap
 	@sh bench/jobs.sh $(BUILD)/uniapd
 	@sh bench/http.sh $(BUILD)/uniapd
+	@bash bench/attack.sh $(BUILD)/uniapd
 
 # The planner's estimates against the UniAP paper's measured training runs
 # (bench/fidelity/, docs/fidelity.md): Markdown tables of measured vs predicted
@@ -217,7 +218,7 @@ clean:
 # (var/uniap.db; var/ is git-ignored), no keys (--no-auth is loopback-only).
 # Ctrl-C stops it.  tests/cli/readme.sh starts uniapd with this recipe
 # (make -n run PORT=0 DB=...), so the README's flow is tested against it.
-.PHONY: run bench-http bench-jobs bench-fidelity
+.PHONY: run bench-http bench-jobs bench-fidelity bench-attack
 PORT ?= 8080
 DB ?= var/uniap.db
 run: all
@@ -228,6 +229,11 @@ run: all
 # authenticated store read; one "http: PATH N req/s p99 X ms" line each.
 bench-http: check-bench-deps all
 	@sh bench/http.sh $(BUILD)/uniapd
+
+# The "under attack" line: a well-behaved tenant's GET p99 and small plan job
+# while a slowloris, heavy evaluates and another tenant's heavy jobs run at once.
+bench-attack: check-bench-deps all
+	@bash bench/attack.sh $(BUILD)/uniapd
 
 # Plan-job figures of uniapd: the cost cache's speed-up on a repeated plan
 # request, and plan throughput with many queued jobs.
