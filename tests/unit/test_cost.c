@@ -284,6 +284,8 @@ static void test_deadline(void **state)
 	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_OK);
 	assert_true(c.strategies.count > 0);
 	cost_candidate_release(&c);
+	model_release(&m);
+	cluster_release(&cl);
 }
 
 static void test_interleaved_terms(void **state)
