@@ -28,6 +28,9 @@ SERVER_LIBS := $(shell pkg-config --libs $(SERVER_PKGS) 2>/dev/null)
 # make CHECK_DEPS= skips the check (a machine whose packages have other names).
 BUILD_NEEDS := cmd:$(firstword $(CC)) $(PKGS:%=pc:%) $(SERVER_PKGS:%=pc:%)
 TEST_NEEDS := $(BUILD_NEEDS) pc:cmocka pc:libcurl cmd:curl cmd:sqlite3
+# the fuzz targets (make fuzz, and briefly in make test): clang and its libFuzzer runtime
+FUZZ_CC ?= clang
+FUZZ_NEEDS := cmd:$(FUZZ_CC) lib:clang_rt.fuzzer-$(shell uname -m)
 # only the benchmarks need wrk (deps/debian-bench.txt); building and testing never do
 BENCH_NEEDS := cmd:wrk cmd:curl
 # bench/fidelity.sh reads the runs documents with jq (deps/debian-bench.txt)
@@ -38,6 +41,9 @@ WARN := -std=c17 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-pr
 OPT ?= -O2 -g
 SAN_FLAGS_asan := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 SAN_FLAGS_tsan := -fsanitize=thread
+# the libFuzzer targets' objects (fuzz/, docs/fuzzing.md): coverage for the
+# fuzzer, ASan + UBSan for what it finds; the targets link -fsanitize=fuzzer
+SAN_FLAGS_fuzz := -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 SAN_FLAGS := $(SAN_FLAGS_$(SAN))
 ifneq ($(SAN),)
 OPT := -O1 -g
@@ -80,7 +86,7 @@ JSON_LIB := $(BUILD)/libuniapjson.a
 .SECONDARY:
 
 .PHONY: all example test test-unit test-asan test-tsan test-fresh bench clean tests-bin FORCE
-.PHONY: check-build-deps check-test-deps check-bench-deps
+.PHONY: check-build-deps check-test-deps check-bench-deps check-fuzz-deps fuzz fuzz-bin
 .DEFAULT_GOAL := all
 
 check-build-deps:
@@ -91,6 +97,10 @@ check-test-deps:
 
 check-bench-deps:
 	@$(if $(CHECK_DEPS),$(CHECK_DEPS) $(BENCH_NEEDS),:)
+
+# clang and libFuzzer's runtime (the library is looked up through clang)
+check-fuzz-deps:
+	@$(if $(CHECK_DEPS),CC=$(FUZZ_CC) $(CHECK_DEPS) $(FUZZ_NEEDS),:)
 
 all: $(BUILD)/uniap $(if $(wildcard $(SERVER_MAIN)),$(BUILD)/uniapd)
 
@@ -138,6 +148,36 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_SUPPORT_OBJ) $(SERVER_OBJ) 
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(TEST_SUPPORT_OBJ) $(SERVER_OBJ) $(JSON_LIB) $(CORE_LIB) $(LDLIBS) \
 		$(SERVER_LIBS) $(TEST_LIBS)
+
+# libFuzzer targets: fuzz/fuzz_NAME.c -> $(BUILD)/fuzz/fuzz_NAME, built by
+# `make fuzz-bin` in build/fuzz with clang (SAN=fuzz), against the same
+# libraries as the tests; of the service only the HTTP layer (request
+# structs, routing, problems: no store, no jobs), which keeps the build short
+FUZZ_SERVER_OBJ := $(patsubst %,$(BUILD)/obj/server/%.o,http route problem)
+FUZZ_SRC := $(wildcard fuzz/fuzz_*.c)
+FUZZ_BIN := $(FUZZ_SRC:fuzz/%.c=$(BUILD)/fuzz/%)
+FUZZ_BUILD := build/fuzz
+FUZZ_MAKE := $(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) SAN=fuzz CC=$(FUZZ_CC)
+
+$(BUILD)/fuzz/%: $(BUILD)/obj/fuzz/%.o $(FUZZ_SERVER_OBJ) $(JSON_LIB) $(CORE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_SERVER_OBJ) $(JSON_LIB) $(CORE_LIB) $(LDLIBS) $(SERVER_LIBS)
+
+$(FUZZ_SRC:%.c=$(BUILD)/obj/%.o): | check-fuzz-deps
+
+ifeq ($(SAN),fuzz)
+fuzz-bin: $(FUZZ_BIN)
+else
+fuzz-bin:
+	@+$(FUZZ_MAKE) fuzz-bin
+endif
+
+# Every target for FUZZ_SECONDS (60) on a scratch copy of its corpus
+# (fuzz/corpus/NAME/, never written to); one line per target with the
+# executions and coverage reached; a finding stops it with the input's path.
+FUZZ_SECONDS ?= 60
+fuzz: fuzz-bin
+	@sh fuzz/run.sh $(FUZZ_BUILD)/fuzz $(FUZZ_SECONDS)
 
 # the tests' objects need cmocka's and libcurl's headers: check those first too
 $(TEST_OBJ) $(TEST_SUPPORT_OBJ): | check-test-deps

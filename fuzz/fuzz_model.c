@@ -1,0 +1,13 @@
+/*
+ * fuzz_model.c - libFuzzer target: one input is a model document for
+ * jdec_model() (json/jdecode.c); fuzz_doc.h states the invariants checked.
+ * Seeds: fuzz/corpus/model/.
+ *
+ * Thread safety: stateless.  Never: keep state between inputs.
+ */
+#include "fuzz_doc.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	return fuzz_doc(data, size, FUZZ_DOC_MODEL);
+}
