@@ -257,11 +257,14 @@ static uniap_code nccl_rank_line(struct nccl_state *s, char **tok, int n, struct
 	return nccl_host_add(s, tok[on], err);
 }
 
+/* Tokens of a '#' line that are looked at (a rank line needs about 15). */
+#define NCCL_HEADER_TOKENS 24
+
 /* A '#' line (without the '#'). */
 static uniap_code nccl_header_line(struct nccl_state *s, char *text, struct uniap_err *err)
 {
 	char copy[NCCL_MAX_LINE_BYTES + 1];
-	char *tok[24];
+	char *tok[NCCL_HEADER_TOKENS];
 	enum nccl_kind k;
 	int n;
 
@@ -275,9 +278,11 @@ static uniap_code nccl_header_line(struct nccl_state *s, char *text, struct unia
 		s->kind = k;
 	}
 	snprintf(copy, sizeof(copy), "%s", text);
-	n = nccl_split(copy, tok, 24);
+	n = nccl_split(copy, tok, NCCL_HEADER_TOKENS);
+	/* a rank line's fields come first; past the cap are only more words of the device name,
+	 * and nccl_split's "more than cap" count must not be read as tokens */
 	if (n >= 1 && strcmp(tok[0], "Rank") == 0)
-		return nccl_rank_line(s, tok, n, err);
+		return nccl_rank_line(s, tok, n > NCCL_HEADER_TOKENS ? NCCL_HEADER_TOKENS : n, err);
 	if (n >= 2 && strcmp(tok[0], "size") == 0 && strcmp(tok[1], "count") == 0) {
 		static const char *const want[NCCL_COLUMNS] = { "size", "count", "type", "redop", "root", "time", "algbw",
 			                                        "busbw", "#wrong", "time", "algbw", "busbw", "#wrong" };

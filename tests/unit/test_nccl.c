@@ -314,12 +314,39 @@ static void test_bad_placement(void **state)
 	cJSON_Delete(base);
 }
 
+/* Rank lines longer than the tokens looked at (a device name of many words): the
+ * extra words are ignored, never read past (found by fuzz/fuzz_nccl.c: the split's
+ * "more than cap" count was used as a token count, a stack read past tok[]). */
+static void test_long_rank_lines(void **state)
+{
+#define WORDS12 " w w w w w w w w w w w w"
+	/* tokens 0..11 are the usual fields; token 23 is a "Group" whose value would be token 24 */
+	static const char sr[] = "#  Rank  0 Group  0 Pid 1 on node-a device  0 [0x07] A100 w w w w w w w w w w w Group"
+	                         WORDS12 "\n"
+	                         "#  Rank  1 Group  0 Pid 2 on node-b device  0 [0x07] A100" WORDS12 WORDS12 "\n" HDR
+	                         "   134217728      33554432     float    none      -1   5000.0   26.84   26.84      0  5000.0   26.84   26.84    N/A\n";
+	static const char late[] = "#  Rank  0" WORDS12 WORDS12 " on node-a\n";
+#undef WORDS12
+	struct uniap_err err = { 0 };
+	struct nccl_run r;
+
+	(void)state;
+	assert_int_equal(nccl_parse(sr, sizeof(sr) - 1, "sr", NCCL_KIND_NONE, 0, &r, &err), UNIAP_OK);
+	assert_int_equal(r.kind, NCCL_SENDRECV);
+	assert_int_equal(r.ranks, 2);
+	assert_int_equal(r.hosts, 2);
+	/* "on <host>" past the tokens looked at: no host named */
+	assert_int_equal(nccl_parse(late, sizeof(late) - 1, "late", NCCL_KIND_NONE, 0, &r, &err), UNIAP_E_INVALID);
+	assert_non_null(strstr(err.msg, "late: line 1: rank line without \"on <host>\""));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_all_reduce),   cmocka_unit_test(test_overlay_whole_cluster),
 		cmocka_unit_test(test_kinds_and_placement), cmocka_unit_test(test_kind_names),
 		cmocka_unit_test(test_garbage),            cmocka_unit_test(test_bad_placement),
+		cmocka_unit_test(test_long_rank_lines),
 	};
 
 	return cmocka_run_group_tests_name("nccl", tests, NULL, NULL);
