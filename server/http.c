@@ -1175,68 +1175,64 @@ static enum MHD_Result http_queue_busy_body(struct http_server *srv, struct MHD_
 	return ret;
 }
 
-/* How often the headers that frame and authorize a request occur (http_framing). */
-struct http_framing_count {
-	unsigned content_length, transfer_encoding, host, authorization;
-	const char *te; /* the (first) Transfer-Encoding value */
-};
+void http_framing_add(struct http_framing *n, const char *name, const char *value)
+{
+	if (!name)
+		return;
+	if (strcasecmp(name, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0)
+		n->content_length++;
+	else if (strcasecmp(name, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0 && !n->transfer_encoding++)
+		n->te = value;
+	else if (strcasecmp(name, MHD_HTTP_HEADER_HOST) == 0)
+		n->host++;
+	else if (strcasecmp(name, MHD_HTTP_HEADER_AUTHORIZATION) == 0)
+		n->authorization++;
+}
 
 static enum MHD_Result http_count_each(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
 {
-	struct http_framing_count *n = cls;
-
 	(void)kind;
-	if (!key)
-		return MHD_YES;
-	if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0)
-		n->content_length++;
-	else if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0 && !n->transfer_encoding++)
-		n->te = value;
-	else if (strcasecmp(key, MHD_HTTP_HEADER_HOST) == 0)
-		n->host++;
-	else if (strcasecmp(key, MHD_HTTP_HEADER_AUTHORIZATION) == 0)
-		n->authorization++;
+	http_framing_add(cls, key, value);
 	return MHD_YES;
 }
 
-/*
- * Framing a proxy in front could read otherwise (RFC 9112 §6.3: request
- * smuggling): a repeated or conflicting Content-Length / Transfer-Encoding is
- * a 400, a coding other than chunked a 501; HTTP/1.1 needs exactly one Host
- * (RFC 9112 §3.2), and one Authorization is all a request may carry.  0 when
- * the request may go on; else the status, with the problem's detail in why.
- */
-static int http_framing(struct MHD_Connection *c, const char *version, char *why, size_t cap)
+int http_framing_check(const struct http_framing *n, const char *version, char *why, size_t cap)
 {
-	struct http_framing_count n = { 0 };
-
-	MHD_get_connection_values(c, MHD_HEADER_KIND, http_count_each, &n);
-	if (n.content_length > 1) {
-		snprintf(why, cap, "headers: Content-Length given %u times", n.content_length);
+	if (n->content_length > 1) {
+		snprintf(why, cap, "headers: Content-Length given %u times", n->content_length);
 		return HTTP_BAD_REQUEST;
 	}
-	if (n.transfer_encoding > 1) {
-		snprintf(why, cap, "headers: Transfer-Encoding given %u times", n.transfer_encoding);
+	if (n->transfer_encoding > 1) {
+		snprintf(why, cap, "headers: Transfer-Encoding given %u times", n->transfer_encoding);
 		return HTTP_BAD_REQUEST;
 	}
-	if (n.transfer_encoding && n.content_length) {
+	if (n->transfer_encoding && n->content_length) {
 		snprintf(why, cap, "headers: Content-Length and Transfer-Encoding together");
 		return HTTP_BAD_REQUEST;
 	}
-	if (n.transfer_encoding && strcasecmp(n.te ? n.te : "", "chunked") != 0) {
+	if (n->transfer_encoding && strcasecmp(n->te ? n->te : "", "chunked") != 0) {
 		snprintf(why, cap, "headers: Transfer-Encoding \"%.40s\" is not supported; only chunked is",
-		         n.te ? n.te : "");
+		         n->te ? n->te : "");
 		return HTTP_NOT_IMPLEMENTED;
 	}
-	if (version && strcmp(version, MHD_HTTP_VERSION_1_1) == 0 && n.host != 1) {
-		snprintf(why, cap, "headers: HTTP/1.1 needs exactly one Host, got %u", n.host);
+	if (version && strcmp(version, MHD_HTTP_VERSION_1_1) == 0 && n->host != 1) {
+		snprintf(why, cap, "headers: HTTP/1.1 needs exactly one Host, got %u", n->host);
 		return HTTP_BAD_REQUEST;
 	}
-	if (n.authorization > 1) {
-		snprintf(why, cap, "headers: Authorization given %u times", n.authorization);
+	if (n->authorization > 1) {
+		snprintf(why, cap, "headers: Authorization given %u times", n->authorization);
 		return HTTP_BAD_REQUEST;
 	}
 	return 0;
+}
+
+/* The framing checks (http_framing_check) on the headers of c. */
+static int http_framing(struct MHD_Connection *c, const char *version, char *why, size_t cap)
+{
+	struct http_framing n = { 0 };
+
+	MHD_get_connection_values(c, MHD_HEADER_KIND, http_count_each, &n);
+	return http_framing_check(&n, version, why, cap);
 }
 
 /* The first call: state, the framing checks, and a 413 when Content-Length already says too much. */

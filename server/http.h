@@ -234,6 +234,24 @@ int http_etag_match(const char *if_none_match, const char *etag);
  */
 int http_percent_decode(const char *in, size_t len, char *out, size_t out_cap, int plus_is_space);
 
+/*
+ * Framing a proxy in front could read otherwise (RFC 9112 §6.3: request
+ * smuggling).  The server counts a request's headers with http_framing_add
+ * (name and value borrowed; value must live as long as *n) and asks
+ * http_framing_check, before reading any body: a repeated or conflicting
+ * Content-Length / Transfer-Encoding is a 400, a coding other than chunked a
+ * 501; HTTP/1.1 needs exactly one Host (RFC 9112 §3.2), and one Authorization
+ * is all a request may carry.  0 when the request may go on; else the status,
+ * with the problem's detail in why (cap bytes).  Public so that the checks
+ * can be tested and fuzzed without a connection (fuzz/fuzz_framing.c).
+ */
+struct http_framing {
+	unsigned content_length, transfer_encoding, host, authorization;
+	const char *te; /* the (first) Transfer-Encoding value */
+};
+void http_framing_add(struct http_framing *n, const char *name, const char *value);
+int http_framing_check(const struct http_framing *n, const char *version, char *why, size_t cap);
+
 /* ---------------------------------------------------------------- server */
 
 struct http_config {
