@@ -187,15 +187,19 @@ tests-bin: $(BUILD)/uniap $(if $(wildcard $(SERVER_MAIN)),$(BUILD)/uniapd) $(TES
 # One pass of the suite on the binaries of $(BUILD); prints per-suite lines.
 # tests/build.sh runs each pass's build and, when it fails, leaves the note
 # that `make test` prints at its end (which pass, the first error).
+# The libFuzzer targets are built here too (a failed build is counted, the
+# pass goes on); tests/cli/fuzz.sh runs each for 2 s.
 test-unit:
 	@sh tests/build.sh plain $(MAKE) --no-print-directory tests-bin
+	-@sh tests/build.sh fuzz $(MAKE) --no-print-directory fuzz-bin
 	@TEST_PASS=plain UNIAP=$(BUILD)/uniap UNIAPD=$(BUILD)/uniapd sh tests/run.sh $(BUILD)/tests $(TEST_BIN) tests/cli/*.sh
 
 # Every program and script under ASan + UBSan but tests/cli/browser.sh: a real
 # browser (Chromium) as a client takes about 170 s under ASan and exercises no
 # server code that the sanitized test_http (CORS, preflights), sse.sh (event
-# streams) and jobs.sh do not; it runs in the plain pass.
-ASAN_SCRIPTS := $(filter-out tests/cli/browser.sh,$(wildcard tests/cli/*.sh))
+# streams) and jobs.sh do not; it runs in the plain pass.  Nor tests/cli/fuzz.sh:
+# the fuzz targets are built with ASan + UBSan already.
+ASAN_SCRIPTS := $(filter-out tests/cli/browser.sh tests/cli/fuzz.sh,$(wildcard tests/cli/*.sh))
 test-asan:
 	@sh tests/build.sh asan $(MAKE) --no-print-directory BUILD=build/asan SAN=asan tests-bin
 	@TEST_PASS=asan UNIAP=build/asan/uniap UNIAPD=build/asan/uniapd UNIAP_SANITIZED=1 ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp UBSAN_OPTIONS=print_stacktrace=1 \

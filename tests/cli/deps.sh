@@ -60,6 +60,8 @@ chmod +x "$tmp/cc"
 check need-tagged 1 "missing build packages: zlib1g-dev (for -lz); run: sh scripts/install-deps.sh" -- \
 	env CC="$tmp/cc" sh scripts/check-deps.sh lib:z
 check need-module-lib 1 "libsqlite3-dev (for -lsqlite3)" -- env CC="$tmp/cc" sh scripts/check-deps.sh pc:sqlite3
+check need-fuzzer 1 "libclang-rt-14-dev (for -lclang_rt.fuzzer-$(uname -m))" -- \
+	env CC="$tmp/cc" sh scripts/check-deps.sh "lib:clang_rt.fuzzer-$(uname -m)"
 check need-installed 0 "" -- sh scripts/check-deps.sh cmd:sh pc:cbc lib:m
 check need-untagged 1 "a package not in deps/debian-build.txt (for pkg-config no-such-module)" -- \
 	sh scripts/check-deps.sh pc:no-such-module
