@@ -188,7 +188,7 @@ tests-bin: $(BUILD)/uniap $(if $(wildcard $(SERVER_MAIN)),$(BUILD)/uniapd) $(TES
 # tests/build.sh runs each pass's build and, when it fails, leaves the note
 # that `make test` prints at its end (which pass, the first error).
 # The libFuzzer targets are built here too (a failed build is counted, the
-# pass goes on); tests/cli/fuzz.sh runs each for 2 s.
+# pass goes on); tests/cli/fuzz.sh runs each for 1 s (make test is near its budget).
 test-unit:
 	@sh tests/build.sh plain $(MAKE) --no-print-directory tests-bin
 	-@sh tests/build.sh fuzz $(MAKE) --no-print-directory fuzz-bin

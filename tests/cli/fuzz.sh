@@ -1,6 +1,6 @@
 #!/bin/sh
 # tests/cli/fuzz.sh - every libFuzzer target (fuzz/fuzz_*.c, docs/fuzzing.md)
-# briefly: FUZZ_TEST_SECONDS (2) each on a scratch copy of its seed corpus,
+# briefly: FUZZ_TEST_SECONDS (1) each on a scratch copy of its seed corpus,
 # through fuzz/run.sh; one pass per target that ran without a finding.  The
 # targets are built by `make fuzz-bin` (make test-unit does it first) into
 # FUZZ_BIN_DIR (build/fuzz/fuzz); a target that is not there is a failure,
@@ -11,7 +11,7 @@ set -u
 . "$(dirname "$0")/lib.inc"
 cd "$(dirname "$0")/../.." || exit 1
 dir=${FUZZ_BIN_DIR:-build/fuzz/fuzz}
-seconds=${FUZZ_TEST_SECONDS:-2}
+seconds=${FUZZ_TEST_SECONDS:-1}
 
 for src in fuzz/fuzz_*.c; do
 	name=${src#fuzz/fuzz_}
