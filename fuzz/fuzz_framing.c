@@ -30,7 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static char lines[FUZZ_FRAMING_LINES][FUZZ_FRAMING_LINE_MAX];
 	const char *p = (const char *)data, *end = p + size;
 	struct http_framing n = { 0 };
-	unsigned cl = 0, te = 0, host = 0, auth = 0, count = 0;
+	unsigned cl = 0, te = 0, host = 0, auth = 0, count = 0, i;
 	const char *first_te = NULL;
 	char why[160];
 	int status;
@@ -48,7 +48,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (count == 0)
 		return 0;
-	for (unsigned i = 1; i < count; i++) {
+	for (i = 1; i < count; i++) {
 		char *colon = strchr(lines[i], ':'), *v;
 
 		if (!colon)
