@@ -535,7 +535,7 @@ void api_job_cancel(struct http_request *req, struct http_response *res)
 	}
 	if (job.state == STORE_JOB_QUEUED) {
 		if (store_job_transition(app->store, tenant, id, STORE_JOB_CANCELED, NULL, 0,
-		                         "canceled by the client before it ran", &err) == UNIAP_OK)
+		                         "canceled by the client before it ran", NULL, &err) == UNIAP_OK)
 			runner_log_transition(app->log, id, tenant, "queued", "canceled", NULL);
 		/* else a job thread claimed it meanwhile: cancel it running */
 	}

@@ -54,6 +54,7 @@
 
 #define UNIAPD_MAX_TIME_LIMIT_S 600.0                        /* default --max-time-limit */
 #define UNIAPD_JOB_GRACE_S 30.0                             /* running jobs get this long at a stop */
+#define UNIAPD_RECOVER_EVERY_S 2                            /* expired leases are looked for this often */
 #define UNIAPD_JOB_RETENTION_S (30.0 * 86400)                /* finished jobs are kept this long */
 #define UNIAPD_PURGE_BATCH 500          /* finished jobs deleted per write: short write locks */
 
@@ -71,7 +72,7 @@ struct uniapd_options {
 	int no_auth;
 	int jobs, workers, no_cache;
 	unsigned http_threads;
-	double max_time_limit_s, grace_s, job_retention_s, evaluate_time_limit_s;
+	double max_time_limit_s, grace_s, job_retention_s, evaluate_time_limit_s, lease_s;
 	int evaluate_threads;
 	long max_queued;
 	long long max_stored_jobs;
@@ -89,7 +90,7 @@ static void uniapd_usage(FILE *out)
 	        "usage: uniapd [--listen HOST:PORT] [--db FILE] [--max-body BYTES] [--max-body-in-flight BYTES]\n"
 	        "              [--no-auth]\n"
 	        "              [--jobs N] [--workers N] [--max-queued N] [--max-time-limit S]\n"
-	        "              [--grace S] [--job-retention S] [--no-cache] [--http-threads N]\n"
+	        "              [--grace S] [--lease S] [--job-retention S] [--no-cache] [--http-threads N]\n"
 	        "              [--cors-origin ORIGIN]... [--max-streams N] [--metrics-token-file FILE]\n"
 	        "              [--evaluate-threads N] [--evaluate-time-limit S]\n"
 	        "              [--max-stored-jobs N] [--max-db-bytes BYTES]\n"
@@ -111,6 +112,10 @@ static void uniapd_usage(FILE *out)
 	        "  --max-time-limit S  cap on a plan's time_limit_s per candidate (default %g)\n"
 	        "  --grace S           at a stop, running jobs get S seconds to finish before they\n"
 	        "                      go back to the queue (default %g)\n"
+	        "  --lease S           a running job stays this process's while it renews its lease\n"
+	        "                      every S/3 seconds; a job whose lease ran out (its uniapd\n"
+	        "                      died) is queued again by any uniapd on the database\n"
+	        "                      (default %g)\n"
 	        "  --job-retention S   finished jobs (succeeded, failed, canceled) are deleted S\n"
 	        "                      seconds after they finished (default %g: 30 days); 0 keeps\n"
 	        "                      them forever\n"
@@ -138,7 +143,7 @@ static void uniapd_usage(FILE *out)
 	        "jobs finish within the grace period, and re-queues the rest.\n",
 	        UNIAPD_DEFAULT_LISTEN, UNIAPD_DEFAULT_DB, HTTP_DEFAULT_MAX_BODY_BYTES, HTTP_DEFAULT_BODIES_IN_FLIGHT,
 	        UNIAPD_NO_AUTH_TENANT,
-	        STORE_DEFAULT_MAX_QUEUED, UNIAPD_MAX_TIME_LIMIT_S, UNIAPD_JOB_GRACE_S, UNIAPD_JOB_RETENTION_S,
+	        STORE_DEFAULT_MAX_QUEUED, UNIAPD_MAX_TIME_LIMIT_S, UNIAPD_JOB_GRACE_S, RUNNER_DEFAULT_LEASE_S, UNIAPD_JOB_RETENTION_S,
 	        UNIAPD_MAX_CORS_ORIGINS, HTTP_DEFAULT_MAX_STREAMS, UNIAPD_METRICS_TOKEN_MIN, UNIAPD_METRICS_TOKEN_MAX,
 	        OFFLOAD_DEFAULT_THREADS, OFFLOAD_DEFAULT_QUEUE, OFFLOAD_DEFAULT_PER_TENANT, API_EVALUATE_TIME_LIMIT_S,
 	        STORE_DEFAULT_MAX_STORED_JOBS);
@@ -263,7 +268,7 @@ enum uniapd_opt {
 	UNIAPD_OPT_JOBS, UNIAPD_OPT_WORKERS, UNIAPD_OPT_MAX_QUEUED, UNIAPD_OPT_MAX_TIME_LIMIT, UNIAPD_OPT_GRACE,
 	UNIAPD_OPT_HTTP_THREADS, UNIAPD_OPT_JOB_RETENTION, UNIAPD_OPT_CORS_ORIGIN, UNIAPD_OPT_MAX_STREAMS,
 	UNIAPD_OPT_MAX_JOBS, UNIAPD_OPT_MAX_BYTES, UNIAPD_OPT_METRICS_TOKEN_FILE, UNIAPD_OPT_EVALUATE_THREADS,
-	UNIAPD_OPT_EVALUATE_TIME_LIMIT, UNIAPD_OPT_MAX_BODY_IN_FLIGHT, UNIAPD_OPT_MAX_STORED_JOBS, UNIAPD_OPT_MAX_DB_BYTES,
+	UNIAPD_OPT_EVALUATE_TIME_LIMIT, UNIAPD_OPT_MAX_BODY_IN_FLIGHT, UNIAPD_OPT_MAX_STORED_JOBS, UNIAPD_OPT_MAX_DB_BYTES, UNIAPD_OPT_LEASE,
 };
 
 /* The options that take a number: their range, integer or not. */
@@ -278,6 +283,7 @@ static const struct uniapd_number_opt {
 	{UNIAPD_OPT_MAX_QUEUED, "--max-queued", 1, 1e7, 1},
 	{UNIAPD_OPT_MAX_TIME_LIMIT, "--max-time-limit", 0.001, 86400, 0},
 	{UNIAPD_OPT_GRACE, "--grace", 0, 86400, 0},
+	{UNIAPD_OPT_LEASE, "--lease", 1, 86400, 0},
 	{UNIAPD_OPT_HTTP_THREADS, "--http-threads", 1, 64, 1},
 	{UNIAPD_OPT_JOB_RETENTION, "--job-retention", 0, 100 * 365 * 86400.0, 0},
 	{UNIAPD_OPT_MAX_STREAMS, "--max-streams", 1, 100000, 1},
@@ -362,6 +368,7 @@ static int uniapd_parse_args(int argc, char **argv, struct uniapd_options *opt)
 		{"max-queued", required_argument, NULL, UNIAPD_OPT_MAX_QUEUED},
 		{"max-time-limit", required_argument, NULL, UNIAPD_OPT_MAX_TIME_LIMIT},
 		{"grace", required_argument, NULL, UNIAPD_OPT_GRACE},
+		{"lease", required_argument, NULL, UNIAPD_OPT_LEASE},
 		{"http-threads", required_argument, NULL, UNIAPD_OPT_HTTP_THREADS},
 		{"job-retention", required_argument, NULL, UNIAPD_OPT_JOB_RETENTION},
 		{"cors-origin", required_argument, NULL, UNIAPD_OPT_CORS_ORIGIN},
@@ -380,6 +387,7 @@ static int uniapd_parse_args(int argc, char **argv, struct uniapd_options *opt)
 
 	opt->max_body_bytes = HTTP_DEFAULT_MAX_BODY_BYTES;
 	opt->grace_s = UNIAPD_JOB_GRACE_S;
+	opt->lease_s = RUNNER_DEFAULT_LEASE_S;
 	opt->job_retention_s = UNIAPD_JOB_RETENTION_S;
 	opterr = 0;
 	optind = 1;
@@ -407,6 +415,7 @@ static int uniapd_parse_args(int argc, char **argv, struct uniapd_options *opt)
 		case UNIAPD_OPT_MAX_QUEUED: opt->max_queued = (long)x; break;
 		case UNIAPD_OPT_MAX_TIME_LIMIT: opt->max_time_limit_s = x; break;
 		case UNIAPD_OPT_GRACE: opt->grace_s = x; break;
+		case UNIAPD_OPT_LEASE: opt->lease_s = x; break;
 		case UNIAPD_OPT_HTTP_THREADS: opt->http_threads = (unsigned)x; break;
 		case UNIAPD_OPT_JOB_RETENTION: opt->job_retention_s = x; break;
 		case UNIAPD_OPT_MAX_STREAMS: opt->max_streams = (unsigned)x; break;
@@ -924,12 +933,31 @@ static void uniapd_purge(struct api_app *app, double retention_s)
 	}
 }
 
-/* Waits for SIGTERM or SIGINT (blocked in sigs); meanwhile stops the running jobs of
- * revoked tenants every second and sweeps finished jobs past their retention every
- * retention/2 seconds (1 to 60; never when retention_s <= 0).  Returns the signal. */
+/* Queues again the running jobs whose lease ran out (their uniapd died, this
+ * one's earlier life included) and wakes the runner for them. */
+static void uniapd_recover(struct api_app *app)
+{
+	struct uniap_err err;
+	size_t requeued = 0;
+
+	err_clear(&err);
+	if (store_jobs_recover(app->store, &requeued, &err) != UNIAP_OK)
+		uniapd_log_error("cannot recover jobs", err.msg);
+	else if (requeued) {
+		fprintf(stderr, "{\"msg\":\"recovered\",\"requeued_jobs\":%zu}\n", requeued);
+		for (size_t i = 0; i < requeued; i++)
+			runner_wake(app->runner);
+	}
+}
+
+/* Waits for SIGTERM or SIGINT (blocked in sigs); meanwhile, every second, stops the
+ * running jobs of revoked tenants and renews the leases of this process's running
+ * jobs; every UNIAPD_RECOVER_EVERY_S queues again the jobs of expired leases; and
+ * sweeps finished jobs past their retention every retention/2 seconds (1 to 60;
+ * never when retention_s <= 0).  Returns the signal. */
 static int uniapd_wait(struct api_app *app, const sigset_t *sigs, double retention_s)
 {
-	double every = retention_s / 2, since_purge = 0;
+	double every = retention_s / 2, since_purge = 0, since_recover = 0;
 	struct timespec ts = {1, 0};
 	int sig;
 
@@ -946,6 +974,12 @@ static int uniapd_wait(struct api_app *app, const sigset_t *sigs, double retenti
 		(void)store_probe(app->store, NULL);
 		if ((stopped = runner_cancel_revoked(app->runner)) > 0)
 			fprintf(stderr, "{\"msg\":\"revoked\",\"running_jobs_stopped\":%zu}\n", stopped);
+		if ((stopped = runner_lease_tick(app->runner)) > 0)
+			fprintf(stderr, "{\"msg\":\"lost leases\",\"running_jobs_stopped\":%zu}\n", stopped);
+		if (++since_recover >= UNIAPD_RECOVER_EVERY_S) {
+			uniapd_recover(app);
+			since_recover = 0;
+		}
 		since_purge += 1;
 		if (retention_s > 0 && since_purge >= every) {
 			uniapd_purge(app, retention_s);
@@ -1176,6 +1210,7 @@ int main(int argc, char **argv)
 		rc_cfg.jobs = opt.jobs;
 		rc_cfg.workers = opt.workers;
 		rc_cfg.no_cache = opt.no_cache;
+		rc_cfg.lease_s = opt.lease_s;
 		rc_cfg.log = stderr;
 		err_clear(&err);
 		if (runner_start(&rc_cfg, &app.runner, &err) != UNIAP_OK) {
@@ -1262,7 +1297,9 @@ int main(int argc, char **argv)
 		    cJSON_AddNumberToObject(o, "port", http_server_port(srv)) &&
 		    cJSON_AddStringToObject(o, "db", opt.db_path) && cJSON_AddBoolToObject(o, "auth", !opt.no_auth) &&
 		    cJSON_AddNumberToObject(o, "max_body_bytes", (double)opt.max_body_bytes) &&
-		    cJSON_AddNumberToObject(o, "job_retention_s", opt.job_retention_s))
+		    cJSON_AddNumberToObject(o, "job_retention_s", opt.job_retention_s) &&
+		    cJSON_AddStringToObject(o, "instance", runner_owner(app.runner)) &&
+		    cJSON_AddNumberToObject(o, "lease_s", opt.lease_s))
 			line = cJSON_PrintUnformatted(o);
 		fprintf(stderr, "%s\n", line ? line : "{\"msg\":\"listening\"}");
 		cJSON_free(line);

@@ -120,6 +120,20 @@ const struct store_migration store_migrations[] = {
 		"ALTER TABLE jobs ADD COLUMN kind TEXT NOT NULL DEFAULT 'plan'\n"
 		"\tCHECK (kind IN ('plan', 'calibration'));\n",
 	},
+	{
+		6, "0006_job_lease.sql",
+		"-- 0006_job_lease.sql - one owner per running job (docs/jobs.md, \"Leases\").\n"
+		"-- A claim writes the claiming uniapd's instance id (lease_owner, 32 hex\n"
+		"-- digits, random per process), when the lease runs out unless renewed\n"
+		"-- (lease_expires_at, Unix ms) and a fencing token that grows by one with\n"
+		"-- every claim (lease_token).  Every write the runner makes about a running\n"
+		"-- job names (id, owner, token); recovery re-queues only running jobs whose\n"
+		"-- lease ran out.  Running rows from before this migration have no lease and\n"
+		"-- count as expired.  No watched column: renewals leave the job's version alone.\n"
+		"ALTER TABLE jobs ADD COLUMN lease_owner TEXT;\n"
+		"ALTER TABLE jobs ADD COLUMN lease_expires_at INTEGER;\n"
+		"ALTER TABLE jobs ADD COLUMN lease_token INTEGER NOT NULL DEFAULT 0;\n",
+	},
 };
 
 const size_t store_migrations_count = sizeof(store_migrations) / sizeof(store_migrations[0]);

@@ -47,6 +47,9 @@ struct runner_slot {
 	int64_t job;                  /* guarded by r->lock: the running job, 0 when idle */
 	int64_t tenant;
 	atomic_int cancel;            /* the job's uop cancel flag */
+	atomic_int lost;              /* a store write said the job's lease is lost: stop, write nothing */
+	struct store_lease lease;     /* guarded by r->lock while set; the job thread reads its own */
+	double renewed_s;             /* guarded by r->lock: opt_clock_s() of the last renewal */
 	int user_cancel;              /* guarded by r->lock: runner_cancel asked (not a stop);
 	                                 RUNNER_CANCEL_REVOKED: runner_cancel_revoked */
 	pthread_mutex_t progress_lock;
@@ -67,6 +70,8 @@ struct runner {
 	int stopping;                 /* guarded by lock: no new claims */
 	int pending_wakes;            /* guarded by lock */
 	int stopped;
+	char owner[STORE_OWNER_CHARS + 1]; /* this process's instance id: the owner of its leases */
+	int64_t lease_ms;
 	struct runner_stats stats;    /* guarded by lock */
 	int n_slots;
 	struct runner_slot slots[RUNNER_JOBS_MAX];
@@ -501,6 +506,14 @@ static void runner_memo_put(void *ctx, int pp, int vs, long c, const struct opt_
 
 /* ------------------------------------------------------------ running one job */
 
+/* The job's lease is lost (another instance holds the job now): stop its
+ * work at the next candidate; nothing more is written about it.  Any thread. */
+static void runner_lost(struct runner_slot *slot)
+{
+	atomic_store(&slot->lost, 1);
+	atomic_store(&slot->cancel, 1);
+}
+
 /*
  * The optimizer calls this from any thread.  The write happens under the
  * slot's progress lock, so writes land in the order they were decided and an
@@ -515,8 +528,10 @@ static void runner_progress(void *ctx, size_t done, size_t total, double best)
 	pthread_mutex_lock(&slot->progress_lock);
 	if (done == total || now - slot->last_progress_s >= RUNNER_PROGRESS_EVERY_S) {
 		slot->last_progress_s = now;
-		store_job_progress(slot->r->cfg.store, slot->job, (int64_t)(slot->done_before + done),
-		                   (int64_t)(slot->done_before + total), isfinite(best) ? &best : NULL, NULL);
+		if (store_job_progress(slot->r->cfg.store, slot->job, (int64_t)(slot->done_before + done),
+		                       (int64_t)(slot->done_before + total), isfinite(best) ? &best : NULL,
+		                       &slot->lease, NULL) == UNIAP_E_CONFLICT)
+			runner_lost(slot);
 	}
 	pthread_mutex_unlock(&slot->progress_lock);
 }
@@ -584,6 +599,18 @@ static void runner_finish_stats(struct runner *r, enum store_job_state st, doubl
 	pthread_mutex_unlock(&r->lock);
 }
 
+/* Logs that this process stopped working on the slot's job because its lease
+ * is lost (msg: the store's refusal, or NULL); returns -1 (nothing recorded). */
+static int runner_log_lost(struct runner_slot *slot, const char *msg)
+{
+	char detail[UNIAP_ERR_MSG_MAX + 64];
+
+	snprintf(detail, sizeof(detail), "lost the lease, stopped working on the job%s%.400s",
+	         msg ? ": " : "", msg ? msg : "");
+	runner_log_transition(slot->r->cfg.log, slot->job, slot->tenant, "running", "running", detail);
+	return -1;
+}
+
 /* Ends job id as `to`, logs it, counts it; -1 when the store did not record it. */
 static int runner_end(struct runner_slot *slot, enum store_job_state to, const char *result,
                       size_t result_len, const char *msg, double seconds)
@@ -593,8 +620,12 @@ static int runner_end(struct runner_slot *slot, enum store_job_state to, const c
 	char detail[UNIAP_ERR_MSG_MAX + 64];
 
 	err_clear(&err);
+	if (atomic_load(&slot->lost))
+		return runner_log_lost(slot, NULL);
 	if (store_job_transition(r->cfg.store, STORE_ANY_TENANT, slot->job, to, result, result_len, msg,
-	                         &err) != UNIAP_OK) {
+	                         &slot->lease, &err) != UNIAP_OK) {
+		if (err.code == UNIAP_E_CONFLICT)
+			return runner_log_lost(slot, err.msg);
 		runner_log_transition(r->cfg.log, slot->job, slot->tenant, "running", "running", err.msg);
 		return -1;
 	}
@@ -617,6 +648,10 @@ static int runner_end_canceled(struct runner_slot *slot, int user_cancel, int st
 	struct uniap_err err;
 
 	err_clear(&err);
+	if (atomic_load(&slot->lost)) {
+		runner_log_lost(slot, NULL);
+		return 0;
+	}
 	if (user_cancel) {
 		runner_end(slot, STORE_JOB_CANCELED, NULL, 0,
 		           user_cancel == RUNNER_CANCEL_REVOKED ? "canceled: the tenant was revoked" : "canceled by the client",
@@ -625,9 +660,13 @@ static int runner_end_canceled(struct runner_slot *slot, int user_cancel, int st
 	}
 	if (!stopping)
 		return -1;
-	if (store_job_requeue(slot->r->cfg.store, slot->job, &err) == UNIAP_OK)
+	if (atomic_load(&slot->lost))
+		runner_log_lost(slot, NULL);
+	else if (store_job_requeue(slot->r->cfg.store, slot->job, &slot->lease, &err) == UNIAP_OK)
 		runner_log_transition(slot->r->cfg.log, slot->job, slot->tenant, "running", "queued",
 		                      "the service stopped before the job finished");
+	else if (err.code == UNIAP_E_CONFLICT)
+		runner_log_lost(slot, err.msg);
 	return 0;
 }
 
@@ -802,8 +841,9 @@ static void runner_run_job(struct runner_slot *slot)
 
 		/* the finished job's progress is its result's: every candidate of every run done */
 		pthread_mutex_lock(&slot->progress_lock);
-		store_job_progress(r->cfg.store, slot->job, (int64_t)done_before, (int64_t)done_before,
-		                   rs[0].best >= 0 ? &rs[0].eval.tpi_s : NULL, NULL);
+		if (store_job_progress(r->cfg.store, slot->job, (int64_t)done_before, (int64_t)done_before,
+		                       rs[0].best >= 0 ? &rs[0].eval.tpi_s : NULL, &slot->lease, NULL) == UNIAP_E_CONFLICT)
+			runner_lost(slot);
 		pthread_mutex_unlock(&slot->progress_lock);
 		if (text)
 			runner_end(slot, STORE_JOB_SUCCEEDED, text, len, NULL, opt_clock_s() - t0);
@@ -841,10 +881,11 @@ static void *runner_thread(void *arg)
 	pthread_mutex_lock(&r->lock);
 	while (!r->stopping) {
 		int64_t id = 0;
+		struct store_lease lease;
 		struct timespec ts;
 
 		/* claimed and registered under the lock: a running job is always findable */
-		if (store_job_claim(r->cfg.store, &id, NULL) != UNIAP_OK)
+		if (store_job_claim(r->cfg.store, r->owner, r->lease_ms, &id, &lease, NULL) != UNIAP_OK)
 			id = 0;
 		if (id == 0) {
 			if (r->pending_wakes > 0) {
@@ -858,7 +899,10 @@ static void *runner_thread(void *arg)
 		slot->job = id;
 		slot->tenant = 0;
 		slot->user_cancel = 0;
+		slot->lease = lease;
+		slot->renewed_s = opt_clock_s();
 		atomic_store(&slot->cancel, 0);
+		atomic_store(&slot->lost, 0);
 		pthread_mutex_unlock(&r->lock);
 
 		runner_run_job(slot);
@@ -883,6 +927,8 @@ uniap_code runner_start(const struct runner_config *cfg, struct runner **out, st
 		return err_set(err, UNIAP_E_ARG, "runner: store: required");
 	if (cfg->jobs < 0 || cfg->jobs > RUNNER_JOBS_MAX)
 		return err_set(err, UNIAP_E_ARG, "--jobs: must be 1..%d, got %d", RUNNER_JOBS_MAX, cfg->jobs);
+	if (!(cfg->lease_s == 0 || (cfg->lease_s >= 1 && cfg->lease_s <= 86400)))
+		return err_set(err, UNIAP_E_ARG, "--lease: must be 1..86400 seconds, got %g", cfg->lease_s);
 	if (cfg->workers < 0 || cfg->workers > POOL_THREADS_MAX)
 		return err_set(err, UNIAP_E_ARG, "--workers: must be 1..%d, got %d", POOL_THREADS_MAX,
 		               cfg->workers);
@@ -894,6 +940,13 @@ uniap_code runner_start(const struct runner_config *cfg, struct runner **out, st
 		r->cfg.jobs = 2;
 	if (r->cfg.workers == 0)
 		r->cfg.workers = cores > 0 && cores < POOL_THREADS_MAX ? (int)cores : 1;
+	if (r->cfg.lease_s == 0)
+		r->cfg.lease_s = RUNNER_DEFAULT_LEASE_S;
+	r->lease_ms = (int64_t)llround(r->cfg.lease_s * 1000);
+	if ((rc = store_owner_new(r->owner, err)) != UNIAP_OK) {
+		free(r);
+		return rc;
+	}
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_cond_init(&r->wake, NULL);
 	pthread_cond_init(&r->idle, NULL);
@@ -915,6 +968,7 @@ uniap_code runner_start(const struct runner_config *cfg, struct runner **out, st
 
 		s->r = r;
 		atomic_init(&s->cancel, 0);
+		atomic_init(&s->lost, 0);
 		pthread_mutex_init(&s->progress_lock, NULL);
 		if (pthread_create(&s->thread, NULL, runner_thread, s) != 0) {
 			runner_free(r);
@@ -990,6 +1044,53 @@ size_t runner_cancel_revoked(struct runner *r)
 		}
 	}
 	return stopped;
+}
+
+size_t runner_lease_tick(struct runner *r)
+{
+	int64_t jobs[RUNNER_MAX_JOBS];
+	struct store_lease leases[RUNNER_MAX_JOBS];
+	double now = opt_clock_s(), every = r ? r->cfg.lease_s / 3 : 0;
+	size_t n = 0, i, lost = 0;
+	int k;
+
+	if (!r)
+		return 0;
+	pthread_mutex_lock(&r->lock);
+	for (k = 0; k < r->n_slots && n < RUNNER_MAX_JOBS; k++)
+		if (r->slots[k].job > 0 && !atomic_load(&r->slots[k].lost) &&
+		    now - r->slots[k].renewed_s >= every) {
+			r->slots[k].renewed_s = now;
+			jobs[n] = r->slots[k].job;
+			leases[n++] = r->slots[k].lease;
+		}
+	pthread_mutex_unlock(&r->lock);
+	/* the store is written without the lock, as in runner_cancel_revoked */
+	for (i = 0; i < n; i++) {
+		struct uniap_err err;
+		int found = 0;
+
+		err_clear(&err);
+		if (store_job_renew(r->cfg.store, jobs[i], &leases[i], r->lease_ms, &err) != UNIAP_E_CONFLICT)
+			continue; /* renewed, or a passing store error: the next tick tries again */
+		pthread_mutex_lock(&r->lock);
+		for (k = 0; k < r->n_slots; k++)
+			if (r->slots[k].job == jobs[i] && r->slots[k].lease.token == leases[i].token) {
+				runner_lost(&r->slots[k]);
+				found = 1;
+			}
+		pthread_mutex_unlock(&r->lock);
+		if (found) {
+			pool_cancel_tag(r->pool, (uint64_t)jobs[i], NULL, NULL);
+			lost++;
+		}
+	}
+	return lost;
+}
+
+const char *runner_owner(const struct runner *r)
+{
+	return r->owner;
 }
 
 void runner_stop(struct runner *r, double grace_s)

@@ -20,6 +20,11 @@
  * deleted later; the refs say what the client named (an id, a catalog name
  * or "inline").
  *
+ * One owner per job: every claim takes a lease (store.h, struct store_lease)
+ * that runner_lease_tick renews, and every write about a running job names
+ * it; when a write is refused (the lease ran out and another uniapd on the
+ * same database claimed the job) the job stops here without another write.
+ *
  * Never: call CBC in this process outside uop (which uses the pool), hold
  * the runner lock across a solve, or answer HTTP.
  */
@@ -45,7 +50,12 @@ struct runner_config {
 	int workers;             /* solver processes at once (shared), 1..POOL_THREADS_MAX; 0: online cores */
 	int no_cache;            /* 1: never read or write the cost cache */
 	FILE *log;               /* one JSON line per job transition; NULL: none */
+	double lease_s;          /* a claim's lease, renewed every lease_s/3 (runner_lease_tick);
+	                            1..86400; 0: RUNNER_DEFAULT_LEASE_S */
 };
+
+/* How long a running job stays this process's without a renewal (docs/jobs.md, "Leases"). */
+#define RUNNER_DEFAULT_LEASE_S 30.0
 
 /* What a stored request holds, decoded. */
 struct runner_request {
@@ -133,6 +143,17 @@ int runner_cancel(struct runner *r, int64_t id);
  * how many it stopped.
  */
 size_t runner_cancel_revoked(struct runner *r);
+
+/*
+ * Renews the lease of every job running here that was not renewed for a
+ * third of the lease; a job whose lease is lost (it ran out and another
+ * instance claimed the job) stops here at once and nothing more is written
+ * about it.  Called about once a second by uniapd.  Returns how many were lost.
+ */
+size_t runner_lease_tick(struct runner *r);
+
+/* This process's instance id, the owner of its leases (STORE_OWNER_CHARS hex digits; r borrowed). */
+const char *runner_owner(const struct runner *r);
 
 /*
  * Stops claiming jobs, lets the running ones finish for up to grace_s

@@ -1582,9 +1582,55 @@ static uniap_code job_state_of(sqlite3 *db, int64_t tenant_id, int64_t id,
 	return rc;
 }
 
+uniap_code store_owner_new(char owner[STORE_OWNER_CHARS + 1], struct uniap_err *err)
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char raw[STORE_OWNER_CHARS / 2];
+	uniap_code rc = random_bytes(raw, sizeof(raw), err);
+
+	if (rc != UNIAP_OK)
+		return rc;
+	for (size_t i = 0; i < sizeof(raw); i++) {
+		owner[2 * i] = hex[raw[i] >> 4];
+		owner[2 * i + 1] = hex[raw[i] & 15];
+	}
+	owner[STORE_OWNER_CHARS] = '\0';
+	return UNIAP_OK;
+}
+
+/* Inside the caller's transaction: UNIAP_OK when lease is NULL or job id is
+ * running under exactly lease's owner and token; UNIAP_E_CONFLICT otherwise
+ * (the runner that holds lease must stop working on the job). */
+static uniap_code lease_check(sqlite3 *db, int64_t id, const struct store_lease *lease, struct uniap_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int row = 0;
+	uniap_code rc;
+
+	if (!lease)
+		return UNIAP_OK;
+	rc = prep(db, "SELECT state = 'running' AND lease_owner IS ?2 AND lease_token = ?3, state, lease_token"
+		      " FROM jobs WHERE id = ?1", &st, err);
+	if (rc == UNIAP_OK) {
+		sqlite3_bind_int64(st, 1, id);
+		sqlite3_bind_text(st, 2, lease->owner, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 3, lease->token);
+		rc = step_row(db, st, &row, "job lease", err);
+	}
+	if (rc == UNIAP_OK && !row)
+		rc = err_set(err, UNIAP_E_CONFLICT, "job %lld: lost its lease: the job is gone", (long long)id);
+	else if (rc == UNIAP_OK && !sqlite3_column_int(st, 0))
+		rc = err_set(err, UNIAP_E_CONFLICT, "job %lld: lost its lease (token %lld): the job is %s"
+			     " under token %lld", (long long)id, (long long)lease->token,
+			     (const char *)sqlite3_column_text(st, 1), (long long)sqlite3_column_int64(st, 2));
+	sqlite3_finalize(st);
+	return rc;
+}
+
 uniap_code store_job_transition(struct store *s, int64_t tenant_id, int64_t id,
 				enum store_job_state to, const void *result, size_t result_bytes,
-				const char *error_msg, struct uniap_err *err)
+				const char *error_msg, const struct store_lease *lease,
+				struct uniap_err *err)
 {
 	enum store_job_state from = STORE_JOB_QUEUED;
 	sqlite3_stmt *st = NULL;
@@ -1599,6 +1645,8 @@ uniap_code store_job_transition(struct store *s, int64_t tenant_id, int64_t id,
 	db = conn_get(s);
 	rc = begin_write(s, db, err);
 	if (rc == UNIAP_OK)
+		rc = lease_check(db, id, lease, err);
+	if (rc == UNIAP_OK)
 		rc = job_state_of(db, tenant_id, id, &from, err);
 	if (rc != UNIAP_OK)
 		goto out;
@@ -1608,7 +1656,9 @@ uniap_code store_job_transition(struct store *s, int64_t tenant_id, int64_t id,
 		goto out;
 	}
 	rc = prep_c(s, db, "UPDATE jobs SET state = ?1, started_at = coalesce(?2, started_at),"
-		      " finished_at = ?3, result = coalesce(?4, result), error = coalesce(?5, error)"
+		      " finished_at = ?3, result = coalesce(?4, result), error = coalesce(?5, error),"
+		      " lease_owner = CASE WHEN ?1 = 'running' THEN lease_owner END,"
+		      " lease_expires_at = CASE WHEN ?1 = 'running' THEN lease_expires_at END"
 		      " WHERE id = ?6", &st, err);
 	if (rc != UNIAP_OK)
 		goto out;
@@ -1632,7 +1682,8 @@ out:
 }
 
 uniap_code store_job_progress(struct store *s, int64_t id, int64_t done, int64_t total,
-			      const double *best_tpi_s, struct uniap_err *err)
+			      const double *best_tpi_s, const struct store_lease *lease,
+			      struct uniap_err *err)
 {
 	enum store_job_state state = STORE_JOB_QUEUED;
 	sqlite3_stmt *st = NULL;
@@ -1644,6 +1695,8 @@ uniap_code store_job_progress(struct store *s, int64_t id, int64_t done, int64_t
 			       (long long)done, (long long)total);
 	db = conn_get(s);
 	rc = begin_write(s, db, err);
+	if (rc == UNIAP_OK)
+		rc = lease_check(db, id, lease, err);
 	if (rc == UNIAP_OK)
 		rc = job_state_of(db, STORE_ANY_TENANT, id, &state, err);
 	if (rc != UNIAP_OK)
@@ -1671,48 +1724,101 @@ out:
 	return rc;
 }
 
-uniap_code store_job_claim(struct store *s, int64_t *id, struct uniap_err *err)
+uniap_code store_job_claim(struct store *s, const char *owner, int64_t lease_ms, int64_t *id,
+			   struct store_lease *lease, struct uniap_err *err)
 {
 	sqlite3_stmt *st = NULL;
-	int64_t found = 0;
-	sqlite3 *db = conn_get(s);
-	uniap_code rc = begin_write(s, db, err);
+	int64_t found = 0, token = 0, now = now_ms();
+	sqlite3 *db;
+	uniap_code rc;
 
+	if (!owner || strlen(owner) != STORE_OWNER_CHARS)
+		return err_set(err, UNIAP_E_ARG, "claim: owner: must be %d hex digits", STORE_OWNER_CHARS);
+	if (lease_ms < 0)
+		return err_set(err, UNIAP_E_ARG, "claim: lease_ms: must be >= 0, got %lld", (long long)lease_ms);
+	db = conn_get(s);
+	rc = begin_write(s, db, err);
 	if (rc == UNIAP_OK)
 		rc = query_int(db, "SELECT id FROM jobs WHERE state = 'queued'"
 				   " ORDER BY id LIMIT 1", 0, &found, err);
 	if (rc != UNIAP_OK || !found)
 		goto out;
-	rc = prep_c(s, db, "UPDATE jobs SET state = 'running', started_at = ?1 WHERE id = ?2", &st, err);
+	rc = prep_c(s, db, "UPDATE jobs SET state = 'running', started_at = ?1, lease_owner = ?3,"
+		      " lease_expires_at = ?4, lease_token = lease_token + 1 WHERE id = ?2", &st, err);
 	if (rc != UNIAP_OK)
 		goto out;
-	sqlite3_bind_int64(st, 1, now_ms());
+	sqlite3_bind_int64(st, 1, now);
 	sqlite3_bind_int64(st, 2, found);
+	sqlite3_bind_text(st, 3, owner, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 4, now + lease_ms);
 	rc = step_done(db, st, "claim job", err);
+	if (rc == UNIAP_OK)
+		rc = query_int(db, "SELECT lease_token FROM jobs WHERE id = ?1", found, &token, err);
 out:
 	if (rc == UNIAP_OK)
 		rc = commit(db, err);
 	unprep(s, db, st);
 	conn_put(s, db);
-	if (rc == UNIAP_OK)
+	if (rc == UNIAP_OK) {
 		*id = found;
+		if (lease && found) {
+			memcpy(lease->owner, owner, STORE_OWNER_CHARS + 1);
+			lease->token = token;
+		}
+	}
+	return rc;
+}
+
+uniap_code store_job_renew(struct store *s, int64_t id, const struct store_lease *lease, int64_t lease_ms,
+			   struct uniap_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	sqlite3 *db;
+	uniap_code rc;
+
+	if (!lease || lease_ms < 0)
+		return err_set(err, UNIAP_E_ARG, "renew: needs a lease and lease_ms >= 0");
+	db = conn_get(s);
+	rc = begin_write(s, db, err);
+	if (rc == UNIAP_OK)
+		rc = lease_check(db, id, lease, err);
+	if (rc == UNIAP_OK)
+		rc = prep_c(s, db, "UPDATE jobs SET lease_expires_at = ?1 WHERE id = ?2", &st, err);
+	if (rc == UNIAP_OK) {
+		sqlite3_bind_int64(st, 1, now_ms() + lease_ms);
+		sqlite3_bind_int64(st, 2, id);
+		rc = step_done(db, st, "renew job lease", err);
+	}
+	if (rc == UNIAP_OK)
+		rc = commit(db, err); /* on failure conn_put rolls back */
+	unprep(s, db, st);
+	conn_put(s, db);
 	return rc;
 }
 
 uniap_code store_jobs_recover(struct store *s, size_t *requeued, struct uniap_err *err)
 {
 	int changed = 0;
+	sqlite3_stmt *st = NULL;
 	sqlite3 *db = conn_get(s);
 	uniap_code rc = begin_write(s, db, err);
 
+	/* the token stays: the next claim makes it larger than any old owner's */
 	if (rc == UNIAP_OK)
-		rc = exec_sql(db, "UPDATE jobs SET state = 'queued', started_at = NULL,"
-				  " progress_done = 0, progress_total = 0, best_tpi_s = NULL"
-				  " WHERE state = 'running'", "recover jobs", err);
+		rc = prep_c(s, db, "UPDATE jobs SET state = 'queued', started_at = NULL,"
+			      " progress_done = 0, progress_total = 0, best_tpi_s = NULL,"
+			      " lease_owner = NULL, lease_expires_at = NULL"
+			      " WHERE state = 'running' AND (lease_expires_at IS NULL OR lease_expires_at <= ?1)",
+			      &st, err);
+	if (rc == UNIAP_OK) {
+		sqlite3_bind_int64(st, 1, now_ms());
+		rc = step_done(db, st, "recover jobs", err);
+	}
 	if (rc == UNIAP_OK) {
 		changed = sqlite3_changes(db);
 		rc = commit(db, err);
 	}
+	unprep(s, db, st);
 	conn_put(s, db);
 	if (rc == UNIAP_OK)
 		*requeued = (size_t)changed;
@@ -1752,7 +1858,8 @@ uniap_code store_jobs_purge(struct store *s, int64_t age_ms, size_t max, size_t 
 	return rc;
 }
 
-uniap_code store_job_requeue(struct store *s, int64_t id, struct uniap_err *err)
+uniap_code store_job_requeue(struct store *s, int64_t id, const struct store_lease *lease,
+			     struct uniap_err *err)
 {
 	int changed = 0;
 	sqlite3_stmt *st = NULL;
@@ -1760,8 +1867,11 @@ uniap_code store_job_requeue(struct store *s, int64_t id, struct uniap_err *err)
 	uniap_code rc = begin_write(s, db, err);
 
 	if (rc == UNIAP_OK)
+		rc = lease_check(db, id, lease, err);
+	if (rc == UNIAP_OK)
 		rc = prep_c(s, db, "UPDATE jobs SET state = 'queued', started_at = NULL,"
-			      " progress_done = 0, progress_total = 0, best_tpi_s = NULL"
+			      " progress_done = 0, progress_total = 0, best_tpi_s = NULL,"
+			      " lease_owner = NULL, lease_expires_at = NULL"
 			      " WHERE id = ?1 AND state = 'running'", &st, err);
 	if (rc == UNIAP_OK) {
 		sqlite3_bind_int64(st, 1, id);

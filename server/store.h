@@ -293,32 +293,71 @@ uniap_code store_job_list(struct store *s, int64_t tenant_id, const enum store_j
 /* Frees an array from store_job_list (taken). */
 void store_jobs_free(struct store_job *jobs, size_t n);
 
+/* ---- leases: one owner per running job (migration 0006, docs/jobs.md "Leases") ---- */
+
+#define STORE_OWNER_CHARS 32      /* an instance id: 16 random bytes in hex */
+
+/*
+ * What a claim hands its runner: the owner that claimed (an instance id,
+ * STORE_OWNER_CHARS hex digits, random per uniapd process) and the job's
+ * fencing token, which grows by one with every claim of the job.  A write
+ * that names a lease is refused with UNIAP_E_CONFLICT ("lost its lease")
+ * unless the job is running under exactly that owner and token, so a runner
+ * whose lease ran out and whose job was claimed again can never overwrite
+ * the new owner's work.
+ */
+struct store_lease {
+	char owner[STORE_OWNER_CHARS + 1];
+	int64_t token;
+};
+
+/* A fresh instance id (getrandom(2)) into owner. */
+uniap_code store_owner_new(char owner[STORE_OWNER_CHARS + 1], struct uniap_err *err);
+
 /*
  * Moves the job to state to; an illegal transition is UNIAP_E_INVALID naming
  * both states.  result (borrowed, result_bytes long) is stored on succeeded,
  * error_msg (borrowed) on failed or canceled; both may be NULL.  Sets
- * started_at on running and finished_at on the final states.
+ * started_at on running and finished_at on the final states.  lease
+ * (borrowed) NULL: unconditional (the HTTP cancel of a queued job); the
+ * runner always passes the lease of its claim (UNIAP_E_CONFLICT when lost).
  */
 uniap_code store_job_transition(struct store *s, int64_t tenant_id, int64_t id,
 				enum store_job_state to, const void *result, size_t result_bytes,
-				const char *error_msg, struct uniap_err *err);
+				const char *error_msg, const struct store_lease *lease,
+				struct uniap_err *err);
 
 /* Records progress of a running job (UNIAP_E_INVALID otherwise); best_tpi_s
- * (borrowed) may be NULL while no plan is known.  0 <= done <= total. */
+ * (borrowed) may be NULL while no plan is known.  0 <= done <= total.  lease
+ * (borrowed) as for store_job_transition. */
 uniap_code store_job_progress(struct store *s, int64_t id, int64_t done, int64_t total,
-			      const double *best_tpi_s, struct uniap_err *err);
+			      const double *best_tpi_s, const struct store_lease *lease,
+			      struct uniap_err *err);
 
 /* Deletes tenant's job id when it succeeded or failed (its result with it: the tenant's quota
  * gets the bytes back); UNIAP_E_NOTFOUND when it is not there or not in one of those states.
  * Allowed on a full store (store_health). */
 uniap_code store_job_delete(struct store *s, int64_t tenant_id, int64_t id, struct uniap_err *err);
 
-/* Takes the oldest queued job of any tenant and marks it running; *id = 0 when none. */
-uniap_code store_job_claim(struct store *s, int64_t *id, struct uniap_err *err);
+/*
+ * Takes a queued job and marks it running under a lease of owner (borrowed,
+ * an instance id) that runs out lease_ms (>= 0) from now; *id = 0 when none
+ * is queued; the oldest queued job of any tenant.  On a claim, lease (may be
+ * NULL) gets the owner and the new token.
+ */
+uniap_code store_job_claim(struct store *s, const char *owner, int64_t lease_ms, int64_t *id,
+			   struct store_lease *lease, struct uniap_err *err);
 
-/* A running job goes back to queued, progress cleared (a graceful stop that
- * could not finish it); UNIAP_E_CONFLICT when it is not running. */
-uniap_code store_job_requeue(struct store *s, int64_t id, struct uniap_err *err);
+/* Extends the lease of running job id to lease_ms from now; UNIAP_E_CONFLICT
+ * when the job no longer runs under lease (borrowed). */
+uniap_code store_job_renew(struct store *s, int64_t id, const struct store_lease *lease, int64_t lease_ms,
+			   struct uniap_err *err);
+
+/* A running job goes back to queued, progress cleared, lease dropped (a
+ * graceful stop that could not finish it); UNIAP_E_CONFLICT when it is not
+ * running, or not under lease (borrowed; NULL: any owner). */
+uniap_code store_job_requeue(struct store *s, int64_t id, const struct store_lease *lease,
+			     struct uniap_err *err);
 
 /* Jobs of every tenant by state, counts[state] (for metrics). */
 uniap_code store_job_counts(struct store *s, int64_t counts[STORE_JOB_STATE_COUNT],
@@ -334,8 +373,10 @@ uniap_code store_job_counts(struct store *s, int64_t counts[STORE_JOB_STATE_COUN
 uniap_code store_jobs_purge(struct store *s, int64_t age_ms, size_t max, size_t *purged,
 			    struct uniap_err *err);
 
-/* At start-up, before any runner: every running job (its runner died) goes
- * back to queued with its progress cleared; *requeued says how many. */
+/* Every running job whose lease ran out (its owner died or hangs; or it has
+ * no lease: a row from before migration 0006) goes back to queued with its
+ * progress cleared and its lease dropped; *requeued says how many.  At
+ * start-up and every few seconds: a job of a live owner is never taken. */
 uniap_code store_jobs_recover(struct store *s, size_t *requeued, struct uniap_err *err);
 
 /* ---- cost-matrix cache, keyed by a SHA-256 of its inputs ---- */

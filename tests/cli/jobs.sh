@@ -8,7 +8,7 @@
 # max-jobs (429) and the service's queue (503) with Retry-After, 50
 # concurrent submissions from two tenants, a SIGTERM that re-queues a running
 # job which the next start finishes, recovery after kill -9 on the
-# same database, the job metrics and the job transition log lines.
+# same database once the killed process's lease ran out (--lease 2), the job metrics and the job transition log lines.
 # Needs curl, grep, sed, awk.  Prints "jobs: N passed, N failed".
 set -u
 . "$(dirname "$0")/lib.inc"
@@ -503,7 +503,8 @@ down
 t_phase2=$(date +%s)
 
 # ---------------------------------------------------------------- 8. kill -9 and recovery
-up
+# a short lease: the killed process's job is queued again 2 s after its last renewal
+up --lease 2
 # T5 (a DAG: MILPs on CBC) on 16 PCIe GPUs, a bounded time per candidate
 printf '{"cluster":%s,"model":%s,"batch":32,"time_limit_s":0.5}' "$c16id" "$t5id" >"$tmp/rec.json"
 submit recover-submit "$A" "$tmp/rec.json"
@@ -514,7 +515,12 @@ kill -9 "$pid"
 wait "$pid" 2>/dev/null
 pid=
 cp "$tmp/log" "$tmp/log.killed"
-up
+up --lease 2
+i=0
+while ! grep -q '"msg":"recovered","requeued_jobs":1' "$tmp/log" && [ $i -lt $((100 * SLOW)) ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
 if grep -q '"msg":"recovered","requeued_jobs":1' "$tmp/log"; then ok; else
 	bad "recover: no recovered line: $(grep recovered "$tmp/log")"; fi
 if wait_job "$jk" "$A" "succeeded failed canceled" 300 && [ "$(jst "$tmp/job")" = succeeded ]; then ok; else

@@ -33,6 +33,12 @@ struct fx {
 	char path[96];
 };
 
+
+/* Two instance ids (STORE_OWNER_CHARS hex digits) for the lease tests; a
+ * lease of 0 ms runs out at once, as a dead runner's would. */
+#define OWNER_A "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+#define OWNER_B "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+
 static int setup(void **state)
 {
 	struct fx *f = calloc(1, sizeof(*f));
@@ -304,7 +310,7 @@ static void test_tenants(void **state)
 		struct store_job job;
 
 		assert_int_equal(store_job_create(s, b, NULL, "{}", 2, &jr, &existed, &err), UNIAP_OK);
-		assert_int_equal(store_job_claim(s, &claimed, &err), UNIAP_OK);
+		assert_int_equal(store_job_claim(s, OWNER_A, 0, &claimed, NULL, &err), UNIAP_OK);
 		assert_int_equal(claimed, jr);
 		assert_int_equal(store_job_create(s, b, NULL, "{}", 2, &jq1, &existed, &err), UNIAP_OK);
 		assert_int_equal(store_tenant_revoked(s, b, &revoked, &err), UNIAP_OK);
@@ -323,7 +329,7 @@ static void test_tenants(void **state)
 		assert_int_equal(job.state, STORE_JOB_RUNNING);
 		store_job_release(&job);
 		/* the queue no longer holds b's jobs */
-		assert_int_equal(store_job_claim(s, &claimed, &err), UNIAP_OK);
+		assert_int_equal(store_job_claim(s, OWNER_A, 0, &claimed, NULL, &err), UNIAP_OK);
 		assert_int_equal(claimed, 0);
 	}
 	/* a revoked key is known but refused (403), and says so; an unknown one stays unknown */
@@ -423,7 +429,7 @@ static void test_documents_and_isolation(void **state)
 	assert_int_equal(store_job_create(s, a, NULL, "{}", 2, &job, &existed, &err), UNIAP_OK);
 	assert_int_equal(existed, 0);
 	assert_int_equal(store_job_get(s, b, job, &j, &err), UNIAP_E_NOTFOUND);
-	assert_int_equal(store_job_transition(s, b, job, STORE_JOB_CANCELED, NULL, 0, NULL, &err),
+	assert_int_equal(store_job_transition(s, b, job, STORE_JOB_CANCELED, NULL, 0, NULL, NULL, &err),
 			 UNIAP_E_NOTFOUND);
 	assert_int_equal(store_job_list(s, b, NULL, 0, 10, &jobs, &n, &next, &err), UNIAP_OK);
 	assert_int_equal(n, 0);
@@ -510,13 +516,13 @@ static void drive(struct store *s, int64_t t, int64_t id, enum store_job_state t
 	switch (to) {
 	case STORE_JOB_QUEUED: return;
 	case STORE_JOB_CANCELED:
-		assert_int_equal(store_job_transition(s, t, id, to, NULL, 0, "by user", &err), UNIAP_OK);
+		assert_int_equal(store_job_transition(s, t, id, to, NULL, 0, "by user", NULL, &err), UNIAP_OK);
 		return;
 	default:
-		assert_int_equal(store_job_transition(s, t, id, STORE_JOB_RUNNING, NULL, 0, NULL, &err),
+		assert_int_equal(store_job_transition(s, t, id, STORE_JOB_RUNNING, NULL, 0, NULL, NULL, &err),
 				 UNIAP_OK);
 		if (to != STORE_JOB_RUNNING)
-			assert_int_equal(store_job_transition(s, t, id, to, "{\"ok\":1}", 8, "boom",
+			assert_int_equal(store_job_transition(s, t, id, to, "{\"ok\":1}", 8, "boom", NULL,
 							      &err), UNIAP_OK);
 	}
 }
@@ -547,7 +553,7 @@ static void test_state_machine(void **state)
 			assert_int_equal(store_job_create(s, t, NULL, "{}", 2, &id, &existed, &err),
 					 UNIAP_OK);
 			drive(s, t, id, from);
-			uniap_code rc = store_job_transition(s, t, id, to, "{\"r\":2}", 7, "e2", &err);
+			uniap_code rc = store_job_transition(s, t, id, to, "{\"r\":2}", 7, "e2", NULL, &err);
 			assert_int_equal(rc, legal[from][to] ? UNIAP_OK : UNIAP_E_INVALID);
 			if (rc != UNIAP_OK)
 				assert_non_null(strstr(err.msg, "cannot go from"));
@@ -640,11 +646,11 @@ static void test_progress_and_recovery(void **state)
 	assert_int_equal(store_job_create(s, t, NULL, "{\"a\":1}", 7, &run, &existed, &err), UNIAP_OK);
 	assert_int_equal(store_job_create(s, t, NULL, "{\"a\":2}", 7, &queued, &existed, &err),
 			 UNIAP_OK);
-	assert_int_equal(store_job_progress(s, run, 1, 4, NULL, &err), UNIAP_E_INVALID);
-	assert_int_equal(store_job_claim(s, &claimed, &err), UNIAP_OK);
+	assert_int_equal(store_job_progress(s, run, 1, 4, NULL, NULL, &err), UNIAP_E_INVALID);
+	assert_int_equal(store_job_claim(s, OWNER_A, 0, &claimed, NULL, &err), UNIAP_OK);
 	assert_int_equal(claimed, run);
-	assert_int_equal(store_job_progress(s, run, 5, 4, NULL, &err), UNIAP_E_ARG);
-	assert_int_equal(store_job_progress(s, run, 2, 4, &tpi, &err), UNIAP_OK);
+	assert_int_equal(store_job_progress(s, run, 5, 4, NULL, NULL, &err), UNIAP_E_ARG);
+	assert_int_equal(store_job_progress(s, run, 2, 4, &tpi, NULL, &err), UNIAP_OK);
 	assert_int_equal(store_job_get(s, STORE_ANY_TENANT, run, &j, &err), UNIAP_OK);
 	assert_int_equal(j.state, STORE_JOB_RUNNING);
 	assert_int_equal(j.progress_done, 2);
@@ -661,7 +667,7 @@ static void test_progress_and_recovery(void **state)
 		assert_int_equal(store_job_version(s, t + 1, run, &v, &err), UNIAP_E_NOTFOUND);
 		assert_int_equal(store_job_version(s, t, queued, &v2, &err), UNIAP_OK);
 		assert_int_equal(v2, 0);
-		assert_int_equal(store_job_progress(s, run, 3, 4, &tpi, &err), UNIAP_OK);
+		assert_int_equal(store_job_progress(s, run, 3, 4, &tpi, NULL, &err), UNIAP_OK);
 		assert_int_equal(store_job_version(s, STORE_ANY_TENANT, run, &v2, &err), UNIAP_OK);
 		assert_int_equal(v2, j.version + 1);
 	}
@@ -680,11 +686,11 @@ static void test_progress_and_recovery(void **state)
 	assert_int_equal(store_jobs_recover(s, &requeued, &err), UNIAP_OK);
 	assert_int_equal(requeued, 0);
 	/* both are found again, oldest first */
-	assert_int_equal(store_job_claim(s, &claimed, &err), UNIAP_OK);
+	assert_int_equal(store_job_claim(s, OWNER_A, 0, &claimed, NULL, &err), UNIAP_OK);
 	assert_int_equal(claimed, run);
-	assert_int_equal(store_job_claim(s, &claimed, &err), UNIAP_OK);
+	assert_int_equal(store_job_claim(s, OWNER_A, 0, &claimed, NULL, &err), UNIAP_OK);
 	assert_int_equal(claimed, queued);
-	assert_int_equal(store_job_claim(s, &claimed, &err), UNIAP_OK);
+	assert_int_equal(store_job_claim(s, OWNER_A, 0, &claimed, NULL, &err), UNIAP_OK);
 	assert_int_equal(claimed, 0);
 	store_close(s);
 }
@@ -706,11 +712,103 @@ static void kill9_child(const struct fx *f)
 	    store_tenant_add(s, "t", 10, (int64_t)1 << 30, &t, key, &err) != UNIAP_OK ||
 	    store_job_create(s, t, "a", "{\"a\":1}", 7, &a, &existed, &err) != UNIAP_OK ||
 	    store_job_create(s, t, "b", "{\"b\":1}", 7, &b, &existed, &err) != UNIAP_OK ||
-	    store_job_claim(s, &claimed, &err) != UNIAP_OK || claimed != a ||
-	    store_job_progress(s, a, 3, 9, &tpi, &err) != UNIAP_OK)
+	    store_job_claim(s, OWNER_A, 0, &claimed, NULL, &err) != UNIAP_OK || claimed != a ||
+	    store_job_progress(s, a, 3, 9, &tpi, NULL, &err) != UNIAP_OK)
 		_exit(1);
 	kill(getpid(), SIGKILL);
 	_exit(1);
+}
+
+/* One owner per job (migration 0006): a claim takes a lease; writes under a
+ * stale owner or token are refused; recovery takes only expired leases; a
+ * renewal keeps a job its owner's. */
+static void test_leases(void **state)
+{
+	struct fx *f = *state;
+	struct uniap_err err = { 0 };
+	struct store *s = open_ok(f, 2, 0);
+	char key[STORE_KEY_CHARS + 1], owner[STORE_OWNER_CHARS + 1], other[STORE_OWNER_CHARS + 1];
+	struct store_lease la, lb, stale;
+	struct store_job j;
+	int64_t t, live, dead, claimed = 0, expires;
+	size_t requeued = 99;
+	double tpi = 1.5;
+	int existed;
+
+	assert_int_equal(store_owner_new(owner, &err), UNIAP_OK);
+	assert_int_equal(store_owner_new(other, &err), UNIAP_OK);
+	assert_int_equal(strlen(owner), STORE_OWNER_CHARS);
+	assert_true(strspn(owner, "0123456789abcdef") == STORE_OWNER_CHARS);
+	assert_string_not_equal(owner, other);
+	assert_int_equal(store_job_claim(s, "short", 1000, &claimed, NULL, &err), UNIAP_E_ARG);
+	assert_int_equal(store_tenant_add(s, "t", 10, 0, &t, key, &err), UNIAP_OK);
+	assert_int_equal(store_job_create(s, t, NULL, "{\"a\":1}", 7, &live, &existed, &err), UNIAP_OK);
+	assert_int_equal(store_job_create(s, t, NULL, "{\"a\":2}", 7, &dead, &existed, &err), UNIAP_OK);
+
+	/* the claim sets owner, expiry and token 1 */
+	assert_int_equal(store_job_claim(s, owner, 60000, &claimed, &la, &err), UNIAP_OK);
+	assert_int_equal(claimed, live);
+	assert_string_equal(la.owner, owner);
+	assert_int_equal(la.token, 1);
+	expires = raw_sql(f, "SELECT lease_expires_at - started_at FROM jobs WHERE lease_token = 1"
+			     " AND state = 'running'");
+	assert_int_equal(expires, 60000);
+	/* another instance's lease that ran out (0 ms) */
+	assert_int_equal(store_job_claim(s, OWNER_B, 0, &claimed, &lb, &err), UNIAP_OK);
+	assert_int_equal(claimed, dead);
+
+	/* recovery takes only the expired one; the live job stays its owner's */
+	assert_int_equal(store_jobs_recover(s, &requeued, &err), UNIAP_OK);
+	assert_int_equal(requeued, 1);
+	assert_int_equal(store_job_get(s, t, live, &j, &err), UNIAP_OK);
+	assert_int_equal(j.state, STORE_JOB_RUNNING);
+	store_job_release(&j);
+
+	/* the dead owner's writes are refused once another claim took its job */
+	assert_int_equal(store_job_claim(s, other, 60000, &claimed, &stale, &err), UNIAP_OK);
+	assert_int_equal(claimed, dead);
+	assert_int_equal(stale.token, 2);
+	assert_int_equal(store_job_progress(s, dead, 1, 2, &tpi, &lb, &err), UNIAP_E_CONFLICT);
+	assert_non_null(strstr(err.msg, "lost its lease"));
+	assert_int_equal(store_job_renew(s, dead, &lb, 60000, &err), UNIAP_E_CONFLICT);
+	assert_int_equal(store_job_requeue(s, dead, &lb, &err), UNIAP_E_CONFLICT);
+	assert_int_equal(store_job_transition(s, STORE_ANY_TENANT, dead, STORE_JOB_SUCCEEDED, "{}", 2, NULL,
+					      &lb, &err), UNIAP_E_CONFLICT);
+	/* the same owner with an old token is stale too */
+	memcpy(lb.owner, other, sizeof(lb.owner));
+	lb.token = 1;
+	assert_int_equal(store_job_progress(s, dead, 1, 2, &tpi, &lb, &err), UNIAP_E_CONFLICT);
+	/* the new owner's writes go through */
+	assert_int_equal(store_job_progress(s, dead, 1, 2, &tpi, &stale, &err), UNIAP_OK);
+	assert_int_equal(store_job_transition(s, STORE_ANY_TENANT, dead, STORE_JOB_SUCCEEDED, "{}", 2, NULL,
+					      &stale, &err), UNIAP_OK);
+	/* a finished job holds no lease: a second final write is a lost lease, not a transition */
+	assert_int_equal(store_job_transition(s, STORE_ANY_TENANT, dead, STORE_JOB_SUCCEEDED, "{}", 2, NULL,
+					      &stale, &err), UNIAP_E_CONFLICT);
+	assert_int_equal(raw_sql(f, "SELECT count(*) FROM jobs WHERE lease_owner IS NOT NULL"), 1);
+
+	/* a renewal pushes the expiry; a lease that runs out is recovered, a renewed one not */
+	assert_int_equal(store_job_renew(s, live, &la, 0, &err), UNIAP_OK);
+	usleep(2000);
+	assert_int_equal(store_job_renew(s, live, &la, 60000, &err), UNIAP_OK);
+	assert_int_equal(store_jobs_recover(s, &requeued, &err), UNIAP_OK);
+	assert_int_equal(requeued, 0);
+	assert_int_equal(store_job_renew(s, live, &la, 0, &err), UNIAP_OK);
+	usleep(2000);
+	assert_int_equal(store_jobs_recover(s, &requeued, &err), UNIAP_OK);
+	assert_int_equal(requeued, 1);
+	assert_int_equal(store_job_renew(s, live, &la, 60000, &err), UNIAP_E_CONFLICT);
+
+	/* a running row from before the migration (no lease) counts as expired */
+	assert_int_equal(store_job_claim(s, owner, 60000, &claimed, &la, &err), UNIAP_OK);
+	assert_int_equal(claimed, live);
+	assert_int_equal(la.token, 2);
+	store_close(s);
+	raw_sql(f, "UPDATE jobs SET lease_owner = NULL, lease_expires_at = NULL WHERE state = 'running'");
+	s = open_ok(f, 2, 0);
+	assert_int_equal(store_jobs_recover(s, &requeued, &err), UNIAP_OK);
+	assert_int_equal(requeued, 1);
+	store_close(s);
 }
 
 static void test_kill9_recovery(void **state)
@@ -739,7 +837,7 @@ static void test_kill9_recovery(void **state)
 	assert_string_equal(jobs[0].idempotency_key, "a");
 	assert_int_equal(jobs[0].progress_done, 0);
 	assert_string_equal(jobs[1].idempotency_key, "b");
-	assert_int_equal(store_job_claim(s, &claimed, &err), UNIAP_OK);
+	assert_int_equal(store_job_claim(s, OWNER_A, 0, &claimed, NULL, &err), UNIAP_OK);
 	assert_int_equal(claimed, jobs[0].id);
 	store_jobs_free(jobs, n);
 	store_close(s);
@@ -759,7 +857,7 @@ static void test_limits(void **state)
 	assert_int_equal(store_job_create(s, t, NULL, "{}", 2, &j1, &existed, &err), UNIAP_OK);
 	assert_int_equal(store_job_create(s, t, NULL, "{}", 2, &j2, &existed, &err), UNIAP_OK);
 	assert_int_equal(store_job_create(s, t, NULL, "{}", 2, &j3, &existed, &err), UNIAP_E_RATE);
-	assert_int_equal(store_job_transition(s, t, j1, STORE_JOB_CANCELED, NULL, 0, NULL, &err),
+	assert_int_equal(store_job_transition(s, t, j1, STORE_JOB_CANCELED, NULL, 0, NULL, NULL, &err),
 			 UNIAP_OK);
 	assert_int_equal(store_job_create(s, t, NULL, "{}", 2, &j3, &existed, &err), UNIAP_OK);
 
@@ -914,13 +1012,13 @@ static void *worker_main(void *arg)
 		snprintf(req, sizeof(req), "{\"w\":%d,\"i\":%d}", w->index, i);
 		rc = store_job_create(w->s, w->tenant, idem, req, strlen(req), &id, &existed, &err);
 		if (rc == UNIAP_OK)
-			rc = store_job_transition(w->s, w->tenant, id, STORE_JOB_RUNNING, NULL, 0, NULL,
+			rc = store_job_transition(w->s, w->tenant, id, STORE_JOB_RUNNING, NULL, 0, NULL, NULL,
 						  &err);
 		if (rc == UNIAP_OK)
-			rc = store_job_progress(w->s, id, 1, 2, &tpi, &err);
+			rc = store_job_progress(w->s, id, 1, 2, &tpi, NULL, &err);
 		if (rc == UNIAP_OK)
 			rc = store_job_transition(w->s, w->tenant, id, STORE_JOB_SUCCEEDED, req,
-						  strlen(req), NULL, &err);
+						  strlen(req), NULL, NULL, &err);
 		if (rc != UNIAP_OK && w->failures++ == 0)
 			memcpy(w->first_error, err.msg, sizeof(w->first_error));
 	}
@@ -985,6 +1083,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_progress_and_recovery, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kill9_recovery, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_full, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_leases, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_limits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cache, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_jobs, setup, teardown),
