@@ -134,6 +134,17 @@ const struct store_migration store_migrations[] = {
 		"ALTER TABLE jobs ADD COLUMN lease_expires_at INTEGER;\n"
 		"ALTER TABLE jobs ADD COLUMN lease_token INTEGER NOT NULL DEFAULT 0;\n",
 	},
+	{
+		7, "0007_tenant_served.sql",
+		"-- 0007_tenant_served.sql - the order in which tenants were last served: a\n"
+		"-- claim of a tenant's job sets its last_served_seq to one more than the\n"
+		"-- largest in the table (NULL: not served since this migration), so the queue\n"
+		"-- serves tenants in turn (store_job_claim: fewest running jobs first, then\n"
+		"-- the tenant served least recently, then its oldest queued job; docs/jobs.md,\n"
+		"-- \"Fair scheduling\").  A sequence, not a time: two claims in one millisecond\n"
+		"-- still have an order.\n"
+		"ALTER TABLE tenants ADD COLUMN last_served_seq INTEGER;\n",
+	},
 };
 
 const size_t store_migrations_count = sizeof(store_migrations) / sizeof(store_migrations[0]);

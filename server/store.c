@@ -1728,7 +1728,7 @@ uniap_code store_job_claim(struct store *s, const char *owner, int64_t lease_ms,
 			   struct store_lease *lease, struct uniap_err *err)
 {
 	sqlite3_stmt *st = NULL;
-	int64_t found = 0, token = 0, now = now_ms();
+	int64_t found = 0, token = 0, none = 0, now = now_ms();
 	sqlite3 *db;
 	uniap_code rc;
 
@@ -1738,10 +1738,21 @@ uniap_code store_job_claim(struct store *s, const char *owner, int64_t lease_ms,
 		return err_set(err, UNIAP_E_ARG, "claim: lease_ms: must be >= 0, got %lld", (long long)lease_ms);
 	db = conn_get(s);
 	rc = begin_write(s, db, err);
+	/* fair across tenants: each tenant's oldest queued job (jobs_tenant_state),
+	 * the tenant with the fewest running jobs first, ties to the one served
+	 * least recently (never served: first), then the oldest job */
 	if (rc == UNIAP_OK)
-		rc = query_int(db, "SELECT id FROM jobs WHERE state = 'queued'"
-				   " ORDER BY id LIMIT 1", 0, &found, err);
+		rc = query_int(db, "SELECT q.id FROM (SELECT tenant_id, min(id) AS id FROM jobs"
+				   " WHERE state = 'queued' GROUP BY tenant_id) q"
+				   " JOIN tenants t ON t.id = q.tenant_id"
+				   " ORDER BY (SELECT count(*) FROM jobs r WHERE r.tenant_id = q.tenant_id"
+				   " AND r.state = 'running'), coalesce(t.last_served_seq, 0), q.id LIMIT 1",
+				   0, &found, err);
 	if (rc != UNIAP_OK || !found)
+		goto out;
+	rc = query_int(db, "UPDATE tenants SET last_served_seq = (SELECT coalesce(max(last_served_seq), 0) + 1"
+			   " FROM tenants) WHERE id = (SELECT tenant_id FROM jobs WHERE id = ?1)", found, &none, err);
+	if (rc != UNIAP_OK)
 		goto out;
 	rc = prep_c(s, db, "UPDATE jobs SET state = 'running', started_at = ?1, lease_owner = ?3,"
 		      " lease_expires_at = ?4, lease_token = lease_token + 1 WHERE id = ?2", &st, err);

@@ -342,7 +342,9 @@ uniap_code store_job_delete(struct store *s, int64_t tenant_id, int64_t id, stru
 /*
  * Takes a queued job and marks it running under a lease of owner (borrowed,
  * an instance id) that runs out lease_ms (>= 0) from now; *id = 0 when none
- * is queued; the oldest queued job of any tenant.  On a claim, lease (may be
+ * is queued.  Fair across tenants (docs/jobs.md, "Fair scheduling"): the
+ * tenant with the fewest running jobs, ties to the one served least recently
+ * (migration 0007), then its oldest queued job.  On a claim, lease (may be
  * NULL) gets the owner and the new token.
  */
 uniap_code store_job_claim(struct store *s, const char *owner, int64_t lease_ms, int64_t *id,

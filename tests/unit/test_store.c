@@ -811,6 +811,54 @@ static void test_leases(void **state)
 	store_close(s);
 }
 
+/* Fair claims across tenants (migration 0007): tenant a queues 4 jobs, then
+ * b queues 2 and c 1; claims go to the tenant with the fewest running jobs,
+ * ties to the one served least recently, each tenant's oldest job first. */
+static void test_fair_claim(void **state)
+{
+	struct fx *f = *state;
+	struct uniap_err err = { 0 };
+	struct store *s = open_ok(f, 2, 0);
+	char key[STORE_KEY_CHARS + 1];
+	int64_t a, b, c, ja[4], jb[2], jc, claimed = 0;
+	int existed, i;
+
+	assert_int_equal(store_tenant_add(s, "a", 10, 0, &a, key, &err), UNIAP_OK);
+	assert_int_equal(store_tenant_add(s, "b", 10, 0, &b, key, &err), UNIAP_OK);
+	assert_int_equal(store_tenant_add(s, "c", 10, 0, &c, key, &err), UNIAP_OK);
+	for (i = 0; i < 4; i++)
+		assert_int_equal(store_job_create(s, a, NULL, "{}", 2, &ja[i], &existed, &err), UNIAP_OK);
+	for (i = 0; i < 2; i++)
+		assert_int_equal(store_job_create(s, b, NULL, "{}", 2, &jb[i], &existed, &err), UNIAP_OK);
+	assert_int_equal(store_job_create(s, c, NULL, "{}", 2, &jc, &existed, &err), UNIAP_OK);
+
+	{
+		/* a, b, c each once (none running, never served: oldest first), then a and b
+		 * again in the order they were served, then a's last two */
+		const int64_t want[] = { ja[0], jb[0], jc, ja[1], jb[1], ja[2], ja[3], 0 };
+
+		for (i = 0; i < (int)(sizeof(want) / sizeof(want[0])); i++) {
+			assert_int_equal(store_job_claim(s, OWNER_A, 60000, &claimed, NULL, &err), UNIAP_OK);
+			assert_int_equal(claimed, want[i]);
+		}
+	}
+	/* with a's jobs all running and b's finished, b's new job goes first though a
+	 * was served longer ago */
+	for (i = 0; i < 2; i++)
+		assert_int_equal(store_job_transition(s, b, jb[i], STORE_JOB_SUCCEEDED, "{}", 2, NULL, NULL, &err),
+				 UNIAP_OK);
+	assert_int_equal(store_job_transition(s, c, jc, STORE_JOB_SUCCEEDED, "{}", 2, NULL, NULL, &err), UNIAP_OK);
+	assert_int_equal(store_job_transition(s, a, ja[0], STORE_JOB_SUCCEEDED, "{}", 2, NULL, NULL, &err),
+			 UNIAP_OK);
+	assert_int_equal(store_job_create(s, a, NULL, "{}", 2, &ja[0], &existed, &err), UNIAP_OK);
+	assert_int_equal(store_job_create(s, b, NULL, "{}", 2, &jb[0], &existed, &err), UNIAP_OK);
+	assert_int_equal(store_job_claim(s, OWNER_A, 60000, &claimed, NULL, &err), UNIAP_OK);
+	assert_int_equal(claimed, jb[0]);
+	assert_int_equal(store_job_claim(s, OWNER_A, 60000, &claimed, NULL, &err), UNIAP_OK);
+	assert_int_equal(claimed, ja[0]);
+	store_close(s);
+}
+
 static void test_kill9_recovery(void **state)
 {
 	struct fx *f = *state;
@@ -1084,6 +1132,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_kill9_recovery, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_full, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_leases, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fair_claim, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_limits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cache, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_jobs, setup, teardown),
