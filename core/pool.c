@@ -82,6 +82,21 @@ struct pool_list {
 	struct pool_entry *head, *tail;
 };
 
+/*
+ * Round-robin over tags: a worker takes the pending task whose tag got a
+ * worker least recently (a tag not in served[] never did, or long ago: it
+ * goes first), the oldest of that tag, so each group's next task goes in
+ * turn and one large group cannot hold every worker while others wait.
+ * served[] remembers the POOL_SERVED_TAGS most recent tags; the oldest entry
+ * makes room for a new one.
+ */
+#define POOL_SERVED_TAGS 64
+
+struct pool_served {
+	uint64_t tag;
+	uint64_t seq;   /* start_seq when the tag last got a worker; 0: free entry */
+};
+
 struct pool_worker {
 	struct pool *pool;
 	pthread_t thread;
@@ -101,7 +116,9 @@ struct pool {
 	int have_mu, have_work_cv, have_idle_cv;
 	struct pool_entry *entries;  /* [cfg.queue_cap] */
 	struct pool_list free_list;  /* mu */
-	struct pool_list pending;    /* mu: FIFO */
+	struct pool_list pending;    /* mu: in submission order; taken round-robin over tags */
+	struct pool_served served[POOL_SERVED_TAGS]; /* mu: when each recent tag last got a worker */
+	uint64_t start_seq;          /* mu: tasks started so far (the clock of served[]) */
 	struct pool_list canceled;   /* mu: FIFO */
 	struct pool_worker *workers; /* [cfg.threads] */
 	int n_started;               /* threads running; written only before publication */
@@ -741,6 +758,51 @@ finish:
 		(void)close(pidfd);
 }
 
+/* When tag last got a worker (0: not among the recent ones); mu held. */
+static uint64_t pool_served_seq(const struct pool *p, uint64_t tag)
+{
+	for (int i = 0; i < POOL_SERVED_TAGS; i++)
+		if (p->served[i].seq && p->served[i].tag == tag)
+			return p->served[i].seq;
+	return 0;
+}
+
+/* Records that tag got a worker now; mu held. */
+static void pool_served_mark(struct pool *p, uint64_t tag)
+{
+	int slot = 0;
+
+	p->start_seq++;
+	for (int i = 0; i < POOL_SERVED_TAGS; i++) {
+		if (p->served[i].seq && p->served[i].tag == tag) {
+			slot = i;
+			break;
+		}
+		if (p->served[i].seq < p->served[slot].seq)
+			slot = i; /* a free entry (0) or the least recent */
+	}
+	p->served[slot].tag = tag;
+	p->served[slot].seq = p->start_seq;
+}
+
+/* The pending entry to start next (round-robin over tags, above); mu held,
+ * pending not empty.  O(pending x POOL_SERVED_TAGS): queue_cap is small. */
+static struct pool_entry *pool_next_pending(const struct pool *p)
+{
+	struct pool_entry *best = p->pending.head, *e;
+	uint64_t best_seq = pool_served_seq(p, best->task.tag);
+
+	for (e = best->next; e && best_seq > 0; e = e->next) {
+		uint64_t seq = pool_served_seq(p, e->task.tag);
+
+		if (seq < best_seq) {
+			best = e;
+			best_seq = seq;
+		}
+	}
+	return best;
+}
+
 static void *pool_worker_main(void *arg)
 {
 	struct pool_worker *w = arg;
@@ -755,10 +817,11 @@ static void *pool_worker_main(void *arg)
 			continue;
 		}
 		if (p->pending.head) {
-			struct pool_entry *e = p->pending.head;
+			struct pool_entry *e = pool_next_pending(p);
 			struct pool_task task = e->task;
 			pool_ticket id = e->id;
 
+			pool_served_mark(p, task.tag);
 			pool_list_remove(&p->pending, e);
 			pool_entry_release(p, e); /* queue_cap counts tasks waiting to start */
 			w->busy = 1;

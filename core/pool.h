@@ -10,7 +10,9 @@
  * kills it with SIGKILL.
  *
  * Life of a task: pool_submit() copies the task descriptor into a bounded
- * queue (never blocks: UNIAP_E_LIMIT when full).  A pool thread takes it,
+ * queue (never blocks: UNIAP_E_LIMIT when full).  A pool thread takes the
+ * queued task whose tag got a worker least recently (round-robin over tags,
+ * FIFO within one), so one group cannot monopolise the workers.  It takes it,
  * fork()s, and the child calls task->work on the input it already has in
  * memory, writes the output back through a pipe (a struct pool_reply_header,
  * then the bytes, at most max_output_bytes) and leaves with _exit().  The pool
@@ -122,7 +124,8 @@ struct pool_task {
 	pool_started_fn started; /* optional */
 	pool_done_fn done;     /* required */
 	void *ctx;             /* handed to started and done */
-	uint64_t tag;          /* a group (e.g. a job id) for pool_cancel_tag / pool_wait_tag */
+	uint64_t tag;          /* a group (e.g. a job id): pool_cancel_tag, pool_wait_tag, and the unit of
+	                          the round-robin that picks the next task to start */
 	double time_limit_s;   /* wall seconds from fork; 0 means none */
 };
 

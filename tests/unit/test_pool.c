@@ -197,6 +197,7 @@ struct rec {
 	enum rec_action action;
 	uniap_code action_rc;
 	int n_started;
+	int start_seq;         /* 1 for the first task of the col to start, 2 for the next, ... */
 	int n_done;
 	pid_t started_pid;
 	struct pool_outcome o; /* o.out is cleared: the bytes are copied to out */
@@ -210,6 +211,7 @@ struct col {
 	struct pool *pool;
 	struct rec *recs;
 	size_t n;
+	int n_starts;          /* mu: tasks of this col started so far */
 };
 
 static void col_init(struct col *c, size_t n)
@@ -218,6 +220,7 @@ static void col_init(struct col *c, size_t n)
 	assert_int_equal(pthread_cond_init(&c->cv, NULL), 0);
 	c->pool = NULL;
 	c->n = n;
+	c->n_starts = 0;
 	c->recs = calloc(n, sizeof(*c->recs));
 	assert_non_null(c->recs);
 	for (size_t i = 0; i < n; i++)
@@ -240,6 +243,7 @@ static void on_started(void *ctx, pool_ticket id, pid_t pid)
 	(void)id;
 	pthread_mutex_lock(&r->col->mu);
 	r->n_started++;
+	r->start_seq = ++r->col->n_starts;
 	r->started_pid = pid;
 	pthread_cond_broadcast(&r->col->cv);
 	pthread_mutex_unlock(&r->col->mu);
@@ -769,6 +773,42 @@ static void test_tags_cancel_and_wait_by_group(void **state)
 	assert_no_children();
 }
 
+/* Round-robin over tags: with the one worker busy, job 1 queues three tasks,
+ * job 2 three, job 3 one; once the worker is free they start 1, 2, 3, 1, 2,
+ * 1, 2 (FIFO within a job), not in submission order. */
+static void test_tags_take_turns(void **state)
+{
+	unsigned char in[4] = { 1, 2, 3, 4 };
+	static const uint64_t tags[8] = { 9, 1, 1, 1, 2, 2, 2, 3 };
+	static const int want_seq[8] = { 1, 2, 5, 7, 3, 6, 8, 4 };
+	struct col c;
+	struct pool *p;
+	size_t n = 0;
+
+	(void)state;
+	col_init(&c, 8);
+	p = make_pool(1, 16, 1024);
+	c.pool = p;
+	submit(p, &c.recs[0], work_hang, NULL, 0, NULL, tags[0], 0);
+	col_wait(&c, 0, 0);
+	for (size_t i = 1; i < 8; i++)
+		submit(p, &c.recs[i], work_fill, in, sizeof(in), NULL, tags[i], SAFE_S);
+	assert_int_equal(pool_cancel_tag(p, 9, &n, NULL), UNIAP_OK);
+	assert_int_equal(n, 1);
+	for (size_t i = 0; i < 8; i++)
+		col_wait(&c, i, 1);
+	for (size_t i = 0; i < 8; i++) {
+		struct rec r = col_get(&c, i);
+
+		assert_int_equal(r.o.status, i == 0 ? POOL_CANCELED : POOL_OK);
+		assert_int_equal(r.o.tag, tags[i]);
+		assert_int_equal(r.start_seq, want_seq[i]);
+	}
+	pool_free(p);
+	col_release(&c);
+	assert_no_children();
+}
+
 static void test_free_cancels_everything(void **state)
 {
 	enum { N = 5 };
@@ -873,6 +913,7 @@ int main(void)
 		cmocka_unit_test(test_queue_full_is_refused_at_once),
 		cmocka_unit_test(test_bad_replies_fail_without_hanging),
 		cmocka_unit_test(test_tags_cancel_and_wait_by_group),
+		cmocka_unit_test(test_tags_take_turns),
 		cmocka_unit_test(test_free_cancels_everything),
 		cmocka_unit_test(test_parent_death_kills_children),
 	};
