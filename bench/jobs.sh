@@ -5,16 +5,23 @@
 #               time from POST to succeeded, and the ratio
 #   throughput: N small plan jobs queued at once (distinct batches, so no
 #               cache hits), wall time until all succeed, jobs/s
+#   fairness:   tenant A queues 4 heavy plan jobs (HEAVY, MODEL:CLUSTER:BATCH,
+#               default T5-Large on EnvB's 16 PCIe GPUs, 0.5 s per candidate,
+#               batches BATCH, 2x, 3x, 4x), then tenant B one small job
+#               (BERT-Huge on EnvA, batch 4): B's wall time from POST
+#               to succeeded (its queueing delay; issue 12 item 3 targets
+#               < 2 s on 2 cores) and how many of A's were still unfinished
 # Figures, not assertions (shared machine): compare within one run.
 #
 # Environment: CASES (the cache cases, MODEL:CLUSTER:BATCH words; default a
 # T5 DAG that the MILP solves and a Llama chain that the DP solves), SCALE
 # (1: also the 1024-GPU scale case of bench/run.sh, about 15 s; 0: not), N
-# (throughput jobs, 40), JOBS and WORKERS (uniapd's --jobs and --workers;
+# (throughput jobs, 40), HEAVY (the fairness case's heavy job), JOBS and WORKERS (uniapd's --jobs and --workers;
 # default 2 and the cores).
 set -eu
 UNIAPD=${1:-build/uniapd}
 CASES=${CASES:-t5-large:dgx-a100:16 llama-7b:dgx-a100-x2:32}
+HEAVY=${HEAVY:-t5-large:envb:32}
 N=${N:-40}
 JOBS=${JOBS:-2}
 WORKERS=${WORKERS:-$(nproc)}
@@ -25,6 +32,7 @@ command -v curl >/dev/null 2>&1 || { echo "bench/jobs.sh: curl not found" >&2; e
 . bench/lib.inc
 DB=$tmp/uniap.db
 KEY=$("$UNIAPD" tenant add bench --db "$DB" --max-jobs 100000 | tail -n 1)
+KEY_B=$("$UNIAPD" tenant add bench-small --db "$DB" --max-jobs 100 | tail -n 1)
 bench_start bench/jobs.sh "$UNIAPD" "$tmp/log" --db "$DB" --jobs "$JOBS" --workers "$WORKERS"
 H="Authorization: Bearer $KEY"
 J="Content-Type: application/json"
@@ -98,3 +106,30 @@ done
 t1=$(now)
 echo "$N $t0 $t_sub $t1" | awk -v jobs="$JOBS" -v workers="$WORKERS" '{printf "jobs: throughput: %d bert-huge plans on dgx-a100 (batch 8..%d) queued in %.2f s, all done in %.2f s: %.1f jobs/s (--jobs %s --workers %s)\n", $1, $1 * 8, $3 - $2, $4 - $2, $1 / ($4 - $2), jobs, workers}'
 curl -sf "$U/metrics" | grep -E '^uniapd_cost_cache_requests_total|^uniapd_job_solve_seconds_(sum|count)' | sed 's/^/jobs: metrics: /'
+
+# ---- fairness: a small job of tenant B behind 4 heavy jobs of tenant A
+HMODEL=${HEAVY%%:*}
+rest=${HEAVY#*:}
+HCLUSTER=${rest%%:*}
+HBATCH=${rest#*:}
+heavy=
+for k in 1 2 3 4; do
+	heavy="$heavy $(submit "{\"cluster\":\"$HCLUSTER\",\"model\":\"$HMODEL\",\"batch\":$((HBATCH * k)),\"time_limit_s\":0.5}")"
+done
+sleep 0.5
+t0=$(now)
+small=$(curl -sf -H "Authorization: Bearer $KEY_B" -H "$J" -d '{"cluster":"enva","model":"bert-huge","batch":4}' "$U/v1/plans" |
+	sed -n 's/^{"id":\([0-9]*\).*/\1/p')
+H_A=$H
+H="Authorization: Bearer $KEY_B"
+wait_done "$small" | grep -q '"state":"succeeded"' || { echo "bench/jobs.sh: small job $small did not succeed" >&2; exit 1; }
+t1=$(now)
+H=$H_A
+left=0
+for id in $heavy; do
+	curl -sf -H "$H" "$U/v1/jobs/$id" | grep -Eq '"state":"(queued|running)"' && left=$((left + 1))
+done
+echo "$t0 $t1" | awk -v left="$left" -v heavy="$HEAVY" -v jobs="$JOBS" -v workers="$WORKERS" '{printf "jobs: fairness: tenant B small job behind tenant A 4 heavy jobs (%s): queued to succeeded %.2f s, %d of the heavy jobs still unfinished (--jobs %s --workers %s)\n", heavy, $2 - $1, left, jobs, workers}'
+for id in $heavy; do
+	curl -sf -X DELETE -H "$H" "$U/v1/jobs/$id" >/dev/null || :
+done

@@ -44,6 +44,7 @@ struct runner_slot {
 	struct runner *r;
 	pthread_t thread;
 	int started;
+	int spare;                    /* the spare thread: claims only jobs of tenants with none running */
 	int64_t job;                  /* guarded by r->lock: the running job, 0 when idle */
 	int64_t tenant;
 	atomic_int cancel;            /* the job's uop cancel flag */
@@ -74,7 +75,7 @@ struct runner {
 	int64_t lease_ms;
 	struct runner_stats stats;    /* guarded by lock */
 	int n_slots;
-	struct runner_slot slots[RUNNER_JOBS_MAX];
+	struct runner_slot slots[RUNNER_JOBS_MAX + 1]; /* the --jobs threads, then the spare one */
 };
 
 /* ------------------------------------------------------------ log */
@@ -885,7 +886,8 @@ static void *runner_thread(void *arg)
 		struct timespec ts;
 
 		/* claimed and registered under the lock: a running job is always findable */
-		if (store_job_claim(r->cfg.store, r->owner, r->lease_ms, &id, &lease, NULL) != UNIAP_OK)
+		if ((slot->spare ? store_job_claim_idle : store_job_claim)(r->cfg.store, r->owner, r->lease_ms, &id,
+		                                                           &lease, NULL) != UNIAP_OK)
 			id = 0;
 		if (id == 0) {
 			if (r->pending_wakes > 0) {
@@ -952,7 +954,7 @@ uniap_code runner_start(const struct runner_config *cfg, struct runner **out, st
 	pthread_cond_init(&r->idle, NULL);
 	pthread_mutex_init(&r->solve_lock, NULL);
 	pc.threads = r->cfg.workers;
-	pc.queue_cap = 2 * r->cfg.workers * r->cfg.jobs;
+	pc.queue_cap = 2 * r->cfg.workers * (r->cfg.jobs + 1);
 	pc.max_output_bytes = OPT_PACK_MAX;
 	if ((rc = pool_new(&pc, &r->pool, err)) != UNIAP_OK) {
 		pthread_mutex_destroy(&r->solve_lock);
@@ -962,11 +964,12 @@ uniap_code runner_start(const struct runner_config *cfg, struct runner **out, st
 		free(r);
 		return rc;
 	}
-	r->n_slots = r->cfg.jobs;
+	r->n_slots = r->cfg.jobs + 1;
 	for (i = 0; i < r->n_slots; i++) {
 		struct runner_slot *s = &r->slots[i];
 
 		s->r = r;
+		s->spare = i == r->cfg.jobs;
 		atomic_init(&s->cancel, 0);
 		atomic_init(&s->lost, 0);
 		pthread_mutex_init(&s->progress_lock, NULL);
@@ -986,7 +989,8 @@ void runner_wake(struct runner *r)
 		return;
 	pthread_mutex_lock(&r->lock);
 	r->pending_wakes++;
-	pthread_cond_signal(&r->wake);
+	/* every idle thread: the spare one may not take the job, another must */
+	pthread_cond_broadcast(&r->wake);
 	pthread_mutex_unlock(&r->lock);
 }
 
@@ -1011,14 +1015,14 @@ int runner_cancel(struct runner *r, int64_t id)
 
 size_t runner_cancel_revoked(struct runner *r)
 {
-	int64_t jobs[RUNNER_MAX_JOBS], tenants[RUNNER_MAX_JOBS];
+	int64_t jobs[RUNNER_MAX_JOBS + 1], tenants[RUNNER_MAX_JOBS + 1];
 	size_t n = 0, i, stopped = 0;
 	int k, revoked;
 
 	if (!r)
 		return 0;
 	pthread_mutex_lock(&r->lock);
-	for (k = 0; k < r->n_slots && n < RUNNER_MAX_JOBS; k++)
+	for (k = 0; k < r->n_slots; k++)
 		if (r->slots[k].job > 0 && r->slots[k].tenant > 0) {
 			jobs[n] = r->slots[k].job;
 			tenants[n++] = r->slots[k].tenant;
@@ -1048,8 +1052,8 @@ size_t runner_cancel_revoked(struct runner *r)
 
 size_t runner_lease_tick(struct runner *r)
 {
-	int64_t jobs[RUNNER_MAX_JOBS];
-	struct store_lease leases[RUNNER_MAX_JOBS];
+	int64_t jobs[RUNNER_MAX_JOBS + 1];
+	struct store_lease leases[RUNNER_MAX_JOBS + 1];
 	double now = opt_clock_s(), every = r ? r->cfg.lease_s / 3 : 0;
 	size_t n = 0, i, lost = 0;
 	int k;
@@ -1057,7 +1061,7 @@ size_t runner_lease_tick(struct runner *r)
 	if (!r)
 		return 0;
 	pthread_mutex_lock(&r->lock);
-	for (k = 0; k < r->n_slots && n < RUNNER_MAX_JOBS; k++)
+	for (k = 0; k < r->n_slots; k++)
 		if (r->slots[k].job > 0 && !atomic_load(&r->slots[k].lost) &&
 		    now - r->slots[k].renewed_s >= every) {
 			r->slots[k].renewed_s = now;

@@ -5,7 +5,9 @@
  * (calibration.h) on the job thread itself, polling its cancel flag and
  * time limit - recording progress, results and transitions.
  *
- * Threads and processes: `jobs` job threads each run one job at a time; all
+ * Threads and processes: `jobs` job threads each run one job at a time, and
+ * one spare job thread runs only jobs of tenants that have none running (a
+ * tenant's first job never waits behind another tenant's, docs/jobs.md); all
  * their candidate solves go to one pool of `workers` forked worker processes
  * (core/pool.h: CBC is never called from two threads of one process).  HTTP
  * threads never wait for a job: they queue it in the store and wake the
@@ -46,7 +48,7 @@ struct cJSON;
 
 struct runner_config {
 	struct store *store;     /* borrowed; outlives the runner */
-	int jobs;                /* jobs run at once, 1..RUNNER_MAX_JOBS; 0: 2 */
+	int jobs;                /* job threads, 1..RUNNER_MAX_JOBS; 0: 2 (plus the spare one) */
 	int workers;             /* solver processes at once (shared), 1..POOL_THREADS_MAX; 0: online cores */
 	int no_cache;            /* 1: never read or write the cost cache */
 	FILE *log;               /* one JSON line per job transition; NULL: none */

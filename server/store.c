@@ -1724,8 +1724,9 @@ out:
 	return rc;
 }
 
-uniap_code store_job_claim(struct store *s, const char *owner, int64_t lease_ms, int64_t *id,
-			   struct store_lease *lease, struct uniap_err *err)
+/* store_job_claim; idle_only: only a job of a tenant with no running job. */
+static uniap_code job_claim(struct store *s, const char *owner, int64_t lease_ms, int idle_only, int64_t *id,
+			    struct store_lease *lease, struct uniap_err *err)
 {
 	sqlite3_stmt *st = NULL;
 	int64_t found = 0, token = 0, none = 0, now = now_ms();
@@ -1742,12 +1743,21 @@ uniap_code store_job_claim(struct store *s, const char *owner, int64_t lease_ms,
 	 * the tenant with the fewest running jobs first, ties to the one served
 	 * least recently (never served: first), then the oldest job */
 	if (rc == UNIAP_OK)
-		rc = query_int(db, "SELECT q.id FROM (SELECT tenant_id, min(id) AS id FROM jobs"
-				   " WHERE state = 'queued' GROUP BY tenant_id) q"
-				   " JOIN tenants t ON t.id = q.tenant_id"
-				   " ORDER BY (SELECT count(*) FROM jobs r WHERE r.tenant_id = q.tenant_id"
-				   " AND r.state = 'running'), coalesce(t.last_served_seq, 0), q.id LIMIT 1",
-				   0, &found, err);
+		rc = prep_c(s, db, "SELECT q.id, (SELECT count(*) FROM jobs r WHERE r.tenant_id = q.tenant_id"
+			      " AND r.state = 'running') AS running FROM (SELECT tenant_id, min(id) AS id FROM jobs"
+			      " WHERE state = 'queued' GROUP BY tenant_id) q JOIN tenants t ON t.id = q.tenant_id"
+			      " WHERE ?1 = 0 OR running = 0"
+			      " ORDER BY running, coalesce(t.last_served_seq, 0), q.id LIMIT 1", &st, err);
+	if (rc == UNIAP_OK) {
+		int row = 0;
+
+		sqlite3_bind_int(st, 1, idle_only);
+		rc = step_row(db, st, &row, "pick a job", err);
+		if (rc == UNIAP_OK && row)
+			found = sqlite3_column_int64(st, 0);
+		unprep(s, db, st);
+		st = NULL;
+	}
 	if (rc != UNIAP_OK || !found)
 		goto out;
 	rc = query_int(db, "UPDATE tenants SET last_served_seq = (SELECT coalesce(max(last_served_seq), 0) + 1"
@@ -1778,6 +1788,18 @@ out:
 		}
 	}
 	return rc;
+}
+
+uniap_code store_job_claim(struct store *s, const char *owner, int64_t lease_ms, int64_t *id,
+			   struct store_lease *lease, struct uniap_err *err)
+{
+	return job_claim(s, owner, lease_ms, 0, id, lease, err);
+}
+
+uniap_code store_job_claim_idle(struct store *s, const char *owner, int64_t lease_ms, int64_t *id,
+				struct store_lease *lease, struct uniap_err *err)
+{
+	return job_claim(s, owner, lease_ms, 1, id, lease, err);
 }
 
 uniap_code store_job_renew(struct store *s, int64_t id, const struct store_lease *lease, int64_t lease_ms,

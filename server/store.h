@@ -350,6 +350,12 @@ uniap_code store_job_delete(struct store *s, int64_t tenant_id, int64_t id, stru
 uniap_code store_job_claim(struct store *s, const char *owner, int64_t lease_ms, int64_t *id,
 			   struct store_lease *lease, struct uniap_err *err);
 
+/* store_job_claim, but only a job of a tenant that has no job running: what
+ * the runner's spare job thread takes, so a tenant's first job never waits
+ * for another tenant's to finish (docs/jobs.md, "Fair scheduling"). */
+uniap_code store_job_claim_idle(struct store *s, const char *owner, int64_t lease_ms, int64_t *id,
+				struct store_lease *lease, struct uniap_err *err);
+
 /* Extends the lease of running job id to lease_ms from now; UNIAP_E_CONFLICT
  * when the job no longer runs under lease (borrowed). */
 uniap_code store_job_renew(struct store *s, int64_t id, const struct store_lease *lease, int64_t lease_ms,

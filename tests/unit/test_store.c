@@ -854,6 +854,12 @@ static void test_fair_claim(void **state)
 	assert_int_equal(store_job_create(s, b, NULL, "{}", 2, &jb[0], &existed, &err), UNIAP_OK);
 	assert_int_equal(store_job_claim(s, OWNER_A, 60000, &claimed, NULL, &err), UNIAP_OK);
 	assert_int_equal(claimed, jb[0]);
+	/* the spare thread's claim takes only a tenant with nothing running: not a's */
+	assert_int_equal(store_job_claim_idle(s, OWNER_A, 60000, &claimed, NULL, &err), UNIAP_OK);
+	assert_int_equal(claimed, 0);
+	assert_int_equal(store_job_create(s, c, NULL, "{}", 2, &jc, &existed, &err), UNIAP_OK);
+	assert_int_equal(store_job_claim_idle(s, OWNER_A, 60000, &claimed, NULL, &err), UNIAP_OK);
+	assert_int_equal(claimed, jc);
 	assert_int_equal(store_job_claim(s, OWNER_A, 60000, &claimed, NULL, &err), UNIAP_OK);
 	assert_int_equal(claimed, ja[0]);
 	store_close(s);
