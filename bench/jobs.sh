@@ -16,12 +16,14 @@
 # Environment: CASES (the cache cases, MODEL:CLUSTER:BATCH words; default a
 # T5 DAG that the MILP solves and a Llama chain that the DP solves), SCALE
 # (1: also the 1024-GPU scale case of bench/run.sh, about 15 s; 0: not), N
-# (throughput jobs, 40), HEAVY (the fairness case's heavy job), JOBS and WORKERS (uniapd's --jobs and --workers;
+# (throughput jobs, 40), HEAVY (the fairness case's heavy job), SPARE
+# (uniapd's --spare-jobs, 1), JOBS and WORKERS (uniapd's --jobs and --workers;
 # default 2 and the cores).
 set -eu
 UNIAPD=${1:-build/uniapd}
 CASES=${CASES:-t5-large:dgx-a100:16 llama-7b:dgx-a100-x2:32}
 HEAVY=${HEAVY:-t5-large:envb:32}
+SPARE=${SPARE:-1}
 N=${N:-40}
 JOBS=${JOBS:-2}
 WORKERS=${WORKERS:-$(nproc)}
@@ -33,7 +35,7 @@ command -v curl >/dev/null 2>&1 || { echo "bench/jobs.sh: curl not found" >&2; e
 DB=$tmp/uniap.db
 KEY=$("$UNIAPD" tenant add bench --db "$DB" --max-jobs 100000 | tail -n 1)
 KEY_B=$("$UNIAPD" tenant add bench-small --db "$DB" --max-jobs 100 | tail -n 1)
-bench_start bench/jobs.sh "$UNIAPD" "$tmp/log" --db "$DB" --jobs "$JOBS" --workers "$WORKERS"
+bench_start bench/jobs.sh "$UNIAPD" "$tmp/log" --db "$DB" --jobs "$JOBS" --spare-jobs "$SPARE" --workers "$WORKERS"
 H="Authorization: Bearer $KEY"
 J="Content-Type: application/json"
 
@@ -129,7 +131,7 @@ left=0
 for id in $heavy; do
 	curl -sf -H "$H" "$U/v1/jobs/$id" | grep -Eq '"state":"(queued|running)"' && left=$((left + 1))
 done
-echo "$t0 $t1" | awk -v left="$left" -v heavy="$HEAVY" -v jobs="$JOBS" -v workers="$WORKERS" '{printf "jobs: fairness: tenant B small job behind tenant A 4 heavy jobs (%s): queued to succeeded %.2f s, %d of the heavy jobs still unfinished (--jobs %s --workers %s)\n", heavy, $2 - $1, left, jobs, workers}'
+echo "$t0 $t1" | awk -v left="$left" -v heavy="$HEAVY" -v spare="$SPARE" -v jobs="$JOBS" -v workers="$WORKERS" '{printf "jobs: fairness: tenant B small job behind tenant A 4 heavy jobs (%s): queued to succeeded %.2f s, %d of the heavy jobs still unfinished (--jobs %s --spare-jobs %s --workers %s)\n", heavy, $2 - $1, left, jobs, spare, workers}'
 for id in $heavy; do
 	curl -sf -X DELETE -H "$H" "$U/v1/jobs/$id" >/dev/null || :
 done

@@ -182,6 +182,8 @@ struct uop_run {
 	size_t in_flight;           /* guarded by lock */
 	size_t done;                /* guarded by lock */
 	double best_tpi;            /* guarded by lock */
+	double worker_s;            /* guarded by lock: wall seconds of the solves so far */
+	int budget_spent;           /* guarded by lock: worker_s reached opts->budget_worker_s */
 	uniap_code fail;            /* first internal failure, guarded by lock */
 	struct uniap_err fail_err;
 };
@@ -301,12 +303,24 @@ static int uop_work(const void *in, size_t in_len, void **out, size_t *out_len, 
 }
 
 /* Completion of a worker, on a pool thread. */
+/* Adds seconds of one solve to the run's worker seconds; any thread. */
+static void uop_spend(struct uop_run *run, double seconds)
+{
+	pthread_mutex_lock(&run->lock);
+	run->worker_s += seconds;
+	if (run->opts->budget_worker_s > 0 && run->worker_s >= run->opts->budget_worker_s)
+		run->budget_spent = 1;
+	pthread_mutex_unlock(&run->lock);
+}
+
 static void uop_done(void *ctx, const struct pool_outcome *o)
 {
 	struct uop_slot *slot = ctx;
 	struct uop_run *run = slot->run;
 	struct opt_result r;
 	struct uniap_err err;
+
+	uop_spend(run, o->wall_s);
 
 	if (o->status != POOL_OK || o->work_rc != 0) {
 		uop_fail_candidate(run, slot, o->status == POOL_OK ? "error" : pool_status_name(o->status),
@@ -507,12 +521,16 @@ static uniap_code uop_dispatch(struct uop_run *run, struct pool *pool, struct uo
 		struct opt_result r;
 		struct uniap_err serr;
 
+		double t0;
+
 		opt_result_init(&r);
 		/* in this process: CBC must never run on two threads at once (coin-or/Cbc #332) */
 		if (o->solve_lock)
 			pthread_mutex_lock(o->solve_lock);
+		t0 = opt_clock_s();
 		if (target_solve(o->target, &slot->cand, &slot->opt, &r, &serr) != UNIAP_OK)
 			snprintf(r.note, sizeof(r.note), "%.*s", (int)sizeof(r.note) - 1, serr.msg);
+		uop_spend(run, opt_clock_s() - t0);
 		if (o->solve_lock)
 			pthread_mutex_unlock(o->solve_lock);
 		uop_record(run, slot, &r);
@@ -810,6 +828,8 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
 		long best_index;
 		uniap_code brc;
 
+		int spent;
+
 		i = ord[n].index;
 		if (uop_canceled(o)) {
 			rc = err_set(err, UNIAP_E_CANCELED, "canceled");
@@ -819,7 +839,16 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
 		uop_wait_below(run, limit);
 		best = run->best_tpi;
 		best_index = out->best;
+		spent = run->budget_spent;
 		pthread_mutex_unlock(&run->lock);
+		if (spent) {
+			/* the run's worker seconds are spent: what is left is reported, not solved */
+			snprintf(c->status, sizeof(c->status), "budget");
+			snprintf(c->note, sizeof(c->note), "not solved: the run's budget of %.6g worker seconds ran out",
+			         o->budget_worker_s);
+			uop_count_done(run);
+			continue;
+		}
 
 		if (has[i] && uop_decide_from_facts(run, c, i, &known[i], best, best_index))
 			continue;
@@ -911,6 +940,8 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
 		pool_cancel_tag(pool, o->tag, NULL, NULL);
 	pthread_mutex_lock(&run->lock);
 	uop_wait_below(run, 1);
+	out->worker_s = run->worker_s;
+	out->budget_spent = run->budget_spent && o->budget_worker_s > 0;
 	pthread_mutex_unlock(&run->lock);
 	for (i = 0; i < out->n_candidates; i++)
 		opt_result_release(&known[i]);

@@ -101,6 +101,9 @@ struct uop_options {
 	                               its schedule, strategies, split; not with the uniform space */
 	int threads;                /* candidates solved at once (worker processes), >= 1 */
 	double time_limit_s;        /* per candidate; <= 0: none */
+	double budget_worker_s;     /* the whole run's cap on worker seconds (the sum of its candidate
+	                               solves' wall seconds); once spent, no further candidate starts
+	                               and the rest report status "budget"; <= 0: none */
 	double rel_gap;             /* per candidate MILP gap; 0 = prove optimality */
 	int early_stop;             /* the paper's appendix-E rules */
 	int inline_solve;           /* solve in this process, one at a time (no workers) */
@@ -130,7 +133,8 @@ struct uop_candidate {
 	int virtual_stages;  /* v: model chunks per device (interleaved, pp > 1); 1 otherwise */
 	long microbatches;
 	char status[16];     /* optimal, feasible, infeasible, pruned, unknown, error, crashed,
-	                        timeout, canceled (uniform: evaluated, infeasible) */
+	                        timeout, canceled, budget (never solved: the run's budget_worker_s
+	                        was spent) (uniform: evaluated, infeasible) */
 	double tpi_s;        /* INFINITY when none */
 	double bound_s;      /* proven lower bound (INFINITY when proven infeasible) */
 	double solve_s;
@@ -152,6 +156,8 @@ struct uop_result {
 	double bound_s;             /* proven lower bound over the whole space */
 	double gap;                 /* (tpi - bound) / tpi; 0 when optimal */
 	double solve_s;             /* wall seconds of the whole run */
+	double worker_s;            /* worker seconds its candidate solves took (the budget's measure) */
+	int budget_spent;           /* opts->budget_worker_s ran out: candidates were left unsolved */
 };
 
 /*

@@ -72,8 +72,8 @@ struct uniapd_options {
 	int no_auth;
 	int jobs, workers, no_cache;
 	unsigned http_threads;
-	double max_time_limit_s, grace_s, job_retention_s, evaluate_time_limit_s, lease_s;
-	int evaluate_threads;
+	double max_time_limit_s, grace_s, job_retention_s, evaluate_time_limit_s, lease_s, job_budget_s;
+	int evaluate_threads, spare_jobs;
 	long max_queued;
 	long long max_stored_jobs;
 	size_t max_db_bytes;
@@ -89,8 +89,8 @@ static void uniapd_usage(FILE *out)
 	fprintf(out,
 	        "usage: uniapd [--listen HOST:PORT] [--db FILE] [--max-body BYTES] [--max-body-in-flight BYTES]\n"
 	        "              [--no-auth]\n"
-	        "              [--jobs N] [--workers N] [--max-queued N] [--max-time-limit S]\n"
-	        "              [--grace S] [--lease S] [--job-retention S] [--no-cache] [--http-threads N]\n"
+	        "              [--jobs N] [--spare-jobs N] [--workers N] [--max-queued N] [--max-time-limit S]\n"
+	        "              [--grace S] [--lease S] [--job-budget S] [--job-retention S] [--no-cache] [--http-threads N]\n"
 	        "              [--cors-origin ORIGIN]... [--max-streams N] [--metrics-token-file FILE]\n"
 	        "              [--evaluate-threads N] [--evaluate-time-limit S]\n"
 	        "              [--max-stored-jobs N] [--max-db-bytes BYTES]\n"
@@ -106,8 +106,10 @@ static void uniapd_usage(FILE *out)
 	        "                      at least --max-body; more: 503 with Retry-After)\n"
 	        "  --no-auth           single tenant, no keys (\"%s\"); only with a --listen host\n"
 	        "                      that is loopback (127.0.0.0/8, ::1) or resolves only to it\n"
-	        "  --jobs N            plan jobs run at once (default 2), plus one spare thread\n"
-	        "                      that runs only jobs of tenants with none running\n"
+	        "  --jobs N            plan jobs run at once (default 2)\n"
+	        "  --spare-jobs N      1: one more job thread that runs only jobs of tenants with\n"
+	        "                      none running, so no tenant's first job waits for another\n"
+	        "                      tenant's to end (default 0)\n"
 	        "  --workers N         solver processes at once, shared by the jobs (default: cores)\n"
 	        "  --max-queued N      queued jobs of all tenants before 503 (default %d)\n"
 	        "  --max-time-limit S  cap on a plan's time_limit_s per candidate (default %g)\n"
@@ -117,6 +119,9 @@ static void uniapd_usage(FILE *out)
 	        "                      every S/3 seconds; a job whose lease ran out (its uniapd\n"
 	        "                      died) is queued again by any uniapd on the database\n"
 	        "                      (default %g)\n"
+	        "  --job-budget S      worker seconds a plan job's candidate solves may take in\n"
+	        "                      all; then it ends with the best plan so far, or fails\n"
+	        "                      without one (default %g; 0: no budget)\n"
 	        "  --job-retention S   finished jobs (succeeded, failed, canceled) are deleted S\n"
 	        "                      seconds after they finished (default %g: 30 days); 0 keeps\n"
 	        "                      them forever\n"
@@ -144,7 +149,7 @@ static void uniapd_usage(FILE *out)
 	        "jobs finish within the grace period, and re-queues the rest.\n",
 	        UNIAPD_DEFAULT_LISTEN, UNIAPD_DEFAULT_DB, HTTP_DEFAULT_MAX_BODY_BYTES, HTTP_DEFAULT_BODIES_IN_FLIGHT,
 	        UNIAPD_NO_AUTH_TENANT,
-	        STORE_DEFAULT_MAX_QUEUED, UNIAPD_MAX_TIME_LIMIT_S, UNIAPD_JOB_GRACE_S, RUNNER_DEFAULT_LEASE_S, UNIAPD_JOB_RETENTION_S,
+	        STORE_DEFAULT_MAX_QUEUED, UNIAPD_MAX_TIME_LIMIT_S, UNIAPD_JOB_GRACE_S, RUNNER_DEFAULT_LEASE_S, RUNNER_DEFAULT_JOB_BUDGET_S, UNIAPD_JOB_RETENTION_S,
 	        UNIAPD_MAX_CORS_ORIGINS, HTTP_DEFAULT_MAX_STREAMS, UNIAPD_METRICS_TOKEN_MIN, UNIAPD_METRICS_TOKEN_MAX,
 	        OFFLOAD_DEFAULT_THREADS, OFFLOAD_DEFAULT_QUEUE, OFFLOAD_DEFAULT_PER_TENANT, API_EVALUATE_TIME_LIMIT_S,
 	        STORE_DEFAULT_MAX_STORED_JOBS);
@@ -269,7 +274,8 @@ enum uniapd_opt {
 	UNIAPD_OPT_JOBS, UNIAPD_OPT_WORKERS, UNIAPD_OPT_MAX_QUEUED, UNIAPD_OPT_MAX_TIME_LIMIT, UNIAPD_OPT_GRACE,
 	UNIAPD_OPT_HTTP_THREADS, UNIAPD_OPT_JOB_RETENTION, UNIAPD_OPT_CORS_ORIGIN, UNIAPD_OPT_MAX_STREAMS,
 	UNIAPD_OPT_MAX_JOBS, UNIAPD_OPT_MAX_BYTES, UNIAPD_OPT_METRICS_TOKEN_FILE, UNIAPD_OPT_EVALUATE_THREADS,
-	UNIAPD_OPT_EVALUATE_TIME_LIMIT, UNIAPD_OPT_MAX_BODY_IN_FLIGHT, UNIAPD_OPT_MAX_STORED_JOBS, UNIAPD_OPT_MAX_DB_BYTES, UNIAPD_OPT_LEASE,
+	UNIAPD_OPT_EVALUATE_TIME_LIMIT, UNIAPD_OPT_MAX_BODY_IN_FLIGHT, UNIAPD_OPT_MAX_STORED_JOBS, UNIAPD_OPT_MAX_DB_BYTES, UNIAPD_OPT_LEASE, UNIAPD_OPT_JOB_BUDGET,
+	UNIAPD_OPT_SPARE_JOBS,
 };
 
 /* The options that take a number: their range, integer or not. */
@@ -285,6 +291,8 @@ static const struct uniapd_number_opt {
 	{UNIAPD_OPT_MAX_TIME_LIMIT, "--max-time-limit", 0.001, 86400, 0},
 	{UNIAPD_OPT_GRACE, "--grace", 0, 86400, 0},
 	{UNIAPD_OPT_LEASE, "--lease", 1, 86400, 0},
+	{UNIAPD_OPT_SPARE_JOBS, "--spare-jobs", 0, 1, 1},
+	{UNIAPD_OPT_JOB_BUDGET, "--job-budget", 0, 1e9, 0},
 	{UNIAPD_OPT_HTTP_THREADS, "--http-threads", 1, 64, 1},
 	{UNIAPD_OPT_JOB_RETENTION, "--job-retention", 0, 100 * 365 * 86400.0, 0},
 	{UNIAPD_OPT_MAX_STREAMS, "--max-streams", 1, 100000, 1},
@@ -370,6 +378,8 @@ static int uniapd_parse_args(int argc, char **argv, struct uniapd_options *opt)
 		{"max-time-limit", required_argument, NULL, UNIAPD_OPT_MAX_TIME_LIMIT},
 		{"grace", required_argument, NULL, UNIAPD_OPT_GRACE},
 		{"lease", required_argument, NULL, UNIAPD_OPT_LEASE},
+		{"spare-jobs", required_argument, NULL, UNIAPD_OPT_SPARE_JOBS},
+		{"job-budget", required_argument, NULL, UNIAPD_OPT_JOB_BUDGET},
 		{"http-threads", required_argument, NULL, UNIAPD_OPT_HTTP_THREADS},
 		{"job-retention", required_argument, NULL, UNIAPD_OPT_JOB_RETENTION},
 		{"cors-origin", required_argument, NULL, UNIAPD_OPT_CORS_ORIGIN},
@@ -389,6 +399,7 @@ static int uniapd_parse_args(int argc, char **argv, struct uniapd_options *opt)
 	opt->max_body_bytes = HTTP_DEFAULT_MAX_BODY_BYTES;
 	opt->grace_s = UNIAPD_JOB_GRACE_S;
 	opt->lease_s = RUNNER_DEFAULT_LEASE_S;
+	opt->job_budget_s = RUNNER_DEFAULT_JOB_BUDGET_S;
 	opt->job_retention_s = UNIAPD_JOB_RETENTION_S;
 	opterr = 0;
 	optind = 1;
@@ -417,6 +428,8 @@ static int uniapd_parse_args(int argc, char **argv, struct uniapd_options *opt)
 		case UNIAPD_OPT_MAX_TIME_LIMIT: opt->max_time_limit_s = x; break;
 		case UNIAPD_OPT_GRACE: opt->grace_s = x; break;
 		case UNIAPD_OPT_LEASE: opt->lease_s = x; break;
+		case UNIAPD_OPT_SPARE_JOBS: opt->spare_jobs = (int)x; break;
+		case UNIAPD_OPT_JOB_BUDGET: opt->job_budget_s = x; break;
 		case UNIAPD_OPT_HTTP_THREADS: opt->http_threads = (unsigned)x; break;
 		case UNIAPD_OPT_JOB_RETENTION: opt->job_retention_s = x; break;
 		case UNIAPD_OPT_MAX_STREAMS: opt->max_streams = (unsigned)x; break;
@@ -1212,6 +1225,8 @@ int main(int argc, char **argv)
 		rc_cfg.workers = opt.workers;
 		rc_cfg.no_cache = opt.no_cache;
 		rc_cfg.lease_s = opt.lease_s;
+		rc_cfg.spare_jobs = opt.spare_jobs;
+		rc_cfg.job_budget_worker_s = opt.job_budget_s > 0 ? opt.job_budget_s : -1; /* 0: none */
 		rc_cfg.log = stderr;
 		err_clear(&err);
 		if (runner_start(&rc_cfg, &app.runner, &err) != UNIAP_OK) {

@@ -773,8 +773,8 @@ static void runner_run_job(struct runner_slot *slot)
 	struct uop_memo_ops memo = { runner_memo_facts, runner_memo_matrices, runner_memo_put, slot };
 	struct uniap_err err;
 	uniap_code rc;
-	double t0 = opt_clock_s();
-	int user_cancel, stopping;
+	double t0 = opt_clock_s(), spent_worker_s = 0, budget = r->cfg.job_budget_worker_s;
+	int user_cancel, stopping, budget_out = 0;
 
 	err_clear(&err);
 	memset(rs, 0, sizeof(rs));
@@ -814,6 +814,8 @@ static void runner_run_job(struct runner_slot *slot)
 		req.opts.cancel = &slot->cancel;
 		req.opts.memo = r->cfg.no_cache ? NULL : &memo;
 		req.opts.solve_lock = &r->solve_lock;
+		/* what the earlier targets' runs left of the job's budget (a tiny one solves nothing) */
+		req.opts.budget_worker_s = budget <= 0 ? 0 : budget - spent_worker_s > 0 ? budget - spent_worker_s : 1e-9;
 		pthread_mutex_lock(&slot->progress_lock);
 		slot->last_progress_s = 0;
 		slot->done_before = done_before;
@@ -829,8 +831,11 @@ static void runner_run_job(struct runner_slot *slot)
 			err_clear(&err);
 			rc = UNIAP_OK;
 		}
-		if (rc == UNIAP_OK)
+		if (rc == UNIAP_OK) {
 			done_before += rs[n_runs].n_candidates;
+			spent_worker_s += rs[n_runs].worker_s;
+			budget_out |= rs[n_runs].budget_spent;
+		}
 	}
 	pthread_mutex_lock(&r->lock);
 	user_cancel = slot->user_cancel;
@@ -846,7 +851,13 @@ static void runner_run_job(struct runner_slot *slot)
 		                       rs[0].best >= 0 ? &rs[0].eval.tpi_s : NULL, &slot->lease, NULL) == UNIAP_E_CONFLICT)
 			runner_lost(slot);
 		pthread_mutex_unlock(&slot->progress_lock);
-		if (text)
+		if (budget_out && rs[0].best < 0) {
+			char msg[160];
+
+			snprintf(msg, sizeof(msg), "budget: the job spent its %.6g worker seconds (--job-budget) before"
+			         " any candidate gave a plan", budget);
+			runner_end(slot, STORE_JOB_FAILED, NULL, 0, msg, 0);
+		} else if (text)
 			runner_end(slot, STORE_JOB_SUCCEEDED, text, len, NULL, opt_clock_s() - t0);
 		else
 			runner_end(slot, STORE_JOB_FAILED, NULL, 0, "result: out of memory", 0);
@@ -927,6 +938,8 @@ uniap_code runner_start(const struct runner_config *cfg, struct runner **out, st
 
 	if (!cfg->store)
 		return err_set(err, UNIAP_E_ARG, "runner: store: required");
+	if (cfg->spare_jobs < 0 || cfg->spare_jobs > 1)
+		return err_set(err, UNIAP_E_ARG, "--spare-jobs: must be 0 or 1, got %d", cfg->spare_jobs);
 	if (cfg->jobs < 0 || cfg->jobs > RUNNER_JOBS_MAX)
 		return err_set(err, UNIAP_E_ARG, "--jobs: must be 1..%d, got %d", RUNNER_JOBS_MAX, cfg->jobs);
 	if (!(cfg->lease_s == 0 || (cfg->lease_s >= 1 && cfg->lease_s <= 86400)))
@@ -944,6 +957,8 @@ uniap_code runner_start(const struct runner_config *cfg, struct runner **out, st
 		r->cfg.workers = cores > 0 && cores < POOL_THREADS_MAX ? (int)cores : 1;
 	if (r->cfg.lease_s == 0)
 		r->cfg.lease_s = RUNNER_DEFAULT_LEASE_S;
+	if (r->cfg.job_budget_worker_s == 0)
+		r->cfg.job_budget_worker_s = RUNNER_DEFAULT_JOB_BUDGET_S;
 	r->lease_ms = (int64_t)llround(r->cfg.lease_s * 1000);
 	if ((rc = store_owner_new(r->owner, err)) != UNIAP_OK) {
 		free(r);
@@ -954,7 +969,7 @@ uniap_code runner_start(const struct runner_config *cfg, struct runner **out, st
 	pthread_cond_init(&r->idle, NULL);
 	pthread_mutex_init(&r->solve_lock, NULL);
 	pc.threads = r->cfg.workers;
-	pc.queue_cap = 2 * r->cfg.workers * (r->cfg.jobs + 1);
+	pc.queue_cap = 2 * r->cfg.workers * (r->cfg.jobs + 1); /* room for a spare thread's job too */
 	pc.max_output_bytes = OPT_PACK_MAX;
 	if ((rc = pool_new(&pc, &r->pool, err)) != UNIAP_OK) {
 		pthread_mutex_destroy(&r->solve_lock);
@@ -964,7 +979,7 @@ uniap_code runner_start(const struct runner_config *cfg, struct runner **out, st
 		free(r);
 		return rc;
 	}
-	r->n_slots = r->cfg.jobs + 1;
+	r->n_slots = r->cfg.jobs + (r->cfg.spare_jobs ? 1 : 0);
 	for (i = 0; i < r->n_slots; i++) {
 		struct runner_slot *s = &r->slots[i];
 

@@ -6,8 +6,9 @@
  * time limit - recording progress, results and transitions.
  *
  * Threads and processes: `jobs` job threads each run one job at a time, and
- * one spare job thread runs only jobs of tenants that have none running (a
- * tenant's first job never waits behind another tenant's, docs/jobs.md); all
+ * with spare_jobs one spare job thread runs only jobs of tenants that have
+ * none running (a tenant's first job never waits behind another tenant's,
+ * docs/jobs.md); all
  * their candidate solves go to one pool of `workers` forked worker processes
  * (core/pool.h: CBC is never called from two threads of one process).  HTTP
  * threads never wait for a job: they queue it in the store and wake the
@@ -48,13 +49,20 @@ struct cJSON;
 
 struct runner_config {
 	struct store *store;     /* borrowed; outlives the runner */
-	int jobs;                /* job threads, 1..RUNNER_MAX_JOBS; 0: 2 (plus the spare one) */
+	int jobs;                /* job threads, 1..RUNNER_MAX_JOBS; 0: 2 */
+	int spare_jobs;          /* 1: one more job thread, only for tenants with no job running; 0: none */
 	int workers;             /* solver processes at once (shared), 1..POOL_THREADS_MAX; 0: online cores */
 	int no_cache;            /* 1: never read or write the cost cache */
 	FILE *log;               /* one JSON line per job transition; NULL: none */
+	double job_budget_worker_s; /* a plan job's cap on worker seconds (its candidate solves' wall
+	                            seconds, all targets together); < 0: none; 0: RUNNER_DEFAULT_JOB_BUDGET_S */
 	double lease_s;          /* a claim's lease, renewed every lease_s/3 (runner_lease_tick);
 	                            1..86400; 0: RUNNER_DEFAULT_LEASE_S */
 };
+
+/* Worker seconds a plan job may spend by default (--job-budget; docs/jobs.md, "Budget"):
+ * two hours of one worker, far above any catalog problem, a stop for runaway ones. */
+#define RUNNER_DEFAULT_JOB_BUDGET_S 7200.0
 
 /* How long a running job stays this process's without a renewal (docs/jobs.md, "Leases"). */
 #define RUNNER_DEFAULT_LEASE_S 30.0

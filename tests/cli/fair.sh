@@ -5,7 +5,8 @@
 # come, first served started it only after one of them ended); timing is compared, never measured against
 # a number, so a loaded or sanitized machine still passes.  Also: the fair
 # claim and the spare job thread show in the transition log (B's job starts
-# while A's jobs run).  Needs curl, grep, sed.  Prints "fair: N passed, N failed".
+# while A's jobs run).  Then a job over its --job-budget stops early with
+# the best plan so far, or fails saying so.  Needs curl, grep, sed.  Prints "fair: N passed, N failed".
 set -u
 . "$(dirname "$0")/lib.inc"
 UNIAPD=${UNIAPD:-build/uniapd}
@@ -18,7 +19,7 @@ check tenant-a 0 "uk_" -- "$UNIAPD" tenant add ta --db "$DB" --max-jobs 100
 A=$(tail -n 1 "$tmp/out")
 check tenant-b 0 "uk_" -- "$UNIAPD" tenant add tb --db "$DB" --max-jobs 100
 B=$(tail -n 1 "$tmp/out")
-if ! start_uniapd --jobs 2 --workers 2 --no-cache --grace 0; then
+if ! start_uniapd --jobs 2 --spare-jobs 1 --workers 2 --no-cache --grace 0; then
 	bad "start: $(head -c 300 "$tmp/log")"
 	summary fair
 	exit 1
@@ -54,6 +55,28 @@ sl=$(grep -n "\"event\":\"job\",\"job\":$small," "$tmp/log" | grep '"to":"runnin
 ll=$(grep -n "\"event\":\"job\",\"job\":$last," "$tmp/log" | grep '"to":"succeeded"' | head -n 1 | cut -d: -f1)
 if [ -n "$sl" ] && [ -n "$ll" ] && [ "$sl" -lt "$ll" ]; then ok; else
 	bad "log: small job started at line '$sl', A's last ended at line '$ll'"; fi
+stop_uniapd
+if [ "$stopped" -eq 0 ]; then ok; else bad "stop: exit $stopped"; fi
+
+# ---- the whole-job budget: 1 worker second stops a heavy job early; it ends
+# with the best plan so far (succeeded) or, with none, fails saying why
+if ! start_uniapd --jobs 1 --workers 2 --no-cache --grace 0 --job-budget 1; then
+	bad "start --job-budget: $(head -c 300 "$tmp/log")"
+	summary fair
+	exit 1
+fi
+printf '{"cluster":"envb","model":"t5-large","batch":48,"time_limit_s":0.5}' >"$tmp/b.json"
+call budget-submit 202 '"id":' POST /v1/plans "$A" "$tmp/b.json"
+jb=$(jid)
+if wait_job "$jb" "$A" "succeeded failed canceled" 1200; then ok; else bad "budget job $jb: $(head -c 300 "$tmp/job")"; fi
+case $(jst "$tmp/job") in
+succeeded)
+	call budget-result 200 '"status":"budget"' GET "/v1/jobs/$jb" "$A"
+	if grep -qF 'budget of 1 worker seconds ran out' "$tmp/body"; then ok; else bad "budget: no note: $(head -c 300 "$tmp/body")"; fi ;;
+failed)
+	if grep -qF 'budget: the job spent its 1 worker seconds' "$tmp/job"; then ok; else bad "budget: $(head -c 300 "$tmp/job")"; fi ;;
+*) bad "budget job $jb: $(head -c 300 "$tmp/job")" ;;
+esac
 stop_uniapd
 if [ "$stopped" -eq 0 ]; then ok; else bad "stop: exit $stopped"; fi
 summary fair

@@ -360,6 +360,54 @@ static void cancel_after_first(void *ctx, size_t done, size_t total, double best
 		atomic_store(flag, 1);
 }
 
+/* The run's budget of worker seconds: a tiny one lets the first candidates
+ * (those dispatched before any ended) solve and reports the rest as
+ * "budget"; the result says the budget was spent and what was used. */
+static void test_budget(void **state)
+{
+	static const int dev[] = { 4 };
+	static const double bw[] = { 10 };
+	struct cluster_profile cl;
+	struct model_profile m;
+	struct uop_result r;
+	struct uop_options o;
+	struct uniap_err err;
+	size_t i, n_budget = 0, n_solved = 0;
+
+	(void)state;
+	assert_int_equal(fx_cluster(&cl, 1, 4, dev, bw, 1, 16e9, 0, 1), 0);
+	assert_int_equal(fx_model_chain(&m, 4, MODEL_FP32, 4e-3, 0, 12e6, 2e8, 0, 2e6, 2e6), 0);
+	uop_options_init(&o);
+	o.batch = 8;
+	o.threads = 1;
+	o.budget_worker_s = 1e-9;
+	assert_int_equal(uop_run(&cl, &m, &o, NULL, &r, &err), UNIAP_OK);
+	assert_true(r.budget_spent);
+	assert_true(r.worker_s > 0);
+	assert_false(r.optimal);
+	for (i = 0; i < r.n_candidates; i++) {
+		if (strcmp(r.candidates[i].status, "budget") == 0) {
+			n_budget++;
+			assert_non_null(strstr(r.candidates[i].note, "budget"));
+		} else if (strcmp(r.candidates[i].status, "optimal") == 0 ||
+		           strcmp(r.candidates[i].status, "feasible") == 0) {
+			n_solved++;
+		}
+	}
+	assert_true(n_budget > 0);
+	assert_true(n_solved >= 1);
+	uop_result_release(&r);
+	/* no budget: nothing is left unsolved for it */
+	o.budget_worker_s = 0;
+	assert_int_equal(uop_run(&cl, &m, &o, NULL, &r, &err), UNIAP_OK);
+	assert_false(r.budget_spent);
+	for (i = 0; i < r.n_candidates; i++)
+		assert_string_not_equal(r.candidates[i].status, "budget");
+	uop_result_release(&r);
+	model_release(&m);
+	cluster_release(&cl);
+}
+
 static void test_cancel(void **state)
 {
 	static const int dev[] = { 4 };
@@ -665,6 +713,7 @@ int main(void)
 		cmocka_unit_test(test_workers_equal_inline),
 		cmocka_unit_test(test_spaces),
 		cmocka_unit_test(test_cancel),
+		cmocka_unit_test(test_budget),
 		cmocka_unit_test(test_memo),
 		cmocka_unit_test(test_memo_lies),
 	};
