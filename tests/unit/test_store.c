@@ -741,7 +741,7 @@ static void test_leases(void **state)
 	assert_true(strspn(owner, "0123456789abcdef") == STORE_OWNER_CHARS);
 	assert_string_not_equal(owner, other);
 	assert_int_equal(store_job_claim(s, "short", 1000, &claimed, NULL, &err), UNIAP_E_ARG);
-	assert_int_equal(store_tenant_add(s, "t", 10, 0, &t, key, &err), UNIAP_OK);
+	assert_int_equal(store_tenant_add(s, "t", 10, (int64_t)1 << 30, &t, key, &err), UNIAP_OK);
 	assert_int_equal(store_job_create(s, t, NULL, "{\"a\":1}", 7, &live, &existed, &err), UNIAP_OK);
 	assert_int_equal(store_job_create(s, t, NULL, "{\"a\":2}", 7, &dead, &existed, &err), UNIAP_OK);
 
@@ -823,9 +823,9 @@ static void test_fair_claim(void **state)
 	int64_t a, b, c, ja[4], jb[2], jc, claimed = 0;
 	int existed, i;
 
-	assert_int_equal(store_tenant_add(s, "a", 10, 0, &a, key, &err), UNIAP_OK);
-	assert_int_equal(store_tenant_add(s, "b", 10, 0, &b, key, &err), UNIAP_OK);
-	assert_int_equal(store_tenant_add(s, "c", 10, 0, &c, key, &err), UNIAP_OK);
+	assert_int_equal(store_tenant_add(s, "a", 10, (int64_t)1 << 30, &a, key, &err), UNIAP_OK);
+	assert_int_equal(store_tenant_add(s, "b", 10, (int64_t)1 << 30, &b, key, &err), UNIAP_OK);
+	assert_int_equal(store_tenant_add(s, "c", 10, (int64_t)1 << 30, &c, key, &err), UNIAP_OK);
 	for (i = 0; i < 4; i++)
 		assert_int_equal(store_job_create(s, a, NULL, "{}", 2, &ja[i], &existed, &err), UNIAP_OK);
 	for (i = 0; i < 2; i++)
