@@ -14,7 +14,8 @@
 #       succeeded, seconds.
 # One line: "under attack: GET p99 X ms (quiet Y ms), small plan job Z s
 # (quiet W s); ...".  uniapd runs --no-cache so that the second small job is
-# solved, not read back.  bash for /dev/tcp; wrk (deps/debian-bench.txt).
+# solved, not read back; UNIAPD_ARGS adds options (e.g. --spare-jobs 1).
+# bash for /dev/tcp; wrk (deps/debian-bench.txt).
 # Figures, not assertions: compare runs of one machine only.
 set -eu
 UNIAPD=${1:-build/uniapd}
@@ -31,7 +32,8 @@ command -v wrk >/dev/null 2>&1 || { echo "bench/attack.sh: wrk not found; run: s
 DB=$tmp/uniap.db
 A=$("$UNIAPD" tenant add attacker --db "$DB" --max-jobs 8 | tail -n 1)
 B=$("$UNIAPD" tenant add victim --db "$DB" | tail -n 1)
-bench_start bench/attack.sh "$UNIAPD" "$tmp/uniapd.log" --db "$DB" --no-cache
+# shellcheck disable=SC2086
+bench_start bench/attack.sh "$UNIAPD" "$tmp/uniapd.log" --db "$DB" --no-cache ${UNIAPD_ARGS:-}
 J="Content-Type: application/json"
 kids=
 attack_cleanup() {
@@ -105,4 +107,4 @@ sleep 3
 attack_job=$(small_job)
 attack_p99=$(get_p99)
 echo "under attack: GET p99 $attack_p99 ms (quiet $quiet_p99 ms), small plan job $attack_job s (quiet $quiet_job s);" \
-	"$SLOW slowloris connections, $EVALS heavy evaluate loops, $JOBS heavy jobs of another tenant; $(nproc) cores"
+	"$SLOW slowloris connections, $EVALS heavy evaluate loops, $JOBS heavy jobs of another tenant; $(nproc) cores${UNIAPD_ARGS:+; $UNIAPD_ARGS}"
