@@ -15,10 +15,6 @@
 #include "fuzz_import.h"
 #include "galvatron.h"
 
-#define FUZZ_GALV_CODES                                                                 \
-	(FUZZ_CODE(UNIAP_E_INVALID) | FUZZ_CODE(UNIAP_E_MALFORMED) | FUZZ_CODE(UNIAP_E_NOTFOUND) | \
-	 FUZZ_CODE(UNIAP_E_ARG) | FUZZ_CODE(UNIAP_E_LIMIT) | FUZZ_CODE(UNIAP_E_NOMEM))
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct galv_hw_input in = {
@@ -43,14 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	in.sp_time = fuzz_import_object(body, "sp_time");
 	if (in.allreduce) {
 		rc = galv_cluster_json(&in, &out, NULL, &err);
-		if (rc == UNIAP_OK) {
-			FUZZ_CHECK(out != NULL, "UNIAP_OK without a document");
-			fuzz_import_decodes(out, 1);
-		} else {
-			fuzz_check_err(rc, &err, FUZZ_GALV_CODES, rc == UNIAP_E_ARG ? NULL : "fz");
-			FUZZ_CHECK(out == NULL, "%s with a document", uniap_code_name(rc));
-		}
-		cJSON_Delete(out);
+		fuzz_galv_outcome(rc, out, &err, 1);
 	}
 	cJSON_Delete(body);
 	return 0;

@@ -41,6 +41,29 @@ static inline void fuzz_import_decodes(const cJSON *doc, int cluster)
 	cJSON_free(text);
 }
 
+/* The codes the Galvatron importers may answer (galvatron.h). */
+#define FUZZ_GALV_CODES                                                                 \
+	(FUZZ_CODE(UNIAP_E_INVALID) | FUZZ_CODE(UNIAP_E_MALFORMED) | FUZZ_CODE(UNIAP_E_NOTFOUND) | \
+	 FUZZ_CODE(UNIAP_E_ARG) | FUZZ_CODE(UNIAP_E_LIMIT) | FUZZ_CODE(UNIAP_E_NOMEM))
+
+/*
+ * A Galvatron importer's outcome: UNIAP_OK with a document that decodes as
+ * a cluster (cluster != 0) or a model, or one of FUZZ_GALV_CODES with no
+ * document and a message rooted at "fz" (UNIAP_E_ARG's at anything).  Frees
+ * out (taken, may be NULL).
+ */
+static inline void fuzz_galv_outcome(uniap_code rc, cJSON *out, const struct uniap_err *err, int cluster)
+{
+	if (rc == UNIAP_OK) {
+		FUZZ_CHECK(out != NULL, "UNIAP_OK without a document");
+		fuzz_import_decodes(out, cluster);
+	} else {
+		fuzz_check_err(rc, err, FUZZ_GALV_CODES, rc == UNIAP_E_ARG ? NULL : "fz");
+		FUZZ_CHECK(out == NULL, "%s with a document", uniap_code_name(rc));
+	}
+	cJSON_Delete(out);
+}
+
 /* Member key of obj (borrowed) when it is an object, else NULL. */
 static inline const cJSON *fuzz_import_object(const cJSON *obj, const char *key)
 {
