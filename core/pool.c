@@ -21,7 +21,7 @@
  *   hitting a recycled pid), and reaping needs no lock.
  * - The worker's own supervision state (pid, reply pipe, pidfd, reply
  *   buffer) lives on its stack: unshared, unlocked.
- * - entries[] (queue_cap slots) and workers[] (threads slots) are allocated
+ * - entries[] (queue_cap slots) and workers[] (threads + spare_threads slots) are allocated
  *   once by pool_new() and owned by the pool.  A queued entry holds a copy of
  *   the caller's struct pool_task; the buffers it points to stay the
  *   caller's.  A slot is released when a worker takes the task (so queue_cap
@@ -83,27 +83,30 @@ struct pool_list {
 };
 
 /*
- * Round-robin over tags: a worker takes the pending task whose tag got a
- * worker least recently (a tag not in served[] never did, or long ago: it
- * goes first), the oldest of that tag, so each group's next task goes in
- * turn and one large group cannot hold every worker while others wait.
- * served[] remembers the POOL_SERVED_TAGS most recent tags; the oldest entry
- * makes room for a new one.
+ * Round-robin over groups, then tags: a worker takes the pending task whose
+ * group got a worker least recently (one not in served_groups[] never did, or
+ * long ago: it goes first), among those the one whose tag did, the oldest of
+ * that tag; so each group's next task goes in turn, and within a group each
+ * tag's, and one large group cannot hold every worker while others wait.
+ * Each table remembers the POOL_SERVED_TAGS most recent keys; the oldest
+ * entry makes room for a new one.
  */
 #define POOL_SERVED_TAGS 64
 
 struct pool_served {
-	uint64_t tag;
-	uint64_t seq;   /* start_seq when the tag last got a worker; 0: free entry */
+	uint64_t tag;   /* a tag or a group */
+	uint64_t seq;   /* start_seq when it last got a worker; 0: free entry */
 };
 
 struct pool_worker {
 	struct pool *pool;
 	pthread_t thread;
 	int attn_r, attn_w;   /* attention pipe (non-blocking): written under mu */
+	int spare;            /* one of the spare_threads (immutable) */
 	int busy;             /* mu: owns a task, from taking it to the end of done */
 	pool_ticket id;       /* mu: that task */
 	uint64_t tag;         /* mu */
+	uint64_t group;       /* mu: that task's group (its tag when it named none) */
 	int cancel_requested; /* mu */
 	int finishing;        /* mu: outcome being decided; too late to cancel */
 };
@@ -118,11 +121,14 @@ struct pool {
 	struct pool_list free_list;  /* mu */
 	struct pool_list pending;    /* mu: in submission order; taken round-robin over tags */
 	struct pool_served served[POOL_SERVED_TAGS]; /* mu: when each recent tag last got a worker */
+	struct pool_served served_groups[POOL_SERVED_TAGS]; /* mu: when each recent group did */
 	uint64_t start_seq;          /* mu: tasks started so far (the clock of served[]) */
 	struct pool_list canceled;   /* mu: FIFO */
-	struct pool_worker *workers; /* [cfg.threads] */
+	struct pool_worker *workers; /* [cfg.threads + cfg.spare_threads], the spare ones last */
+	int n_workers;               /* cfg.threads + cfg.spare_threads */
 	int n_started;               /* threads running; written only before publication */
 	int n_idle;                  /* mu: threads waiting on work_cv */
+	int n_idle_regular;          /* mu: of them, not spare */
 	int shutting_down;           /* mu */
 	pool_ticket next_id;         /* mu */
 };
@@ -758,46 +764,71 @@ finish:
 		(void)close(pidfd);
 }
 
-/* When tag last got a worker (0: not among the recent ones); mu held. */
-static uint64_t pool_served_seq(const struct pool *p, uint64_t tag)
+/* A task's group: the one it names, else its tag. */
+static uint64_t pool_task_group(const struct pool_task *t)
+{
+	return t->group ? t->group : t->tag;
+}
+
+/* When key last got a worker by table (0: not among the recent ones); mu held. */
+static uint64_t pool_served_seq(const struct pool_served *table, uint64_t key)
 {
 	for (int i = 0; i < POOL_SERVED_TAGS; i++)
-		if (p->served[i].seq && p->served[i].tag == tag)
-			return p->served[i].seq;
+		if (table[i].seq && table[i].tag == key)
+			return table[i].seq;
 	return 0;
 }
 
-/* Records that tag got a worker now; mu held. */
-static void pool_served_mark(struct pool *p, uint64_t tag)
+/* Records in table that key got a worker at seq; mu held. */
+static void pool_served_mark(struct pool_served *table, uint64_t key, uint64_t seq)
 {
 	int slot = 0;
 
-	p->start_seq++;
 	for (int i = 0; i < POOL_SERVED_TAGS; i++) {
-		if (p->served[i].seq && p->served[i].tag == tag) {
+		if (table[i].seq && table[i].tag == key) {
 			slot = i;
 			break;
 		}
-		if (p->served[i].seq < p->served[slot].seq)
+		if (table[i].seq < table[slot].seq)
 			slot = i; /* a free entry (0) or the least recent */
 	}
-	p->served[slot].tag = tag;
-	p->served[slot].seq = p->start_seq;
+	table[slot].tag = key;
+	table[slot].seq = seq;
 }
 
-/* The pending entry to start next (round-robin over tags, above); mu held,
- * pending not empty.  O(pending x POOL_SERVED_TAGS): queue_cap is small. */
-static struct pool_entry *pool_next_pending(const struct pool *p)
+/* 1 when a task of group is running (or in its done callback); mu held. */
+static int pool_group_running(const struct pool *p, uint64_t group)
 {
-	struct pool_entry *best = p->pending.head, *e;
-	uint64_t best_seq = pool_served_seq(p, best->task.tag);
+	for (int i = 0; i < p->n_workers; i++)
+		if (p->workers[i].busy && p->workers[i].group == group)
+			return 1;
+	return 0;
+}
 
-	for (e = best->next; e && best_seq > 0; e = e->next) {
-		uint64_t seq = pool_served_seq(p, e->task.tag);
+/* The pending entry that worker w starts next (round-robin over groups, then
+ * tags, above), or NULL when it may take none: a spare thread takes only a
+ * task whose group has nothing running, and only while no regular thread is
+ * idle.  mu held.  O(pending x (POOL_SERVED_TAGS + workers)): queue_cap is small. */
+static struct pool_entry *pool_next_pending(const struct pool *p, const struct pool_worker *w)
+{
+	struct pool_entry *best = NULL, *e;
+	uint64_t best_g = 0, best_t = 0;
 
-		if (seq < best_seq) {
+	if (w->spare && p->n_idle_regular > 0)
+		return NULL;
+	for (e = p->pending.head; e; e = e->next) {
+		uint64_t group = pool_task_group(&e->task), g, t;
+
+		if (w->spare && pool_group_running(p, group))
+			continue;
+		g = pool_served_seq(p->served_groups, group);
+		t = pool_served_seq(p->served, e->task.tag);
+		if (!best || g < best_g || (g == best_g && t < best_t)) {
 			best = e;
-			best_seq = seq;
+			best_g = g;
+			best_t = t;
+			if (g == 0 && t == 0)
+				break; /* neither was served lately: nothing goes before it */
 		}
 	}
 	return best;
@@ -816,17 +847,21 @@ static void *pool_worker_main(void *arg)
 			pthread_mutex_lock(&p->mu);
 			continue;
 		}
-		if (p->pending.head) {
-			struct pool_entry *e = pool_next_pending(p);
+		struct pool_entry *e = p->pending.head ? pool_next_pending(p, w) : NULL;
+
+		if (e) {
 			struct pool_task task = e->task;
 			pool_ticket id = e->id;
 
-			pool_served_mark(p, task.tag);
+			p->start_seq++;
+			pool_served_mark(p->served, task.tag, p->start_seq);
+			pool_served_mark(p->served_groups, pool_task_group(&task), p->start_seq);
 			pool_list_remove(&p->pending, e);
 			pool_entry_release(p, e); /* queue_cap counts tasks waiting to start */
 			w->busy = 1;
 			w->id = id;
 			w->tag = task.tag;
+			w->group = pool_task_group(&task);
 			w->cancel_requested = 0;
 			w->finishing = 0;
 			pool_drain(w->attn_r); /* stale wake-ups of earlier tasks */
@@ -838,13 +873,18 @@ static void *pool_worker_main(void *arg)
 			w->busy = 0;
 			w->id = 0;
 			pthread_cond_broadcast(&p->idle_cv);
+			/* a group has one task fewer running: a spare thread may take its next */
+			if (p->cfg.spare_threads > 0 && p->pending.head)
+				pthread_cond_broadcast(&p->work_cv);
 			continue;
 		}
 		if (p->shutting_down)
 			break;
 		p->n_idle++;
+		p->n_idle_regular += !w->spare;
 		pthread_cond_wait(&p->work_cv, &p->mu);
 		p->n_idle--;
+		p->n_idle_regular -= !w->spare;
 	}
 	pthread_mutex_unlock(&p->mu);
 	return NULL;
@@ -864,7 +904,7 @@ static void pool_destroy(struct pool *p)
 	}
 	assert(!p->pending.head && !p->canceled.head);
 	if (p->workers) {
-		for (int i = 0; i < p->cfg.threads; i++) {
+		for (int i = 0; i < p->n_workers; i++) {
 			if (p->workers[i].attn_r >= 0)
 				(void)close(p->workers[i].attn_r);
 			if (p->workers[i].attn_w >= 0)
@@ -887,6 +927,9 @@ static uniap_code pool_check_config(const struct pool_config *cfg, struct uniap_
 	if (cfg->threads < 1 || cfg->threads > POOL_THREADS_MAX)
 		return err_set(err, UNIAP_E_ARG, "pool_config.threads: must be in [1, %d], got %d", POOL_THREADS_MAX,
 		               cfg->threads);
+	if (cfg->spare_threads < 0 || cfg->spare_threads > POOL_THREADS_MAX)
+		return err_set(err, UNIAP_E_ARG, "pool_config.spare_threads: must be in [0, %d], got %d",
+		               POOL_THREADS_MAX, cfg->spare_threads);
 	if (cfg->queue_cap < 1 || cfg->queue_cap > POOL_QUEUE_CAP_MAX)
 		return err_set(err, UNIAP_E_ARG, "pool_config.queue_cap: must be in [1, %d], got %d",
 		               POOL_QUEUE_CAP_MAX, cfg->queue_cap);
@@ -917,14 +960,16 @@ uniap_code pool_new(const struct pool_config *cfg, struct pool **out, struct uni
 	p->cfg = *cfg;
 	p->next_id = 1;
 	p->entries = calloc((size_t)cfg->queue_cap, sizeof(*p->entries));
-	p->workers = calloc((size_t)cfg->threads, sizeof(*p->workers));
+	p->n_workers = cfg->threads + cfg->spare_threads;
+	p->workers = calloc((size_t)p->n_workers, sizeof(*p->workers));
 	if (!p->entries || !p->workers) {
 		rc = err_set(err, UNIAP_E_NOMEM, "pool: out of memory for %d queue slots and %d threads",
 		             cfg->queue_cap, cfg->threads);
 		goto out;
 	}
-	for (int i = 0; i < cfg->threads; i++) {
+	for (int i = 0; i < p->n_workers; i++) {
 		p->workers[i].pool = p;
+		p->workers[i].spare = i >= cfg->threads;
 		p->workers[i].attn_r = p->workers[i].attn_w = -1;
 	}
 	for (int i = 0; i < cfg->queue_cap; i++)
@@ -937,7 +982,7 @@ uniap_code pool_new(const struct pool_config *cfg, struct pool **out, struct uni
 		rc = err_set(err, UNIAP_E_INTERNAL, "pool: cannot initialize a mutex or condition variable");
 		goto out;
 	}
-	for (int i = 0; i < cfg->threads; i++) {
+	for (int i = 0; i < p->n_workers; i++) {
 		int fds[2];
 		if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) {
 			rc = err_set(err, UNIAP_E_INTERNAL, "pool: pipe: %s", pool_strerror(errno, ebuf));
@@ -951,10 +996,10 @@ uniap_code pool_new(const struct pool_config *cfg, struct pool **out, struct uni
 	 * threads, and poll() is then never cut short by them. */
 	sigfillset(&all);
 	masked = pthread_sigmask(SIG_SETMASK, &all, &old) == 0;
-	for (int i = 0; i < cfg->threads; i++) {
+	for (int i = 0; i < p->n_workers; i++) {
 		int e = pthread_create(&p->workers[i].thread, NULL, pool_worker_main, &p->workers[i]);
 		if (e != 0) {
-			rc = err_set(err, UNIAP_E_INTERNAL, "pool: starting thread %d of %d: %s", i + 1, cfg->threads,
+			rc = err_set(err, UNIAP_E_INTERNAL, "pool: starting thread %d of %d: %s", i + 1, p->n_workers,
 			             pool_strerror(e, ebuf));
 			goto out;
 		}
@@ -1016,7 +1061,11 @@ uniap_code pool_submit(struct pool *p, const struct pool_task *task, pool_ticket
 	e->id = id = p->next_id++;
 	e->state = POOL_ENTRY_PENDING;
 	pool_list_push(&p->pending, e);
-	pthread_cond_signal(&p->work_cv);
+	/* with spare threads a woken one may not take it: wake all, each decides */
+	if (p->cfg.spare_threads > 0)
+		pthread_cond_broadcast(&p->work_cv);
+	else
+		pthread_cond_signal(&p->work_cv);
 out:
 	pthread_mutex_unlock(&p->mu);
 	if (rc == UNIAP_OK && out_id)

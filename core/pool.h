@@ -11,8 +11,13 @@
  *
  * Life of a task: pool_submit() copies the task descriptor into a bounded
  * queue (never blocks: UNIAP_E_LIMIT when full).  A pool thread takes the
- * queued task whose tag got a worker least recently (round-robin over tags,
- * FIFO within one), so one group cannot monopolise the workers.  It takes it,
+ * queued task whose group (a tenant) got a worker least recently, and within
+ * the group the one whose tag (a job) did (round-robin over groups, then
+ * tags, FIFO within one), so one group cannot monopolise the workers.  Spare
+ * threads (spare_threads) take only a task whose group has nothing running
+ * while every other thread is busy: a solve cannot be preempted, so a group
+ * that arrives while long tasks of others hold every worker still starts at
+ * once (docs/pool.md, "Spare workers").  It takes it,
  * fork()s, and the child calls task->work on the input it already has in
  * memory, writes the output back through a pipe (a struct pool_reply_header,
  * then the bytes, at most max_output_bytes) and leaves with _exit().  The pool
@@ -78,6 +83,8 @@ struct pool_config {
 	int threads;             /* worker threads = children at once, 1..POOL_THREADS_MAX */
 	int queue_cap;           /* tasks waiting to start, 1..POOL_QUEUE_CAP_MAX */
 	size_t max_output_bytes; /* cap on one reply's output, 1..POOL_OUTPUT_CAP_MAX */
+	int spare_threads;       /* more threads, each taking only a task of a group with nothing running,
+	                            and only while the `threads` are all busy; 0..POOL_THREADS_MAX */
 };
 
 /* What became of one task; handed to its done callback. */
@@ -124,8 +131,10 @@ struct pool_task {
 	pool_started_fn started; /* optional */
 	pool_done_fn done;     /* required */
 	void *ctx;             /* handed to started and done */
-	uint64_t tag;          /* a group (e.g. a job id): pool_cancel_tag, pool_wait_tag, and the unit of
+	uint64_t tag;          /* a job id, say: pool_cancel_tag, pool_wait_tag, and the inner unit of
 	                          the round-robin that picks the next task to start */
+	uint64_t group;        /* a tenant, say: the outer unit of the round-robin and of the spare
+	                          threads' rule; 0: the tag is the group */
 	double time_limit_s;   /* wall seconds from fork; 0 means none */
 };
 

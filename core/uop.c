@@ -543,6 +543,7 @@ static uniap_code uop_dispatch(struct uop_run *run, struct pool *pool, struct uo
 	for (;;) {
 		struct pool_task t = {
 			.work = uop_work, .arg = slot, .done = uop_done, .ctx = slot, .tag = o->tag,
+			.group = o->group,
 			.time_limit_s = o->time_limit_s > 0 ? o->time_limit_s + 5 : 0,
 		};
 		uniap_code rc = pool_submit(pool, &t, NULL, err);

@@ -108,6 +108,7 @@ struct uop_options {
 	int early_stop;             /* the paper's appendix-E rules */
 	int inline_solve;           /* solve in this process, one at a time (no workers) */
 	uint64_t tag;               /* pool tag of this run's tasks (for pool_cancel_tag) */
+	uint64_t group;             /* pool group of this run's tasks (a tenant: pool.h); 0: the tag */
 	uop_progress_fn progress;   /* optional, called from any thread, no lock held */
 	void *progress_ctx;
 	const atomic_int *cancel;   /* optional: when *cancel becomes non-zero the run stops */

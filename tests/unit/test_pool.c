@@ -306,7 +306,7 @@ static struct rec col_get(struct col *c, size_t i)
 
 static struct pool *make_pool(int threads, int queue_cap, size_t max_output_bytes)
 {
-	struct pool_config cfg = { threads, queue_cap, max_output_bytes };
+	struct pool_config cfg = { threads, queue_cap, max_output_bytes, 0 };
 	struct pool *p = NULL;
 	struct uniap_err err;
 
@@ -316,12 +316,12 @@ static struct pool *make_pool(int threads, int queue_cap, size_t max_output_byte
 	return p;
 }
 
-static pool_ticket submit(struct pool *p, struct rec *r, pool_work_fn work, const void *in, size_t in_len,
-                          void *arg, uint64_t tag, double time_limit_s)
+static pool_ticket submit_group(struct pool *p, struct rec *r, pool_work_fn work, const void *in,
+                                size_t in_len, void *arg, uint64_t tag, uint64_t group, double time_limit_s)
 {
 	struct pool_task t = {
 		.work = work, .in = in, .in_len = in_len, .arg = arg, .started = on_started,
-		.done = on_done, .ctx = r, .tag = tag, .time_limit_s = time_limit_s,
+		.done = on_done, .ctx = r, .tag = tag, .group = group, .time_limit_s = time_limit_s,
 	};
 	struct uniap_err err;
 	pool_ticket id = 0;
@@ -330,6 +330,12 @@ static pool_ticket submit(struct pool *p, struct rec *r, pool_work_fn work, cons
 	assert_int_equal(pool_submit(p, &t, &id, &err), UNIAP_OK);
 	assert_true(id != 0);
 	return id;
+}
+
+static pool_ticket submit(struct pool *p, struct rec *r, pool_work_fn work, const void *in, size_t in_len,
+                          void *arg, uint64_t tag, double time_limit_s)
+{
+	return submit_group(p, r, work, in, in_len, arg, tag, 0, time_limit_s);
 }
 
 /* No child of this process is left, reaped or not. */
@@ -367,13 +373,15 @@ static void test_config_and_task_checks(void **state)
 		struct pool_config cfg;
 		const char *field;
 	} bad_cfg[] = {
-		{ { 0, 4, 1024 }, "pool_config.threads" },
-		{ { -1, 4, 1024 }, "pool_config.threads" },
-		{ { POOL_THREADS_MAX + 1, 4, 1024 }, "pool_config.threads" },
-		{ { 1, 0, 1024 }, "pool_config.queue_cap" },
-		{ { 1, POOL_QUEUE_CAP_MAX + 1, 1024 }, "pool_config.queue_cap" },
-		{ { 1, 4, 0 }, "pool_config.max_output_bytes" },
-		{ { 1, 4, POOL_OUTPUT_CAP_MAX + 1 }, "pool_config.max_output_bytes" },
+		{ { 0, 4, 1024, 0 }, "pool_config.threads" },
+		{ { -1, 4, 1024, 0 }, "pool_config.threads" },
+		{ { POOL_THREADS_MAX + 1, 4, 1024, 0 }, "pool_config.threads" },
+		{ { 1, 0, 1024, 0 }, "pool_config.queue_cap" },
+		{ { 1, POOL_QUEUE_CAP_MAX + 1, 1024, 0 }, "pool_config.queue_cap" },
+		{ { 1, 4, 0, 0 }, "pool_config.max_output_bytes" },
+		{ { 1, 4, POOL_OUTPUT_CAP_MAX + 1, 0 }, "pool_config.max_output_bytes" },
+		{ { 1, 4, 1024, -1 }, "pool_config.spare_threads" },
+		{ { 1, 4, 1024, POOL_THREADS_MAX + 1 }, "pool_config.spare_threads" },
 	};
 	struct pool_task good = { .work = work_fill, .done = on_done };
 	struct pool_task bad_task[5];
@@ -809,6 +817,86 @@ static void test_tags_take_turns(void **state)
 	assert_no_children();
 }
 
+/* Round-robin over groups first: with the one worker busy, group 1 queues
+ * two tasks of job 1 and two of job 2, group 2 one of job 3 and one of job
+ * 4; they start 1, 5, 3, 6, 2, 4 (groups alternate; within group 1 its jobs
+ * alternate), where tags alone would have let group 1 start three of its
+ * four before group 2's second. */
+static void test_groups_take_turns(void **state)
+{
+	unsigned char in[4] = { 1, 2, 3, 4 };
+	static const uint64_t tags[7] = { 9, 1, 1, 2, 2, 3, 4 };
+	static const uint64_t groups[7] = { 9, 1, 1, 1, 1, 2, 2 };
+	static const int want_seq[7] = { 1, 2, 6, 4, 7, 3, 5 };
+	struct col c;
+	struct pool *p;
+	size_t n = 0;
+
+	(void)state;
+	col_init(&c, 7);
+	p = make_pool(1, 16, 1024);
+	c.pool = p;
+	submit_group(p, &c.recs[0], work_hang, NULL, 0, NULL, tags[0], groups[0], 0);
+	col_wait(&c, 0, 0);
+	for (size_t i = 1; i < 7; i++)
+		submit_group(p, &c.recs[i], work_fill, in, sizeof(in), NULL, tags[i], groups[i], SAFE_S);
+	assert_int_equal(pool_cancel_tag(p, 9, &n, NULL), UNIAP_OK);
+	assert_int_equal(n, 1);
+	for (size_t i = 0; i < 7; i++)
+		col_wait(&c, i, 1);
+	for (size_t i = 0; i < 7; i++) {
+		struct rec r = col_get(&c, i);
+
+		assert_int_equal(r.o.status, i == 0 ? POOL_CANCELED : POOL_OK);
+		assert_int_equal(r.start_seq, want_seq[i]);
+	}
+	pool_free(p);
+	col_release(&c);
+	assert_no_children();
+}
+
+/* A spare thread: while group 1's task holds the one regular thread, group
+ * 1's next task waits (the spare never takes a task of a group with one
+ * running, though it is idle), and group 2's tasks, submitted after it, run
+ * to the end on the spare; once group 1's first ends, its second starts. */
+static void test_spare_thread_serves_idle_groups(void **state)
+{
+	unsigned char in[4] = { 1, 2, 3, 4 };
+	struct pool_config cfg = { .threads = 1, .queue_cap = 8, .max_output_bytes = 1024, .spare_threads = 1 };
+	struct uniap_err err;
+	struct col c;
+	struct pool *p = NULL;
+	size_t n = 0;
+
+	(void)state;
+	err_clear(&err);
+	assert_int_equal(pool_new(&cfg, &p, &err), UNIAP_OK);
+	col_init(&c, 4);
+	c.pool = p;
+	submit_group(p, &c.recs[0], work_hang, NULL, 0, NULL, 1, 1, 0);
+	col_wait(&c, 0, 0);
+	submit_group(p, &c.recs[1], work_hang, NULL, 0, NULL, 2, 1, 0);
+	submit_group(p, &c.recs[2], work_fill, in, sizeof(in), NULL, 3, 2, SAFE_S);
+	col_wait(&c, 2, 1);
+	submit_group(p, &c.recs[3], work_fill, in, sizeof(in), NULL, 4, 2, SAFE_S);
+	col_wait(&c, 3, 1);
+	assert_int_equal(col_get(&c, 2).o.status, POOL_OK);
+	assert_int_equal(col_get(&c, 3).o.status, POOL_OK);
+	assert_int_equal(col_get(&c, 1).n_started, 0);
+	assert_int_equal(col_get(&c, 0).n_done, 0);
+
+	assert_int_equal(pool_cancel_tag(p, 1, &n, NULL), UNIAP_OK);
+	assert_int_equal(n, 1);
+	col_wait(&c, 1, 0);
+	assert_int_equal(col_get(&c, 0).o.status, POOL_CANCELED);
+	assert_int_equal(pool_cancel_tag(p, 2, &n, NULL), UNIAP_OK);
+	col_wait(&c, 1, 1);
+	assert_int_equal(col_get(&c, 1).o.status, POOL_CANCELED);
+	pool_free(p);
+	col_release(&c);
+	assert_no_children();
+}
+
 static void test_free_cancels_everything(void **state)
 {
 	enum { N = 5 };
@@ -874,7 +962,7 @@ static void test_parent_death_kills_children(void **state)
 	helper = fork();
 	assert_true(helper >= 0);
 	if (helper == 0) {
-		struct pool_config cfg = { 1, 1, 64 };
+		struct pool_config cfg = { 1, 1, 64, 0 };
 		struct pool_task t = {
 			.work = work_hang, .started = on_started_report_pid, .done = on_done_ignore, .ctx = &fds[1],
 		};
@@ -914,6 +1002,8 @@ int main(void)
 		cmocka_unit_test(test_bad_replies_fail_without_hanging),
 		cmocka_unit_test(test_tags_cancel_and_wait_by_group),
 		cmocka_unit_test(test_tags_take_turns),
+		cmocka_unit_test(test_groups_take_turns),
+		cmocka_unit_test(test_spare_thread_serves_idle_groups),
 		cmocka_unit_test(test_free_cancels_everything),
 		cmocka_unit_test(test_parent_death_kills_children),
 	};
