@@ -145,6 +145,15 @@ const struct store_migration store_migrations[] = {
 		"-- still have an order.\n"
 		"ALTER TABLE tenants ADD COLUMN last_served_seq INTEGER;\n",
 	},
+	{
+		8, "0008_tenant_job_budget.sql",
+		"-- 0008_tenant_job_budget.sql - a tenant's cap on one plan job's worker\n"
+		"-- seconds (its candidate solves' wall seconds, all targets together;\n"
+		"-- docs/jobs.md, \"Budget\").  0: none of its own, the operator's --job-budget\n"
+		"-- holds; above 0: the smaller of the two holds.  Set by `uniapd tenant add\n"
+		"-- --max-job-budget S` or `uniapd tenant set NAME --max-job-budget S`.\n"
+		"ALTER TABLE tenants ADD COLUMN max_job_worker_s REAL NOT NULL DEFAULT 0 CHECK (max_job_worker_s >= 0);\n",
+	},
 };
 
 const size_t store_migrations_count = sizeof(store_migrations) / sizeof(store_migrations[0]);

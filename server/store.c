@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -737,7 +738,8 @@ static uniap_code page_args(int64_t cursor, size_t *limit, struct uniap_err *err
 /* ---- tenants ---- */
 
 #define TENANT_COLS "id, name, created_at, coalesce(revoked_at, 0), max_concurrent_jobs, " \
-		    "max_stored_bytes"
+		    "max_stored_bytes, max_job_worker_s"
+#define TENANT_NCOLS 7 /* the columns of TENANT_COLS: a query's next one is at this index */
 
 static void tenant_from_row(sqlite3_stmt *st, struct store_tenant *t)
 {
@@ -747,6 +749,7 @@ static void tenant_from_row(sqlite3_stmt *st, struct store_tenant *t)
 	t->revoked_at_ms = sqlite3_column_int64(st, 3);
 	t->max_concurrent_jobs = sqlite3_column_int64(st, 4);
 	t->max_stored_bytes = sqlite3_column_int64(st, 5);
+	t->max_job_worker_s = sqlite3_column_double(st, 6);
 }
 
 static void tenant_from_row_any(sqlite3_stmt *st, void *p)
@@ -892,6 +895,60 @@ out:
 	return rc;
 }
 
+uniap_code store_tenant_set_quota(struct store *s, int64_t id, const struct store_tenant_quota *q,
+				  struct uniap_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	sqlite3 *db;
+	uniap_code rc;
+
+	if (!(q->max_job_worker_s < 0 || isfinite(q->max_job_worker_s)))
+		return err_set(err, UNIAP_E_INVALID, "max_job_worker_s: must be finite");
+	db = conn_get(s);
+	rc = begin_write(s, db, err);
+	if (rc == UNIAP_OK)
+		rc = prep_c(s, db, "UPDATE tenants SET"
+			  " max_concurrent_jobs = CASE WHEN ?1 >= 0 THEN ?1 ELSE max_concurrent_jobs END,"
+			  " max_stored_bytes = CASE WHEN ?2 >= 0 THEN ?2 ELSE max_stored_bytes END,"
+			  " max_job_worker_s = CASE WHEN ?3 >= 0 THEN ?3 ELSE max_job_worker_s END"
+			  " WHERE id = ?4", &st, err);
+	if (rc == UNIAP_OK) {
+		sqlite3_bind_int64(st, 1, q->max_concurrent_jobs);
+		sqlite3_bind_int64(st, 2, q->max_stored_bytes);
+		sqlite3_bind_double(st, 3, q->max_job_worker_s);
+		sqlite3_bind_int64(st, 4, id);
+		rc = step_done(db, st, "set tenant quota", err);
+	}
+	if (rc == UNIAP_OK && sqlite3_changes(db) == 0)
+		rc = err_set(err, UNIAP_E_NOTFOUND, "tenant %lld: not found", (long long)id);
+	if (rc == UNIAP_OK)
+		rc = commit(db, err);
+	unprep(s, db, st); /* conn_put rolls back what failed */
+	conn_put(s, db);
+	return rc;
+}
+
+uniap_code store_tenant_job_budget(struct store *s, int64_t id, double *worker_s, struct uniap_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	sqlite3 *db = conn_get(s);
+	int row = 0;
+	uniap_code rc = prep_c(s, db, "SELECT max_job_worker_s FROM tenants WHERE id = ?1", &st, err);
+
+	*worker_s = 0;
+	if (rc == UNIAP_OK) {
+		sqlite3_bind_int64(st, 1, id);
+		rc = step_row(db, st, &row, "tenant job budget", err);
+	}
+	if (rc == UNIAP_OK && !row)
+		rc = err_set(err, UNIAP_E_NOTFOUND, "tenant %lld: not found", (long long)id);
+	if (rc == UNIAP_OK)
+		*worker_s = sqlite3_column_double(st, 0);
+	unprep(s, db, st);
+	conn_put(s, db);
+	return rc;
+}
+
 uniap_code store_tenant_revoked(struct store *s, int64_t id, int *revoked, struct uniap_err *err)
 {
 	sqlite3_stmt *st = NULL;
@@ -934,8 +991,8 @@ uniap_code store_tenant_lookup(struct store *s, const char *key, struct store_te
 	rc = step_row(db, st, &row, "look up key", err);
 	if (rc != UNIAP_OK)
 		goto out;
-	if (!row || sqlite3_column_bytes(st, 6) != STORE_SHA256_BYTES ||
-	    !memeql_sec(sqlite3_column_blob(st, 6), hash, STORE_SHA256_BYTES)) {
+	if (!row || sqlite3_column_bytes(st, TENANT_NCOLS) != STORE_SHA256_BYTES ||
+	    !memeql_sec(sqlite3_column_blob(st, TENANT_NCOLS), hash, STORE_SHA256_BYTES)) {
 		rc = err_set(err, UNIAP_E_NOTFOUND, "api key: unknown");
 		goto out;
 	}

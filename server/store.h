@@ -119,6 +119,14 @@ struct store_tenant {
 	int64_t revoked_at_ms;      /* 0 while the key is valid */
 	int64_t max_concurrent_jobs;
 	int64_t max_stored_bytes;
+	double max_job_worker_s;    /* cap on one plan job's worker seconds; 0: none of its own */
+};
+
+/* A tenant's quotas to change (store_tenant_set_quota): a field below 0 stays as it is. */
+struct store_tenant_quota {
+	int64_t max_concurrent_jobs;
+	int64_t max_stored_bytes;
+	double max_job_worker_s;    /* 0: none of its own (the operator's --job-budget holds) */
 };
 
 /*
@@ -140,6 +148,17 @@ uniap_code store_tenant_list(struct store *s, int64_t cursor, size_t limit,
  * same transaction, cancels its queued jobs (*canceled of them; may be NULL).
  * UNIAP_E_NOTFOUND if no such tenant. */
 uniap_code store_tenant_revoke(struct store *s, int64_t id, size_t *canceled, struct uniap_err *err);
+
+/* Changes the quotas of tenant id that q (borrowed) gives (fields >= 0), in
+ * one transaction; they hold from the next request (jobs: from the next claim).
+ * UNIAP_E_NOTFOUND if no such tenant; UNIAP_E_INVALID for a budget that is
+ * not finite. */
+uniap_code store_tenant_set_quota(struct store *s, int64_t id, const struct store_tenant_quota *q,
+				  struct uniap_err *err);
+
+/* *worker_s = tenant id's cap on one plan job's worker seconds (0: none of its
+ * own); UNIAP_E_NOTFOUND if no such tenant. */
+uniap_code store_tenant_job_budget(struct store *s, int64_t id, double *worker_s, struct uniap_err *err);
 
 /* *revoked = 1 when tenant id was revoked (0 for an active or unknown one). */
 uniap_code store_tenant_revoked(struct store *s, int64_t id, int *revoked, struct uniap_err *err);
