@@ -107,9 +107,10 @@ static void uniapd_usage(FILE *out)
 	        "  --no-auth           single tenant, no keys (\"%s\"); only with a --listen host\n"
 	        "                      that is loopback (127.0.0.0/8, ::1) or resolves only to it\n"
 	        "  --jobs N            plan jobs run at once (default 2)\n"
-	        "  --spare-jobs N      1: one more job thread that runs only jobs of tenants with\n"
-	        "                      none running, so no tenant's first job waits for another\n"
-	        "                      tenant's to end (default 0)\n"
+	        "  --spare-jobs N      1: one more job thread and one more solver process, each\n"
+	        "                      only for tenants with nothing running there, so no\n"
+	        "                      tenant's job waits for another tenant's to end; 0: none\n"
+	        "                      (default 1)\n"
 	        "  --workers N         solver processes at once, shared by the jobs (default: cores)\n"
 	        "  --max-queued N      queued jobs of all tenants before 503 (default %d)\n"
 	        "  --max-time-limit S  cap on a plan's time_limit_s per candidate (default %g)\n"
@@ -275,7 +276,7 @@ enum uniapd_opt {
 	UNIAPD_OPT_HTTP_THREADS, UNIAPD_OPT_JOB_RETENTION, UNIAPD_OPT_CORS_ORIGIN, UNIAPD_OPT_MAX_STREAMS,
 	UNIAPD_OPT_MAX_JOBS, UNIAPD_OPT_MAX_BYTES, UNIAPD_OPT_METRICS_TOKEN_FILE, UNIAPD_OPT_EVALUATE_THREADS,
 	UNIAPD_OPT_EVALUATE_TIME_LIMIT, UNIAPD_OPT_MAX_BODY_IN_FLIGHT, UNIAPD_OPT_MAX_STORED_JOBS, UNIAPD_OPT_MAX_DB_BYTES, UNIAPD_OPT_LEASE, UNIAPD_OPT_JOB_BUDGET,
-	UNIAPD_OPT_SPARE_JOBS,
+	UNIAPD_OPT_SPARE_JOBS, UNIAPD_OPT_MAX_JOB_BUDGET,
 };
 
 /* The options that take a number: their range, integer or not. */
@@ -298,6 +299,7 @@ static const struct uniapd_number_opt {
 	{UNIAPD_OPT_MAX_STREAMS, "--max-streams", 1, 100000, 1},
 	{UNIAPD_OPT_MAX_JOBS, "--max-jobs", 0, 1e6, 1},
 	{UNIAPD_OPT_MAX_BYTES, "--max-bytes", 0, 1e15, 1},
+	{UNIAPD_OPT_MAX_JOB_BUDGET, "--max-job-budget", 0, 1e9, 0},
 	{UNIAPD_OPT_EVALUATE_THREADS, "--evaluate-threads", 1, 64, 1},
 	{UNIAPD_OPT_MAX_STORED_JOBS, "--max-stored-jobs", 1, 1e9, 1},
 	{UNIAPD_OPT_MAX_DB_BYTES, "--max-db-bytes", 65536, 1e15, 1},
@@ -401,6 +403,7 @@ static int uniapd_parse_args(int argc, char **argv, struct uniapd_options *opt)
 	opt->lease_s = RUNNER_DEFAULT_LEASE_S;
 	opt->job_budget_s = RUNNER_DEFAULT_JOB_BUDGET_S;
 	opt->job_retention_s = UNIAPD_JOB_RETENTION_S;
+	opt->spare_jobs = 1;
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -737,22 +740,32 @@ static uniap_code uniapd_anonymous(struct api_app *app, struct uniap_err *err)
 static void uniapd_tenant_usage(FILE *out, const char *cmd)
 {
 	if (cmd && strcmp(cmd, "add") == 0)
-		fprintf(out, "usage: uniapd tenant add NAME [--db FILE] [--max-jobs N] [--max-bytes N]\n\n"
+		fprintf(out, "usage: uniapd tenant add NAME [--db FILE] [--max-jobs N] [--max-bytes N]\n"
+		             "                           [--max-job-budget S]\n\n"
 		             "Adds a tenant and prints its new API key once, as the last line.\n"
 		             "NAME: 1..%d of A-Z a-z 0-9 . _ -\n"
-		             "--max-jobs N   its queued + running jobs at most (default %d; more: 429)\n"
-		             "--max-bytes N  its stored documents' bytes at most (default %lld; more: 413)\n",
+		             "--max-jobs N        its queued + running jobs at most (default %d; more: 429)\n"
+		             "--max-bytes N       its stored documents' and jobs' bytes at most (default %lld;\n"
+		             "                    more: 413)\n"
+		             "--max-job-budget S  worker seconds one of its plan jobs may spend, when below\n"
+		             "                    the service's --job-budget (default 0: that one holds)\n",
 		        UNIAPD_TENANT_NAME_MAX, UNIAPD_TENANT_MAX_JOBS, (long long)UNIAPD_TENANT_MAX_STORED_BYTES);
+	else if (cmd && strcmp(cmd, "set") == 0)
+		fprintf(out, "usage: uniapd tenant set NAME [--db FILE] [--max-jobs N] [--max-bytes N]\n"
+		             "                           [--max-job-budget S]\n\n"
+		             "Changes the quotas given (as for tenant add; the others stay). They hold from\n"
+		             "the tenant's next request, and for jobs from the next one that starts.\n");
 	else if (cmd && strcmp(cmd, "list") == 0)
 		fprintf(out, "usage: uniapd tenant list [--db FILE]\n\n"
-		             "Lists the tenants: id, name, created, revoked (never keys).\n");
+		             "Lists the tenants: id, name, created, revoked, quotas (never keys).\n");
 	else if (cmd && strcmp(cmd, "revoke") == 0)
 		fprintf(out, "usage: uniapd tenant revoke NAME [--db FILE]\n\n"
 		             "Revokes the tenant's key: its requests get 403 from then on (within a second).\n"
 		             "Its queued jobs are canceled at once; a running uniapd stops its running jobs\n"
 		             "within about a second (both end canceled, \"the tenant was revoked\").\n");
 	else
-		fprintf(out, "usage: uniapd tenant add NAME [--db FILE]\n"
+		fprintf(out, "usage: uniapd tenant add NAME [--db FILE] [quotas]\n"
+		             "       uniapd tenant set NAME [--db FILE] [quotas]\n"
 		             "       uniapd tenant list [--db FILE]\n"
 		             "       uniapd tenant revoke NAME [--db FILE]\n\n"
 		             "--db FILE defaults to env UNIAPD_DB, then %s.\n",
@@ -783,7 +796,8 @@ static uniap_code uniapd_tenant_print(struct store *s, struct uniap_err *err)
 	int64_t cursor = 0;
 	uniap_code rc;
 
-	printf("%-6s %-24s %-20s %s\n", "ID", "NAME", "CREATED", "REVOKED");
+	printf("%-6s %-24s %-20s %-20s %-8s %-12s %s\n", "ID", "NAME", "CREATED", "REVOKED", "MAX-JOBS", "MAX-BYTES",
+	       "MAX-JOB-BUDGET");
 	do {
 		struct store_tenant *page = NULL;
 		size_t n = 0;
@@ -797,7 +811,9 @@ static uniap_code uniapd_tenant_print(struct store *s, struct uniap_err *err)
 
 			uniapd_time(page[i].created_at_ms, created, sizeof(created));
 			uniapd_time(page[i].revoked_at_ms, revoked, sizeof(revoked));
-			printf("%-6lld %-24s %-20s %s\n", (long long)page[i].id, page[i].name, created, revoked);
+			printf("%-6lld %-24s %-20s %-20s %-8lld %-12lld %g\n", (long long)page[i].id, page[i].name, created,
+			       revoked, (long long)page[i].max_concurrent_jobs, (long long)page[i].max_stored_bytes,
+			       page[i].max_job_worker_s);
 		}
 		free(page);
 		cursor = next;
@@ -817,6 +833,7 @@ static int uniapd_tenant_main(int argc, char **argv)
 		{"db", required_argument, NULL, UNIAPD_OPT_DB},
 		{"max-jobs", required_argument, NULL, UNIAPD_OPT_MAX_JOBS},
 		{"max-bytes", required_argument, NULL, UNIAPD_OPT_MAX_BYTES},
+		{"max-job-budget", required_argument, NULL, UNIAPD_OPT_MAX_JOB_BUDGET},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -824,7 +841,8 @@ static int uniapd_tenant_main(int argc, char **argv)
 	const char *db = getenv("UNIAPD_DB"), *name = NULL;
 	char cmd_label[32];
 	int want_name, i, c, status = 1;
-	double max_jobs = UNIAPD_TENANT_MAX_JOBS, max_bytes = (double)UNIAPD_TENANT_MAX_STORED_BYTES;
+	double max_jobs = -1, max_bytes = -1, max_job_budget = -1; /* -1: not given */
+	int quotas = 0;
 	struct store *s = NULL;
 	struct store_tenant t;
 	struct uniap_err err;
@@ -836,7 +854,8 @@ static int uniapd_tenant_main(int argc, char **argv)
 		uniapd_tenant_usage(cmd ? stdout : stderr, NULL);
 		return cmd ? 0 : 2;
 	}
-	if (strcmp(cmd, "add") != 0 && strcmp(cmd, "list") != 0 && strcmp(cmd, "revoke") != 0) {
+	quotas = strcmp(cmd, "add") == 0 || strcmp(cmd, "set") == 0;
+	if (!quotas && strcmp(cmd, "list") != 0 && strcmp(cmd, "revoke") != 0) {
 		fprintf(stderr, "uniapd tenant: unknown command \"%s\" (see uniapd tenant --help)\n", cmd);
 		return 2;
 	}
@@ -845,7 +864,7 @@ static int uniapd_tenant_main(int argc, char **argv)
 	/* argv + 2: cmd stands where getopt expects the program's name */
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc - 2, argv + 2, "h", strcmp(cmd, "add") == 0 ? add_opts : opts, NULL)) != -1) {
+	while ((c = getopt_long(argc - 2, argv + 2, "h", quotas ? add_opts : opts, NULL)) != -1) {
 		switch (c) {
 		case 'h':
 			uniapd_tenant_usage(stdout, cmd);
@@ -859,6 +878,10 @@ static int uniapd_tenant_main(int argc, char **argv)
 			break;
 		case UNIAPD_OPT_MAX_BYTES:
 			if (uniapd_number(c, optarg, &max_bytes) != 0)
+				return 2;
+			break;
+		case UNIAPD_OPT_MAX_JOB_BUDGET:
+			if (uniapd_number(c, optarg, &max_job_budget) != 0)
 				return 2;
 			break;
 		default:
@@ -895,7 +918,13 @@ static int uniapd_tenant_main(int argc, char **argv)
 		char key[STORE_KEY_CHARS + 1];
 		int64_t id = 0;
 
-		rc = store_tenant_add(s, name, (int64_t)max_jobs, (int64_t)max_bytes, &id, key, &err);
+		rc = store_tenant_add(s, name, max_jobs < 0 ? UNIAPD_TENANT_MAX_JOBS : (int64_t)max_jobs,
+		                      max_bytes < 0 ? UNIAPD_TENANT_MAX_STORED_BYTES : (int64_t)max_bytes, &id, key, &err);
+		if (rc == UNIAP_OK && max_job_budget > 0) {
+			struct store_tenant_quota q = { -1, -1, max_job_budget };
+
+			rc = store_tenant_set_quota(s, id, &q, &err);
+		}
 		if (rc == UNIAP_OK) {
 			printf("tenant \"%s\" added with id %lld; its API key (shown once, only its hash is kept):\n%s\n",
 			       name, (long long)id, key);
@@ -903,6 +932,16 @@ static int uniapd_tenant_main(int argc, char **argv)
 		}
 	} else if (strcmp(cmd, "list") == 0) {
 		rc = uniapd_tenant_print(s, &err);
+	} else if (strcmp(cmd, "set") == 0) {
+		struct store_tenant_quota q = { (int64_t)max_jobs, (int64_t)max_bytes, max_job_budget };
+
+		rc = uniapd_tenant_find(s, name, &t, &err);
+		if (rc == UNIAP_OK)
+			rc = store_tenant_set_quota(s, t.id, &q, &err);
+		if (rc == UNIAP_OK && (max_jobs >= 0 || max_bytes >= 0 || max_job_budget >= 0))
+			printf("tenant \"%s\": quotas changed\n", name);
+		else if (rc == UNIAP_OK)
+			printf("tenant \"%s\": no quota given, nothing changed\n", name);
 	} else {
 		size_t canceled = 0;
 

@@ -774,7 +774,7 @@ static void runner_run_job(struct runner_slot *slot)
 	struct uniap_err err;
 	uniap_code rc;
 	double t0 = opt_clock_s(), spent_worker_s = 0, budget = r->cfg.job_budget_worker_s;
-	int user_cancel, stopping, budget_out = 0;
+	int user_cancel, stopping, budget_out = 0, budget_by_tenant = 0;
 
 	err_clear(&err);
 	memset(rs, 0, sizeof(rs));
@@ -795,6 +795,16 @@ static void runner_run_job(struct runner_slot *slot)
 	rc = runner_request_decode(job.request, job.request_bytes, &req, &err);
 	store_job_release(&job);
 	if (rc == UNIAP_OK) {
+		/* the tenant's own cap, when it has one below the operator's (docs/jobs.md, "Budget") */
+		double own = 0;
+
+		rc = store_tenant_job_budget(r->cfg.store, slot->tenant, &own, &err);
+		if (rc == UNIAP_OK && own > 0 && (budget <= 0 || own < budget)) {
+			budget = own;
+			budget_by_tenant = 1;
+		}
+	}
+	if (rc == UNIAP_OK) {
 		/* several targets are priced against the unconstrained optimum: planned too */
 		for (i = 0; i < req.n_targets && req.targets[i] != TARGET_ANY; i++)
 			;
@@ -809,6 +819,7 @@ static void runner_run_job(struct runner_slot *slot)
 			break;
 		req.opts.threads = r->cfg.workers;
 		req.opts.tag = (uint64_t)slot->job;
+		req.opts.group = (uint64_t)slot->tenant; /* the pool's round-robin and spare worker go by tenant */
 		req.opts.progress = runner_progress;
 		req.opts.progress_ctx = slot;
 		req.opts.cancel = &slot->cancel;
@@ -854,8 +865,9 @@ static void runner_run_job(struct runner_slot *slot)
 		if (budget_out && rs[0].best < 0) {
 			char msg[160];
 
-			snprintf(msg, sizeof(msg), "budget: the job spent its %.6g worker seconds (--job-budget) before"
-			         " any candidate gave a plan", budget);
+			snprintf(msg, sizeof(msg), "budget: the job spent its %.6g worker seconds (%s) before"
+			         " any candidate gave a plan", budget,
+			         budget_by_tenant ? "the tenant's max_job_worker_s" : "--job-budget");
 			runner_end(slot, STORE_JOB_FAILED, NULL, 0, msg, 0);
 		} else if (text)
 			runner_end(slot, STORE_JOB_SUCCEEDED, text, len, NULL, opt_clock_s() - t0);
@@ -885,6 +897,15 @@ static void runner_deadline(struct timespec *ts, double seconds)
 	}
 }
 
+/* 1 when a regular (not spare) job thread has no job; r->lock held. */
+static int runner_regular_idle(const struct runner *r)
+{
+	for (int i = 0; i < r->n_slots; i++)
+		if (!r->slots[i].spare && r->slots[i].job == 0)
+			return 1;
+	return 0;
+}
+
 static void *runner_thread(void *arg)
 {
 	struct runner_slot *slot = arg;
@@ -896,9 +917,12 @@ static void *runner_thread(void *arg)
 		struct store_lease lease;
 		struct timespec ts;
 
-		/* claimed and registered under the lock: a running job is always findable */
-		if ((slot->spare ? store_job_claim_idle : store_job_claim)(r->cfg.store, r->owner, r->lease_ms, &id,
-		                                                           &lease, NULL) != UNIAP_OK)
+		/* claimed and registered under the lock: a running job is always findable;
+		 * the spare thread claims only while every regular one runs a job */
+		if (slot->spare && runner_regular_idle(r))
+			id = 0;
+		else if ((slot->spare ? store_job_claim_idle : store_job_claim)(r->cfg.store, r->owner, r->lease_ms,
+		                                                                &id, &lease, NULL) != UNIAP_OK)
 			id = 0;
 		if (id == 0) {
 			if (r->pending_wakes > 0) {
@@ -969,6 +993,7 @@ uniap_code runner_start(const struct runner_config *cfg, struct runner **out, st
 	pthread_cond_init(&r->idle, NULL);
 	pthread_mutex_init(&r->solve_lock, NULL);
 	pc.threads = r->cfg.workers;
+	pc.spare_threads = r->cfg.spare_jobs; /* a worker kept as the spare job thread is (runner.h) */
 	pc.queue_cap = 2 * r->cfg.workers * (r->cfg.jobs + 1); /* room for a spare thread's job too */
 	pc.max_output_bytes = OPT_PACK_MAX;
 	if ((rc = pool_new(&pc, &r->pool, err)) != UNIAP_OK) {

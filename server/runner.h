@@ -8,9 +8,9 @@
  * Threads and processes: `jobs` job threads each run one job at a time, and
  * with spare_jobs one spare job thread runs only jobs of tenants that have
  * none running (a tenant's first job never waits behind another tenant's,
- * docs/jobs.md); all
- * their candidate solves go to one pool of `workers` forked worker processes
- * (core/pool.h: CBC is never called from two threads of one process).  HTTP
+ * docs/jobs.md); all their candidate solves go to one pool of `workers`
+ * forked worker processes (core/pool.h: CBC is never called from two threads
+ * of one process), grouped by tenant, with spare_jobs one spare worker too.  HTTP
  * threads never wait for a job: they queue it in the store and wake the
  * runner.  A job's candidates are memoized in the store's cost cache
  * (runner_memo_key), so a repeated or overlapping request reuses them.
@@ -50,7 +50,8 @@ struct cJSON;
 struct runner_config {
 	struct store *store;     /* borrowed; outlives the runner */
 	int jobs;                /* job threads, 1..RUNNER_MAX_JOBS; 0: 2 */
-	int spare_jobs;          /* 1: one more job thread, only for tenants with no job running; 0: none */
+	int spare_jobs;          /* 1: one more job thread and one more pool worker, each only for tenants
+	                            with nothing running there; 0: none */
 	int workers;             /* solver processes at once (shared), 1..POOL_THREADS_MAX; 0: online cores */
 	int no_cache;            /* 1: never read or write the cost cache */
 	FILE *log;               /* one JSON line per job transition; NULL: none */

@@ -58,6 +58,40 @@ if [ -n "$sl" ] && [ -n "$ll" ] && [ "$sl" -lt "$ll" ]; then ok; else
 stop_uniapd
 if [ "$stopped" -eq 0 ]; then ok; else bad "stop: exit $stopped"; fi
 
+# ---- the spare worker (default --spare-jobs 1): A holds the one regular worker
+if [ -n "${UNIAP_SANITIZED:-}" ]; then
+	echo "fair: the spare-worker check is skipped in a sanitized build (solves run inline, one at a time)"
+elif ! start_uniapd --jobs 1 --workers 1 --no-cache --grace 0; then
+	bad "start --workers 1: $(head -c 300 "$tmp/log")"
+else
+	# A: T5 on 64 A100s, batch 1024: its last candidates are MILPs that run to their limit
+	printf '{"cluster":"dgx-a100-x8","model":"t5-large","batch":1024,"time_limit_s":120}' >"$tmp/l.json"
+	call long-submit 202 '"id":' POST /v1/plans "$A" "$tmp/l.json"
+	jl=$(jid)
+	done_of() { sed -n 's/.*"candidates_done":\([0-9]*\).*/\1/p' "$tmp/body"; }
+	# wait until A's progress stands still for 2 s: one long candidate holds the worker
+	prev=-1 still=0 i=0
+	while [ $i -lt 240 ] && [ $still -lt 4 ]; do
+		req GET "/v1/jobs/$jl" "$A" >/dev/null
+		d=$(done_of)
+		if [ "$(jst)" = running ] && [ "$d" = "$prev" ]; then still=$((still + 1)); else still=0; fi
+		prev=$d
+		sleep 0.5
+		i=$((i + 1))
+	done
+	if [ $still -ge 4 ]; then ok; else bad "A's job $jl never held the worker for 2 s: $(head -c 300 "$tmp/body")"; fi
+	call small-spare 202 '"id":' POST /v1/plans "$B" "$tmp/s.json"
+	js=$(jid)
+	if wait_job "$js" "$B" "succeeded failed canceled" 120 && [ "$(jst "$tmp/job")" = succeeded ]; then ok; else
+		bad "small job $js beside A's long candidate: $(head -c 300 "$tmp/job")"; fi
+	call long-after 200 '"id":' GET "/v1/jobs/$jl" "$A"
+	if [ "$(jst)" = running ] && [ "$(done_of)" = "$prev" ]; then ok; else
+		bad "B's job ended after A's long candidate (A was at $prev candidates, now: $(head -c 300 "$tmp/body"))"; fi
+	call long-cancel 200 '"id":' DELETE "/v1/jobs/$jl" "$A"
+	stop_uniapd
+	if [ "$stopped" -eq 0 ]; then ok; else bad "stop: exit $stopped"; fi
+fi
+
 # ---- the whole-job budget: 1 worker second stops a heavy job early; it ends
 # with the best plan so far (succeeded) or, with none, fails saying why
 if ! start_uniapd --jobs 1 --workers 2 --no-cache --grace 0 --job-budget 1; then
@@ -77,6 +111,36 @@ failed)
 	if grep -qF 'budget: the job spent its 1 worker seconds' "$tmp/job"; then ok; else bad "budget: $(head -c 300 "$tmp/job")"; fi ;;
 *) bad "budget job $jb: $(head -c 300 "$tmp/job")" ;;
 esac
+stop_uniapd
+if [ "$stopped" -eq 0 ]; then ok; else bad "stop: exit $stopped"; fi
+
+# ---- the tenant's own cap: below the operator's --job-budget, it holds
+check quota-set 0 'quotas changed' -- "$UNIAPD" tenant set ta --db "$DB" --max-job-budget 1
+check quota-list 0 'ta .* 1$' -- "$UNIAPD" tenant list --db "$DB"
+if ! start_uniapd --jobs 1 --workers 2 --no-cache --grace 0 --job-budget 1000; then
+	bad "start --job-budget 1000: $(head -c 300 "$tmp/log")"
+	summary fair
+	exit 1
+fi
+call quota-submit 202 '"id":' POST /v1/plans "$A" "$tmp/b.json"
+jq=$(jid)
+if wait_job "$jq" "$A" "succeeded failed canceled" 1200; then ok; else bad "quota job $jq: $(head -c 300 "$tmp/job")"; fi
+case $(jst "$tmp/job") in
+succeeded)
+	call quota-result 200 '"status":"budget"' GET "/v1/jobs/$jq" "$A"
+	if grep -qF 'budget of 1 worker seconds ran out' "$tmp/body"; then ok; else bad "quota: no note: $(head -c 300 "$tmp/body")"; fi ;;
+failed)
+	if grep -qF "budget: the job spent its 1 worker seconds (the tenant's max_job_worker_s)" "$tmp/job"; then ok; else
+		bad "quota: $(head -c 300 "$tmp/job")"; fi ;;
+*) bad "quota job $jq: $(head -c 300 "$tmp/job")" ;;
+esac
+# tenant b has no cap of its own: the same job is not cut short
+call noquota-submit 202 '"id":' POST /v1/plans "$B" "$tmp/b.json"
+jn=$(jid)
+if wait_job "$jn" "$B" "succeeded failed canceled" 1200 && [ "$(jst "$tmp/job")" = succeeded ]; then ok; else
+	bad "uncapped job $jn: $(head -c 300 "$tmp/job")"; fi
+call noquota-result 200 '"id":' GET "/v1/jobs/$jn" "$B"
+if grep -qF '"status":"budget"' "$tmp/body"; then bad "tenant b's job was cut by a budget: $(head -c 300 "$tmp/body")"; else ok; fi
 stop_uniapd
 if [ "$stopped" -eq 0 ]; then ok; else bad "stop: exit $stopped"; fi
 summary fair

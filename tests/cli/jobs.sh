@@ -431,8 +431,9 @@ problem revoke-key 403 "was revoked" GET "/v1/jobs/$jd1" "$D"
 down
 
 # ---------------------------------------------------------------- 3 / 6. cancel, 429, 503
-# one job at a time, one queued job in all: t5-large on two DGX nodes solves for minutes
-up --jobs 1 --max-queued 1
+# one job at a time (no spare job thread), one queued job in all: t5-large on two DGX
+# nodes solves for minutes
+up --jobs 1 --spare-jobs 0 --max-queued 1
 printf '{"cluster":"dgx-a100-x2","model":"t5-large","batch":128}' >"$tmp/slow.json"
 submit slow-submit "$A" "$tmp/slow.json"
 js=$jobid
@@ -582,7 +583,7 @@ gone() {
 		gi=$((gi + 1))
 	done
 }
-up --jobs 1 --job-retention 2
+up --jobs 1 --spare-jobs 0 --job-retention 2
 if gone "$ja" "$A" 50; then ok; else bad "retention: old job $ja still there: $code $(head -c 200 "$tmp/body")"; fi
 submit keep-running "$A" "$tmp/slow.json"
 jr=$jobid

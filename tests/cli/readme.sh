@@ -165,7 +165,7 @@ else
 fi
 block '<!-- begin: tenant block' '<!-- end: tenant block' | sed -e 's/  *#.*$//' -e "s|^build/uniapd|$UNIAPD|" \
 	>"$tmp/tenants.sh"
-check tenant-block 0 "" -- test "$(wc -l <"$tmp/tenants.sh")" -eq 4
+check tenant-block 0 "" -- test "$(wc -l <"$tmp/tenants.sh")" -eq 5
 mkdir -p "$tmp/t"
 check tenant-lines 0 "" -- sh -e -c "cd \"$tmp/t\" && . \"$tmp/tenants.sh\""
 cp "$tmp/out" "$tmp/tenants.out"
@@ -174,6 +174,8 @@ check tenant-key 0 "" -- grep -qE '^[A-Za-z0-9_-]{20,}$' "$tmp/tenants.out"
 check tenant-list 0 "ci" -- "$UNIAPD" tenant list --db "$tmp/t/var/uniap.db"
 cp "$tmp/out" "$tmp/list.out"
 check tenant-revoked 0 "" -- grep -qE 'alice.*[0-9]{4}-[0-9]{2}-[0-9]{2}.*[0-9]{4}-[0-9]{2}-[0-9]{2}' "$tmp/list.out"
+# ci's quotas as the block set them: 16 jobs, 100 MiB, 600 worker seconds a job
+check tenant-quotas 0 "" -- grep -qE '^[0-9]+ +ci +[^ ]+ +- +16 +104857600 +600$' "$tmp/list.out"
 
 # ------------------------------------------------------------ the command line
 check make-example-recipe 0 "scripts/example.sh" -- env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -s -n -o all example
