@@ -889,9 +889,17 @@ static int http_park(struct http_server *srv, struct MHD_Connection *c, struct h
 	p->conn = c;
 	pthread_mutex_lock(&srv->park_mu);
 	if (!atomic_load(&srv->stopping) && srv->parked_n < srv->max_streams) {
+		int64_t v = p->seen;
+
 		srv->parked[srv->parked_n++] = p;
 		MHD_suspend_connection(c);
 		rc = 0;
+		/* what it waits for may have moved between the handler's look and now (an
+		 * evaluation that ended at once): then a watcher pass now, not at its next tick */
+		if (srv->cfg.version && (srv->cfg.version(srv->cfg.version_ctx, p->key, &v) != 0 || v != p->seen)) {
+			srv->poked = 1;
+			pthread_cond_broadcast(&srv->park_cv);
+		}
 	}
 	pthread_mutex_unlock(&srv->park_mu);
 	return rc;
