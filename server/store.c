@@ -205,7 +205,13 @@ static uniap_code begin_write(struct store *s, sqlite3 *db, struct uniap_err *er
 
 	if (i >= 0) {
 		struct timespec until;
+		int64_t since = atomic_load(&s->write_since_ms);
 
+		/* a write held past the wait already (a frozen or stalled disk): refuse at once,
+		 * so writers do not each hold a request thread for the whole wait */
+		if (since != 0 && mono_ms() - since >= STORE_WRITE_WAIT_MS)
+			return err_set(err, UNIAP_E_BUSY, "store: a write has not completed in %lld ms; retry later",
+				       (long long)(mono_ms() - since));
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_sec += STORE_WRITE_WAIT_MS / 1000;
 		until.tv_nsec += (STORE_WRITE_WAIT_MS % 1000) * 1000000L;
