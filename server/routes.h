@@ -1,0 +1,39 @@
+/*
+ * routes.h - uniapd's /v1 routes as data: one X-macro, so that the service
+ * (server/main.c) and the routing fuzz target (fuzz/fuzz_route.c) route on
+ * the same methods, patterns, flags and query words.
+ *
+ * UNIAPD_ROUTES(A, H) expands to the table's initializers: A is ROUTE_AUTH
+ * with keys, 0 under --no-auth (the routes then act for the anonymous
+ * tenant); H(handler) names each handler (main.c: the function itself; the
+ * fuzz target: a stub).  The last field lists the query parameters a route
+ * takes: any other is a 400.  /healthz, /readyz, /metrics and /openapi.json
+ * are the HTTP layer's own (server/http.c).
+ *
+ * Never: add a /v1 route anywhere else.
+ */
+#ifndef UNIAP_ROUTES_H
+#define UNIAP_ROUTES_H
+
+#define UNIAPD_ROUTES(A, H) \
+	{"GET", "/v1/whoami", H(uniapd_whoami), (A), NULL},                                            \
+	{"GET", "/v1/catalog", H(api_catalog_list), (A) | ROUTE_ETAG, NULL},                           \
+	{"GET", "/v1/catalog/{name}", H(api_catalog_get), (A) | ROUTE_ETAG, NULL},                     \
+	{"POST", "/v1/clusters", H(api_cluster_create), (A) | ROUTE_JSON, "format"},                   \
+	{"GET", "/v1/clusters", H(api_cluster_list), (A), "limit cursor"},                             \
+	{"GET", "/v1/clusters/{id}", H(api_cluster_get), (A) | ROUTE_ETAG, NULL},                      \
+	{"DELETE", "/v1/clusters/{id}", H(api_cluster_delete), (A), NULL},                             \
+	{"POST", "/v1/clusters/{id}/calibrations", H(api_calibration_create), (A) | ROUTE_JSON, NULL}, \
+	{"POST", "/v1/models", H(api_model_create), (A) | ROUTE_JSON, "format"},                       \
+	{"GET", "/v1/models", H(api_model_list), (A), "limit cursor"},                                 \
+	{"GET", "/v1/models/{id}", H(api_model_get), (A) | ROUTE_ETAG, NULL},                          \
+	{"DELETE", "/v1/models/{id}", H(api_model_delete), (A), NULL},                                 \
+	{"POST", "/v1/evaluate", H(api_evaluate), (A) | ROUTE_JSON, NULL},                             \
+	{"POST", "/v1/plans", H(api_plan_create), (A) | ROUTE_JSON, NULL},                             \
+	{"GET", "/v1/jobs", H(api_job_list), (A), "state limit cursor"},                               \
+	{"GET", "/v1/jobs/{id}", H(api_job_get), (A) | ROUTE_ETAG, "wait"},                            \
+	{"GET", "/v1/jobs/{id}/events", H(api_job_events), (A), NULL},                                 \
+	{"DELETE", "/v1/jobs/{id}", H(api_job_cancel), (A), NULL},                                     \
+	{"GET", "/v1/jobs/{id}/plan", H(api_job_plan), (A) | ROUTE_ETAG, "format target"},
+
+#endif
