@@ -413,38 +413,95 @@ static double uop_lower_bound(const struct cost_candidate *c)
 
 /* ------------------------------------------------------ enumeration */
 
-static size_t uop_divisors(long n, long *out, size_t cap)
+/*
+ * Every divisor of n (n >= 1) in increasing order, into an owned array
+ * (free()); *count of them.  O(sqrt n): the small ones, then their
+ * cofactors.  Every one, however many (a batch of 1441440 has 288): the grid
+ * has no cap, so an optimum over it is one over every candidate.  -1 when
+ * out of memory.
+ */
+static int uop_divisors(long n, long **out, size_t *count)
 {
-	size_t count = 0;
-	long d;
+	size_t k = 0, cap = 64, i, small;
+	long d, *v = malloc(cap * sizeof(*v));
 
-	for (d = 1; d <= n && count < cap; d++)
-		if (n % d == 0)
-			out[count++] = d;
-	return count;
+	*out = NULL;
+	*count = 0;
+	if (!v)
+		return -1;
+	for (d = 1; d <= n / d; d++) {
+		if (n % d != 0)
+			continue;
+		if (k + 2 > cap) {
+			long *w = realloc(v, 2 * cap * sizeof(*v));
+
+			if (!w) {
+				free(v);
+				return -1;
+			}
+			v = w;
+			cap *= 2;
+		}
+		v[k++] = d;
+	}
+	/* the cofactors of the small ones, largest small first: increasing */
+	small = k;
+	if (k + small > cap) {
+		long *w = realloc(v, (k + small) * sizeof(*v));
+
+		if (!w) {
+			free(v);
+			return -1;
+		}
+		v = w;
+	}
+	for (i = small; i-- > 0;)
+		if (n / v[i] != v[i])
+			v[k++] = n / v[i];
+	*out = v;
+	*count = k;
+	return 0;
 }
 
-#define UOP_MAX_DIVISORS 256
+/* Stages whose boundaries fit on the stack in uop_target_split (more: malloc). */
+#define UOP_STACK_STAGES 256
 
 /*
- * The chunk counts of n (cost_chunk_count) in increasing order, at most cap:
- * each micro-batch size ceil(n / c) once (O(sqrt n) of them).
+ * The chunk counts of n (cost_chunk_count) in increasing order, into an
+ * owned array (free()): each micro-batch size ceil(n / c) once (O(sqrt n) of
+ * them).  -1 when out of memory.
  */
-static size_t uop_chunk_counts(long n, long *out, size_t cap)
+static int uop_chunk_counts(long n, long **out, size_t *count)
 {
-	size_t count = 0;
-	long c = 1;
+	size_t k = 0, cap = 64;
+	long c = 1, *v = malloc(cap * sizeof(*v));
 
+	*out = NULL;
+	*count = 0;
+	if (!v)
+		return -1;
 	/* c is a chunk count; the next one is the first c whose micro-batches are smaller */
-	while (c <= n && count < cap) {
+	while (c <= n) {
 		long size = (n + c - 1) / c;
 
-		out[count++] = c;
+		if (k == cap) {
+			long *w = realloc(v, 2 * cap * sizeof(*v));
+
+			if (!w) {
+				free(v);
+				return -1;
+			}
+			v = w;
+			cap *= 2;
+		}
+		v[k++] = c;
 		if (size == 1)
 			break;
 		c = (n + size - 2) / (size - 1);
 	}
-	return count;
+	*out = v;
+	*count = k;
+	return 0;
 }
 
 /* Fills the (pp, c) grid of the space. */
@@ -453,20 +510,31 @@ static uniap_code uop_grid(const struct cluster_profile *cl, const struct model_
                            struct uniap_err *err)
 {
 	const struct target_rules *r = target_rules(o->target);
-	long pps[UOP_MAX_DIVISORS], cs[UOP_MAX_DIVISORS];
-	size_t n_pp = uop_divisors(cluster_devices(cl), pps, UOP_MAX_DIVISORS);
-	/* uneven micro-batches only where the target's runtime splits a batch so */
-	size_t n_c = o->uneven && (!r || r->uneven) ? uop_chunk_counts(o->batch, cs, UOP_MAX_DIVISORS)
-	                                            : uop_divisors(o->batch, cs, UOP_MAX_DIVISORS);
-	size_t i, j;
+	long *pps = NULL, *cs = NULL;
+	size_t n_pp = 0, n_c = 0, i, j;
 	/* interleaved: the v given, or each of the search range */
 	int v_lo = o->virtual_stages ? o->virtual_stages : UOP_VIRTUAL_SEARCH_MIN;
 	int v_hi = o->virtual_stages ? o->virtual_stages : UOP_VIRTUAL_SEARCH_MAX, v;
 	size_t n_v = o->schedule == COST_INTERLEAVED ? (size_t)(v_hi - v_lo + 1) : 1;
+	int bad;
 
-	out->candidates = calloc(n_pp * n_c * n_v, sizeof(*out->candidates));
-	if (!out->candidates)
-		return err_set(err, UNIAP_E_NOMEM, "candidates: out of memory");
+	bad = uop_divisors(cluster_devices(cl), &pps, &n_pp);
+	/* uneven micro-batches only where the target's runtime splits a batch so */
+	if (!bad)
+		bad = o->uneven && (!r || r->uneven) ? uop_chunk_counts(o->batch, &cs, &n_c)
+		                                     : uop_divisors(o->batch, &cs, &n_c);
+	/* pipeline degrees past the layer count never make a candidate: not counted */
+	while (!bad && n_pp > 0 && (size_t)pps[n_pp - 1] > m->n_layers)
+		n_pp--;
+	if (!bad && n_pp > 0 && n_c > SIZE_MAX / n_pp / n_v)
+		bad = 1;
+	out->candidates = bad ? NULL : calloc(n_pp * n_c * n_v > 0 ? n_pp * n_c * n_v : 1, sizeof(*out->candidates));
+	if (!out->candidates) {
+		free(pps);
+		free(cs);
+		return err_set(err, UNIAP_E_NOMEM, "candidates: out of memory for %zu pipeline degrees x %zu micro-batch"
+		               " counts", n_pp, n_c);
+	}
 	for (i = 0; i < n_pp; i++) {
 		if ((size_t)pps[i] > m->n_layers || (o->space == UOP_SPACE_INTRA && pps[i] > 1))
 			continue;
@@ -491,6 +559,8 @@ static uniap_code uop_grid(const struct cluster_profile *cl, const struct model_
 			snprintf(c->status, sizeof(c->status), "unknown");
 		}
 	}
+	free(pps);
+	free(cs);
 	return UNIAP_OK;
 }
 
@@ -983,12 +1053,12 @@ static int uop_next_split(const struct target_rules *r, size_t L, int pp, int v,
 		return 1;
 	}
 	if (r->split == TARGET_SPLIT_DS_UNIFORM) {
-		size_t b[UOP_MAX_DIVISORS + 1], *bounds = b, p;
+		size_t b[UOP_STACK_STAGES + 1], *bounds = b, p;
 		int s;
 
 		if (i > 0 || (size_t)pp > L)
 			return 0;
-		if ((size_t)pp > UOP_MAX_DIVISORS && !(bounds = malloc(((size_t)pp + 1) * sizeof(*bounds))))
+		if ((size_t)pp > UOP_STACK_STAGES && !(bounds = malloc(((size_t)pp + 1) * sizeof(*bounds))))
 			return 0;
 		target_ds_partition_uniform(L, pp, bounds);
 		for (s = 0; s < pp; s++)

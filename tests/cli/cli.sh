@@ -114,4 +114,18 @@ fi
 "$UNIAP" plan --cluster dgx-a100 --model t5-large --batch 16 --format text --time-limit 1 >/dev/null 2>"$tmp/err-notty"
 if [ ! -s "$tmp/err-notty" ]; then pass=$((pass + 1)); else echo "FAIL progress-not-a-terminal: $(head -c 200 "$tmp/err-notty")"; fail=$((fail + 1)); fi
 
+# the candidate grid is complete: 1441440 has 288 divisors (more than the 256 once enumerated),
+# so with pp 1, 2 and 4 there are 864 candidates, pp 4 x 1441440 among them (tests/data/divisor-cap:
+# its plan, 432.43290006 s, beat the optimum that was claimed over the capped grid, 432.4464 s)
+D=tests/data/divisor-cap
+check divisors-complete 0 '{"pp":4,"microbatches":1441440,"status":"optimal","tpi_s":432.43290006,' -- \
+	"$UNIAP" plan --cluster "$D/cluster.json" --model "$D/model.json" --batch 1441440 --quiet
+if [ "$(grep -o '{"pp":[0-9]*,"microbatches":[0-9]*,' "$tmp/out" | sort -u | wc -l)" -eq 864 ] &&
+	awk 'match($0, /"tpi_s":[0-9.e+-]*/) { t = substr($0, RSTART + 8, RLENGTH - 8); exit !(t + 0 <= 432.43290006) }' "$tmp/out"; then
+	pass=$((pass + 1))
+else
+	echo "FAIL divisors-count: $(grep -o '{"pp":[0-9]*,"microbatches":[0-9]*,' "$tmp/out" | sort -u | wc -l) candidates; $(head -c 200 "$tmp/out")"
+	fail=$((fail + 1))
+fi
+
 summary cli
