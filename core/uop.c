@@ -413,6 +413,31 @@ static double uop_lower_bound(const struct cost_candidate *c)
 
 /* ------------------------------------------------------ enumeration */
 
+/* A growing array of longs (uop_divisors, uop_chunk_counts). */
+struct uop_longs {
+	long *v;
+	size_t n, cap;
+};
+
+/* Appends x; -1 (and v freed) when out of memory. */
+static int uop_longs_push(struct uop_longs *l, long x)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 64;
+		long *w = realloc(l->v, cap * sizeof(*w));
+
+		if (!w) {
+			free(l->v);
+			l->v = NULL;
+			return -1;
+		}
+		l->v = w;
+		l->cap = cap;
+	}
+	l->v[l->n++] = x;
+	return 0;
+}
+
 /*
  * Every divisor of n (n >= 1) in increasing order, into an owned array
  * (free()); *count of them.  O(sqrt n): the small ones, then their
@@ -422,44 +447,22 @@ static double uop_lower_bound(const struct cost_candidate *c)
  */
 static int uop_divisors(long n, long **out, size_t *count)
 {
-	size_t k = 0, cap = 64, i, small;
-	long d, *v = malloc(cap * sizeof(*v));
+	struct uop_longs l = { NULL, 0, 0 };
+	size_t i, small;
+	long d;
 
 	*out = NULL;
 	*count = 0;
-	if (!v)
-		return -1;
-	for (d = 1; d <= n / d; d++) {
-		if (n % d != 0)
-			continue;
-		if (k + 2 > cap) {
-			long *w = realloc(v, 2 * cap * sizeof(*v));
-
-			if (!w) {
-				free(v);
-				return -1;
-			}
-			v = w;
-			cap *= 2;
-		}
-		v[k++] = d;
-	}
-	/* the cofactors of the small ones, largest small first: increasing */
-	small = k;
-	if (k + small > cap) {
-		long *w = realloc(v, (k + small) * sizeof(*v));
-
-		if (!w) {
-			free(v);
+	for (d = 1; d <= n / d; d++)
+		if (n % d == 0 && uop_longs_push(&l, d) != 0)
 			return -1;
-		}
-		v = w;
-	}
+	/* the cofactors of the small ones, largest small first: increasing */
+	small = l.n;
 	for (i = small; i-- > 0;)
-		if (n / v[i] != v[i])
-			v[k++] = n / v[i];
-	*out = v;
-	*count = k;
+		if (n / l.v[i] != l.v[i] && uop_longs_push(&l, n / l.v[i]) != 0)
+			return -1;
+	*out = l.v;
+	*count = l.n;
 	return 0;
 }
 
@@ -473,34 +476,23 @@ static int uop_divisors(long n, long **out, size_t *count)
  */
 static int uop_chunk_counts(long n, long **out, size_t *count)
 {
-	size_t k = 0, cap = 64;
-	long c = 1, *v = malloc(cap * sizeof(*v));
+	struct uop_longs l = { NULL, 0, 0 };
+	long c = 1;
 
 	*out = NULL;
 	*count = 0;
-	if (!v)
-		return -1;
 	/* c is a chunk count; the next one is the first c whose micro-batches are smaller */
 	while (c <= n) {
 		long size = (n + c - 1) / c;
 
-		if (k == cap) {
-			long *w = realloc(v, 2 * cap * sizeof(*v));
-
-			if (!w) {
-				free(v);
-				return -1;
-			}
-			v = w;
-			cap *= 2;
-		}
-		v[k++] = c;
+		if (uop_longs_push(&l, c) != 0)
+			return -1;
 		if (size == 1)
 			break;
 		c = (n + size - 2) / (size - 1);
 	}
-	*out = v;
-	*count = k;
+	*out = l.v;
+	*count = l.n;
 	return 0;
 }
 

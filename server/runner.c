@@ -796,11 +796,11 @@ static void runner_run_job(struct runner_slot *slot)
 	store_job_release(&job);
 	if (rc == UNIAP_OK) {
 		/* the tenant's own cap, when it has one below the operator's (docs/jobs.md, "Budget") */
-		double own = 0;
+		struct store_tenant t;
 
-		rc = store_tenant_job_budget(r->cfg.store, slot->tenant, &own, &err);
-		if (rc == UNIAP_OK && own > 0 && (budget <= 0 || own < budget)) {
-			budget = own;
+		rc = store_tenant_get(r->cfg.store, slot->tenant, &t, &err);
+		if (rc == UNIAP_OK && t.max_job_worker_s > 0 && (budget <= 0 || t.max_job_worker_s < budget)) {
+			budget = t.max_job_worker_s;
 			budget_by_tenant = 1;
 		}
 	}

@@ -934,22 +934,22 @@ uniap_code store_tenant_set_quota(struct store *s, int64_t id, const struct stor
 	return rc;
 }
 
-uniap_code store_tenant_job_budget(struct store *s, int64_t id, double *worker_s, struct uniap_err *err)
+uniap_code store_tenant_get(struct store *s, int64_t id, struct store_tenant *out, struct uniap_err *err)
 {
 	sqlite3_stmt *st = NULL;
 	sqlite3 *db = conn_get(s);
 	int row = 0;
-	uniap_code rc = prep_c(s, db, "SELECT max_job_worker_s FROM tenants WHERE id = ?1", &st, err);
+	uniap_code rc = prep_c(s, db, "SELECT " TENANT_COLS " FROM tenants WHERE id = ?1", &st, err);
 
-	*worker_s = 0;
+	memset(out, 0, sizeof(*out));
 	if (rc == UNIAP_OK) {
 		sqlite3_bind_int64(st, 1, id);
-		rc = step_row(db, st, &row, "tenant job budget", err);
+		rc = step_row(db, st, &row, "tenant", err);
 	}
 	if (rc == UNIAP_OK && !row)
 		rc = err_set(err, UNIAP_E_NOTFOUND, "tenant %lld: not found", (long long)id);
 	if (rc == UNIAP_OK)
-		*worker_s = sqlite3_column_double(st, 0);
+		tenant_from_row(st, out);
 	unprep(s, db, st);
 	conn_put(s, db);
 	return rc;
@@ -957,21 +957,11 @@ uniap_code store_tenant_job_budget(struct store *s, int64_t id, double *worker_s
 
 uniap_code store_tenant_revoked(struct store *s, int64_t id, int *revoked, struct uniap_err *err)
 {
-	sqlite3_stmt *st = NULL;
-	sqlite3 *db = conn_get(s);
-	int row = 0;
-	uniap_code rc = prep_c(s, db, "SELECT revoked_at IS NOT NULL FROM tenants WHERE id = ?1", &st, err);
+	struct store_tenant t;
+	uniap_code rc = store_tenant_get(s, id, &t, err);
 
-	*revoked = 0;
-	if (rc == UNIAP_OK) {
-		sqlite3_bind_int64(st, 1, id);
-		rc = step_row(db, st, &row, "tenant revoked", err);
-	}
-	if (rc == UNIAP_OK && row)
-		*revoked = sqlite3_column_int(st, 0) != 0;
-	unprep(s, db, st);
-	conn_put(s, db);
-	return rc;
+	*revoked = rc == UNIAP_OK && t.revoked_at_ms != 0;
+	return rc == UNIAP_E_NOTFOUND ? UNIAP_OK : rc;
 }
 
 uniap_code store_tenant_lookup(struct store *s, const char *key, struct store_tenant *out,

@@ -156,9 +156,9 @@ uniap_code store_tenant_revoke(struct store *s, int64_t id, size_t *canceled, st
 uniap_code store_tenant_set_quota(struct store *s, int64_t id, const struct store_tenant_quota *q,
 				  struct uniap_err *err);
 
-/* *worker_s = tenant id's cap on one plan job's worker seconds (0: none of its
- * own); UNIAP_E_NOTFOUND if no such tenant. */
-uniap_code store_tenant_job_budget(struct store *s, int64_t id, double *worker_s, struct uniap_err *err);
+/* Tenant id, revoked or not, into *out (its quotas included);
+ * UNIAP_E_NOTFOUND if no such tenant. */
+uniap_code store_tenant_get(struct store *s, int64_t id, struct store_tenant *out, struct uniap_err *err);
 
 /* *revoked = 1 when tenant id was revoked (0 for an active or unknown one). */
 uniap_code store_tenant_revoked(struct store *s, int64_t id, int *revoked, struct uniap_err *err);

@@ -92,6 +92,20 @@ else
 	if [ "$stopped" -eq 0 ]; then ok; else bad "stop: exit $stopped"; fi
 fi
 
+# cut_short NAME JOB KEY FAILED_MSG: job JOB (of KEY) ran out of its 1 worker second: it
+# succeeded with candidates left "budget" and their note, or failed with FAILED_MSG
+cut_short() {
+	if wait_job "$2" "$3" "succeeded failed canceled" 1200; then ok; else bad "$1 job $2: $(head -c 300 "$tmp/job")"; fi
+	case $(jst "$tmp/job") in
+	succeeded)
+		call "$1-result" 200 '"status":"budget"' GET "/v1/jobs/$2" "$3"
+		if grep -qF 'budget of 1 worker seconds ran out' "$tmp/body"; then ok; else bad "$1: no note: $(head -c 300 "$tmp/body")"; fi ;;
+	failed)
+		if grep -qF "$4" "$tmp/job"; then ok; else bad "$1: $(head -c 300 "$tmp/job")"; fi ;;
+	*) bad "$1 job $2: $(head -c 300 "$tmp/job")" ;;
+	esac
+}
+
 # ---- the whole-job budget: 1 worker second stops a heavy job early; it ends
 # with the best plan so far (succeeded) or, with none, fails saying why
 if ! start_uniapd --jobs 1 --workers 2 --no-cache --grace 0 --job-budget 1; then
@@ -101,39 +115,21 @@ if ! start_uniapd --jobs 1 --workers 2 --no-cache --grace 0 --job-budget 1; then
 fi
 printf '{"cluster":"envb","model":"t5-large","batch":48,"time_limit_s":0.5}' >"$tmp/b.json"
 call budget-submit 202 '"id":' POST /v1/plans "$A" "$tmp/b.json"
-jb=$(jid)
-if wait_job "$jb" "$A" "succeeded failed canceled" 1200; then ok; else bad "budget job $jb: $(head -c 300 "$tmp/job")"; fi
-case $(jst "$tmp/job") in
-succeeded)
-	call budget-result 200 '"status":"budget"' GET "/v1/jobs/$jb" "$A"
-	if grep -qF 'budget of 1 worker seconds ran out' "$tmp/body"; then ok; else bad "budget: no note: $(head -c 300 "$tmp/body")"; fi ;;
-failed)
-	if grep -qF 'budget: the job spent its 1 worker seconds' "$tmp/job"; then ok; else bad "budget: $(head -c 300 "$tmp/job")"; fi ;;
-*) bad "budget job $jb: $(head -c 300 "$tmp/job")" ;;
-esac
+cut_short budget "$(jid)" "$A" 'budget: the job spent its 1 worker seconds (--job-budget)'
 stop_uniapd
 if [ "$stopped" -eq 0 ]; then ok; else bad "stop: exit $stopped"; fi
 
 # ---- the tenant's own cap: below the operator's --job-budget, it holds
 check quota-set 0 'quotas changed' -- "$UNIAPD" tenant set ta --db "$DB" --max-job-budget 1
-check quota-list 0 'ta .* 1$' -- "$UNIAPD" tenant list --db "$DB"
+check quota-list 0 'MAX-JOB-BUDGET' -- "$UNIAPD" tenant list --db "$DB"
+if awk '$2 == "ta" { print $NF }' "$tmp/out" | grep -qx 1; then ok; else bad "quota-list: $(cat "$tmp/out")"; fi
 if ! start_uniapd --jobs 1 --workers 2 --no-cache --grace 0 --job-budget 1000; then
 	bad "start --job-budget 1000: $(head -c 300 "$tmp/log")"
 	summary fair
 	exit 1
 fi
 call quota-submit 202 '"id":' POST /v1/plans "$A" "$tmp/b.json"
-jq=$(jid)
-if wait_job "$jq" "$A" "succeeded failed canceled" 1200; then ok; else bad "quota job $jq: $(head -c 300 "$tmp/job")"; fi
-case $(jst "$tmp/job") in
-succeeded)
-	call quota-result 200 '"status":"budget"' GET "/v1/jobs/$jq" "$A"
-	if grep -qF 'budget of 1 worker seconds ran out' "$tmp/body"; then ok; else bad "quota: no note: $(head -c 300 "$tmp/body")"; fi ;;
-failed)
-	if grep -qF "budget: the job spent its 1 worker seconds (the tenant's max_job_worker_s)" "$tmp/job"; then ok; else
-		bad "quota: $(head -c 300 "$tmp/job")"; fi ;;
-*) bad "quota job $jq: $(head -c 300 "$tmp/job")" ;;
-esac
+cut_short quota "$(jid)" "$A" "budget: the job spent its 1 worker seconds (the tenant's max_job_worker_s)"
 # tenant b has no cap of its own: the same job is not cut short
 call noquota-submit 202 '"id":' POST /v1/plans "$B" "$tmp/b.json"
 jn=$(jid)

@@ -781,31 +781,28 @@ static void test_tags_cancel_and_wait_by_group(void **state)
 	assert_no_children();
 }
 
-/* Round-robin over tags: with the one worker busy, job 1 queues three tasks,
- * job 2 three, job 3 one; once the worker is free they start 1, 2, 3, 1, 2,
- * 1, 2 (FIFO within a job), not in submission order. */
-static void test_tags_take_turns(void **state)
+/* With the one worker held by task 0 (hanging, tag and group tags[0]), queues
+ * tasks 1..n-1 with tags[i] and groups[i] (0: the tag), frees the worker, and
+ * checks that task i was the want_seq[i]-th to start. */
+static void check_turns(const uint64_t *tags, const uint64_t *groups, const int *want_seq, size_t n)
 {
 	unsigned char in[4] = { 1, 2, 3, 4 };
-	static const uint64_t tags[8] = { 9, 1, 1, 1, 2, 2, 2, 3 };
-	static const int want_seq[8] = { 1, 2, 5, 7, 3, 6, 8, 4 };
 	struct col c;
 	struct pool *p;
-	size_t n = 0;
+	size_t k = 0;
 
-	(void)state;
-	col_init(&c, 8);
+	col_init(&c, n);
 	p = make_pool(1, 16, 1024);
 	c.pool = p;
-	submit(p, &c.recs[0], work_hang, NULL, 0, NULL, tags[0], 0);
+	submit_group(p, &c.recs[0], work_hang, NULL, 0, NULL, tags[0], groups[0], 0);
 	col_wait(&c, 0, 0);
-	for (size_t i = 1; i < 8; i++)
-		submit(p, &c.recs[i], work_fill, in, sizeof(in), NULL, tags[i], SAFE_S);
-	assert_int_equal(pool_cancel_tag(p, 9, &n, NULL), UNIAP_OK);
-	assert_int_equal(n, 1);
-	for (size_t i = 0; i < 8; i++)
+	for (size_t i = 1; i < n; i++)
+		submit_group(p, &c.recs[i], work_fill, in, sizeof(in), NULL, tags[i], groups[i], SAFE_S);
+	assert_int_equal(pool_cancel_tag(p, tags[0], &k, NULL), UNIAP_OK);
+	assert_int_equal(k, 1);
+	for (size_t i = 0; i < n; i++)
 		col_wait(&c, i, 1);
-	for (size_t i = 0; i < 8; i++) {
+	for (size_t i = 0; i < n; i++) {
 		struct rec r = col_get(&c, i);
 
 		assert_int_equal(r.o.status, i == 0 ? POOL_CANCELED : POOL_OK);
@@ -817,42 +814,32 @@ static void test_tags_take_turns(void **state)
 	assert_no_children();
 }
 
+/* Round-robin over tags: with the one worker busy, job 1 queues three tasks,
+ * job 2 three, job 3 one; once the worker is free they start 1, 2, 3, 1, 2,
+ * 1, 2 (FIFO within a job), not in submission order. */
+static void test_tags_take_turns(void **state)
+{
+	static const uint64_t tags[8] = { 9, 1, 1, 1, 2, 2, 2, 3 };
+	static const uint64_t groups[8] = { 0 };
+	static const int want_seq[8] = { 1, 2, 5, 7, 3, 6, 8, 4 };
+
+	(void)state;
+	check_turns(tags, groups, want_seq, 8);
+}
+
 /* Round-robin over groups first: with the one worker busy, group 1 queues
  * two tasks of job 1 and two of job 2, group 2 one of job 3 and one of job
- * 4; they start 1, 5, 3, 6, 2, 4 (groups alternate; within group 1 its jobs
- * alternate), where tags alone would have let group 1 start three of its
- * four before group 2's second. */
+ * 4; tasks 1..6 start in the order 1, 5, 3, 6, 2, 4 (groups alternate;
+ * within group 1 its jobs alternate), where tags alone would have let group
+ * 1 start three of its four before group 2's second. */
 static void test_groups_take_turns(void **state)
 {
-	unsigned char in[4] = { 1, 2, 3, 4 };
 	static const uint64_t tags[7] = { 9, 1, 1, 2, 2, 3, 4 };
 	static const uint64_t groups[7] = { 9, 1, 1, 1, 1, 2, 2 };
 	static const int want_seq[7] = { 1, 2, 6, 4, 7, 3, 5 };
-	struct col c;
-	struct pool *p;
-	size_t n = 0;
 
 	(void)state;
-	col_init(&c, 7);
-	p = make_pool(1, 16, 1024);
-	c.pool = p;
-	submit_group(p, &c.recs[0], work_hang, NULL, 0, NULL, tags[0], groups[0], 0);
-	col_wait(&c, 0, 0);
-	for (size_t i = 1; i < 7; i++)
-		submit_group(p, &c.recs[i], work_fill, in, sizeof(in), NULL, tags[i], groups[i], SAFE_S);
-	assert_int_equal(pool_cancel_tag(p, 9, &n, NULL), UNIAP_OK);
-	assert_int_equal(n, 1);
-	for (size_t i = 0; i < 7; i++)
-		col_wait(&c, i, 1);
-	for (size_t i = 0; i < 7; i++) {
-		struct rec r = col_get(&c, i);
-
-		assert_int_equal(r.o.status, i == 0 ? POOL_CANCELED : POOL_OK);
-		assert_int_equal(r.start_seq, want_seq[i]);
-	}
-	pool_free(p);
-	col_release(&c);
-	assert_no_children();
+	check_turns(tags, groups, want_seq, 7);
 }
 
 /* A spare thread: while group 1's task holds the one regular thread, group

@@ -345,14 +345,12 @@ static void test_tenants(void **state)
 	/* quotas: only the fields >= 0 change; the job budget starts at 0 (none of its own) */
 	{
 		struct store_tenant_quota q = { -1, -1, 12.5 }, q2 = { 5, -1, -1 }, bad = { -1, -1, INFINITY };
-		double w = -1;
 
-		assert_int_equal(store_tenant_job_budget(s, a, &w, &err), UNIAP_OK);
-		assert_true(w == 0);
+		assert_int_equal(store_tenant_get(s, a, &t, &err), UNIAP_OK);
+		assert_string_equal(t.name, "alpha");
+		assert_true(t.max_job_worker_s == 0);
 		assert_int_equal(store_tenant_set_quota(s, a, &q, &err), UNIAP_OK);
 		assert_int_equal(store_tenant_set_quota(s, a, &q2, &err), UNIAP_OK);
-		assert_int_equal(store_tenant_job_budget(s, a, &w, &err), UNIAP_OK);
-		assert_true(w == 12.5);
 		assert_int_equal(store_tenant_lookup(s, key_a, &t, &err), UNIAP_OK);
 		assert_int_equal(t.max_concurrent_jobs, 5);
 		assert_int_equal(t.max_stored_bytes, 1000);
@@ -360,7 +358,7 @@ static void test_tenants(void **state)
 		assert_int_equal(store_tenant_set_quota(s, a, &bad, &err), UNIAP_E_INVALID);
 		assert_non_null(strstr(err.msg, "max_job_worker_s"));
 		assert_int_equal(store_tenant_set_quota(s, 999, &q, &err), UNIAP_E_NOTFOUND);
-		assert_int_equal(store_tenant_job_budget(s, 999, &w, &err), UNIAP_E_NOTFOUND);
+		assert_int_equal(store_tenant_get(s, 999, &t, &err), UNIAP_E_NOTFOUND);
 		q2.max_concurrent_jobs = 2;
 		assert_int_equal(store_tenant_set_quota(s, a, &q2, &err), UNIAP_OK);
 	}
