@@ -2,7 +2,7 @@
 # tests/cli/openapi.sh - GET /v1/openapi.json from a real uniapd, started in
 # a folder that holds no schema/ (the document is compiled in, byte for byte
 # schema/openapi.json): 200, application/json,
-# openapi "3.1.x" declared, and every route of server/main.c's UNIAPD_ROUTES
+# openapi "3.1.x" declared, and every route of server/routes.h's UNIAPD_ROUTES
 # and server/http.c's built-ins under "paths" with its method.  grep/sed/awk
 # only (no python or jq); relies on schema/openapi.json being printed with
 # 2-space indentation (paths at 4 spaces, methods at 6).  Needs curl.
@@ -48,9 +48,9 @@ if grep -q '"bearer"' "$tmp/doc" && grep -q '"scheme": "bearer"' "$tmp/doc"; the
 if grep -q '"application/problem+json"' "$tmp/doc"; then ok; else bad "problems: no application/problem+json"; fi
 
 # every registered route: "PATH" at 4 spaces under paths, "method" at 6 inside it
-routes=$(sed -n 's/^[[:space:]]*{"\([A-Z]*\)", "\(\/[^"]*\)",.*/\1 \2/p' server/main.c server/http.c)
+routes=$(sed -n 's/^[[:space:]]*{"\([A-Z]*\)", "\(\/[^"]*\)",.*/\1 \2/p' server/routes.h server/http.c)
 n=$(printf '%s\n' "$routes" | grep -c .)
-if [ "$n" -ge 16 ]; then ok; else bad "routes: only $n found in server/main.c and server/http.c"; fi
+if [ "$n" -ge 16 ]; then ok; else bad "routes: only $n found in server/routes.h and server/http.c"; fi
 printf '%s\n' "$routes" >"$tmp/routes"
 while read -r method path; do
 	m=$(echo "$method" | tr 'A-Z' 'a-z')
