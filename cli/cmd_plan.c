@@ -20,7 +20,7 @@ static const char plan_usage[] =
 	"usage: uniap plan --cluster FILE --model FILE --batch B\n"
 	"                  [--schedule gpipe|1f1b|interleaved] [--virtual-stages V]\n"
 	"                  [--space unified|inter|intra|uniform] [--threads N]\n"
-	"                  [--time-limit S] [--gap G] [--early-stop] [--recompute] [--zero]\n"
+	"                  [--time-limit S] [--deadline S] [--gap G] [--early-stop] [--recompute] [--zero]\n"
 	"                  [--sequence-parallel] [--selective-recompute] [--uneven-microbatches]\n"
 	"                  [--memory-margin F] [--target T[,T...]]\n"
 	"                  [--format json|text|galvatron|megatron|deepspeed] [--pretty] [--quiet]\n"
@@ -38,6 +38,10 @@ static const char plan_usage[] =
 	"                   split; every candidate is listed with its TPI or why it fails\n"
 	"  --threads N      candidates solved at once (default: the number of cores)\n"
 	"  --time-limit S   seconds per candidate (default 60)\n"
+	"  --deadline S     seconds for the whole plan: no candidate starts past it, each\n"
+	"                   solve gets at most the time left; the best plan so far comes\n"
+	"                   back (optimal no, its bound and gap as proven so far), the\n"
+	"                   candidates left say status \"deadline\" (default: none)\n"
 	"  --gap G          stop a candidate within relative gap G (default 0: prove)\n"
 	"  --early-stop     the paper's rules: after 15 s stop below 4 % gap; stop once the\n"
 	"                   bound cannot beat the best plan so far\n"
@@ -104,7 +108,8 @@ static int plan_text(FILE *f, const struct uop_result *r, enum uop_space space, 
 			n_other++;
 	}
 	if (r->best < 0) {
-		fprintf(f, "plan: none fits (space %s%s%s, %zu candidates, %zu infeasible) solve %.3f s\n",
+		fprintf(f, "plan: %s (space %s%s%s, %zu candidates, %zu infeasible) solve %.3f s\n",
+		        r->deadline_passed ? "none found before the deadline" : "none fits",
 		        uop_space_name(space), target != TARGET_ANY ? ", target " : "",
 		        target != TARGET_ANY ? target_name(target) : "", r->n_candidates, n_inf, r->solve_s);
 		return UNIAP_OK;
@@ -207,6 +212,7 @@ int cli_cmd_plan(int argc, char **argv)
 		{ "space", required_argument, NULL, 's' },
 		{ "threads", required_argument, NULL, 't' },
 		{ "time-limit", required_argument, NULL, 'T' },
+		{ "deadline", required_argument, NULL, 'D' },
 		{ "gap", required_argument, NULL, 'g' },
 		{ "early-stop", no_argument, NULL, 'e' },
 		{ "format", required_argument, NULL, 'f' },
@@ -231,6 +237,7 @@ int cli_cmd_plan(int argc, char **argv)
 	const struct uop_result *r;
 	size_t body_len = 0;
 	long threads;
+	double deadline = 0;
 	uniap_code rc;
 	int opt, quiet = 0, status = CLI_EXIT_ERROR;
 
@@ -248,6 +255,8 @@ int cli_cmd_plan(int argc, char **argv)
 				o.threads = (int)threads;
 		} else if (opt == 'T') {
 			plan_parse_double("--time-limit", optarg, 0.001, 86400, &o.time_limit_s, &err);
+		} else if (opt == 'D') {
+			plan_parse_double("--deadline", optarg, 0.001, 1e9, &deadline, &err);
 		} else if (opt == 'g') {
 			plan_parse_double("--gap", optarg, 0, 1, &o.rel_gap, &err);
 		} else if (opt == 'e') {
@@ -303,6 +312,9 @@ int cli_cmd_plan(int argc, char **argv)
 		o.progress_ctx = &progress;
 	}
 	rc = UNIAP_OK;
+	/* one deadline for every target's run, counted from here */
+	if (deadline > 0)
+		o.deadline_s = opt_clock_s() + deadline;
 	for (n_runs = 0; n_runs < n_targets && rc == UNIAP_OK; n_runs++) {
 		o.target = targets[n_runs];
 		rc = uop_run(&common.cluster, &common.model, &o, NULL, &rs[n_runs], &err);
@@ -340,7 +352,9 @@ int cli_cmd_plan(int argc, char **argv)
 	}
 	if (format != EXP_JSON) {
 		if (r->best < 0) {
-			fprintf(stderr, "uniap plan: no candidate fits the memory limit (try --format json)\n");
+			fprintf(stderr, "uniap plan: %s (try --format json)\n",
+			        r->deadline_passed ? "no candidate gave a plan before the deadline"
+			                           : "no candidate fits the memory limit");
 			status = CLI_EXIT_INFEASIBLE;
 		} else if (exp_plan(format, &common.model, &r->cand, r->stage, r->strategy, &r->eval, &body, &body_len, &err) !=
 		           UNIAP_OK) {
@@ -374,7 +388,9 @@ int cli_cmd_plan(int argc, char **argv)
 		goto out;
 	}
 	if (r->best < 0) {
-		fprintf(stderr, "uniap plan: no candidate fits the memory limit (see candidates[].note)\n");
+		fprintf(stderr, "uniap plan: %s (see candidates[].note)\n",
+		        r->deadline_passed ? "no candidate gave a plan before the deadline"
+		                           : "no candidate fits the memory limit");
 		status = CLI_EXIT_INFEASIBLE;
 	} else {
 		status = CLI_EXIT_OK;

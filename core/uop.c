@@ -184,6 +184,7 @@ struct uop_run {
 	double best_tpi;            /* guarded by lock */
 	double worker_s;            /* guarded by lock: wall seconds of the solves so far */
 	int budget_spent;           /* guarded by lock: worker_s reached opts->budget_worker_s */
+	int deadline_passed;        /* guarded by lock: a candidate was left for opts->deadline_s */
 	uniap_code fail;            /* first internal failure, guarded by lock */
 	struct uniap_err fail_err;
 };
@@ -606,7 +607,7 @@ static uniap_code uop_dispatch(struct uop_run *run, struct pool *pool, struct uo
 		struct pool_task t = {
 			.work = uop_work, .arg = slot, .done = uop_done, .ctx = slot, .tag = o->tag,
 			.group = o->group,
-			.time_limit_s = o->time_limit_s > 0 ? o->time_limit_s + 5 : 0,
+			.time_limit_s = slot->opt.time_limit_s > 0 ? slot->opt.time_limit_s + 5 : 0,
 		};
 		uniap_code rc = pool_submit(pool, &t, NULL, err);
 
@@ -852,6 +853,23 @@ static void uop_forget_known(struct uop_slot *slot)
 	slot->has_known = 0;
 }
 
+/* 1 once the run's deadline (if any) has passed. */
+static int uop_past_deadline(const struct uop_options *o)
+{
+	return o->deadline_s > 0 && opt_clock_s() >= o->deadline_s;
+}
+
+/* Reports candidate c as left unsolved for the run's deadline (note: why). */
+static void uop_deadline_candidate(struct uop_run *run, struct uop_candidate *c, const char *note)
+{
+	snprintf(c->status, sizeof(c->status), "deadline");
+	snprintf(c->note, sizeof(c->note), "%s", note);
+	pthread_mutex_lock(&run->lock);
+	run->deadline_passed = 1;
+	pthread_mutex_unlock(&run->lock);
+	uop_count_done(run);
+}
+
 /* The solver spaces: build, bound, dispatch each candidate. */
 static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profile *cl,
                                 const struct model_profile *m, struct pool *pool,
@@ -883,7 +901,7 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
 			.recompute = o->recompute, .zero = o->zero, .sp = o->sp,
 			.selective = o->selective, .uneven = o->uneven,
 			.filter = o->space == UOP_SPACE_INTER ? COST_FILTER_DP_ONLY : COST_FILTER_ALL,
-			.target = (int)o->target,
+			.target = (int)o->target, .deadline_s = o->deadline_s,
 		};
 		struct uop_slot *slot;
 		struct uniap_err berr;
@@ -910,6 +928,10 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
 			snprintf(c->note, sizeof(c->note), "not solved: the run's budget of %.6g worker seconds ran out",
 			         o->budget_worker_s);
 			uop_count_done(run);
+			continue;
+		}
+		if (uop_past_deadline(o)) {
+			uop_deadline_candidate(run, c, "not solved: the run's deadline passed");
 			continue;
 		}
 
@@ -944,6 +966,11 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
 				slot->matrices_cached = 0;
 				brc = uop_build(cl, m, &co, slot, &berr);
 			}
+		}
+		if (brc == UNIAP_E_LIMIT && o->deadline_s > 0 && uop_past_deadline(o)) {
+			uop_slot_free(slot);
+			uop_deadline_candidate(run, c, "not solved: the run's deadline passed while its matrices were built");
+			continue;
 		}
 		if (brc == UNIAP_E_INFEASIBLE) {
 			snprintf(c->status, sizeof(c->status), "infeasible");
@@ -996,6 +1023,18 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
 		/* solve without dominated strategies; a memo's plan indexes its own matrices */
 		if (!slot->reduced && !(slot->matrices_cached && slot->known.stage))
 			uop_reduce(slot);
+		/* the solve gets at most the run's time left */
+		if (o->deadline_s > 0) {
+			double left = o->deadline_s - opt_clock_s();
+
+			if (left <= 0) {
+				uop_slot_free(slot);
+				uop_deadline_candidate(run, c, "not solved: the run's deadline passed");
+				continue;
+			}
+			if (slot->opt.time_limit_s <= 0 || left < slot->opt.time_limit_s)
+				slot->opt.time_limit_s = left;
+		}
 		rc = uop_dispatch(run, pool, slot, err);
 	}
 	/* on cancel or failure, stop our running workers instead of waiting for them */
@@ -1005,6 +1044,7 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
 	uop_wait_below(run, 1);
 	out->worker_s = run->worker_s;
 	out->budget_spent = run->budget_spent && o->budget_worker_s > 0;
+	out->deadline_passed = run->deadline_passed;
 	pthread_mutex_unlock(&run->lock);
 	for (i = 0; i < out->n_candidates; i++)
 		opt_result_release(&known[i]);

@@ -104,6 +104,11 @@ struct uop_options {
 	double budget_worker_s;     /* the whole run's cap on worker seconds (the sum of its candidate
 	                               solves' wall seconds); once spent, no further candidate starts
 	                               and the rest report status "budget"; <= 0: none */
+	double deadline_s;          /* the whole run's deadline, opt_clock_s() seconds: no candidate
+	                               starts past it (the rest report status "deadline"), a solve
+	                               gets at most the time left (its time_limit_s is cut to it) and
+	                               a build stops at it; the best plan so far comes back, with the
+	                               bound proven so far; <= 0: none */
 	double rel_gap;             /* per candidate MILP gap; 0 = prove optimality */
 	int early_stop;             /* the paper's appendix-E rules */
 	int inline_solve;           /* solve in this process, one at a time (no workers) */
@@ -135,7 +140,8 @@ struct uop_candidate {
 	long microbatches;
 	char status[16];     /* optimal, feasible, infeasible, pruned, unknown, error, crashed,
 	                        timeout, canceled, budget (never solved: the run's budget_worker_s
-	                        was spent) (uniform: evaluated, infeasible) */
+	                        was spent), deadline (never solved, or its build cut short: the
+	                        run's deadline_s passed) (uniform: evaluated, infeasible) */
 	double tpi_s;        /* INFINITY when none */
 	double bound_s;      /* proven lower bound (INFINITY when proven infeasible) */
 	double solve_s;
@@ -159,6 +165,7 @@ struct uop_result {
 	double solve_s;             /* wall seconds of the whole run */
 	double worker_s;            /* worker seconds its candidate solves took (the budget's measure) */
 	int budget_spent;           /* opts->budget_worker_s ran out: candidates were left unsolved */
+	int deadline_passed;        /* opts->deadline_s passed: candidates were left unsolved */
 };
 
 /*

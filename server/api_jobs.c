@@ -229,8 +229,8 @@ static char *api_plan_request(const cJSON *body, const struct cluster_profile *c
                               const struct model_profile *m)
 {
 	static const char *const option_keys[] = {
-		"batch", "schedule", "space", "time_limit_s", "gap", "recompute", "zero", "sequence_parallel",
-		"selective_recompute", "uneven_microbatches", "virtual_stages", "early_stop",
+		"batch", "schedule", "space", "time_limit_s", "deadline_s", "gap", "recompute", "zero",
+		"sequence_parallel", "selective_recompute", "uneven_microbatches", "virtual_stages", "early_stop",
 		"memory_margin", "targets",
 	};
 	cJSON *o = cJSON_CreateObject(), *sum = NULL, *cd = NULL, *md = NULL;

@@ -190,8 +190,8 @@ static uniap_code runner_number(const cJSON *obj, const char *root, const char *
 }
 
 static const char *const runner_request_keys[] = {
-	"cluster", "model", "batch", "schedule", "space", "time_limit_s", "gap", "recompute", "zero", "sequence_parallel",
-	"selective_recompute", "uneven_microbatches", "virtual_stages",
+	"cluster", "model", "batch", "schedule", "space", "time_limit_s", "deadline_s", "gap", "recompute", "zero",
+	"sequence_parallel", "selective_recompute", "uneven_microbatches", "virtual_stages",
 	"early_stop", "memory_margin", "targets",
 };
 
@@ -199,7 +199,7 @@ uniap_code runner_options_json(const cJSON *obj, const char *root, double max_ti
                                struct uop_options *o, struct uniap_err *err)
 {
 	const cJSON *v;
-	double batch = 0, limit, gap = 0, vs = 0;
+	double batch = 0, limit, gap = 0, vs = 0, deadline = 0;
 	uniap_code rc;
 	size_t k;
 
@@ -225,6 +225,7 @@ uniap_code runner_options_json(const cJSON *obj, const char *root, double max_ti
 	limit = o->time_limit_s < max_time_limit_s ? o->time_limit_s : max_time_limit_s;
 	if ((rc = runner_number(obj, root, "batch", 1, 1e9, 1, 1, &batch, err)) != UNIAP_OK ||
 	    (rc = runner_number(obj, root, "time_limit_s", 0.001, max_time_limit_s, 0, 0, &limit, err)) != UNIAP_OK ||
+	    (rc = runner_number(obj, root, "deadline_s", 0.001, 1e9, 0, 0, &deadline, err)) != UNIAP_OK ||
 	    (rc = runner_number(obj, root, "gap", 0, 1, 0, 0, &gap, err)) != UNIAP_OK ||
 	    (rc = runner_bool(obj, root, "recompute", &o->recompute, err)) != UNIAP_OK ||
 	    (rc = runner_bool(obj, root, "zero", &o->zero, err)) != UNIAP_OK ||
@@ -238,6 +239,7 @@ uniap_code runner_options_json(const cJSON *obj, const char *root, double max_ti
 	o->virtual_stages = (int)vs;
 	o->batch = (long)batch;
 	o->time_limit_s = limit;
+	o->deadline_s = deadline; /* seconds from the job's start: runner_run_job makes it a time */
 	o->rel_gap = gap;
 	v = cJSON_GetObjectItemCaseSensitive(obj, "schedule");
 	if (v && (!cJSON_IsString(v) || cost_schedule_parse(v->valuestring, &o->schedule) != 0))
@@ -774,7 +776,8 @@ static void runner_run_job(struct runner_slot *slot)
 	struct uniap_err err;
 	uniap_code rc;
 	double t0 = opt_clock_s(), spent_worker_s = 0, budget = r->cfg.job_budget_worker_s;
-	int user_cancel, stopping, budget_out = 0, budget_by_tenant = 0;
+	int user_cancel, stopping, budget_out = 0, budget_by_tenant = 0, deadline_out = 0;
+	double deadline = 0;
 
 	err_clear(&err);
 	memset(rs, 0, sizeof(rs));
@@ -811,6 +814,11 @@ static void runner_run_job(struct runner_slot *slot)
 		if (req.n_targets > 1 && i == req.n_targets)
 			req.targets[req.n_targets++] = TARGET_ANY;
 	}
+	/* one deadline for all the job's target runs, from its start */
+	if (rc == UNIAP_OK && req.opts.deadline_s > 0) {
+		deadline = req.opts.deadline_s;
+		req.opts.deadline_s += t0;
+	}
 	for (n_runs = 0; rc == UNIAP_OK && n_runs < req.n_targets; n_runs++) {
 		req.opts.target = req.targets[n_runs];
 		if (!r->cfg.no_cache)
@@ -846,6 +854,7 @@ static void runner_run_job(struct runner_slot *slot)
 			done_before += rs[n_runs].n_candidates;
 			spent_worker_s += rs[n_runs].worker_s;
 			budget_out |= rs[n_runs].budget_spent;
+			deadline_out |= rs[n_runs].deadline_passed;
 		}
 	}
 	pthread_mutex_lock(&r->lock);
@@ -868,6 +877,12 @@ static void runner_run_job(struct runner_slot *slot)
 			snprintf(msg, sizeof(msg), "budget: the job spent its %.6g worker seconds (%s) before"
 			         " any candidate gave a plan", budget,
 			         budget_by_tenant ? "the tenant's max_job_worker_s" : "--job-budget");
+			runner_end(slot, STORE_JOB_FAILED, NULL, 0, msg, 0);
+		} else if (deadline_out && rs[0].best < 0) {
+			char msg[160];
+
+			snprintf(msg, sizeof(msg), "deadline: the job's deadline_s of %.6g passed before any candidate"
+			         " gave a plan", deadline);
 			runner_end(slot, STORE_JOB_FAILED, NULL, 0, msg, 0);
 		} else if (text)
 			runner_end(slot, STORE_JOB_SUCCEEDED, text, len, NULL, opt_clock_s() - t0);

@@ -16,7 +16,7 @@
  * (runner_memo_key), so a repeated or overlapping request reuses them.
  *
  * A job request as stored (runner_request_*): {"summary": {"batch",
- * "schedule", "space", "time_limit_s", "gap", "recompute", "zero", "sequence_parallel",
+ * "schedule", "space", "time_limit_s", "deadline_s", "gap", "recompute", "zero", "sequence_parallel",
  * "selective_recompute", "uneven_microbatches", "early_stop",
  * "cluster": ref, "model": ref}, "cluster": document, "model": document} -
  * the documents resolved at submission, so a job never depends on documents
@@ -91,7 +91,9 @@ void runner_request_release(struct runner_request *r);
  * The planning options of a request object obj (borrowed): "batch" (required,
  * integer 1..1e9), "schedule" ("gpipe"|"1f1b"), "space", "time_limit_s"
  * (0.001..max_time_limit_s, where the argument max_time_limit_s <= 0 means
- * 86400), "gap" (0..1), "recompute", "zero", "sequence_parallel",
+ * 86400), "deadline_s" (0.001..1e9, left in o->deadline_s as seconds from the
+ * job's start, not a time: runner_run_job adds its start), "gap" (0..1),
+ * "recompute", "zero", "sequence_parallel",
  * "selective_recompute", "uneven_microbatches" and
  * "early_stop" (booleans); "cluster", "model" and "memory_margin"
  * (runner_margin_json) are the caller's to read;

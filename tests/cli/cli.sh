@@ -114,6 +114,16 @@ fi
 "$UNIAP" plan --cluster dgx-a100 --model t5-large --batch 16 --format text --time-limit 1 >/dev/null 2>"$tmp/err-notty"
 if [ ! -s "$tmp/err-notty" ]; then pass=$((pass + 1)); else echo "FAIL progress-not-a-terminal: $(head -c 200 "$tmp/err-notty")"; fail=$((fail + 1)); fi
 
+# a deadline for the whole plan: T5's DAG on a DGX A100 takes tens of seconds to prove; with
+# --deadline 1 the best plan so far comes back, not proven, the candidates left say "deadline"
+check deadline-plan 0 '"status":"deadline"' -- "$UNIAP" plan --cluster dgx-a100 --model t5-large --batch 16 --deadline 1 --quiet
+if grep -q '"optimal":false' "$tmp/out" && grep -q '"tpi_s":[0-9]' "$tmp/out" &&
+	grep -q 'not solved: the run.s deadline passed' "$tmp/out"; then pass=$((pass + 1)); else
+	echo "FAIL deadline-plan: $(head -c 300 "$tmp/out")"; fail=$((fail + 1)); fi
+check deadline-none 3 'no candidate gave a plan before the deadline' -- \
+	"$UNIAP" plan --cluster dgx-a100 --model t5-large --batch 16 --deadline 0.001 --quiet
+check deadline-bad 2 '--deadline: must be a number' -- "$UNIAP" plan --cluster enva --model bert-huge --batch 8 --deadline 0
+
 # the candidate grid is complete: 1441440 has 288 divisors (more than the 256 once enumerated),
 # so with pp 1, 2 and 4 there are 864 candidates, pp 4 x 1441440 among them (tests/data/divisor-cap:
 # its plan, 432.43290006 s, beat the optimum that was claimed over the capped grid, 432.4464 s)

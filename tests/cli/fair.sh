@@ -69,24 +69,37 @@ else
 	call long-submit 202 '"id":' POST /v1/plans "$A" "$tmp/l.json"
 	jl=$(jid)
 	done_of() { sed -n 's/.*"candidates_done":\([0-9]*\).*/\1/p' "$tmp/body"; }
-	# wait until A's progress stands still for 2 s: one long candidate holds the worker
-	prev=-1 still=0 i=0
-	while [ $i -lt 240 ] && [ $still -lt 4 ]; do
-		req GET "/v1/jobs/$jl" "$A" >/dev/null
-		d=$(done_of)
-		if [ "$(jst)" = running ] && [ "$d" = "$prev" ]; then still=$((still + 1)); else still=0; fi
-		prev=$d
-		sleep 0.5
-		i=$((i + 1))
+	# still_a: waits until A's progress stands still for 3 s (one long candidate holds the
+	# worker); sets prev to A's candidates done
+	still_a() {
+		prev=-1 still=0 i=0
+		while [ $i -lt 240 ] && [ $still -lt 6 ]; do
+			req GET "/v1/jobs/$jl" "$A"
+			d=$(done_of)
+			if [ "$(jst)" = running ] && [ "$d" = "$prev" ]; then still=$((still + 1)); else still=0; fi
+			prev=$d
+			sleep 0.5
+			i=$((i + 1))
+		done
+		[ $still -ge 6 ]
+	}
+	# B's small job must end while A's candidate still runs (A's progress unchanged); a
+	# candidate of A's that happened to end meanwhile proves nothing: another try, at most 3
+	tries=0 shown=
+	while [ $tries -lt 3 ] && [ -z "$shown" ]; do
+		tries=$((tries + 1))
+		if ! still_a; then bad "A's job $jl never held the worker for 3 s: $(head -c 300 "$tmp/body")"; break; fi
+		call "small-spare-$tries" 202 '"id":' POST /v1/plans "$B" "$tmp/s.json"
+		js=$(jid)
+		if ! wait_job "$js" "$B" "succeeded failed canceled" 120 || [ "$(jst "$tmp/job")" != succeeded ]; then
+			bad "small job $js beside A's long candidate: $(head -c 300 "$tmp/job")"
+			break
+		fi
+		req GET "/v1/jobs/$jl" "$A"
+		[ "$(jst)" = running ] && [ "$(done_of)" = "$prev" ] && shown=1
 	done
-	if [ $still -ge 4 ]; then ok; else bad "A's job $jl never held the worker for 2 s: $(head -c 300 "$tmp/body")"; fi
-	call small-spare 202 '"id":' POST /v1/plans "$B" "$tmp/s.json"
-	js=$(jid)
-	if wait_job "$js" "$B" "succeeded failed canceled" 120 && [ "$(jst "$tmp/job")" = succeeded ]; then ok; else
-		bad "small job $js beside A's long candidate: $(head -c 300 "$tmp/job")"; fi
-	call long-after 200 '"id":' GET "/v1/jobs/$jl" "$A"
-	if [ "$(jst)" = running ] && [ "$(done_of)" = "$prev" ]; then ok; else
-		bad "B's job ended after A's long candidate (A was at $prev candidates, now: $(head -c 300 "$tmp/body"))"; fi
+	if [ -n "$shown" ]; then ok; else
+		bad "B's job never ended before A's long candidate ($tries tries; A: $(head -c 300 "$tmp/body"))"; fi
 	call long-cancel 200 '"id":' DELETE "/v1/jobs/$jl" "$A"
 	stop_uniapd
 	if [ "$stopped" -eq 0 ]; then ok; else bad "stop: exit $stopped"; fi
@@ -137,6 +150,17 @@ if wait_job "$jn" "$B" "succeeded failed canceled" 1200 && [ "$(jst "$tmp/job")"
 	bad "uncapped job $jn: $(head -c 300 "$tmp/job")"; fi
 call noquota-result 200 '"id":' GET "/v1/jobs/$jn" "$B"
 if grep -qF '"status":"budget"' "$tmp/body"; then bad "tenant b's job was cut by a budget: $(head -c 300 "$tmp/body")"; else ok; fi
+# a job's own deadline: T5 on a DGX A100 takes tens of seconds to prove; deadline_s 1 gives the
+# best plan so far, not proven, its candidates left "deadline"; out of range: 422 naming it
+printf '{"cluster":"dgx-a100","model":"t5-large","batch":16,"deadline_s":1}' >"$tmp/d.json"
+call deadline-submit 202 '"deadline_s":1' POST /v1/plans "$B" "$tmp/d.json"
+jd=$(jid)
+if wait_job "$jd" "$B" "succeeded failed canceled" 1200 && [ "$(jst "$tmp/job")" = succeeded ]; then ok; else
+	bad "deadline job $jd: $(head -c 300 "$tmp/job")"; fi
+call deadline-result 200 '"status":"deadline"' GET "/v1/jobs/$jd" "$B"
+if grep -qF '"optimal":false' "$tmp/body"; then ok; else bad "deadline job $jd claims optimal: $(head -c 300 "$tmp/body")"; fi
+printf '{"cluster":"enva","model":"bert-huge","batch":8,"deadline_s":0}' >"$tmp/d0.json"
+call deadline-bad 422 'body.deadline_s: must be a number in [0.001' POST /v1/plans "$B" "$tmp/d0.json"
 stop_uniapd
 if [ "$stopped" -eq 0 ]; then ok; else bad "stop: exit $stopped"; fi
 summary fair

@@ -408,6 +408,47 @@ static void test_budget(void **state)
 	cluster_release(&cl);
 }
 
+/* The run's deadline: one already passed leaves every candidate unsolved
+ * ("deadline", with its note) and no plan; one far off changes nothing. */
+static void test_deadline(void **state)
+{
+	static const int dev[] = { 4 };
+	static const double bw[] = { 10 };
+	struct cluster_profile cl;
+	struct model_profile m;
+	struct uop_result r;
+	struct uop_options o;
+	struct uniap_err err;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(fx_cluster(&cl, 1, 4, dev, bw, 1, 16e9, 0, 1), 0);
+	assert_int_equal(fx_model_chain(&m, 4, MODEL_FP32, 4e-3, 0, 12e6, 2e8, 0, 2e6, 2e6), 0);
+	uop_options_init(&o);
+	o.batch = 8;
+	o.threads = 1;
+	o.deadline_s = opt_clock_s() - 1;
+	assert_int_equal(uop_run(&cl, &m, &o, NULL, &r, &err), UNIAP_OK);
+	assert_true(r.deadline_passed);
+	assert_true(r.best < 0);
+	assert_false(r.optimal);
+	assert_true(r.n_candidates > 0);
+	for (i = 0; i < r.n_candidates; i++) {
+		assert_string_equal(r.candidates[i].status, "deadline");
+		assert_non_null(strstr(r.candidates[i].note, "deadline passed"));
+	}
+	uop_result_release(&r);
+	o.deadline_s = opt_clock_s() + 3600;
+	assert_int_equal(uop_run(&cl, &m, &o, NULL, &r, &err), UNIAP_OK);
+	assert_false(r.deadline_passed);
+	assert_true(r.optimal);
+	for (i = 0; i < r.n_candidates; i++)
+		assert_string_not_equal(r.candidates[i].status, "deadline");
+	uop_result_release(&r);
+	model_release(&m);
+	cluster_release(&cl);
+}
+
 static void test_cancel(void **state)
 {
 	static const int dev[] = { 4 };
@@ -714,6 +755,7 @@ int main(void)
 		cmocka_unit_test(test_spaces),
 		cmocka_unit_test(test_cancel),
 		cmocka_unit_test(test_budget),
+		cmocka_unit_test(test_deadline),
 		cmocka_unit_test(test_memo),
 		cmocka_unit_test(test_memo_lies),
 	};
