@@ -5,6 +5,8 @@
  */
 #include <getopt.h>
 #include <math.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +44,9 @@ static const char plan_usage[] =
 	"                   solve gets at most the time left; the best plan so far comes\n"
 	"                   back (optimal no, its bound and gap as proven so far), the\n"
 	"                   candidates left say status \"deadline\" (default: none)\n"
+	"                   The first Ctrl-C (SIGINT, SIGTERM) does the same at once: the\n"
+	"                   best plan so far, the candidates left \"stopped\"; a second ends\n"
+	"                   the command at once\n"
 	"  --gap G          stop a candidate within relative gap G (default 0: prove)\n"
 	"  --early-stop     the paper's rules: after 15 s stop below 4 % gap; stop once the\n"
 	"                   bound cannot beat the best plan so far\n"
@@ -109,7 +114,9 @@ static int plan_text(FILE *f, const struct uop_result *r, enum uop_space space, 
 	}
 	if (r->best < 0) {
 		fprintf(f, "plan: %s (space %s%s%s, %zu candidates, %zu infeasible) solve %.3f s\n",
-		        r->deadline_passed ? "none found before the deadline" : "none fits",
+		        r->deadline_passed ? "none found before the deadline"
+		        : r->stopped       ? "none found before the interrupt"
+		                           : "none fits",
 		        uop_space_name(space), target != TARGET_ANY ? ", target " : "",
 		        target != TARGET_ANY ? target_name(target) : "", r->n_candidates, n_inf, r->solve_s);
 		return UNIAP_OK;
@@ -205,6 +212,16 @@ static void plan_targets_text(FILE *f, const enum target_kind *targets, const st
 	}
 }
 
+/* Set by the first SIGINT (or SIGTERM) during a plan: the run stops and still answers
+ * (uop_options.stop); the handler is reset, so a second one ends the process at once. */
+static atomic_int plan_interrupted;
+
+static void plan_on_interrupt(int sig)
+{
+	(void)sig;
+	atomic_store(&plan_interrupted, 1);
+}
+
 int cli_cmd_plan(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -238,6 +255,7 @@ int cli_cmd_plan(int argc, char **argv)
 	size_t body_len = 0;
 	long threads;
 	double deadline = 0;
+	struct sigaction on_int, old_int, old_term;
 	uniap_code rc;
 	int opt, quiet = 0, status = CLI_EXIT_ERROR;
 
@@ -315,6 +333,15 @@ int cli_cmd_plan(int argc, char **argv)
 	/* one deadline for every target's run, counted from here */
 	if (deadline > 0)
 		o.deadline_s = opt_clock_s() + deadline;
+	/* Ctrl-C: the best plan so far, not nothing */
+	memset(&on_int, 0, sizeof(on_int));
+	on_int.sa_handler = plan_on_interrupt;
+	on_int.sa_flags = SA_RESETHAND;
+	sigemptyset(&on_int.sa_mask);
+	atomic_store(&plan_interrupted, 0);
+	o.stop = &plan_interrupted;
+	sigaction(SIGINT, &on_int, &old_int);
+	sigaction(SIGTERM, &on_int, &old_term);
 	for (n_runs = 0; n_runs < n_targets && rc == UNIAP_OK; n_runs++) {
 		o.target = targets[n_runs];
 		rc = uop_run(&common.cluster, &common.model, &o, NULL, &rs[n_runs], &err);
@@ -332,8 +359,13 @@ int cli_cmd_plan(int argc, char **argv)
 	}
 	if (rc != UNIAP_OK)
 		n_runs--; /* the failed run owns nothing */
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
 	if (o.progress)
 		cli_progress_stop(&progress);
+	if (rc == UNIAP_OK && atomic_load(&plan_interrupted))
+		fprintf(stderr, "uniap plan: interrupted: the best plan found before it follows, not proven (the"
+		                " candidates left say \"stopped\" or \"canceled\")\n");
 	if (rc != UNIAP_OK) {
 		status = cli_fail("plan", &err);
 		goto out;
@@ -354,6 +386,7 @@ int cli_cmd_plan(int argc, char **argv)
 		if (r->best < 0) {
 			fprintf(stderr, "uniap plan: %s (try --format json)\n",
 			        r->deadline_passed ? "no candidate gave a plan before the deadline"
+			        : r->stopped       ? "no candidate gave a plan before the interrupt"
 			                           : "no candidate fits the memory limit");
 			status = CLI_EXIT_INFEASIBLE;
 		} else if (exp_plan(format, &common.model, &r->cand, r->stage, r->strategy, &r->eval, &body, &body_len, &err) !=
@@ -390,6 +423,7 @@ int cli_cmd_plan(int argc, char **argv)
 	if (r->best < 0) {
 		fprintf(stderr, "uniap plan: %s (see candidates[].note)\n",
 		        r->deadline_passed ? "no candidate gave a plan before the deadline"
+		        : r->stopped       ? "no candidate gave a plan before the interrupt"
 		                           : "no candidate fits the memory limit");
 		status = CLI_EXIT_INFEASIBLE;
 	} else {

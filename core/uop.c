@@ -185,6 +185,9 @@ struct uop_run {
 	double worker_s;            /* guarded by lock: wall seconds of the solves so far */
 	int budget_spent;           /* guarded by lock: worker_s reached opts->budget_worker_s */
 	int deadline_passed;        /* guarded by lock: a candidate was left for opts->deadline_s */
+	int stopped;                /* guarded by lock: a candidate was left for opts->stop */
+	int stop_seen;              /* guarded by lock: the running solves were canceled for opts->stop */
+	struct pool *pool;          /* the solves' pool (NULL: inline); set before any solve */
 	uniap_code fail;            /* first internal failure, guarded by lock */
 	struct uniap_err fail_err;
 };
@@ -565,8 +568,28 @@ static int uop_canceled(const struct uop_options *o)
 /* Waits (run->lock held) until fewer than limit candidates are in flight. */
 static void uop_wait_below(struct uop_run *run, size_t limit)
 {
-	while (run->in_flight >= limit && run->in_flight > 0)
-		pthread_cond_wait(&run->cond, &run->lock);
+	while (run->in_flight >= limit && run->in_flight > 0) {
+		struct timespec until;
+
+		if (!run->opts->stop) {
+			pthread_cond_wait(&run->cond, &run->lock);
+			continue;
+		}
+		/* a stop (a signal handler's flag: nobody signals cond) is looked at every 50 ms;
+		 * it kills the running solves (pool_cancel_tag waits for nothing) */
+		if (atomic_load(run->opts->stop) && !run->stop_seen) {
+			run->stop_seen = 1;
+			if (run->pool)
+				pool_cancel_tag(run->pool, run->opts->tag, NULL, NULL);
+		}
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += 50 * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&run->cond, &run->lock, &until);
+	}
 }
 
 /* Solves one built candidate, inline or through the pool.  Takes slot. */
@@ -934,6 +957,15 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
 			uop_deadline_candidate(run, c, "not solved: the run's deadline passed");
 			continue;
 		}
+		if (o->stop && atomic_load(o->stop)) {
+			snprintf(c->status, sizeof(c->status), "stopped");
+			snprintf(c->note, sizeof(c->note), "not solved: the run was stopped");
+			pthread_mutex_lock(&run->lock);
+			run->stopped = 1;
+			pthread_mutex_unlock(&run->lock);
+			uop_count_done(run);
+			continue;
+		}
 
 		if (has[i] && uop_decide_from_facts(run, c, i, &known[i], best, best_index))
 			continue;
@@ -1037,14 +1069,15 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
 		}
 		rc = uop_dispatch(run, pool, slot, err);
 	}
-	/* on cancel or failure, stop our running workers instead of waiting for them */
-	if (rc != UNIAP_OK && pool)
+	/* on cancel, stop or failure, stop our running workers instead of waiting for them */
+	if ((rc != UNIAP_OK || (o->stop && atomic_load(o->stop))) && pool)
 		pool_cancel_tag(pool, o->tag, NULL, NULL);
 	pthread_mutex_lock(&run->lock);
 	uop_wait_below(run, 1);
 	out->worker_s = run->worker_s;
 	out->budget_spent = run->budget_spent && o->budget_worker_s > 0;
 	out->deadline_passed = run->deadline_passed;
+	out->stopped = run->stopped || run->stop_seen;
 	pthread_mutex_unlock(&run->lock);
 	for (i = 0; i < out->n_candidates; i++)
 		opt_result_release(&known[i]);
@@ -1350,7 +1383,8 @@ uniap_code uop_run(const struct cluster_profile *cluster, const struct model_pro
 				goto out;
 			pool = own;
 		}
-		rc = uop_solve_all(&run, cluster, model, solve_inline ? NULL : pool, err);
+		run.pool = solve_inline ? NULL : pool;
+		rc = uop_solve_all(&run, cluster, model, run.pool, err);
 	}
 	if (rc != UNIAP_OK)
 		goto out;

@@ -117,6 +117,11 @@ struct uop_options {
 	uop_progress_fn progress;   /* optional, called from any thread, no lock held */
 	void *progress_ctx;
 	const atomic_int *cancel;   /* optional: when *cancel becomes non-zero the run stops */
+	const atomic_int *stop;     /* optional: when *stop becomes non-zero (a signal handler may set
+	                               it) the run stops but still answers, like at its deadline: no
+	                               candidate starts (status "stopped"), the running solves are
+	                               killed within 50 ms (status "canceled"), and uop_run returns
+	                               UNIAP_OK with the best plan so far and result.stopped set */
 	const struct uop_memo_ops *memo; /* optional: reuse and record candidates' matrices and facts */
 	pthread_mutex_t *solve_lock; /* optional (borrowed): held around every solve made in this
 	                                process (inline_solve, or a sanitizer build), so that callers
@@ -141,7 +146,8 @@ struct uop_candidate {
 	char status[16];     /* optimal, feasible, infeasible, pruned, unknown, error, crashed,
 	                        timeout, canceled, budget (never solved: the run's budget_worker_s
 	                        was spent), deadline (never solved, or its build cut short: the
-	                        run's deadline_s passed) (uniform: evaluated, infeasible) */
+	                        run's deadline_s passed), stopped (never solved: *opts->stop was
+	                        set) (uniform: evaluated, infeasible) */
 	double tpi_s;        /* INFINITY when none */
 	double bound_s;      /* proven lower bound (INFINITY when proven infeasible) */
 	double solve_s;
@@ -166,6 +172,7 @@ struct uop_result {
 	double worker_s;            /* worker seconds its candidate solves took (the budget's measure) */
 	int budget_spent;           /* opts->budget_worker_s ran out: candidates were left unsolved */
 	int deadline_passed;        /* opts->deadline_s passed: candidates were left unsolved */
+	int stopped;                /* *opts->stop was set: candidates were left unsolved */
 };
 
 /*

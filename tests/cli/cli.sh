@@ -124,6 +124,24 @@ check deadline-none 3 'no candidate gave a plan before the deadline' -- \
 	"$UNIAP" plan --cluster dgx-a100 --model t5-large --batch 16 --deadline 0.001 --quiet
 check deadline-bad 2 '--deadline: must be a number' -- "$UNIAP" plan --cluster enva --model bert-huge --batch 8 --deadline 0
 
+# the first Ctrl-C stops the plan and still prints the best so far (the candidates left
+# "stopped"); a sanitized build solves inline, so the solve in progress runs to its 5 s limit,
+# and may end before any plan (exit 3, saying so)
+"$UNIAP" plan --cluster dgx-a100 --model t5-large --batch 16 --time-limit 5 --quiet >"$tmp/int.out" 2>"$tmp/int.err" &
+ip=$!
+sleep 2
+kill -INT "$ip"
+wait "$ip"
+irc=$?
+if grep -q 'interrupted' "$tmp/int.err" && [ "$irc" -eq 0 ] && grep -q '"status":"stopped"' "$tmp/int.out" &&
+	grep -q '"optimal":false' "$tmp/int.out"; then
+	pass=$((pass + 1))
+elif [ -n "${UNIAP_SANITIZED:-}" ] && [ "$irc" -eq 3 ] && grep -q 'before the interrupt' "$tmp/int.err"; then
+	pass=$((pass + 1))
+else
+	echo "FAIL interrupt: exit $irc; $(head -c 200 "$tmp/int.err"); $(head -c 200 "$tmp/int.out")"; fail=$((fail + 1))
+fi
+
 # the candidate grid is complete: 1441440 has 288 divisors (more than the 256 once enumerated),
 # so with pp 1, 2 and 4 there are 864 candidates, pp 4 x 1441440 among them (tests/data/divisor-cap:
 # its plan, 432.43290006 s, beat the optimum that was claimed over the capped grid, 432.4464 s)
