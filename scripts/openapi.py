@@ -346,6 +346,11 @@ P['/v1/jobs/{id}'] = {
         '200': js(R('Job'), 'Canceled.'), '202': js(R('Job'), 'Still stopping; poll the job.'),
         '204': {'description': 'The succeeded or failed job was deleted, its result with it (the tenant\'s quotas get it back).'},
         '404': rr('NotFound'), '409': rr('Conflict')}, ['jobs'], params=[jobp])}
+P['/v1/jobs/{id}/stop'] = {'post': op('stopJob', 'End a running plan job now with the best plan so far', {
+        '202': js(R('Job'), 'The job stops within a moment (no candidate starts, the running solves are killed) and then '
+                  'succeeds with the best plan found so far, not proven (the candidates left say "stopped" or "canceled"), '
+                  'or fails saying none came; wait on the job.'),
+        '404': rr('NotFound'), '409': rr('Conflict')}, ['jobs'], params=[jobp])}
 P['/v1/jobs/{id}/plan'] = {'get': op('exportPlan', 'The job\'s plan, exported', {
     '200': {'description': 'The plan in the format asked for.', 'content': {
         'application/json': {'schema': {'type': 'object', 'additionalProperties': True, 'description': 'json: the plan document; galvatron, megatron, deepspeed: that tool\'s configuration.'}},

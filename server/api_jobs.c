@@ -575,6 +575,42 @@ void api_job_cancel(struct http_request *req, struct http_response *res)
 	store_job_release(&job);
 }
 
+/* ---------------------------------------------------------------- POST /v1/jobs/{id}/stop */
+
+void api_job_stop(struct http_request *req, struct http_response *res)
+{
+	const struct api_app *app = req->app;
+	int64_t tenant = api_principal(req)->tenant_id, id;
+	struct store_job job;
+	struct uniap_err err;
+	char detail[192];
+
+	err_clear(&err);
+	memset(&job, 0, sizeof(job));
+	if (api_job_id(req, res, &id) != 0)
+		return;
+	if (store_job_get(app->store, tenant, id, &job, &err) != UNIAP_OK) {
+		api_fail(req, res, &err);
+		return;
+	}
+	if (job.kind != STORE_JOB_PLAN) {
+		snprintf(detail, sizeof(detail), "job %lld is a %s: only a plan stops with what it has; DELETE cancels it",
+		         (long long)id, store_job_kind_name(job.kind));
+		api_problem(req, res, UNIAP_E_CONFLICT, detail);
+	} else if (job.state == STORE_JOB_RUNNING && runner_stop_job(app->runner, id)) {
+		api_job_answer(res, HTTP_ACCEPTED, &job);
+	} else if (job.state == STORE_JOB_RUNNING) {
+		snprintf(detail, sizeof(detail), "job %lld runs in another uniapd on this database: stop it there",
+		         (long long)id);
+		api_problem(req, res, UNIAP_E_CONFLICT, detail);
+	} else {
+		snprintf(detail, sizeof(detail), "job %lld is %s: only a running job stops%s", (long long)id,
+		         store_job_state_name(job.state), job.state == STORE_JOB_QUEUED ? " (DELETE cancels it)" : "");
+		api_problem(req, res, UNIAP_E_CONFLICT, detail);
+	}
+	store_job_release(&job);
+}
+
 /* ---------------------------------------------------------------- GET /v1/jobs/{id}/plan */
 
 /*

@@ -34,6 +34,7 @@
 	{"GET", "/v1/jobs/{id}", H(api_job_get), (A) | ROUTE_ETAG, "wait"},                            \
 	{"GET", "/v1/jobs/{id}/events", H(api_job_events), (A), NULL},                                 \
 	{"DELETE", "/v1/jobs/{id}", H(api_job_cancel), (A), NULL},                                     \
+	{"POST", "/v1/jobs/{id}/stop", H(api_job_stop), (A), NULL},                                    \
 	{"GET", "/v1/jobs/{id}/plan", H(api_job_plan), (A) | ROUTE_ETAG, "format target"},
 
 #endif

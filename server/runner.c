@@ -48,6 +48,7 @@ struct runner_slot {
 	int64_t job;                  /* guarded by r->lock: the running job, 0 when idle */
 	int64_t tenant;
 	atomic_int cancel;            /* the job's uop cancel flag */
+	atomic_int stop;              /* the job's uop stop flag: end now with the best plan so far */
 	atomic_int lost;              /* a store write said the job's lease is lost: stop, write nothing */
 	struct store_lease lease;     /* guarded by r->lock while set; the job thread reads its own */
 	double renewed_s;             /* guarded by r->lock: opt_clock_s() of the last renewal */
@@ -776,7 +777,7 @@ static void runner_run_job(struct runner_slot *slot)
 	struct uniap_err err;
 	uniap_code rc;
 	double t0 = opt_clock_s(), spent_worker_s = 0, budget = r->cfg.job_budget_worker_s;
-	int user_cancel, stopping, budget_out = 0, budget_by_tenant = 0, deadline_out = 0;
+	int user_cancel, stopping, budget_out = 0, budget_by_tenant = 0, deadline_out = 0, stop_out = 0;
 	double deadline = 0;
 
 	err_clear(&err);
@@ -831,6 +832,7 @@ static void runner_run_job(struct runner_slot *slot)
 		req.opts.progress = runner_progress;
 		req.opts.progress_ctx = slot;
 		req.opts.cancel = &slot->cancel;
+		req.opts.stop = &slot->stop;
 		req.opts.memo = r->cfg.no_cache ? NULL : &memo;
 		req.opts.solve_lock = &r->solve_lock;
 		/* what the earlier targets' runs left of the job's budget (a tiny one solves nothing) */
@@ -855,6 +857,7 @@ static void runner_run_job(struct runner_slot *slot)
 			spent_worker_s += rs[n_runs].worker_s;
 			budget_out |= rs[n_runs].budget_spent;
 			deadline_out |= rs[n_runs].deadline_passed;
+			stop_out |= rs[n_runs].stopped;
 		}
 	}
 	pthread_mutex_lock(&r->lock);
@@ -878,6 +881,9 @@ static void runner_run_job(struct runner_slot *slot)
 			         " any candidate gave a plan", budget,
 			         budget_by_tenant ? "the tenant's max_job_worker_s" : "--job-budget");
 			runner_end(slot, STORE_JOB_FAILED, NULL, 0, msg, 0);
+		} else if (stop_out && rs[0].best < 0) {
+			runner_end(slot, STORE_JOB_FAILED, NULL, 0,
+			           "stopped: the client stopped the job before any candidate gave a plan", 0);
 		} else if (deadline_out && rs[0].best < 0) {
 			char msg[160];
 
@@ -954,6 +960,7 @@ static void *runner_thread(void *arg)
 		slot->lease = lease;
 		slot->renewed_s = opt_clock_s();
 		atomic_store(&slot->cancel, 0);
+		atomic_store(&slot->stop, 0);
 		atomic_store(&slot->lost, 0);
 		pthread_mutex_unlock(&r->lock);
 
@@ -1026,6 +1033,7 @@ uniap_code runner_start(const struct runner_config *cfg, struct runner **out, st
 		s->r = r;
 		s->spare = i == r->cfg.jobs;
 		atomic_init(&s->cancel, 0);
+		atomic_init(&s->stop, 0);
 		atomic_init(&s->lost, 0);
 		pthread_mutex_init(&s->progress_lock, NULL);
 		if (pthread_create(&s->thread, NULL, runner_thread, s) != 0) {
@@ -1065,6 +1073,22 @@ int runner_cancel(struct runner *r, int64_t id)
 	pthread_mutex_unlock(&r->lock);
 	if (found)
 		pool_cancel_tag(r->pool, (uint64_t)id, NULL, NULL);
+	return found;
+}
+
+int runner_stop_job(struct runner *r, int64_t id)
+{
+	int i, found = 0;
+
+	if (!r || id <= 0)
+		return 0;
+	pthread_mutex_lock(&r->lock);
+	for (i = 0; i < r->n_slots; i++)
+		if (r->slots[i].job == id) {
+			atomic_store(&r->slots[i].stop, 1);
+			found = 1;
+		}
+	pthread_mutex_unlock(&r->lock);
 	return found;
 }
 

@@ -150,6 +150,15 @@ void runner_wake(struct runner *r);
 int runner_cancel(struct runner *r, int64_t id);
 
 /*
+ * Asks the runner to end the running plan job id now and keep what it has
+ * (uop_options.stop): no candidate starts, the running solves are killed
+ * within 50 ms, and the job succeeds with the best plan so far (not proven;
+ * the candidates left say "stopped" or "canceled"), or fails saying none
+ * came.  Returns 1 when the job was running here, 0 otherwise.  Never waits.
+ */
+int runner_stop_job(struct runner *r, int64_t id);
+
+/*
  * Stops every running job whose tenant was revoked (`uniapd tenant revoke`,
  * from another process, cancels only the queued ones); they end canceled,
  * "the tenant was revoked".  Called about once a second by uniapd.  Returns

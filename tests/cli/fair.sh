@@ -161,6 +161,25 @@ call deadline-result 200 '"status":"deadline"' GET "/v1/jobs/$jd" "$B"
 if grep -qF '"optimal":false' "$tmp/body"; then ok; else bad "deadline job $jd claims optimal: $(head -c 300 "$tmp/body")"; fi
 printf '{"cluster":"enva","model":"bert-huge","batch":8,"deadline_s":0}' >"$tmp/d0.json"
 call deadline-bad 422 'body.deadline_s: must be a number in [0.001' POST /v1/plans "$B" "$tmp/d0.json"
+# stop: the same job, ended by its client once it has a plan: it succeeds with that plan, not
+# proven; a finished job or another tenant's does not stop
+printf '{"cluster":"dgx-a100","model":"t5-large","batch":16,"time_limit_s":5}' >"$tmp/st.json"
+call stop-submit 202 '"id":' POST /v1/plans "$B" "$tmp/st.json"
+jstop=$(jid)
+i=0
+while [ $i -lt 600 ]; do
+	req GET "/v1/jobs/$jstop" "$B"
+	grep -q '"best_tpi_s":[0-9]' "$tmp/body" && break
+	sleep 0.1
+	i=$((i + 1))
+done
+call stop-other-tenant 404 'not found' POST "/v1/jobs/$jstop/stop" "$A"
+call stop 202 '"state":"running"' POST "/v1/jobs/$jstop/stop" "$B"
+if wait_job "$jstop" "$B" "succeeded failed canceled" 1200 && [ "$(jst "$tmp/job")" = succeeded ]; then ok; else
+	bad "stopped job $jstop: $(head -c 300 "$tmp/job")"; fi
+call stop-result 200 '"optimal":false' GET "/v1/jobs/$jstop" "$B"
+if grep -qE '"status":"(stopped|canceled)"' "$tmp/body"; then ok; else bad "stop: no candidate left: $(head -c 300 "$tmp/body")"; fi
+call stop-finished 409 'only a running job stops' POST "/v1/jobs/$jstop/stop" "$B"
 stop_uniapd
 if [ "$stopped" -eq 0 ]; then ok; else bad "stop: exit $stopped"; fi
 summary fair
