@@ -128,7 +128,6 @@ struct pool {
 	int n_workers;               /* cfg.threads + cfg.spare_threads */
 	int n_started;               /* threads running; written only before publication */
 	int n_idle;                  /* mu: threads waiting on work_cv */
-	int n_idle_regular;          /* mu: of them, not spare */
 	int shutting_down;           /* mu */
 	pool_ticket next_id;         /* mu */
 };
@@ -796,6 +795,17 @@ static void pool_served_mark(struct pool_served *table, uint64_t key, uint64_t s
 	table[slot].seq = seq;
 }
 
+/* 1 when every regular (not spare) thread owns a task; mu held.  Busy, not
+ * "not waiting": a regular thread that is starting up or between two tasks
+ * takes the next task itself. */
+static int pool_regular_all_busy(const struct pool *p)
+{
+	for (int i = 0; i < p->cfg.threads; i++)
+		if (!p->workers[i].busy)
+			return 0;
+	return 1;
+}
+
 /* 1 when a task of group is running (or in its done callback); mu held. */
 static int pool_group_running(const struct pool *p, uint64_t group)
 {
@@ -807,14 +817,14 @@ static int pool_group_running(const struct pool *p, uint64_t group)
 
 /* The pending entry that worker w starts next (round-robin over groups, then
  * tags, above), or NULL when it may take none: a spare thread takes only a
- * task whose group has nothing running, and only while no regular thread is
- * idle.  mu held.  O(pending x (POOL_SERVED_TAGS + workers)): queue_cap is small. */
+ * task whose group has nothing running, and only while every regular thread
+ * is busy.  mu held.  O(pending x (POOL_SERVED_TAGS + workers)): queue_cap is small. */
 static struct pool_entry *pool_next_pending(const struct pool *p, const struct pool_worker *w)
 {
 	struct pool_entry *best = NULL, *e;
 	uint64_t best_g = 0, best_t = 0;
 
-	if (w->spare && p->n_idle_regular > 0)
+	if (w->spare && !pool_regular_all_busy(p))
 		return NULL;
 	for (e = p->pending.head; e; e = e->next) {
 		uint64_t group = pool_task_group(&e->task), g, t;
@@ -862,6 +872,9 @@ static void *pool_worker_main(void *arg)
 			w->id = id;
 			w->tag = task.tag;
 			w->group = pool_task_group(&task);
+			/* every regular thread may be busy now: a spare may take what is left */
+			if (p->cfg.spare_threads > 0 && !w->spare && p->pending.head)
+				pthread_cond_broadcast(&p->work_cv);
 			w->cancel_requested = 0;
 			w->finishing = 0;
 			pool_drain(w->attn_r); /* stale wake-ups of earlier tasks */
@@ -881,10 +894,8 @@ static void *pool_worker_main(void *arg)
 		if (p->shutting_down)
 			break;
 		p->n_idle++;
-		p->n_idle_regular += !w->spare;
 		pthread_cond_wait(&p->work_cv, &p->mu);
 		p->n_idle--;
-		p->n_idle_regular -= !w->spare;
 	}
 	pthread_mutex_unlock(&p->mu);
 	return NULL;
