@@ -7,6 +7,8 @@
 #     tenant's small evaluate answer at once meanwhile; the heavy ones end at
 #     --evaluate-time-limit with a 413 naming it; past a tenant's share of the
 #     pool 429, past the pool 503, both with Retry-After.
+# test-run: alone (latencies measured against fixed bounds in ms: /healthz and a small
+# evaluate during heavy evaluates, /readyz while the database is locked)
 . tests/cli/lib.inc
 . tests/cli/http.inc
 UNIAPD=${UNIAPD:-build/uniapd}

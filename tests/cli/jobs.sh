@@ -10,6 +10,9 @@
 # job which the next start finishes, recovery after kill -9 on the
 # same database once the killed process's lease ran out (--lease 2), the job metrics and the job transition log lines.
 # Needs curl, grep, sed, awk.  Prints "jobs: N passed, N failed".
+# test-run: alone (wall times against fixed bounds: a DELETE within 2 s plus
+# scheduling, jobs running or final within 10 s, retention deletes within 2 to 3 s
+# checked by a 4 s sleep, recovery after a 2 s lease)
 set -u
 . "$(dirname "$0")/lib.inc"
 UNIAPD=${UNIAPD:-build/uniapd}

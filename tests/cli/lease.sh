@@ -6,6 +6,8 @@
 # go from".  Then the first is killed with -9 while it runs a job, and the
 # second queues that job again once its lease ran out (--lease 3) and
 # finishes it.  Needs curl, grep, sed.  Prints "lease: N passed, N failed".
+# test-run: alone (a 3 s lease: a starved renewal on the first uniapd would let
+# the second take a live job)
 set -u
 . "$(dirname "$0")/lib.inc"
 UNIAPD=${UNIAPD:-build/uniapd}

@@ -13,6 +13,8 @@
 # One job thread runs a slow job (t5-large on two DGX nodes solves for
 # minutes) so that a second job stays queued until the slow one is canceled.
 # Needs curl, grep, sed.  Prints "sse: N passed, N failed".
+# test-run: alone (wall times against fixed bounds: a 2 s long-poll ends within
+# 6 s, four streams connect within a 1 s sleep, SIGTERM ends a stream within 5 s)
 set -u
 . "$(dirname "$0")/lib.inc"
 UNIAPD=${UNIAPD:-build/uniapd}
