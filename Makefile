@@ -186,12 +186,17 @@ tests-bin: $(BUILD)/uniap $(if $(wildcard $(SERVER_MAIN)),$(BUILD)/uniapd) $(TES
 
 # One pass of the suite on the binaries of $(BUILD); prints per-suite lines.
 # tests/build.sh runs each pass's build and, when it fails, leaves the note
-# that `make test` prints at its end (which pass, the first error).
+# that `make test` prints at its end (which pass, the first error).  Each build
+# uses TEST_BUILD_JOBS jobs (default: the number of processors), its output
+# grouped per target (-Otarget) so that note quotes one compile's lines; the
+# programs then run TEST_JOBS at once (tests/run.sh says how, and which run alone).
+TEST_BUILD_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
+TEST_MAKE = $(MAKE) --no-print-directory -j$(TEST_BUILD_JOBS) -Otarget
 # The libFuzzer targets are built here too (a failed build is counted, the
 # pass goes on); tests/cli/fuzz.sh runs each for 1 s (make test is near its budget).
 test-unit:
-	@sh tests/build.sh plain $(MAKE) --no-print-directory tests-bin
-	-@sh tests/build.sh fuzz $(MAKE) --no-print-directory fuzz-bin
+	@sh tests/build.sh plain $(TEST_MAKE) tests-bin
+	-@sh tests/build.sh fuzz $(TEST_MAKE) fuzz-bin
 	@TEST_PASS=plain UNIAP=$(BUILD)/uniap UNIAPD=$(BUILD)/uniapd sh tests/run.sh $(BUILD)/tests $(TEST_BIN) tests/cli/*.sh
 
 # Every program and script under ASan + UBSan but tests/cli/browser.sh: a real
@@ -201,7 +206,7 @@ test-unit:
 # the fuzz targets are built with ASan + UBSan already.
 ASAN_SCRIPTS := $(filter-out tests/cli/browser.sh tests/cli/fuzz.sh,$(wildcard tests/cli/*.sh))
 test-asan:
-	@sh tests/build.sh asan $(MAKE) --no-print-directory BUILD=build/asan SAN=asan tests-bin
+	@sh tests/build.sh asan $(TEST_MAKE) BUILD=build/asan SAN=asan tests-bin
 	@TEST_PASS=asan UNIAP=build/asan/uniap UNIAPD=build/asan/uniapd UNIAP_SANITIZED=1 ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp UBSAN_OPTIONS=print_stacktrace=1 \
 		sh tests/run.sh build/asan/tests $(TEST_BIN:$(BUILD)/tests/%=build/asan/tests/%) $(ASAN_SCRIPTS)
 
@@ -212,7 +217,7 @@ TSAN_TESTS := $(filter $(BUILD)/tests/test_pool% $(BUILD)/tests/test_store% $(BU
 # event streams (suspended connections, the watcher thread), tests/cli/calibrations.sh
 # calibrations fitted and canceled on job threads.
 test-tsan:
-	@sh tests/build.sh tsan $(MAKE) --no-print-directory BUILD=build/tsan SAN=tsan $(TSAN_TESTS:$(BUILD)/%=build/tsan/%) build/tsan/uniap build/tsan/uniapd
+	@sh tests/build.sh tsan $(TEST_MAKE) BUILD=build/tsan SAN=tsan $(TSAN_TESTS:$(BUILD)/%=build/tsan/%) build/tsan/uniap build/tsan/uniapd
 	@TEST_PASS=tsan UNIAP=build/tsan/uniap UNIAPD=build/tsan/uniapd UNIAP_SANITIZED=1 TSAN_OPTIONS=halt_on_error=1 \
 		sh tests/run.sh build/tsan/tests $(TSAN_TESTS:$(BUILD)/tests/%=build/tsan/tests/%) tests/cli/jobs.sh tests/cli/sse.sh tests/cli/calibrations.sh
 
