@@ -6,6 +6,8 @@
  * and /metrics has counted the requests; a graceful stop lets an in-flight
  * request finish.  Traffic only ever goes to 127.0.0.1.
  */
+/* test-run: alone (tests/run.sh): /healthz must answer within 2 s during a
+ * trickle, and a body must find the bytes of two just-answered ones freed */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
