@@ -3,10 +3,12 @@
 # queues 4 heavy plan jobs on uniapd --jobs 2, then tenant B one small job.
 # B's job must succeed while A's third and fourth are still unfinished (first
 # come, first served started it only after one of them ended); timing is compared, never measured against
-# a number, so a loaded or sanitized machine still passes.  Also: the fair
+# a number, so a sanitized build still passes (not so a CPU shared with other tests: see below).  Also: the fair
 # claim and the spare job thread show in the transition log (B's job starts
 # while A's jobs run).  Then a job over its --job-budget stops early with
 # the best plan so far, or fails saying so.  Needs curl, grep, sed.  Prints "fair: N passed, N failed".
+# test-run: alone (the race it checks is between threads of one uniapd: with
+# another program eating the CPU, A's third job once ended before B's small one)
 set -u
 . "$(dirname "$0")/lib.inc"
 UNIAPD=${UNIAPD:-build/uniapd}
