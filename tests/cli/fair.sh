@@ -5,8 +5,18 @@
 # come, first served started it only after one of them ended); timing is compared, never measured against
 # a number, so a sanitized build still passes (not so a CPU shared with other tests: see below).  Also: the fair
 # claim and the spare job thread show in the transition log (B's job starts
-# while A's jobs run).  Then a job over its --job-budget stops early with
-# the best plan so far, or fails saying so.  Needs curl, grep, sed.  Prints "fair: N passed, N failed".
+# while A's jobs run).  Then the spare worker: with --workers 1 held by one
+# long candidate of A's (a MILP running to its time limit), B's small job
+# still succeeds before that candidate ends (A's progress has not moved; a
+# try where A's candidate happened to end meanwhile is repeated, at most 3);
+# without the spare worker it could not start before then.  Sanitized builds
+# solve inline under one lock (core/uop.c), with no worker to spare: skipped
+# there, saying so.  Then a job over its --job-budget stops early with the
+# best plan so far, or fails saying so; so does one over its tenant's own
+# cap (uniapd tenant set --max-job-budget) below --job-budget, while another
+# tenant's same job is not cut short; a job's deadline_s, and POST
+# /v1/jobs/{id}/stop, give the best plan so far, not proven.  Needs curl,
+# grep, sed, awk.  Prints "fair: N passed, N failed".
 # test-run: alone (the race it checks is between threads of one uniapd: with
 # another program eating the CPU, A's third job once ended before B's small one)
 set -u
