@@ -192,6 +192,21 @@ static int api_job_id(struct http_request *req, struct http_response *res, int64
 	return 0;
 }
 
+/* Reads the caller's job id into *job (store_job_release it); -1 with res answered
+ * (404 for another tenant's or no such job). */
+static int api_job_read(struct http_request *req, struct http_response *res, int64_t id, struct store_job *job)
+{
+	const struct api_app *app = req->app;
+	struct uniap_err err;
+
+	err_clear(&err);
+	if (store_job_get(app->store, api_principal(req)->tenant_id, id, job, &err) != UNIAP_OK) {
+		api_fail(req, res, &err);
+		return -1;
+	}
+	return 0;
+}
+
 /* ---------------------------------------------------------------- POST /v1/plans */
 
 /* The reference a request gave for field: an id, a catalog name, or "inline". */
@@ -529,10 +544,8 @@ void api_job_cancel(struct http_request *req, struct http_response *res)
 	memset(&job, 0, sizeof(job));
 	if (api_job_id(req, res, &id) != 0)
 		return;
-	if (store_job_get(app->store, tenant, id, &job, &err) != UNIAP_OK) {
-		api_fail(req, res, &err);
+	if (api_job_read(req, res, id, &job) != 0)
 		return;
-	}
 	if (job.state == STORE_JOB_QUEUED) {
 		if (store_job_transition(app->store, tenant, id, STORE_JOB_CANCELED, NULL, 0,
 		                         "canceled by the client before it ran", NULL, &err) == UNIAP_OK)
@@ -540,20 +553,16 @@ void api_job_cancel(struct http_request *req, struct http_response *res)
 		/* else a job thread claimed it meanwhile: cancel it running */
 	}
 	store_job_release(&job);
-	if (store_job_get(app->store, tenant, id, &job, &err) != UNIAP_OK) {
-		api_fail(req, res, &err);
+	if (api_job_read(req, res, id, &job) != 0)
 		return;
-	}
 	if (job.state == STORE_JOB_RUNNING && runner_cancel(app->runner, id)) {
 		/* the workers are being killed; wait (bounded) for the job thread to record it */
 		while (job.state == STORE_JOB_RUNNING && waited < API_CANCEL_WAIT_S) {
 			usleep(API_CANCEL_POLL_US);
 			waited += API_CANCEL_POLL_US / 1e6;
 			store_job_release(&job);
-			if (store_job_get(app->store, tenant, id, &job, &err) != UNIAP_OK) {
-				api_fail(req, res, &err);
+			if (api_job_read(req, res, id, &job) != 0)
 				return;
-			}
 		}
 	}
 	if (job.state == STORE_JOB_SUCCEEDED || job.state == STORE_JOB_FAILED) {
@@ -580,19 +589,15 @@ void api_job_cancel(struct http_request *req, struct http_response *res)
 void api_job_stop(struct http_request *req, struct http_response *res)
 {
 	const struct api_app *app = req->app;
-	int64_t tenant = api_principal(req)->tenant_id, id;
+	int64_t id;
 	struct store_job job;
-	struct uniap_err err;
 	char detail[192];
 
-	err_clear(&err);
 	memset(&job, 0, sizeof(job));
 	if (api_job_id(req, res, &id) != 0)
 		return;
-	if (store_job_get(app->store, tenant, id, &job, &err) != UNIAP_OK) {
-		api_fail(req, res, &err);
+	if (api_job_read(req, res, id, &job) != 0)
 		return;
-	}
 	if (job.kind != STORE_JOB_PLAN) {
 		snprintf(detail, sizeof(detail), "job %lld is a %s: only a plan stops with what it has; DELETE cancels it",
 		         (long long)id, store_job_kind_name(job.kind));

@@ -1057,7 +1057,9 @@ void runner_wake(struct runner *r)
 	pthread_mutex_unlock(&r->lock);
 }
 
-int runner_cancel(struct runner *r, int64_t id)
+/* Sets the cancel flag (cancel: user_cancel too) or the stop flag of the slot running
+ * job id; 1 when one runs it here. */
+static int runner_flag_job(struct runner *r, int64_t id, int cancel)
 {
 	int i, found = 0;
 
@@ -1066,11 +1068,22 @@ int runner_cancel(struct runner *r, int64_t id)
 	pthread_mutex_lock(&r->lock);
 	for (i = 0; i < r->n_slots; i++)
 		if (r->slots[i].job == id) {
-			r->slots[i].user_cancel = 1;
-			atomic_store(&r->slots[i].cancel, 1);
+			if (cancel) {
+				r->slots[i].user_cancel = 1;
+				atomic_store(&r->slots[i].cancel, 1);
+			} else {
+				atomic_store(&r->slots[i].stop, 1);
+			}
 			found = 1;
 		}
 	pthread_mutex_unlock(&r->lock);
+	return found;
+}
+
+int runner_cancel(struct runner *r, int64_t id)
+{
+	int found = runner_flag_job(r, id, 1);
+
 	if (found)
 		pool_cancel_tag(r->pool, (uint64_t)id, NULL, NULL);
 	return found;
@@ -1078,18 +1091,7 @@ int runner_cancel(struct runner *r, int64_t id)
 
 int runner_stop_job(struct runner *r, int64_t id)
 {
-	int i, found = 0;
-
-	if (!r || id <= 0)
-		return 0;
-	pthread_mutex_lock(&r->lock);
-	for (i = 0; i < r->n_slots; i++)
-		if (r->slots[i].job == id) {
-			atomic_store(&r->slots[i].stop, 1);
-			found = 1;
-		}
-	pthread_mutex_unlock(&r->lock);
-	return found;
+	return runner_flag_job(r, id, 0);
 }
 
 size_t runner_cancel_revoked(struct runner *r)

@@ -360,13 +360,25 @@ static void cancel_after_first(void *ctx, size_t done, size_t total, double best
 		atomic_store(flag, 1);
 }
 
+/* The budget and deadline tests' problem: 4 devices, a 4-layer chain, batch 8,
+ * one worker. */
+static void small_run(struct cluster_profile *cl, struct model_profile *m, struct uop_options *o)
+{
+	static const int dev[] = { 4 };
+	static const double bw[] = { 10 };
+
+	assert_int_equal(fx_cluster(cl, 1, 4, dev, bw, 1, 16e9, 0, 1), 0);
+	assert_int_equal(fx_model_chain(m, 4, MODEL_FP32, 4e-3, 0, 12e6, 2e8, 0, 2e6, 2e6), 0);
+	uop_options_init(o);
+	o->batch = 8;
+	o->threads = 1;
+}
+
 /* The run's budget of worker seconds: a tiny one lets the first candidates
  * (those dispatched before any ended) solve and reports the rest as
  * "budget"; the result says the budget was spent and what was used. */
 static void test_budget(void **state)
 {
-	static const int dev[] = { 4 };
-	static const double bw[] = { 10 };
 	struct cluster_profile cl;
 	struct model_profile m;
 	struct uop_result r;
@@ -375,11 +387,7 @@ static void test_budget(void **state)
 	size_t i, n_budget = 0, n_solved = 0;
 
 	(void)state;
-	assert_int_equal(fx_cluster(&cl, 1, 4, dev, bw, 1, 16e9, 0, 1), 0);
-	assert_int_equal(fx_model_chain(&m, 4, MODEL_FP32, 4e-3, 0, 12e6, 2e8, 0, 2e6, 2e6), 0);
-	uop_options_init(&o);
-	o.batch = 8;
-	o.threads = 1;
+	small_run(&cl, &m, &o);
 	o.budget_worker_s = 1e-9;
 	assert_int_equal(uop_run(&cl, &m, &o, NULL, &r, &err), UNIAP_OK);
 	assert_true(r.budget_spent);
@@ -412,8 +420,6 @@ static void test_budget(void **state)
  * ("deadline", with its note) and no plan; one far off changes nothing. */
 static void test_deadline(void **state)
 {
-	static const int dev[] = { 4 };
-	static const double bw[] = { 10 };
 	struct cluster_profile cl;
 	struct model_profile m;
 	struct uop_result r;
@@ -422,11 +428,7 @@ static void test_deadline(void **state)
 	size_t i;
 
 	(void)state;
-	assert_int_equal(fx_cluster(&cl, 1, 4, dev, bw, 1, 16e9, 0, 1), 0);
-	assert_int_equal(fx_model_chain(&m, 4, MODEL_FP32, 4e-3, 0, 12e6, 2e8, 0, 2e6, 2e6), 0);
-	uop_options_init(&o);
-	o.batch = 8;
-	o.threads = 1;
+	small_run(&cl, &m, &o);
 	o.deadline_s = opt_clock_s() - 1;
 	assert_int_equal(uop_run(&cl, &m, &o, NULL, &r, &err), UNIAP_OK);
 	assert_true(r.deadline_passed);
