@@ -44,7 +44,7 @@ static const char plan_usage[] =
 	"                   solve gets at most the time left; the best plan so far comes\n"
 	"                   back (optimal no, its bound and gap as proven so far), the\n"
 	"                   candidates left say status \"deadline\" (default: none)\n"
-	"                   The first Ctrl-C (SIGINT, SIGTERM) does the same at once: the\n"
+	"                   The first SIGINT (Ctrl-C) or SIGTERM does the same at once: the\n"
 	"                   best plan so far, the candidates left \"stopped\"; a second ends\n"
 	"                   the command at once\n"
 	"  --gap G          stop a candidate within relative gap G (default 0: prove)\n"
@@ -257,7 +257,7 @@ int cli_cmd_plan(int argc, char **argv)
 	double deadline = 0;
 	struct sigaction on_int, old_int, old_term;
 	uniap_code rc;
-	int opt, quiet = 0, status = CLI_EXIT_ERROR;
+	int opt, quiet = 0, handlers = 0, status = CLI_EXIT_ERROR;
 
 	uop_options_init(&o);
 	opterr = 0;
@@ -302,6 +302,20 @@ int cli_cmd_plan(int argc, char **argv)
 	}
 	if (optind < argc)
 		return cli_usage_error("plan", "unexpected argument");
+	/* Ctrl-C or SIGTERM from here on: the best plan so far, not nothing (before the run starts:
+	 * no candidate runs, and the command says so).  A SIGINT ignored at start (a background job of
+	 * a script) stays ignored. */
+	memset(&on_int, 0, sizeof(on_int));
+	on_int.sa_handler = plan_on_interrupt;
+	on_int.sa_flags = SA_RESETHAND;
+	sigemptyset(&on_int.sa_mask);
+	atomic_store(&plan_interrupted, 0);
+	o.stop = &plan_interrupted;
+	sigaction(SIGINT, NULL, &old_int);
+	if (old_int.sa_handler != SIG_IGN)
+		sigaction(SIGINT, &on_int, NULL);
+	sigaction(SIGTERM, &on_int, &old_term);
+	handlers = 1;
 	if (cli_common_load(&common, &err) != UNIAP_OK) {
 		status = cli_fail("plan", &err);
 		goto out;
@@ -333,15 +347,6 @@ int cli_cmd_plan(int argc, char **argv)
 	/* one deadline for every target's run, counted from here */
 	if (deadline > 0)
 		o.deadline_s = opt_clock_s() + deadline;
-	/* Ctrl-C: the best plan so far, not nothing */
-	memset(&on_int, 0, sizeof(on_int));
-	on_int.sa_handler = plan_on_interrupt;
-	on_int.sa_flags = SA_RESETHAND;
-	sigemptyset(&on_int.sa_mask);
-	atomic_store(&plan_interrupted, 0);
-	o.stop = &plan_interrupted;
-	sigaction(SIGINT, &on_int, &old_int);
-	sigaction(SIGTERM, &on_int, &old_term);
 	for (n_runs = 0; n_runs < n_targets && rc == UNIAP_OK; n_runs++) {
 		o.target = targets[n_runs];
 		rc = uop_run(&common.cluster, &common.model, &o, NULL, &rs[n_runs], &err);
@@ -359,8 +364,6 @@ int cli_cmd_plan(int argc, char **argv)
 	}
 	if (rc != UNIAP_OK)
 		n_runs--; /* the failed run owns nothing */
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
 	if (o.progress)
 		cli_progress_stop(&progress);
 	if (rc == UNIAP_OK && atomic_load(&plan_interrupted))
@@ -430,6 +433,10 @@ int cli_cmd_plan(int argc, char **argv)
 		status = CLI_EXIT_OK;
 	}
 out:
+	if (handlers) {
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGTERM, &old_term, NULL);
+	}
 	free(body);
 	cJSON_free(text);
 	cJSON_Delete(doc);

@@ -122,13 +122,14 @@ if grep -q '"optimal":false' "$tmp/out" && grep -q '"tpi_s":[0-9]' "$tmp/out" &&
 	echo "FAIL deadline-plan: $(head -c 300 "$tmp/out")"; fail=$((fail + 1)); fi
 check deadline-bad 2 '--deadline: must be a number' -- "$UNIAP" plan --cluster enva --model bert-huge --batch 8 --deadline 0
 
-# the first Ctrl-C stops the plan and still prints the best so far (the candidates left
-# "stopped"); a sanitized build solves inline, so the solve in progress runs to its 5 s limit,
-# and may end before any plan (exit 3, saying so)
+# the first SIGINT or SIGTERM stops the plan and still prints the best so far (the candidates
+# left "stopped"); SIGTERM here, since a script's background job ignores SIGINT (and uniap
+# keeps it ignored).  A sanitized build solves inline, so the solve in progress runs to its
+# 5 s limit, and may end before any plan (exit 3, saying so)
 "$UNIAP" plan --cluster dgx-a100 --model t5-large --batch 16 --time-limit 5 --quiet >"$tmp/int.out" 2>"$tmp/int.err" &
 ip=$!
 sleep 2
-kill -INT "$ip"
+kill -TERM "$ip"
 wait "$ip"
 irc=$?
 if grep -q 'interrupted' "$tmp/int.err" && [ "$irc" -eq 0 ] && grep -q '"status":"stopped"' "$tmp/int.out" &&
