@@ -39,4 +39,18 @@ uniap_code dp_chain_solve(const struct cost_candidate *cand, const struct opt_op
 uniap_code dp_stages_solve(const struct cost_candidate *cand, const struct opt_options *opts,
                            struct opt_result *out, struct uniap_err *err);
 
+/*
+ * The exact program for any acyclic layer graph (dp_dag.c): states are
+ * (ideal, open stage, stage and strategy of each frontier layer).  It first
+ * enumerates the ideals and measures the width (the largest frontier) and
+ * returns UNIAP_E_LIMIT when the sum over ideals of K^width exceeds the label
+ * cap, or when the labels do; UNIAP_E_ARG for a cycle or an interleaved
+ * candidate.  inc_stage/inc_strategy (borrowed, may be NULL) is a valid plan
+ * that bounds the search.  out->note names the width and the ideal count.
+ * cand, opts borrowed; out (initialised) is filled and owned by the caller.
+ */
+uniap_code dp_dag_solve(const struct cost_candidate *cand, const struct opt_options *opts,
+                        const int *inc_stage, const size_t *inc_strategy, struct opt_result *out,
+                        struct uniap_err *err);
+
 #endif

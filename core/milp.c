@@ -153,7 +153,19 @@ struct milp_model {
 	int *ev_row;     /* [(e * pp + j) * K + l]: transport row of e's head, or -1 */
 	int t_col;       /* -1 when there is no T */
 	double time_scale;
+	double range;    /* largest / least nonzero cost kept (1 when none) */
+	double cost_lo, cost_hi;
 };
+
+/*
+ * CBC works to absolute tolerances of about 1e-7 on the scaled model: a model
+ * whose kept costs span more than this ratio can have its optimum and its
+ * bound decided by the tolerances (measured: bounds 6e-5 above the optimum;
+ * docs/optimizer.md, "Certification").  Such a model gets no cutoff (no
+ * "pruned" claim), its plan is reported "feasible", and its bound is the one
+ * every plan meets without any solver (milp_floor).
+ */
+#define MILP_CERT_RANGE 1e6
 
 static void milp_model_release(struct milp_model *md)
 {
@@ -258,8 +270,27 @@ static void milp_y_links(struct milp_mat *m, int row_to0, int dev, int i, int j,
 }
 
 /* mem_rhs: the memory rows' bound as a fraction of the limit (1, or a hair less on a retry). */
-static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, struct milp_model *md,
-                             struct uniap_err *err)
+/* Tracks the least and largest nonzero scaled cost in md->range (lo kept in the sign bit's place). */
+static void milp_range(struct milp_model *md, double a)
+{
+	if (!(a > 0))
+		return;
+	if (md->cost_lo == 0 || a < md->cost_lo)
+		md->cost_lo = a;
+	if (a > md->cost_hi)
+		md->cost_hi = a;
+	md->range = md->cost_hi / md->cost_lo;
+}
+
+/*
+ * ub: the TPI of a known plan (INFINITY: none).  A column whose own share of
+ * any plan's TPI exceeds it is not created: no plan using it beats the known
+ * one, and the known plan keeps all its columns (each share <= its TPI).  This
+ * removes the huge coefficients (a petabyte over a slow link) that would
+ * otherwise set CBC's tolerances, and costs are scaled by min(largest, ub).
+ */
+static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, double ub,
+                             struct milp_model *md, struct uniap_err *err)
 {
 	size_t n = c->n_layers, K = cost_k(c), E = c->n_edges, u, e, k, l, r;
 	/* pp here counts stages (S = pp v under interleaving); dev counts devices, whose
@@ -270,7 +301,7 @@ static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, str
 	int *lo = NULL, *hi = NULL, *mem_row = NULL;
 	int row_assign0, row_nonempty0 = -1, row_tp0 = -1, row_to0 = -1;
 	size_t *out_cnt = NULL, *out_adj = NULL, *in_cnt = NULL, *in_adj = NULL;
-	double ts = 0, cmul, limit = c->memory_limit_bytes, t_lb = 0;
+	double ts = 0, cmul, limit = c->memory_limit_bytes, t_lb = 0, keep, tshare;
 	int use_t = c->microbatches > 1 && pp > 1;
 	uniap_code rc = UNIAP_OK;
 	struct milp_mat *m = &md->mat;
@@ -325,17 +356,23 @@ static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, str
 	for (e = 0; e < E; e++)
 		for (r = 0; r < K * K; r++)
 			ts = fmax(ts, fmax(c->edges[e].same_stage_s[r], c->edges[e].cross_stage_s[r]));
+	if (isfinite(ub) && ub > 0)
+		ts = fmin(ts, ub);
 	if (!(ts > 0))
 		ts = 1;
 	md->time_scale = ts;
 	cmul = pp == 1 ? (double)c->microbatches : wsum;
+	/* a term t of p_i or o_j adds at least (cmul + wmax) t to the TPI (the bottleneck is at
+	 * least t), or cmul t alone with pp = 1 (cmul is then c) */
+	tshare = pp == 1 ? cmul : cmul + wmax;
+	keep = isfinite(ub) && ub > 0 ? ub * (1 + 1e-9) / tshare : INFINITY;
 	/* which x exist */
 	for (r = 0; r < n * (size_t)pp * K; r++)
 		md->xcol[r] = -1;
 	for (u = 0; u < n; u++)
 		for (i = lo[u]; i <= hi[u]; i++)
 			for (k = 0; k < K; k++)
-				if (milp_mem(c, u, i, k) <= limit)
+				if (milp_mem(c, u, i, k) <= limit && c->time_s[u * K + k] <= keep)
 					md->xcol[(u * (size_t)pp + (size_t)i) * K + k] = MILP_X_EXISTS;
 	/* rows */
 	row_assign0 = 0;
@@ -417,6 +454,7 @@ static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, str
 				if (md->xcol[xi] != MILP_X_EXISTS)
 					continue;
 				amin = fmin(amin, a);
+				milp_range(md, a);
 				col = milp_col(m, cmul * a, 0, 1, 1);
 				md->xcol[xi] = col;
 				milp_nz(m, row_assign0 + (int)u, 1);
@@ -434,6 +472,7 @@ static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, str
 		if (isfinite(amin))
 			t_lb = fmax(t_lb, amin);
 	}
+	md->range = 1;
 	/* y columns */
 	for (e = 0; e < E; e++) {
 		const struct cost_edge *ed = &c->edges[e];
@@ -453,9 +492,14 @@ static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, str
 						if (md->xcol[(b * (size_t)pp + (size_t)j) * K + l] < 0)
 							continue;
 						if (i == j)
-							cost = ed->same_stage_s[k * K + l] / ts;
+							cost = ed->same_stage_s[k * K + l];
 						else
-							cost = ed->cross_stage_s[k * K + l] / ts;
+							cost = ed->cross_stage_s[k * K + l];
+						/* crossing j - i stages adds (j - i) cmul t to the sum and t to each o */
+						if ((i == j ? cost : cost * (cmul * (double)(j - i) + wmax) / tshare) > keep)
+							continue;
+						cost /= ts;
+						milp_range(md, cost);
 						milp_col(m, cmul * cost * (i == j ? 1 : (double)(j - i)), 0, MILP_INF, 0);
 						milp_nz(m, ru, 1);
 						milp_nz(m, rv, 1);
@@ -579,7 +623,8 @@ static uniap_code milp_run_once(const struct cost_candidate *c, const struct mil
 	Cbc_setAllowableGap(model, 1e-12);
 	Cbc_setAllowableFractionGap(model, rel_gap > 0 ? rel_gap : 0);
 	Cbc_setParameter(model, "increment", "1e-12");
-	if (isfinite(o->cutoff_tpi))
+	/* an uncertified model prunes only what lies a margin above the cutoff */
+	if (isfinite(o->cutoff_tpi) && md->range <= MILP_CERT_RANGE)
 		Cbc_setCutoff(model, o->cutoff_tpi / md->time_scale);
 	/* measured: on small models CBC's root cuts cost more than the nodes they save (the random
 	 * DAGs of tests/unit/test_opt.c solve about 4x faster without them); keep them on big ones */
@@ -649,6 +694,26 @@ static double milp_sane_bound(double bound, double tpi)
 	return fmin(bound, tpi);
 }
 
+/*
+ * A lower bound every plan meets, proven without a solver: with S the sum of
+ * the layers' least times, the stages' times sum to at least S and the most
+ * loaded of pp devices carries at least S / pp, so TPI >= S / v + (c - 1 / v) S / pp.
+ */
+static double milp_floor(const struct cost_candidate *c)
+{
+	size_t K = cost_k(c), u, k;
+	double S = 0, v = (double)cost_virtual(c);
+
+	for (u = 0; u < c->n_layers; u++) {
+		double m = INFINITY;
+
+		for (k = 0; k < K; k++)
+			m = fmin(m, c->time_s[u * K + k]);
+		S += m;
+	}
+	return S / v + ((double)c->microbatches - 1.0 / v) * S / c->pp;
+}
+
 uniap_code milp_solve(const struct cost_candidate *c, const struct opt_options *o, const int *start_stage,
                       const size_t *start_strategy, struct opt_result *out, struct uniap_err *err)
 {
@@ -657,7 +722,7 @@ uniap_code milp_solve(const struct cost_candidate *c, const struct opt_options *
 	size_t n = c->n_layers;
 	int *stage = calloc(n, sizeof(int));
 	size_t *strategy = calloc(n, sizeof(size_t));
-	double t0 = opt_clock_s(), limit = o->time_limit_s, tpi = INFINITY;
+	double t0 = opt_clock_s(), limit = o->time_limit_s, tpi = INFINITY, ub;
 	int have_limit = limit > 0 && isfinite(limit), staged;
 	uniap_code rc;
 
@@ -667,7 +732,10 @@ uniap_code milp_solve(const struct cost_candidate *c, const struct opt_options *
 		rc = err_set(err, UNIAP_E_NOMEM, "milp: out of memory");
 		goto out;
 	}
-	rc = milp_build(c, 1.0, &md, err);
+	/* the warm start's TPI, or the cutoff, bounds every plan worth finding */
+	ub = fmin(o->cutoff_tpi, start_stage && start_strategy ? opt_tpi(c, start_stage, start_strategy)
+	                                                       : INFINITY);
+	rc = milp_build(c, 1.0, ub, &md, err);
 	if (rc != UNIAP_OK)
 		goto out;
 	staged = o->early_stop && o->early_stop_after_s > 0 &&
@@ -740,7 +808,7 @@ uniap_code milp_solve(const struct cost_candidate *c, const struct opt_options *
 		long nodes1 = run.nodes;
 
 		milp_model_release(&md);
-		rc = milp_build(c, 1.0 - 1e-6, &md, err);
+		rc = milp_build(c, 1.0 - 1e-6, ub, &md, err);
 		if (rc != UNIAP_OK)
 			goto out;
 		rc = milp_run_once(c, &md, o, have_limit ? limit - (opt_clock_s() - t0) : limit, o->rel_gap,
@@ -768,6 +836,16 @@ uniap_code milp_solve(const struct cost_candidate *c, const struct opt_options *
 		}
 	}
 	out->nodes = run.nodes;
+	if (md.range > MILP_CERT_RANGE) {
+		/* not certified: nothing CBC proved is claimed */
+		run.bound = milp_floor(c);
+		run.proven_optimal = 0;
+		run.stopped_on_gap = 0;
+		run.hit_limit = 1;
+		if (!out->note[0])
+			snprintf(out->note, sizeof(out->note), "costs span %.0e: cbc's answer is not "
+			         "certified, the bound is the solver-free one", md.range);
+	}
 	if (run.has_plan) {
 		tpi = opt_tpi(c, stage, strategy);
 		out->stage = stage;

@@ -460,8 +460,9 @@ static void opt_note_copy(char *dst, const char *src)
 	dst[n] = '\0';
 }
 
-static uniap_code opt_run_milp(const struct cost_candidate *c, const struct opt_options *o,
-                               struct opt_result *out, struct uniap_err *err)
+/* The heuristic plan, then dp-dag (dag = 1) or the MILP bounded by it. */
+static uniap_code opt_run_bounded(const struct cost_candidate *c, const struct opt_options *o,
+                                  int dag, struct opt_result *out, struct uniap_err *err)
 {
 	size_t n = c->n_layers;
 	int *st = calloc(n, sizeof(int));
@@ -475,7 +476,10 @@ static uniap_code opt_run_milp(const struct cost_candidate *c, const struct opt_
 		goto out;
 	}
 	have = opt_heuristic(c, st, sk, &h_tpi);
-	rc = milp_solve(c, o, have ? st : NULL, have ? sk : NULL, out, err);
+	if (dag)
+		rc = dp_dag_solve(c, o, have ? st : NULL, have ? sk : NULL, out, err);
+	else
+		rc = milp_solve(c, o, have ? st : NULL, have ? sk : NULL, out, err);
 out:
 	free(st);
 	free(sk);
@@ -529,11 +533,34 @@ uniap_code opt_solve(const struct cost_candidate *c, const struct opt_options *o
 		rc = dp_stages_solve(c, &o, out, err);
 		break;
 	case OPT_PATH_MILP:
-		rc = opt_run_milp(c, &o, out, err);
+		rc = opt_run_bounded(c, &o, 0, out, err);
+		break;
+	case OPT_PATH_DP_DAG:
+		rc = opt_run_bounded(c, &o, 1, out, err);
 		break;
 	default:
+		if (!chain && cost_virtual(c) > 1) {
+			rc = opt_run_bounded(c, &o, 0, out, err);
+			break;
+		}
 		if (!chain) {
-			rc = opt_run_milp(c, &o, out, err);
+			/* dp-dag when the graph is narrow enough, else the MILP (the note says why) */
+			rc = opt_run_bounded(c, &o, 1, out, err);
+			if (rc == UNIAP_E_LIMIT || rc == UNIAP_E_ARG) {
+				char why[OPT_NOTE_MAX];
+
+				opt_note_copy(why, err ? err->msg : "dp-dag");
+				opt_result_release(out);
+				err_clear(err);
+				rc = opt_run_bounded(c, &o, 0, out, err);
+				if (rc == UNIAP_OK) {
+					/* why the MILP answered, then what the MILP itself noted */
+					char both[2 * OPT_NOTE_MAX + 4];
+
+					snprintf(both, sizeof(both), "%s%s%s", why, out->note[0] ? "; " : "", out->note);
+					opt_note_copy(out->note, both);
+				}
+			}
 			break;
 		}
 		/* dp-stages, then dp-chain (no block table), then the MILP when both hit the cap */
@@ -549,7 +576,7 @@ uniap_code opt_solve(const struct cost_candidate *c, const struct opt_options *o
 			opt_note_copy(why, err ? err->msg : "dp label cap");
 			opt_result_release(out);
 			err_clear(err);
-			rc = opt_run_milp(c, &o, out, err);
+			rc = opt_run_bounded(c, &o, 0, out, err);
 			if (rc == UNIAP_OK) {
 				out->method = OPT_METHOD_MILP_AFTER_CAP;
 				opt_note_copy(out->note, why);
@@ -1097,7 +1124,7 @@ out:
 
 static const char *const opt_methods[] = {
 	OPT_METHOD_NONE, OPT_METHOD_DP_CHAIN, OPT_METHOD_DP_STAGES, OPT_METHOD_MILP,
-	OPT_METHOD_MILP_AFTER_CAP, OPT_METHOD_LOWER_BOUND,
+	OPT_METHOD_MILP_AFTER_CAP, OPT_METHOD_LOWER_BOUND, OPT_METHOD_DP_DAG,
 };
 #define OPT_N_METHODS (sizeof(opt_methods) / sizeof(opt_methods[0]))
 

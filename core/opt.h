@@ -47,6 +47,7 @@ enum opt_path {
 	OPT_PATH_MILP,      /* always the MILP (any graph) */
 	OPT_PATH_DP_CHAIN,  /* the per-layer label DP; UNIAP_E_ARG if not a chain */
 	OPT_PATH_DP_STAGES, /* the stage-block DP; UNIAP_E_ARG if not a chain */
+	OPT_PATH_DP_DAG,    /* the ideal DP for narrow DAGs; UNIAP_E_LIMIT when too wide */
 	OPT_PATH_COUNT
 };
 
@@ -80,6 +81,7 @@ void opt_options_init(struct opt_options *o);
 #define OPT_METHOD_MILP "milp"
 #define OPT_METHOD_MILP_AFTER_CAP "milp-after-dp-cap"
 #define OPT_METHOD_LOWER_BOUND "lower-bound" /* decided by a bound, never solved (uop) */
+#define OPT_METHOD_DP_DAG "dp-dag"
 
 #define OPT_NOTE_MAX 160
 

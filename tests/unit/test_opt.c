@@ -52,6 +52,11 @@ static double rng_unit(struct rng *r)
 	return (double)(rng_next(r) >> 11) / 9007199254740992.0;
 }
 
+static double rng_decades(struct rng *r, double lo, double hi)
+{
+	return pow(10.0, lo + (hi - lo) * rng_unit(r));
+}
+
 static size_t rng_below(struct rng *r, size_t n)
 {
 	return (size_t)(rng_next(r) % n);
@@ -63,6 +68,9 @@ enum graph_kind {
 	G_RANDOM,      /* chain plus random skip edges */
 	G_PERMUTED,    /* G_RANDOM with layer numbers shuffled (not topological) */
 	G_BRANCHY,     /* every v > 0 has one or two random earlier parents (no chain) */
+	G_ENCDEC,      /* encoder chain, decoder chain, the last encoder layer feeding every decoder one */
+	G_UNET,        /* chain plus long skips u -> L-1-u */
+	G_BRANCHES,    /* layer 0 forks into two chains that join at the last layer */
 	G_KINDS
 };
 
@@ -75,7 +83,12 @@ struct gen {
 	int one_f_one_b;
 	int identical;  /* 1: every layer and edge has the same costs; 2: runs of identical layers
 	                   (types 2,0,0,0,1,1,1,0,0,0,...), edges priced by their endpoint types */
+	int wide;       /* costs over 10+ orders of magnitude: times 1e-6..1e4 s, edges 1e-9..1e6 s,
+	                   activations up to petabytes (a 0.001 GB/s link next to a 1000 GB/s one) */
 };
+
+/* 10^x for x uniform in [lo, hi] */
+static double rng_decades(struct rng *r, double lo, double hi);
 
 
 static void inst_add_edge(struct cost_candidate *c, size_t *cap, size_t a, size_t b)
@@ -176,7 +189,7 @@ static void inst_make(struct rng *r, const struct gen *g, struct cost_candidate 
 			c->memory_per_microbatch_bytes[u * K + k] = (double)rng_below(r, 5) * MIB;
 		}
 	/* graph */
-	if (g->graph != G_BRANCHY)
+	if (g->graph != G_BRANCHY && !(g->graph == G_BRANCHES && L >= 3))
 		for (u = 0; u + 1 < L; u++)
 			inst_add_edge(c, &cap, u, u + 1);
 	if (g->graph == G_FROM0)
@@ -187,6 +200,26 @@ static void inst_make(struct rng *r, const struct gen *g, struct cost_candidate 
 			for (v = u + 2; v < L; v++)
 				if (rng_unit(r) < 0.25)
 					inst_add_edge(c, &cap, u, v);
+	if (g->graph == G_ENCDEC && L >= 3) {
+		size_t h = (L + 1) / 2; /* encoder 0..h-1, decoder h..L-1 */
+
+		for (v = h + 1; v < L; v++)
+			inst_add_edge(c, &cap, h - 1, v);
+	}
+	if (g->graph == G_UNET)
+		for (u = 0; u + 2 < L - 1 - u; u++)
+			inst_add_edge(c, &cap, u, L - 1 - u);
+	if (g->graph == G_BRANCHES && L >= 3) {
+		/* 0 -> 1 .. m -> L-1 and 0 -> m+1 .. L-2 -> L-1 (the second branch may be empty) */
+		size_t m = L / 2;
+
+		for (u = 0; u < m; u++)
+			inst_add_edge(c, &cap, u, u + 1);
+		inst_add_edge(c, &cap, m, L - 1);
+		inst_add_edge(c, &cap, 0, m + 1 < L - 1 ? m + 1 : L - 1);
+		for (u = m + 1; u + 1 < L; u++)
+			inst_add_edge(c, &cap, u, u + 1);
+	}
 	if (g->graph == G_BRANCHY)
 		for (v = 1; v < L; v++) {
 			inst_add_edge(c, &cap, rng_below(r, v), v);
@@ -226,8 +259,19 @@ static void inst_make(struct rng *r, const struct gen *g, struct cost_candidate 
 			}
 			ed->same_stage_s[k] = (k % (K + 1) == 0 && rng_unit(r) < 0.7) ? 0 : 0.3 * rng_unit(r);
 			ed->cross_stage_s[k] = 0.01 + 0.4 * rng_unit(r);
+			if (g->wide) {
+				ed->same_stage_s[k] *= rng_decades(r, -9, 6);
+				ed->cross_stage_s[k] *= rng_decades(r, -9, 6);
+			}
 		}
 	}
+	if (g->wide)
+		for (u = 0; u < L * K; u++) {
+			c->time_s[u] *= rng_decades(r, -6, 4);
+			c->memory_fixed_bytes[u] = round(c->memory_fixed_bytes[u] * rng_decades(r, -3, 3));
+			c->memory_per_microbatch_bytes[u] =
+				round(c->memory_per_microbatch_bytes[u] * rng_decades(r, -6, 9));
+		}
 	/* memory limit */
 	if (!g->tight) {
 		c->memory_limit_bytes = rng_unit(r) < 0.5 ? INFINITY : 1e15;
@@ -452,6 +496,188 @@ static void test_dp_vs_brute_and_milp(void **state)
 		cost_candidate_release(&c);
 	}
 	assert_true(inf > 0);
+}
+
+/* ------------------------------------------------------------ dp-dag and claims */
+
+/*
+ * Checks that every claim of res is true against the brute-force optimum best
+ * (INFINITY: no plan) of its candidate, solved with cutoff (INFINITY: none).
+ * exact: the path must also decide (optimal, infeasible or pruned, never feasible).
+ */
+static void check_claim(const struct opt_result *res, double best, double cutoff, int exact,
+                        const char *what)
+{
+	const char *st = opt_status_name(res->status);
+
+	switch (res->status) {
+	case OPT_OPTIMAL:
+		if (!(best < cutoff) || !close_rel(res->tpi_s, best, 1e-9) || res->gap != 0)
+			fail_msg("%s: %s says optimal %.17g, brute %.17g (cutoff %g)", what, res->method,
+			         res->tpi_s, best, cutoff);
+		break;
+	case OPT_FEASIBLE:
+		if (exact || !(res->bound_s <= best * (1 + 1e-9)) || !(res->tpi_s >= best * (1 - 1e-9)))
+			fail_msg("%s: %s says feasible %.17g bound %.17g, brute %.17g", what, res->method,
+			         res->tpi_s, res->bound_s, best);
+		break;
+	case OPT_INFEASIBLE:
+		if (!isinf(best))
+			fail_msg("%s: %s says infeasible, brute %.17g", what, res->method, best);
+		break;
+	case OPT_PRUNED:
+		if (!(best >= cutoff * (1 - 1e-9)) || res->stage || !(res->bound_s >= cutoff))
+			fail_msg("%s: %s says pruned at %g, brute %.17g", what, res->method, cutoff, best);
+		break;
+	case OPT_UNKNOWN: /* claims nothing; a path that must decide may not say it */
+		if (exact || res->stage)
+			fail_msg("%s: %s says unknown", what, res->method);
+		break;
+	default:
+		fail_msg("%s: %s status %s", what, res->method, st);
+	}
+}
+
+/* dp-dag (with and without its incumbent), and AUTO, against brute force on every graph kind. */
+static void test_dp_dag_vs_brute(void **state)
+{
+	int kind, t, n_opt = 0, n_pruned = 0, n_inf = 0;
+
+	(void)state;
+	for (kind = 0; kind < G_KINDS; kind++)
+		for (t = 0; t < 120; t++) {
+			unsigned long seed = 11000 + 1000 * (unsigned long)kind + (unsigned long)t;
+			struct rng r = {seed * 0x9e3779b97f4a7c15ull + 1};
+			struct gen g;
+			struct cost_candidate c;
+			struct opt_result a, au;
+			struct opt_options o;
+			struct uniap_err err;
+			double best, cutoff = INFINITY;
+			char what[160];
+
+			gen_random(&r, &g, (enum graph_kind)kind);
+			g.wide = t % 4 == 3;
+			inst_make(&r, &g, &c);
+			describe(&g, seed, what, sizeof(what));
+			assert_int_equal(brute_solve(&c, &best, NULL, NULL, NULL), 0);
+			/* a third of the runs with a cutoff near the optimum, on either side */
+			if (t % 3 == 1 && isfinite(best))
+				cutoff = best * (0.97 + 0.06 * rng_unit(&r));
+			opt_options_init(&o);
+			o.cutoff_tpi = cutoff;
+			o.path = OPT_PATH_DP_DAG;
+			o.dp_no_incumbent = t % 2;
+			err_clear(&err);
+			if (opt_solve(&c, &o, &a, &err) != UNIAP_OK)
+				fail_msg("%s: dp-dag: %s", what, err.msg);
+			assert_string_equal(a.method, OPT_METHOD_DP_DAG);
+			check_claim(&a, best, cutoff, 1, what);
+			if (a.stage)
+				assert_true(a.tpi_s == opt_tpi(&c, a.stage, a.strategy));
+			n_opt += a.status == OPT_OPTIMAL;
+			n_pruned += a.status == OPT_PRUNED;
+			n_inf += a.status == OPT_INFEASIBLE;
+			o.path = OPT_PATH_AUTO;
+			o.dp_no_incumbent = 0;
+			if (opt_solve(&c, &o, &au, &err) != UNIAP_OK)
+				fail_msg("%s: auto: %s", what, err.msg);
+			check_claim(&au, best, cutoff, 1, what);
+			assert_string_equal(au.method, opt_is_chain(&c) ? OPT_METHOD_DP_STAGES : OPT_METHOD_DP_DAG);
+			opt_result_release(&a);
+			opt_result_release(&au);
+			cost_candidate_release(&c);
+		}
+	/* the sample exercised every outcome */
+	assert_true(n_opt > 300 && n_pruned > 20 && n_inf > 20);
+}
+
+/*
+ * Costs over 10+ orders of magnitude: every claim of every path is true.  The
+ * MILP may say "feasible" (its answer not certified) but never a false optimum.
+ */
+static void test_wide_range_claims(void **state)
+{
+	int kind, t, certified = 0, total = 0;
+
+	(void)state;
+	for (kind = 0; kind < G_KINDS; kind++)
+		for (t = 0; t < 40 / MILP_SHARE; t++) {
+			unsigned long seed = 21000 + 1000 * (unsigned long)kind + (unsigned long)t;
+			struct rng r = {seed * 0x9e3779b97f4a7c15ull + 1};
+			struct gen g;
+			struct cost_candidate c;
+			struct opt_result m, au;
+			double best;
+			char what[160];
+
+			gen_random(&r, &g, (enum graph_kind)kind);
+			g.wide = 1;
+			inst_make(&r, &g, &c);
+			describe(&g, seed, what, sizeof(what));
+			assert_int_equal(brute_solve(&c, &best, NULL, NULL, NULL), 0);
+			solve_path(&c, OPT_PATH_AUTO, &au);
+			/* the programs decide; the MILP (graphs wider than dp-dag takes) may say feasible */
+			check_claim(&au, best, INFINITY, strncmp(au.method, "dp-", 3) == 0, what);
+			solve_path(&c, OPT_PATH_MILP, &m);
+			check_claim(&m, best, INFINITY, 0, what);
+			certified += m.status == OPT_OPTIMAL || m.status == OPT_INFEASIBLE;
+			total++;
+			opt_result_release(&m);
+			opt_result_release(&au);
+			cost_candidate_release(&c);
+		}
+	fprintf(stderr, "wide-range: %d of %d MILP answers certified\n", certified, total);
+	/* certification is not a blanket "feasible" */
+	assert_true(certified > total / 10 && certified < total);
+}
+
+/* A graph wider than the cap: dp-dag says so, AUTO answers with the MILP and says why. */
+static void test_dp_dag_width_falls_back(void **state)
+{
+	struct rng r = {9090};
+	struct gen g;
+	struct cost_candidate c;
+	struct opt_options o;
+	struct opt_result res, ref;
+	struct uniap_err err;
+
+	(void)state;
+	memset(&g, 0, sizeof(g));
+	g.graph = G_UNET;
+	g.n_layers = 12;
+	g.k = 4;
+	g.pp = 2;
+	g.c = 2;
+	inst_make(&r, &g, &c);
+	opt_options_init(&o);
+	o.path = OPT_PATH_DP_DAG; /* the U-Net's open skips make a frontier of 5 */
+	assert_int_equal(opt_solve(&c, &o, &res, &err), UNIAP_E_LIMIT);
+	assert_non_null(strstr(err.msg, "dp-dag: width 5"));
+	opt_result_release(&res);
+	o.path = OPT_PATH_AUTO;
+	assert_int_equal(opt_solve(&c, &o, &res, &err), UNIAP_OK);
+	assert_string_equal(res.method, OPT_METHOD_MILP);
+	assert_non_null(strstr(res.note, "dp-dag: width 5"));
+	assert_non_null(res.stage);
+	opt_result_release(&res);
+	cost_candidate_release(&c);
+	/* narrow but over a tiny label cap: the same fallback, the same optimum within the
+	 * MILP's certified gap */
+	g.graph = G_ENCDEC;
+	g.n_layers = 8;
+	inst_make(&r, &g, &c);
+	solve_path(&c, OPT_PATH_DP_DAG, &ref);
+	assert_int_equal(ref.status, OPT_OPTIMAL);
+	o.dp_label_cap = 50;
+	assert_int_equal(opt_solve(&c, &o, &res, &err), UNIAP_OK);
+	assert_string_equal(res.method, OPT_METHOD_MILP);
+	assert_non_null(strstr(res.note, "label cap"));
+	assert_true(res.bound_s <= ref.tpi_s && ref.tpi_s <= res.tpi_s);
+	assert_true(close_rel(res.tpi_s, ref.tpi_s, 1e-6));
+	opt_result_release(&res);
+	opt_result_release(&ref);
+	cost_candidate_release(&c);
 }
 
 /* Bigger chains, beyond brute force: the two DPs are independent programs. */
@@ -1014,6 +1240,9 @@ int main(void)
 		cmocka_unit_test(test_dp_vs_brute_and_milp),
 		cmocka_unit_test(test_dp_chain_vs_stages),
 		cmocka_unit_test(test_dp_rejects_dag),
+		cmocka_unit_test(test_dp_dag_vs_brute),
+		cmocka_unit_test(test_wide_range_claims),
+		cmocka_unit_test(test_dp_dag_width_falls_back),
 		cmocka_unit_test(test_dp_cap_falls_back),
 		cmocka_unit_test(test_cutoff),
 		cmocka_unit_test(test_time_limit_reports_audited_plan),
