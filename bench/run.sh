@@ -38,6 +38,7 @@ scenario "scale: 80-layer Llama-70B-like, 1024 x H100, B=1024, 1f1b, 30 s per ca
 	--time-limit 30
 sh bench/imported.sh "$UNIAP"
 sh bench/paper.sh "$UNIAP"
+sh bench/optimizer.sh "$UNIAP"
 sh bench/targets.sh "$UNIAP"
 FLAGS=--zero sh bench/variants.sh "$UNIAP"
 FLAGS=--sequence-parallel sh bench/variants.sh "$UNIAP"

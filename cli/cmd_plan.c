@@ -137,6 +137,22 @@ static int plan_text(FILE *f, const struct uop_result *r, enum uop_space space, 
 	        r->n_candidates,
 	        space == UOP_SPACE_UNIFORM || (target_rules(target)->one_strategy) ? "evaluated" : "optimal", n_opt,
 	        n_pruned, n_inf, n_other);
+	/* which path answered how many candidates, in order of first use */
+	fprintf(f, "  methods:");
+	for (i = 0; i < r->n_candidates; i++) {
+		const char *m = r->candidates[i].method ? r->candidates[i].method : "none";
+		size_t j, cnt = 0;
+
+		for (j = 0; j < i; j++)
+			if (!strcmp(r->candidates[j].method ? r->candidates[j].method : "none", m))
+				break;
+		if (j < i)
+			continue;
+		for (j = i; j < r->n_candidates; j++)
+			cnt += !strcmp(r->candidates[j].method ? r->candidates[j].method : "none", m);
+		fprintf(f, " %s %zu", m, cnt);
+	}
+	fprintf(f, "\n");
 	return UNIAP_OK;
 }
 

@@ -33,7 +33,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
-#include <stdio.h>
+#include <stdio.h> /* snprintf of notes only */
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,6 +43,12 @@
 #define DD_NPRICE 13            /* memory prices of the Lagrangian bound: base * 4^(-6..6) */
 #define DD_BEAM 16               /* labels per state in the incumbent run */
 #define DD_WIDTH_MAX 4          /* widest frontier the program takes (measured: docs/optimizer.md) */
+
+/* max of two costs; no NaN reaches here (opt_candidate_check), and libm's fmax is a call */
+static inline double dd_max(double a, double b)
+{
+	return a > b ? a : b;
+}
 
 /* ------------------------------------------------------------ a hash set of word strings */
 
@@ -225,7 +231,7 @@ static int dd_lagrange_init(struct dd_inst *d)
 		total_mem += m;
 	}
 	/* the price that makes the layers' time and memory comparable */
-	base = d->total_min_a / fmax(total_mem, d->limit);
+	base = d->total_min_a / dd_max(total_mem, d->limit);
 	if (!(base > 0) || !isfinite(base))
 		return 0;
 	for (j = 0; j < DD_NPRICE; j++)
@@ -344,7 +350,7 @@ static uniap_code dd_inst_init(struct dd_inst *d, const struct cost_candidate *c
 			double m = 0;
 
 			for (k = 0; k < K; k++)
-				m = fmax(m, cand->memory_fixed_bytes[u * K + k] +
+				m = dd_max(m, cand->memory_fixed_bytes[u * K + k] +
 				            (double)cand->inflight[i] * cand->memory_per_microbatch_bytes[u * K + k]);
 			worst += m;
 		}
@@ -491,11 +497,11 @@ static size_t dd_npend(const uint64_t *key, size_t words, size_t nf, int s)
 static double dd_score(const struct dd_search *S, const struct dd_level *L, const struct dd_lab *x,
                        size_t np)
 {
-	double m = fmax(x->mx, x->open);
+	double m = dd_max(x->mx, x->open);
 	size_t i;
 
 	for (i = 0; i < np; i++)
-		m = fmax(m, L->pend[x->pend + i]);
+		m = dd_max(m, L->pend[x->pend + i]);
 	return x->sum + (double)(S->d->c - 1) * m;
 }
 
@@ -548,13 +554,13 @@ static int dd_insert(struct dd_search *S, struct dd_level *L, size_t si, const s
 	while (*pp != DD_NONE) {
 		struct dd_lab *y = &L->lab[*pp];
 		const double *yp = L->pend + y->pend;
-		double dy = fmax(0, fmax(y->mx - x->mx, y->open - x->open)); /* y above x */
-		double dx = fmax(0, fmax(x->mx - y->mx, x->open - y->open)); /* x above y */
+		double dy = dd_max(0, dd_max(y->mx - x->mx, y->open - x->open)); /* y above x */
+		double dx = dd_max(0, dd_max(x->mx - y->mx, x->open - y->open)); /* x above y */
 		int y_le, x_le;
 
 		for (m = 0; m < np; m++) {
-			dy = fmax(dy, yp[m] - pv[m]);
-			dx = fmax(dx, pv[m] - yp[m]);
+			dy = dd_max(dy, yp[m] - pv[m]);
+			dx = dd_max(dx, pv[m] - yp[m]);
 		}
 		y_le = y->mem <= x->mem && y->sum + cm * dy <= x->sum;
 		x_le = x->mem <= y->mem && x->sum + cm * dx <= y->sum;
@@ -818,7 +824,7 @@ static uniap_code dd_search(struct dd_inst *d, size_t beam, int *stage_out, size
 
 								open_old = y->open;
 								x.sum = y->sum + dsum;
-								mx = opt ? fmax(y->mx, open_old) : y->mx;
+								mx = opt ? dd_max(y->mx, open_old) : y->mx;
 								x.open = (opt ? 0 : open_old) + dopen;
 								x.mem = d->mem_binds ? (opt ? 0 : y->mem) + mem_add : 0;
 								if (d->mem_binds && !(x.mem <= d->limit))
@@ -830,9 +836,9 @@ static uniap_code dd_search(struct dd_inst *d, size_t beam, int *stage_out, size
 								}
 								/* boundaries below the new least frontier stage are final */
 								for (m = 0; m < (size_t)(m0b - m0); m++)
-									mx = fmax(mx, pv[m]);
+									mx = dd_max(mx, pv[m]);
 								for (m = (size_t)(m0b - m0); m < (size_t)(s2 - m0); m++)
-									pmax = fmax(pmax, pv[m]);
+									pmax = dd_max(pmax, pv[m]);
 								x.mx = mx;
 								if (d->c == 1) {
 									x.mx = 0;
@@ -849,14 +855,14 @@ static uniap_code dd_search(struct dd_inst *d, size_t beam, int *stage_out, size
 
 									lbase = rem_after;
 									for (jj = 0; jj < DD_NPRICE; jj++)
-										lbase = fmax(lbase, gsum[opt][jj] - hr[jj * n + v] -
+										lbase = dd_max(lbase, gsum[opt][jj] - hr[jj * n + v] -
 										                    d->price[jj] * room);
 								}
 								lb = x.sum + lbase;
 								if (d->c > 1) {
-									double b = fmax(fmax(x.mx, x.open), pmax);
+									double b = dd_max(dd_max(x.mx, x.open), pmax);
 
-									b = fmax(b, (x.open + lbase) / (double)(d->pp - s2));
+									b = dd_max(b, (x.open + lbase) / (double)(d->pp - s2));
 									lb += cm * b;
 								}
 								if (lb >= d->cutoff_s) {
@@ -886,10 +892,6 @@ next_label:;
 				}
 			}
 		}
-#ifdef DD_DEBUG
-		{ size_t live = 0, q, li2; for (q = 0; q < nxt.keys.count; q++) for (li2 = nxt.head[q]; li2 != DD_NONE; li2 = nxt.lab[li2].next) live++;
-		fprintf(stderr, "beam %zu level %zu states %zu labels %zu live %zu ub %g\n", beam, t + 1, nxt.keys.count, nxt.nlab, live, d->ub_s); }
-#endif
 		dd_level_free(&cur);
 		cur = nxt;
 		memset(&nxt, 0, sizeof(nxt));
@@ -906,7 +908,7 @@ next_label:;
 				continue;
 			for (li = cur.head[si]; li != DD_NONE; li = cur.lab[li].next) {
 				const struct dd_lab *x = &cur.lab[li];
-				double tt = x->sum + cm * fmax(x->mx, x->open);
+				double tt = x->sum + cm * dd_max(x->mx, x->open);
 
 				if (tt < best_tpi) {
 					best_tpi = tt;
