@@ -397,8 +397,9 @@ static uniap_code dd_measure(struct dd_inst *d, struct uniap_err *err)
 					f++;
 			if (f > d->width)
 				d->width = f;
-			/* the strategies of the frontier layers: what the width costs */
-			k_f = pow((double)d->K, (double)f);
+			/* the states of this ideal are at least its frontier strategy choices times the
+			 * open stages: each needs a label, so their sum must fit the cap */
+			k_f = pow((double)d->K, (double)f) * (double)d->pp;
 			states += k_f;
 			for (v = 0; v < d->n; v++) {
 				if (!dd_addable(d, w, v))
@@ -415,8 +416,8 @@ static uniap_code dd_measure(struct dd_inst *d, struct uniap_err *err)
 		}
 		d->ideals += nxt.count;
 		if (d->ideals > DD_IDEALS_MAX || states > (double)d->cap || d->width > DD_WIDTH_MAX) {
-			rc = err_set(err, UNIAP_E_LIMIT, "dp-dag: width %d, %zu+ ideals, %.3g frontier strategy "
-			             "choices: over the label cap", d->width, d->ideals, states);
+			rc = err_set(err, UNIAP_E_LIMIT, "dp-dag: width %d, %zu+ ideals, %.3g states at least: "
+			             "over the label cap", d->width, d->ideals, states);
 			goto out;
 		}
 		dd_keys_free(&cur);
@@ -656,7 +657,7 @@ static uniap_code dd_search(struct dd_inst *d, size_t beam, int *stage_out, size
 	const struct cost_candidate *c = d->cand;
 	double cm = (double)(d->c - 1), bound = fmin(d->cutoff_s, d->ub_s * (1 + DD_SLACK));
 	/* scratch: a key, the frontier of the state and of the extension, pend deltas */
-	size_t kw = W + 1 + n;
+	size_t kw = W + 1 + (size_t)d->width; /* the frontier never exceeds the measured width */
 	uint64_t *key = calloc(kw, sizeof(uint64_t)), *nkey = calloc(kw, sizeof(uint64_t));
 	size_t *fl = calloc(n, sizeof(size_t)), *addable = calloc(n, sizeof(size_t));
 	int *fst = calloc(n, sizeof(int)), *where = calloc(n, sizeof(int));
