@@ -614,7 +614,8 @@ static int dd_insert(struct dd_search *S, struct dd_level *L, size_t si, const s
 	L->lab[j].pend = L->npend;
 	L->lab[j].trace = S->ntr++;
 	L->lab[j].next = L->head[si];
-	memcpy(L->pend + L->npend, pv, np * sizeof(double));
+	if (np)
+		memcpy(L->pend + L->npend, pv, np * sizeof(double));
 	L->npend += np;
 	L->head[si] = j;
 	S->d->labels++;

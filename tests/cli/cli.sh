@@ -97,8 +97,9 @@ check plan-nothing-fits 3 "no candidate fits" -- "$UNIAP" plan --cluster "$tmp/t
 # progress on a terminal: util-linux's script(1) gives uniap a terminal; the
 # line is drawn on stderr only there, never with --quiet, never on stdout
 if command -v script >/dev/null 2>&1; then
-	# a plan of a few seconds (T5's DAG with a 1 s limit per candidate), long enough for the line
-	P="--cluster dgx-a100 --model t5-large --batch 16 --format text --time-limit 1"
+	# a plan of a few seconds (a T5 with U-Net-like cross edges, too wide for dp-dag, goes to
+	# the MILP, here with a 1 s limit per candidate), long enough for the line
+	P="--cluster dgx-a100 --model tests/data/t5-wide.json --batch 16 --format text --time-limit 1"
 	script -qec "$UNIAP plan $P >$tmp/plan-tty.out" "$tmp/tty" >/dev/null 2>&1
 	if grep -q 'uniap plan: [0-9]*/[0-9]* candidates, .* s elapsed' "$tmp/tty" && grep -q '^plan: space' "$tmp/plan-tty.out" \
 		&& ! grep -q 'candidates, ' "$tmp/plan-tty.out"; then
@@ -114,9 +115,10 @@ fi
 "$UNIAP" plan --cluster dgx-a100 --model t5-large --batch 16 --format text --time-limit 1 >/dev/null 2>"$tmp/err-notty"
 if [ ! -s "$tmp/err-notty" ]; then pass=$((pass + 1)); else echo "FAIL progress-not-a-terminal: $(head -c 200 "$tmp/err-notty")"; fail=$((fail + 1)); fi
 
-# a deadline for the whole plan: T5's DAG on a DGX A100 takes tens of seconds to prove; with
-# --deadline 1 the best plan so far comes back, not proven, the candidates left say "deadline"
-check deadline-plan 0 '"status":"deadline"' -- "$UNIAP" plan --cluster dgx-a100 --model t5-large --batch 16 --deadline 1 --quiet
+# a deadline for the whole plan: the wide T5 on a DGX A100 takes about 45 s to prove on the MILP;
+# with --deadline 1 the best plan so far comes back, not proven, the candidates left say "deadline"
+check deadline-plan 0 '"status":"deadline"' -- "$UNIAP" plan --cluster dgx-a100 --model tests/data/t5-wide.json \
+	--batch 16 --deadline 1 --quiet
 if grep -q '"optimal":false' "$tmp/out" && grep -q '"tpi_s":[0-9]' "$tmp/out" &&
 	grep -q 'not solved: the run.s deadline passed' "$tmp/out"; then pass=$((pass + 1)); else
 	echo "FAIL deadline-plan: $(head -c 300 "$tmp/out")"; fail=$((fail + 1)); fi
@@ -126,7 +128,8 @@ check deadline-bad 2 '--deadline: must be a number' -- "$UNIAP" plan --cluster e
 # left "stopped"); SIGTERM here, since a script's background job ignores SIGINT (and uniap
 # keeps it ignored).  A sanitized build solves inline, so the solve in progress runs to its
 # 5 s limit, and may end before any plan (exit 3, saying so)
-"$UNIAP" plan --cluster dgx-a100 --model t5-large --batch 16 --time-limit 5 --quiet >"$tmp/int.out" 2>"$tmp/int.err" &
+"$UNIAP" plan --cluster dgx-a100 --model tests/data/t5-wide.json --batch 16 --time-limit 5 --quiet \
+	>"$tmp/int.out" 2>"$tmp/int.err" &
 ip=$!
 sleep 2
 kill -TERM "$ip"
@@ -154,5 +157,22 @@ else
 	echo "FAIL divisors-count: $(grep -o '{"pp":[0-9]*,"microbatches":[0-9]*,' "$tmp/out" | sort -u | wc -l) candidates; $(head -c 200 "$tmp/out")"
 	fail=$((fail + 1))
 fi
+
+# Costs over many orders of magnitude (a 1e14-byte output, a 0.01 GB/s link): the MILP once called
+# plans optimal that were 10 % (milp-tiny-36) and 26 % (milp-wide-range, a losing candidate) above
+# the true optimum; the better plans of each folder are the brute-force optima, and dp-dag now
+# finds them (docs/optimizer.md, "Certification")
+D=tests/data/milp-tiny-36
+check wide-range-tiny 0 '"tpi_s":0.15224130441714' -- \
+	"$UNIAP" plan --cluster "$D/cluster.json" --model "$D/model.json" --batch 8 --schedule 1f1b --quiet
+D=tests/data/milp-wide-range
+check wide-range-winner 0 '{"pp":2,"microbatches":4,"microbatch_size":4,"schedule":"gpipe","tpi_s":6.77432038542' -- \
+	"$UNIAP" plan --cluster "$D/cluster.json" --model "$D/model.json" --batch 16 --quiet
+check wide-range-loser 0 '{"pp":2,"microbatches":1,"status":"optimal","tpi_s":7.02650706064' -- \
+	"$UNIAP" plan --cluster "$D/cluster.json" --model "$D/model.json" --batch 16 --quiet
+for f in better-2-4 better-2-1; do
+	check "wide-range-$f-valid" 0 '"valid":true' -- \
+		"$UNIAP" evaluate --cluster "$D/cluster.json" --model "$D/model.json" --batch 16 --plan "$D/$f.json"
+done
 
 summary cli
