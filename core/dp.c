@@ -276,8 +276,13 @@ static int dpc_cmp(const void *pa, const void *pb)
 	return 0;
 }
 
-/* Appends the non-dominated labels of cand (sorted here) to lab. */
-static int dpc_filter(struct dpc_vec *cand, struct dpc_vec *lab, size_t first)
+/*
+ * Appends the non-dominated labels of cand (sorted here) to lab.  y dominates
+ * x when y.mem <= x.mem and y.sum + cm D <= x.sum, D the most by which y's max
+ * or open exceeds x's (0 if neither does): the future adds the same to both,
+ * so y's final bottleneck is at most x's + D and its TPI at most x's.  cm = c - 1.
+ */
+static int dpc_filter(struct dpc_vec *cand, struct dpc_vec *lab, size_t first, double cm)
 {
 	size_t i, j;
 
@@ -291,7 +296,11 @@ static int dpc_filter(struct dpc_vec *cand, struct dpc_vec *lab, size_t first)
 		for (j = first; j < lab->n && !dominated; j++) {
 			const struct dpc_label *y = &lab->v[j];
 
-			dominated = y->max_s <= x->max_s && y->open_s <= x->open_s && y->mem <= x->mem;
+			double dy = y->max_s - x->max_s;
+
+			if (y->open_s - x->open_s > dy)
+				dy = y->open_s - x->open_s;
+			dominated = y->mem <= x->mem && y->sum_s + (dy > 0 ? cm * dy : 0) <= x->sum_s;
 		}
 		if (!dominated && dpc_push(lab, x) != 0)
 			return -1;
@@ -460,7 +469,7 @@ static uniap_code dpc_run(struct dp_inst *d, int *stage_out, size_t *strategy_ou
 					goto out;
 				}
 				first = lab.n;
-				if (dpc_filter(&cand_v, &lab, first) != 0) {
+				if (dpc_filter(&cand_v, &lab, first, (double)(d->c - 1)) != 0) {
 					rc = err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
 					goto out;
 				}
@@ -866,12 +875,19 @@ static int dps_push(struct dps_vec *a, const struct dps_label *x)
 }
 
 /*
- * Adds x to fr, a (sum, max) Pareto front kept sorted by sum with max
- * strictly decreasing, unless an entry is at least as good in both; drops
- * the entries x is at least as good as.  Returns -1 when out of memory.
+ * Adds x to fr unless an entry dominates it; drops the entries x dominates.
+ * y dominates x when y.sum <= x.sum and y.max <= x.max, or when y's max is
+ * higher but y.sum + cm (y.max - x.max) <= x.sum, i.e. y.sum + cm y.max <=
+ * x.sum + cm x.max (cm = c - 1): the future adds the same to both sums, so y's
+ * final bottleneck exceeds x's by at most the difference.  fr stays sorted by
+ * sum with max and sum + cm max both strictly decreasing, so only the entry
+ * just before x can dominate it and the entries x dominates follow it in one
+ * run.  Returns -1 when out of memory.
  */
-static int dps_front_add(struct dps_vec *fr, const struct dps_label *x)
+static int dps_front_add(struct dps_vec *fr, const struct dps_label *x, double cm)
 {
+	double px = x->sum_s + cm * x->max_s;
+
 	size_t lo = 0, hi = fr->n, pos, first, end;
 
 	while (lo < hi) { /* pos: entries with sum <= x's */
@@ -883,10 +899,12 @@ static int dps_front_add(struct dps_vec *fr, const struct dps_label *x)
 			hi = mid;
 	}
 	pos = lo;
-	if (pos > 0 && fr->v[pos - 1].max_s <= x->max_s)
+	if (pos > 0 && (fr->v[pos - 1].max_s <= x->max_s ||
+	                fr->v[pos - 1].sum_s + cm * fr->v[pos - 1].max_s <= px))
 		return 0;
 	first = pos > 0 && fr->v[pos - 1].sum_s == x->sum_s ? pos - 1 : pos;
-	for (end = pos; end < fr->n && fr->v[end].max_s >= x->max_s; end++)
+	for (end = pos; end < fr->n && (fr->v[end].max_s >= x->max_s ||
+	                                fr->v[end].sum_s + cm * fr->v[end].max_s >= px); end++)
 		;
 	if (end == first) {
 		if (dps_push(fr, x) != 0) /* grows by one; shifted below */
@@ -1102,7 +1120,7 @@ static int dps_gather(struct dp_inst *d, const struct dps_table *tb, const struc
 			if (dp_prune(d, dp_lower_bound(d, b, left, x.sum_s, x.max_s, 0)))
 				continue;
 			d->labels++;
-			if (dps_front_add(cv, &x) != 0)
+			if (dps_front_add(cv, &x, (double)(d->c - 1)) != 0)
 				return -1;
 		}
 		return 0;
@@ -1137,7 +1155,7 @@ static int dps_gather(struct dp_inst *d, const struct dps_table *tb, const struc
 					x.b = b;
 					x.k = k;
 					d->labels++;
-					if (dps_front_add(cv, &x) != 0)
+					if (dps_front_add(cv, &x, (double)(d->c - 1)) != 0)
 						return -1;
 				}
 			}

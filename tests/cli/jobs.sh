@@ -109,6 +109,11 @@ call model-put 201 '"kind":"model"' POST /v1/models "$A" "$EX/model-bert-chain.j
 mid=$(jid)
 call t5-put 201 '"kind":"model"' POST /v1/models "$A" "$EX/model-t5-dag.json"
 t5id=$(jid)
+# the slow plans: a T5 with U-Net-like cross edges, too wide for the exact DAG program, so its
+# candidates are MILPs that run to their limits (the catalog's and the example's T5 are solved
+# in well under a second)
+call t5-wide-put 201 '"kind":"model"' POST /v1/models "$A" tests/data/t5-wide.json
+t5wid=$(jid)
 call c16-put 201 '"kind":"cluster"' POST /v1/clusters "$A" "$EX/cluster-16gpu-pcie-pairs.json"
 c16id=$(jid)
 printf '{"cluster":%s,"model":%s,"batch":32}' "$cid" "$mid" >"$tmp/flow.json"
@@ -413,7 +418,8 @@ t_phase1=$(date +%s)
 check tenant-d 0 "uk_" -- "$UNIAPD" tenant add td --db "$DB" --max-jobs 5
 D=$(tail -n 1 "$tmp/out")
 up --jobs 1
-printf '{"cluster":"dgx-a100-x2","model":"t5-large","batch":128,"schedule":"interleaved"}' >"$tmp/slow.json"
+call t5-wide-d 201 '"kind":"model"' POST /v1/models "$D" tests/data/t5-wide.json
+printf '{"cluster":"dgx-a100-x2","model":%s,"batch":128}' "$(jid)" >"$tmp/slow.json"
 submit revoke-running "$D" "$tmp/slow.json"
 jd1=$jobid
 if wait_job "$jd1" "$D" "running succeeded failed canceled" 100 && [ "$(jst "$tmp/job")" = running ]; then
@@ -434,10 +440,10 @@ problem revoke-key 403 "was revoked" GET "/v1/jobs/$jd1" "$D"
 down
 
 # ---------------------------------------------------------------- 3 / 6. cancel, 429, 503
-# one job at a time (no spare job thread), one queued job in all: interleaved t5-large on two
-# DGX nodes solves for minutes (interleaved candidates are MILPs that run to their limits)
+# one job at a time (no spare job thread), one queued job in all: the wide T5 on two DGX nodes
+# solves for minutes
 up --jobs 1 --spare-jobs 0 --max-queued 1
-printf '{"cluster":"dgx-a100-x2","model":"t5-large","batch":128,"schedule":"interleaved"}' >"$tmp/slow.json"
+printf '{"cluster":"dgx-a100-x2","model":%s,"batch":128}' "$t5wid" >"$tmp/slow.json"
 submit slow-submit "$A" "$tmp/slow.json"
 js=$jobid
 if wait_job "$js" "$A" "running succeeded failed canceled" 100 && [ "$(jst "$tmp/job")" = running ]; then
@@ -557,11 +563,8 @@ down
 
 # ---------------------------------------------------------------- 9. SIGTERM re-queues, the next start finishes
 up --grace 0
-# not the recovery's request: that one is in the cost cache now, and would finish at once; a T5
-# with U-Net-like cross edges (too wide for the exact DAG program: MILPs of 0.5 s each) on the
-# catalog's 16 PCIe GPUs, since the example T5 is solved in milliseconds
-call t5-wide-put 201 '"kind":"model"' POST /v1/models "$A" tests/data/t5-wide.json
-t5wid=$(jid)
+# not the recovery's request: that one is in the cost cache now, and would finish at once; the
+# wide T5 (MILPs of 0.5 s each) on the catalog's 16 PCIe GPUs
 printf '{"cluster":"envb","model":%s,"batch":2,"time_limit_s":0.5}' "$t5wid" >"$tmp/stop.json"
 submit stop-submit "$A" "$tmp/stop.json"
 jt=$jobid

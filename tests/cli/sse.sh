@@ -10,8 +10,9 @@
 # Accept: text/event-stream on the job itself); --max-streams (503 with
 # Retry-After) while /healthz still answers on two request threads; a
 # SIGTERM ends an open stream at once.
-# One job thread runs a slow job (t5-large on two DGX nodes solves for
-# minutes) so that a second job stays queued until the slow one is canceled.
+# One job thread runs a slow job (T5 with U-Net-like cross edges,
+# tests/data/t5-wide.json, on two DGX nodes: MILPs for minutes) so that a
+# second job stays queued until the slow one is canceled.
 # Needs curl, grep, sed.  Prints "sse: N passed, N failed".
 # test-run: alone (wall times against fixed bounds: a 2 s long-poll ends within
 # 6 s, four streams connect within a 1 s sleep, SIGTERM ends a stream within 5 s)
@@ -76,8 +77,10 @@ get preflight-unknown-path 404 "" -X OPTIONS -H "Origin: $UI" -H "Access-Control
 get options-plain 204 "Allow: POST" -X OPTIONS "$U/v1/plans"
 
 # ---- a slow job holds the one job thread; the second stays queued
+get wide-model 201 '"kind":"model"' -H "$JSON" --data-binary @tests/data/t5-wide.json "$U/v1/models"
+W=$(sed -n 's/.*"id":\([0-9]*\).*/\1/p' "$tmp/body")
 get slow-job 202 "Location: /v1/jobs/1" -H "$JSON" -H "Origin: $UI" \
-	-d '{"cluster":"dgx-a100-x2","model":"t5-large","batch":128}' "$U/v1/plans"
+	-d "{\"cluster\":\"dgx-a100-x2\",\"model\":$W,\"batch\":128}" "$U/v1/plans"
 for h in "Access-Control-Allow-Origin: $UI" \
 	"Access-Control-Expose-Headers: Location, Retry-After, Idempotent-Replayed, ETag"; do
 	if grep -qiF "$h" "$tmp/hdr.n"; then ok; else bad "post-exposes: no '$h'"; fi
@@ -178,7 +181,8 @@ get events-unknown-job 404 "" "$U/v1/jobs/999/events"
 get wait-finished-at-once 200 '"state":"succeeded"' "$U/v1/jobs/$Q?wait=30"
 
 # ---- SIGTERM ends an open stream at once
-get slow-again 202 "" -H "$JSON" -d '{"cluster":"dgx-a100-x2","model":"t5-large","batch":128,"time_limit_s":60}' "$U/v1/plans"
+get slow-again 202 "" -H "$JSON" -d "{\"cluster\":\"dgx-a100-x2\",\"model\":$W,\"batch\":128,\"time_limit_s\":60}" \
+	"$U/v1/plans"
 S=$(sed -n 's/^{"id":\([0-9]*\),.*/\1/p' "$tmp/body")
 curl -s -N -m "$MAXT" -o "$tmp/s4" "$U/v1/jobs/$S/events" &
 s4=$!
