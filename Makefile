@@ -267,7 +267,7 @@ clean:
 # (var/uniap.db; var/ is git-ignored), no keys (--no-auth is loopback-only).
 # Ctrl-C stops it.  tests/cli/readme.sh starts uniapd with this recipe
 # (make -n run PORT=0 DB=...), so the README's flow is tested against it.
-.PHONY: run bench-http bench-jobs bench-fidelity bench-attack
+.PHONY: run bench-http bench-jobs bench-fidelity bench-attack bench-scale
 PORT ?= 8080
 DB ?= var/uniap.db
 run: all
@@ -278,6 +278,11 @@ run: all
 # authenticated store read; one "http: PATH N req/s p99 X ms" line each.
 bench-http: check-bench-deps all
 	@sh bench/http.sh $(BUILD)/uniapd
+
+# The optimizer at scale: 80 layers on 1024 H100s and 126 layers on 16,384 H100s
+# (about 10 minutes on 2 cores; bench/scale.sh).
+bench-scale: all
+	@sh bench/scale.sh $(BUILD)/uniap
 
 # The "under attack" line: a well-behaved tenant's GET p99 and small plan job
 # while a slowloris, heavy evaluates and another tenant's heavy jobs run at once.
