@@ -950,6 +950,25 @@ out:
 	return rc;
 }
 
+/* Copies a plan (stage, strategy: n borrowed entries each) into out. */
+static uniap_code dd_give_plan(struct opt_result *out, size_t n, const int *stage,
+                               const size_t *strategy, struct uniap_err *err)
+{
+	out->stage = malloc(n * sizeof(int));
+	out->strategy = malloc(n * sizeof(size_t));
+	if (!out->stage || !out->strategy) {
+		free(out->stage);
+		free(out->strategy);
+		out->stage = NULL;
+		out->strategy = NULL;
+		return err_set(err, UNIAP_E_NOMEM, "dp-dag: out of memory");
+	}
+	memcpy(out->stage, stage, n * sizeof(int));
+	memcpy(out->strategy, strategy, n * sizeof(size_t));
+	out->n_layers = n;
+	return UNIAP_OK;
+}
+
 uniap_code dp_dag_solve(const struct cost_candidate *cand, const struct opt_options *opts,
                         const int *inc_stage, const size_t *inc_strategy, struct opt_result *out,
                         struct uniap_err *err)
@@ -1023,18 +1042,9 @@ uniap_code dp_dag_solve(const struct cost_candidate *cand, const struct opt_opti
 		 * fastest, and the largest of pp stages at least their mean) */
 		err_clear(err);
 		rc = UNIAP_OK;
-		out->stage = malloc(n * sizeof(int));
-		out->strategy = malloc(n * sizeof(size_t));
-		if (!out->stage || !out->strategy) {
-			free(out->stage);
-			free(out->strategy);
-			out->stage = NULL;
-			out->strategy = NULL;
-			rc = err_set(err, UNIAP_E_NOMEM, "dp-dag: out of memory");
+		rc = dd_give_plan(out, n, inc_stage, inc_strategy, err);
+		if (rc != UNIAP_OK)
 			goto out;
-		}
-		memcpy(out->stage, inc_stage, n * sizeof(int));
-		memcpy(out->strategy, inc_strategy, n * sizeof(size_t));
 		out->n_layers = n;
 		out->tpi_s = t_inc;
 		out->bound_s = fmin(t_inc, d.total_min_a * (1 + (double)(d.c - 1) / d.pp));
@@ -1063,18 +1073,9 @@ uniap_code dp_dag_solve(const struct cost_candidate *cand, const struct opt_opti
 		st = NULL;
 		sk = NULL;
 	} else if (isfinite(t_inc) && t_inc < d.cutoff_s) {
-		out->stage = malloc(n * sizeof(int));
-		out->strategy = malloc(n * sizeof(size_t));
-		if (!out->stage || !out->strategy) {
-			free(out->stage);
-			free(out->strategy);
-			out->stage = NULL;
-			out->strategy = NULL;
-			rc = err_set(err, UNIAP_E_NOMEM, "dp-dag: out of memory");
+		rc = dd_give_plan(out, n, inc_stage, inc_strategy, err);
+		if (rc != UNIAP_OK)
 			goto out;
-		}
-		memcpy(out->stage, inc_stage, n * sizeof(int));
-		memcpy(out->strategy, inc_strategy, n * sizeof(size_t));
 	} else {
 		/* nothing below the cutoff (or nothing at all) */
 		if (d.cut_pruned || (isfinite(t_inc) && !(t_inc < d.cutoff_s))) {
