@@ -486,6 +486,14 @@ out:
 	return rc;
 }
 
+/* A fallback path gets what is left of the time limit (a DP that gave up used some), never
+ * less than 50 ms, so that the whole solve keeps to the limit its caller enforces. */
+static void opt_time_left(struct opt_options *o, double t0)
+{
+	if (o->time_limit_s > 0 && isfinite(o->time_limit_s))
+		o->time_limit_s = fmax(0.05, o->time_limit_s - (opt_clock_s() - t0));
+}
+
 uniap_code opt_solve(const struct cost_candidate *c, const struct opt_options *opts,
                      struct opt_result *out, struct uniap_err *err)
 {
@@ -552,6 +560,7 @@ uniap_code opt_solve(const struct cost_candidate *c, const struct opt_options *o
 				opt_note_copy(why, err ? err->msg : "dp-dag");
 				opt_result_release(out);
 				err_clear(err);
+				opt_time_left(&o, t0);
 				rc = opt_run_bounded(c, &o, 0, out, err);
 				if (rc == UNIAP_OK) {
 					/* why the MILP answered, then what the MILP itself noted */
@@ -576,6 +585,7 @@ uniap_code opt_solve(const struct cost_candidate *c, const struct opt_options *o
 			opt_note_copy(why, err ? err->msg : "dp label cap");
 			opt_result_release(out);
 			err_clear(err);
+			opt_time_left(&o, t0);
 			rc = opt_run_bounded(c, &o, 0, out, err);
 			if (rc == UNIAP_OK) {
 				out->method = OPT_METHOD_MILP_AFTER_CAP;
