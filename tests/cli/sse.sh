@@ -153,7 +153,11 @@ set -- $(cat "$tmp/w1.code")
 if [ "${1:-}" = 200 ] && [ "$(jst "$tmp/w1")" != queued ]; then ok; else
 	bad "wait-early: $(cat "$tmp/w1.code") $(head -c 200 "$tmp/w1")"
 fi
-case ${2:-99} in [0-9].* | [1-2][0-9].*) ok ;; *) bad "wait-early: took ${2:-?} s" ;; esac
+# well before its 60 s: under a sanitizer the canceled job's candidate runs on in this process
+# (a MILP of the wide T5 under TSan took 35 s to let go), so the bound is wider there
+lim=29
+[ "$SLOW" -gt 1 ] && lim=55
+if awk -v t="${2:-99}" -v l="$lim" 'BEGIN { exit !(t + 0 < l) }'; then ok; else bad "wait-early: took ${2:-?} s"; fi
 i=0
 while kill -0 "$s1" 2>/dev/null && [ $i -lt $((300 * SLOW)) ]; do sleep 0.1; i=$((i + 1)); done
 if kill -0 "$s1" 2>/dev/null; then bad "stream-ends: still open"; else ok; fi
