@@ -5,9 +5,12 @@
  *
  *   opt_solve()      picks the fastest exact path for the instance: an exact
  *                    dynamic program when the layer graph is a chain in index
- *                    order (core/dp.c), else the MILP (core/milp.c, the only
- *                    file that includes CBC).  Every path reports, as tpi_s,
- *                    opt_tpi() of its own assignment, never a solver float.
+ *                    order (core/dp.c), another over the ideals of a narrow
+ *                    DAG (core/dp_dag.c), else the MILP (core/milp.c, the
+ *                    only file that includes CBC), whose "optimal" is claimed
+ *                    only when certified (docs/optimizer.md).  Every path
+ *                    reports, as tpi_s, opt_tpi() of its own assignment,
+ *                    never a solver float.
  *   opt_tpi()        the audit formula of cost.h on one assignment.
  *   opt_*_pack()     a compact, versioned, little-endian byte format; the
  *   opt_*_unpack()   unpackers reject truncated or garbage buffers with
