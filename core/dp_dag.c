@@ -186,7 +186,7 @@ struct dd_inst {
 	/* the memory-priced bound (dd_lagrange): h[(sigma * DD_NPRICE + j) * n + w] =
 	 * min_k A[w][k] + price[j] * (Mf[w][k] + infmin[sigma] * Mm[w][k]), infmin[sigma] the
 	 * least in-flight count of the stages >= sigma; NULL when memory never binds */
-	double price[16];
+	double price[DD_NPRICE];
 	double *h;                      /* owned, [pp * DD_NPRICE * n] */
 };
 

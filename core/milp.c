@@ -153,8 +153,7 @@ struct milp_model {
 	int *ev_row;     /* [(e * pp + j) * K + l]: transport row of e's head, or -1 */
 	int t_col;       /* -1 when there is no T */
 	double time_scale;
-	double range;    /* largest / least nonzero cost kept (1 when none) */
-	double cost_lo, cost_hi;
+	double cost_lo, cost_hi; /* least and largest nonzero scaled cost kept; 0 when none */
 };
 
 /*
@@ -270,7 +269,7 @@ static void milp_y_links(struct milp_mat *m, int row_to0, int dev, int i, int j,
 }
 
 /* mem_rhs: the memory rows' bound as a fraction of the limit (1, or a hair less on a retry). */
-/* Tracks the least and largest nonzero scaled cost in md->range (lo kept in the sign bit's place). */
+/* Tracks the least and largest nonzero scaled cost kept (md->cost_lo, md->cost_hi). */
 static void milp_range(struct milp_model *md, double a)
 {
 	if (!(a > 0))
@@ -279,7 +278,12 @@ static void milp_range(struct milp_model *md, double a)
 		md->cost_lo = a;
 	if (a > md->cost_hi)
 		md->cost_hi = a;
-	md->range = md->cost_hi / md->cost_lo;
+}
+
+/* The span of the kept costs, largest over least nonzero (1 when none). */
+static double milp_span(const struct milp_model *md)
+{
+	return md->cost_lo > 0 ? md->cost_hi / md->cost_lo : 1;
 }
 
 /*
@@ -472,7 +476,6 @@ static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, dou
 		if (isfinite(amin))
 			t_lb = fmax(t_lb, amin);
 	}
-	md->range = 1;
 	/* y columns */
 	for (e = 0; e < E; e++) {
 		const struct cost_edge *ed = &c->edges[e];
@@ -624,7 +627,7 @@ static uniap_code milp_run_once(const struct cost_candidate *c, const struct mil
 	Cbc_setAllowableFractionGap(model, rel_gap > 0 ? rel_gap : 0);
 	Cbc_setParameter(model, "increment", "1e-12");
 	/* an uncertified model prunes only what lies a margin above the cutoff */
-	if (isfinite(o->cutoff_tpi) && md->range <= MILP_CERT_RANGE)
+	if (isfinite(o->cutoff_tpi) && milp_span(md) <= MILP_CERT_RANGE)
 		Cbc_setCutoff(model, o->cutoff_tpi / md->time_scale);
 	/* measured: on small models CBC's root cuts cost more than the nodes they save (the random
 	 * DAGs of tests/unit/test_opt.c solve about 4x faster without them); keep them on big ones */
@@ -836,7 +839,7 @@ uniap_code milp_solve(const struct cost_candidate *c, const struct opt_options *
 		}
 	}
 	out->nodes = run.nodes;
-	if (md.range > MILP_CERT_RANGE) {
+	if (milp_span(&md) > MILP_CERT_RANGE) {
 		/* not certified: nothing CBC proved is claimed */
 		run.bound = milp_floor(c);
 		run.proven_optimal = 0;
@@ -844,7 +847,7 @@ uniap_code milp_solve(const struct cost_candidate *c, const struct opt_options *
 		run.hit_limit = 1;
 		if (!out->note[0])
 			snprintf(out->note, sizeof(out->note), "costs span %.0e: cbc's answer is not "
-			         "certified, the bound is the solver-free one", md.range);
+			         "certified, the bound is the solver-free one", milp_span(&md));
 	}
 	if (run.has_plan) {
 		tpi = opt_tpi(c, stage, strategy);
