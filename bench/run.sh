@@ -36,6 +36,9 @@ scenario "uniform (Megatron-style) space: BERT-like 32 layers, 16 GPUs, B=16" \
 scenario "scale: 80-layer Llama-70B-like, 1024 x H100, B=1024, 1f1b, 30 s per candidate" \
 	--cluster $D/cluster-1024-h100.json --model $D/model-llama-80.json --batch 1024 --schedule 1f1b \
 	--time-limit 30
+scenario "moonshot: 126-layer (hidden 16384, 8 KV heads, seq 8192), 16384 x H100, B=2048, 1f1b, 60 s deadline" \
+	--cluster $D/cluster-16384-h100.json --model $D/model-llama-126.json --batch 2048 --schedule 1f1b \
+	--deadline 60
 sh bench/imported.sh "$UNIAP"
 sh bench/paper.sh "$UNIAP"
 sh bench/optimizer.sh "$UNIAP"

@@ -1,13 +1,16 @@
 #!/bin/sh
-# bench/scale.sh UNIAP - the optimizer at scale (make bench-scale; not part of
-# make bench, the second case takes about 9 minutes on 2 cores): the 80-layer
+# bench/scale.sh UNIAP - the optimizer at scale (make bench-scale; make bench
+# runs the same two cases among its scenarios): the 80-layer
 # Llama-70B-like model on 1024 H100s (B = 1024) and a 126-layer model (hidden
 # 16384, GQA with 8 KV heads, sequence 8192, vocabulary 128256; an
 # architecture document) on 16,384 H100s (2048 DGX H100 nodes) at B = 2048,
 # both 1F1B.  Prints each plan line (TPI, proof, gap, solve time, peak memory
 # of uniap and of its workers) and which paths answered.  Targets (the issue
-# on exact DAGs): proven optimal in <= 60 s and <= 1 GiB each.  Figures, not
-# assertions.
+# on exact DAGs): proven optimal in <= 60 s and <= 1 GiB each.  The second
+# case is not proven in that time yet, so it runs under a 60 s deadline and
+# prints the best plan, the proven bound and the gap at 60 s, and the
+# candidates' statuses (those never started for the deadline have no bound,
+# so the plan's gap stays 1 until each has one).  Figures, not assertions.
 set -u
 UNIAP=${1:-build/uniap}
 THREADS=${THREADS:-$(nproc)}
@@ -27,4 +30,4 @@ run() {
 run "80 layers (Llama-70B-like), 1024 x H100, B=1024" \
 	--cluster $D/cluster-1024-h100.json --model $D/model-llama-80.json --batch 1024
 run "126 layers (hidden 16384, 8 KV heads, seq 8192), 16384 x H100, B=2048" \
-	--cluster $D/cluster-16384-h100.json --model $D/model-llama-126.json --batch 2048
+	--cluster $D/cluster-16384-h100.json --model $D/model-llama-126.json --batch 2048 --deadline 60

@@ -24,15 +24,18 @@
  */
 #include "dp.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 
 #define DP_NONE SIZE_MAX
 #define DP_SLACK 1e-12 /* relative slack on the incumbent bound, against rounding */
 #define DP_BEAM 4      /* labels per state in the incumbent runs */
 #define DP_TABLE_MAX 33554432.0 /* entries of the dp-stages block table (256 MiB) */
+#define DP_NPRICE 13   /* memory prices of the Lagrangian bound: base * 4^(-6..6) */
 
 /* The read-only view of one candidate plus the search's bounds and counters. */
 struct dp_inst {
@@ -48,9 +51,18 @@ struct dp_inst {
 	double *rem_s;                  /* owned, [n_layers + 1]: least time still to come after layer
 	                                   u (layers > u and edges >= u) */
 	double *rem_layers_s;           /* owned, [n_layers + 1]: least time of the layers > u */
+	double *rem_peak_s;             /* owned, [n_layers + 1]: max over the layers w > u of the least
+	                                   time of a strategy of w that fits the limit alone at the least
+	                                   in-flight count: some stage holds w, so its time is >= that */
 	double *rem_guess_s;            /* owned, [n_layers + 1]: beam only, a guess of the time of the
 	                                   layers > u: each at its fastest strategy within a per-layer
 	                                   share of the memory limit (not a bound) */
+	double price[DP_NPRICE];        /* memory prices of the Lagrangian bound, s/byte */
+	double *lag;                    /* owned, [(s * DP_NPRICE + j) * (n_layers + 1) + u] (NULL when
+	                                   memory never binds): sum over layers w > u of
+	                                   min_k A[w][k] + price[j] * mem_lb(w, k), mem_lb with the
+	                                   least in-flight count of stages >= s */
+	size_t lag_rows;                /* pp, or 1 (one row set for every stage) */
 	double deadline_s;              /* opt_clock_s() value; INFINITY when none */
 	double cutoff_s;                /* drop partial plans whose lower bound reaches it */
 	double ub_s;                    /* TPI of the incumbent plan; INFINITY when none */
@@ -59,6 +71,7 @@ struct dp_inst {
 	double lambda;                  /* beam only: price of a byte of open-stage memory, s/byte */
 	long labels;                    /* labels created (reported as nodes) */
 	int cut_pruned;                 /* a partial plan was dropped against the cutoff */
+	int timed_out;                  /* the incumbent's passes ran out of time (it has a plan) */
 };
 
 static double dp_mem(const struct dp_inst *d, size_t u, int stage, size_t k)
@@ -71,8 +84,78 @@ static void dp_inst_release(struct dp_inst *d)
 	free(d->chain);
 	free(d->rem_s);
 	free(d->rem_layers_s);
+	free(d->rem_peak_s);
 	free(d->rem_guess_s);
+	free(d->lag);
 	memset(d, 0, sizeof(*d));
+}
+
+/*
+ * The memory-priced tables of the bound (as dp-dag's).  For any price >= 0 the
+ * layers after u take at least sum_w min_k (A + price * mem_lb) - price * room,
+ * room the memory the stages they can go to have left, because their memory
+ * fits in that room; mem_lb uses the least in-flight count of those stages.
+ * One row set per stage when pp * DP_NPRICE * (n + 1) <= 2^22, else one for
+ * all stages with the least in-flight count of any (weaker, still a bound).
+ * 0, or -1 out of memory; d->lag stays NULL when memory never binds.
+ */
+static int dp_lagrange_init(struct dp_inst *d)
+{
+	size_t n = d->n_layers, K = d->k, w, k, j, rows, r;
+	double base, total_a = 0, total_mem = 0;
+	long infmin = LONG_MAX;
+	int sg;
+
+	if (!d->mem_binds || !isfinite(d->limit) || !(d->limit > 0))
+		return 0;
+	for (w = 0; w < n; w++) {
+		double a = INFINITY, m = INFINITY;
+
+		for (k = 0; k < K; k++) {
+			a = fmin(a, d->time_s[w * K + k]);
+			m = fmin(m, d->mem_fixed[w * K + k]);
+		}
+		total_a += a;
+		total_mem += m;
+	}
+	/* the price that makes the layers' time and memory comparable */
+	base = total_a / fmax(total_mem, d->limit);
+	if (!(base > 0) || !isfinite(base))
+		return 0;
+	for (j = 0; j < DP_NPRICE; j++)
+		d->price[j] = base * pow(4.0, (double)j - (DP_NPRICE - 1) / 2.0);
+	rows = (double)d->pp * DP_NPRICE * (double)(n + 1) <= 4194304.0 ? (size_t)d->pp : 1;
+	d->lag_rows = rows;
+	d->lag = malloc(rows * DP_NPRICE * (n + 1) * sizeof(double));
+	if (!d->lag)
+		return -1;
+	if (rows == 1)
+		for (sg = 0; sg < d->pp; sg++)
+			if (d->inflight[sg] < infmin)
+				infmin = d->inflight[sg];
+	for (sg = d->pp - 1; sg >= 0; sg--) {
+		if (rows == 1 && sg > 0)
+			continue;
+		if (rows > 1 && d->inflight[sg] < infmin)
+			infmin = d->inflight[sg];
+		r = rows == 1 ? 0 : (size_t)sg;
+		for (j = 0; j < DP_NPRICE; j++) {
+			double *h = d->lag + (r * DP_NPRICE + j) * (n + 1);
+
+			h[n] = 0;
+			h[n - 1] = 0;
+			for (w = n - 1; w > 0; w--) {
+				double m = INFINITY;
+
+				for (k = 0; k < K; k++)
+					m = fmin(m, d->time_s[w * K + k] +
+					               d->price[j] * (d->mem_fixed[w * K + k] +
+					                              (double)infmin * d->mem_micro[w * K + k]));
+				h[w - 1] = h[w] + m;
+			}
+		}
+	}
+	return 0;
 }
 
 static uniap_code dp_inst_init(struct dp_inst *d, const struct cost_candidate *cand,
@@ -104,7 +187,8 @@ static uniap_code dp_inst_init(struct dp_inst *d, const struct cost_candidate *c
 	d->rem_s = calloc(d->n_layers + 1, sizeof(*d->rem_s));
 	d->rem_layers_s = calloc(d->n_layers + 1, sizeof(*d->rem_layers_s));
 	d->rem_guess_s = calloc(d->n_layers + 1, sizeof(*d->rem_guess_s));
-	if (!d->chain || !d->rem_s || !d->rem_layers_s || !d->rem_guess_s) {
+	d->rem_peak_s = calloc(d->n_layers + 1, sizeof(*d->rem_peak_s));
+	if (!d->chain || !d->rem_s || !d->rem_layers_s || !d->rem_guess_s || !d->rem_peak_s) {
 		rc = err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
 		goto out;
 	}
@@ -157,6 +241,27 @@ static uniap_code dp_inst_init(struct dp_inst *d, const struct cost_candidate *c
 		if (!(total <= d->limit))
 			d->mem_binds = 1;
 	}
+	{
+		long infmin = LONG_MAX;
+
+		for (i = 0; i < (size_t)d->pp; i++)
+			if (d->inflight[i] < infmin)
+				infmin = d->inflight[i];
+		for (u = d->n_layers - 1; u-- > 0;) {
+			double fit = INFINITY;
+
+			for (k = 0; k < d->k; k++) {
+				size_t x = (u + 1) * d->k + k;
+
+				if (d->mem_fixed[x] + (double)infmin * d->mem_micro[x] <= d->limit)
+					fit = fmin(fit, d->time_s[x]);
+			}
+			/* no strategy fits: nothing to claim here (the search finds no plan) */
+			d->rem_peak_s[u] = fmax(d->rem_peak_s[u + 1], isfinite(fit) ? fit : 0);
+		}
+	}
+	if (dp_lagrange_init(d) != 0)
+		rc = err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
 out:
 	if (rc != UNIAP_OK)
 		dp_inst_release(d);
@@ -172,20 +277,39 @@ static uniap_code dp_check_time(const struct dp_inst *d, struct uniap_err *err)
 
 /*
  * Lower bound of the final TPI of a partial plan that ends at layer u with
- * total sum_s, closed max max_s and an open stage of open_s, with
- * stages_left stages (the open one included) for the layers after u:
- * sum + least time to come + (c-1) * max(max_s, open_s, (open_s + least
- * layer time to come) / stages_left), the last because those layers and
- * the open stage's time end up in stages_left stage times.
+ * total sum_s, closed max max_s and an open stage of open_s using mem_b
+ * bytes, with stages_left stages (the open one included) for the layers
+ * after u: sum + least time to come + (c-1) * max(max_s, open_s, (open_s +
+ * least layer time to come) / stages_left), the last because those layers
+ * and the open stage's time end up in stages_left stage times.  The least
+ * layer time to come is the larger of the plain sum of least times and the
+ * memory-priced bounds (dp_lagrange_init) with room = limit - mem_b + a full
+ * limit per later stage.  mem_b = 0 is valid for any label (more room, a
+ * weaker bound); callers that need the bound monotone in open_s alone pass 0.
+ * The bottleneck is also at least the peak of the layers to come (rem_peak_s).
  */
 static double dp_lower_bound(const struct dp_inst *d, size_t u, int stages_left, double sum_s,
-                             double max_s, double open_s)
+                             double max_s, double open_s, double mem_b)
 {
-	double m = fmax(max_s, open_s);
+	double m = fmax(max_s, open_s), lay = d->rem_layers_s[u];
 
+	if (d->lag && stages_left > 0 && u + 1 < d->n_layers) {
+		size_t n1 = d->n_layers + 1, j;
+		size_t r = d->lag_rows == 1 ? 0 : (size_t)(d->pp - stages_left);
+		const double *h = d->lag + r * DP_NPRICE * n1 + u;
+		double room = (d->limit - mem_b) + (double)(stages_left - 1) * d->limit;
+
+		for (j = 0; j < DP_NPRICE; j++) {
+			double v = h[j * n1] - d->price[j] * room;
+
+			if (v > lay)
+				lay = v;
+		}
+	}
 	if (stages_left > 0)
-		m = fmax(m, (open_s + d->rem_layers_s[u]) / stages_left);
-	return sum_s + d->rem_s[u] + (double)(d->c - 1) * m;
+		m = fmax(m, (open_s + lay) / stages_left);
+	m = fmax(m, d->rem_peak_s[u]);
+	return sum_s + (d->rem_s[u] - d->rem_layers_s[u]) + lay + (double)(d->c - 1) * m;
 }
 
 /* The beam's guess of the final TPI: dp_lower_bound with rem_guess_s for the layers to come. */
@@ -309,43 +433,48 @@ static int dpc_filter(struct dpc_vec *cand, struct dpc_vec *lab, size_t first, d
 }
 
 /*
- * Keeps `beam` labels of lab[first..), all at layer u on stage s: the
- * least-memory one (so that the beam never loses feasibility: whether a
- * completion fits depends only on the state and the open stage's memory),
- * then the least lower bound of the final TPI plus lambda * memory, a
- * Lagrangian price on the memory the open stage has used.
+ * The beam's pick from the candidate labels of one state (cand, unsorted):
+ * the least-memory one, then the beam - 1 least by dp_beam_key plus lambda *
+ * memory, appended to lab; first on ties, so the pick is deterministic.
+ * Linear in cand (the exact program's sort and dominance filter are not
+ * needed: the beam keeps a handful whatever they are).
  */
-static void dpc_beam_cut(const struct dp_inst *d, struct dpc_vec *lab, size_t first, size_t u, int s)
+static int dpc_beam_pick(const struct dp_inst *d, struct dpc_vec *cand, struct dpc_vec *lab, size_t u,
+                         int s)
 {
-	size_t i, j, n = lab->n - first;
+	size_t i, j, n = cand->n, pick;
 
-	if (n <= d->beam)
-		return;
-	for (i = 0; i < d->beam; i++) {
-		size_t best = first + i;
+	if (n == 0)
+		return 0;
+	pick = 0;
+	for (i = 1; i < n; i++)
+		if (cand->v[i].mem < cand->v[pick].mem)
+			pick = i;
+	for (j = 0; j < d->beam && j < n; j++) {
+		struct dpc_label t;
 		double kb = INFINITY;
 
-		for (j = first + i; j < lab->n; j++) {
-			const struct dpc_label *x = &lab->v[j];
-			double kx = dp_beam_key(d, u, d->pp - s, x->sum_s, x->max_s, x->open_s) +
-			            d->lambda * x->mem;
+		if (j > 0) {
+			pick = j;
+			for (i = j; i < n; i++) {
+				const struct dpc_label *x = &cand->v[i];
+				double kx = dp_beam_key(d, u, d->pp - s, x->sum_s, x->max_s, x->open_s) +
+				            d->lambda * x->mem;
 
-			if (i == 0) {
-				if (x->mem < lab->v[best].mem)
-					best = j;
-			} else if (kx < kb) {
-				kb = kx;
-				best = j;
+				if (kx < kb) {
+					kb = kx;
+					pick = i;
+				}
 			}
 		}
-		if (best != first + i) {
-			struct dpc_label t = lab->v[first + i];
-
-			lab->v[first + i] = lab->v[best];
-			lab->v[best] = t;
-		}
+		/* move the pick to position j; cand[j..) are the ones not yet taken */
+		t = cand->v[j];
+		cand->v[j] = cand->v[pick];
+		cand->v[pick] = t;
+		if (dpc_push(lab, &cand->v[j]) != 0)
+			return -1;
 	}
-	lab->n = first + d->beam;
+	return 0;
 }
 
 /*
@@ -361,6 +490,8 @@ static uniap_code dpc_run(struct dp_inst *d, int *stage_out, size_t *strategy_ou
 	size_t n_states, u, k, l, i, best = DP_NONE, K = d->k;
 	double best_tpi = INFINITY, cm = (double)(d->c - 1);
 	int s, pp = d->pp;
+	/* with neither an incumbent nor a cutoff no bound can prune */
+	int bounded = isfinite(d->ub_s) || isfinite(d->cutoff_s);
 	uniap_code rc = UNIAP_OK;
 
 	*found = 0;
@@ -391,7 +522,7 @@ static uniap_code dpc_run(struct dp_inst *d, int *stage_out, size_t *strategy_ou
 			continue;
 		if (!d->mem_binds)
 			x.mem = 0;
-		if (dp_prune(d, dp_lower_bound(d, 0, pp, x.sum_s, 0, x.open_s)))
+		if (dp_prune(d, dp_lower_bound(d, 0, pp, x.sum_s, 0, x.open_s, x.mem)))
 			continue;
 		if (dpc_push(&lab, &x) != 0) {
 			rc = err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
@@ -410,6 +541,9 @@ static uniap_code dpc_run(struct dp_inst *d, int *stage_out, size_t *strategy_ou
 		for (s = 0; s < pp; s++) {
 			/* stage s needs s <= v and enough layers after v for the later stages */
 			int ok = (size_t)s <= v && (size_t)(pp - 1 - s) <= d->n_layers - 1 - v;
+
+			if (ok && s > 0 && (rc = dp_check_time(d, err)) != UNIAP_OK)
+				goto out;
 
 			for (l = 0; l < K; l++) {
 				size_t idx = base + (size_t)s * K + l, first;
@@ -453,8 +587,9 @@ static uniap_code dpc_run(struct dp_inst *d, int *stage_out, size_t *strategy_ou
 								continue;
 							if (!d->mem_binds)
 								x.mem = 0;
-							if (dp_prune(d, dp_lower_bound(d, v, pp - s, x.sum_s, x.max_s,
-							                               x.open_s)))
+							if (bounded &&
+							    dp_prune(d, dp_lower_bound(d, v, pp - s, x.sum_s, x.max_s,
+							                               x.open_s, x.mem)))
 								continue;
 							if (dpc_push(&cand_v, &x) != 0) {
 								rc = err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
@@ -469,12 +604,11 @@ static uniap_code dpc_run(struct dp_inst *d, int *stage_out, size_t *strategy_ou
 					goto out;
 				}
 				first = lab.n;
-				if (dpc_filter(&cand_v, &lab, first, (double)(d->c - 1)) != 0) {
+				if (d->beam ? dpc_beam_pick(d, &cand_v, &lab, v, s)
+				            : dpc_filter(&cand_v, &lab, first, (double)(d->c - 1))) {
 					rc = err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
 					goto out;
 				}
-				if (d->beam)
-					dpc_beam_cut(d, &lab, first, v, s);
 			}
 		}
 		start[base + (size_t)pp * K] = lab.n;
@@ -712,7 +846,7 @@ static uniap_code dps_block_run(struct dp_inst *d, struct dps_block *bk, size_t 
 			if (!(first.m <= d->limit) || first.t > t_cap)
 				continue;
 			if (pre && dp_prune(d, dp_lower_bound(d, a, pre->stages_after + 1, pre->sum_s + first.t,
-			                                      pre->max_s, first.t)))
+			                                      pre->max_s, first.t, 0)))
 				continue;
 			if (!d->mem_binds)
 				first.m = 0;
@@ -780,7 +914,7 @@ static uniap_code dps_block_run(struct dp_inst *d, struct dps_block *bk, size_t 
 						if (y.t > t_cap ||
 						    (y.t > t_safe &&
 						     dp_prune(d, dp_lower_bound(d, b + 1, pre->stages_after + 1,
-						                                pre->sum_s + y.t, pre->max_s, y.t)))) {
+						                                pre->sum_s + y.t, pre->max_s, y.t, 0)))) {
 							jn = je;
 							break;
 						}
@@ -1117,7 +1251,7 @@ static int dps_gather(struct dp_inst *d, const struct dps_table *tb, const struc
 			x.f = K; /* any: the block DP picks it */
 			x.b = b;
 			x.k = k;
-			if (dp_prune(d, dp_lower_bound(d, b, left, x.sum_s, x.max_s, 0)))
+			if (dp_prune(d, dp_lower_bound(d, b, left, x.sum_s, x.max_s, 0, 0)))
 				continue;
 			d->labels++;
 			if (dps_front_add(cv, &x, (double)(d->c - 1)) != 0)
@@ -1147,7 +1281,7 @@ static int dps_gather(struct dp_inst *d, const struct dps_table *tb, const struc
 
 					x.sum_s = p->sum_s + r + t;
 					x.max_s = d->c > 1 ? fmax(p->max_s, fmax(r, t)) : 0;
-					if (dp_prune(d, dp_lower_bound(d, b, left, x.sum_s, x.max_s, 0)))
+					if (dp_prune(d, dp_lower_bound(d, b, left, x.sum_s, x.max_s, 0, 0)))
 						continue;
 					x.parent = j;
 					x.a = a;
@@ -1339,6 +1473,13 @@ static uniap_code dp_incumbent(struct dp_inst *d, int *stage, size_t *strategy, 
 				continue;
 			d->lambda = d->mem_binds ? lambda0 * ldexp(1.0, j) : 0;
 			rc = dpc_run(d, st, sk, &t, &f, err);
+			if (rc == UNIAP_E_TIMEOUT && *found) {
+				/* out of time: the best plan of the passes done */
+				err_clear(err);
+				rc = UNIAP_OK;
+				d->timed_out = 1;
+				goto out;
+			}
 			if (rc != UNIAP_OK)
 				goto out;
 			if (!f)
@@ -1361,6 +1502,25 @@ out:
 	free(st);
 	free(sk);
 	return rc;
+}
+
+/*
+ * A lower bound of every plan's TPI: every plan starts with layer 0 on stage 0
+ * under some strategy k, so the least dp_lower_bound over those starts.
+ */
+static double dp_root_bound(const struct dp_inst *d)
+{
+	double best = INFINITY;
+	size_t k;
+
+	for (k = 0; k < d->k; k++) {
+		double a = d->time_s[k], m = dp_mem(d, 0, 0, k);
+
+		if (!(m <= d->limit))
+			continue;
+		best = fmin(best, dp_lower_bound(d, 0, d->pp, a, 0, d->c > 1 ? a : 0, d->mem_binds ? m : 0));
+	}
+	return isfinite(best) ? best : 0;
 }
 
 typedef uniap_code (*dp_exact_fn)(struct dp_inst *d, int *stage, size_t *strategy, double *tpi_s,
@@ -1390,6 +1550,17 @@ static uniap_code dp_solve(const struct cost_candidate *cand, const struct opt_o
 		rc = err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
 		goto out;
 	}
+	/* a program over its size caps says so before the incumbent is spent on it */
+	if (exact == dps_run && ((double)n * n * d.k * d.k > DP_TABLE_MAX ||
+	                         (double)d.pp * n * d.k > (double)d.cap * 4)) {
+		rc = err_set(err, UNIAP_E_LIMIT, "dp-stages: block table of %zu x %zu x %zu x %zu too big", n, n,
+		             d.k, d.k);
+		goto out;
+	}
+	if (exact == dpc_run && (double)n * d.pp * d.k > (double)d.cap * 4) {
+		rc = err_set(err, UNIAP_E_LIMIT, "dp-chain: %zu x %d x %zu states is over the cap", n, d.pp, d.k);
+		goto out;
+	}
 	if (!opts->dp_no_incumbent) {
 		rc = dp_incumbent(&d, st0, sk0, &t0, &found0, err);
 		if (rc != UNIAP_OK)
@@ -1397,7 +1568,25 @@ static uniap_code dp_solve(const struct cost_candidate *cand, const struct opt_o
 	}
 	/* the incumbent's audit TPI bounds the search */
 	d.ub_s = found0 ? t0 : INFINITY;
-	rc = exact(&d, st1, sk1, &t1, &found1, err);
+	rc = d.timed_out ? err_set(err, UNIAP_E_TIMEOUT, "dp: time limit reached")
+	                 : exact(&d, st1, sk1, &t1, &found1, err);
+	if (rc == UNIAP_E_TIMEOUT && found0) {
+		/* anytime: the incumbent, with the bound every plan has */
+		out->n_layers = n;
+		out->stage = st0;
+		out->strategy = sk0;
+		st0 = NULL;
+		sk0 = NULL;
+		out->tpi_s = opt_tpi(cand, out->stage, out->strategy);
+		out->bound_s = fmin(dp_root_bound(&d), out->tpi_s);
+		out->status = OPT_FEASIBLE;
+		out->gap = out->tpi_s > 0 ? (out->tpi_s - out->bound_s) / out->tpi_s : 0;
+		out->nodes = d.labels;
+		snprintf(out->note, sizeof(out->note), "%s: time limit reached; the beam's plan", method);
+		err_clear(err);
+		rc = UNIAP_OK;
+		goto out;
+	}
 	if (rc != UNIAP_OK)
 		goto out;
 	if (found1)

@@ -17,10 +17,13 @@
  * opts->dp_no_incumbent) and prune partial plans whose lower bound exceeds
  * it or reaches opts->cutoff_tpi.  Both fill out->stage/strategy/tpi_s/status/
  * bound/nodes/method: OPT_OPTIMAL, OPT_INFEASIBLE, or OPT_PRUNED (nothing
- * below the cutoff).  They return UNIAP_E_LIMIT when more than
- * opts->dp_label_cap labels (or a block table over 256 MiB) would be needed,
- * UNIAP_E_TIMEOUT when opts->time_limit_s passes, UNIAP_E_ARG when cand is not
- * a chain; then out owns nothing.  cand must have passed opt_candidate_check().
+ * below the cutoff).  When opts->time_limit_s passes after the incumbent has
+ * a plan they are anytime: OPT_FEASIBLE with that plan, a proven bound (the
+ * least memory-priced lower bound over the first layer's strategies) and a
+ * note.  They return UNIAP_E_LIMIT when more than opts->dp_label_cap labels
+ * (or a block table over 256 MiB) would be needed, UNIAP_E_TIMEOUT when the
+ * limit passes before any plan, UNIAP_E_ARG when cand is not a chain; then
+ * out owns nothing.  cand must have passed opt_candidate_check().
  *
  * Never: CBC, I/O, globals.  Reentrant.
  */

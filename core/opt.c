@@ -577,6 +577,7 @@ uniap_code opt_solve(const struct cost_candidate *c, const struct opt_options *o
 		if (rc == UNIAP_E_LIMIT) {
 			opt_result_release(out);
 			err_clear(err);
+			opt_time_left(&o, t0);
 			rc = dp_chain_solve(c, &o, out, err);
 		}
 		if (rc == UNIAP_E_LIMIT) {

@@ -717,6 +717,69 @@ static void test_dp_chain_vs_stages(void **state)
 	}
 }
 
+/*
+ * Anytime chain DPs: under a time limit too short for the exact search they
+ * return the beam's plan as feasible with a proven bound (or, when even the
+ * beam had no time, unknown without a plan).  Every claim is checked against
+ * the same DP run without a limit (itself checked against brute force above).
+ */
+static void test_dp_anytime(void **state)
+{
+	static const double limits[] = {1e-3, 1e-2, 5e-2};
+	int t, n_feasible = 0, n_optimal = 0, n_unknown = 0;
+
+	(void)state;
+	for (t = 0; t < 18; t++) {
+		unsigned long seed = 9500 + (unsigned long)t;
+		struct rng r = {seed * 0x9e3779b97f4a7c15ull + 1};
+		struct gen g;
+		struct cost_candidate c;
+		struct opt_result full, part;
+		struct opt_options o;
+		struct uniap_err err;
+		char what[160];
+
+		memset(&g, 0, sizeof(g));
+		g.graph = G_CHAIN;
+		g.pp = 4 + 4 * (t % 2);
+		g.n_layers = 48;
+		g.k = 12;
+		g.c = 8;
+		g.tight = 1;
+		g.one_f_one_b = 1;
+		g.identical = (t / 2) % 3;
+		inst_make(&r, &g, &c);
+		describe(&g, seed, what, sizeof(what));
+		solve_path_opt(&c, t % 2 ? OPT_PATH_DP_CHAIN : OPT_PATH_DP_STAGES, 0, &full);
+		opt_options_init(&o);
+		o.path = t % 2 ? OPT_PATH_DP_CHAIN : OPT_PATH_DP_STAGES;
+		o.time_limit_s = limits[t % 3];
+		err_clear(&err);
+		if (opt_solve(&c, &o, &part, &err) != UNIAP_OK)
+			fail_msg("%s: %s", what, err.msg);
+		if (full.status == OPT_OPTIMAL) {
+			check_claim(&part, full.tpi_s, INFINITY, 0, what);
+		} else {
+			assert_int_equal(full.status, OPT_INFEASIBLE);
+			if (part.status != OPT_INFEASIBLE && part.status != OPT_UNKNOWN)
+				fail_msg("%s: infeasible, under a limit %s", what, opt_status_name(part.status));
+		}
+		if (part.status == OPT_FEASIBLE) {
+			n_feasible++;
+			assert_non_null(strstr(part.note, "time limit"));
+			assert_true(part.gap > 0 || part.bound_s == part.tpi_s);
+		}
+		n_optimal += part.status == OPT_OPTIMAL;
+		n_unknown += part.status == OPT_UNKNOWN;
+		opt_result_release(&full);
+		opt_result_release(&part);
+		cost_candidate_release(&c);
+	}
+	print_message("anytime: %d feasible with a bound, %d optimal, %d unknown of 18\n", n_feasible,
+	              n_optimal, n_unknown);
+	assert_true(n_feasible > 0);
+}
+
 static void test_dp_rejects_dag(void **state)
 {
 	struct rng r = {77};
@@ -1239,6 +1302,7 @@ int main(void)
 		cmocka_unit_test(test_milp_dags),
 		cmocka_unit_test(test_dp_vs_brute_and_milp),
 		cmocka_unit_test(test_dp_chain_vs_stages),
+		cmocka_unit_test(test_dp_anytime),
 		cmocka_unit_test(test_dp_rejects_dag),
 		cmocka_unit_test(test_dp_dag_vs_brute),
 		cmocka_unit_test(test_wide_range_claims),
