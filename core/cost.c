@@ -9,6 +9,7 @@
 #include "target.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -328,28 +329,19 @@ static double cost_layer_time(const struct cluster_profile *c, const struct mode
 	return forward + recompute + backward + step;
 }
 
-/*
- * Fraction of a micro-batch that the worst rank lacks when a tensor laid out
- * by strategy a (batch split into width(a) shards) is needed in layout b.
- */
-static double cost_reshard_fraction(const struct strategy *a, const struct strategy *b, int D)
+/* 1 when a and b split the batch alike: the same dp and fsdp degrees and, where split, strides. */
+static int cost_same_batch_layout(const struct strategy *a, const struct strategy *b)
 {
-	double wa = strategy_batch_width(a), wb = strategy_batch_width(b);
-	double worst = 0;
-	int r;
+	static const enum strategy_dim dims[2] = {STRATEGY_DP, STRATEGY_FSDP};
+	int i;
 
-	for (r = 0; r < D; r++) {
-		double ha = strategy_batch_shard(a, r), hb = strategy_batch_shard(b, r);
-		double lo_a = ha / wa, hi_a = (ha + 1) / wa;
-		double lo_b = hb / wb, hi_b = (hb + 1) / wb;
-		double lo = lo_a > lo_b ? lo_a : lo_b, hi = hi_a < hi_b ? hi_a : hi_b;
-		double have = hi > lo ? hi - lo : 0;
-		double missing = (hi_b - lo_b) - have;
+	for (i = 0; i < 2; i++) {
+		enum strategy_dim d = dims[i];
 
-		if (missing > worst)
-			worst = missing;
+		if (a->degree[d] != b->degree[d] || (a->degree[d] > 1 && a->stride[d] != b->stride[d]))
+			return 0;
 	}
-	return worst < 1e-12 ? 0 : worst;
+	return 1;
 }
 
 static uniap_code cost_check_options(const struct cluster_profile *cluster,
@@ -666,8 +658,8 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
                       struct uniap_err *err)
 {
 	uniap_code rc;
-	double *frac = NULL, *type_time = NULL;
-	size_t K, L = model->n_layers, u, k, l, e;
+	double *frac = NULL, *type_time = NULL, *lay_frac = NULL;
+	size_t K, L = model->n_layers, u, k, l, e, *pair_edge = NULL, *lay = NULL, *rep = NULL, n_lay = 0;
 	int i, D;
 	double stage_bw, p2p_bw = 0, p2p_latency = 0;
 
@@ -719,7 +711,10 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 	/* layer costs depend on the layer type only: price each type once */
 	type_time = calloc(model->n_types * K, sizeof(double));
 	frac = calloc(K * K, sizeof(double));
-	if (!type_time || !frac) {
+	lay_frac = calloc(K * K, sizeof(double));
+	lay = calloc(K, sizeof(size_t));
+	rep = calloc(K, sizeof(size_t));
+	if (!type_time || !frac || !lay_frac || !lay || !rep) {
 		rc = err_set(err, UNIAP_E_NOMEM, "cost matrices: out of memory");
 		goto out;
 	}
@@ -763,14 +758,40 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 	}
 
 	/* resharding (§Resharding): R inside a stage, R' across stages */
+	/* the fraction depends only on the two batch layouts (dp and fsdp degrees and
+	 * strides): rep[j] is the first strategy of layout j, lay[k] the layout of k */
 	for (k = 0; k < K; k++) {
+		const struct strategy *sk = &out->strategies.items[k];
+
+		for (l = 0; l < n_lay; l++)
+			if (cost_same_batch_layout(sk, &out->strategies.items[rep[l]]))
+				break;
+		if (l == n_lay)
+			rep[n_lay++] = k;
+		lay[k] = l;
+	}
+	for (k = 0; k < n_lay; k++) {
 		if (cost_past_deadline(opt)) {
 			rc = cost_deadline_error(err);
 			goto out;
 		}
+		for (l = 0; l < n_lay; l++)
+			lay_frac[k * n_lay + l] = strategy_reshard_fraction(&out->strategies.items[rep[k]],
+			                                                &out->strategies.items[rep[l]], D);
+	}
+	for (k = 0; k < K; k++)
 		for (l = 0; l < K; l++)
-			frac[k * K + l] = cost_reshard_fraction(&out->strategies.items[k],
-			                                        &out->strategies.items[l], D);
+			frac[k * K + l] = lay_frac[lay[k] * n_lay + lay[l]];
+	/* pair_edge[type_from * n_types + type_to]: the first edge of that pair (SIZE_MAX: none
+	 * yet); left out (no sharing) for models with more than 1024 layer types */
+	if (model->n_types <= 1024) {
+		pair_edge = malloc(model->n_types * model->n_types * sizeof(*pair_edge));
+		if (!pair_edge) {
+			rc = err_set(err, UNIAP_E_NOMEM, "cost matrices: out of memory");
+			goto out;
+		}
+		for (e = 0; e < model->n_types * model->n_types; e++)
+			pair_edge[e] = SIZE_MAX;
 	}
 	stage_bw = D > 1 ? cost_bus_bw(cluster, CLUSTER_ALLGATHER, D, 1, D, out->pp) : 0;
 	if (out->pp > 1)
@@ -781,11 +802,23 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 		const struct model_layer_type *t2 =
 			&model->types[model->layers[out->edges[e].to].type];
 		double micro_bytes = (double)out->microbatch_size * t->output_bytes_per_sample;
+		size_t *seen = pair_edge ? &pair_edge[model->layers[out->edges[e].from].type * model->n_types +
+		                                       model->layers[out->edges[e].to].type]
+		                         : NULL;
 
 		if (cost_past_deadline(opt)) {
 			rc = cost_deadline_error(err);
 			goto out;
 		}
+		/* an edge's matrices depend on its two layer types only: a model of repeated
+		 * blocks prices each pair of types once and copies it */
+		if (seen && *seen != SIZE_MAX) {
+			memcpy(out->edges[e].same_stage_s, out->edges[*seen].same_stage_s, K * K * sizeof(double));
+			memcpy(out->edges[e].cross_stage_s, out->edges[*seen].cross_stage_s, K * K * sizeof(double));
+			continue;
+		}
+		if (seen)
+			*seen = e;
 		for (k = 0; k < K; k++) {
 			const struct strategy *sk = &out->strategies.items[k];
 			long wk = strategy_batch_width(sk);
@@ -823,6 +856,10 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 out:
 	free(frac);
 	free(type_time);
+	free(pair_edge);
+	free(lay_frac);
+	free(lay);
+	free(rep);
 	if (rc != UNIAP_OK)
 		cost_candidate_release(out);
 	return rc;

@@ -43,6 +43,72 @@ int strategy_batch_shard(const struct strategy *s, int rank)
 	return fs * s->degree[STRATEGY_DP] + dp;
 }
 
+static long strategy_gcd(long x, long y)
+{
+	while (y) {
+		long t = x % y;
+
+		x = y;
+		y = t;
+	}
+	return x;
+}
+
+/*
+ * Fraction of a micro-batch that the worst rank lacks when a tensor laid out
+ * by strategy a (batch split into width(a) shards) is needed in layout b.
+ */
+double strategy_reshard_fraction(const struct strategy *a, const struct strategy *b, int D)
+{
+	double wa = strategy_batch_width(a), wb = strategy_batch_width(b);
+	double worst = 0;
+	long period = 1, step = 0;
+	int r, d;
+
+	/*
+	 * A rank's coordinate in a dim is floor(r / stride) mod degree: periodic in r with
+	 * stride x degree, and constant on blocks of `step` = gcd of the strides.  So the
+	 * shard pair of rank r repeats with the lcm of those periods, and the multiples of
+	 * step below it (and below D) see every pair the D ranks have.
+	 */
+	for (d = 0; d < 4; d++) {
+		const struct strategy *s = d < 2 ? a : b;
+		enum strategy_dim dim = d % 2 ? STRATEGY_FSDP : STRATEGY_DP;
+		long x = (long)s->stride[dim] * s->degree[dim];
+
+		if (s->degree[dim] <= 1 || s->stride[dim] <= 0)
+			continue;
+		step = strategy_gcd(step, s->stride[dim]);
+		if (period < D)
+			period = period / strategy_gcd(period, x) * x;
+	}
+	if (period < D)
+		D = (int)period;
+	if (step <= 0)
+		step = D; /* neither splits the batch: every rank holds all of it */
+	/*
+	 * In units of 1 / (wa wb) the shards are integer intervals: a's shard ha is
+	 * [ha wb, (ha + 1) wb), b's shard hb is [hb wa, (hb + 1) wa), so the overlap is
+	 * an exact integer and the worst rank is the one with the least overlap; none
+	 * (a whole b shard missing) cannot be beaten, so the scan stops there.
+	 */
+	{
+		long iwa = (long)wa, iwb = (long)wb, least = iwa;
+
+		for (r = 0; r < D && least > 0; r += (int)step) {
+			long ha = strategy_batch_shard(a, r), hb = strategy_batch_shard(b, r);
+			long lo = ha * iwb > hb * iwa ? ha * iwb : hb * iwa;
+			long hi = (ha + 1) * iwb < (hb + 1) * iwa ? (ha + 1) * iwb : (hb + 1) * iwa;
+			long have = hi > lo ? hi - lo : 0;
+
+			if (have < least)
+				least = have;
+		}
+		worst = (double)(iwa - least) / (wa * wb);
+	}
+	return worst < 1e-12 ? 0 : worst;
+}
+
 int strategy_group_level(const struct cluster_profile *c, int size, int stride, int stage_devices,
                          int pp)
 {

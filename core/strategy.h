@@ -100,6 +100,15 @@ int strategy_coord(const struct strategy *s, int rank, enum strategy_dim d);
 int strategy_batch_shard(const struct strategy *s, int rank);
 
 /*
+ * The fraction of a micro-batch that the worst of D ranks lacks when a tensor
+ * laid out by a (batch split into strategy_batch_width(a) shards) is needed in
+ * layout b (a, b borrowed).  Exact: shard overlaps are compared as integers,
+ * and only the ranks that can differ are visited (the coordinates repeat with
+ * the lcm of stride x degree and are constant on blocks of the strides' gcd).
+ */
+double strategy_reshard_fraction(const struct strategy *a, const struct strategy *b, int D);
+
+/*
  * Index of the smallest hierarchy level of c (borrowed, validated) such that
  * every group of `size` ranks with rank stride `stride`, inside every one of
  * the pp stages of stage_devices ranks, lies within one group of that level.

@@ -2,6 +2,7 @@
  * test_strategy.c - the strategy dictionary: counts for 1..16 devices per
  * stage on two hierarchies, names, strides, hierarchy levels and batch shards.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "fixtures.h"
+#include "catalog.h"
 #include "strategy.h"
 
 /* 4 nodes x 4 devices, PCIe pairs inside a node (the paper's EnvB). */
@@ -191,6 +193,63 @@ static void test_straddling_stage(void **state)
 	cluster_release(&c);
 }
 
+/*
+ * strategy_reshard_fraction against the plain definition: every one of the D
+ * ranks, shard intervals in doubles.  Every pair of strategies of catalog
+ * clusters from 8 to 256 devices per stage, with every variant.
+ */
+static double plain_fraction(const struct strategy *a, const struct strategy *b, int D)
+{
+	double wa = strategy_batch_width(a), wb = strategy_batch_width(b), worst = 0;
+	int r;
+
+	for (r = 0; r < D; r++) {
+		double ha = strategy_batch_shard(a, r), hb = strategy_batch_shard(b, r);
+		double lo = fmax(ha / wa, hb / wb), hi = fmin((ha + 1) / wa, (hb + 1) / wb);
+		double missing = ((hb + 1) / wb - hb / wb) - (hi > lo ? hi - lo : 0);
+
+		worst = fmax(worst, missing);
+	}
+	return worst < 1e-12 ? 0 : worst;
+}
+
+static void test_reshard_fraction(void **state)
+{
+	static const char *const clusters[] = {"enva", "envb-8", "envd-16", "dgx-a100-x4", "dgx-h100-x32"};
+	size_t ci, k, l, pairs = 0, nonzero = 0;
+	int pp;
+
+	(void)state;
+	for (ci = 0; ci < sizeof(clusters) / sizeof(clusters[0]); ci++)
+		for (pp = 1; pp <= 2; pp++) {
+			struct cluster_profile c;
+			struct strategy_set set;
+			struct uniap_err err;
+
+			memset(&c, 0, sizeof(c));
+			err_clear(&err);
+			assert_int_equal(catalog_cluster(clusters[ci], &c, &err), UNIAP_OK);
+			assert_int_equal(strategy_enumerate(&c, pp, STRATEGY_WITH_ZERO | STRATEGY_WITH_SP, &set, &err),
+			                 UNIAP_OK);
+			for (k = 0; k < set.count; k++)
+				for (l = 0; l < set.count; l++) {
+					const struct strategy *a = &set.items[k], *b = &set.items[l];
+					double want = plain_fraction(a, b, set.stage_devices);
+					double got = strategy_reshard_fraction(a, b, set.stage_devices);
+
+					if (!(fabs(got - want) <= 1e-12 * fmax(1, want)))
+						fail_msg("%s pp %d: %s -> %s: %.17g, plainly %.17g", clusters[ci], pp,
+						         a->name, b->name, got, want);
+					pairs++;
+					nonzero += want > 0;
+				}
+			strategy_set_release(&set);
+			cluster_release(&c);
+		}
+	print_message("reshard fraction: %zu pairs, %zu nonzero, as the plain definition\n", pairs, nonzero);
+	assert_true(nonzero > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -198,6 +257,7 @@ int main(void)
 		cmocka_unit_test(test_placements_pairs),
 		cmocka_unit_test(test_placements_nvlink),
 		cmocka_unit_test(test_straddling_stage),
+		cmocka_unit_test(test_reshard_fraction),
 	};
 
 	return cmocka_run_group_tests_name("strategy", tests, NULL, NULL);
