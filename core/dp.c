@@ -51,6 +51,15 @@ struct dp_inst {
 	double *rem_s;                  /* owned, [n_layers + 1]: least time still to come after layer
 	                                   u (layers > u and edges >= u) */
 	double *rem_layers_s;           /* owned, [n_layers + 1]: least time of the layers > u */
+	double *cut_extra_s;            /* owned, [n_layers + 1]: least over the edges e >= u of what
+	                                   crossing a stage boundary adds to e's least cost
+	                                   (min R'_e - min(min R_e, min R'_e)) */
+	double *cut_least_s;            /* owned, [n_layers + 1]: least R' over the edges e >= u: every
+	                                   communication stage o is at least that */
+	double *part_s;                 /* owned, [pp * n_layers] (NULL when over its budget): the
+	                                   least sum of the partition bound (dp_partition_init) for an
+	                                   open stage s at layer u */
+	double *part_m;                 /* owned, [pp * n_layers]: its least bottleneck */
 	double *rem_peak_s;             /* owned, [n_layers + 1]: max over the layers w > u of the least
 	                                   time of a strategy of w that fits the limit alone at the least
 	                                   in-flight count: some stage holds w, so its time is >= that */
@@ -59,10 +68,11 @@ struct dp_inst {
 	                                   share of the memory limit (not a bound) */
 	double price[DP_NPRICE];        /* memory prices of the Lagrangian bound, s/byte */
 	double *lag;                    /* owned, [(s * DP_NPRICE + j) * (n_layers + 1) + u] (NULL when
-	                                   memory never binds): sum over layers w > u of
-	                                   min_k A[w][k] + price[j] * mem_lb(w, k), mem_lb with the
-	                                   least in-flight count of stages >= s */
-	size_t lag_rows;                /* pp, or 1 (one row set for every stage) */
+	                                   memory never binds): with lag_rows == pp the staged
+	                                   tables C[s][u] (dp_lagrange_staged); with 1, the pooled
+	                                   sum over layers w > u of min_k A[w][k] + price[j] *
+	                                   mem_lb(w, k), mem_lb at the least in-flight count */
+	size_t lag_rows;                /* pp (staged), or 1 (pooled, for large pp x n) */
 	double deadline_s;              /* opt_clock_s() value; INFINITY when none */
 	double cutoff_s;                /* drop partial plans whose lower bound reaches it */
 	double ub_s;                    /* TPI of the incumbent plan; INFINITY when none */
@@ -85,23 +95,109 @@ static void dp_inst_release(struct dp_inst *d)
 	free(d->rem_s);
 	free(d->rem_layers_s);
 	free(d->rem_peak_s);
+	free(d->cut_extra_s);
+	free(d->cut_least_s);
+	free(d->part_s);
+	free(d->part_m);
 	free(d->rem_guess_s);
 	free(d->lag);
 	memset(d, 0, sizeof(*d));
 }
 
+/* tau of layers a..b (a <= b) on the stage whose prefix sums are pre (dp_partition_init). */
+static double dp_tau(const struct dp_inst *d, const double *pre, size_t np, size_t n, size_t a, size_t b)
+{
+	const double *pa = pre + np * (n + 1), *pm = pre + (np + 1) * (n + 1);
+	double t = pa[b + 1] - pa[a];
+	size_t j;
+
+	if (pm[b + 1] - pm[a] > d->limit)
+		return INFINITY;
+	for (j = 0; j < np; j++) {
+		const double *pj = pre + j * (n + 1);
+		double v = pj[b + 1] - pj[a] - d->price[j] * d->limit;
+
+		if (v > t)
+			t = v;
+	}
+	return t;
+}
+
 /*
- * The memory-priced tables of the bound (as dp-dag's).  For any price >= 0 the
- * layers after u take at least sum_w min_k (A + price * mem_lb) - price * room,
- * room the memory the stages they can go to have left, because their memory
- * fits in that room; mem_lb uses the least in-flight count of those stages.
- * One row set per stage when pp * DP_NPRICE * (n + 1) <= 2^22, else one for
- * all stages with the least in-flight count of any (weaker, still a bound).
+ * The staged tables (one row set per stage, d->lag_rows == pp): for price p,
+ * lag[(s * DP_NPRICE + j) * (n + 1) + u] = C[s][u], the least over every way to
+ * place layers u+1 .. n-1 on the open stage s (none or more) and then on
+ * stages s+1 .. pp-1 (contiguous, each non-empty) of
+ *   sum_w min_k (A[w][k] + p mem(w, stage of w, k)) - p limit x (stages s+1..pp-1),
+ * each stage with its own in-flight count.  For every completion of a plan
+ * whose open stage s holds mem_b bytes, the layers' time is at least
+ * C[s][u] - p (limit - mem_b), because each stage's memory fits its limit:
+ * the Lagrangian of the per-stage memory rows, which unlike the pooled bound
+ * charges each stage its own activations.  Computed by a backward program:
+ * B[s][v] (stage s opens at v) = g_s(v) - p limit + C[s][v], and C[s][u] =
+ * min(B[s+1][u+1], g_s(u+1) + C[s][u+1]), g_s(w) = min_k A + p mem at stage s;
+ * INFINITY where no completion has every stage non-empty.  0, or -1.
+ */
+static int dp_lagrange_staged(struct dp_inst *d)
+{
+	size_t n = d->n_layers, K = d->k, w, k, j, u;
+	double *g = malloc(n * sizeof(double)), *bnext = malloc((n + 1) * sizeof(double));
+	double *bcur = malloc((n + 1) * sizeof(double));
+	int sg;
+
+	if (!g || !bnext || !bcur) {
+		free(g);
+		free(bnext);
+		free(bcur);
+		return -1;
+	}
+	for (j = 0; j < DP_NPRICE; j++) {
+		double p = d->price[j];
+
+		/* B[pp][v]: no stage left, so only the end (v == n) is complete */
+		for (u = 0; u <= n; u++)
+			bnext[u] = u == n ? 0 : INFINITY;
+		for (sg = d->pp - 1; sg >= 0; sg--) {
+			double *c = d->lag + ((size_t)sg * DP_NPRICE + j) * (n + 1);
+			double *t;
+
+			for (w = 0; w < n; w++) {
+				double m = INFINITY;
+
+				for (k = 0; k < K; k++)
+					m = fmin(m, d->time_s[w * K + k] + p * dp_mem(d, w, sg, k));
+				g[w] = m;
+			}
+			c[n] = INFINITY;
+			c[n - 1] = bnext[n];
+			for (u = n - 1; u-- > 0;)
+				c[u] = fmin(bnext[u + 1], g[u + 1] + c[u + 1]);
+			for (u = 0; u < n; u++)
+				bcur[u] = g[u] - p * d->limit + c[u];
+			bcur[n] = INFINITY;
+			t = bnext;
+			bnext = bcur;
+			bcur = t;
+		}
+	}
+	free(g);
+	free(bnext);
+	free(bcur);
+	return 0;
+}
+
+/*
+ * The memory-priced tables of the bound.  Staged (dp_lagrange_staged) when
+ * pp * DP_NPRICE * (n + 1) <= 2^22; else pooled, as dp-dag's: for any price
+ * >= 0 the layers after u take at least sum_w min_k (A + price * mem_lb) -
+ * price * room, room the memory the stages they can go to have left, because
+ * their memory fits in that room, with mem_lb at the least in-flight count of
+ * any stage (weaker: every layer priced as if on the emptiest stage).
  * 0, or -1 out of memory; d->lag stays NULL when memory never binds.
  */
 static int dp_lagrange_init(struct dp_inst *d)
 {
-	size_t n = d->n_layers, K = d->k, w, k, j, rows, r;
+	size_t n = d->n_layers, K = d->k, w, k, j, rows;
 	double base, total_a = 0, total_mem = 0;
 	long infmin = LONG_MAX;
 	int sg;
@@ -129,33 +225,171 @@ static int dp_lagrange_init(struct dp_inst *d)
 	d->lag = malloc(rows * DP_NPRICE * (n + 1) * sizeof(double));
 	if (!d->lag)
 		return -1;
-	if (rows == 1)
-		for (sg = 0; sg < d->pp; sg++)
-			if (d->inflight[sg] < infmin)
-				infmin = d->inflight[sg];
-	for (sg = d->pp - 1; sg >= 0; sg--) {
-		if (rows == 1 && sg > 0)
-			continue;
-		if (rows > 1 && d->inflight[sg] < infmin)
+	if (rows > 1)
+		return dp_lagrange_staged(d);
+	for (sg = 0; sg < d->pp; sg++)
+		if (d->inflight[sg] < infmin)
 			infmin = d->inflight[sg];
-		r = rows == 1 ? 0 : (size_t)sg;
-		for (j = 0; j < DP_NPRICE; j++) {
-			double *h = d->lag + (r * DP_NPRICE + j) * (n + 1);
+	for (j = 0; j < DP_NPRICE; j++) {
+		double *h = d->lag + j * (n + 1);
 
-			h[n] = 0;
-			h[n - 1] = 0;
-			for (w = n - 1; w > 0; w--) {
-				double m = INFINITY;
+		h[n] = 0;
+		h[n - 1] = 0;
+		for (w = n - 1; w > 0; w--) {
+			double m = INFINITY;
 
-				for (k = 0; k < K; k++)
-					m = fmin(m, d->time_s[w * K + k] +
-					               d->price[j] * (d->mem_fixed[w * K + k] +
-					                              (double)infmin * d->mem_micro[w * K + k]));
-				h[w - 1] = h[w] + m;
-			}
+			for (k = 0; k < K; k++)
+				m = fmin(m, d->time_s[w * K + k] +
+				               d->price[j] * (d->mem_fixed[w * K + k] +
+				                              (double)infmin * d->mem_micro[w * K + k]));
+			h[w - 1] = h[w] + m;
 		}
 	}
 	return 0;
+}
+
+/*
+ * The partition bound.  Relax a plan to its stage blocks: block a..b on stage
+ * s takes at least tau_s(a, b) = the larger of its layers' least times and,
+ * for each memory price p, sum_w min_k (A + p mem(w, s, k)) - p limit (its
+ * memory fits the limit; each block gets its own best price, so this is the
+ * Lagrangian of every stage's memory row, with the stage's own in-flight
+ * count); INFINITY when even its layers' least memory is over the limit.  A
+ * boundary after layer b adds at least cut_extra(b) (its R' over the edge's
+ * least cost) to the sum and is a communication stage of at least its least
+ * R'.  Over every contiguous partition into non-empty stages, backwards:
+ *   Ssuf[s][v] = min_b tau_s(v, b) + cut(b) + Ssuf[s+1][b+1], Msuf likewise
+ *   with max, and for an open stage s at layer u (it may take u+1 .. b, or
+ *   nothing more) part_s[s][u], part_m[s][u] the same over b >= u,
+ * each a lower bound of the rest of any completion: the sum of its layers'
+ * times plus what its boundaries add, and its largest stage or communication
+ * time.  The open stage is priced with a full limit (its content so far is
+ * in the label).  O(pp n^2 DP_NPRICE); skipped (part_s NULL) past 2e8.
+ * 0, or -1 out of memory.
+ */
+static int dp_partition_init(struct dp_inst *d)
+{
+	size_t n = d->n_layers, K = d->k, w, k, j, a, b, np = d->lag ? DP_NPRICE : 0;
+	double *pre = NULL, *ssuf = NULL, *msuf = NULL, *cut = NULL, *rmin = NULL;
+	int sg, ret = -1;
+
+	if ((double)d->pp * (double)n * (double)n * (double)(np + 2) > 2e8)
+		return 0;
+	/* pre[(j * (n + 1)) + w]: prefix sums; j < np the priced ones, np the least times, np + 1
+	 * the least memory */
+	pre = malloc((np + 2) * (n + 1) * sizeof(double));
+	ssuf = malloc(2 * (n + 1) * sizeof(double)); /* Ssuf and Msuf of stage s + 1 */
+	msuf = malloc(2 * (n + 1) * sizeof(double));
+	cut = malloc(n * sizeof(double));
+	rmin = malloc(n * sizeof(double));
+	d->part_s = malloc((size_t)d->pp * n * sizeof(double));
+	d->part_m = malloc((size_t)d->pp * n * sizeof(double));
+	if (!pre || !ssuf || !msuf || !cut || !rmin || !d->part_s || !d->part_m)
+		goto out;
+	for (b = 0; b + 1 < n; b++) {
+		double best_r = INFINITY, best_x = INFINITY;
+
+		for (k = 0; k < K * K; k++) {
+			best_r = fmin(best_r, d->chain[b]->same_stage_s[k]);
+			best_x = fmin(best_x, d->chain[b]->cross_stage_s[k]);
+		}
+		cut[b] = best_x - fmin(best_r, best_x);
+		rmin[b] = best_x;
+	}
+	for (sg = d->pp - 1; sg >= 0; sg--) {
+		double *sn = ssuf + (n + 1), *mn = msuf + (n + 1); /* stage sg + 1 */
+		int last = sg == d->pp - 1;
+
+		if (last)
+			for (w = 0; w <= n; w++)
+				sn[w] = mn[w] = INFINITY;
+		for (j = 0; j < np + 2; j++) {
+			double *pj = pre + j * (n + 1);
+
+			pj[0] = 0;
+			for (w = 0; w < n; w++) {
+				double m = INFINITY;
+
+				for (k = 0; k < K; k++) {
+					double x = j < np ? d->time_s[w * K + k] + d->price[j] * dp_mem(d, w, sg, k)
+					         : j == np ? d->time_s[w * K + k] : dp_mem(d, w, sg, k);
+
+					m = fmin(m, x);
+				}
+				pj[w + 1] = pj[w] + m;
+			}
+		}
+#define DP_TAU(a_, b_) dp_tau(d, pre, np, n, (a_), (b_))
+		/* fresh stage sg from v, into ssuf/msuf (this stage), then the open-stage tables */
+		for (a = 0; a < n; a++) {
+			double bs = INFINITY, bm = INFINITY;
+
+			for (b = a; b < n; b++) {
+				double t = DP_TAU(a, b), rs, rm;
+
+				if (!isfinite(t))
+					break; /* longer blocks need more memory still */
+				if (last) {
+					if (b != n - 1)
+						continue;
+					rs = 0;
+					rm = 0;
+				} else {
+					if (b + 1 >= n)
+						continue;
+					rs = cut[b] + sn[b + 1];
+					rm = fmax(rmin[b], mn[b + 1]);
+				}
+				bs = fmin(bs, t + rs);
+				bm = fmin(bm, fmax(t, rm));
+			}
+			ssuf[a] = bs;
+			msuf[a] = bm;
+		}
+		ssuf[n] = msuf[n] = INFINITY;
+		for (a = 0; a < n; a++) {
+			/* open stage sg holds layer a (the label's); it may take a+1 .. b */
+			double bs = INFINITY, bm = INFINITY;
+
+			for (b = a; b < n; b++) {
+				double t = b == a ? 0 : DP_TAU(a + 1, b), rs, rm;
+
+				if (!isfinite(t))
+					break;
+				if (last) {
+					if (b != n - 1)
+						continue;
+					rs = 0;
+					rm = 0;
+				} else {
+					if (b + 1 >= n)
+						continue;
+					rs = cut[b] + sn[b + 1];
+					rm = fmax(rmin[b], mn[b + 1]);
+				}
+				bs = fmin(bs, t + rs);
+				bm = fmin(bm, fmax(t, rm));
+			}
+			d->part_s[(size_t)sg * n + a] = bs;
+			d->part_m[(size_t)sg * n + a] = bm;
+		}
+#undef DP_TAU
+		memcpy(sn, ssuf, (n + 1) * sizeof(double));
+		memcpy(mn, msuf, (n + 1) * sizeof(double));
+	}
+	ret = 0;
+out:
+	free(pre);
+	free(ssuf);
+	free(msuf);
+	free(cut);
+	free(rmin);
+	if (ret != 0) {
+		free(d->part_s);
+		free(d->part_m);
+		d->part_s = d->part_m = NULL;
+	}
+	return ret;
 }
 
 static uniap_code dp_inst_init(struct dp_inst *d, const struct cost_candidate *cand,
@@ -188,25 +422,32 @@ static uniap_code dp_inst_init(struct dp_inst *d, const struct cost_candidate *c
 	d->rem_layers_s = calloc(d->n_layers + 1, sizeof(*d->rem_layers_s));
 	d->rem_guess_s = calloc(d->n_layers + 1, sizeof(*d->rem_guess_s));
 	d->rem_peak_s = calloc(d->n_layers + 1, sizeof(*d->rem_peak_s));
-	if (!d->chain || !d->rem_s || !d->rem_layers_s || !d->rem_guess_s || !d->rem_peak_s) {
+	d->cut_extra_s = calloc(d->n_layers + 1, sizeof(*d->cut_extra_s));
+	d->cut_least_s = calloc(d->n_layers + 1, sizeof(*d->cut_least_s));
+	if (!d->chain || !d->rem_s || !d->rem_layers_s || !d->rem_guess_s || !d->rem_peak_s || !d->cut_extra_s ||
+	    !d->cut_least_s) {
 		rc = err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
 		goto out;
 	}
 	for (e = 0; e < cand->n_edges; e++)
 		d->chain[cand->edges[e].from] = &cand->edges[e];
 	/* least possible future time (every cost is >= 0) */
+	d->cut_extra_s[d->n_layers - 1] = INFINITY;
+	d->cut_least_s[d->n_layers - 1] = INFINITY;
 	for (u = d->n_layers - 1; u-- > 0;) {
-		double best_a = INFINITY, best_e = INFINITY;
+		double best_a = INFINITY, best_r = INFINITY, best_x = INFINITY;
 
 		for (k = 0; k < d->k; k++)
 			best_a = fmin(best_a, d->time_s[(u + 1) * d->k + k]);
 		for (k = 0; k < d->k; k++)
 			for (l = 0; l < d->k; l++) {
-				best_e = fmin(best_e, d->chain[u]->same_stage_s[k * d->k + l]);
-				best_e = fmin(best_e, d->chain[u]->cross_stage_s[k * d->k + l]);
+				best_r = fmin(best_r, d->chain[u]->same_stage_s[k * d->k + l]);
+				best_x = fmin(best_x, d->chain[u]->cross_stage_s[k * d->k + l]);
 			}
-		d->rem_s[u] = d->rem_s[u + 1] + best_a + best_e;
+		d->rem_s[u] = d->rem_s[u + 1] + best_a + fmin(best_r, best_x);
 		d->rem_layers_s[u] = d->rem_layers_s[u + 1] + best_a;
+		d->cut_extra_s[u] = fmin(d->cut_extra_s[u + 1], best_x - fmin(best_r, best_x));
+		d->cut_least_s[u] = fmin(d->cut_least_s[u + 1], best_x);
 	}
 	{
 		double share = d->limit / ceil((double)d->n_layers / d->pp);
@@ -260,7 +501,7 @@ static uniap_code dp_inst_init(struct dp_inst *d, const struct cost_candidate *c
 			d->rem_peak_s[u] = fmax(d->rem_peak_s[u + 1], isfinite(fit) ? fit : 0);
 		}
 	}
-	if (dp_lagrange_init(d) != 0)
+	if (dp_lagrange_init(d) != 0 || dp_partition_init(d) != 0)
 		rc = err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
 out:
 	if (rc != UNIAP_OK)
@@ -287,29 +528,51 @@ static uniap_code dp_check_time(const struct dp_inst *d, struct uniap_err *err)
  * limit per later stage.  mem_b = 0 is valid for any label (more room, a
  * weaker bound); callers that need the bound monotone in open_s alone pass 0.
  * The bottleneck is also at least the peak of the layers to come (rem_peak_s).
+ * With stages_left > 1 the stages_left - 1 boundaries still to come each cross
+ * an edge >= u: they add at least cut_extra_s each to the sum, and the
+ * bottleneck is at least cut_least_s (one of them is a communication stage).
+ * Then the partition bound (dp_partition_init) for the open stage at u, when
+ * built: INFINITY when no completion fits at all.
  */
 static double dp_lower_bound(const struct dp_inst *d, size_t u, int stages_left, double sum_s,
                              double max_s, double open_s, double mem_b)
 {
-	double m = fmax(max_s, open_s), lay = d->rem_layers_s[u];
+	double m = fmax(max_s, open_s), lay = d->rem_layers_s[u], cuts = 0, rest;
 
 	if (d->lag && stages_left > 0 && u + 1 < d->n_layers) {
 		size_t n1 = d->n_layers + 1, j;
 		size_t r = d->lag_rows == 1 ? 0 : (size_t)(d->pp - stages_left);
 		const double *h = d->lag + r * DP_NPRICE * n1 + u;
-		double room = (d->limit - mem_b) + (double)(stages_left - 1) * d->limit;
+		/* staged tables charge the later stages' limits themselves (dp_lagrange_staged) */
+		double room = (d->limit - mem_b) + (d->lag_rows == 1 ? (double)(stages_left - 1) * d->limit : 0);
 
 		for (j = 0; j < DP_NPRICE; j++) {
 			double v = h[j * n1] - d->price[j] * room;
 
-			if (v > lay)
+			/* infinite: no completion has every stage non-empty; nothing to claim here */
+			if (isfinite(v) && v > lay)
 				lay = v;
 		}
 	}
 	if (stages_left > 0)
 		m = fmax(m, (open_s + lay) / stages_left);
 	m = fmax(m, d->rem_peak_s[u]);
-	return sum_s + (d->rem_s[u] - d->rem_layers_s[u]) + lay + (double)(d->c - 1) * m;
+	if (stages_left > 1) {
+		/* stages_left - 1 boundaries are still to be crossed, each at an edge >= u: each adds
+		 * at least cut_extra to that edge's least cost, and is a communication stage */
+		cuts = (double)(stages_left - 1) * d->cut_extra_s[u];
+		m = fmax(m, d->cut_least_s[u]);
+	}
+	rest = (d->rem_s[u] - d->rem_layers_s[u]) + lay + cuts;
+	if (d->part_s && stages_left > 0 && stages_left <= d->pp) {
+		size_t x = (size_t)(d->pp - stages_left) * d->n_layers + u;
+
+		if (!isfinite(d->part_s[x]))
+			return INFINITY; /* no completion fits: every stage non-empty, every block in memory */
+		rest = fmax(rest, (d->rem_s[u] - d->rem_layers_s[u]) + d->part_s[x]);
+		m = fmax(m, d->part_m[x]);
+	}
+	return sum_s + rest + (double)(d->c - 1) * m;
 }
 
 /* The beam's guess of the final TPI: dp_lower_bound with rem_guess_s for the layers to come. */
@@ -323,14 +586,29 @@ static double dp_beam_key(const struct dp_inst *d, size_t u, int stages_left, do
 	return sum_s + rest + (double)(d->c - 1) * m;
 }
 
-/* 1 when no completion of a partial plan with lower bound lb can beat the cutoff or the incumbent. */
+/* 1 when no completion of a partial plan with lower bound lb can beat the cutoff or the incumbent
+ * (lb INFINITY: it has no valid completion at all, which claims nothing about the cutoff). */
 static int dp_prune(struct dp_inst *d, double lb)
 {
+	if (isinf(lb))
+		return 1;
 	if (lb >= d->cutoff_s) {
 		d->cut_pruned = 1;
 		return 1;
 	}
 	return lb > d->ub_s * (1 + DP_SLACK);
+}
+
+/*
+ * Notes that a stage was dropped for being over dp_stage_cap: a claim about the
+ * cutoff when the cutoff (not the incumbent) set the cap, so that a search that
+ * finds nothing says pruned, not infeasible.  Returns 1 (for use in conditions).
+ */
+static int dp_cap_drop(struct dp_inst *d)
+{
+	if (d->cutoff_s <= d->ub_s * (1 + DP_SLACK))
+		d->cut_pruned = 1;
+	return 1;
 }
 
 /* The largest stage (or communication) time an improving plan can have: c * p <= TPI. */
@@ -843,8 +1121,12 @@ static uniap_code dps_block_run(struct dp_inst *d, struct dps_block *bk, size_t 
 			first.m = dp_mem(d, a, stage, k);
 			first.parent = DP_NONE;
 			first.k = k;
-			if (!(first.m <= d->limit) || first.t > t_cap)
+			if (!(first.m <= d->limit))
 				continue;
+			if (first.t > t_cap) {
+				dp_cap_drop(d);
+				continue;
+			}
 			if (pre && dp_prune(d, dp_lower_bound(d, a, pre->stages_after + 1, pre->sum_s + first.t,
 			                                      pre->max_s, first.t, 0)))
 				continue;
@@ -911,7 +1193,7 @@ static uniap_code dps_block_run(struct dp_inst *d, struct dps_block *bk, size_t 
 						jn++;
 						if (!(y.m <= d->limit))
 							continue;
-						if (y.t > t_cap ||
+						if ((y.t > t_cap && dp_cap_drop(d)) ||
 						    (y.t > t_safe &&
 						     dp_prune(d, dp_lower_bound(d, b + 1, pre->stages_after + 1,
 						                                pre->sum_s + y.t, pre->max_s, y.t, 0)))) {

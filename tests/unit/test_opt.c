@@ -718,6 +718,60 @@ static void test_dp_chain_vs_stages(void **state)
 }
 
 /*
+ * The chain DPs' bounds under binding memory (the memory-priced, boundary and
+ * partition bounds prune with them): on tight-memory 1F1B and GPipe chains,
+ * with and without identical layers, each DP without its incumbent and with
+ * a cutoff just above the brute-force optimum must find it, and with one
+ * just below must say pruned (infeasible when nothing fits).
+ */
+static void test_dp_bounds_tight(void **state)
+{
+	int t, n_pruned = 0, n_inf = 0;
+
+	(void)state;
+	for (t = 0; t < 240; t++) {
+		unsigned long seed = 9700 + (unsigned long)t;
+		struct rng r = {seed * 0x9e3779b97f4a7c15ull + 1};
+		struct gen g;
+		struct cost_candidate c;
+		double best;
+		char what[160];
+		int path, above;
+
+		gen_random(&r, &g, G_CHAIN);
+		g.tight = 1;
+		g.c = (long[]){2, 4, 8}[t % 3];
+		g.identical = (t / 3) % 3;
+		inst_make(&r, &g, &c);
+		describe(&g, seed, what, sizeof(what));
+		assert_int_equal(brute_solve(&c, &best, NULL, NULL, NULL), 0);
+		for (path = 0; path < 2; path++)
+			for (above = 0; above < 2; above++) {
+				struct opt_options o;
+				struct opt_result res;
+				struct uniap_err err;
+				double cutoff = isinf(best) ? INFINITY : best * (above ? 1 + 1e-9 : 1 - 1e-9);
+
+				opt_options_init(&o);
+				o.path = path ? OPT_PATH_DP_STAGES : OPT_PATH_DP_CHAIN;
+				o.dp_no_incumbent = 1;
+				o.cutoff_tpi = cutoff;
+				o.time_limit_s = 60;
+				err_clear(&err);
+				if (opt_solve(&c, &o, &res, &err) != UNIAP_OK)
+					fail_msg("%s: %s", what, err.msg);
+				check_claim(&res, best, cutoff, 1, what);
+				n_pruned += res.status == OPT_PRUNED;
+				n_inf += res.status == OPT_INFEASIBLE;
+				opt_result_release(&res);
+			}
+		cost_candidate_release(&c);
+	}
+	print_message("tight bounds: %d pruned, %d infeasible answers of 960\n", n_pruned, n_inf);
+	assert_true(n_pruned > 0);
+}
+
+/*
  * Anytime chain DPs: under a time limit too short for the exact search they
  * return the beam's plan as feasible with a proven bound (or, when even the
  * beam had no time, unknown without a plan).  Every claim is checked against
@@ -1303,6 +1357,7 @@ int main(void)
 		cmocka_unit_test(test_dp_vs_brute_and_milp),
 		cmocka_unit_test(test_dp_chain_vs_stages),
 		cmocka_unit_test(test_dp_anytime),
+		cmocka_unit_test(test_dp_bounds_tight),
 		cmocka_unit_test(test_dp_rejects_dag),
 		cmocka_unit_test(test_dp_dag_vs_brute),
 		cmocka_unit_test(test_wide_range_claims),
