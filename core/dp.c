@@ -249,6 +249,42 @@ static int dp_lagrange_init(struct dp_inst *d)
 }
 
 /*
+ * One entry of the partition bound (dp_partition_init): over the ends b >= b0
+ * of a block of layers from .. b (none when b < from) on a stage whose prefix
+ * sums are pre, the least sum (block + boundary + the next stage's sn) and the
+ * least bottleneck (with mn); the last stage must end at the last layer.
+ */
+static void dp_partition_best(const struct dp_inst *d, const double *pre, size_t np, size_t from, size_t b0,
+                              int last, const double *sn, const double *mn, const double *cut,
+                              const double *rmin, double *bs_out, double *bm_out)
+{
+	size_t n = d->n_layers, b;
+	double bs = INFINITY, bm = INFINITY;
+
+	for (b = b0; b < n; b++) {
+		double t = b < from ? 0 : dp_tau(d, pre, np, n, from, b), rs, rm;
+
+		if (!isfinite(t))
+			break; /* longer blocks need more memory still */
+		if (last) {
+			if (b != n - 1)
+				continue;
+			rs = 0;
+			rm = 0;
+		} else {
+			if (b + 1 >= n)
+				continue;
+			rs = cut[b] + sn[b + 1];
+			rm = fmax(rmin[b], mn[b + 1]);
+		}
+		bs = fmin(bs, t + rs);
+		bm = fmin(bm, fmax(t, rm));
+	}
+	*bs_out = bs;
+	*bm_out = bm;
+}
+
+/*
  * The partition bound.  Relax a plan to its stage blocks: block a..b on stage
  * s takes at least tau_s(a, b) = the larger of its layers' least times and,
  * for each memory price p, sum_w min_k (A + p mem(w, s, k)) - p limit (its
@@ -319,61 +355,15 @@ static int dp_partition_init(struct dp_inst *d)
 				pj[w + 1] = pj[w] + m;
 			}
 		}
-#define DP_TAU(a_, b_) dp_tau(d, pre, np, n, (a_), (b_))
-		/* fresh stage sg from v, into ssuf/msuf (this stage), then the open-stage tables */
-		for (a = 0; a < n; a++) {
-			double bs = INFINITY, bm = INFINITY;
-
-			for (b = a; b < n; b++) {
-				double t = DP_TAU(a, b), rs, rm;
-
-				if (!isfinite(t))
-					break; /* longer blocks need more memory still */
-				if (last) {
-					if (b != n - 1)
-						continue;
-					rs = 0;
-					rm = 0;
-				} else {
-					if (b + 1 >= n)
-						continue;
-					rs = cut[b] + sn[b + 1];
-					rm = fmax(rmin[b], mn[b + 1]);
-				}
-				bs = fmin(bs, t + rs);
-				bm = fmin(bm, fmax(t, rm));
-			}
-			ssuf[a] = bs;
-			msuf[a] = bm;
-		}
+		/* fresh stage sg from a, then the open stage sg holding layer a (the label's), which
+		 * may take a+1 .. b or nothing more */
+		for (a = 0; a < n; a++)
+			dp_partition_best(d, pre, np, a, a, last, sn, mn, cut, rmin,
+			                  &ssuf[a], &msuf[a]);
 		ssuf[n] = msuf[n] = INFINITY;
-		for (a = 0; a < n; a++) {
-			/* open stage sg holds layer a (the label's); it may take a+1 .. b */
-			double bs = INFINITY, bm = INFINITY;
-
-			for (b = a; b < n; b++) {
-				double t = b == a ? 0 : DP_TAU(a + 1, b), rs, rm;
-
-				if (!isfinite(t))
-					break;
-				if (last) {
-					if (b != n - 1)
-						continue;
-					rs = 0;
-					rm = 0;
-				} else {
-					if (b + 1 >= n)
-						continue;
-					rs = cut[b] + sn[b + 1];
-					rm = fmax(rmin[b], mn[b + 1]);
-				}
-				bs = fmin(bs, t + rs);
-				bm = fmin(bm, fmax(t, rm));
-			}
-			d->part_s[(size_t)sg * n + a] = bs;
-			d->part_m[(size_t)sg * n + a] = bm;
-		}
-#undef DP_TAU
+		for (a = 0; a < n; a++)
+			dp_partition_best(d, pre, np, a + 1, a, last, sn, mn, cut, rmin,
+			                  &d->part_s[(size_t)sg * n + a], &d->part_m[(size_t)sg * n + a]);
 		memcpy(sn, ssuf, (n + 1) * sizeof(double));
 		memcpy(mn, msuf, (n + 1) * sizeof(double));
 	}
