@@ -51,6 +51,9 @@ struct dp_inst {
 	double *rem_s;                  /* owned, [n_layers + 1]: least time still to come after layer
 	                                   u (layers > u and edges >= u) */
 	double *rem_layers_s;           /* owned, [n_layers + 1]: least time of the layers > u */
+	double *edge_cut_s;             /* owned, [n_layers]: what crossing a stage boundary at edge
+	                                   u -> u+1 adds to its least cost (min R' - min(min R, min R')) */
+	double *edge_rmin_s;            /* owned, [n_layers]: the least R' of edge u -> u+1 */
 	double *cut_extra_s;            /* owned, [n_layers + 1]: least over the edges e >= u of what
 	                                   crossing a stage boundary adds to e's least cost
 	                                   (min R'_e - min(min R_e, min R'_e)) */
@@ -97,6 +100,8 @@ static void dp_inst_release(struct dp_inst *d)
 	free(d->rem_peak_s);
 	free(d->cut_extra_s);
 	free(d->cut_least_s);
+	free(d->edge_cut_s);
+	free(d->edge_rmin_s);
 	free(d->part_s);
 	free(d->part_m);
 	free(d->rem_guess_s);
@@ -255,8 +260,7 @@ static int dp_lagrange_init(struct dp_inst *d)
  * least bottleneck (with mn); the last stage must end at the last layer.
  */
 static void dp_partition_best(const struct dp_inst *d, const double *pre, size_t np, size_t from, size_t b0,
-                              int last, const double *sn, const double *mn, const double *cut,
-                              const double *rmin, double *bs_out, double *bm_out)
+                              int last, const double *sn, const double *mn, double *bs_out, double *bm_out)
 {
 	size_t n = d->n_layers, b;
 	double bs = INFINITY, bm = INFINITY;
@@ -274,8 +278,8 @@ static void dp_partition_best(const struct dp_inst *d, const double *pre, size_t
 		} else {
 			if (b + 1 >= n)
 				continue;
-			rs = cut[b] + sn[b + 1];
-			rm = fmax(rmin[b], mn[b + 1]);
+			rs = d->edge_cut_s[b] + sn[b + 1];
+			rm = fmax(d->edge_rmin_s[b], mn[b + 1]);
 		}
 		bs = fmin(bs, t + rs);
 		bm = fmin(bm, fmax(t, rm));
@@ -305,8 +309,8 @@ static void dp_partition_best(const struct dp_inst *d, const double *pre, size_t
  */
 static int dp_partition_init(struct dp_inst *d)
 {
-	size_t n = d->n_layers, K = d->k, w, k, j, a, b, np = d->lag ? DP_NPRICE : 0;
-	double *pre = NULL, *ssuf = NULL, *msuf = NULL, *cut = NULL, *rmin = NULL;
+	size_t n = d->n_layers, K = d->k, w, k, j, a, np = d->lag ? DP_NPRICE : 0;
+	double *pre = NULL, *ssuf = NULL, *msuf = NULL;
 	int sg, ret = -1;
 
 	if ((double)d->pp * (double)n * (double)n * (double)(np + 2) > 2e8)
@@ -316,22 +320,10 @@ static int dp_partition_init(struct dp_inst *d)
 	pre = malloc((np + 2) * (n + 1) * sizeof(double));
 	ssuf = malloc(2 * (n + 1) * sizeof(double)); /* Ssuf and Msuf of stage s + 1 */
 	msuf = malloc(2 * (n + 1) * sizeof(double));
-	cut = malloc(n * sizeof(double));
-	rmin = malloc(n * sizeof(double));
 	d->part_s = malloc((size_t)d->pp * n * sizeof(double));
 	d->part_m = malloc((size_t)d->pp * n * sizeof(double));
-	if (!pre || !ssuf || !msuf || !cut || !rmin || !d->part_s || !d->part_m)
+	if (!pre || !ssuf || !msuf || !d->part_s || !d->part_m)
 		goto out;
-	for (b = 0; b + 1 < n; b++) {
-		double best_r = INFINITY, best_x = INFINITY;
-
-		for (k = 0; k < K * K; k++) {
-			best_r = fmin(best_r, d->chain[b]->same_stage_s[k]);
-			best_x = fmin(best_x, d->chain[b]->cross_stage_s[k]);
-		}
-		cut[b] = best_x - fmin(best_r, best_x);
-		rmin[b] = best_x;
-	}
 	for (sg = d->pp - 1; sg >= 0; sg--) {
 		double *sn = ssuf + (n + 1), *mn = msuf + (n + 1); /* stage sg + 1 */
 		int last = sg == d->pp - 1;
@@ -358,11 +350,11 @@ static int dp_partition_init(struct dp_inst *d)
 		/* fresh stage sg from a, then the open stage sg holding layer a (the label's), which
 		 * may take a+1 .. b or nothing more */
 		for (a = 0; a < n; a++)
-			dp_partition_best(d, pre, np, a, a, last, sn, mn, cut, rmin,
+			dp_partition_best(d, pre, np, a, a, last, sn, mn,
 			                  &ssuf[a], &msuf[a]);
 		ssuf[n] = msuf[n] = INFINITY;
 		for (a = 0; a < n; a++)
-			dp_partition_best(d, pre, np, a + 1, a, last, sn, mn, cut, rmin,
+			dp_partition_best(d, pre, np, a + 1, a, last, sn, mn,
 			                  &d->part_s[(size_t)sg * n + a], &d->part_m[(size_t)sg * n + a]);
 		memcpy(sn, ssuf, (n + 1) * sizeof(double));
 		memcpy(mn, msuf, (n + 1) * sizeof(double));
@@ -372,8 +364,6 @@ out:
 	free(pre);
 	free(ssuf);
 	free(msuf);
-	free(cut);
-	free(rmin);
 	if (ret != 0) {
 		free(d->part_s);
 		free(d->part_m);
@@ -414,8 +404,10 @@ static uniap_code dp_inst_init(struct dp_inst *d, const struct cost_candidate *c
 	d->rem_peak_s = calloc(d->n_layers + 1, sizeof(*d->rem_peak_s));
 	d->cut_extra_s = calloc(d->n_layers + 1, sizeof(*d->cut_extra_s));
 	d->cut_least_s = calloc(d->n_layers + 1, sizeof(*d->cut_least_s));
+	d->edge_cut_s = calloc(d->n_layers, sizeof(*d->edge_cut_s));
+	d->edge_rmin_s = calloc(d->n_layers, sizeof(*d->edge_rmin_s));
 	if (!d->chain || !d->rem_s || !d->rem_layers_s || !d->rem_guess_s || !d->rem_peak_s || !d->cut_extra_s ||
-	    !d->cut_least_s) {
+	    !d->cut_least_s || !d->edge_cut_s || !d->edge_rmin_s) {
 		rc = err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
 		goto out;
 	}
@@ -436,7 +428,9 @@ static uniap_code dp_inst_init(struct dp_inst *d, const struct cost_candidate *c
 			}
 		d->rem_s[u] = d->rem_s[u + 1] + best_a + fmin(best_r, best_x);
 		d->rem_layers_s[u] = d->rem_layers_s[u + 1] + best_a;
-		d->cut_extra_s[u] = fmin(d->cut_extra_s[u + 1], best_x - fmin(best_r, best_x));
+		d->edge_cut_s[u] = best_x - fmin(best_r, best_x);
+		d->edge_rmin_s[u] = best_x;
+		d->cut_extra_s[u] = fmin(d->cut_extra_s[u + 1], d->edge_cut_s[u]);
 		d->cut_least_s[u] = fmin(d->cut_least_s[u + 1], best_x);
 	}
 	{
@@ -764,12 +758,7 @@ static uniap_code dpc_run(struct dp_inst *d, int *stage_out, size_t *strategy_ou
 
 	*found = 0;
 	*tpi_s = INFINITY;
-	if ((double)d->n_layers * pp * K > (double)d->cap * 4) {
-		rc = err_set(err, UNIAP_E_LIMIT, "dp-chain: %zu x %d x %zu states is over the cap", d->n_layers, pp,
-		             K);
-		goto out;
-	}
-	n_states = d->n_layers * (size_t)pp * K;
+	n_states = d->n_layers * (size_t)pp * K; /* within the cap: dp_check_caps */
 	start = calloc(n_states + 1, sizeof(*start));
 	if (!start) {
 		rc = err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
@@ -1585,12 +1574,7 @@ static uniap_code dps_run(struct dp_inst *d, int *stage_out, size_t *strategy_ou
 
 	*found = 0;
 	*tpi_s = INFINITY;
-	if ((double)L * L * K * K > DP_TABLE_MAX || (double)pp * L * K > (double)d->cap * 4) {
-		rc = err_set(err, UNIAP_E_LIMIT, "dp-stages: block table of %zu x %zu x %zu x %zu too big",
-		             L, L, K, K);
-		goto out;
-	}
-	n_states = (size_t)pp * L * K;
+	n_states = (size_t)pp * L * K; /* within the caps: dp_check_caps */
 	start = calloc(n_states + 1, sizeof(*start));
 	tb.t = malloc(L * L * K * K * sizeof(*tb.t));
 	tb.done = calloc(L, 1);
@@ -1795,6 +1779,24 @@ static double dp_root_bound(const struct dp_inst *d)
 	return isfinite(best) ? best : 0;
 }
 
+/*
+ * The size caps, checked once before any run (the beam's dp-chain included,
+ * whose states are the same n x pp x K): UNIAP_E_LIMIT past them.  stages:
+ * also dp-stages' block table.
+ */
+static uniap_code dp_check_caps(const struct dp_inst *d, int stages, struct uniap_err *err)
+{
+	size_t n = d->n_layers, K = d->k;
+
+	if (stages && (double)n * n * K * K > DP_TABLE_MAX)
+		return err_set(err, UNIAP_E_LIMIT, "dp-stages: block table of %zu x %zu x %zu x %zu too big", n, n,
+		               K, K);
+	if ((double)n * d->pp * K > (double)d->cap * 4)
+		return err_set(err, UNIAP_E_LIMIT, "%s: %zu x %d x %zu states is over the cap",
+		               stages ? "dp-stages" : "dp-chain", n, d->pp, K);
+	return UNIAP_OK;
+}
+
 typedef uniap_code (*dp_exact_fn)(struct dp_inst *d, int *stage, size_t *strategy, double *tpi_s,
                                   int *found, struct uniap_err *err);
 
@@ -1823,16 +1825,8 @@ static uniap_code dp_solve(const struct cost_candidate *cand, const struct opt_o
 		goto out;
 	}
 	/* a program over its size caps says so before the incumbent is spent on it */
-	if (exact == dps_run && ((double)n * n * d.k * d.k > DP_TABLE_MAX ||
-	                         (double)d.pp * n * d.k > (double)d.cap * 4)) {
-		rc = err_set(err, UNIAP_E_LIMIT, "dp-stages: block table of %zu x %zu x %zu x %zu too big", n, n,
-		             d.k, d.k);
+	if ((rc = dp_check_caps(&d, exact == dps_run, err)) != UNIAP_OK)
 		goto out;
-	}
-	if (exact == dpc_run && (double)n * d.pp * d.k > (double)d.cap * 4) {
-		rc = err_set(err, UNIAP_E_LIMIT, "dp-chain: %zu x %d x %zu states is over the cap", n, d.pp, d.k);
-		goto out;
-	}
 	if (!opts->dp_no_incumbent) {
 		rc = dp_incumbent(&d, st0, sk0, &t0, &found0, err);
 		if (rc != UNIAP_OK)
