@@ -250,6 +250,78 @@ static void test_reshard_fraction(void **state)
 	assert_true(nonzero > 0);
 }
 
+/* strategy_group_level by its definition: every group led in every stage, every level. */
+static int plain_group_level(const struct cluster_profile *c, int size, int stride, int stage_devices, int pp)
+{
+	size_t lv;
+
+	if (size <= 1 || c->n_levels == 0)
+		return 0;
+	for (lv = 0; lv < c->n_levels; lv++) {
+		long block = c->levels[lv].devices;
+		int fits = 1, st, r;
+
+		for (st = 0; st < pp && fits; st++)
+			for (r = 0; r < stage_devices && fits; r++) {
+				long first = (long)st * stage_devices + r, last = first + (long)(size - 1) * stride;
+
+				if ((r / stride) % size == 0 && first / block != last / block)
+					fits = 0;
+			}
+		if (fits)
+			return (int)lv;
+	}
+	return (int)c->n_levels - 1;
+}
+
+/*
+ * The group level against its definition: hierarchies of powers of two (and
+ * of 6, 12, 24, 48 and of 4, 20, 40: levels that do not divide the stages),
+ * every pp dividing the devices, every size and stride up to the stage.
+ */
+static void test_group_level(void **state)
+{
+	static const int shapes[][4] = {
+		{ 8, 16, 64, 0 }, { 6, 12, 24, 48 }, { 4, 20, 40, 0 }, { 2, 8, 32, 128 }, { 3, 9, 0, 0 },
+	};
+	size_t si, checks = 0, differ = 0;
+
+	(void)state;
+	for (si = 0; si < sizeof(shapes) / sizeof(shapes[0]); si++) {
+		struct cluster_level lv[4];
+		struct cluster_profile c;
+		int n = 0, total, pp, size, stride;
+
+		memset(&c, 0, sizeof(c));
+		memset(lv, 0, sizeof(lv));
+		while (n < 4 && shapes[si][n])
+			lv[n].devices = shapes[si][n], n++;
+		c.levels = lv;
+		c.n_levels = (size_t)n;
+		total = lv[n - 1].devices;
+		for (pp = 1; pp <= total; pp++) {
+			int D = total / pp;
+
+			if (total % pp)
+				continue;
+			for (size = 1; size <= D; size++)
+				for (stride = 1; (long)stride * size <= 2L * D; stride++) {
+					int want = plain_group_level(&c, size, stride, D, pp);
+					int got = strategy_group_level(&c, size, stride, D, pp);
+
+					if (got != want)
+						fail_msg("levels %d..%d pp %d size %d stride %d: level %d, plainly %d",
+						         lv[0].devices, total, pp, size, stride, got, want);
+					checks++;
+					differ += want > 0;
+				}
+		}
+	}
+	print_message("group level: %zu cases (%zu above the first level), as the plain definition\n",
+	              checks, differ);
+	assert_true(differ > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -258,6 +330,7 @@ int main(void)
 		cmocka_unit_test(test_placements_nvlink),
 		cmocka_unit_test(test_straddling_stage),
 		cmocka_unit_test(test_reshard_fraction),
+		cmocka_unit_test(test_group_level),
 	};
 
 	return cmocka_run_group_tests_name("strategy", tests, NULL, NULL);
