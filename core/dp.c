@@ -1829,6 +1829,12 @@ static uniap_code dp_solve(const struct cost_candidate *cand, const struct opt_o
 		goto out;
 	if (!opts->dp_no_incumbent) {
 		rc = dp_incumbent(&d, st0, sk0, &t0, &found0, err);
+		if (rc == UNIAP_E_TIMEOUT && found0) {
+			d.timed_out = 1;
+			rc = UNIAP_OK;
+		}
+		if (rc == UNIAP_E_TIMEOUT)
+			goto no_plan;
 		if (rc != UNIAP_OK)
 			goto out;
 	}
@@ -1849,6 +1855,21 @@ static uniap_code dp_solve(const struct cost_candidate *cand, const struct opt_o
 		out->gap = out->tpi_s > 0 ? (out->tpi_s - out->bound_s) / out->tpi_s : 0;
 		out->nodes = d.labels;
 		snprintf(out->note, sizeof(out->note), "%s: time limit reached; the beam's plan", method);
+		err_clear(err);
+		rc = UNIAP_OK;
+		goto out;
+	}
+	if (rc == UNIAP_E_TIMEOUT) {
+no_plan:
+		/* out of time before the beam had a plan: no plan, but the bound every plan has
+		 * holds (the instance's bound tables are complete once it is initialised) */
+		out->status = OPT_UNKNOWN;
+		out->bound_s = dp_root_bound(&d);
+		out->tpi_s = INFINITY;
+		out->gap = INFINITY;
+		out->nodes = d.labels;
+		snprintf(out->note, sizeof(out->note), "%s: time limit reached before a plan; the bound holds",
+		         method);
 		err_clear(err);
 		rc = UNIAP_OK;
 		goto out;

@@ -36,7 +36,8 @@ enum opt_status {
 	OPT_FEASIBLE,    /* a plan, not proven optimal (a limit was hit); bound_s is a proven lower bound */
 	OPT_INFEASIBLE,  /* proven: no valid plan fits the memory limit */
 	OPT_PRUNED,      /* proven: no valid plan has TPI < cutoff_tpi (or none exists at all) */
-	OPT_UNKNOWN,     /* a limit was hit before any plan was found */
+	OPT_UNKNOWN,     /* a limit was hit before any plan was found; bound_s (0: none) is still
+	                    a proven lower bound (the chain DPs give theirs) */
 	OPT_ERROR,       /* the solve failed; the returned code and err say why */
 	OPT_STATUS_COUNT
 };
