@@ -34,12 +34,17 @@ static double progress_now_s(void)
 
 /* Formats the line (without the carriage return) into buf. */
 void cli_progress_format(char *buf, size_t cap, size_t done, size_t total, double best_tpi_s,
-                         double elapsed_s)
+                         double bound_s, double elapsed_s)
 {
-	char best[48];
+	char best[96];
 
-	if (isfinite(best_tpi_s))
+	if (isfinite(best_tpi_s) && bound_s > 0)
+		snprintf(best, sizeof(best), "best %.6g s, bound %.6g s (gap %.1f %%)", best_tpi_s, bound_s,
+		         100.0 * (best_tpi_s - bound_s) / best_tpi_s);
+	else if (isfinite(best_tpi_s))
 		snprintf(best, sizeof(best), "best %.6g s", best_tpi_s);
+	else if (bound_s > 0 && isfinite(bound_s))
+		snprintf(best, sizeof(best), "no plan yet, bound %.6g s", bound_s);
 	else
 		snprintf(best, sizeof(best), "no plan yet");
 	if (total == 0)
@@ -52,13 +57,13 @@ void cli_progress_format(char *buf, size_t cap, size_t done, size_t total, doubl
 static void *progress_main(void *arg)
 {
 	struct cli_progress *p = arg;
-	char line[160];
+	char line[256];
 	int stop;
 
 	for (;;) {
 		struct timespec until;
 		size_t done, total;
-		double best, elapsed;
+		double best, bound, elapsed;
 
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_nsec += PROGRESS_TICK_NS;
@@ -73,13 +78,14 @@ static void *progress_main(void *arg)
 		done = p->done;
 		total = p->total;
 		best = p->best_tpi_s;
+		bound = p->bound_s;
 		pthread_mutex_unlock(&p->mu);
 		if (stop)
 			break;
 		elapsed = progress_now_s() - p->start_s;
 		if (elapsed < PROGRESS_FIRST_S)
 			continue;
-		cli_progress_format(line, sizeof(line), done, total, best, elapsed);
+		cli_progress_format(line, sizeof(line), done, total, best, bound, elapsed);
 		/* \r and "erase to end of line": the line is redrawn in place */
 		fprintf(p->f, "\r%s\033[K", line);
 		fflush(p->f);
@@ -111,16 +117,17 @@ int cli_progress_start(struct cli_progress *p, FILE *f)
 	return 1;
 }
 
-void cli_progress_update(void *ctx, size_t done, size_t total, double best_tpi_s)
+void cli_progress_update(void *ctx, const struct uop_progress *pr)
 {
 	struct cli_progress *p = ctx;
 
 	if (!p->running)
 		return;
 	pthread_mutex_lock(&p->mu);
-	p->done = done;
-	p->total = total;
-	p->best_tpi_s = best_tpi_s;
+	p->done = pr->done;
+	p->total = pr->total;
+	p->best_tpi_s = pr->best_tpi_s;
+	p->bound_s = pr->bound_s;
 	pthread_mutex_unlock(&p->mu);
 }
 

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "uop.h"
+
 struct cli_progress {
 	FILE *f;              /* borrowed: stderr */
 	double start_s;       /* monotonic clock at start */
@@ -23,17 +25,18 @@ struct cli_progress {
 	int stop;             /* guarded by mu */
 	size_t done, total;   /* guarded by mu */
 	double best_tpi_s;    /* guarded by mu; INFINITY: none yet */
+	double bound_s;       /* guarded by mu; the run's proven bound, 0: none yet */
 };
 
 /* Starts the ticker when f is a terminal: 1 started, 0 not (nothing is drawn;
  * update and stop are then no-ops). */
 int cli_progress_start(struct cli_progress *p, FILE *f);
-void cli_progress_update(void *ctx, size_t done, size_t total, double best_tpi_s);
+void cli_progress_update(void *ctx, const struct uop_progress *pr);
 /* Joins the ticker and erases the line it drew. */
 void cli_progress_stop(struct cli_progress *p);
 
-/* The line for those values, into buf (cap bytes). */
+/* The line for those values, into buf (cap bytes); bound_s 0: none yet. */
 void cli_progress_format(char *buf, size_t cap, size_t done, size_t total, double best_tpi_s,
-                         double elapsed_s);
+                         double bound_s, double elapsed_s);
 
 #endif

@@ -607,9 +607,9 @@ uniap_code cost_stage_memory(const struct cluster_profile *cluster, const struct
 }
 
 static uniap_code cost_alloc(struct cost_candidate *out, const struct model_profile *model,
-                             size_t K)
+                             size_t K, int layers_only)
 {
-	size_t L = model->n_layers, e, u;
+	size_t L = model->n_layers, e, u, n_edges = layers_only ? 0 : model->n_edges;
 
 	out->n_layers = L;
 	out->inflight = calloc((size_t)cost_stages(out), sizeof(*out->inflight));
@@ -617,15 +617,15 @@ static uniap_code cost_alloc(struct cost_candidate *out, const struct model_prof
 	out->time_s = calloc(L * K, sizeof(double));
 	out->memory_fixed_bytes = calloc(L * K, sizeof(double));
 	out->memory_per_microbatch_bytes = calloc(L * K, sizeof(double));
-	out->edges = calloc(model->n_edges ? model->n_edges : 1, sizeof(*out->edges));
+	out->edges = calloc(n_edges ? n_edges : 1, sizeof(*out->edges));
 	if (!out->inflight || !out->layer_names || !out->time_s || !out->memory_fixed_bytes ||
 	    !out->memory_per_microbatch_bytes || !out->edges)
 		return UNIAP_E_NOMEM;
-	out->n_edges = model->n_edges;
+	out->n_edges = n_edges;
 	for (u = 0; u < L; u++)
 		if (!(out->layer_names[u] = strdup(model->layers[u].name)))
 			return UNIAP_E_NOMEM;
-	for (e = 0; e < model->n_edges; e++) {
+	for (e = 0; e < n_edges; e++) {
 		out->edges[e].from = model->edges[e].from;
 		out->edges[e].to = model->edges[e].to;
 		out->edges[e].same_stage_s = calloc(K * K, sizeof(double));
@@ -691,7 +691,7 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 		goto out;
 	}
 	D = out->strategies.stage_devices;
-	if ((rc = cost_alloc(out, model, K)) != UNIAP_OK) {
+	if ((rc = cost_alloc(out, model, K, opt->layers_only)) != UNIAP_OK) {
 		err_set(err, rc, "cost matrices: out of memory");
 		goto out;
 	}
@@ -755,6 +755,11 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 				cost_accumulation_bytes(model, t, s, out->microbatches);
 			out->memory_per_microbatch_bytes[u * K + k] = samples * per_sample;
 		}
+	}
+
+	if (opt->layers_only) {
+		rc = UNIAP_OK;
+		goto out;
 	}
 
 	/* resharding (§Resharding): R inside a stage, R' across stages */

@@ -80,6 +80,10 @@ struct cost_options {
 	int target;             /* enum target_kind (target.h); 0 (any): no runtime's rules */
 	double deadline_s;      /* CLOCK_MONOTONIC seconds (opt_clock_s) past which the build
 	                           gives up with UNIAP_E_LIMIT; 0: none (the service's evaluate) */
+	int layers_only;        /* build the layers' costs only (time, memory) and no edge:
+	                           n_edges = 0.  A fraction of a full build (the edges' reshard
+	                           fractions are most of it), for bounds that sum layer costs;
+	                           never for a solve or an evaluation */
 };
 
 struct cost_edge {

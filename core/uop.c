@@ -165,6 +165,10 @@ struct uop_slot {
 	int decided;                /* known proves the candidate's optimum: recorded without a solve */
 	int matrices_cached;        /* cand came from the memo store */
 	int reduced;                /* cand had its dominated strategies removed in this run */
+	int again;                  /* a later round's solve (uop_rounds): prev is the candidate before
+	                               it; done is not counted twice, and an answer no better than
+	                               prev's keeps prev's plan, with the larger bound */
+	struct uop_candidate prev;
 };
 
 static void uop_slot_free(struct uop_slot *slot)
@@ -187,6 +191,8 @@ struct uop_run {
 	int deadline_passed;        /* guarded by lock: a candidate was left for opts->deadline_s */
 	int stopped;                /* guarded by lock: a candidate was left for opts->stop */
 	int stop_seen;              /* guarded by lock: the running solves were canceled for opts->stop */
+	int bounded;                /* set before any solve: every candidate's bound_s is a proven
+	                               bound (the bound pass ran); candidates' bound_s guarded by lock */
 	struct pool *pool;          /* the solves' pool (NULL: inline); set before any solve */
 	uniap_code fail;            /* first internal failure, guarded by lock */
 	struct uniap_err fail_err;
@@ -194,16 +200,31 @@ struct uop_run {
 
 static void uop_progress(struct uop_run *run)
 {
-	size_t done;
-	double best;
+	struct uop_progress p = { 0, run->out->n_candidates, INFINITY, 0 };
+	size_t i;
 
 	if (!run->opts->progress)
 		return;
 	pthread_mutex_lock(&run->lock);
-	done = run->done;
-	best = run->best_tpi;
+	p.done = run->done;
+	p.best_tpi_s = run->best_tpi;
+	if (run->bounded) {
+		/* every candidate's bound: a decided one's, or the bound pass's */
+		p.bound_s = run->best_tpi;
+		for (i = 0; i < run->out->n_candidates; i++)
+			if (run->out->candidates[i].bound_s < p.bound_s)
+				p.bound_s = run->out->candidates[i].bound_s;
+	}
 	pthread_mutex_unlock(&run->lock);
-	run->opts->progress(run->opts->progress_ctx, done, run->out->n_candidates, best);
+	run->opts->progress(run->opts->progress_ctx, &p);
+}
+
+/* Sets candidate c's bound under the run's lock (progress reads every bound). */
+static void uop_set_bound(struct uop_run *run, struct uop_candidate *c, double bound_s)
+{
+	pthread_mutex_lock(&run->lock);
+	c->bound_s = bound_s;
+	pthread_mutex_unlock(&run->lock);
 }
 
 /*
@@ -217,6 +238,30 @@ static int uop_tpi_agrees(double reported, double recomputed)
 	       (isfinite(recomputed) && fabs(recomputed - reported) <= 1e-9 * fabs(recomputed));
 }
 
+/*
+ * Candidate c after a later round's solve, prev before it (caller holds the
+ * lock): the better plan of the two stays (the run's best already took the
+ * new one if it is better), the larger bound holds, seconds add up, and a
+ * plan the bound reaches is optimal.
+ */
+static void uop_merge_again(struct uop_candidate *c, const struct uop_candidate *prev)
+{
+	double bound = c->bound_s > prev->bound_s ? c->bound_s : prev->bound_s;
+
+	if (isfinite(prev->tpi_s) && !(c->tpi_s < prev->tpi_s)) {
+		memcpy(c->status, prev->status, sizeof(c->status));
+		memcpy(c->note, prev->note, sizeof(c->note));
+		c->method = prev->method;
+		c->tpi_s = prev->tpi_s;
+	}
+	c->bound_s = bound;
+	c->solve_s += prev->solve_s;
+	if (isfinite(c->tpi_s) && c->bound_s >= c->tpi_s) {
+		snprintf(c->status, sizeof(c->status), "optimal");
+		c->bound_s = c->tpi_s;
+	}
+}
+
 /* Records a solved candidate; takes ownership of slot->cand and r's arrays. */
 static void uop_record(struct uop_run *run, struct uop_slot *slot, struct opt_result *r)
 {
@@ -227,7 +272,7 @@ static void uop_record(struct uop_run *run, struct uop_slot *slot, struct opt_re
 	/* never trust a reported TPI: recompute it on the parent's matrices */
 	if (r->stage && r->strategy && r->n_layers == slot->cand.n_layers)
 		tpi = opt_tpi(&slot->cand, r->stage, r->strategy);
-	if (!slot->decided && uop_tpi_agrees(r->tpi_s, tpi))
+	if (!slot->decided && !slot->again && uop_tpi_agrees(r->tpi_s, tpi))
 		uop_memo_put(run->opts, &slot->cand, !slot->matrices_cached || slot->reduced,
 		             slot->has_known ? &slot->known : NULL, r);
 	pthread_mutex_lock(&run->lock);
@@ -256,6 +301,11 @@ static void uop_record(struct uop_run *run, struct uop_slot *slot, struct opt_re
 		r->stage = NULL;
 		r->strategy = NULL;
 	}
+	if (slot->again) {
+		uop_merge_again(c, &slot->prev);
+		pthread_mutex_unlock(&run->lock);
+		return;
+	}
 	run->done++;
 	pthread_mutex_unlock(&run->lock);
 }
@@ -266,6 +316,11 @@ static void uop_fail_candidate(struct uop_run *run, struct uop_slot *slot, const
 	struct uop_candidate *c = &run->out->candidates[slot->index];
 
 	pthread_mutex_lock(&run->lock);
+	if (slot->again) {
+		/* a later round failed: the first round's answer stands */
+		pthread_mutex_unlock(&run->lock);
+		return;
+	}
 	snprintf(c->status, sizeof(c->status), "%s", status);
 	snprintf(c->note, sizeof(c->note), "%.*s", (int)sizeof(c->note) - 1, note);
 	c->bound_s = slot->lower_bound_s; /* the solver proved nothing; the simple bound stands */
@@ -761,17 +816,20 @@ static int uop_memo_matrices(const struct uop_options *o, const struct model_pro
 	return 1;
 }
 
-/* Records a bound-only fact (pruned or infeasible before any solve) with the matrices. */
-static void uop_memo_put_bound(const struct uop_options *o, const struct cost_candidate *cand,
+/* Records a bound-only fact (pruned or infeasible before any solve) of candidate c. */
+static void uop_memo_put_bound(const struct uop_options *o, const struct uop_candidate *c,
                                double bound)
 {
 	struct opt_result f;
 
+	if (!o->memo || !o->memo->put)
+		return;
 	opt_result_init(&f);
 	f.status = isinf(bound) ? OPT_INFEASIBLE : OPT_PRUNED;
 	f.bound_s = bound;
 	f.method = OPT_METHOD_LOWER_BOUND;
-	uop_memo_put(o, cand, 1, NULL, &f);
+	/* facts without a plan index no matrices: none are stored with them */
+	o->memo->put(o->memo->ctx, c->pp, c->virtual_stages, c->microbatches, &f, NULL);
 }
 
 /* One more candidate decided without a solve. */
@@ -796,20 +854,20 @@ static int uop_decide_from_facts(struct uop_run *run, struct uop_candidate *c, s
 		snprintf(c->status, sizeof(c->status), "infeasible");
 		snprintf(c->note, sizeof(c->note), "proven before (cached): no plan fits the memory");
 		c->method = OPT_METHOD_LOWER_BOUND;
-		c->bound_s = INFINITY;
+		uop_set_bound(run, c, INFINITY);
 	} else if (isfinite(best) && uop_facts_proven(f) &&
 	           (f->tpi_s > best || (f->tpi_s == best && (long)index > best_index))) {
 		snprintf(c->status, sizeof(c->status), "optimal");
 		snprintf(c->note, sizeof(c->note), "proven before (cached)");
 		c->method = f->method ? f->method : OPT_METHOD_NONE;
 		c->tpi_s = f->tpi_s;
-		c->bound_s = f->bound_s;
+		uop_set_bound(run, c, f->bound_s);
 	} else if (isfinite(best) && f->bound_s >= best * (1 + UOP_TIE_TOLERANCE)) {
 		snprintf(c->status, sizeof(c->status), "pruned");
 		snprintf(c->note, sizeof(c->note), "lower bound %.6g s (cached) is not below the best TPI %.6g s",
 		         f->bound_s, best);
 		c->method = OPT_METHOD_LOWER_BOUND;
-		c->bound_s = f->bound_s;
+		uop_set_bound(run, c, f->bound_s);
 	} else {
 		return 0;
 	}
@@ -825,10 +883,10 @@ static void uop_settle_by_bound(struct uop_run *run, struct uop_slot *slot, stru
                                 const char *status, double lb)
 {
 	snprintf(c->status, sizeof(c->status), "%s", status);
-	c->bound_s = lb;
+	uop_set_bound(run, c, lb);
 	c->method = OPT_METHOD_LOWER_BOUND;
 	if (!slot->has_known)
-		uop_memo_put_bound(run->opts, &slot->cand, lb);
+		uop_memo_put_bound(run->opts, c, lb);
 	uop_slot_free(slot);
 	uop_count_done(run);
 }
@@ -893,6 +951,208 @@ static void uop_deadline_candidate(struct uop_run *run, struct uop_candidate *c,
 	uop_count_done(run);
 }
 
+/* Candidate c's build options (full matrices) in the run's space. */
+static struct cost_options uop_cost_options(const struct uop_options *o, const struct uop_candidate *c)
+{
+	struct cost_options co = {
+		.batch = o->batch, .pp = c->pp, .microbatches = c->microbatches,
+		.schedule = o->schedule, .virtual_stages = c->virtual_stages,
+		.recompute = o->recompute, .zero = o->zero, .sp = o->sp,
+		.selective = o->selective, .uneven = o->uneven,
+		.filter = o->space == UOP_SPACE_INTER ? COST_FILTER_DP_ONLY : COST_FILTER_ALL,
+		.target = (int)o->target, .deadline_s = o->deadline_s,
+	};
+
+	return co;
+}
+
+/*
+ * The bound pass, before any solve: every candidate's solver-free bound
+ * (uop_lower_bound, and the memo's bound when larger) from its layer costs
+ * alone (cost_options.layers_only: no edge matrices, a small part of a full
+ * build) into its bound_s.  With it, a candidate that cannot fit or cannot
+ * beat the best plan is decided without building its matrices, and a run cut
+ * short (deadline, stop) still bounds the candidates it never started, so its
+ * answer carries a finite gap.  A candidate the pass could not reach (the
+ * deadline, stop or cancel came first, or the build failed) keeps bound 0;
+ * the pass then ends and run->bounded stays 0.  pre_note[i] is set for a
+ * candidate whose layers alone prove it infeasible (its note written).
+ */
+static void uop_bound_pass(struct uop_run *run, const struct cluster_profile *cl,
+                           const struct model_profile *m, const struct uop_order *ord,
+                           const struct opt_result *known, const char *has)
+{
+	const struct uop_options *o = run->opts;
+	struct uop_result *out = run->out;
+	size_t n;
+
+	for (n = 0; n < out->n_candidates; n++) {
+		size_t i = ord[n].index;
+		struct uop_candidate *c = &out->candidates[i];
+		struct cost_options co = uop_cost_options(o, c);
+		struct cost_candidate cand;
+		struct uniap_err berr;
+		uniap_code brc;
+		double lb;
+
+		if (uop_canceled(o) || uop_past_deadline(o) || (o->stop && atomic_load(o->stop)))
+			return;
+		co.layers_only = 1;
+		brc = cost_build(cl, m, &co, &cand, &berr);
+		if (brc == UNIAP_E_INFEASIBLE) {
+			lb = INFINITY;
+			snprintf(c->note, sizeof(c->note), "%.*s", (int)sizeof(c->note) - 1, berr.msg);
+		} else if (brc != UNIAP_OK) {
+			return; /* the full build meets the same failure and reports it */
+		} else {
+			lb = uop_lower_bound(&cand);
+			cost_candidate_release(&cand);
+			if (isinf(lb))
+				snprintf(c->note, sizeof(c->note),
+				         "even the least memory of every layer exceeds what the %d stages hold", c->pp);
+		}
+		if (has[i] && known[i].bound_s > lb)
+			lb = known[i].bound_s;
+		uop_set_bound(run, c, lb);
+	}
+	pthread_mutex_lock(&run->lock);
+	run->bounded = 1;
+	pthread_mutex_unlock(&run->lock);
+	uop_progress(run);
+}
+
+/* Candidates after position n of ord still open: not decided, their bound below best. */
+static size_t uop_open_after(const struct uop_result *out, const struct uop_order *ord, size_t n, double best)
+{
+	size_t m, open = 0;
+
+	for (m = n + 1; m < out->n_candidates; m++) {
+		const struct uop_candidate *c = &out->candidates[ord[m].index];
+
+		if (strcmp(c->status, "unknown") == 0 && isfinite(c->bound_s) &&
+		    !(isfinite(best) && c->bound_s >= best * (1 + UOP_TIE_TOLERANCE)))
+			open++;
+	}
+	return open;
+}
+
+/* Rounds after the first: at most this many, each only with this much time left. */
+#define UOP_MAX_ROUNDS 8
+#define UOP_ROUND_MIN_S 0.5
+
+/* Sorts n candidate indices by bound, least first (insertion: a round picks few). */
+static void uop_sort_by_bound(size_t *idx, size_t n, const struct uop_candidate *cs)
+{
+	size_t a, b;
+
+	for (a = 1; a < n; a++) {
+		size_t x = idx[a];
+
+		for (b = a; b > 0 && cs[idx[b - 1]].bound_s > cs[x].bound_s; b--)
+			idx[b] = idx[b - 1];
+		idx[b] = x;
+	}
+}
+
+/*
+ * Later rounds of a run with a deadline: once every solve of the round before
+ * has ended, the candidates whose solve its share of the deadline cut short,
+ * still open (a plan not proven, or none; bound below the best), are solved
+ * again, least bound first, each with its share of the time now left (fewer
+ * candidates, longer shares) and the best TPI as cutoff.  Until the deadline
+ * is near, nothing is open, or UOP_MAX_ROUNDS.  A later round's answer merges
+ * with the first's (uop_merge_again): nothing proven is lost.
+ */
+static uniap_code uop_rounds(struct uop_run *run, const struct cluster_profile *cl,
+                             const struct model_profile *m, struct pool *pool, char *cut,
+                             struct uniap_err *err)
+{
+	const struct uop_options *o = run->opts;
+	struct uop_result *out = run->out;
+	size_t limit = pool ? (size_t)(o->threads > 0 ? o->threads : 1) : 1, *pick, n_pick, i, j;
+	uniap_code rc = UNIAP_OK;
+	int round;
+
+	if (o->deadline_s <= 0)
+		return UNIAP_OK;
+	pick = calloc(out->n_candidates ? out->n_candidates : 1, sizeof(*pick));
+	if (!pick)
+		return err_set(err, UNIAP_E_NOMEM, "candidates: out of memory");
+	for (round = 1; round < UOP_MAX_ROUNDS && rc == UNIAP_OK; round++) {
+		double best;
+
+		pthread_mutex_lock(&run->lock);
+		uop_wait_below(run, 1);
+		best = run->best_tpi;
+		pthread_mutex_unlock(&run->lock);
+		if (uop_canceled(o) || (o->stop && atomic_load(o->stop)) ||
+		    o->deadline_s - opt_clock_s() < UOP_ROUND_MIN_S)
+			break;
+		for (n_pick = 0, i = 0; i < out->n_candidates; i++) {
+			const struct uop_candidate *c = &out->candidates[i];
+
+			if (cut[i] && (strcmp(c->status, "feasible") == 0 || strcmp(c->status, "unknown") == 0) &&
+			    !(isfinite(best) && c->bound_s >= best * (1 + UOP_TIE_TOLERANCE)))
+				pick[n_pick++] = i;
+			cut[i] = 0;
+		}
+		if (n_pick == 0)
+			break;
+		uop_sort_by_bound(pick, n_pick, out->candidates);
+		for (j = 0; j < n_pick && rc == UNIAP_OK; j++) {
+			struct uop_candidate *c = &out->candidates[pick[j]];
+			struct cost_options co = uop_cost_options(o, c);
+			struct uop_slot *slot;
+			struct uniap_err berr;
+			double left, share;
+
+			if (uop_canceled(o)) {
+				rc = err_set(err, UNIAP_E_CANCELED, "canceled");
+				break;
+			}
+			pthread_mutex_lock(&run->lock);
+			uop_wait_below(run, limit);
+			best = run->best_tpi;
+			pthread_mutex_unlock(&run->lock);
+			left = o->deadline_s - opt_clock_s();
+			if (left < UOP_ROUND_MIN_S || (o->stop && atomic_load(o->stop)))
+				break;
+			if (isfinite(best) && c->bound_s >= best * (1 + UOP_TIE_TOLERANCE))
+				continue; /* the best moved past it during this round */
+			slot = calloc(1, sizeof(*slot));
+			if (!slot) {
+				rc = err_set(err, UNIAP_E_NOMEM, "candidates: out of memory");
+				break;
+			}
+			slot->run = run;
+			slot->index = pick[j];
+			slot->again = 1;
+			opt_result_init(&slot->known);
+			opt_options_init(&slot->opt);
+			slot->opt.rel_gap = o->rel_gap;
+			slot->opt.early_stop = o->early_stop;
+			if (uop_build(cl, m, &co, slot, &berr) != UNIAP_OK) {
+				uop_slot_free(slot);
+				continue; /* built before, so only the deadline stops it: the first answer stands */
+			}
+			uop_reduce(slot);
+			pthread_mutex_lock(&run->lock);
+			slot->prev = *c;
+			slot->lower_bound_s = c->bound_s;
+			pthread_mutex_unlock(&run->lock);
+			share = left * (double)limit / (double)(n_pick - j);
+			slot->opt.time_limit_s = o->time_limit_s > 0 && o->time_limit_s < left ? o->time_limit_s : left;
+			if (share < slot->opt.time_limit_s) {
+				slot->opt.time_limit_s = share;
+				cut[pick[j]] = 1;
+			}
+			rc = uop_dispatch(run, pool, slot, err);
+		}
+	}
+	free(pick);
+	return rc;
+}
+
 /* The solver spaces: build, bound, dispatch each candidate. */
 static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profile *cl,
                                 const struct model_profile *m, struct pool *pool,
@@ -905,6 +1165,7 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
 	struct opt_result *known = calloc(count, sizeof(*known));
 	char *has = calloc(count, 1);
 	struct uop_order *ord = NULL;
+	char *cut = NULL;           /* [candidate]: its last solve's limit was its share of the deadline */
 	uniap_code rc = UNIAP_OK;
 
 	if (known && has) {
@@ -916,16 +1177,17 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
 		free(has);
 		return err_set(err, UNIAP_E_NOMEM, "candidates: out of memory");
 	}
+	uop_bound_pass(run, cl, m, ord, known, has);
+	cut = calloc(count, 1);
+	if (!cut) {
+		free(known);
+		free(has);
+		free(ord);
+		return err_set(err, UNIAP_E_NOMEM, "candidates: out of memory");
+	}
 	for (n = 0; n < out->n_candidates && rc == UNIAP_OK; n++) {
 		struct uop_candidate *c = &out->candidates[ord[n].index];
-		struct cost_options co = {
-			.batch = o->batch, .pp = c->pp, .microbatches = c->microbatches,
-			.schedule = o->schedule, .virtual_stages = c->virtual_stages,
-			.recompute = o->recompute, .zero = o->zero, .sp = o->sp,
-			.selective = o->selective, .uneven = o->uneven,
-			.filter = o->space == UOP_SPACE_INTER ? COST_FILTER_DP_ONLY : COST_FILTER_ALL,
-			.target = (int)o->target, .deadline_s = o->deadline_s,
-		};
+		struct cost_options co = uop_cost_options(o, c);
 		struct uop_slot *slot;
 		struct uniap_err berr;
 		double lb, best;
@@ -945,6 +1207,28 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
 		best_index = out->best;
 		spent = run->budget_spent;
 		pthread_mutex_unlock(&run->lock);
+		if (has[i] && uop_decide_from_facts(run, c, i, &known[i], best, best_index))
+			continue;
+		/* the bound pass's bound decides it without matrices (note written by the pass),
+		 * even past the deadline or budget: a true claim that costs nothing */
+		if (isinf(c->bound_s)) {
+			c->method = OPT_METHOD_LOWER_BOUND;
+			snprintf(c->status, sizeof(c->status), "infeasible");
+			if (!has[i])
+				uop_memo_put_bound(o, c, INFINITY);
+			uop_count_done(run);
+			continue;
+		}
+		if (isfinite(best) && c->bound_s >= best * (1 + UOP_TIE_TOLERANCE)) {
+			snprintf(c->note, sizeof(c->note), "lower bound %.6g s is not below the best TPI %.6g s",
+			         c->bound_s, best);
+			c->method = OPT_METHOD_LOWER_BOUND;
+			snprintf(c->status, sizeof(c->status), "pruned");
+			if (!has[i])
+				uop_memo_put_bound(o, c, c->bound_s);
+			uop_count_done(run);
+			continue;
+		}
 		if (spent) {
 			/* the run's worker seconds are spent: what is left is reported, not solved */
 			snprintf(c->status, sizeof(c->status), "budget");
@@ -967,8 +1251,6 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
 			continue;
 		}
 
-		if (has[i] && uop_decide_from_facts(run, c, i, &known[i], best, best_index))
-			continue;
 		slot = calloc(1, sizeof(*slot));
 		if (!slot) {
 			rc = err_set(err, UNIAP_E_NOMEM, "candidates: out of memory");
@@ -1007,7 +1289,7 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
 		if (brc == UNIAP_E_INFEASIBLE) {
 			snprintf(c->status, sizeof(c->status), "infeasible");
 			snprintf(c->note, sizeof(c->note), "%.*s", (int)sizeof(c->note) - 1, berr.msg);
-			c->bound_s = INFINITY;
+			uop_set_bound(run, c, INFINITY);
 			uop_slot_free(slot);
 			uop_count_done(run);
 			continue;
@@ -1066,9 +1348,23 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
 			}
 			if (slot->opt.time_limit_s <= 0 || left < slot->opt.time_limit_s)
 				slot->opt.time_limit_s = left;
+			/* and its share of it: the candidates still open (after this one, not decided,
+			 * bound below the best) share the time left on the run's workers, so that
+			 * each gets a solve and its bound (an anytime DP's root bound, at least)
+			 * instead of the last ones none; time one leaves unused goes to the rest */
+			{
+				double share = left * (double)limit / (double)(uop_open_after(out, ord, n, best) + 1);
+
+				if (share < slot->opt.time_limit_s) {
+					slot->opt.time_limit_s = share;
+					cut[i] = 1;
+				}
+			}
 		}
 		rc = uop_dispatch(run, pool, slot, err);
 	}
+	if (rc == UNIAP_OK)
+		rc = uop_rounds(run, cl, m, pool, cut, err);
 	/* on cancel, stop or failure, stop our running workers instead of waiting for them */
 	if ((rc != UNIAP_OK || (o->stop && atomic_load(o->stop))) && pool)
 		pool_cancel_tag(pool, o->tag, NULL, NULL);
@@ -1078,12 +1374,27 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
 	out->budget_spent = run->budget_spent && o->budget_worker_s > 0;
 	out->deadline_passed = run->deadline_passed;
 	out->stopped = run->stopped || run->stop_seen;
+	/* a candidate left unsolved (deadline, budget, stop) whose bound the final best
+	 * reaches cannot win: say so (the best may have come after it was left) */
+	for (i = 0; rc == UNIAP_OK && i < out->n_candidates; i++) {
+		struct uop_candidate *c = &out->candidates[i];
+
+		if ((strcmp(c->status, "deadline") == 0 || strcmp(c->status, "budget") == 0 ||
+		     strcmp(c->status, "stopped") == 0) && isfinite(run->best_tpi) &&
+		    c->bound_s >= run->best_tpi * (1 + UOP_TIE_TOLERANCE)) {
+			snprintf(c->note, sizeof(c->note), "lower bound %.6g s is not below the best TPI %.6g s",
+			         c->bound_s, run->best_tpi);
+			snprintf(c->status, sizeof(c->status), "pruned");
+			c->method = OPT_METHOD_LOWER_BOUND;
+		}
+	}
 	pthread_mutex_unlock(&run->lock);
 	for (i = 0; i < out->n_candidates; i++)
 		opt_result_release(&known[i]);
 	free(known);
 	free(has);
 	free(ord);
+	free(cut);
 	return rc;
 }
 

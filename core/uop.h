@@ -81,8 +81,23 @@ struct uop_memo_ops {
 /* Bumped whenever the cost model or the memo layout changes: part of every cache key. */
 #define UOP_MEMO_FORMAT 4 /* 4: one micro-batch in flight without a pipeline; 3: latency, contention, efficiency curve, honest memory */
 
-/* Progress: candidates done of total, best TPI so far (INFINITY: none). */
-typedef void (*uop_progress_fn)(void *ctx, size_t done, size_t total, double best_tpi_s);
+/*
+ * Progress of a run, as its callback sees it.  bound_s is a proven lower bound
+ * on the run's optimum TPI (over every candidate, solved or not), and so on
+ * the TPI of any plan of its space: the least of the decided candidates' bounds,
+ * the solver-free bounds of those not decided yet (the bound pass computes one
+ * for every candidate before any solve) and best_tpi_s.  0 while some
+ * candidate has no bound yet (before the bound pass, and always in the
+ * uniform space and under a one-strategy target, where candidates are
+ * evaluated, not bounded).
+ */
+struct uop_progress {
+	size_t done, total;  /* candidates decided, of the grid */
+	double best_tpi_s;   /* the best plan's TPI so far; INFINITY: none yet */
+	double bound_s;      /* see above; 0: none yet; INFINITY: nothing fits */
+};
+
+typedef void (*uop_progress_fn)(void *ctx, const struct uop_progress *p);
 
 struct uop_options {
 	long batch;                 /* global batch B >= 1 */

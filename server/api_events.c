@@ -86,6 +86,8 @@ static char *api_event_data(const struct store_job *j)
 	    cJSON_AddNumberToObject(p, "candidates_total", (double)j->progress_total) &&
 	    (j->has_best_tpi ? jenc_add_num(p, "best_tpi_s", j->best_tpi_s)
 	                     : cJSON_AddNullToObject(p, "best_tpi_s") != NULL) &&
+	    (j->has_bound ? jenc_add_num(p, "bound_s", j->bound_s)
+	                  : cJSON_AddNullToObject(p, "bound_s") != NULL) &&
 	    cJSON_AddNumberToObject(o, "elapsed_s", elapsed_s) &&
 	    (!j->error || cJSON_AddStringToObject(o, "error", j->error)) &&
 	    (links = cJSON_AddObjectToObject(o, "links")) && cJSON_AddStringToObject(links, "self", self) &&

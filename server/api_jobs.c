@@ -142,6 +142,8 @@ static cJSON *api_job_meta(const struct store_job *j)
 	    !cJSON_AddNumberToObject(p, "candidates_total", (double)j->progress_total) ||
 	    !(j->has_best_tpi ? jenc_add_num(p, "best_tpi_s", j->best_tpi_s)
 	                      : cJSON_AddNullToObject(p, "best_tpi_s") != NULL) ||
+	    !(j->has_bound ? jenc_add_num(p, "bound_s", j->bound_s)
+	                   : cJSON_AddNullToObject(p, "bound_s") != NULL) ||
 	    (j->idempotency_key[0] && !cJSON_AddStringToObject(o, "idempotency_key", j->idempotency_key)) ||
 	    (j->error && !cJSON_AddStringToObject(o, "error", j->error)) ||
 	    !(links = cJSON_AddObjectToObject(o, "links")) || !cJSON_AddStringToObject(links, "self", self) ||

@@ -154,6 +154,22 @@ const struct store_migration store_migrations[] = {
 		"-- --max-job-budget S` or `uniapd tenant set NAME --max-job-budget S`.\n"
 		"ALTER TABLE tenants ADD COLUMN max_job_worker_s REAL NOT NULL DEFAULT 0 CHECK (max_job_worker_s >= 0);\n",
 	},
+	{
+		9, "0009_job_bound.sql",
+		"-- 0009_job_bound.sql - a running plan job's proven bound: a lower bound on\n"
+		"-- the TPI of any plan of the space being searched (for a job of several\n"
+		"-- targets, the current one's), written with its progress (docs/jobs.md,\n"
+		"-- \"Progress\").  NULL: none yet (before every candidate has a bound).  The\n"
+		"-- version trigger of 0004 is recreated to watch it too, so a new bound\n"
+		"-- reaches long-polls and event streams like any other progress.\n"
+		"ALTER TABLE jobs ADD COLUMN bound_s REAL;\n"
+		"DROP TRIGGER jobs_version;\n"
+		"CREATE TRIGGER jobs_version AFTER UPDATE OF state, progress_done, progress_total, best_tpi_s,\n"
+		"\tbound_s, error, started_at, finished_at, result ON jobs\n"
+		"BEGIN\n"
+		"\tUPDATE jobs SET version = OLD.version + 1 WHERE id = NEW.id;\n"
+		"END;\n",
+	},
 };
 
 const size_t store_migrations_count = sizeof(store_migrations) / sizeof(store_migrations[0]);

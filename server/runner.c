@@ -56,6 +56,7 @@ struct runner_slot {
 	                                 RUNNER_CANCEL_REVOKED: runner_cancel_revoked */
 	pthread_mutex_t progress_lock;
 	double last_progress_s;       /* guarded by progress_lock */
+	int bound_sent;               /* guarded by progress_lock: this run's first bound was written */
 	size_t done_before;           /* guarded by progress_lock: candidates of the job's earlier
 	                                 target runs, added to the progress of the current one */
 	unsigned char memo_base[STORE_SHA256_BYTES];
@@ -524,16 +525,22 @@ static void runner_lost(struct runner_slot *slot)
  * older count never overwrites a newer one (two threads could otherwise race
  * past the lock and leave "23 of 24" on a finished job).
  */
-static void runner_progress(void *ctx, size_t done, size_t total, double best)
+static void runner_progress(void *ctx, const struct uop_progress *p)
 {
 	struct runner_slot *slot = ctx;
 	double now = opt_clock_s();
 
 	pthread_mutex_lock(&slot->progress_lock);
-	if (done == total || now - slot->last_progress_s >= RUNNER_PROGRESS_EVERY_S) {
+	/* the first proven bound (the bound pass's end, with nothing done yet) goes out at
+	 * once, like the last count */
+	if (p->done == p->total || now - slot->last_progress_s >= RUNNER_PROGRESS_EVERY_S ||
+	    (p->bound_s > 0 && !slot->bound_sent)) {
 		slot->last_progress_s = now;
-		if (store_job_progress(slot->r->cfg.store, slot->job, (int64_t)(slot->done_before + done),
-		                       (int64_t)(slot->done_before + total), isfinite(best) ? &best : NULL,
+		slot->bound_sent |= p->bound_s > 0;
+		if (store_job_progress(slot->r->cfg.store, slot->job, (int64_t)(slot->done_before + p->done),
+		                       (int64_t)(slot->done_before + p->total),
+		                       isfinite(p->best_tpi_s) ? &p->best_tpi_s : NULL,
+		                       p->bound_s > 0 && isfinite(p->bound_s) ? &p->bound_s : NULL,
 		                       &slot->lease, NULL) == UNIAP_E_CONFLICT)
 			runner_lost(slot);
 	}
@@ -700,8 +707,9 @@ static int runner_calib_cancel(void *ctx)
 static void runner_calib_progress(void *ctx, size_t done, size_t total)
 {
 	struct runner_calib_ctx *cc = ctx;
+	struct uop_progress p = { done, total, INFINITY, 0 };
 
-	runner_progress(cc->slot, done, total, INFINITY);
+	runner_progress(cc->slot, &p);
 }
 
 static void runner_calib_limit(void *ctx, double time_limit_s)
@@ -840,6 +848,7 @@ static void runner_run_job(struct runner_slot *slot)
 		pthread_mutex_lock(&slot->progress_lock);
 		slot->last_progress_s = 0;
 		slot->done_before = done_before;
+		slot->bound_sent = 0;
 		pthread_mutex_unlock(&slot->progress_lock);
 		rc = uop_run(&req.cluster, &req.model, &req.opts, r->pool, &rs[n_runs], &err);
 		if (rc == UNIAP_E_INVALID && n_runs > 0) {
@@ -871,7 +880,9 @@ static void runner_run_job(struct runner_slot *slot)
 		/* the finished job's progress is its result's: every candidate of every run done */
 		pthread_mutex_lock(&slot->progress_lock);
 		if (store_job_progress(r->cfg.store, slot->job, (int64_t)done_before, (int64_t)done_before,
-		                       rs[0].best >= 0 ? &rs[0].eval.tpi_s : NULL, &slot->lease, NULL) == UNIAP_E_CONFLICT)
+		                       rs[0].best >= 0 ? &rs[0].eval.tpi_s : NULL,
+		                       rs[0].best >= 0 && isfinite(rs[0].bound_s) ? &rs[0].bound_s : NULL,
+		                       &slot->lease, NULL) == UNIAP_E_CONFLICT)
 			runner_lost(slot);
 		pthread_mutex_unlock(&slot->progress_lock);
 		if (budget_out && rs[0].best < 0) {

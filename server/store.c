@@ -1315,8 +1315,8 @@ int store_job_transition_legal(enum store_job_state from, enum store_job_state t
 
 #define JOB_COLS "id, tenant_id, state, coalesce(idempotency_key, ''), progress_done, " \
 		 "progress_total, best_tpi_s, created_at, coalesce(started_at, 0), " \
-		 "coalesce(finished_at, 0), version, kind"
-#define JOB_NCOLS 12   /* columns of JOB_COLS: a query's own columns follow */
+		 "coalesce(finished_at, 0), version, kind, bound_s"
+#define JOB_NCOLS 13   /* columns of JOB_COLS: a query's own columns follow */
 
 static void job_from_row(sqlite3_stmt *st, struct store_job *j)
 {
@@ -1339,6 +1339,8 @@ static void job_from_row(sqlite3_stmt *st, struct store_job *j)
 		if (sqlite3_column_text(st, 11) &&
 		    strcmp((const char *)sqlite3_column_text(st, 11), job_kind_names[k]) == 0)
 			j->kind = (enum store_job_kind)k;
+	j->has_bound = sqlite3_column_type(st, 12) != SQLITE_NULL;
+	j->bound_s = j->has_bound ? sqlite3_column_double(st, 12) : 0.0;
 }
 
 static void job_from_row_any(sqlite3_stmt *st, void *p)
@@ -1735,8 +1737,8 @@ out:
 }
 
 uniap_code store_job_progress(struct store *s, int64_t id, int64_t done, int64_t total,
-			      const double *best_tpi_s, const struct store_lease *lease,
-			      struct uniap_err *err)
+			      const double *best_tpi_s, const double *bound_s,
+			      const struct store_lease *lease, struct uniap_err *err)
 {
 	enum store_job_state state = STORE_JOB_QUEUED;
 	sqlite3_stmt *st = NULL;
@@ -1746,6 +1748,8 @@ uniap_code store_job_progress(struct store *s, int64_t id, int64_t done, int64_t
 	if (done < 0 || total < done)
 		return err_set(err, UNIAP_E_ARG, "progress: must be 0 <= done <= total, got %lld/%lld",
 			       (long long)done, (long long)total);
+	if (bound_s && !(*bound_s >= 0))
+		return err_set(err, UNIAP_E_ARG, "progress: bound_s: must be >= 0, got %g", *bound_s);
 	db = conn_get(s);
 	rc = begin_write(s, db, err);
 	if (rc == UNIAP_OK)
@@ -1760,7 +1764,7 @@ uniap_code store_job_progress(struct store *s, int64_t id, int64_t done, int64_t
 		goto out;
 	}
 	rc = prep_c(s, db, "UPDATE jobs SET progress_done = ?1, progress_total = ?2,"
-		      " best_tpi_s = coalesce(?3, best_tpi_s) WHERE id = ?4", &st, err);
+		      " best_tpi_s = coalesce(?3, best_tpi_s), bound_s = ?5 WHERE id = ?4", &st, err);
 	if (rc != UNIAP_OK)
 		goto out;
 	sqlite3_bind_int64(st, 1, done);
@@ -1768,6 +1772,8 @@ uniap_code store_job_progress(struct store *s, int64_t id, int64_t done, int64_t
 	if (best_tpi_s)
 		sqlite3_bind_double(st, 3, *best_tpi_s);
 	sqlite3_bind_int64(st, 4, id);
+	if (bound_s)
+		sqlite3_bind_double(st, 5, *bound_s);
 	rc = step_done(db, st, "job progress", err);
 	if (rc == UNIAP_OK)
 		rc = commit(db, err);
@@ -1892,7 +1898,7 @@ uniap_code store_jobs_recover(struct store *s, size_t *requeued, struct uniap_er
 	/* the token stays: the next claim makes it larger than any old owner's */
 	if (rc == UNIAP_OK)
 		rc = prep_c(s, db, "UPDATE jobs SET state = 'queued', started_at = NULL,"
-			      " progress_done = 0, progress_total = 0, best_tpi_s = NULL,"
+			      " progress_done = 0, progress_total = 0, best_tpi_s = NULL, bound_s = NULL,"
 			      " lease_owner = NULL, lease_expires_at = NULL"
 			      " WHERE state = 'running' AND (lease_expires_at IS NULL OR lease_expires_at <= ?1)",
 			      &st, err);
@@ -1956,7 +1962,7 @@ uniap_code store_job_requeue(struct store *s, int64_t id, const struct store_lea
 		rc = lease_check(db, id, lease, err);
 	if (rc == UNIAP_OK)
 		rc = prep_c(s, db, "UPDATE jobs SET state = 'queued', started_at = NULL,"
-			      " progress_done = 0, progress_total = 0, best_tpi_s = NULL,"
+			      " progress_done = 0, progress_total = 0, best_tpi_s = NULL, bound_s = NULL,"
 			      " lease_owner = NULL, lease_expires_at = NULL"
 			      " WHERE id = ?1 AND state = 'running'", &st, err);
 	if (rc == UNIAP_OK) {

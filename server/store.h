@@ -248,6 +248,8 @@ struct store_job {
 	int64_t progress_total;
 	int has_best_tpi;
 	double best_tpi_s;
+	int has_bound;              /* a proven bound was written with the progress (migration 0009) */
+	double bound_s;             /* lower bound on the TPI of any plan of the space searched */
 	int64_t created_at_ms, started_at_ms, finished_at_ms;   /* 0 when not yet */
 	int64_t version;            /* grows with every write of the job (migration 0004) */
 	char *request;              /* owned, NUL-terminated; NULL in lists */
@@ -347,11 +349,12 @@ uniap_code store_job_transition(struct store *s, int64_t tenant_id, int64_t id,
 				struct uniap_err *err);
 
 /* Records progress of a running job (UNIAP_E_INVALID otherwise); best_tpi_s
- * (borrowed) may be NULL while no plan is known.  0 <= done <= total.  lease
- * (borrowed) as for store_job_transition. */
+ * (borrowed) may be NULL while no plan is known (the last one written stays);
+ * bound_s (borrowed) NULL: no proven bound now (the column becomes NULL), else
+ * >= 0.  0 <= done <= total.  lease (borrowed) as for store_job_transition. */
 uniap_code store_job_progress(struct store *s, int64_t id, int64_t done, int64_t total,
-			      const double *best_tpi_s, const struct store_lease *lease,
-			      struct uniap_err *err);
+			      const double *best_tpi_s, const double *bound_s,
+			      const struct store_lease *lease, struct uniap_err *err);
 
 /* Deletes tenant's job id when it succeeded or failed (its result with it: the tenant's quota
  * gets the bytes back); UNIAP_E_NOTFOUND when it is not there or not in one of those states.

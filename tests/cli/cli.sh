@@ -107,6 +107,12 @@ if command -v script >/dev/null 2>&1; then
 	else
 		echo "FAIL progress-tty: $(tr '\r' '\n' <"$tmp/tty" | head -c 300)"; fail=$((fail + 1))
 	fi
+	# with a plan and the bound pass done, the line carries the proven bound and the gap
+	if tr '\r' '\n' <"$tmp/tty" | grep -q 'candidates, best [0-9.e+-]* s, bound [0-9.e+-]* s (gap [0-9.]* %)'; then
+		pass=$((pass + 1))
+	else
+		echo "FAIL progress-bound: $(tr '\r' '\n' <"$tmp/tty" | tail -c 300)"; fail=$((fail + 1))
+	fi
 	script -qec "$UNIAP plan $P --quiet >/dev/null" "$tmp/tty-quiet" >/dev/null 2>&1
 	if ! grep -q 'elapsed' "$tmp/tty-quiet"; then pass=$((pass + 1)); else echo "FAIL progress-quiet"; fail=$((fail + 1)); fi
 else

@@ -146,8 +146,8 @@ if ! start_uniapd --jobs 1 --workers 2 --no-cache --grace 0 --job-budget 1; then
 	summary fair
 	exit 1
 fi
-printf '{"cluster":"envb","model":%s,"batch":48,"time_limit_s":0.5}' "$WA" >"$tmp/b.json"
-printf '{"cluster":"envb","model":%s,"batch":48,"time_limit_s":0.5}' "$WB" >"$tmp/bb.json"
+printf '{"cluster":"dgx-a100","model":%s,"batch":48,"time_limit_s":0.5}' "$WA" >"$tmp/b.json"
+printf '{"cluster":"dgx-a100","model":%s,"batch":48,"time_limit_s":0.5}' "$WB" >"$tmp/bb.json"
 call budget-submit 202 '"id":' POST /v1/plans "$A" "$tmp/b.json"
 cut_short budget "$(jid)" "$A" 'budget: the job spent its 1 worker seconds (--job-budget)'
 stop_uniapd
@@ -194,6 +194,11 @@ while [ $i -lt 600 ]; do
 	sleep 0.1
 	i=$((i + 1))
 done
+# the running job's progress carries its proven bound, at most its best plan's TPI
+best=$(sed -n 's/.*"best_tpi_s":\([0-9][0-9.e+-]*\).*/\1/p' "$tmp/body")
+lb=$(sed -n 's/.*"bound_s":\([0-9][0-9.e+-]*\).*/\1/p' "$tmp/body")
+if [ -n "$best" ] && [ -n "$lb" ] && awk -v b="$best" -v l="$lb" 'BEGIN { exit !(l > 0 && l <= b) }'; then ok; else
+	bad "progress-bound: best '$best' bound '$lb': $(head -c 300 "$tmp/body")"; fi
 call stop-other-tenant 404 'not found' POST "/v1/jobs/$jstop/stop" "$A"
 call stop 202 '"state":"running"' POST "/v1/jobs/$jstop/stop" "$B"
 if wait_job "$jstop" "$B" "succeeded failed canceled" 1200 && [ "$(jst "$tmp/job")" = succeeded ]; then ok; else

@@ -670,11 +670,11 @@ static void test_progress_and_recovery(void **state)
 	assert_int_equal(store_job_create(s, t, NULL, "{\"a\":1}", 7, &run, &existed, &err), UNIAP_OK);
 	assert_int_equal(store_job_create(s, t, NULL, "{\"a\":2}", 7, &queued, &existed, &err),
 			 UNIAP_OK);
-	assert_int_equal(store_job_progress(s, run, 1, 4, NULL, NULL, &err), UNIAP_E_INVALID);
+	assert_int_equal(store_job_progress(s, run, 1, 4, NULL, NULL, NULL, &err), UNIAP_E_INVALID);
 	assert_int_equal(store_job_claim(s, OWNER_A, 0, &claimed, NULL, &err), UNIAP_OK);
 	assert_int_equal(claimed, run);
-	assert_int_equal(store_job_progress(s, run, 5, 4, NULL, NULL, &err), UNIAP_E_ARG);
-	assert_int_equal(store_job_progress(s, run, 2, 4, &tpi, NULL, &err), UNIAP_OK);
+	assert_int_equal(store_job_progress(s, run, 5, 4, NULL, NULL, NULL, &err), UNIAP_E_ARG);
+	assert_int_equal(store_job_progress(s, run, 2, 4, &tpi, NULL, NULL, &err), UNIAP_OK);
 	assert_int_equal(store_job_get(s, STORE_ANY_TENANT, run, &j, &err), UNIAP_OK);
 	assert_int_equal(j.state, STORE_JOB_RUNNING);
 	assert_int_equal(j.progress_done, 2);
@@ -691,9 +691,40 @@ static void test_progress_and_recovery(void **state)
 		assert_int_equal(store_job_version(s, t + 1, run, &v, &err), UNIAP_E_NOTFOUND);
 		assert_int_equal(store_job_version(s, t, queued, &v2, &err), UNIAP_OK);
 		assert_int_equal(v2, 0);
-		assert_int_equal(store_job_progress(s, run, 3, 4, &tpi, NULL, &err), UNIAP_OK);
+		assert_int_equal(store_job_progress(s, run, 3, 4, &tpi, NULL, NULL, &err), UNIAP_OK);
 		assert_int_equal(store_job_version(s, STORE_ANY_TENANT, run, &v2, &err), UNIAP_OK);
 		assert_int_equal(v2, j.version + 1);
+	}
+	{
+		/* the proven bound (migration 0009): written with the counts, NULL clears it, a
+		 * change of the bound alone is a new version, a negative one is refused */
+		double lb = 0.5, bad = -1;
+		int64_t v = -1, v2 = -1;
+		struct store_job j2;
+
+		assert_false(j.has_bound);
+		assert_int_equal(store_job_progress(s, run, 3, 4, NULL, &lb, NULL, &err), UNIAP_OK);
+		assert_int_equal(store_job_get(s, t, run, &j2, &err), UNIAP_OK);
+		assert_true(j2.has_bound);
+		assert_true(j2.bound_s == 0.5);
+		assert_true(j2.best_tpi_s == 0.75); /* NULL keeps the best */
+		store_job_release(&j2);
+		assert_int_equal(store_job_version(s, t, run, &v, &err), UNIAP_OK);
+		lb = 0.625;
+		assert_int_equal(store_job_progress(s, run, 3, 4, &tpi, &lb, NULL, &err), UNIAP_OK);
+		assert_int_equal(store_job_version(s, t, run, &v2, &err), UNIAP_OK);
+		assert_int_equal(v2, v + 1);
+		assert_int_equal(store_job_progress(s, run, 3, 4, &tpi, &bad, NULL, &err), UNIAP_E_ARG);
+		assert_non_null(strstr(err.msg, "bound_s"));
+		assert_int_equal(store_job_get(s, t, run, &j2, &err), UNIAP_OK);
+		assert_true(j2.bound_s == 0.625);
+		store_job_release(&j2);
+		assert_int_equal(store_job_progress(s, run, 3, 4, &tpi, NULL, NULL, &err), UNIAP_OK);
+		assert_int_equal(store_job_get(s, t, run, &j2, &err), UNIAP_OK);
+		assert_false(j2.has_bound);
+		store_job_release(&j2);
+		lb = 0.5;
+		assert_int_equal(store_job_progress(s, run, 3, 4, &tpi, &lb, NULL, &err), UNIAP_OK);
 	}
 	store_job_release(&j);
 	store_close(s);   /* the runner "dies" without finishing */
@@ -705,6 +736,7 @@ static void test_progress_and_recovery(void **state)
 	assert_int_equal(j.state, STORE_JOB_QUEUED);
 	assert_int_equal(j.progress_done, 0);
 	assert_false(j.has_best_tpi);
+	assert_false(j.has_bound);
 	assert_int_equal(j.started_at_ms, 0);
 	store_job_release(&j);
 	assert_int_equal(store_jobs_recover(s, &requeued, &err), UNIAP_OK);
@@ -737,7 +769,7 @@ static void kill9_child(const struct fx *f)
 	    store_job_create(s, t, "a", "{\"a\":1}", 7, &a, &existed, &err) != UNIAP_OK ||
 	    store_job_create(s, t, "b", "{\"b\":1}", 7, &b, &existed, &err) != UNIAP_OK ||
 	    store_job_claim(s, OWNER_A, 0, &claimed, NULL, &err) != UNIAP_OK || claimed != a ||
-	    store_job_progress(s, a, 3, 9, &tpi, NULL, &err) != UNIAP_OK)
+	    store_job_progress(s, a, 3, 9, &tpi, NULL, NULL, &err) != UNIAP_OK)
 		_exit(1);
 	kill(getpid(), SIGKILL);
 	_exit(1);
@@ -792,7 +824,7 @@ static void test_leases(void **state)
 	assert_int_equal(store_job_claim(s, other, 60000, &claimed, &stale, &err), UNIAP_OK);
 	assert_int_equal(claimed, dead);
 	assert_int_equal(stale.token, 2);
-	assert_int_equal(store_job_progress(s, dead, 1, 2, &tpi, &lb, &err), UNIAP_E_CONFLICT);
+	assert_int_equal(store_job_progress(s, dead, 1, 2, &tpi, NULL, &lb, &err), UNIAP_E_CONFLICT);
 	assert_non_null(strstr(err.msg, "lost its lease"));
 	assert_int_equal(store_job_renew(s, dead, &lb, 60000, &err), UNIAP_E_CONFLICT);
 	assert_int_equal(store_job_requeue(s, dead, &lb, &err), UNIAP_E_CONFLICT);
@@ -801,9 +833,9 @@ static void test_leases(void **state)
 	/* the same owner with an old token is stale too */
 	memcpy(lb.owner, other, sizeof(lb.owner));
 	lb.token = 1;
-	assert_int_equal(store_job_progress(s, dead, 1, 2, &tpi, &lb, &err), UNIAP_E_CONFLICT);
+	assert_int_equal(store_job_progress(s, dead, 1, 2, &tpi, NULL, &lb, &err), UNIAP_E_CONFLICT);
 	/* the new owner's writes go through */
-	assert_int_equal(store_job_progress(s, dead, 1, 2, &tpi, &stale, &err), UNIAP_OK);
+	assert_int_equal(store_job_progress(s, dead, 1, 2, &tpi, NULL, &stale, &err), UNIAP_OK);
 	assert_int_equal(store_job_transition(s, STORE_ANY_TENANT, dead, STORE_JOB_SUCCEEDED, "{}", 2, NULL,
 					      &stale, &err), UNIAP_OK);
 	/* a finished job holds no lease: a second final write is a lost lease, not a transition */
@@ -1093,7 +1125,7 @@ static void *worker_main(void *arg)
 			rc = store_job_transition(w->s, w->tenant, id, STORE_JOB_RUNNING, NULL, 0, NULL, NULL,
 						  &err);
 		if (rc == UNIAP_OK)
-			rc = store_job_progress(w->s, id, 1, 2, &tpi, NULL, &err);
+			rc = store_job_progress(w->s, id, 1, 2, &tpi, NULL, NULL, &err);
 		if (rc == UNIAP_OK)
 			rc = store_job_transition(w->s, w->tenant, id, STORE_JOB_SUCCEEDED, req,
 						  strlen(req), NULL, NULL, &err);

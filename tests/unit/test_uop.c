@@ -350,13 +350,11 @@ static void test_spaces(void **state)
 }
 
 /* Progress callback that cancels the run after the first finished candidate. */
-static void cancel_after_first(void *ctx, size_t done, size_t total, double best)
+static void cancel_after_first(void *ctx, const struct uop_progress *p)
 {
 	atomic_int *flag = ctx;
 
-	(void)total;
-	(void)best;
-	if (done >= 1)
+	if (p->done >= 1)
 		atomic_store(flag, 1);
 }
 
@@ -412,6 +410,91 @@ static void test_budget(void **state)
 	for (i = 0; i < r.n_candidates; i++)
 		assert_string_not_equal(r.candidates[i].status, "budget");
 	uop_result_release(&r);
+	model_release(&m);
+	cluster_release(&cl);
+}
+
+/* What the progress callback saw (any thread). */
+struct progress_log {
+	pthread_mutex_t mu;
+	size_t n;
+	struct uop_progress p[512];
+};
+
+static void log_progress(void *ctx, const struct uop_progress *p)
+{
+	struct progress_log *log = ctx;
+
+	pthread_mutex_lock(&log->mu);
+	if (log->n < sizeof(log->p) / sizeof(log->p[0]))
+		log->p[log->n++] = *p;
+	pthread_mutex_unlock(&log->mu);
+}
+
+/*
+ * The proven bound in the progress: the bound pass gives it before any
+ * candidate is decided; every bound reported is at most the optimum; the
+ * last one (every candidate done) is the result's.  Candidates a budget
+ * leaves unsolved keep the pass's bound, so such a run still has a finite
+ * gap.  The uniform space evaluates, it does not bound: no bound at all.
+ */
+static void test_progress_bound(void **state)
+{
+	struct cluster_profile cl;
+	struct model_profile m;
+	struct uop_result r;
+	struct uop_options o;
+	struct uniap_err err;
+	struct progress_log log = { .n = 0 };
+	double opt_tpi;
+	size_t i, early = 0, n_budget = 0;
+
+	(void)state;
+	pthread_mutex_init(&log.mu, NULL);
+	small_run(&cl, &m, &o);
+	o.progress = log_progress;
+	o.progress_ctx = &log;
+	assert_int_equal(uop_run(&cl, &m, &o, NULL, &r, &err), UNIAP_OK);
+	assert_true(r.optimal);
+	opt_tpi = r.candidates[r.best].tpi_s;
+	assert_true(log.n > 0);
+	for (i = 0; i < log.n; i++) {
+		assert_true(log.p[i].bound_s <= opt_tpi * (1 + 1e-12));
+		if (log.p[i].done == 0 && log.p[i].bound_s > 0)
+			early++;
+		if (log.p[i].done == log.p[i].total) {
+			assert_true(log.p[i].best_tpi_s == opt_tpi);
+			assert_true(fabs(log.p[i].bound_s - r.bound_s) <= 1e-12 * r.bound_s);
+		}
+	}
+	assert_true(early >= 1);
+	uop_result_release(&r);
+
+	/* a spent budget: the unsolved candidates keep their bounds, the gap is finite */
+	log.n = 0;
+	o.budget_worker_s = 1e-9;
+	assert_int_equal(uop_run(&cl, &m, &o, NULL, &r, &err), UNIAP_OK);
+	assert_true(r.budget_spent);
+	for (i = 0; i < r.n_candidates; i++)
+		if (strcmp(r.candidates[i].status, "budget") == 0) {
+			n_budget++;
+			assert_true(r.candidates[i].bound_s > 0);
+		}
+	assert_true(n_budget > 0);
+	assert_true(r.bound_s > 0 && r.bound_s <= opt_tpi * (1 + 1e-12));
+	assert_true(isfinite(r.gap) && r.gap < 1);
+	uop_result_release(&r);
+
+	/* the uniform space: candidates are evaluated, never bounded */
+	log.n = 0;
+	o.budget_worker_s = 0;
+	o.space = UOP_SPACE_UNIFORM;
+	assert_int_equal(uop_run(&cl, &m, &o, NULL, &r, &err), UNIAP_OK);
+	assert_true(log.n > 0);
+	for (i = 0; i < log.n; i++)
+		assert_true(log.p[i].bound_s == 0);
+	uop_result_release(&r);
+	pthread_mutex_destroy(&log.mu);
 	model_release(&m);
 	cluster_release(&cl);
 }
@@ -758,6 +841,7 @@ int main(void)
 		cmocka_unit_test(test_cancel),
 		cmocka_unit_test(test_budget),
 		cmocka_unit_test(test_deadline),
+		cmocka_unit_test(test_progress_bound),
 		cmocka_unit_test(test_memo),
 		cmocka_unit_test(test_memo_lies),
 	};
