@@ -40,6 +40,9 @@
 /* Relative slack of every pruning test, so that ties are solved, not pruned. */
 #define UOP_TIE_TOLERANCE 1e-9
 
+/* Seconds past the run's deadline after which a worker still solving is killed. */
+#define UOP_DEADLINE_GRACE_S 0.25
+
 static const char *const uop_space_names[] = { "unified", "inter", "intra", "uniform" };
 
 const char *uop_space_name(enum uop_space s)
@@ -687,7 +690,19 @@ static uniap_code uop_dispatch(struct uop_run *run, struct pool *pool, struct uo
 			.group = o->group,
 			.time_limit_s = slot->opt.time_limit_s > 0 ? slot->opt.time_limit_s + 5 : 0,
 		};
-		uniap_code rc = pool_submit(pool, &t, NULL, err);
+		uniap_code rc;
+
+		/* a solve that overruns its limit (CBC does, in its preprocessing) is killed soon
+		 * after the run's deadline, not 5 s after its own limit: the deadline holds */
+		if (o->deadline_s > 0) {
+			double hard = o->deadline_s - opt_clock_s() + UOP_DEADLINE_GRACE_S;
+
+			if (hard < UOP_DEADLINE_GRACE_S)
+				hard = UOP_DEADLINE_GRACE_S;
+			if (t.time_limit_s <= 0 || hard < t.time_limit_s)
+				t.time_limit_s = hard;
+		}
+		rc = pool_submit(pool, &t, NULL, err);
 
 		if (rc == UNIAP_OK)
 			return UNIAP_OK;
@@ -975,8 +990,8 @@ static struct cost_options uop_cost_options(const struct uop_options *o, const s
  * short (deadline, stop) still bounds the candidates it never started, so its
  * answer carries a finite gap.  A candidate the pass could not reach (the
  * deadline, stop or cancel came first, or the build failed) keeps bound 0;
- * the pass then ends and run->bounded stays 0.  pre_note[i] is set for a
- * candidate whose layers alone prove it infeasible (its note written).
+ * the pass then ends and run->bounded stays 0.  A candidate whose layers alone
+ * prove it infeasible gets bound INFINITY and its note.
  */
 static void uop_bound_pass(struct uop_run *run, const struct cluster_profile *cl,
                            const struct model_profile *m, const struct uop_order *ord,
