@@ -384,7 +384,13 @@ static void uop_done(void *ctx, const struct pool_outcome *o)
 
 	uop_spend(run, o->wall_s);
 
-	if (o->status != POOL_OK || o->work_rc != 0) {
+	if (o->status == POOL_TIMEOUT && run->opts->deadline_s > 0 && opt_clock_s() >= run->opts->deadline_s) {
+		/* killed for the run's deadline (uop_dispatch): left for it, like one never started */
+		uop_fail_candidate(run, slot, "deadline", "not solved: still solving when the run's deadline passed");
+		pthread_mutex_lock(&run->lock);
+		run->deadline_passed = 1;
+		pthread_mutex_unlock(&run->lock);
+	} else if (o->status != POOL_OK || o->work_rc != 0) {
 		uop_fail_candidate(run, slot, o->status == POOL_OK ? "error" : pool_status_name(o->status),
 		                   o->msg[0] ? o->msg : "the worker could not pack its result");
 	} else if (opt_result_unpack(o->out, o->out_len, &r, &err) != UNIAP_OK) {
