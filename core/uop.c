@@ -1081,7 +1081,8 @@ static void uop_sort_by_bound(size_t *idx, size_t n, const struct uop_candidate 
  * still open (a plan not proven, or none; bound below the best), are solved
  * again, least bound first, each with its share of the time now left (fewer
  * candidates, longer shares) and the best TPI as cutoff.  Until the deadline
- * is near, nothing is open, or UOP_MAX_ROUNDS.  A later round's answer merges
+ * is near, nothing is open, the run's budget is spent, or UOP_MAX_ROUNDS.  A
+ * later round's answer merges
  * with the first's (uop_merge_again): nothing proven is lost.
  */
 static uniap_code uop_rounds(struct uop_run *run, const struct cluster_profile *cl,
@@ -1101,12 +1102,14 @@ static uniap_code uop_rounds(struct uop_run *run, const struct cluster_profile *
 		return err_set(err, UNIAP_E_NOMEM, "candidates: out of memory");
 	for (round = 1; round < UOP_MAX_ROUNDS && rc == UNIAP_OK; round++) {
 		double best;
+		int spent;
 
 		pthread_mutex_lock(&run->lock);
 		uop_wait_below(run, 1);
 		best = run->best_tpi;
+		spent = run->budget_spent;
 		pthread_mutex_unlock(&run->lock);
-		if (uop_canceled(o) || (o->stop && atomic_load(o->stop)) ||
+		if (spent || uop_canceled(o) || (o->stop && atomic_load(o->stop)) ||
 		    o->deadline_s - opt_clock_s() < UOP_ROUND_MIN_S)
 			break;
 		for (n_pick = 0, i = 0; i < out->n_candidates; i++) {
@@ -1134,9 +1137,10 @@ static uniap_code uop_rounds(struct uop_run *run, const struct cluster_profile *
 			pthread_mutex_lock(&run->lock);
 			uop_wait_below(run, limit);
 			best = run->best_tpi;
+			spent = run->budget_spent;
 			pthread_mutex_unlock(&run->lock);
 			left = o->deadline_s - opt_clock_s();
-			if (left < UOP_ROUND_MIN_S || (o->stop && atomic_load(o->stop)))
+			if (spent || left < UOP_ROUND_MIN_S || (o->stop && atomic_load(o->stop)))
 				break;
 			if (isfinite(best) && c->bound_s >= best * (1 + UOP_TIE_TOLERANCE))
 				continue; /* the best moved past it during this round */

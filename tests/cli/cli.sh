@@ -122,10 +122,12 @@ fi
 if [ ! -s "$tmp/err-notty" ]; then pass=$((pass + 1)); else echo "FAIL progress-not-a-terminal: $(head -c 200 "$tmp/err-notty")"; fail=$((fail + 1)); fi
 
 # a deadline for the whole plan: the wide T5 on a DGX A100 takes about 45 s to prove on the MILP;
-# with --deadline 1 the best plan so far comes back, not proven, the candidates left say "deadline"
+# with --deadline 1 the best plan so far comes back, not proven, the candidates left say "deadline";
+# every candidate was bounded before any solve, so the gap is below 1 (it was 1 before the bound pass)
 check deadline-plan 0 '"status":"deadline"' -- "$UNIAP" plan --cluster dgx-a100 --model tests/data/t5-wide.json \
 	--batch 16 --deadline 1 --quiet
 if grep -q '"optimal":false' "$tmp/out" && grep -q '"tpi_s":[0-9]' "$tmp/out" &&
+	grep -q '"gap":0\.[0-9]' "$tmp/out" &&
 	grep -q 'not solved: the run.s deadline passed' "$tmp/out"; then pass=$((pass + 1)); else
 	echo "FAIL deadline-plan: $(head -c 300 "$tmp/out")"; fail=$((fail + 1)); fi
 check deadline-bad 2 '--deadline: must be a number' -- "$UNIAP" plan --cluster enva --model bert-huge --batch 8 --deadline 0
