@@ -1057,6 +1057,26 @@ static size_t uop_open_after(const struct uop_result *out, const struct uop_orde
 	return open;
 }
 
+/*
+ * A candidate's turn: UNIAP_E_CANCELED (err set) when the run is canceled;
+ * else waits until fewer than limit solves run and reads the best TPI, its
+ * candidate (best_index may be NULL) and whether the budget is spent.
+ */
+static uniap_code uop_next_turn(struct uop_run *run, size_t limit, double *best, long *best_index,
+                                int *spent, struct uniap_err *err)
+{
+	if (uop_canceled(run->opts))
+		return err_set(err, UNIAP_E_CANCELED, "canceled");
+	pthread_mutex_lock(&run->lock);
+	uop_wait_below(run, limit);
+	*best = run->best_tpi;
+	if (best_index)
+		*best_index = run->out->best;
+	*spent = run->budget_spent;
+	pthread_mutex_unlock(&run->lock);
+	return UNIAP_OK;
+}
+
 /* Rounds after the first: at most this many, each only with this much time left. */
 #define UOP_MAX_ROUNDS 8
 #define UOP_ROUND_MIN_S 0.5
@@ -1101,8 +1121,8 @@ static uniap_code uop_rounds(struct uop_run *run, const struct cluster_profile *
 	if (!pick)
 		return err_set(err, UNIAP_E_NOMEM, "candidates: out of memory");
 	for (round = 1; round < UOP_MAX_ROUNDS && rc == UNIAP_OK; round++) {
-		double best;
-		int spent;
+		double best = INFINITY;
+		int spent = 0;
 
 		pthread_mutex_lock(&run->lock);
 		uop_wait_below(run, 1);
@@ -1130,15 +1150,8 @@ static uniap_code uop_rounds(struct uop_run *run, const struct cluster_profile *
 			struct uniap_err berr;
 			double left, share;
 
-			if (uop_canceled(o)) {
-				rc = err_set(err, UNIAP_E_CANCELED, "canceled");
+			if ((rc = uop_next_turn(run, limit, &best, NULL, &spent, err)) != UNIAP_OK)
 				break;
-			}
-			pthread_mutex_lock(&run->lock);
-			uop_wait_below(run, limit);
-			best = run->best_tpi;
-			spent = run->budget_spent;
-			pthread_mutex_unlock(&run->lock);
 			left = o->deadline_s - opt_clock_s();
 			if (spent || left < UOP_ROUND_MIN_S || (o->stop && atomic_load(o->stop)))
 				break;
@@ -1215,23 +1228,14 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
 		struct cost_options co = uop_cost_options(o, c);
 		struct uop_slot *slot;
 		struct uniap_err berr;
-		double lb, best;
-		long best_index;
+		double lb, best = INFINITY;
+		long best_index = -1;
 		uniap_code brc;
-
-		int spent;
+		int spent = 0;
 
 		i = ord[n].index;
-		if (uop_canceled(o)) {
-			rc = err_set(err, UNIAP_E_CANCELED, "canceled");
+		if ((rc = uop_next_turn(run, limit, &best, &best_index, &spent, err)) != UNIAP_OK)
 			break;
-		}
-		pthread_mutex_lock(&run->lock);
-		uop_wait_below(run, limit);
-		best = run->best_tpi;
-		best_index = out->best;
-		spent = run->budget_spent;
-		pthread_mutex_unlock(&run->lock);
 		if (has[i] && uop_decide_from_facts(run, c, i, &known[i], best, best_index))
 			continue;
 		/* the bound pass's bound decides it without matrices (note written by the pass),
