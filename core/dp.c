@@ -1828,11 +1828,8 @@ static uniap_code dp_solve(const struct cost_candidate *cand, const struct opt_o
 	if ((rc = dp_check_caps(&d, exact == dps_run, err)) != UNIAP_OK)
 		goto out;
 	if (!opts->dp_no_incumbent) {
+		/* out of time with a plan, it returns OK with d.timed_out set */
 		rc = dp_incumbent(&d, st0, sk0, &t0, &found0, err);
-		if (rc == UNIAP_E_TIMEOUT && found0) {
-			d.timed_out = 1;
-			rc = UNIAP_OK;
-		}
 		if (rc == UNIAP_E_TIMEOUT)
 			goto no_plan;
 		if (rc != UNIAP_OK)

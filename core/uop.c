@@ -899,16 +899,16 @@ static int uop_decide_from_facts(struct uop_run *run, struct uop_candidate *c, s
 }
 
 /* Candidate c (note already written) is decided by its lower bound lb: status
- * "infeasible" or "pruned"; a fresh bound goes to the memo store; frees slot. */
-static void uop_settle_by_bound(struct uop_run *run, struct uop_slot *slot, struct uop_candidate *c,
-                                const char *status, double lb)
+ * "infeasible" or "pruned"; a fresh bound (cached 0: not from the memo) goes to
+ * the memo store. */
+static void uop_settle_by_bound(struct uop_run *run, struct uop_candidate *c, const char *status,
+                                double lb, int cached)
 {
 	snprintf(c->status, sizeof(c->status), "%s", status);
 	uop_set_bound(run, c, lb);
 	c->method = OPT_METHOD_LOWER_BOUND;
-	if (!slot->has_known)
+	if (!cached)
 		uop_memo_put_bound(run->opts, c, lb);
-	uop_slot_free(slot);
 	uop_count_done(run);
 }
 
@@ -1241,21 +1241,13 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
 		/* the bound pass's bound decides it without matrices (note written by the pass),
 		 * even past the deadline or budget: a true claim that costs nothing */
 		if (isinf(c->bound_s)) {
-			c->method = OPT_METHOD_LOWER_BOUND;
-			snprintf(c->status, sizeof(c->status), "infeasible");
-			if (!has[i])
-				uop_memo_put_bound(o, c, INFINITY);
-			uop_count_done(run);
+			uop_settle_by_bound(run, c, "infeasible", INFINITY, has[i]);
 			continue;
 		}
 		if (isfinite(best) && c->bound_s >= best * (1 + UOP_TIE_TOLERANCE)) {
 			snprintf(c->note, sizeof(c->note), "lower bound %.6g s is not below the best TPI %.6g s",
 			         c->bound_s, best);
-			c->method = OPT_METHOD_LOWER_BOUND;
-			snprintf(c->status, sizeof(c->status), "pruned");
-			if (!has[i])
-				uop_memo_put_bound(o, c, c->bound_s);
-			uop_count_done(run);
+			uop_settle_by_bound(run, c, "pruned", c->bound_s, has[i]);
 			continue;
 		}
 		if (spent) {
@@ -1337,7 +1329,8 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
 		if (isinf(lb)) {
 			snprintf(c->note, sizeof(c->note),
 			         "even the least memory of every layer exceeds what the %d stages hold", c->pp);
-			uop_settle_by_bound(run, slot, c, "infeasible", lb);
+			uop_settle_by_bound(run, c, "infeasible", lb, slot->has_known);
+			uop_slot_free(slot);
 			continue;
 		}
 		if (slot->has_known && uop_facts_proven(&slot->known)) {
@@ -1360,7 +1353,8 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
 			snprintf(c->note, sizeof(c->note),
 			         "lower bound %.6g s is not below the best TPI %.6g s%s", lb, best,
 			         slot->has_known ? " (bound cached)" : "");
-			uop_settle_by_bound(run, slot, c, "pruned", lb);
+			uop_settle_by_bound(run, c, "pruned", lb, slot->has_known);
+			uop_slot_free(slot);
 			continue;
 		}
 		/* solve without dominated strategies; a memo's plan indexes its own matrices */
