@@ -1925,3 +1925,730 @@ uniap_code dp_stages_solve(const struct cost_candidate *cand, const struct opt_o
 {
 	return dp_solve(cand, opts, out, dps_run, OPT_METHOD_DP_STAGES, err);
 }
+
+/* ------------------------------------------------------------ dp-sweep */
+
+/*
+ * dp-sweep: the bottleneck swept from above.  For a threshold x, Q(x) is the
+ * least sum S over the plans whose every stage and communication time is at
+ * most x: a shortest path over (stage, last layer, out-class of its strategy)
+ * with one number per state, on a block table of the least time of each stage
+ * block per (in-class of its first strategy, out-class of its last).  A plan P
+ * = Q(x) with bottleneck M dominates every plan whose bottleneck lies in
+ * [M, x] (their sum is >= S(P), their bottleneck >= M); the plans left have a
+ * bottleneck < M and a sum >= S(P), so the next threshold is the double just
+ * below M, and the sweep stops once S(P) + (c-1) lo reaches the best TPI, lo
+ * being a threshold below which no plan exists (bisection).  Strategies are
+ * grouped into classes whose cross-stage rows (out) or columns (in) are equal
+ * on every edge, so the boundary between two stages costs the same for any
+ * member; the block DP inside a stage still sees every strategy.  Rows of the
+ * table are shared by runs of identical layers and by stages with the same
+ * in-flight count; entries above the cap (the TPI bound over c: c p <= TPI)
+ * are left out.
+ */
+#define DPW_NONE SIZE_MAX
+
+struct dpw_ent {
+	double t, m;
+	size_t k;      /* strategy of the block's last layer */
+	size_t parent; /* index of the previous layer's entry in hist (traced runs only) */
+};
+
+struct dpw_row {
+	double cap;  /* computed under this cap; 0: not yet */
+	size_t len;  /* lengths 1..len have a finite entry somewhere */
+	double *t;   /* owned, [((n - 1) * C + fc) * C + lc] */
+};
+
+struct dpw {
+	struct dp_inst *d;
+	size_t C;          /* classes (the larger of the in and out counts) */
+	size_t *oc, *ic;   /* owned, [K]: out- and in-class of each strategy */
+	size_t *rep_o, *rep_i; /* owned, [C]: one member of each class (SIZE_MAX: none) */
+	size_t *same;      /* owned, [L]: as dps_same_init */
+	int *sigma;        /* owned, [pp]: first stage with the same in-flight count */
+	struct dpw_row *rows; /* owned, [pp * L]: rows[sigma * L + a] for a >= 1 */
+	struct dpw_row *row0; /* owned, [1]: stage 0's row, any first strategy, under fc 0 */
+	struct dpw_row *rowb; /* owned, [1]: the last stage's blocks a..L-1 by length, from one
+	                         downward run (when pp > 1) */
+	double cap;
+	double entries;    /* table entries held */
+	struct dpw_ent *hist, *buf; /* block DP scratch */
+	size_t n_hist, cap_hist, cap_buf;
+	size_t *off, *noff;  /* owned, [K + 1]: the current step's front of each strategy in hist */
+	double *none;      /* owned, [C * C]: INFINITY (a length past a row's end) */
+	double *V;         /* owned, [pp * L * C]: the query's least S */
+	size_t *pa;        /* owned: first layer of the state's last stage */
+	size_t *pf, *pc;   /* owned: in-class of that stage's first strategy, out-class before it */
+};
+
+static int dpw_grow(struct dpw_ent **v, size_t *cap, size_t need)
+{
+	struct dpw_ent *nv;
+	size_t nc = *cap ? *cap : 1024;
+
+	if (need <= *cap)
+		return 0;
+	while (nc < need)
+		nc *= 2;
+	nv = realloc(*v, nc * sizeof(*nv));
+	if (!nv)
+		return -1;
+	*v = nv;
+	*cap = nc;
+	return 0;
+}
+
+/*
+ * The block DP from layer a on a stage with `inflight` micro-batches in flight,
+ * first strategy of in-class fc (any when fc == SIZE_MAX), at most nmax layers,
+ * entries over cap dropped.  Each step keeps, per last strategy, the (time,
+ * memory) Pareto front within the memory limit.  out (NULL, or [nmax * C]) gets
+ * per length and out-class the least time (INFINITY: none); *len the longest
+ * length with an entry.  back: the block grows downwards from its last layer a
+ * instead (fronts per first strategy, out per in-class, fc ignored): the last
+ * stage's blocks, which all end at the last layer, in one run.  trace: hist
+ * keeps every step (parent indices valid); else only the last.  Returns
+ * UNIAP_E_TIMEOUT/NOMEM.
+ */
+static uniap_code dpw_block(struct dpw *w, size_t a, int back, long inflight, size_t fc, size_t nmax,
+                            double cap, double *out, size_t *len, int trace, struct uniap_err *err)
+{
+	struct dp_inst *d = w->d;
+	size_t L = d->n_layers, K = d->k, C = w->C, n, k, l, j, base = 0;
+	const size_t *cls = back ? w->ic : w->oc;
+
+	if (out)
+		for (j = 0; j < nmax * C; j++)
+			out[j] = INFINITY;
+	*len = 0;
+	w->n_hist = 0;
+	if (dpw_grow(&w->hist, &w->cap_hist, K) != 0)
+		return err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
+	for (k = 0; k < K; k++) {
+		double t = d->time_s[a * K + k];
+		double m = d->mem_fixed[a * K + k] + (double)inflight * d->mem_micro[a * K + k];
+
+		w->off[k] = w->n_hist;
+		if ((back || fc == SIZE_MAX || w->ic[k] == fc) && m <= d->limit && t <= cap) {
+			struct dpw_ent *e = &w->hist[w->n_hist++];
+
+			e->t = t;
+			e->m = m;
+			e->k = k;
+			e->parent = DPW_NONE;
+		}
+	}
+	w->off[K] = w->n_hist;
+	for (n = 1;; n++) {
+		size_t u = back ? a - n : a + n, nb;
+		const struct cost_edge *e;
+
+		if (w->off[K] == base)
+			break;
+		*len = n;
+		if (out)
+			for (k = 0; k < K; k++)
+				if (w->off[k + 1] > w->off[k]) {
+					double *o = &out[(n - 1) * C + cls[k]];
+
+					*o = fmin(*o, w->hist[w->off[k]].t);
+				}
+		if (n == nmax || (back ? n > a : u >= L))
+			break;
+		if (isfinite(d->deadline_s) && opt_clock_s() > d->deadline_s)
+			return err_set(err, UNIAP_E_TIMEOUT, "dp: time limit reached");
+		e = d->chain[back ? u : u - 1];
+		nb = w->n_hist; /* the next step starts here */
+		for (l = 0; l < K; l++) {
+			double tl = d->time_s[u * K + l];
+			double ml = d->mem_fixed[u * K + l] + (double)inflight * d->mem_micro[u * K + l];
+			size_t bn = 0;
+
+			w->noff[l] = w->n_hist;
+			if (!(ml <= d->limit))
+				continue;
+			/*
+			 * The front of l: every front of the previous step shifted by (R[k][l] + A, memory
+			 * of l) stays sorted by time with memory falling, so the fronts are merged one by
+			 * one into the running Pareto front (buf, its first half) through its second half.
+			 */
+			for (k = 0; k < K; k++) {
+				double r = e->same_stage_s[back ? l * K + k : k * K + l];
+				size_t i0 = 0, je = w->off[k + 1], q = 0;
+				double mm = INFINITY;
+				struct dpw_ent *dst;
+
+				j = w->off[k];
+				if (j == je)
+					continue;
+				if (dpw_grow(&w->buf, &w->cap_buf, 2 * (bn + (je - j))) != 0)
+					return err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
+				dst = w->buf + bn;
+				while (i0 < bn || j < je) {
+					struct dpw_ent y = {0, 0, 0, DPW_NONE};
+
+					if (j < je) {
+						y.t = w->hist[j].t + r + tl;
+						y.m = w->hist[j].m + ml;
+					}
+					if (j < je && !(y.t <= cap))
+						j = je; /* the rest of this front is slower still */
+					if (j < je && (i0 == bn || y.t < w->buf[i0].t ||
+					               (y.t == w->buf[i0].t && y.m < w->buf[i0].m))) {
+						y.k = l;
+						y.parent = j++;
+						if (y.m <= d->limit && y.m < mm) {
+							mm = y.m;
+							dst[q++] = y;
+						}
+					} else if (i0 < bn) {
+						if (w->buf[i0].m < mm) {
+							mm = w->buf[i0].m;
+							dst[q++] = w->buf[i0];
+						}
+						i0++;
+					}
+				}
+				memmove(w->buf, dst, q * sizeof(*dst));
+				bn = q;
+			}
+			if (dpw_grow(&w->hist, &w->cap_hist, w->n_hist + bn) != 0)
+				return err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
+			memcpy(w->hist + w->n_hist, w->buf, bn * sizeof(*w->buf));
+			w->n_hist += bn;
+		}
+		w->noff[K] = w->n_hist;
+		if (!trace) {
+			/* keep only the new step, at the start of hist */
+			size_t shift = nb;
+
+			memmove(w->hist, w->hist + nb, (w->n_hist - nb) * sizeof(*w->hist));
+			w->n_hist -= shift;
+			for (l = 0; l <= K; l++)
+				w->off[l] = w->noff[l] - shift;
+			base = 0;
+		} else {
+			memcpy(w->off, w->noff, (K + 1) * sizeof(*w->off));
+			base = nb;
+		}
+	}
+	return UNIAP_OK;
+}
+
+/* The table row for stage s starting at a (computed on first use); NULL on error. */
+static struct dpw_row *dpw_row(struct dpw *w, int s, size_t a, uniap_code *rc, struct uniap_err *err)
+{
+	struct dp_inst *d = w->d;
+	size_t L = d->n_layers, C = w->C, fc, n, lc, len, nmax;
+	int back = s > 0 && s == d->pp - 1; /* the last stage: blocks a..L-1, one downward run */
+	struct dpw_row *r = s == 0 ? w->row0 : back ? w->rowb : &w->rows[(size_t)w->sigma[s] * L + a];
+	double *tmp;
+
+	if (r->cap >= w->cap && r->cap > 0)
+		return r;
+	w->entries -= (double)r->len * C * C;
+	free(r->t);
+	r->t = NULL;
+	r->len = 0;
+	nmax = back ? L - (size_t)s : L - a;
+	tmp = malloc(nmax * C * sizeof(*tmp));
+	if (!tmp) {
+		*rc = err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
+		return NULL;
+	}
+	for (fc = 0; fc < (s == 0 || back ? 1 : C); fc++) {
+		*rc = dpw_block(w, back ? L - 1 : a, back, d->inflight[s], s == 0 ? SIZE_MAX : fc, nmax, w->cap,
+		                tmp, &len, 0, err);
+		if (*rc != UNIAP_OK)
+			goto fail;
+		if (len > r->len) {
+			double *nt = realloc(r->t, len * C * C * sizeof(*nt));
+
+			if (!nt) {
+				*rc = err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
+				goto fail;
+			}
+			for (n = r->len; n < len; n++)
+				for (lc = 0; lc < C * C; lc++)
+					nt[n * C * C + lc] = INFINITY;
+			r->t = nt;
+			w->entries += (double)(len - r->len) * C * C;
+			r->len = len;
+		}
+		for (n = 0; n < len; n++)
+			for (lc = 0; lc < C; lc++) {
+				size_t x;
+
+				if (!back)
+					r->t[(n * C + fc) * C + lc] = tmp[n * C + lc];
+				else /* tmp per in-class; the last layer has no edge out, any out-class */
+					for (x = 0; x < C; x++)
+						r->t[(n * C + lc) * C + x] = tmp[n * C + lc];
+			}
+	}
+	free(tmp);
+	r->cap = w->cap;
+	if (w->entries > DP_TABLE_MAX) {
+		*rc = err_set(err, UNIAP_E_LIMIT, "dp-sweep: block table over %.0f entries", DP_TABLE_MAX);
+		return NULL;
+	}
+	return r;
+fail:
+	free(tmp);
+	return NULL;
+}
+
+/* Least stage time of layers a..a+n-1 on stage s, first in-class fc, last out-class lc. */
+static const double *dpw_entry(struct dpw *w, int s, size_t a, size_t n, uniap_code *rc, struct uniap_err *err)
+{
+	struct dpw_row *r;
+	size_t a0 = a;
+
+	if (s > 0 && s < w->d->pp - 1)
+		while (a0 > 1 && w->same[a0 - 1] >= n)
+			a0--; /* layers a0-1.. and a0.. agree for n layers: the same row entries */
+	r = dpw_row(w, s, a0, rc, err);
+	if (!r)
+		return NULL;
+	if (n > r->len)
+		return w->none;
+	return &r->t[(n - 1) * w->C * w->C];
+}
+
+/*
+ * Q(x): least S with every stage and communication time <= x (x <= w->cap).
+ * *S_out INFINITY when no plan; else *M_out the bottleneck of the traced plan
+ * and stage/strategy filled.
+ */
+static uniap_code dpw_query(struct dpw *w, double x, double *S_out, double *M_out, int *stage, size_t *strategy,
+                            struct uniap_err *err)
+{
+	struct dp_inst *d = w->d;
+	size_t L = d->n_layers, C = w->C, b, a, fc, lc, pc, n_states = (size_t)d->pp * L * C, i, best_lc = 0;
+	int s, pp = d->pp;
+	double best = INFINITY, M = 0;
+	uniap_code rc = UNIAP_OK;
+
+	for (i = 0; i < n_states; i++)
+		w->V[i] = INFINITY;
+	for (s = 0; s < pp; s++) {
+		size_t b_hi = L - (size_t)pp + (size_t)s, b_lo = s == pp - 1 ? L - 1 : (size_t)s;
+
+		rc = dp_check_time(d, err);
+		if (rc != UNIAP_OK)
+			return rc;
+		for (b = b_lo; b <= b_hi; b++)
+			for (a = (s == 0 ? 0 : b) + 1; a-- > (s == 0 ? 0 : (size_t)s);) {
+				size_t n = b - a + 1;
+				const double *t = dpw_entry(w, s, a, n, &rc, err);
+				int any = 0;
+
+				if (!t)
+					return rc;
+				for (fc = 0; fc < (s == 0 ? 1 : C); fc++) {
+					double in = s == 0 ? 0 : INFINITY;
+					size_t bp = DPW_NONE;
+
+					for (lc = 0; lc < C; lc++)
+						any |= isfinite(t[fc * C + lc]);
+					if (s > 0) {
+						const struct cost_edge *e = d->chain[a - 1];
+
+						if (w->rep_i[fc] == SIZE_MAX)
+							continue;
+						for (pc = 0; pc < C; pc++) {
+							double v = w->V[(((size_t)s - 1) * L + a - 1) * C + pc], r;
+
+							if (!isfinite(v) || w->rep_o[pc] == SIZE_MAX)
+								continue;
+							r = e->cross_stage_s[w->rep_o[pc] * d->k + w->rep_i[fc]];
+							if (r <= x && v + r < in) {
+								in = v + r;
+								bp = pc;
+							}
+						}
+					}
+					if (!isfinite(in))
+						continue;
+					for (lc = 0; lc < C; lc++) {
+						double tt = t[fc * C + lc];
+						size_t idx = ((size_t)s * L + b) * C + lc;
+
+						if (tt <= x && in + tt < w->V[idx]) {
+							w->V[idx] = in + tt;
+							w->pa[idx] = a;
+							w->pf[idx] = fc;
+							w->pc[idx] = bp;
+						}
+					}
+				}
+				if (!any)
+					break; /* no block a..b at all: none longer either (costs >= 0) */
+			}
+	}
+	for (lc = 0; lc < C; lc++) {
+		double v = w->V[(((size_t)pp - 1) * L + L - 1) * C + lc];
+
+		if (v < best) {
+			best = v;
+			best_lc = lc;
+		}
+	}
+	*S_out = best;
+	*M_out = INFINITY;
+	if (!isfinite(best))
+		return UNIAP_OK;
+	/* trace: each stage's strategies from a traced block run */
+	b = L - 1;
+	lc = best_lc;
+	for (s = pp - 1; s >= 0; s--) {
+		size_t idx = ((size_t)s * L + b) * C + lc, len, j, k, u, pick = DPW_NONE;
+		int back = s > 0 && s == pp - 1;
+		double tb = INFINITY;
+
+		a = w->pa[idx];
+		fc = w->pf[idx];
+		rc = dpw_block(w, back ? b : a, back, d->inflight[s], s == 0 ? SIZE_MAX : fc, b - a + 1, w->cap, NULL,
+		               &len, 1, err);
+		if (rc != UNIAP_OK)
+			return rc;
+		if (len != b - a + 1)
+			return err_set(err, UNIAP_E_INTERNAL, "dp-sweep: block trace lost");
+		/* the run's last step: per last strategy (downward: per first strategy) */
+		for (k = 0; k < d->k; k++)
+			if ((back ? w->ic[k] == fc : w->oc[k] == lc) && w->off[k + 1] > w->off[k] &&
+			    w->hist[w->off[k]].t < tb) {
+				tb = w->hist[w->off[k]].t;
+				pick = w->off[k];
+			}
+		if (pick == DPW_NONE)
+			return err_set(err, UNIAP_E_INTERNAL, "dp-sweep: block trace lost");
+		M = fmax(M, tb);
+		for (u = 0, j = pick; u <= b - a; u++, j = w->hist[j].parent) {
+			size_t layer = back ? a + u : b - u;
+
+			if (j == DPW_NONE)
+				return err_set(err, UNIAP_E_INTERNAL, "dp-sweep: block trace broken");
+			stage[layer] = s;
+			strategy[layer] = w->hist[j].k;
+		}
+		if (s > 0) {
+			pc = w->pc[idx];
+			M = fmax(M, d->chain[a - 1]->cross_stage_s[w->rep_o[pc] * d->k + w->rep_i[fc]]);
+			b = a - 1;
+			lc = pc;
+		}
+	}
+	*M_out = M;
+	return UNIAP_OK;
+}
+
+static void dpw_release(struct dpw *w)
+{
+	size_t i;
+
+	if (w->rows)
+		for (i = 0; i < (size_t)w->d->pp * w->d->n_layers; i++)
+			free(w->rows[i].t);
+	if (w->row0)
+		free(w->row0->t);
+	if (w->rowb)
+		free(w->rowb->t);
+	free(w->rows);
+	free(w->row0);
+	free(w->rowb);
+	free(w->oc);
+	free(w->ic);
+	free(w->rep_o);
+	free(w->rep_i);
+	free(w->same);
+	free(w->sigma);
+	free(w->hist);
+	free(w->buf);
+	free(w->off);
+	free(w->noff);
+	free(w->none);
+	free(w->V);
+	free(w->pa);
+	free(w->pf);
+	free(w->pc);
+}
+
+/* Strategy classes: equal cross-stage rows (out) or columns (in) on every edge. */
+static void dpw_classes(struct dpw *w)
+{
+	struct dp_inst *d = w->d;
+	size_t K = d->k, L = d->n_layers, k, j, e, r, no = 0, ni = 0;
+
+	for (k = 0; k < K; k++) {
+		w->oc[k] = SIZE_MAX;
+		for (j = 0; j < k && w->oc[k] == SIZE_MAX; j++) {
+			int eq = 1;
+
+			for (e = 0; e + 1 < L && eq; e++)
+				eq = dp_rows_equal(d->chain[e]->cross_stage_s + k * K, d->chain[e]->cross_stage_s + j * K, K);
+			if (eq)
+				w->oc[k] = w->oc[j];
+		}
+		if (w->oc[k] == SIZE_MAX)
+			w->oc[k] = no++;
+		w->ic[k] = SIZE_MAX;
+		for (j = 0; j < k && w->ic[k] == SIZE_MAX; j++) {
+			int eq = 1;
+
+			for (e = 0; e + 1 < L && eq; e++)
+				for (r = 0; r < K && eq; r++)
+					eq = d->chain[e]->cross_stage_s[r * K + k] == d->chain[e]->cross_stage_s[r * K + j];
+			if (eq)
+				w->ic[k] = w->ic[j];
+		}
+		if (w->ic[k] == SIZE_MAX)
+			w->ic[k] = ni++;
+	}
+	w->C = no > ni ? no : ni;
+	for (k = 0; k < w->C; k++)
+		w->rep_o[k] = w->rep_i[k] = SIZE_MAX;
+	for (k = K; k-- > 0;) {
+		w->rep_o[w->oc[k]] = k;
+		w->rep_i[w->ic[k]] = k;
+	}
+}
+
+/* Keeps the query's plan when its audited TPI beats *best. */
+static void dpw_keep(struct dpw *w, const int *st, const size_t *sk, int *best_st, size_t *best_sk,
+                     double *best)
+{
+	size_t n = w->d->n_layers;
+	double t = opt_tpi(w->d->cand, st, sk);
+
+	if (isfinite(t) && t < *best) {
+		*best = t;
+		memcpy(best_st, st, n * sizeof(*st));
+		memcpy(best_sk, sk, n * sizeof(*sk));
+	}
+}
+
+uniap_code dp_sweep_solve(const struct cost_candidate *cand, const struct opt_options *opts,
+                          struct opt_result *out, struct uniap_err *err)
+{
+	struct dp_inst d;
+	struct dpw w;
+	size_t n, K, L, u, k, i, queries = 0;
+	int *st = NULL, *best_st = NULL, s, t;
+	size_t *sk = NULL, *best_sk = NULL;
+	double c1, g = 0, g_max = 0, g_lim, S = INFINITY, M = INFINITY, best = INFINITY, lo = 0, hi, S_last = 0,
+	       M_last, g_done = 0, covered = -1;
+	uniap_code rc;
+
+	rc = dp_inst_init(&d, cand, opts, err);
+	if (rc != UNIAP_OK)
+		return rc;
+	memset(&w, 0, sizeof(w));
+	w.d = &d;
+	out->method = OPT_METHOD_DP_SWEEP;
+	n = L = d.n_layers;
+	K = d.k;
+	c1 = (double)(d.c - 1);
+	st = calloc(n, sizeof(*st));
+	best_st = calloc(n, sizeof(*best_st));
+	sk = calloc(n, sizeof(*sk));
+	best_sk = calloc(n, sizeof(*best_sk));
+	w.oc = calloc(K, sizeof(*w.oc));
+	w.ic = calloc(K, sizeof(*w.ic));
+	w.rep_o = calloc(K, sizeof(*w.rep_o));
+	w.rep_i = calloc(K, sizeof(*w.rep_i));
+	w.same = calloc(L, sizeof(*w.same));
+	w.sigma = calloc((size_t)d.pp, sizeof(*w.sigma));
+	w.rows = calloc((size_t)d.pp * L, sizeof(*w.rows));
+	w.row0 = calloc(1, sizeof(*w.row0));
+	w.rowb = calloc(1, sizeof(*w.rowb));
+	w.off = calloc(K + 1, sizeof(*w.off));
+	w.noff = calloc(K + 1, sizeof(*w.noff));
+	if (!st || !best_st || !sk || !best_sk || !w.oc || !w.ic || !w.rep_o || !w.rep_i || !w.same || !w.sigma ||
+	    !w.rows || !w.row0 || !w.rowb || !w.off || !w.noff) {
+		rc = err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
+		goto out;
+	}
+	dpw_classes(&w);
+	if ((double)d.pp * L * w.C > (double)d.cap * 4) {
+		rc = err_set(err, UNIAP_E_LIMIT, "dp-sweep: %zu x %d x %zu states is over the cap", L, d.pp, w.C);
+		goto out;
+	}
+	w.V = malloc((size_t)d.pp * L * w.C * sizeof(*w.V));
+	w.pa = malloc((size_t)d.pp * L * w.C * sizeof(*w.pa));
+	w.pf = malloc((size_t)d.pp * L * w.C * sizeof(*w.pf));
+	w.pc = malloc((size_t)d.pp * L * w.C * sizeof(*w.pc));
+	w.none = malloc(w.C * w.C * sizeof(*w.none));
+	if (!w.V || !w.pa || !w.pf || !w.pc || !w.none) {
+		rc = err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
+		goto out;
+	}
+	for (i = 0; i < w.C * w.C; i++)
+		w.none[i] = INFINITY;
+	dps_same_init(&d, w.same);
+	for (s = 0; s < d.pp; s++)
+		for (t = 0; t <= s; t++)
+			if (d.inflight[t] == d.inflight[s]) {
+				w.sigma[s] = t;
+				break;
+			}
+	/* every stage or communication time is at most g_max: all layers at their slowest, plus
+	 * every edge at its dearest */
+	for (u = 0; u < L; u++) {
+		double worst = 0;
+
+		for (k = 0; k < K; k++)
+			worst = fmax(worst, d.time_s[u * K + k]);
+		g_max += worst;
+		if (u + 1 < L) {
+			worst = 0;
+			for (i = 0; i < K * K; i++)
+				worst = fmax(worst, fmax(d.chain[u]->same_stage_s[i], d.chain[u]->cross_stage_s[i]));
+			g_max += worst;
+		}
+	}
+	/* TPI = S + (c-1) M >= c M, so a plan under the cutoff has M < cutoff / c */
+	g_lim = isfinite(d.cutoff_s) ? fmin(g_max, d.cutoff_s / (double)d.c) : g_max;
+	/* the first cap: the least time of everything spread evenly (rows cost more the higher the
+	 * cap; it grows by half while no plan fits under it, and to best / c once one does) */
+	{
+		double first = INFINITY;
+
+		for (k = 0; k < K; k++)
+			first = fmin(first, d.time_s[k]);
+		g = fmin(g_lim, fmax((d.rem_s[0] + first) / d.pp, d.rem_peak_s[0]));
+		if (!(g > 0))
+			g = fmin(g_lim, 1e-9);
+		/* under a cutoff its own cap, the tightest valid one, decides in one round */
+		if (isfinite(d.cutoff_s))
+			g = g_lim;
+	}
+	/* the memory-priced bound of the other DPs already reaches the cutoff: nothing to build */
+	if (isfinite(d.cutoff_s) && dp_root_bound(&d) >= d.cutoff_s) {
+		out->status = OPT_PRUNED;
+		out->bound_s = d.cutoff_s;
+		out->tpi_s = INFINITY;
+		out->gap = INFINITY;
+		snprintf(out->note, sizeof(out->note), "dp-sweep: the root bound reaches the cutoff");
+		goto done;
+	}
+	/*
+	 * Rounds, each with the table under cap g: Q(g), then (first round) the floor lo by
+	 * bisection, then the sweep down to what the earlier rounds covered.  Plans with M > g
+	 * have TPI >= c M > c g, so a round ends the search once c g >= best; else the next round
+	 * raises g to best / c (a plan under no cap: g grows by half).
+	 */
+	for (;;) {
+		w.cap = g;
+		rc = dpw_query(&w, g, &S, &M, st, sk, err);
+		queries++;
+		if (rc != UNIAP_OK)
+			goto stop;
+		if (!isfinite(S)) {
+			lo = fmax(lo, g); /* no plan at all with every time <= g */
+			if (g >= g_lim)
+				break;
+			g = fmin(g_lim, 1.5 * g);
+			continue;
+		}
+		dpw_keep(&w, st, sk, best_st, best_sk, &best);
+		S_last = S;
+		M_last = M;
+		g_done = g;
+		hi = M;
+		while (d.c > 1 && covered < 0 && hi - lo > 1e-9 * hi && S_last + c1 * lo < best * (1 - 1e-12)) {
+			double mid = lo + (hi - lo) / 2;
+
+			rc = dpw_query(&w, mid, &S, &M, st, sk, err);
+			queries++;
+			if (rc != UNIAP_OK)
+				goto stop;
+			if (isfinite(S)) {
+				dpw_keep(&w, st, sk, best_st, best_sk, &best);
+				hi = M;
+			} else {
+				lo = mid;
+			}
+		}
+		/* the sweep: plans with a bottleneck in [M_last, previous threshold] are dominated */
+		while (d.c > 1 && S_last + c1 * lo < best * (1 - 1e-12)) {
+			double x = nextafter(M_last, 0);
+
+			if (!(x > lo) || x <= covered)
+				break;
+			rc = dpw_query(&w, x, &S, &M, st, sk, err);
+			queries++;
+			if (rc != UNIAP_OK)
+				goto stop;
+			if (!isfinite(S))
+				break;
+			dpw_keep(&w, st, sk, best_st, best_sk, &best);
+			S_last = S;
+			M_last = M;
+		}
+		covered = g;
+		if (best <= (double)d.c * g || g >= g_lim)
+			break;
+		g = fmin(g_lim, best / (double)d.c);
+	}
+	if (!isfinite(best)) {
+		/* no plan with every time <= g_lim */
+		out->status = g_lim < g_max ? OPT_PRUNED : OPT_INFEASIBLE;
+		out->bound_s = g_lim < g_max ? d.cutoff_s : INFINITY;
+		out->tpi_s = INFINITY;
+		out->gap = INFINITY;
+		goto done;
+	}
+	if (!(best < d.cutoff_s)) {
+		out->status = OPT_PRUNED;
+		out->bound_s = d.cutoff_s;
+		out->tpi_s = INFINITY;
+		out->gap = INFINITY;
+		goto done;
+	}
+	out->status = OPT_OPTIMAL;
+	out->bound_s = best;
+	out->gap = 0;
+	goto plan;
+stop:
+	if (rc != UNIAP_E_TIMEOUT)
+		goto out;
+	err_clear(err);
+	rc = UNIAP_OK;
+	if (!isfinite(best)) {
+		out->status = OPT_UNKNOWN;
+		out->bound_s = dp_root_bound(&d);
+		out->tpi_s = INFINITY;
+		out->gap = INFINITY;
+		snprintf(out->note, sizeof(out->note), "dp-sweep: time limit reached before a plan; the bound holds");
+		goto done;
+	}
+	/* anytime: what is left has a sum >= S_last and a bottleneck > lo */
+	out->status = OPT_FEASIBLE;
+	/* what is left: a bottleneck over g_done (TPI >= c g_done), or a sum >= S_last (the top
+	 * of the last round whose first query ended) and a bottleneck > lo */
+	out->bound_s = fmin(fmin(best, (double)d.c * g_done), fmax(dp_root_bound(&d), S_last + c1 * lo));
+	snprintf(out->note, sizeof(out->note), "dp-sweep: time limit reached after %zu thresholds", queries);
+plan:
+	out->n_layers = n;
+	out->stage = best_st;
+	out->strategy = best_sk;
+	best_st = NULL;
+	best_sk = NULL;
+	out->tpi_s = opt_tpi(cand, out->stage, out->strategy);
+	out->gap = out->tpi_s > 0 ? (out->tpi_s - out->bound_s) / out->tpi_s : 0;
+done:
+	out->nodes = (long)queries;
+	if (!out->note[0])
+		snprintf(out->note, sizeof(out->note), "dp-sweep: %zu thresholds, %zu strategy classes, %.0f table entries",
+		         queries, w.C, w.entries);
+out:
+	free(st);
+	free(sk);
+	free(best_st);
+	free(best_sk);
+	dpw_release(&w);
+	dp_inst_release(&d);
+	return rc;
+}

@@ -43,6 +43,21 @@ uniap_code dp_stages_solve(const struct cost_candidate *cand, const struct opt_o
                            struct opt_result *out, struct uniap_err *err);
 
 /*
+ * dp-sweep: exact for chains by sweeping the bottleneck down from above.  Each
+ * threshold x is a shortest path for the least sum of stage and communication
+ * times with every one of them <= x, over a block table per (first strategy's
+ * in-class, last strategy's out-class), classes being strategies with equal
+ * cross-stage rows or columns; the sweep stops when the least sum left plus
+ * (c - 1) times a proven floor of the bottleneck reaches the best plan.  No
+ * incumbent; same statuses as the other DPs (OPT_FEASIBLE with a bound when
+ * the time limit passes after a plan, OPT_UNKNOWN before), UNIAP_E_LIMIT when
+ * the table or the states are over their caps.  out->nodes counts thresholds.
+ * cand, opts borrowed; out (initialised) is filled and owned by the caller.
+ */
+uniap_code dp_sweep_solve(const struct cost_candidate *cand, const struct opt_options *opts,
+                          struct opt_result *out, struct uniap_err *err);
+
+/*
  * The exact program for any acyclic layer graph (dp_dag.c): states are
  * (ideal, open stage, stage and strategy of each frontier layer).  It first
  * enumerates the ideals and measures the width (the largest frontier) and

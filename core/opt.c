@@ -528,7 +528,8 @@ uniap_code opt_solve(const struct cost_candidate *c, const struct opt_options *o
 	/* the DPs add contiguous stage times into one maximum; interleaved device loads are
 	 * sums over stages that are not contiguous, so only the MILP is exact for them */
 	chain = opt_is_chain(c) && cost_virtual(c) == 1;
-	if (cost_virtual(c) > 1 && (o.path == OPT_PATH_DP_CHAIN || o.path == OPT_PATH_DP_STAGES)) {
+	if (cost_virtual(c) > 1 &&
+	    (o.path == OPT_PATH_DP_CHAIN || o.path == OPT_PATH_DP_STAGES || o.path == OPT_PATH_DP_SWEEP)) {
 		rc = err_set(err, UNIAP_E_ARG, "opt.path: the dynamic programs do not take interleaved "
 		             "candidates (%d virtual stages)", c->virtual_stages);
 		goto out;
@@ -539,6 +540,9 @@ uniap_code opt_solve(const struct cost_candidate *c, const struct opt_options *o
 		break;
 	case OPT_PATH_DP_STAGES:
 		rc = dp_stages_solve(c, &o, out, err);
+		break;
+	case OPT_PATH_DP_SWEEP:
+		rc = dp_sweep_solve(c, &o, out, err);
 		break;
 	case OPT_PATH_MILP:
 		rc = opt_run_bounded(c, &o, 0, out, err);
@@ -572,8 +576,24 @@ uniap_code opt_solve(const struct cost_candidate *c, const struct opt_options *o
 			}
 			break;
 		}
-		/* dp-stages, then dp-chain (no block table), then the MILP when both hit the cap */
-		rc = dp_stages_solve(c, &o, out, err);
+		/*
+		 * dp-stages while its block table is small (L^2 K^2 <= OPT_DP_SWEEP_ABOVE entries),
+		 * else dp-sweep, whose table shares rows between identical layers and keeps strategy
+		 * classes at the boundaries (docs/optimizer.md, "dp-sweep", has the measurements);
+		 * each falls back to the other on a cap, then dp-chain, then the MILP.
+		 */
+		{
+			double kk = (double)cost_k(c), nn = (double)c->n_layers;
+			int sweep_first = nn * nn * kk * kk > OPT_DP_SWEEP_ABOVE;
+
+			rc = sweep_first ? dp_sweep_solve(c, &o, out, err) : dp_stages_solve(c, &o, out, err);
+			if (rc == UNIAP_E_LIMIT) {
+				opt_result_release(out);
+				err_clear(err);
+				opt_time_left(&o, t0);
+				rc = sweep_first ? dp_stages_solve(c, &o, out, err) : dp_sweep_solve(c, &o, out, err);
+			}
+		}
 		if (rc == UNIAP_E_LIMIT) {
 			opt_result_release(out);
 			err_clear(err);
@@ -1135,7 +1155,7 @@ out:
 
 static const char *const opt_methods[] = {
 	OPT_METHOD_NONE, OPT_METHOD_DP_CHAIN, OPT_METHOD_DP_STAGES, OPT_METHOD_MILP,
-	OPT_METHOD_MILP_AFTER_CAP, OPT_METHOD_LOWER_BOUND, OPT_METHOD_DP_DAG,
+	OPT_METHOD_MILP_AFTER_CAP, OPT_METHOD_LOWER_BOUND, OPT_METHOD_DP_DAG, OPT_METHOD_DP_SWEEP,
 };
 #define OPT_N_METHODS (sizeof(opt_methods) / sizeof(opt_methods[0]))
 

@@ -52,6 +52,7 @@ enum opt_path {
 	OPT_PATH_DP_CHAIN,  /* the per-layer label DP; UNIAP_E_ARG if not a chain */
 	OPT_PATH_DP_STAGES, /* the stage-block DP; UNIAP_E_ARG if not a chain */
 	OPT_PATH_DP_DAG,    /* the ideal DP for narrow DAGs; UNIAP_E_LIMIT when too wide */
+	OPT_PATH_DP_SWEEP,  /* the bottleneck sweep; UNIAP_E_ARG if not a chain */
 	OPT_PATH_COUNT
 };
 
@@ -79,6 +80,9 @@ struct opt_options {
 void opt_options_init(struct opt_options *o);
 
 /* Method names a result can carry (static strings). */
+/* AUTO sends chains whose dp-stages block table (L^2 K^2 entries) is larger to dp-sweep */
+#define OPT_DP_SWEEP_ABOVE 4194304.0
+
 #define OPT_METHOD_NONE "none"
 #define OPT_METHOD_DP_CHAIN "dp-chain"
 #define OPT_METHOD_DP_STAGES "dp-stages"
@@ -86,6 +90,7 @@ void opt_options_init(struct opt_options *o);
 #define OPT_METHOD_MILP_AFTER_CAP "milp-after-dp-cap"
 #define OPT_METHOD_LOWER_BOUND "lower-bound" /* decided by a bound, never solved (uop) */
 #define OPT_METHOD_DP_DAG "dp-dag"
+#define OPT_METHOD_DP_SWEEP "dp-sweep"
 
 #define OPT_NOTE_MAX 160
 

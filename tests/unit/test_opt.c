@@ -458,7 +458,7 @@ static void test_dp_vs_brute_and_milp(void **state)
 		struct rng r = {seed * 0x9e3779b97f4a7c15ull + 1};
 		struct gen g;
 		struct cost_candidate c;
-		struct opt_result a, b, m, au;
+		struct opt_result a, b, m, au, sw;
 		double best;
 		char what[160];
 		int bare = t % 2; /* half the runs without the incumbent: the exact search alone */
@@ -472,23 +472,28 @@ static void test_dp_vs_brute_and_milp(void **state)
 		solve_path_opt(&c, OPT_PATH_DP_STAGES, bare, &b);
 		solve_path(&c, OPT_PATH_MILP, &m);
 		solve_path(&c, OPT_PATH_AUTO, &au);
+		solve_path(&c, OPT_PATH_DP_SWEEP, &sw);
 		if (isinf(best)) {
 			inf++;
 			if (a.status != OPT_INFEASIBLE || b.status != OPT_INFEASIBLE || m.status != OPT_INFEASIBLE ||
-			    au.status != OPT_INFEASIBLE)
-				fail_msg("%s: infeasible, got %s %s %s", what, opt_status_name(a.status),
-				         opt_status_name(b.status), opt_status_name(m.status));
+			    au.status != OPT_INFEASIBLE || sw.status != OPT_INFEASIBLE)
+				fail_msg("%s: infeasible, got %s %s %s %s", what, opt_status_name(a.status),
+				         opt_status_name(b.status), opt_status_name(m.status), opt_status_name(sw.status));
 		} else {
 			if (!close_rel(a.tpi_s, best, 1e-9) || !close_rel(b.tpi_s, best, 1e-9) ||
-			    !close_rel(m.tpi_s, best, 1e-9) || !close_rel(au.tpi_s, best, 1e-9))
-				fail_msg("%s: brute %.17g dp-chain %.17g dp-stages %.17g milp %.17g", what, best,
-				         a.tpi_s, b.tpi_s, m.tpi_s);
+			    !close_rel(m.tpi_s, best, 1e-9) || !close_rel(au.tpi_s, best, 1e-9) ||
+			    !close_rel(sw.tpi_s, best, 1e-9))
+				fail_msg("%s: brute %.17g dp-chain %.17g dp-stages %.17g milp %.17g dp-sweep %.17g", what,
+				         best, a.tpi_s, b.tpi_s, m.tpi_s, sw.tpi_s);
 			assert_int_equal(a.status, OPT_OPTIMAL);
 			assert_int_equal(b.status, OPT_OPTIMAL);
+			assert_int_equal(sw.status, OPT_OPTIMAL);
 			assert_string_equal(a.method, OPT_METHOD_DP_CHAIN);
 			assert_string_equal(b.method, OPT_METHOD_DP_STAGES);
+			assert_string_equal(sw.method, OPT_METHOD_DP_SWEEP);
 			assert_string_equal(au.method, OPT_METHOD_DP_STAGES);
 		}
+		opt_result_release(&sw);
 		opt_result_release(&a);
 		opt_result_release(&b);
 		opt_result_release(&m);
@@ -620,6 +625,14 @@ static void test_wide_range_claims(void **state)
 			solve_path(&c, OPT_PATH_AUTO, &au);
 			/* the programs decide; the MILP (graphs wider than dp-dag takes) may say feasible */
 			check_claim(&au, best, INFINITY, strncmp(au.method, "dp-", 3) == 0, what);
+			if (opt_is_chain(&c)) {
+				/* the sweep's thresholds and strategy classes under costs over 10+ decades */
+				struct opt_result sw;
+
+				solve_path(&c, OPT_PATH_DP_SWEEP, &sw);
+				check_claim(&sw, best, INFINITY, 1, what);
+				opt_result_release(&sw);
+			}
 			solve_path(&c, OPT_PATH_MILP, &m);
 			check_claim(&m, best, INFINITY, 0, what);
 			certified += m.status == OPT_OPTIMAL || m.status == OPT_INFEASIBLE;
@@ -693,7 +706,7 @@ static void test_dp_chain_vs_stages(void **state)
 		struct rng r = {seed * 0x9e3779b97f4a7c15ull + 1};
 		struct gen g;
 		struct cost_candidate c;
-		struct opt_result a, b;
+		struct opt_result a, b, sw;
 		char what[160];
 
 		memset(&g, 0, sizeof(g));
@@ -709,9 +722,13 @@ static void test_dp_chain_vs_stages(void **state)
 		describe(&g, seed, what, sizeof(what));
 		solve_path_opt(&c, OPT_PATH_DP_CHAIN, t % 3 == 0, &a);
 		solve_path_opt(&c, OPT_PATH_DP_STAGES, t % 3 == 1, &b);
-		if (a.status != b.status || !close_rel(a.tpi_s, b.tpi_s, 1e-9))
-			fail_msg("%s: dp-chain %s %.17g, dp-stages %s %.17g", what, opt_status_name(a.status),
-			         a.tpi_s, opt_status_name(b.status), b.tpi_s);
+		solve_path(&c, OPT_PATH_DP_SWEEP, &sw);
+		if (a.status != b.status || !close_rel(a.tpi_s, b.tpi_s, 1e-9) || a.status != sw.status ||
+		    !close_rel(a.tpi_s, sw.tpi_s, 1e-9))
+			fail_msg("%s: dp-chain %s %.17g, dp-stages %s %.17g, dp-sweep %s %.17g", what,
+			         opt_status_name(a.status), a.tpi_s, opt_status_name(b.status), b.tpi_s,
+			         opt_status_name(sw.status), sw.tpi_s);
+		opt_result_release(&sw);
 		opt_result_release(&a);
 		opt_result_release(&b);
 		cost_candidate_release(&c);
@@ -746,7 +763,7 @@ static void test_dp_bounds_tight(void **state)
 		inst_make(&r, &g, &c);
 		describe(&g, seed, what, sizeof(what));
 		assert_int_equal(brute_solve(&c, &best, NULL, NULL, NULL), 0);
-		for (path = 0; path < 2; path++)
+		for (path = 0; path < 3; path++)
 			for (above = 0; above < 2; above++) {
 				struct opt_options o;
 				struct opt_result res;
@@ -754,7 +771,7 @@ static void test_dp_bounds_tight(void **state)
 				double cutoff = isinf(best) ? INFINITY : best * (above ? 1 + 1e-9 : 1 - 1e-9);
 
 				opt_options_init(&o);
-				o.path = path ? OPT_PATH_DP_STAGES : OPT_PATH_DP_CHAIN;
+				o.path = (enum opt_path[]){OPT_PATH_DP_CHAIN, OPT_PATH_DP_STAGES, OPT_PATH_DP_SWEEP}[path];
 				o.dp_no_incumbent = 1;
 				o.cutoff_tpi = cutoff;
 				o.time_limit_s = 60;
@@ -768,7 +785,7 @@ static void test_dp_bounds_tight(void **state)
 			}
 		cost_candidate_release(&c);
 	}
-	print_message("tight bounds: %d pruned, %d infeasible answers of 960\n", n_pruned, n_inf);
+	print_message("tight bounds: %d pruned, %d infeasible answers of 1440\n", n_pruned, n_inf);
 	assert_true(n_pruned > 0);
 }
 
@@ -838,6 +855,65 @@ static void test_dp_anytime(void **state)
 	assert_true(n_unknown_bound > 0);
 }
 
+/*
+ * dp-sweep under short limits: every answer's claim holds against the sweep
+ * without a limit (itself checked against brute force above); a limit that
+ * passes before the first threshold leaves no plan but the root bound.
+ */
+static void test_dp_sweep_anytime(void **state)
+{
+	static const double limits[] = {1e-9, 1e-4, 1e-3, 1e-2};
+	int t, n_unknown_bound = 0, n_other = 0;
+
+	(void)state;
+	for (t = 0; t < 24; t++) {
+		unsigned long seed = 9600 + (unsigned long)t;
+		struct rng r = {seed * 0x9e3779b97f4a7c15ull + 1};
+		struct gen g;
+		struct cost_candidate c;
+		struct opt_result full, part;
+		struct opt_options o;
+		struct uniap_err err;
+		char what[160];
+
+		memset(&g, 0, sizeof(g));
+		g.graph = G_CHAIN;
+		g.pp = 4 + 4 * (t % 2);
+		g.n_layers = 48;
+		g.k = 12;
+		g.c = 8;
+		g.tight = 1;
+		g.one_f_one_b = 1;
+		g.identical = (t / 2) % 3;
+		inst_make(&r, &g, &c);
+		describe(&g, seed, what, sizeof(what));
+		solve_path(&c, OPT_PATH_DP_SWEEP, &full);
+		opt_options_init(&o);
+		o.path = OPT_PATH_DP_SWEEP;
+		o.time_limit_s = limits[t % 4];
+		err_clear(&err);
+		if (opt_solve(&c, &o, &part, &err) != UNIAP_OK)
+			fail_msg("%s: %s", what, err.msg);
+		if (full.status == OPT_OPTIMAL) {
+			check_claim(&part, full.tpi_s, INFINITY, 0, what);
+		} else {
+			assert_int_equal(full.status, OPT_INFEASIBLE);
+			if (part.status != OPT_INFEASIBLE && part.status != OPT_UNKNOWN)
+				fail_msg("%s: infeasible, under a limit %s", what, opt_status_name(part.status));
+		}
+		if (part.status == OPT_FEASIBLE)
+			assert_non_null(strstr(part.note, "time limit"));
+		n_unknown_bound += part.status == OPT_UNKNOWN && part.bound_s > 0;
+		n_other += part.status != OPT_UNKNOWN;
+		opt_result_release(&full);
+		opt_result_release(&part);
+		cost_candidate_release(&c);
+	}
+	print_message("dp-sweep anytime: %d unknown with a bound, %d other answers of 24\n", n_unknown_bound,
+	              n_other);
+	assert_true(n_unknown_bound > 0);
+}
+
 static void test_dp_rejects_dag(void **state)
 {
 	struct rng r = {77};
@@ -860,6 +936,9 @@ static void test_dp_rejects_dag(void **state)
 	assert_null(res.stage);
 	opt_result_release(&res);
 	o.path = OPT_PATH_DP_STAGES;
+	assert_int_equal(opt_solve(&c, &o, &res, &err), UNIAP_E_ARG);
+	opt_result_release(&res);
+	o.path = OPT_PATH_DP_SWEEP;
 	assert_int_equal(opt_solve(&c, &o, &res, &err), UNIAP_E_ARG);
 	opt_result_release(&res);
 	cost_candidate_release(&c);
@@ -900,7 +979,8 @@ static void test_dp_cap_falls_back(void **state)
 
 static void test_cutoff(void **state)
 {
-	static const enum opt_path paths[] = {OPT_PATH_MILP, OPT_PATH_DP_CHAIN, OPT_PATH_DP_STAGES};
+	static const enum opt_path paths[] = {OPT_PATH_MILP, OPT_PATH_DP_CHAIN, OPT_PATH_DP_STAGES,
+	                                      OPT_PATH_DP_SWEEP};
 	int t;
 	size_t p;
 
@@ -1361,6 +1441,7 @@ int main(void)
 		cmocka_unit_test(test_dp_vs_brute_and_milp),
 		cmocka_unit_test(test_dp_chain_vs_stages),
 		cmocka_unit_test(test_dp_anytime),
+		cmocka_unit_test(test_dp_sweep_anytime),
 		cmocka_unit_test(test_dp_bounds_tight),
 		cmocka_unit_test(test_dp_rejects_dag),
 		cmocka_unit_test(test_dp_dag_vs_brute),
