@@ -280,7 +280,7 @@ bench-http: check-bench-deps all
 	@sh bench/http.sh $(BUILD)/uniapd
 
 # The optimizer at scale: 80 layers on 1024 H100s and 126 layers on 16,384 H100s
-# (about 10 minutes on 2 cores; bench/scale.sh).
+# (about 30 s on 2 cores; bench/scale.sh).
 bench-scale: all
 	@sh bench/scale.sh $(BUILD)/uniap
 

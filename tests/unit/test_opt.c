@@ -944,6 +944,48 @@ static void test_dp_rejects_dag(void **state)
 	cost_candidate_release(&c);
 }
 
+/*
+ * Chains too big for a small dp-stages table go to dp-sweep under AUTO (runs of
+ * identical layers and all-identical ones, tight memory, 1F1B and GPipe), and
+ * it agrees with dp-stages forced on the same candidates.
+ */
+static void test_auto_sweeps_large_chains(void **state)
+{
+	int t;
+
+	(void)state;
+	for (t = 0; t < 2; t++) {
+		unsigned long seed = 9900 + (unsigned long)t;
+		struct rng r = {seed * 0x9e3779b97f4a7c15ull + 1};
+		struct gen g;
+		struct cost_candidate c;
+		struct opt_result au, st;
+		char what[160];
+
+		memset(&g, 0, sizeof(g));
+		g.graph = G_CHAIN;
+		g.n_layers = 64;
+		g.k = 36; /* 64^2 36^2 = 5.3 Mi > OPT_DP_SWEEP_ABOVE */
+		g.pp = 4 + 4 * (t % 2);
+		g.c = 8;
+		g.tight = 1;
+		g.one_f_one_b = t == 0;
+		g.identical = 1 + t % 2;
+		inst_make(&r, &g, &c);
+		describe(&g, seed, what, sizeof(what));
+		assert_true((double)c.n_layers * c.n_layers * cost_k(&c) * cost_k(&c) > OPT_DP_SWEEP_ABOVE);
+		solve_path(&c, OPT_PATH_AUTO, &au);
+		solve_path(&c, OPT_PATH_DP_STAGES, &st);
+		if (au.status != st.status || !close_rel(au.tpi_s, st.tpi_s, 1e-9))
+			fail_msg("%s: AUTO (%s) %s %.17g, dp-stages %s %.17g", what, au.method,
+			         opt_status_name(au.status), au.tpi_s, opt_status_name(st.status), st.tpi_s);
+		assert_string_equal(au.method, OPT_METHOD_DP_SWEEP);
+		opt_result_release(&au);
+		opt_result_release(&st);
+		cost_candidate_release(&c);
+	}
+}
+
 /* The label cap sends AUTO to the MILP, which finds the same optimum. */
 static void test_dp_cap_falls_back(void **state)
 {
@@ -1448,6 +1490,7 @@ int main(void)
 		cmocka_unit_test(test_wide_range_claims),
 		cmocka_unit_test(test_dp_dag_width_falls_back),
 		cmocka_unit_test(test_dp_cap_falls_back),
+		cmocka_unit_test(test_auto_sweeps_large_chains),
 		cmocka_unit_test(test_cutoff),
 		cmocka_unit_test(test_time_limit_reports_audited_plan),
 		cmocka_unit_test(test_early_stop),
