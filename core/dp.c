@@ -1965,6 +1965,12 @@ struct dpw {
 	size_t C;          /* classes (the larger of the in and out counts) */
 	size_t *oc, *ic;   /* owned, [K]: out- and in-class of each strategy */
 	size_t *rep_o, *rep_i; /* owned, [C]: one member of each class (SIZE_MAX: none) */
+	size_t *gf, *gb;   /* owned, [K]: continuation group of each strategy, forward and downward */
+	size_t ngf, ngb;
+	size_t *gf_mem, *gb_mem;     /* owned, [K]: strategies by group */
+	size_t *gf_start, *gb_start; /* owned, [K + 1]: each group's first in *_mem */
+	size_t *gf_rep, *gb_rep;     /* owned, [K]: one member per group */
+	size_t *gf_cls, *gb_cls;     /* owned, [K]: a group's out-class (forward) or in-class */
 	size_t *same;      /* owned, [L]: as dps_same_init */
 	int *sigma;        /* owned, [pp]: first stage with the same in-flight count */
 	struct dpw_row *rows; /* owned, [pp * L]: rows[sigma * L + a] for a >= 1 */
@@ -1977,6 +1983,7 @@ struct dpw {
 	size_t n_hist, cap_hist, cap_buf;
 	size_t *off, *noff;  /* owned, [K + 1]: the current step's front of each strategy in hist */
 	double *none;      /* owned, [C * C]: INFINITY (a length past a row's end) */
+	size_t q_lc;       /* the last query's out-class at the last layer */
 	double *V;         /* owned, [pp * L * C]: the query's least S */
 	size_t *pa;        /* owned: first layer of the state's last stage */
 	size_t *pf, *pc;   /* owned: in-class of that stage's first strategy, out-class before it */
@@ -2000,59 +2007,118 @@ static int dpw_grow(struct dpw_ent **v, size_t *cap, size_t need)
 }
 
 /*
+ * Merges the sorted front src[0..ns) (parent indices src_base.., or none),
+ * shifted by (dt, dm) and given strategy k (k == SIZE_MAX: kept), into the
+ * running Pareto front buf[0..*bn) (sorted by time, memory falling), dropping
+ * entries over cap or over the limit.  -1 when out of memory.
+ */
+static int dpw_merge(struct dpw *w, size_t *bn, const struct dpw_ent *src, size_t ns, size_t src_base,
+                     double dt, double dm, size_t k, double cap, double limit)
+{
+	size_t i0 = 0, j = 0, q = 0, n0 = *bn;
+	double mm = INFINITY;
+	struct dpw_ent *dst;
+
+	if (ns == 0)
+		return 0;
+	if (dpw_grow(&w->buf, &w->cap_buf, 2 * (n0 + ns)) != 0)
+		return -1;
+	dst = w->buf + n0;
+	while (i0 < n0 || j < ns) {
+		struct dpw_ent y = {0, 0, 0, DPW_NONE};
+
+		if (j < ns) {
+			y.t = src[j].t + dt;
+			y.m = src[j].m + dm;
+			if (!(y.t <= cap))
+				j = ns; /* the rest of this front is slower still */
+		}
+		if (j < ns && (i0 == n0 || y.t < w->buf[i0].t || (y.t == w->buf[i0].t && y.m < w->buf[i0].m))) {
+			y.k = k == SIZE_MAX ? src[j].k : k;
+			y.parent = src_base == DPW_NONE ? DPW_NONE : src_base + j;
+			j++;
+			if (y.m <= limit && y.m < mm) {
+				mm = y.m;
+				dst[q++] = y;
+			}
+		} else if (i0 < n0) {
+			if (w->buf[i0].m < mm) {
+				mm = w->buf[i0].m;
+				dst[q++] = w->buf[i0];
+			}
+			i0++;
+		}
+	}
+	memmove(w->buf, dst, q * sizeof(*dst));
+	*bn = q;
+	return 0;
+}
+
+/*
  * The block DP from layer a on a stage with `inflight` micro-batches in flight,
  * first strategy of in-class fc (any when fc == SIZE_MAX), at most nmax layers,
- * entries over cap dropped.  Each step keeps, per last strategy, the (time,
- * memory) Pareto front within the memory limit.  out (NULL, or [nmax * C]) gets
- * per length and out-class the least time (INFINITY: none); *len the longest
- * length with an entry.  back: the block grows downwards from its last layer a
- * instead (fronts per first strategy, out per in-class, fc ignored): the last
- * stage's blocks, which all end at the last layer, in one run.  trace: hist
- * keeps every step (parent indices valid); else only the last.  Returns
- * UNIAP_E_TIMEOUT/NOMEM.
+ * entries over cap dropped.  Each step keeps, per continuation group of the
+ * last strategy (strategies with the same out-class and the same same-stage
+ * rows on every edge, whose futures are the same), the (time, memory) Pareto
+ * front within the memory limit; each entry keeps its strategy.  out (NULL, or
+ * [nmax * C]) gets per length and out-class the least time (INFINITY: none);
+ * *len the longest length with an entry.  back: the block grows downwards from
+ * its last layer a instead (groups of the first strategy by in-class and
+ * columns, out per in-class, fc ignored): the last stage's blocks, which all
+ * end at the last layer, in one run.  trace: hist keeps every step (parent
+ * indices valid); else only the last.  Fronts are merged, never sorted: a
+ * front shifted by a constant stays sorted.  Returns UNIAP_E_TIMEOUT/NOMEM.
  */
 static uniap_code dpw_block(struct dpw *w, size_t a, int back, long inflight, size_t fc, size_t nmax,
                             double cap, double *out, size_t *len, int trace, struct uniap_err *err)
 {
 	struct dp_inst *d = w->d;
-	size_t L = d->n_layers, K = d->k, C = w->C, n, k, l, j, base = 0;
-	const size_t *cls = back ? w->ic : w->oc;
+	size_t L = d->n_layers, K = d->k, C = w->C, n, k, l, h, g, j, base = 0, bn;
+	const size_t *grp = back ? w->gb : w->gf, *gcls = back ? w->gb_cls : w->gf_cls;
+	const size_t *rep = back ? w->gb_rep : w->gf_rep, *mem = back ? w->gb_mem : w->gf_mem;
+	const size_t *gst = back ? w->gb_start : w->gf_start;
+	size_t G = back ? w->ngb : w->ngf;
 
+	(void)grp;
 	if (out)
 		for (j = 0; j < nmax * C; j++)
 			out[j] = INFINITY;
 	*len = 0;
 	w->n_hist = 0;
-	if (dpw_grow(&w->hist, &w->cap_hist, K) != 0)
-		return err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
-	for (k = 0; k < K; k++) {
-		double t = d->time_s[a * K + k];
-		double m = d->mem_fixed[a * K + k] + (double)inflight * d->mem_micro[a * K + k];
+	for (g = 0; g < G; g++) {
+		w->off[g] = w->n_hist;
+		bn = 0;
+		for (j = gst[g]; j < gst[g + 1]; j++) {
+			struct dpw_ent x;
 
-		w->off[k] = w->n_hist;
-		if ((back || fc == SIZE_MAX || w->ic[k] == fc) && m <= d->limit && t <= cap) {
-			struct dpw_ent *e = &w->hist[w->n_hist++];
-
-			e->t = t;
-			e->m = m;
-			e->k = k;
-			e->parent = DPW_NONE;
+			k = mem[j];
+			x.t = d->time_s[a * K + k];
+			x.m = d->mem_fixed[a * K + k] + (double)inflight * d->mem_micro[a * K + k];
+			x.k = k;
+			x.parent = DPW_NONE;
+			if ((back || fc == SIZE_MAX || w->ic[k] == fc) &&
+			    dpw_merge(w, &bn, &x, 1, DPW_NONE, 0, 0, SIZE_MAX, cap, d->limit) != 0)
+				return err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
 		}
+		if (dpw_grow(&w->hist, &w->cap_hist, w->n_hist + bn) != 0)
+			return err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
+		memcpy(w->hist + w->n_hist, w->buf, bn * sizeof(*w->buf));
+		w->n_hist += bn;
 	}
-	w->off[K] = w->n_hist;
+	w->off[G] = w->n_hist;
 	for (n = 1;; n++) {
 		size_t u = back ? a - n : a + n, nb;
 		const struct cost_edge *e;
 
-		if (w->off[K] == base)
+		if (w->off[G] == base)
 			break;
 		*len = n;
 		if (out)
-			for (k = 0; k < K; k++)
-				if (w->off[k + 1] > w->off[k]) {
-					double *o = &out[(n - 1) * C + cls[k]];
+			for (g = 0; g < G; g++)
+				if (w->off[g + 1] > w->off[g]) {
+					double *o = &out[(n - 1) * C + gcls[g]];
 
-					*o = fmin(*o, w->hist[w->off[k]].t);
+					*o = fmin(*o, w->hist[w->off[g]].t);
 				}
 		if (n == nmax || (back ? n > a : u >= L))
 			break;
@@ -2060,76 +2126,40 @@ static uniap_code dpw_block(struct dpw *w, size_t a, int back, long inflight, si
 			return err_set(err, UNIAP_E_TIMEOUT, "dp: time limit reached");
 		e = d->chain[back ? u : u - 1];
 		nb = w->n_hist; /* the next step starts here */
-		for (l = 0; l < K; l++) {
-			double tl = d->time_s[u * K + l];
-			double ml = d->mem_fixed[u * K + l] + (double)inflight * d->mem_micro[u * K + l];
-			size_t bn = 0;
+		for (g = 0; g < G; g++) {
+			w->noff[g] = w->n_hist;
+			bn = 0;
+			for (j = gst[g]; j < gst[g + 1]; j++) {
+				double tl, ml;
 
-			w->noff[l] = w->n_hist;
-			if (!(ml <= d->limit))
-				continue;
-			/*
-			 * The front of l: every front of the previous step shifted by (R[k][l] + A, memory
-			 * of l) stays sorted by time with memory falling, so the fronts are merged one by
-			 * one into the running Pareto front (buf, its first half) through its second half.
-			 */
-			for (k = 0; k < K; k++) {
-				double r = e->same_stage_s[back ? l * K + k : k * K + l];
-				size_t i0 = 0, je = w->off[k + 1], q = 0;
-				double mm = INFINITY;
-				struct dpw_ent *dst;
-
-				j = w->off[k];
-				if (j == je)
+				l = mem[j];
+				tl = d->time_s[u * K + l];
+				ml = d->mem_fixed[u * K + l] + (double)inflight * d->mem_micro[u * K + l];
+				if (!(ml <= d->limit))
 					continue;
-				if (dpw_grow(&w->buf, &w->cap_buf, 2 * (bn + (je - j))) != 0)
-					return err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
-				dst = w->buf + bn;
-				while (i0 < bn || j < je) {
-					struct dpw_ent y = {0, 0, 0, DPW_NONE};
+				for (h = 0; h < G; h++) {
+					double r = e->same_stage_s[back ? l * K + rep[h] : rep[h] * K + l];
 
-					if (j < je) {
-						y.t = w->hist[j].t + r + tl;
-						y.m = w->hist[j].m + ml;
-					}
-					if (j < je && !(y.t <= cap))
-						j = je; /* the rest of this front is slower still */
-					if (j < je && (i0 == bn || y.t < w->buf[i0].t ||
-					               (y.t == w->buf[i0].t && y.m < w->buf[i0].m))) {
-						y.k = l;
-						y.parent = j++;
-						if (y.m <= d->limit && y.m < mm) {
-							mm = y.m;
-							dst[q++] = y;
-						}
-					} else if (i0 < bn) {
-						if (w->buf[i0].m < mm) {
-							mm = w->buf[i0].m;
-							dst[q++] = w->buf[i0];
-						}
-						i0++;
-					}
+					if (dpw_merge(w, &bn, w->hist + w->off[h], w->off[h + 1] - w->off[h], w->off[h],
+					              r + tl, ml, l, cap, d->limit) != 0)
+						return err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
 				}
-				memmove(w->buf, dst, q * sizeof(*dst));
-				bn = q;
 			}
 			if (dpw_grow(&w->hist, &w->cap_hist, w->n_hist + bn) != 0)
 				return err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
 			memcpy(w->hist + w->n_hist, w->buf, bn * sizeof(*w->buf));
 			w->n_hist += bn;
 		}
-		w->noff[K] = w->n_hist;
+		w->noff[G] = w->n_hist;
 		if (!trace) {
 			/* keep only the new step, at the start of hist */
-			size_t shift = nb;
-
 			memmove(w->hist, w->hist + nb, (w->n_hist - nb) * sizeof(*w->hist));
-			w->n_hist -= shift;
-			for (l = 0; l <= K; l++)
-				w->off[l] = w->noff[l] - shift;
+			w->n_hist -= nb;
+			for (g = 0; g <= G; g++)
+				w->off[g] = w->noff[g] - nb;
 			base = 0;
 		} else {
-			memcpy(w->off, w->noff, (K + 1) * sizeof(*w->off));
+			memcpy(w->off, w->noff, (G + 1) * sizeof(*w->off));
 			base = nb;
 		}
 	}
@@ -2218,11 +2248,10 @@ static const double *dpw_entry(struct dpw *w, int s, size_t a, size_t n, uniap_c
 
 /*
  * Q(x): least S with every stage and communication time <= x (x <= w->cap).
- * *S_out INFINITY when no plan; else *M_out the bottleneck of the traced plan
- * and stage/strategy filled.
+ * *S_out INFINITY when no plan; else *M_out the bottleneck of that plan, read
+ * from the table along the parents (dpw_trace turns them into the plan).
  */
-static uniap_code dpw_query(struct dpw *w, double x, double *S_out, double *M_out, int *stage, size_t *strategy,
-                            struct uniap_err *err)
+static uniap_code dpw_query(struct dpw *w, double x, double *S_out, double *M_out, struct uniap_err *err)
 {
 	struct dp_inst *d = w->d;
 	size_t L = d->n_layers, C = w->C, b, a, fc, lc, pc, n_states = (size_t)d->pp * L * C, i, best_lc = 0;
@@ -2297,11 +2326,44 @@ static uniap_code dpw_query(struct dpw *w, double x, double *S_out, double *M_ou
 	}
 	*S_out = best;
 	*M_out = INFINITY;
+	w->q_lc = best_lc;
 	if (!isfinite(best))
 		return UNIAP_OK;
-	/* trace: each stage's strategies from a traced block run */
+	/* the bottleneck: each stage's entry and the boundary before it */
 	b = L - 1;
 	lc = best_lc;
+	for (s = pp - 1; s >= 0; s--) {
+		size_t idx = ((size_t)s * L + b) * C + lc;
+		const double *t;
+
+		a = w->pa[idx];
+		fc = w->pf[idx];
+		t = dpw_entry(w, s, a, b - a + 1, &rc, err);
+		if (!t)
+			return rc;
+		M = fmax(M, t[fc * C + lc]);
+		if (s > 0) {
+			pc = w->pc[idx];
+			M = fmax(M, d->chain[a - 1]->cross_stage_s[w->rep_o[pc] * d->k + w->rep_i[fc]]);
+			b = a - 1;
+			lc = pc;
+		}
+	}
+	*M_out = M;
+	return UNIAP_OK;
+}
+
+/* The plan of the last dpw_query (which found one): each stage's strategies from a traced block run. */
+static uniap_code dpw_trace(struct dpw *w, int *stage, size_t *strategy, struct uniap_err *err)
+{
+	struct dp_inst *d = w->d;
+	size_t L = d->n_layers, C = w->C, b, a, fc, lc, pc;
+	int s, pp = d->pp;
+	uniap_code rc;
+
+	/* trace: each stage's strategies from a traced block run */
+	b = L - 1;
+	lc = w->q_lc;
 	for (s = pp - 1; s >= 0; s--) {
 		size_t idx = ((size_t)s * L + b) * C + lc, len, j, k, u, pick = DPW_NONE;
 		int back = s > 0 && s == pp - 1;
@@ -2315,16 +2377,15 @@ static uniap_code dpw_query(struct dpw *w, double x, double *S_out, double *M_ou
 			return rc;
 		if (len != b - a + 1)
 			return err_set(err, UNIAP_E_INTERNAL, "dp-sweep: block trace lost");
-		/* the run's last step: per last strategy (downward: per first strategy) */
-		for (k = 0; k < d->k; k++)
-			if ((back ? w->ic[k] == fc : w->oc[k] == lc) && w->off[k + 1] > w->off[k] &&
+		/* the run's last step: per group of the last strategy (downward: of the first) */
+		for (k = 0; k < (back ? w->ngb : w->ngf); k++)
+			if ((back ? w->gb_cls[k] == fc : w->gf_cls[k] == lc) && w->off[k + 1] > w->off[k] &&
 			    w->hist[w->off[k]].t < tb) {
 				tb = w->hist[w->off[k]].t;
 				pick = w->off[k];
 			}
 		if (pick == DPW_NONE)
 			return err_set(err, UNIAP_E_INTERNAL, "dp-sweep: block trace lost");
-		M = fmax(M, tb);
 		for (u = 0, j = pick; u <= b - a; u++, j = w->hist[j].parent) {
 			size_t layer = back ? a + u : b - u;
 
@@ -2335,12 +2396,10 @@ static uniap_code dpw_query(struct dpw *w, double x, double *S_out, double *M_ou
 		}
 		if (s > 0) {
 			pc = w->pc[idx];
-			M = fmax(M, d->chain[a - 1]->cross_stage_s[w->rep_o[pc] * d->k + w->rep_i[fc]]);
 			b = a - 1;
 			lc = pc;
 		}
 	}
-	*M_out = M;
 	return UNIAP_OK;
 }
 
@@ -2362,6 +2421,16 @@ static void dpw_release(struct dpw *w)
 	free(w->ic);
 	free(w->rep_o);
 	free(w->rep_i);
+	free(w->gf);
+	free(w->gb);
+	free(w->gf_mem);
+	free(w->gb_mem);
+	free(w->gf_start);
+	free(w->gb_start);
+	free(w->gf_rep);
+	free(w->gb_rep);
+	free(w->gf_cls);
+	free(w->gb_cls);
 	free(w->same);
 	free(w->sigma);
 	free(w->hist);
@@ -2375,37 +2444,104 @@ static void dpw_release(struct dpw *w)
 	free(w->pc);
 }
 
-/* Strategy classes: equal cross-stage rows (out) or columns (in) on every edge. */
-static void dpw_classes(struct dpw *w)
+/* Row (col == 0) or column k of an edge's same-stage (cross == 0) or cross-stage matrix. */
+static double dpw_cell(const struct dp_inst *d, size_t e, int cross, int col, size_t k, size_t x)
 {
-	struct dp_inst *d = w->d;
-	size_t K = d->k, L = d->n_layers, k, j, e, r, no = 0, ni = 0;
+	const double *m = cross ? d->chain[e]->cross_stage_s : d->chain[e]->same_stage_s;
+
+	return col ? m[x * d->k + k] : m[k * d->k + x];
+}
+
+/*
+ * Groups the strategies whose rows (or columns) of the same-stage or
+ * cross-stage matrices are equal on every chain edge and whose key (NULL:
+ * none) is equal: gid[k] in order of first appearance, *ng groups.  A hash of
+ * each strategy's cells finds the candidates; equality is checked cell by
+ * cell against the group's first member.  hash: scratch [K], firsts: [K].
+ */
+static void dpw_group(const struct dp_inst *d, int cross, int col, const size_t *key, size_t *gid, size_t *ng,
+                      uint64_t *hash, size_t *firsts)
+{
+	size_t K = d->k, L = d->n_layers, k, x, e, g;
 
 	for (k = 0; k < K; k++) {
-		w->oc[k] = SIZE_MAX;
-		for (j = 0; j < k && w->oc[k] == SIZE_MAX; j++) {
-			int eq = 1;
+		uint64_t hv = 1469598103934665603ull;
 
-			for (e = 0; e + 1 < L && eq; e++)
-				eq = dp_rows_equal(d->chain[e]->cross_stage_s + k * K, d->chain[e]->cross_stage_s + j * K, K);
-			if (eq)
-				w->oc[k] = w->oc[j];
-		}
-		if (w->oc[k] == SIZE_MAX)
-			w->oc[k] = no++;
-		w->ic[k] = SIZE_MAX;
-		for (j = 0; j < k && w->ic[k] == SIZE_MAX; j++) {
-			int eq = 1;
+		for (e = 0; e + 1 < L; e++)
+			for (x = 0; x < K; x++) {
+				double v = dpw_cell(d, e, cross, col, k, x);
+				unsigned char b[sizeof(double)];
+				size_t i;
 
-			for (e = 0; e + 1 < L && eq; e++)
-				for (r = 0; r < K && eq; r++)
-					eq = d->chain[e]->cross_stage_s[r * K + k] == d->chain[e]->cross_stage_s[r * K + j];
-			if (eq)
-				w->ic[k] = w->ic[j];
-		}
-		if (w->ic[k] == SIZE_MAX)
-			w->ic[k] = ni++;
+				memcpy(b, &v, sizeof(v));
+				for (i = 0; i < sizeof(v); i++)
+					hv = (hv ^ b[i]) * 1099511628211ull;
+			}
+		hash[k] = hv;
 	}
+	*ng = 0;
+	for (k = 0; k < K; k++) {
+		gid[k] = SIZE_MAX;
+		for (g = 0; g < *ng && gid[k] == SIZE_MAX; g++) {
+			size_t f = firsts[g];
+			int eq = hash[f] == hash[k] && (!key || key[f] == key[k]);
+
+			for (e = 0; e + 1 < L && eq; e++)
+				for (x = 0; x < K && eq; x++)
+					eq = dpw_cell(d, e, cross, col, k, x) == dpw_cell(d, e, cross, col, f, x);
+			if (eq)
+				gid[k] = g;
+		}
+		if (gid[k] == SIZE_MAX) {
+			firsts[*ng] = k;
+			gid[k] = (*ng)++;
+		}
+	}
+}
+
+/* Members of each group in order (mem, start [ng + 1]), one member (rep) and its class (cls). */
+static void dpw_members(size_t K, const size_t *gid, size_t ng, const size_t *cls_of, size_t *mem, size_t *start,
+                        size_t *rep, size_t *cls)
+{
+	size_t g, k, i = 0;
+
+	for (g = 0; g < ng; g++) {
+		start[g] = i;
+		for (k = 0; k < K; k++)
+			if (gid[k] == g) {
+				if (i == start[g]) {
+					rep[g] = k;
+					cls[g] = cls_of[k];
+				}
+				mem[i++] = k;
+			}
+	}
+	start[ng] = i;
+}
+
+/*
+ * Strategy classes: equal cross-stage rows (out) or columns (in) on every edge;
+ * continuation groups for the block DP: the same out-class and same-stage
+ * rows (forward), or in-class and columns (downward).  -1 when out of memory.
+ */
+static int dpw_classes(struct dpw *w)
+{
+	struct dp_inst *d = w->d;
+	size_t K = d->k, k, no = 0, ni = 0;
+	uint64_t *hash = malloc(K * sizeof(*hash));
+	size_t *firsts = malloc(K * sizeof(*firsts));
+
+	if (!hash || !firsts) {
+		free(hash);
+		free(firsts);
+		return -1;
+	}
+	dpw_group(d, 1, 0, NULL, w->oc, &no, hash, firsts);
+	dpw_group(d, 1, 1, NULL, w->ic, &ni, hash, firsts);
+	dpw_group(d, 0, 0, w->oc, w->gf, &w->ngf, hash, firsts);
+	dpw_group(d, 0, 1, w->ic, w->gb, &w->ngb, hash, firsts);
+	free(hash);
+	free(firsts);
 	w->C = no > ni ? no : ni;
 	for (k = 0; k < w->C; k++)
 		w->rep_o[k] = w->rep_i[k] = SIZE_MAX;
@@ -2413,20 +2549,35 @@ static void dpw_classes(struct dpw *w)
 		w->rep_o[w->oc[k]] = k;
 		w->rep_i[w->ic[k]] = k;
 	}
+	dpw_members(K, w->gf, w->ngf, w->oc, w->gf_mem, w->gf_start, w->gf_rep, w->gf_cls);
+	dpw_members(K, w->gb, w->ngb, w->ic, w->gb_mem, w->gb_start, w->gb_rep, w->gb_cls);
+	return 0;
 }
 
-/* Keeps the query's plan when its audited TPI beats *best. */
-static void dpw_keep(struct dpw *w, const int *st, const size_t *sk, int *best_st, size_t *best_sk,
-                     double *best)
+/*
+ * After a query with a plan of sum S and bottleneck M: when S + (c-1) M may
+ * beat *best, traces the plan into st/sk and keeps it in best_st/best_sk if
+ * its audited TPI does.
+ */
+static uniap_code dpw_keep(struct dpw *w, double S, double M, int *st, size_t *sk, int *best_st, size_t *best_sk,
+                           double *best, struct uniap_err *err)
 {
 	size_t n = w->d->n_layers;
-	double t = opt_tpi(w->d->cand, st, sk);
+	double t;
+	uniap_code rc;
 
+	if (!(S + (double)(w->d->c - 1) * M < *best * (1 + 1e-9)))
+		return UNIAP_OK;
+	rc = dpw_trace(w, st, sk, err);
+	if (rc != UNIAP_OK)
+		return rc;
+	t = opt_tpi(w->d->cand, st, sk);
 	if (isfinite(t) && t < *best) {
 		*best = t;
 		memcpy(best_st, st, n * sizeof(*st));
 		memcpy(best_sk, sk, n * sizeof(*sk));
 	}
+	return UNIAP_OK;
 }
 
 uniap_code dp_sweep_solve(const struct cost_candidate *cand, const struct opt_options *opts,
@@ -2458,6 +2609,16 @@ uniap_code dp_sweep_solve(const struct cost_candidate *cand, const struct opt_op
 	w.ic = calloc(K, sizeof(*w.ic));
 	w.rep_o = calloc(K, sizeof(*w.rep_o));
 	w.rep_i = calloc(K, sizeof(*w.rep_i));
+	w.gf = calloc(K, sizeof(*w.gf));
+	w.gb = calloc(K, sizeof(*w.gb));
+	w.gf_mem = calloc(K, sizeof(*w.gf_mem));
+	w.gb_mem = calloc(K, sizeof(*w.gb_mem));
+	w.gf_start = calloc(K + 1, sizeof(*w.gf_start));
+	w.gb_start = calloc(K + 1, sizeof(*w.gb_start));
+	w.gf_rep = calloc(K, sizeof(*w.gf_rep));
+	w.gb_rep = calloc(K, sizeof(*w.gb_rep));
+	w.gf_cls = calloc(K, sizeof(*w.gf_cls));
+	w.gb_cls = calloc(K, sizeof(*w.gb_cls));
 	w.same = calloc(L, sizeof(*w.same));
 	w.sigma = calloc((size_t)d.pp, sizeof(*w.sigma));
 	w.rows = calloc((size_t)d.pp * L, sizeof(*w.rows));
@@ -2466,11 +2627,11 @@ uniap_code dp_sweep_solve(const struct cost_candidate *cand, const struct opt_op
 	w.off = calloc(K + 1, sizeof(*w.off));
 	w.noff = calloc(K + 1, sizeof(*w.noff));
 	if (!st || !best_st || !sk || !best_sk || !w.oc || !w.ic || !w.rep_o || !w.rep_i || !w.same || !w.sigma ||
-	    !w.rows || !w.row0 || !w.rowb || !w.off || !w.noff) {
+	    !w.rows || !w.row0 || !w.rowb || !w.off || !w.noff || !w.gf || !w.gb || !w.gf_mem || !w.gb_mem ||
+	    !w.gf_start || !w.gb_start || !w.gf_rep || !w.gb_rep || !w.gf_cls || !w.gb_cls || dpw_classes(&w) != 0) {
 		rc = err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
 		goto out;
 	}
-	dpw_classes(&w);
 	if ((double)d.pp * L * w.C > (double)d.cap * 4) {
 		rc = err_set(err, UNIAP_E_LIMIT, "dp-sweep: %zu x %d x %zu states is over the cap", L, d.pp, w.C);
 		goto out;
@@ -2541,7 +2702,7 @@ uniap_code dp_sweep_solve(const struct cost_candidate *cand, const struct opt_op
 	 */
 	for (;;) {
 		w.cap = g;
-		rc = dpw_query(&w, g, &S, &M, st, sk, err);
+		rc = dpw_query(&w, g, &S, &M, err);
 		queries++;
 		if (rc != UNIAP_OK)
 			goto stop;
@@ -2552,7 +2713,9 @@ uniap_code dp_sweep_solve(const struct cost_candidate *cand, const struct opt_op
 			g = fmin(g_lim, 1.5 * g);
 			continue;
 		}
-		dpw_keep(&w, st, sk, best_st, best_sk, &best);
+		rc = dpw_keep(&w, S, M, st, sk, best_st, best_sk, &best, err);
+		if (rc != UNIAP_OK)
+			goto stop;
 		S_last = S;
 		M_last = M;
 		g_done = g;
@@ -2560,12 +2723,14 @@ uniap_code dp_sweep_solve(const struct cost_candidate *cand, const struct opt_op
 		while (d.c > 1 && covered < 0 && hi - lo > 1e-9 * hi && S_last + c1 * lo < best * (1 - 1e-12)) {
 			double mid = lo + (hi - lo) / 2;
 
-			rc = dpw_query(&w, mid, &S, &M, st, sk, err);
+			rc = dpw_query(&w, mid, &S, &M, err);
 			queries++;
 			if (rc != UNIAP_OK)
 				goto stop;
 			if (isfinite(S)) {
-				dpw_keep(&w, st, sk, best_st, best_sk, &best);
+				rc = dpw_keep(&w, S, M, st, sk, best_st, best_sk, &best, err);
+				if (rc != UNIAP_OK)
+					goto stop;
 				hi = M;
 			} else {
 				lo = mid;
@@ -2577,13 +2742,15 @@ uniap_code dp_sweep_solve(const struct cost_candidate *cand, const struct opt_op
 
 			if (!(x > lo) || x <= covered)
 				break;
-			rc = dpw_query(&w, x, &S, &M, st, sk, err);
+			rc = dpw_query(&w, x, &S, &M, err);
 			queries++;
 			if (rc != UNIAP_OK)
 				goto stop;
 			if (!isfinite(S))
 				break;
-			dpw_keep(&w, st, sk, best_st, best_sk, &best);
+			rc = dpw_keep(&w, S, M, st, sk, best_st, best_sk, &best, err);
+			if (rc != UNIAP_OK)
+				goto stop;
 			S_last = S;
 			M_last = M;
 		}
