@@ -6,8 +6,8 @@
  *   one edge table) or independent (--random), K strategies, pp stages,
  *   c micro-batches, GPipe or 1F1B in-flight counts, a memory limit that
  *   binds (the least possible stage memory times 1.3); solved by dp-stages,
- *   dp-chain and the MILP; the table shows each path's wall time, status and
- *   TPI, and flags any disagreement between proven optima.
+ *   dp-sweep, dp-chain and the MILP; the table shows each path's wall time,
+ *   status and TPI, and flags any disagreement between proven optima.
  *   --dag: the same with skip edges (0 -> every later layer, random others);
  *   MILP only.
  *
@@ -255,12 +255,13 @@ int main(int argc, char **argv)
 	printf("L=%zu c=%ld %s %s %s, MILP limit %.0f s\n", cfg.layers, cfg.c,
 	       cfg.random ? "independent layers" : "identical layers", cfg.dag ? "DAG" : "chain",
 	       cfg.one_f_one_b ? "1F1B" : "GPipe", cfg.milp_limit_s);
-	printf("%3s %3s %4s | %-30s | %-30s | %-30s\n", "K", "pp", "seed", "dp-stages", "dp-chain", "milp");
+	printf("%3s %3s %4s | %-30s | %-30s | %-30s | %-30s\n", "K", "pp", "seed", "dp-stages", "dp-sweep",
+	       "dp-chain", "milp");
 	for (ki = 0; ki < (int)cfg.n_k; ki++)
 		for (pi = 0; pi < cfg.n_pp; pi++)
 			for (sd = 0; sd < cfg.seeds; sd++) {
 				struct cost_candidate c;
-				struct opt_result r1, r2, r3;
+				struct opt_result r1, r2, r3, r4;
 
 				if ((size_t)cfg.pps[pi] > cfg.layers)
 					continue;
@@ -272,10 +273,13 @@ int main(int argc, char **argv)
 				opt_result_init(&r1);
 				opt_result_init(&r2);
 				opt_result_init(&r3);
+				opt_result_init(&r4);
 				printf("%3zu %3d %4d", cfg.ks[ki], cfg.pps[pi], sd + 1);
 				if (!cfg.dag) {
 					bench_run(&c, OPT_PATH_DP_STAGES, 600, &r1);
 					bench_print(&r1);
+					bench_run(&c, OPT_PATH_DP_SWEEP, 600, &r4);
+					bench_print(&r4);
 					if (!cfg.no_dp_chain) {
 						bench_run(&c, OPT_PATH_DP_CHAIN, 600, &r2);
 						bench_print(&r2);
@@ -283,7 +287,7 @@ int main(int argc, char **argv)
 						printf(" | %-30s", "-");
 					}
 				} else {
-					printf(" | %-30s | %-30s", "-", "-");
+					printf(" | %-30s | %-30s | %-30s", "-", "-", "-");
 				}
 				if (!cfg.no_milp) {
 					bench_run(&c, OPT_PATH_MILP, cfg.milp_limit_s, &r3);
@@ -294,6 +298,9 @@ int main(int argc, char **argv)
 				if (!cfg.dag && r1.status == OPT_OPTIMAL && r2.status == OPT_OPTIMAL &&
 				    fabs(r1.tpi_s - r2.tpi_s) > 1e-9 * r1.tpi_s)
 					bad = 1, printf("  DP MISMATCH");
+				if (!cfg.dag && r1.status == OPT_OPTIMAL && r4.status == OPT_OPTIMAL &&
+				    fabs(r1.tpi_s - r4.tpi_s) > 1e-9 * r1.tpi_s)
+					bad = 1, printf("  SWEEP MISMATCH");
 				if (!cfg.dag && r1.status == OPT_OPTIMAL && r3.status == OPT_OPTIMAL &&
 				    fabs(r1.tpi_s - r3.tpi_s) > 1e-9 * r1.tpi_s)
 					bad = 1, printf("  MILP MISMATCH");
@@ -302,6 +309,7 @@ int main(int argc, char **argv)
 				opt_result_release(&r1);
 				opt_result_release(&r2);
 				opt_result_release(&r3);
+				opt_result_release(&r4);
 				bench_free(&c);
 			}
 	return bad;
