@@ -7,18 +7,22 @@
  * layers, only the edge that leaves a block crosses a communication stage and
  * it crosses exactly one, so
  *   TPI = S + (c - 1) * M,  S = sum of every p_i and o_j,  M = max of them.
- * Both programs keep, for each state, only the labels no other label of the
- * same state dominates; a label is dropped only when another one is at least
- * as good in every quantity the future can depend on, so the optimum survives.
+ * dp-chain and dp-stages keep, for each state, only the labels no other
+ * label of the same state dominates; a label is dropped only when another one
+ * is at least as good in every quantity the future can depend on, so the
+ * optimum survives.  Both first run dp-chain with a beam (a few labels per
+ * state) to get a valid plan whose TPI is an upper bound U, then the exact
+ * program, which drops a partial plan only when a lower bound of every
+ * completion exceeds U (times 1 + 1e-12, against rounding) or reaches the
+ * caller's cutoff.  If the exact program finds nothing better, the beam plan
+ * is optimal.
  *
- * Both first run dp-chain with a beam (a few labels per state) to get a
- * valid plan whose TPI is an upper bound U, then the exact program, which
- * drops a partial plan only when a lower bound of every completion exceeds
- * U (times 1 + 1e-12, against rounding) or reaches the caller's cutoff.  If
- * the exact program finds nothing better, the beam plan is optimal.
+ * dp-sweep (at the end of the file) needs no labels and no beam: a shortest
+ * path per bottleneck threshold, thresholds swept down from above.
  *
  * Memory sums are accumulated in layer order exactly as opt_tpi() does, so a
- * stage the DP accepts is one opt_tpi() accepts.
+ * stage the DP accepts is one opt_tpi() accepts; the one exception, dp-sweep's
+ * downward run for the last stage, says how it stays honest (dpw_block).
  *
  * Never: CBC, I/O, globals, asserts on input.
  */
@@ -1984,6 +1988,9 @@ struct dpw {
 	size_t *off, *noff;  /* owned, [K + 1]: the current step's front of each strategy in hist */
 	double *none;      /* owned, [C * C]: INFINITY (a length past a row's end) */
 	size_t q_lc;       /* the last query's out-class at the last layer */
+	double lost_lb;    /* least S + (c-1) M of a traced plan opt_tpi() refused (INFINITY: none):
+	                      the downward run adds the last stage's memory from its last layer, so a
+	                      stage on the limit to the last bit can pass there and fail in layer order */
 	double *V;         /* owned, [pp * L * C]: the query's least S */
 	size_t *pa;        /* owned: first layer of the state's last stage */
 	size_t *pf, *pc;   /* owned: in-class of that stage's first strategy, out-class before it */
@@ -2078,6 +2085,13 @@ static uniap_code dpw_block(struct dpw *w, size_t a, int back, long inflight, si
 	const size_t *rep = back ? w->gb_rep : w->gf_rep, *mem = back ? w->gb_mem : w->gf_mem;
 	const size_t *gst = back ? w->gb_start : w->gf_start;
 	size_t G = back ? w->ngb : w->ngf;
+	/*
+	 * The downward run adds memory from the last layer, opt_tpi() from the first.  Sums of n
+	 * non-negative doubles in two orders differ by less than n ulps of the sum (< 1e-12
+	 * relative for n <= MODEL_MAX_LAYERS), so with that slack the run refuses no stage the
+	 * audit accepts; a plan it accepts and the audit refuses is caught in dpw_keep.
+	 */
+	double lim = back ? d->limit * (1 + 1e-12) : d->limit;
 
 	(void)grp;
 	if (out)
@@ -2097,7 +2111,7 @@ static uniap_code dpw_block(struct dpw *w, size_t a, int back, long inflight, si
 			x.k = k;
 			x.parent = DPW_NONE;
 			if ((back || fc == SIZE_MAX || w->ic[k] == fc) &&
-			    dpw_merge(w, &bn, &x, 1, DPW_NONE, 0, 0, SIZE_MAX, cap, d->limit) != 0)
+			    dpw_merge(w, &bn, &x, 1, DPW_NONE, 0, 0, SIZE_MAX, cap, lim) != 0)
 				return err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
 		}
 		if (dpw_grow(&w->hist, &w->cap_hist, w->n_hist + bn) != 0)
@@ -2135,13 +2149,13 @@ static uniap_code dpw_block(struct dpw *w, size_t a, int back, long inflight, si
 				l = mem[j];
 				tl = d->time_s[u * K + l];
 				ml = d->mem_fixed[u * K + l] + (double)inflight * d->mem_micro[u * K + l];
-				if (!(ml <= d->limit))
+				if (!(ml <= lim))
 					continue;
 				for (h = 0; h < G; h++) {
 					double r = e->same_stage_s[back ? l * K + rep[h] : rep[h] * K + l];
 
 					if (dpw_merge(w, &bn, w->hist + w->off[h], w->off[h + 1] - w->off[h], w->off[h],
-					              r + tl, ml, l, cap, d->limit) != 0)
+					              r + tl, ml, l, cap, lim) != 0)
 						return err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
 				}
 			}
@@ -2572,6 +2586,8 @@ static uniap_code dpw_keep(struct dpw *w, double S, double M, int *st, size_t *s
 	if (rc != UNIAP_OK)
 		return rc;
 	t = opt_tpi(w->d->cand, st, sk);
+	if (!isfinite(t))
+		w->lost_lb = fmin(w->lost_lb, S + (double)(w->d->c - 1) * M);
 	if (isfinite(t) && t < *best) {
 		*best = t;
 		memcpy(best_st, st, n * sizeof(*st));
@@ -2597,6 +2613,7 @@ uniap_code dp_sweep_solve(const struct cost_candidate *cand, const struct opt_op
 		return rc;
 	memset(&w, 0, sizeof(w));
 	w.d = &d;
+	w.lost_lb = INFINITY;
 	out->method = OPT_METHOD_DP_SWEEP;
 	n = L = d.n_layers;
 	K = d.k;
@@ -2759,6 +2776,22 @@ uniap_code dp_sweep_solve(const struct cost_candidate *cand, const struct opt_op
 			break;
 		g = fmin(g_lim, best / (double)d.c);
 	}
+	if (w.lost_lb < best * (1 + 1e-12)) {
+		/*
+		 * A plan the audit refused by a rounding of its memory may have hidden a valid one
+		 * just above it: no claim of optimality, but nothing is below its S + (c-1) M
+		 * (up to the same rounding).
+		 */
+		out->status = isfinite(best) ? OPT_FEASIBLE : OPT_UNKNOWN;
+		out->bound_s = fmin(best, w.lost_lb * (1 - 1e-12));
+		snprintf(out->note, sizeof(out->note), "dp-sweep: a plan on the memory limit failed the audit "
+		         "by rounding; the bound holds");
+		if (isfinite(best))
+			goto plan;
+		out->tpi_s = INFINITY;
+		out->gap = INFINITY;
+		goto done;
+	}
 	if (!isfinite(best)) {
 		/* no plan with every time <= g_lim */
 		out->status = g_lim < g_max ? OPT_PRUNED : OPT_INFEASIBLE;
@@ -2796,6 +2829,7 @@ stop:
 	/* what is left: a bottleneck over g_done (TPI >= c g_done), or a sum >= S_last (the top
 	 * of the last round whose first query ended) and a bottleneck > lo */
 	out->bound_s = fmin(fmin(best, (double)d.c * g_done), fmax(dp_root_bound(&d), S_last + c1 * lo));
+	out->bound_s = fmin(out->bound_s, w.lost_lb * (1 - 1e-12));
 	snprintf(out->note, sizeof(out->note), "dp-sweep: time limit reached after %zu thresholds", queries);
 plan:
 	out->n_layers = n;

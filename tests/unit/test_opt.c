@@ -986,6 +986,57 @@ static void test_auto_sweeps_large_chains(void **state)
 	}
 }
 
+/*
+ * The last stage's downward run adds memory from the last layer, the audit from
+ * the first: 0.3 + 0.2 + 0.1 is 0.6 but 0.1 + 0.2 + 0.3 is over it.  A last
+ * stage on that limit passes the run and fails the audit, so dp-sweep must not
+ * call anything optimal there: every claim still holds against brute force.
+ */
+static void test_dp_sweep_memory_rounding(void **state)
+{
+	long cs[] = {1, 2};
+	size_t t;
+
+	(void)state;
+	for (t = 0; t < 2; t++) {
+		struct rng r = {4711};
+		struct gen g;
+		struct cost_candidate c;
+		struct opt_result res;
+		double best;
+		size_t e;
+
+		memset(&g, 0, sizeof(g));
+		g.graph = G_CHAIN;
+		g.n_layers = 4;
+		g.k = 1;
+		g.pp = 2;
+		g.c = cs[t];
+		inst_make(&r, &g, &c);
+		c.memory_fixed_bytes[0] = 0;
+		c.memory_fixed_bytes[1] = 0.1;
+		c.memory_fixed_bytes[2] = 0.2;
+		c.memory_fixed_bytes[3] = 0.3;
+		for (e = 0; e < 4; e++)
+			c.memory_per_microbatch_bytes[e] = 0;
+		c.memory_limit_bytes = 0.6;
+		assert_true((0.3 + 0.2) + 0.1 <= 0.6 && !((0.1 + 0.2) + 0.3 <= 0.6));
+		/* the boundary after layer 0 is free, every other one dear: the DP wants {0}{1,2,3} */
+		for (e = 0; e < c.n_edges; e++) {
+			c.edges[e].same_stage_s[0] = 0;
+			c.edges[e].cross_stage_s[0] = c.edges[e].from == 0 ? 0 : 1;
+		}
+		assert_int_equal(brute_solve(&c, &best, NULL, NULL, NULL), 0);
+		assert_true(isfinite(best));
+		solve_path(&c, OPT_PATH_DP_SWEEP, &res);
+		check_claim(&res, best, INFINITY, 0, "memory rounding");
+		assert_true(res.status != OPT_OPTIMAL);
+		assert_non_null(strstr(res.note, "rounding"));
+		opt_result_release(&res);
+		cost_candidate_release(&c);
+	}
+}
+
 /* The label cap sends AUTO to the MILP, which finds the same optimum. */
 static void test_dp_cap_falls_back(void **state)
 {
@@ -1491,6 +1542,7 @@ int main(void)
 		cmocka_unit_test(test_dp_dag_width_falls_back),
 		cmocka_unit_test(test_dp_cap_falls_back),
 		cmocka_unit_test(test_auto_sweeps_large_chains),
+		cmocka_unit_test(test_dp_sweep_memory_rounding),
 		cmocka_unit_test(test_cutoff),
 		cmocka_unit_test(test_time_limit_reports_audited_plan),
 		cmocka_unit_test(test_early_stop),
