@@ -2061,6 +2061,16 @@ static int dpw_merge(struct dpw *w, size_t *bn, const struct dpw_ent *src, size_
 	return 0;
 }
 
+/* Appends the running front buf[0..bn) to hist as the next group's front.  -1 when out of memory. */
+static int dpw_push(struct dpw *w, size_t bn)
+{
+	if (dpw_grow(&w->hist, &w->cap_hist, w->n_hist + bn) != 0)
+		return -1;
+	memcpy(w->hist + w->n_hist, w->buf, bn * sizeof(*w->buf));
+	w->n_hist += bn;
+	return 0;
+}
+
 /*
  * The block DP from layer a on a stage with `inflight` micro-batches in flight,
  * first strategy of in-class fc (any when fc == SIZE_MAX), at most nmax layers,
@@ -2081,7 +2091,7 @@ static uniap_code dpw_block(struct dpw *w, size_t a, int back, long inflight, si
 {
 	struct dp_inst *d = w->d;
 	size_t L = d->n_layers, K = d->k, C = w->C, n, k, l, h, g, j, base = 0, bn;
-	const size_t *grp = back ? w->gb : w->gf, *gcls = back ? w->gb_cls : w->gf_cls;
+	const size_t *gcls = back ? w->gb_cls : w->gf_cls;
 	const size_t *rep = back ? w->gb_rep : w->gf_rep, *mem = back ? w->gb_mem : w->gf_mem;
 	const size_t *gst = back ? w->gb_start : w->gf_start;
 	size_t G = back ? w->ngb : w->ngf;
@@ -2093,7 +2103,6 @@ static uniap_code dpw_block(struct dpw *w, size_t a, int back, long inflight, si
 	 */
 	double lim = back ? d->limit * (1 + 1e-12) : d->limit;
 
-	(void)grp;
 	if (out)
 		for (j = 0; j < nmax * C; j++)
 			out[j] = INFINITY;
@@ -2114,10 +2123,8 @@ static uniap_code dpw_block(struct dpw *w, size_t a, int back, long inflight, si
 			    dpw_merge(w, &bn, &x, 1, DPW_NONE, 0, 0, SIZE_MAX, cap, lim) != 0)
 				return err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
 		}
-		if (dpw_grow(&w->hist, &w->cap_hist, w->n_hist + bn) != 0)
+		if (dpw_push(w, bn) != 0)
 			return err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
-		memcpy(w->hist + w->n_hist, w->buf, bn * sizeof(*w->buf));
-		w->n_hist += bn;
 	}
 	w->off[G] = w->n_hist;
 	for (n = 1;; n++) {
@@ -2159,10 +2166,8 @@ static uniap_code dpw_block(struct dpw *w, size_t a, int back, long inflight, si
 						return err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
 				}
 			}
-			if (dpw_grow(&w->hist, &w->cap_hist, w->n_hist + bn) != 0)
+			if (dpw_push(w, bn) != 0)
 				return err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
-			memcpy(w->hist + w->n_hist, w->buf, bn * sizeof(*w->buf));
-			w->n_hist += bn;
 		}
 		w->noff[G] = w->n_hist;
 		if (!trace) {
@@ -2596,6 +2601,18 @@ static uniap_code dpw_keep(struct dpw *w, double S, double M, int *st, size_t *s
 	return UNIAP_OK;
 }
 
+/* One threshold: dpw_query at x, counted, then dpw_keep when it found a plan. */
+static uniap_code dpw_step(struct dpw *w, double x, double *S, double *M, int *st, size_t *sk, int *best_st,
+                           size_t *best_sk, double *best, size_t *queries, struct uniap_err *err)
+{
+	uniap_code rc = dpw_query(w, x, S, M, err);
+
+	(*queries)++;
+	if (rc != UNIAP_OK || !isfinite(*S))
+		return rc;
+	return dpw_keep(w, *S, *M, st, sk, best_st, best_sk, best, err);
+}
+
 uniap_code dp_sweep_solve(const struct cost_candidate *cand, const struct opt_options *opts,
                           struct opt_result *out, struct uniap_err *err)
 {
@@ -2719,8 +2736,7 @@ uniap_code dp_sweep_solve(const struct cost_candidate *cand, const struct opt_op
 	 */
 	for (;;) {
 		w.cap = g;
-		rc = dpw_query(&w, g, &S, &M, err);
-		queries++;
+		rc = dpw_step(&w, g, &S, &M, st, sk, best_st, best_sk, &best, &queries, err);
 		if (rc != UNIAP_OK)
 			goto stop;
 		if (!isfinite(S)) {
@@ -2730,9 +2746,6 @@ uniap_code dp_sweep_solve(const struct cost_candidate *cand, const struct opt_op
 			g = fmin(g_lim, 1.5 * g);
 			continue;
 		}
-		rc = dpw_keep(&w, S, M, st, sk, best_st, best_sk, &best, err);
-		if (rc != UNIAP_OK)
-			goto stop;
 		S_last = S;
 		M_last = M;
 		g_done = g;
@@ -2740,18 +2753,13 @@ uniap_code dp_sweep_solve(const struct cost_candidate *cand, const struct opt_op
 		while (d.c > 1 && covered < 0 && hi - lo > 1e-9 * hi && S_last + c1 * lo < best * (1 - 1e-12)) {
 			double mid = lo + (hi - lo) / 2;
 
-			rc = dpw_query(&w, mid, &S, &M, err);
-			queries++;
+			rc = dpw_step(&w, mid, &S, &M, st, sk, best_st, best_sk, &best, &queries, err);
 			if (rc != UNIAP_OK)
 				goto stop;
-			if (isfinite(S)) {
-				rc = dpw_keep(&w, S, M, st, sk, best_st, best_sk, &best, err);
-				if (rc != UNIAP_OK)
-					goto stop;
+			if (isfinite(S))
 				hi = M;
-			} else {
+			else
 				lo = mid;
-			}
 		}
 		/* the sweep: plans with a bottleneck in [M_last, previous threshold] are dominated */
 		while (d.c > 1 && S_last + c1 * lo < best * (1 - 1e-12)) {
@@ -2759,15 +2767,11 @@ uniap_code dp_sweep_solve(const struct cost_candidate *cand, const struct opt_op
 
 			if (!(x > lo) || x <= covered)
 				break;
-			rc = dpw_query(&w, x, &S, &M, err);
-			queries++;
+			rc = dpw_step(&w, x, &S, &M, st, sk, best_st, best_sk, &best, &queries, err);
 			if (rc != UNIAP_OK)
 				goto stop;
 			if (!isfinite(S))
 				break;
-			rc = dpw_keep(&w, S, M, st, sk, best_st, best_sk, &best, err);
-			if (rc != UNIAP_OK)
-				goto stop;
 			S_last = S;
 			M_last = M;
 		}

@@ -790,10 +790,56 @@ static void test_dp_bounds_tight(void **state)
 }
 
 /*
+ * One anytime case: a 48-layer, K = 12, tight-memory 1F1B chain (pp 4 or 8 and
+ * identical layers by t), solved by path without a limit into full and under
+ * limit into part; part's claim is checked against full (itself checked
+ * against brute force above) or, when full is infeasible, part may only say
+ * infeasible or unknown.  The caller releases both.
+ */
+static void anytime_case(unsigned long seed, int t, enum opt_path path, double limit, struct opt_result *full,
+                         struct opt_result *part)
+{
+	struct rng r = {seed * 0x9e3779b97f4a7c15ull + 1};
+	struct gen g;
+	struct cost_candidate c;
+	struct opt_options o;
+	struct uniap_err err;
+	char what[160];
+
+	memset(&g, 0, sizeof(g));
+	g.graph = G_CHAIN;
+	g.pp = 4 + 4 * (t % 2);
+	g.n_layers = 48;
+	g.k = 12;
+	g.c = 8;
+	g.tight = 1;
+	g.one_f_one_b = 1;
+	g.identical = (t / 2) % 3;
+	inst_make(&r, &g, &c);
+	describe(&g, seed, what, sizeof(what));
+	solve_path_opt(&c, path, 0, full);
+	opt_options_init(&o);
+	o.path = path;
+	o.time_limit_s = limit;
+	err_clear(&err);
+	if (opt_solve(&c, &o, part, &err) != UNIAP_OK)
+		fail_msg("%s: %s", what, err.msg);
+	if (full->status == OPT_OPTIMAL) {
+		check_claim(part, full->tpi_s, INFINITY, 0, what);
+	} else {
+		assert_int_equal(full->status, OPT_INFEASIBLE);
+		if (part->status != OPT_INFEASIBLE && part->status != OPT_UNKNOWN)
+			fail_msg("%s: infeasible, under a limit %s", what, opt_status_name(part->status));
+	}
+	if (part->status == OPT_FEASIBLE)
+		assert_non_null(strstr(part->note, "time limit"));
+	cost_candidate_release(&c);
+}
+
+/*
  * Anytime chain DPs: under a time limit too short for the exact search they
  * return the beam's plan as feasible with a proven bound (or, when even the
- * beam had no time, unknown without a plan).  Every claim is checked against
- * the same DP run without a limit (itself checked against brute force above).
+ * beam had no time, unknown without a plan).
  */
 static void test_dp_anytime(void **state)
 {
@@ -802,43 +848,12 @@ static void test_dp_anytime(void **state)
 
 	(void)state;
 	for (t = 0; t < 18; t++) {
-		unsigned long seed = 9500 + (unsigned long)t;
-		struct rng r = {seed * 0x9e3779b97f4a7c15ull + 1};
-		struct gen g;
-		struct cost_candidate c;
 		struct opt_result full, part;
-		struct opt_options o;
-		struct uniap_err err;
-		char what[160];
 
-		memset(&g, 0, sizeof(g));
-		g.graph = G_CHAIN;
-		g.pp = 4 + 4 * (t % 2);
-		g.n_layers = 48;
-		g.k = 12;
-		g.c = 8;
-		g.tight = 1;
-		g.one_f_one_b = 1;
-		g.identical = (t / 2) % 3;
-		inst_make(&r, &g, &c);
-		describe(&g, seed, what, sizeof(what));
-		solve_path_opt(&c, t % 2 ? OPT_PATH_DP_CHAIN : OPT_PATH_DP_STAGES, 0, &full);
-		opt_options_init(&o);
-		o.path = t % 2 ? OPT_PATH_DP_CHAIN : OPT_PATH_DP_STAGES;
-		o.time_limit_s = limits[t % 4];
-		err_clear(&err);
-		if (opt_solve(&c, &o, &part, &err) != UNIAP_OK)
-			fail_msg("%s: %s", what, err.msg);
-		if (full.status == OPT_OPTIMAL) {
-			check_claim(&part, full.tpi_s, INFINITY, 0, what);
-		} else {
-			assert_int_equal(full.status, OPT_INFEASIBLE);
-			if (part.status != OPT_INFEASIBLE && part.status != OPT_UNKNOWN)
-				fail_msg("%s: infeasible, under a limit %s", what, opt_status_name(part.status));
-		}
+		anytime_case(9500 + (unsigned long)t, t, t % 2 ? OPT_PATH_DP_CHAIN : OPT_PATH_DP_STAGES, limits[t % 4],
+		             &full, &part);
 		if (part.status == OPT_FEASIBLE) {
 			n_feasible++;
-			assert_non_null(strstr(part.note, "time limit"));
 			assert_true(part.gap > 0 || part.bound_s == part.tpi_s);
 		}
 		n_optimal += part.status == OPT_OPTIMAL;
@@ -847,7 +862,6 @@ static void test_dp_anytime(void **state)
 		n_unknown_bound += part.status == OPT_UNKNOWN && part.bound_s > 0;
 		opt_result_release(&full);
 		opt_result_release(&part);
-		cost_candidate_release(&c);
 	}
 	print_message("anytime: %d feasible with a bound, %d optimal, %d unknown (%d with a bound) of 18\n",
 	              n_feasible, n_optimal, n_unknown, n_unknown_bound);
@@ -856,9 +870,8 @@ static void test_dp_anytime(void **state)
 }
 
 /*
- * dp-sweep under short limits: every answer's claim holds against the sweep
- * without a limit (itself checked against brute force above); a limit that
- * passes before the first threshold leaves no plan but the root bound.
+ * dp-sweep under short limits: every answer's claim holds; a limit that passes
+ * before the first threshold leaves no plan but the root bound.
  */
 static void test_dp_sweep_anytime(void **state)
 {
@@ -867,47 +880,13 @@ static void test_dp_sweep_anytime(void **state)
 
 	(void)state;
 	for (t = 0; t < 24; t++) {
-		unsigned long seed = 9600 + (unsigned long)t;
-		struct rng r = {seed * 0x9e3779b97f4a7c15ull + 1};
-		struct gen g;
-		struct cost_candidate c;
 		struct opt_result full, part;
-		struct opt_options o;
-		struct uniap_err err;
-		char what[160];
 
-		memset(&g, 0, sizeof(g));
-		g.graph = G_CHAIN;
-		g.pp = 4 + 4 * (t % 2);
-		g.n_layers = 48;
-		g.k = 12;
-		g.c = 8;
-		g.tight = 1;
-		g.one_f_one_b = 1;
-		g.identical = (t / 2) % 3;
-		inst_make(&r, &g, &c);
-		describe(&g, seed, what, sizeof(what));
-		solve_path(&c, OPT_PATH_DP_SWEEP, &full);
-		opt_options_init(&o);
-		o.path = OPT_PATH_DP_SWEEP;
-		o.time_limit_s = limits[t % 4];
-		err_clear(&err);
-		if (opt_solve(&c, &o, &part, &err) != UNIAP_OK)
-			fail_msg("%s: %s", what, err.msg);
-		if (full.status == OPT_OPTIMAL) {
-			check_claim(&part, full.tpi_s, INFINITY, 0, what);
-		} else {
-			assert_int_equal(full.status, OPT_INFEASIBLE);
-			if (part.status != OPT_INFEASIBLE && part.status != OPT_UNKNOWN)
-				fail_msg("%s: infeasible, under a limit %s", what, opt_status_name(part.status));
-		}
-		if (part.status == OPT_FEASIBLE)
-			assert_non_null(strstr(part.note, "time limit"));
+		anytime_case(9600 + (unsigned long)t, t, OPT_PATH_DP_SWEEP, limits[t % 4], &full, &part);
 		n_unknown_bound += part.status == OPT_UNKNOWN && part.bound_s > 0;
 		n_other += part.status != OPT_UNKNOWN;
 		opt_result_release(&full);
 		opt_result_release(&part);
-		cost_candidate_release(&c);
 	}
 	print_message("dp-sweep anytime: %d unknown with a bound, %d other answers of 24\n", n_unknown_bound,
 	              n_other);
