@@ -2064,6 +2064,8 @@ static int dpw_merge(struct dpw *w, size_t *bn, const struct dpw_ent *src, size_
 /* Appends the running front buf[0..bn) to hist as the next group's front.  -1 when out of memory. */
 static int dpw_push(struct dpw *w, size_t bn)
 {
+	if (bn == 0)
+		return 0; /* hist and buf may not exist yet */
 	if (dpw_grow(&w->hist, &w->cap_hist, w->n_hist + bn) != 0)
 		return -1;
 	memcpy(w->hist + w->n_hist, w->buf, bn * sizeof(*w->buf));
@@ -2161,7 +2163,8 @@ static uniap_code dpw_block(struct dpw *w, size_t a, int back, long inflight, si
 				for (h = 0; h < G; h++) {
 					double r = e->same_stage_s[back ? l * K + rep[h] : rep[h] * K + l];
 
-					if (dpw_merge(w, &bn, w->hist + w->off[h], w->off[h + 1] - w->off[h], w->off[h],
+					if (w->off[h + 1] > w->off[h] &&
+					    dpw_merge(w, &bn, w->hist + w->off[h], w->off[h + 1] - w->off[h], w->off[h],
 					              r + tl, ml, l, cap, lim) != 0)
 						return err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
 				}
@@ -2172,7 +2175,8 @@ static uniap_code dpw_block(struct dpw *w, size_t a, int back, long inflight, si
 		w->noff[G] = w->n_hist;
 		if (!trace) {
 			/* keep only the new step, at the start of hist */
-			memmove(w->hist, w->hist + nb, (w->n_hist - nb) * sizeof(*w->hist));
+			if (w->n_hist > nb)
+				memmove(w->hist, w->hist + nb, (w->n_hist - nb) * sizeof(*w->hist));
 			w->n_hist -= nb;
 			for (g = 0; g <= G; g++)
 				w->off[g] = w->noff[g] - nb;
