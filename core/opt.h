@@ -79,10 +79,11 @@ struct opt_options {
 /* Defaults: 60 s, rel_gap 0, no cutoff, no early stop (15 s / 4 % when on), 1 thread, AUTO path. */
 void opt_options_init(struct opt_options *o);
 
-/* Method names a result can carry (static strings). */
-/* AUTO sends chains whose dp-stages block table (L^2 K^2 entries) is larger to dp-sweep */
-#define OPT_DP_SWEEP_ABOVE 4194304.0
+/* AUTO sends chains whose dp-stages block table (L^2 K^2 entries) is larger to dp-sweep
+ * (docs/optimizer.md, "dp-sweep", has the measurements behind the line) */
+#define OPT_DP_SWEEP_ABOVE 2097152.0
 
+/* Method names a result can carry (static strings). */
 #define OPT_METHOD_NONE "none"
 #define OPT_METHOD_DP_CHAIN "dp-chain"
 #define OPT_METHOD_DP_STAGES "dp-stages"

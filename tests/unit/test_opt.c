@@ -944,7 +944,7 @@ static void test_auto_sweeps_large_chains(void **state)
 		memset(&g, 0, sizeof(g));
 		g.graph = G_CHAIN;
 		g.n_layers = 64;
-		g.k = 36; /* 64^2 36^2 = 5.3 Mi > OPT_DP_SWEEP_ABOVE */
+		g.k = 36; /* 64^2 36^2 = 5.3 M > OPT_DP_SWEEP_ABOVE */
 		g.pp = 4 + 4 * (t % 2);
 		g.c = 8;
 		g.tight = 1;
