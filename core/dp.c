@@ -1985,12 +1985,15 @@ struct dpw {
 	double entries;    /* table entries held */
 	struct dpw_ent *hist, *buf; /* block DP scratch */
 	size_t n_hist, cap_hist, cap_buf;
-	size_t *off, *noff;  /* owned, [K + 1]: the current step's front of each strategy in hist */
+	size_t *off, *noff;  /* owned, [K + 1]: each group's front of the current (next) step in hist */
 	double *none;      /* owned, [C * C]: INFINITY (a length past a row's end) */
 	size_t q_lc;       /* the last query's out-class at the last layer */
 	double lost_lb;    /* least S + (c-1) M of a traced plan opt_tpi() refused (INFINITY: none):
 	                      the downward run adds the last stage's memory from its last layer, so a
 	                      stage on the limit to the last bit can pass there and fail in layer order */
+	double *in;        /* owned, [L * C]: a query's least S into a stage starting at layer a with
+	                      in-class fc (the previous stage and the boundary), for the stage at hand */
+	size_t *in_pc;     /* owned, [L * C]: the out-class before it */
 	double *V;         /* owned, [pp * L * C]: the query's least S */
 	size_t *pa;        /* owned: first layer of the state's last stage */
 	size_t *pf, *pc;   /* owned: in-class of that stage's first strategy, out-class before it */
@@ -2290,6 +2293,27 @@ static uniap_code dpw_query(struct dpw *w, double x, double *S_out, double *M_ou
 		rc = dp_check_time(d, err);
 		if (rc != UNIAP_OK)
 			return rc;
+		/* the way into this stage at each first layer a and in-class fc, once per stage */
+		for (a = s == 0 ? 0 : (size_t)s; a <= b_hi; a++)
+			for (fc = 0; fc < C; fc++) {
+				double *in = &w->in[a * C + fc];
+
+				*in = s == 0 && a == 0 ? 0 : INFINITY;
+				w->in_pc[a * C + fc] = DPW_NONE;
+				if (s == 0 || w->rep_i[fc] == SIZE_MAX)
+					continue;
+				for (pc = 0; pc < C; pc++) {
+					double v = w->V[(((size_t)s - 1) * L + a - 1) * C + pc], r;
+
+					if (!isfinite(v) || w->rep_o[pc] == SIZE_MAX)
+						continue;
+					r = d->chain[a - 1]->cross_stage_s[w->rep_o[pc] * d->k + w->rep_i[fc]];
+					if (r <= x && v + r < *in) {
+						*in = v + r;
+						w->in_pc[a * C + fc] = pc;
+					}
+				}
+			}
 		for (b = b_lo; b <= b_hi; b++)
 			for (a = (s == 0 ? 0 : b) + 1; a-- > (s == 0 ? 0 : (size_t)s);) {
 				size_t n = b - a + 1;
@@ -2299,28 +2323,10 @@ static uniap_code dpw_query(struct dpw *w, double x, double *S_out, double *M_ou
 				if (!t)
 					return rc;
 				for (fc = 0; fc < (s == 0 ? 1 : C); fc++) {
-					double in = s == 0 ? 0 : INFINITY;
-					size_t bp = DPW_NONE;
+					double in = w->in[a * C + fc];
 
 					for (lc = 0; lc < C; lc++)
 						any |= isfinite(t[fc * C + lc]);
-					if (s > 0) {
-						const struct cost_edge *e = d->chain[a - 1];
-
-						if (w->rep_i[fc] == SIZE_MAX)
-							continue;
-						for (pc = 0; pc < C; pc++) {
-							double v = w->V[(((size_t)s - 1) * L + a - 1) * C + pc], r;
-
-							if (!isfinite(v) || w->rep_o[pc] == SIZE_MAX)
-								continue;
-							r = e->cross_stage_s[w->rep_o[pc] * d->k + w->rep_i[fc]];
-							if (r <= x && v + r < in) {
-								in = v + r;
-								bp = pc;
-							}
-						}
-					}
 					if (!isfinite(in))
 						continue;
 					for (lc = 0; lc < C; lc++) {
@@ -2331,7 +2337,7 @@ static uniap_code dpw_query(struct dpw *w, double x, double *S_out, double *M_ou
 							w->V[idx] = in + tt;
 							w->pa[idx] = a;
 							w->pf[idx] = fc;
-							w->pc[idx] = bp;
+							w->pc[idx] = w->in_pc[a * C + fc];
 						}
 					}
 				}
@@ -2384,7 +2390,6 @@ static uniap_code dpw_trace(struct dpw *w, int *stage, size_t *strategy, struct 
 	int s, pp = d->pp;
 	uniap_code rc;
 
-	/* trace: each stage's strategies from a traced block run */
 	b = L - 1;
 	lc = w->q_lc;
 	for (s = pp - 1; s >= 0; s--) {
@@ -2461,6 +2466,8 @@ static void dpw_release(struct dpw *w)
 	free(w->off);
 	free(w->noff);
 	free(w->none);
+	free(w->in);
+	free(w->in_pc);
 	free(w->V);
 	free(w->pa);
 	free(w->pf);
@@ -2605,6 +2612,15 @@ static uniap_code dpw_keep(struct dpw *w, double S, double M, int *st, size_t *s
 	return UNIAP_OK;
 }
 
+/* A result without a plan: status, bound, no TPI. */
+static void dpw_no_plan(struct opt_result *out, enum opt_status status, double bound_s)
+{
+	out->status = status;
+	out->bound_s = bound_s;
+	out->tpi_s = INFINITY;
+	out->gap = INFINITY;
+}
+
 /* One threshold: dpw_query at x, counted, then dpw_keep when it found a plan. */
 static uniap_code dpw_step(struct dpw *w, double x, double *S, double *M, int *st, size_t *sk, int *best_st,
                            size_t *best_sk, double *best, size_t *queries, struct uniap_err *err)
@@ -2679,7 +2695,9 @@ uniap_code dp_sweep_solve(const struct cost_candidate *cand, const struct opt_op
 	w.pf = malloc((size_t)d.pp * L * w.C * sizeof(*w.pf));
 	w.pc = malloc((size_t)d.pp * L * w.C * sizeof(*w.pc));
 	w.none = malloc(w.C * w.C * sizeof(*w.none));
-	if (!w.V || !w.pa || !w.pf || !w.pc || !w.none) {
+	w.in = malloc(L * w.C * sizeof(*w.in));
+	w.in_pc = malloc(L * w.C * sizeof(*w.in_pc));
+	if (!w.V || !w.pa || !w.pf || !w.pc || !w.none || !w.in || !w.in_pc) {
 		rc = err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
 		goto out;
 	}
@@ -2725,10 +2743,7 @@ uniap_code dp_sweep_solve(const struct cost_candidate *cand, const struct opt_op
 	}
 	/* the memory-priced bound of the other DPs already reaches the cutoff: nothing to build */
 	if (isfinite(d.cutoff_s) && dp_root_bound(&d) >= d.cutoff_s) {
-		out->status = OPT_PRUNED;
-		out->bound_s = d.cutoff_s;
-		out->tpi_s = INFINITY;
-		out->gap = INFINITY;
+		dpw_no_plan(out, OPT_PRUNED, d.cutoff_s);
 		snprintf(out->note, sizeof(out->note), "dp-sweep: the root bound reaches the cutoff");
 		goto done;
 	}
@@ -2790,29 +2805,23 @@ uniap_code dp_sweep_solve(const struct cost_candidate *cand, const struct opt_op
 		 * just above it: no claim of optimality, but nothing is below its S + (c-1) M
 		 * (up to the same rounding).
 		 */
-		out->status = isfinite(best) ? OPT_FEASIBLE : OPT_UNKNOWN;
-		out->bound_s = fmin(best, w.lost_lb * (1 - 1e-12));
 		snprintf(out->note, sizeof(out->note), "dp-sweep: a plan on the memory limit failed the audit "
 		         "by rounding; the bound holds");
-		if (isfinite(best))
-			goto plan;
-		out->tpi_s = INFINITY;
-		out->gap = INFINITY;
-		goto done;
+		if (!isfinite(best)) {
+			dpw_no_plan(out, OPT_UNKNOWN, w.lost_lb * (1 - 1e-12));
+			goto done;
+		}
+		out->status = OPT_FEASIBLE;
+		out->bound_s = fmin(best, w.lost_lb * (1 - 1e-12));
+		goto plan;
 	}
 	if (!isfinite(best)) {
 		/* no plan with every time <= g_lim */
-		out->status = g_lim < g_max ? OPT_PRUNED : OPT_INFEASIBLE;
-		out->bound_s = g_lim < g_max ? d.cutoff_s : INFINITY;
-		out->tpi_s = INFINITY;
-		out->gap = INFINITY;
+		dpw_no_plan(out, g_lim < g_max ? OPT_PRUNED : OPT_INFEASIBLE, g_lim < g_max ? d.cutoff_s : INFINITY);
 		goto done;
 	}
 	if (!(best < d.cutoff_s)) {
-		out->status = OPT_PRUNED;
-		out->bound_s = d.cutoff_s;
-		out->tpi_s = INFINITY;
-		out->gap = INFINITY;
+		dpw_no_plan(out, OPT_PRUNED, d.cutoff_s);
 		goto done;
 	}
 	out->status = OPT_OPTIMAL;
@@ -2825,14 +2834,10 @@ stop:
 	err_clear(err);
 	rc = UNIAP_OK;
 	if (!isfinite(best)) {
-		out->status = OPT_UNKNOWN;
-		out->bound_s = dp_root_bound(&d);
-		out->tpi_s = INFINITY;
-		out->gap = INFINITY;
+		dpw_no_plan(out, OPT_UNKNOWN, dp_root_bound(&d));
 		snprintf(out->note, sizeof(out->note), "dp-sweep: time limit reached before a plan; the bound holds");
 		goto done;
 	}
-	/* anytime: what is left has a sum >= S_last and a bottleneck > lo */
 	out->status = OPT_FEASIBLE;
 	/* what is left: a bottleneck over g_done (TPI >= c g_done), or a sum >= S_last (the top
 	 * of the last round whose first query ended) and a bottleneck > lo */
