@@ -1638,7 +1638,7 @@ static uniap_code jdec_plan_stage(const cJSON *st, const char *sp, int s, const 
                                   const struct plan_doc *out, const long long *width, unsigned char *used,
                                   int *where, struct uniap_err *err)
 {
-	static const char *const keys[] = {"devices", "layers", "time_s", "memory_bytes", NULL};
+	static const char *const keys[] = {"devices", "layers", "time_s", "memory_bytes", "transfer_s", NULL};
 	char p[JDEC_PATH_MAX], ep[JDEC_PATH_MAX];
 	const cJSON *arr, *it;
 	size_t n_dev, n, i = 0;
@@ -1650,6 +1650,8 @@ static uniap_code jdec_plan_stage(const cJSON *st, const char *sp, int s, const 
 		rc = jdec_num(st, "time_s", sp, 1, 0.0, 0.0, DBL_MAX, &x, err);
 	if (rc == UNIAP_OK)
 		rc = jdec_num(st, "memory_bytes", sp, 1, 0.0, 0.0, DBL_MAX, &x, err);
+	if (rc == UNIAP_OK)
+		rc = jdec_num(st, "transfer_s", sp, 0, 0.0, 0.0, DBL_MAX, &x, err);
 	if (rc == UNIAP_OK)
 		rc = jdec_arr(st, "devices", sp, 1, 1, MODEL_MAX_DEVICES, &arr, &n_dev, err);
 	if (rc != UNIAP_OK)
@@ -1743,7 +1745,7 @@ uniap_code jdec_plan_json(const cJSON *root, const char *path, struct plan_doc *
 	/* written by the optimizer next to the plan; accepted and ignored */
 	static const char *const ignored[] = {"optimal", "gap",   "candidates", "solve_s", "space",
 	                                      "cluster", "model", "devices",    "bound",   "bound_s", "status",
-	                                      "target",  "targets", NULL};
+	                                      "target",  "targets", "memory_limit_bytes", NULL};
 	static const char *const schedules[] = {"gpipe", "1f1b", "interleaved"};
 	char p[JDEC_PATH_MAX];
 	const cJSON *v = NULL;

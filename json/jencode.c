@@ -194,7 +194,10 @@ static cJSON *jenc_stages(const struct cost_candidate *c, const int *stage,
 		for (u = 0; ok && u < c->n_layers; u++)
 			if (stage[u] == i)
 				ok = jenc_append(lay, jenc_number((double)u));
+		/* transfer_s: o_i, the boundary after stage i (a drawing of the schedule needs it; the
+		 * audit TPI is sum p + sum o + (c - 1) max(p u o)) */
 		ok = ok && jenc_add_num(s, "time_s", ev->stage_time_s[i]) &&
+		     (i + 1 >= cost_stages(c) || jenc_add_num(s, "transfer_s", ev->comm_time_s[i])) &&
 		     jenc_add_num(s, "memory_bytes", ev->stage_memory_bytes[i]);
 	}
 	if (!ok) {
@@ -224,6 +227,7 @@ cJSON *jenc_plan(const struct cost_candidate *c, const int *stage, const size_t 
 	     jenc_add_num(root, "tpi_s", ev->tpi_s) &&
 	     jenc_add_num(root, "throughput_samples_per_s",
 	                             ev->tpi_s > 0 ? batch / ev->tpi_s : 0) &&
+	     jenc_add_num(root, "memory_limit_bytes", c->memory_limit_bytes) &&
 	     jenc_add(root, "stages", jenc_stages(c, stage, ev)) &&
 	     (layers = cJSON_AddArrayToObject(root, "layers"));
 	for (u = 0; ok && u < c->n_layers; u++) {

@@ -304,11 +304,91 @@ static void test_resolve_errors(void **state)
 	cluster_release(&cl);
 }
 
+/*
+ * The plan document carries what a drawing of the schedule needs: each
+ * stage's time_s and, on every stage but the last, transfer_s (o_i), whose
+ * audit sum gives tpi_s back; and memory_limit_bytes, the candidate's.  A
+ * reader ignores both but refuses a negative transfer_s, naming it.
+ */
+static void test_plan_doc_schedule_numbers(void **state)
+{
+	static const int dev[] = { 4 };
+	static const double bw[] = { 10 };
+	struct cluster_profile cl;
+	struct model_profile m;
+	struct cost_candidate cand;
+	struct plan_eval ev;
+	struct plan_doc doc;
+	struct uniap_err err;
+	struct cost_options o = { .batch = 8, .pp = 2, .microbatches = 4 };
+	int stage[3] = { 0, 0, 1 };
+	size_t strat[3] = { 0, 1, 2 };
+	const cJSON *stages, *s, *x;
+	double sum = 0, top = 0, tpi;
+	int i = 0;
+	cJSON *j;
+	char *t;
+
+	(void)state;
+	assert_int_equal(fx_cluster(&cl, 1, 4, dev, bw, 1, 16e9, 0, 1), 0);
+	assert_int_equal(fx_model_chain(&m, 3, MODEL_FP32, 1e-3, 0, 1e6, 1e6, 0, 1e5, 1e5), 0);
+	assert_int_equal(cost_build(&cl, &m, &o, &cand, &err), UNIAP_OK);
+	assert_int_equal(plan_evaluate(&cand, stage, strat, &ev, &err), UNIAP_OK);
+	/* read back from the text, as a client does (the encoder keeps numbers as raw text) */
+	j = jenc_plan(&cand, stage, strat, &ev);
+	assert_non_null(j);
+	t = jenc_print(j, 0);
+	cJSON_Delete(j);
+	j = cJSON_Parse(t);
+	cJSON_free(t);
+	assert_non_null(j);
+	x = cJSON_GetObjectItemCaseSensitive(j, "memory_limit_bytes");
+	assert_true(cJSON_IsNumber(x));
+	assert_true(x->valuedouble == cand.memory_limit_bytes);
+	stages = cJSON_GetObjectItemCaseSensitive(j, "stages");
+	assert_int_equal(cJSON_GetArraySize(stages), 2);
+	cJSON_ArrayForEach(s, stages) {
+		double p = cJSON_GetObjectItemCaseSensitive(s, "time_s")->valuedouble;
+
+		x = cJSON_GetObjectItemCaseSensitive(s, "transfer_s");
+		sum += p;
+		top = p > top ? p : top;
+		if (i++ == 0) {
+			assert_true(cJSON_IsNumber(x));
+			assert_true(x->valuedouble > 0);
+			assert_true(x->valuedouble == ev.comm_time_s[0]);
+			sum += x->valuedouble;
+			top = x->valuedouble > top ? x->valuedouble : top;
+		} else {
+			assert_null(x); /* the last stage has no boundary after it */
+		}
+	}
+	tpi = sum + (double)(cand.microbatches - 1) * top;
+	assert_true(fabs(tpi - ev.tpi_s) <= 1e-12 * ev.tpi_s);
+
+	t = jenc_print(j, 0);
+	assert_int_equal(jdec_plan(t, strlen(t), &doc, &err), UNIAP_OK);
+	plan_doc_release(&doc);
+	cJSON_free(t);
+	cJSON_SetNumberValue(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(stages, 0), "transfer_s"), -1);
+	t = jenc_print(j, 0);
+	assert_int_equal(jdec_plan(t, strlen(t), &doc, &err), UNIAP_E_INVALID);
+	assert_non_null(strstr(err.msg, "stages[0].transfer_s"));
+
+	cJSON_free(t);
+	cJSON_Delete(j);
+	plan_eval_release(&ev);
+	cost_candidate_release(&cand);
+	model_release(&m);
+	cluster_release(&cl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_random_plans),
 		cmocka_unit_test(test_resolve_errors),
+		cmocka_unit_test(test_plan_doc_schedule_numbers),
 	};
 
 	return cmocka_run_group_tests_name("evaluate", tests, NULL, NULL);
