@@ -1,0 +1,629 @@
+// ui/app.js - uniap's web UI: sign in, new plan with live progress, the plan
+// view, compare, and the lists of jobs and documents.  A hash router
+// (#/new, #/jobs, #/jobs/7, #/compare, #/documents) renders one view at a
+// time into <main>; each view talks to the service through api.js only, so
+// the UI is also the reference client of the public API.
+//
+// State that outlives a view: the API key (sessionStorage, api.js), the
+// plans picked for comparison (sessionStorage 'uniap.compare'), the theme
+// (localStorage 'uniap.theme': not a secret).
+//
+// Never: put the key in a URL; insert HTML; use inline styles (CSP).
+
+import { api, followJob, download, getKey, setKey, ApiError } from './api.js';
+import { h, clear, secs, num, pct, gib } from './dom.js';
+import { deviceGrid, stageLegend, layerStrip, timeline, stageTable, memoryBars, heatmap, FORWARD_SHARE } from './draw.js';
+
+const main = document.getElementById('main');
+let who = null;          // GET /v1/whoami's answer once signed in
+let viewAbort = null;    // aborts the current view's streams and polls
+let catalog = null;      // GET /v1/catalog, fetched once
+
+// ---------------------------------------------------------------- shell
+
+function toast(msg) {
+  const t = document.getElementById('toast');
+  t.textContent = msg;
+  t.classList.add('show');
+  clearTimeout(toast.t);
+  toast.t = setTimeout(() => t.classList.remove('show'), 4000);
+}
+
+function errorBox(e) {
+  return h('div', { class: 'error', role: 'alert' }, e instanceof ApiError ? `${e.message} (HTTP ${e.status})` : String(e.message || e));
+}
+
+function setTheme(t) {
+  document.documentElement.dataset.theme = t;
+  const b = document.getElementById('theme');
+  b.setAttribute('aria-pressed', t === 'dark' ? 'true' : 'false');
+  b.textContent = t === 'dark' ? 'Light' : 'Dark';
+  b.setAttribute('aria-label', t === 'dark' ? 'Use the light theme' : 'Use the dark theme');
+}
+
+function initTheme() {
+  const saved = localStorage.getItem('uniap.theme');
+  setTheme(saved || (matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light'));
+  document.getElementById('theme').addEventListener('click', () => {
+    const t = document.documentElement.dataset.theme === 'dark' ? 'light' : 'dark';
+    localStorage.setItem('uniap.theme', t);
+    setTheme(t);
+  });
+}
+
+function view(title, ...kids) {
+  clear(main);
+  document.title = `${title} · uniap`;
+  main.append(h('h1', {}, title), ...kids);
+  return main;
+}
+
+function section(title, ...kids) {
+  const id = `s-${title.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`;
+  return h('section', { class: 'card', 'aria-labelledby': id }, h('h2', { id }, title), ...kids);
+}
+
+// ---------------------------------------------------------------- sign in
+
+async function signedIn() {
+  try {
+    who = await api('GET', '/v1/whoami');
+  } catch (e) {
+    if (e.status === 401 || e.status === 403) { who = null; return false; }
+    throw e;
+  }
+  document.getElementById('whoami').textContent = `tenant ${who.tenant}`;
+  document.getElementById('signout').hidden = !getKey();
+  return true;
+}
+
+function signInView(message) {
+  const key = h('input', { id: 'key', name: 'key', type: 'password', autocomplete: 'current-password', required: true, spellcheck: 'false', 'aria-describedby': 'key-help' });
+  const err = h('div', { id: 'signin-error', 'aria-live': 'assertive' }, message ? errorBox(new Error(message)) : null);
+  const form = h('form', { id: 'signin', class: 'card narrow', novalidate: true },
+    h('label', { for: 'key' }, 'API key'), key,
+    h('p', { id: 'key-help', class: 'help' }, 'Kept in this tab only (session storage) and sent only in the Authorization header. An operator makes keys with ', h('code', {}, 'uniapd tenant add'), '.'),
+    h('button', { type: 'submit', id: 'signin-submit' }, 'Sign in'), err);
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    clear(err);
+    if (!key.value.trim()) { err.append(errorBox(new Error('Enter an API key.'))); key.focus(); return; }
+    setKey(key.value.trim());
+    try {
+      if (await signedIn()) { key.value = ''; route(); return; }
+      setKey('');
+      err.append(errorBox(new Error('The service did not accept this key.')));
+    } catch (e) { setKey(''); err.append(errorBox(e)); }
+    key.focus();
+  });
+  view('Sign in', form);
+  key.focus();
+}
+
+// ---------------------------------------------------------------- new plan
+
+async function getCatalog() {
+  if (!catalog) catalog = await api('GET', '/v1/catalog');
+  return catalog;
+}
+
+async function listAll(path) {
+  const items = [];
+  let cursor = null;
+  for (let i = 0; i < 20; i++) {
+    const page = await api('GET', `${path}?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+    items.push(...page.items);
+    if (!page.next_cursor) break;
+    cursor = page.next_cursor;
+  }
+  return items;
+}
+
+function docOptions(select, kind, cat, stored, pick) {
+  clear(select);
+  select.append(h('optgroup', { label: 'Catalog' }, cat.map((c) => h('option', { value: `cat:${c.name}` }, `${c.name} — ${c.description}`))));
+  if (stored.length)
+    select.append(h('optgroup', { label: 'Stored' }, stored.map((d) => h('option', { value: `id:${d.id}` }, `#${d.id} ${d.name || ''}`))));
+  if (pick) select.value = pick;
+}
+
+// File → {kind: cluster|model|galvatron-cluster|galvatron-model|nccl, ...}
+async function classify(file) {
+  const text = await file.text();
+  const name = file.name.toLowerCase();
+  if (!name.endsWith('.json')) return { kind: 'nccl', name: file.name, text };
+  let doc;
+  try { doc = JSON.parse(text); } catch (e) { throw new Error(`${file.name}: not JSON (${e.message})`); }
+  if (/allreduce_bandwidth/.test(name)) return { kind: 'galvatron-cluster', part: 'allreduce', doc, name: file.name };
+  if (/p2p_bandwidth/.test(name)) return { kind: 'galvatron-cluster', part: 'p2p', doc, name: file.name };
+  if (/overlap_coefficient/.test(name)) return { kind: 'galvatron-cluster', part: 'overlap', doc, name: file.name };
+  if (/sp_time/.test(name)) return { kind: 'galvatron-cluster', part: 'sp_time', doc, name: file.name };
+  if (/computation_profiling/.test(name)) return { kind: 'galvatron-model', part: 'computation', doc, name: file.name };
+  if (/memory_profiling/.test(name)) return { kind: 'galvatron-model', part: 'memory', doc, name: file.name };
+  if (doc && doc.device && doc.hierarchy) return { kind: 'cluster', doc, name: file.name };
+  if (doc && (doc.layer_types || doc.layers)) return { kind: 'model', doc, name: file.name };
+  if (doc && (doc.num_hidden_layers || doc.n_layer || doc.num_layers || doc.hidden_size || doc.d_model)) return { kind: 'galvatron-model', part: 'config', doc, name: file.name };
+  throw new Error(`${file.name}: neither a uniap cluster or model, a Galvatron profile nor nccl-tests output`);
+}
+
+function dropZone(onFiles) {
+  const input = h('input', { type: 'file', id: 'upload', multiple: true, accept: '.json,.txt,.log,.out', class: 'sr' });
+  const zone = h('div', { class: 'drop', id: 'drop' },
+    h('p', {}, 'Drop documents here: uniap cluster or model JSON, Galvatron profiles (hardware files, or a model config with its computation and memory profiles), nccl-tests output. Or '),
+    h('label', { for: 'upload', class: 'button ghost' }, 'choose files'), input);
+  input.addEventListener('change', () => { if (input.files.length) onFiles([...input.files]); input.value = ''; });
+  zone.addEventListener('dragover', (ev) => { ev.preventDefault(); zone.classList.add('over'); });
+  zone.addEventListener('dragleave', () => zone.classList.remove('over'));
+  zone.addEventListener('drop', (ev) => {
+    ev.preventDefault();
+    zone.classList.remove('over');
+    if (ev.dataTransfer && ev.dataTransfer.files.length) onFiles([...ev.dataTransfer.files]);
+  });
+  return zone;
+}
+
+// Stores dropped files as documents; returns [{kind: 'cluster'|'model', id}].
+async function uploadFiles(files, base, ask) {
+  const parts = await Promise.all(files.map(classify));
+  const out = [];
+  for (const p of parts.filter((x) => x.kind === 'cluster' || x.kind === 'model')) {
+    const r = await api('POST', `/v1/${p.kind}s`, { body: p.doc });
+    out.push({ kind: p.kind, id: r.id, name: r.name || p.name });
+  }
+  const gc = parts.filter((x) => x.kind === 'galvatron-cluster');
+  if (gc.length) {
+    const body = { name: 'galvatron-hardware' };
+    for (const p of gc) body[p.part] = p.doc;
+    const shape = await ask('Galvatron hardware profiles: how many nodes, and GPUs per node?');
+    if (!shape) throw new Error('upload canceled');
+    body.nodes = shape.nodes;
+    body.gpus_per_node = shape.gpus;
+    const r = await api('POST', '/v1/clusters?format=galvatron', { body });
+    out.push({ kind: 'cluster', id: r.id, name: r.name });
+  }
+  const gm = parts.filter((x) => x.kind === 'galvatron-model');
+  if (gm.length) {
+    const body = {};
+    for (const p of gm) body[p.part] = p.doc;
+    const cfg = gm.find((p) => p.part === 'config');
+    body.name = cfg ? cfg.name.replace(/\.json$/i, '') : 'galvatron-model';
+    const r = await api('POST', '/v1/models?format=galvatron', { body });
+    out.push({ kind: 'model', id: r.id, name: r.name });
+  }
+  const nc = parts.filter((x) => x.kind === 'nccl');
+  if (nc.length) {
+    if (!base) throw new Error('nccl-tests output needs a base cluster: pick one first');
+    const r = await api('POST', '/v1/clusters?format=nccl-tests', { body: { base, outputs: nc.map((p) => p.text), name: 'nccl-tests' } });
+    out.push({ kind: 'cluster', id: r.id, name: r.name });
+  }
+  return out;
+}
+
+// A small in-page dialog asking for a Galvatron cluster's shape.
+function askShape(question) {
+  return new Promise((resolve) => {
+    const nodes = h('input', { id: 'ask-nodes', type: 'number', min: 1, value: 1, required: true });
+    const gpus = h('input', { id: 'ask-gpus', type: 'number', min: 1, value: 8, required: true });
+    const dlg = h('dialog', { class: 'card', 'aria-labelledby': 'ask-title' },
+      h('form', { method: 'dialog' }, h('h2', { id: 'ask-title' }, question),
+        h('label', { for: 'ask-nodes' }, 'Nodes'), nodes, h('label', { for: 'ask-gpus' }, 'GPUs per node'), gpus,
+        h('div', { class: 'row' }, h('button', { value: 'ok' }, 'Import'), h('button', { value: 'cancel', class: 'ghost' }, 'Cancel'))));
+    document.body.append(dlg);
+    dlg.addEventListener('close', () => {
+      dlg.remove();
+      resolve(dlg.returnValue === 'ok' ? { nodes: Number(nodes.value), gpus: Number(gpus.value) } : null);
+    });
+    dlg.showModal();
+  });
+}
+
+function docRef(value, nodes) {
+  if (value.startsWith('id:')) return Number(value.slice(3));
+  const name = value.slice(4);
+  return name.endsWith('-xN') ? name.replace(/-xN$/, `-x${nodes}`) : name;
+}
+
+async function newPlanView() {
+  const [cat, clusters, models] = await Promise.all([getCatalog(), listAll('/v1/clusters'), listAll('/v1/models')]);
+  const cluster = h('select', { id: 'cluster', name: 'cluster' });
+  const model = h('select', { id: 'model', name: 'model' });
+  docOptions(cluster, 'cluster', cat.clusters, clusters, 'cat:envb');
+  docOptions(model, 'model', cat.models, models, 'cat:bert-huge');
+  const nodes = h('input', { id: 'nodes', type: 'number', min: 2, max: 128, value: 4 });
+  const nodesRow = h('div', { class: 'field', id: 'nodes-field' }, h('label', { for: 'nodes' }, 'Nodes (N)'), nodes);
+  const syncNodes = () => { nodesRow.hidden = !cluster.value.endsWith('-xN'); };
+  cluster.addEventListener('change', syncNodes);
+  syncNodes();
+  const batch = h('input', { id: 'batch', type: 'number', min: 1, value: 32, required: true });
+  const schedule = h('select', { id: 'schedule' }, ['gpipe', '1f1b', 'interleaved'].map((x) => h('option', { value: x }, x)));
+  const space = h('select', { id: 'space' }, [['unified', 'unified (UniAP)'], ['inter', 'inter-layer only'], ['intra', 'intra-layer only'], ['uniform', 'uniform (Megatron-style)']].map(([v, t]) => h('option', { value: v }, t)));
+  const targets = ['megatron', 'deepspeed', 'galvatron'].map((t) => h('label', { class: 'check' }, h('input', { type: 'checkbox', name: 'target', value: t }), ` ${t}`));
+  const limit = h('input', { id: 'time-limit', type: 'number', min: 0.1, step: 'any', value: 60 });
+  const margin = h('input', { id: 'margin', type: 'number', min: 0, max: 0.5, step: 'any', placeholder: 'the cluster’s' });
+  const status = h('div', { id: 'upload-status', 'aria-live': 'polite' });
+  const err = h('div', { id: 'plan-error', 'aria-live': 'assertive' });
+  const drop = dropZone(async (files) => {
+    clear(status).append('Uploading…');
+    try {
+      const base = cluster.value ? docRef(cluster.value, nodes.value) : null;
+      const got = await uploadFiles(files, base, askShape);
+      const [cl, md] = await Promise.all([listAll('/v1/clusters'), listAll('/v1/models')]);
+      const lastC = got.filter((g) => g.kind === 'cluster').pop(), lastM = got.filter((g) => g.kind === 'model').pop();
+      docOptions(cluster, 'cluster', cat.clusters, cl, lastC ? `id:${lastC.id}` : cluster.value);
+      docOptions(model, 'model', cat.models, md, lastM ? `id:${lastM.id}` : model.value);
+      syncNodes();
+      clear(status).append(`Stored ${got.map((g) => `${g.kind} #${g.id}`).join(', ')}.`);
+    } catch (e) { clear(status).append(errorBox(e)); }
+  });
+  const submit = h('button', { type: 'submit', id: 'submit-plan' }, 'Plan');
+  const form = h('form', { id: 'new-plan', class: 'card grid-form' },
+    h('div', { class: 'field wide' }, h('label', { for: 'cluster' }, 'Cluster'), cluster), nodesRow,
+    h('div', { class: 'field wide' }, h('label', { for: 'model' }, 'Model'), model),
+    h('div', { class: 'field wide' }, drop, status),
+    h('div', { class: 'field' }, h('label', { for: 'batch' }, 'Global batch'), batch),
+    h('div', { class: 'field' }, h('label', { for: 'schedule' }, 'Schedule'), schedule),
+    h('div', { class: 'field' }, h('label', { for: 'space' }, 'Space'), space),
+    h('fieldset', { class: 'field' }, h('legend', {}, 'Runtime targets'), targets),
+    h('div', { class: 'field' }, h('label', { for: 'time-limit' }, 'Time limit per candidate (s)'), limit),
+    h('div', { class: 'field' }, h('label', { for: 'margin' }, 'Memory margin (0–0.5)'), margin),
+    h('div', { class: 'field wide row' }, submit), err);
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    clear(err);
+    const body = {
+      cluster: docRef(cluster.value, nodes.value), model: docRef(model.value, nodes.value),
+      batch: Number(batch.value), schedule: schedule.value, space: space.value, time_limit_s: Number(limit.value),
+    };
+    const t = targets.map((l) => l.querySelector('input')).filter((i) => i.checked).map((i) => i.value);
+    if (t.length) body.targets = t;
+    if (margin.value !== '') body.memory_margin = Number(margin.value);
+    submit.disabled = true;
+    try {
+      const r = await api('POST', '/v1/plans', { body });
+      location.hash = `#/jobs/${r.id}`;
+    } catch (e) {
+      err.append(errorBox(e));
+      submit.disabled = false;
+    }
+  });
+  view('New plan', form);
+}
+
+// ---------------------------------------------------------------- a job
+
+function progressPanel(job, onCancel, onStop) {
+  const f = (id, label, value) => h('div', { class: 'stat' }, h('dt', {}, label), h('dd', { id }, value));
+  const bar = h('progress', { id: 'progress-bar', max: 1, value: 0, 'aria-label': 'Candidates done' });
+  const panel = h('section', { class: 'card progress', id: 'progress', 'aria-labelledby': 'progress-title', 'data-events': 0 },
+    h('h2', { id: 'progress-title' }, 'Progress'),
+    h('dl', { class: 'stats' },
+      f('progress-state', 'State', job.state), f('progress-done', 'Candidates', '–'),
+      f('progress-best', 'Best TPI so far', '–'), f('progress-bound', 'Bound', '–'), f('progress-elapsed', 'Elapsed', '–'),
+      f('progress-events', 'Events', '0')),
+    bar,
+    h('div', { class: 'row' },
+      h('button', { type: 'button', id: 'cancel', class: 'danger', onclick: onCancel }, 'Cancel'),
+      h('button', { type: 'button', id: 'stop', class: 'ghost', onclick: onStop, title: 'End the search now and keep the best plan so far' }, 'Stop and keep the best')));
+  return panel;
+}
+
+function updateProgress(panel, d) {
+  const n = Number(panel.dataset.events) + 1;
+  panel.dataset.events = n;
+  const p = d.progress || {};
+  panel.querySelector('#progress-state').textContent = d.state;
+  panel.querySelector('#progress-done').textContent = `${p.candidates_done ?? 0} / ${p.candidates_total ?? 0}`;
+  panel.querySelector('#progress-best').textContent = secs(p.best_tpi_s);
+  panel.querySelector('#progress-bound').textContent = secs(p.bound_s);
+  panel.querySelector('#progress-elapsed').textContent = secs(d.elapsed_s);
+  panel.querySelector('#progress-events').textContent = `${n}`;
+  const bar = panel.querySelector('#progress-bar');
+  bar.value = p.candidates_total ? p.candidates_done / p.candidates_total : 0;
+}
+
+function clusterDevice(job) {
+  const ref = job.request && job.request.cluster;
+  if (ref === undefined || ref === 'inline') return Promise.resolve(null);
+  const path = typeof ref === 'number' || /^[0-9]+$/.test(String(ref)) ? `/v1/clusters/${ref}` : `/v1/catalog/${encodeURIComponent(ref)}`;
+  return api('GET', path).then((d) => (d && d.document ? d.document : d)).catch(() => null);
+}
+
+async function jobView(id) {
+  const signal = viewAbort.signal;
+  let job = await api('GET', `/v1/jobs/${id}`);
+  const head = h('p', { class: 'sub' }, `${job.kind} job, created ${job.created_at}`, ' · ',
+    h('button', { type: 'button', class: 'ghost', id: 'add-compare', onclick: () => { addCompare(job.id); toast(`Job ${job.id} added to Compare`); } }, 'Add to compare'));
+  const body = h('div', { id: 'job-body' });
+  view(`Job ${id}`, head, body);
+  if (job.state === 'queued' || job.state === 'running') {
+    const panel = progressPanel(job, async () => {
+      try { await api('DELETE', `/v1/jobs/${id}`); toast('Cancel sent'); } catch (e) { toast(e.message); }
+    }, async () => {
+      try { await api('POST', `/v1/jobs/${id}/stop`); toast('Stop sent: the best plan so far is kept'); } catch (e) { toast(e.message); }
+    });
+    body.append(panel);
+    updateProgress(panel, { state: job.state, progress: job.progress, elapsed_s: 0 });
+    panel.dataset.events = 0;
+    panel.querySelector('#progress-events').textContent = '0';
+    try {
+      await followJob(id, (name, d) => { updateProgress(panel, d); }, signal);
+    } catch (e) { body.append(errorBox(e)); }
+    if (signal.aborted) return;
+    job = await api('GET', `/v1/jobs/${id}`);
+    panel.querySelector('#progress-state').textContent = job.state;
+    panel.querySelectorAll('button').forEach((b) => { b.disabled = true; });
+    panel.classList.add('finished');
+  }
+  if (job.state !== 'succeeded') {
+    body.append(h('div', { class: 'card' }, h('p', { id: 'job-state' }, `The job ${job.state}.`), job.error ? errorBox(new Error(job.error)) : null));
+    return;
+  }
+  const device = await clusterDevice(job);
+  renderResult(body, job, device);
+}
+
+function summary(plan, res, extra) {
+  const f = (label, value, id) => h('div', { class: 'stat' }, h('dt', {}, label), h('dd', id ? { id } : {}, value));
+  return h('dl', { class: 'stats summary' },
+    f('TPI', secs(plan.tpi_s), 'tpi'), f('Throughput', `${num(plan.throughput_samples_per_s)} samples/s`),
+    f('Optimality', res.optimal ? 'proven optimal' : 'not proven', 'optimality'),
+    f('Gap', res.gap === undefined || res.gap === null ? '–' : pct(res.gap)),
+    f('Bound', secs(res.bound_s)),
+    f('Pipeline', `${plan.pp} stage${plan.pp === 1 ? '' : 's'}${plan.virtual_stages ? ` × ${plan.virtual_stages} chunks` : ''}, ${plan.microbatches} micro-batches of ${plan.microbatch_size}`),
+    f('Schedule', plan.schedule), f('Solve', secs(res.solve_s)), extra ? f('Space', extra) : null);
+}
+
+function exportsPanel(job, target) {
+  const q = (fmt) => `/v1/jobs/${job.id}/plan?format=${fmt}${target ? `&target=${target}` : ''}`;
+  const out = h('pre', { id: 'export-text', class: 'export', tabindex: 0, 'aria-label': 'Exported text' });
+  const err = h('div', { id: 'export-error', 'aria-live': 'polite' });
+  const copy = h('button', { type: 'button', id: 'export-megatron' }, 'Copy Megatron-LM arguments');
+  copy.addEventListener('click', async () => {
+    clear(err);
+    try {
+      const r = await api('GET', q('megatron'), { text: true });
+      out.textContent = r.text;
+      await navigator.clipboard.writeText(r.text);
+      out.dataset.copied = '1';
+      toast('Megatron-LM arguments copied');
+    } catch (e) { err.append(errorBox(e)); }
+  });
+  const dl = (fmt, label, file) => {
+    const b = h('button', { type: 'button', id: `export-${fmt}`, class: 'ghost' }, label);
+    b.addEventListener('click', async () => {
+      clear(err);
+      try {
+        const n = await download(q(fmt), file);
+        toast(`${file} downloaded (${n} bytes)`);
+      } catch (e) { err.append(errorBox(e)); }
+    });
+    return b;
+  };
+  return section('Exports', h('div', { class: 'row' }, copy, dl('deepspeed', 'Download DeepSpeed JSON', `uniap-job-${job.id}-deepspeed.json`),
+    dl('galvatron', 'Download Galvatron JSON', `uniap-job-${job.id}-galvatron.json`), dl('json', 'Download the plan', `uniap-job-${job.id}-plan.json`)),
+  h('p', { class: 'help' }, 'A runtime takes one layout for every layer; a unified plan that mixes layouts exports only to the plan formats. Plan with runtime targets for plans that export.'), err, out);
+}
+
+function targetsPanel(res, onPick) {
+  const rows = res.targets.map((t) => h('tr', { 'data-target': t.target },
+    h('th', { scope: 'row' }, t.target), h('td', {}, t.runtime || ''), h('td', {}, t.status),
+    h('td', {}, secs(t.tpi_s)), h('td', {}, t.pp ? `${t.pp} × ${t.microbatches}` : '–'),
+    h('td', {}, Number.isFinite(t.price) ? `+${pct(t.price)}` : '–'),
+    h('td', {}, t.plan ? h('button', { type: 'button', class: 'ghost', onclick: () => onPick(t) }, 'Show') : (t.error || ''))));
+  return section('Runtime targets', h('table', { class: 'data' },
+    h('thead', {}, h('tr', {}, ['Target', 'Runtime', 'Status', 'TPI', 'pp × c', 'Price', ''].map((x) => h('th', { scope: 'col' }, x)))),
+    h('tbody', {}, rows)));
+}
+
+function renderResult(body, job, device) {
+  const res = job.result;
+  const wrap = h('div', { id: 'plan-view', 'data-job': job.id });
+  body.append(wrap);
+  const show = (plan, res2, target) => {
+    clear(wrap);
+    if (!plan) {
+      wrap.append(h('div', { class: 'card' }, h('p', { id: 'no-plan' }, 'Nothing fits: no candidate has a plan within memory.')));
+      if (res2.candidates) wrap.append(section('Candidates', heatmap(res2.candidates, null)));
+      return;
+    }
+    wrap.dataset.stages = plan.stages.length;
+    wrap.dataset.layers = plan.layers.length;
+    wrap.dataset.target = target || '';
+    const tl = timeline(plan);
+    const d = device && device.device;
+    const margin = job.request && job.request.memory_margin !== undefined ? job.request.memory_margin : d ? d.memory_margin || 0 : 0;
+    wrap.append(
+      section(target ? `Plan for ${target}` : 'Plan', summary(plan, res2, res.space)),
+      section('Devices', stageLegend(plan), h('div', { class: 'scroll' }, deviceGrid(plan, device && device.devices_per_node))),
+      section('Layers', layerStrip(plan)),
+      section('Timeline', h('p', { class: 'help' },
+        `One iteration under ${plan.schedule}: forward (light) and backward (dark) blocks per pipeline rank, transfers between them, idle time hatched. `,
+        `Forward is drawn as ${Math.round(FORWARD_SHARE * 100)} % of each stage's time (backward ≈ 2 × forward); the drawn iteration lasts ${secs(tl.sim.length)} against the plan's ${secs(plan.tpi_s)}.`,
+        tl.sim.known ? '' : ' This plan predates transfer times: transfers are not drawn.'),
+      h('div', { class: 'scroll' }, tl.svg), stageTable(plan, tl.sim)),
+      section('Memory', h('p', { class: 'help' }, `Per device of each pipeline rank, against the plan's limit ${gib(plan.memory_limit_bytes)}`,
+        d ? ` of ${gib(d.memory_bytes)} (${d.name || 'device'}); hatched: the safety margin, ${pct(margin)}.` : '.'), memoryBars(plan, d, margin)),
+      section('Candidates', heatmap(res2.candidates || res.candidates || [], plan)),
+      exportsPanel(job, target));
+  };
+  show(res.plan, res, res.target && res.targets ? res.target : null);
+  if (res.targets) body.insertBefore(targetsPanel(res, (t) => { show(t.plan, Object.assign({}, t, { candidates: null }), t.target); wrap.scrollIntoView(); }), wrap);
+}
+
+// ---------------------------------------------------------------- compare
+
+function compareIds() {
+  try { return JSON.parse(sessionStorage.getItem('uniap.compare') || '[]'); } catch (e) { return []; }
+}
+
+function addCompare(id) {
+  const ids = compareIds().filter((x) => x !== id);
+  ids.push(id);
+  sessionStorage.setItem('uniap.compare', JSON.stringify(ids.slice(-8)));
+}
+
+async function compareView() {
+  const ids = compareIds();
+  const input = h('input', { id: 'compare-ids', value: ids.join(', '), 'aria-describedby': 'compare-help' });
+  const form = h('form', { class: 'card row', id: 'compare-form' }, h('label', { for: 'compare-ids' }, 'Jobs'), input,
+    h('button', { type: 'submit' }, 'Compare'),
+    h('p', { id: 'compare-help', class: 'help' }, 'Job ids, separated by commas; or tick jobs in the Jobs list.'));
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    const list = input.value.split(/[^0-9]+/).filter(Boolean).map(Number);
+    sessionStorage.setItem('uniap.compare', JSON.stringify(list));
+    route();
+  });
+  const out = h('div', { id: 'compare' });
+  view('Compare', form, out);
+  if (!ids.length) { out.append(h('p', {}, 'Nothing to compare yet.')); return; }
+  const rows = [];
+  for (const id of ids) {
+    try {
+      const j = await api('GET', `/v1/jobs/${id}`);
+      const r = j.result;
+      if (j.state !== 'succeeded' || !r) { rows.push({ id, label: `job ${id}`, note: j.state }); continue; }
+      const req = j.request || {};
+      const base = `${req.cluster} · ${req.model} · B ${req.batch} · ${r.space || 'unified'}`;
+      if (r.targets) {
+        for (const t of r.targets) rows.push({ id, label: `${base} · ${t.target}`, plan: t.plan, tpi: t.plan ? t.tpi_s : null, optimal: t.status === 'optimal', note: t.status });
+      } else {
+        rows.push({ id, label: base, plan: r.plan, tpi: r.plan ? r.plan.tpi_s : null, optimal: r.optimal, note: r.plan ? '' : 'nothing fits' });
+      }
+    } catch (e) { rows.push({ id, label: `job ${id}`, note: e.message }); }
+  }
+  const best = Math.min(...rows.filter((r) => Number.isFinite(r.tpi)).map((r) => r.tpi));
+  const maxT = Math.max(...rows.filter((r) => Number.isFinite(r.tpi)).map((r) => r.tpi));
+  out.append(h('table', { class: 'data', id: 'compare-table' },
+    h('caption', {}, 'TPI ratio: each plan’s TPI over the fastest’s'),
+    h('thead', {}, h('tr', {}, ['Job', 'Plan', 'TPI', 'Ratio', 'pp × c', 'Schedule', 'Optimal', ''].map((x) => h('th', { scope: 'col' }, x)))),
+    h('tbody', {}, rows.map((r) => {
+      const ratio = Number.isFinite(r.tpi) ? r.tpi / best : null;
+      return h('tr', { 'data-job': r.id, 'data-ratio': ratio === null ? '' : ratio },
+        h('th', { scope: 'row' }, h('a', { href: `#/jobs/${r.id}` }, `${r.id}`)), h('td', {}, r.label), h('td', {}, secs(r.tpi)),
+        h('td', { class: 'ratio' }, ratio === null ? '–' : `${ratio.toFixed(3)} ×`),
+        h('td', {}, r.plan ? `${r.plan.pp} × ${r.plan.microbatches}` : '–'), h('td', {}, r.plan ? r.plan.schedule : ''),
+        h('td', {}, r.plan ? (r.optimal ? 'yes' : 'no') : r.note || ''),
+        h('td', { class: 'spark' }, r.plan ? compareBar(r.tpi / maxT) : ''));
+    }))));
+  const side = h('div', { class: 'side-by-side' });
+  for (const r of rows.filter((x) => x.plan))
+    side.append(h('figure', { class: 'card' }, h('figcaption', {}, `Job ${r.id}: ${r.label} — ${secs(r.tpi)}`), stageLegend(r.plan), timeline(r.plan).svg));
+  out.append(side);
+}
+
+function compareBar(f) {
+  const m = h('meter', { min: 0, max: 1, value: f, 'aria-label': 'TPI relative to the slowest' });
+  return m;
+}
+
+// ---------------------------------------------------------------- lists
+
+async function jobsView(params) {
+  const state = params.get('state') || '';
+  const cursor = params.get('cursor') || '';
+  const prev = params.get('prev') || '';
+  const sel = h('select', { id: 'state-filter' }, ['', 'queued', 'running', 'succeeded', 'failed', 'canceled'].map((x) => h('option', { value: x }, x || 'all')));
+  sel.value = state;
+  sel.addEventListener('change', () => { location.hash = `#/jobs${sel.value ? `?state=${sel.value}` : ''}`; });
+  const q = new URLSearchParams({ limit: '20' });
+  if (state) q.set('state', state);
+  if (cursor) q.set('cursor', cursor);
+  const page = await api('GET', `/v1/jobs?${q}`);
+  const picked = new Set(compareIds());
+  const rows = page.items.map((j) => {
+    const box = h('input', { type: 'checkbox', 'aria-label': `Compare job ${j.id}`, checked: picked.has(j.id) || undefined });
+    box.addEventListener('change', () => {
+      const ids = compareIds().filter((x) => x !== j.id);
+      if (box.checked) ids.push(j.id);
+      sessionStorage.setItem('uniap.compare', JSON.stringify(ids));
+    });
+    const p = j.progress || {};
+    return h('tr', { 'data-job': j.id, 'data-state': j.state },
+      h('td', {}, box), h('th', { scope: 'row' }, h('a', { href: `#/jobs/${j.id}` }, `${j.id}`)),
+      h('td', {}, j.kind || 'plan'), h('td', {}, h('span', { class: `state ${j.state}` }, j.state)),
+      h('td', {}, `${p.candidates_done ?? 0} / ${p.candidates_total ?? 0}`), h('td', {}, secs(p.best_tpi_s)), h('td', {}, j.created_at));
+  });
+  const nav = h('nav', { class: 'row pager', 'aria-label': 'Pages' });
+  const link = (c, pv) => {
+    const u = new URLSearchParams();
+    if (state) u.set('state', state);
+    if (c) u.set('cursor', c);
+    if (pv) u.set('prev', pv);
+    return `#/jobs${u.toString() ? `?${u}` : ''}`;
+  };
+  if (cursor) {
+    const stack = prev ? prev.split(',') : [];
+    const back = stack.pop() || '';
+    nav.append(h('a', { href: link(back === '-' ? '' : back, stack.join(',')), class: 'button ghost', id: 'prev-page' }, 'Previous'));
+  }
+  if (page.next_cursor) nav.append(h('a', { href: link(page.next_cursor, [prev, cursor || '-'].filter(Boolean).join(',')), class: 'button ghost', id: 'next-page' }, 'Next'));
+  view('Jobs', h('div', { class: 'row' }, h('label', { for: 'state-filter' }, 'State'), sel, h('a', { href: '#/compare', class: 'button ghost' }, 'Compare ticked')),
+    h('table', { class: 'data', id: 'jobs-table' },
+      h('thead', {}, h('tr', {}, ['', 'Job', 'Kind', 'State', 'Candidates', 'Best TPI', 'Created'].map((x) => h('th', { scope: 'col' }, x)))),
+      h('tbody', {}, rows.length ? rows : h('tr', {}, h('td', { colspan: 7 }, 'No jobs.')))), nav);
+}
+
+async function documentsView() {
+  const [cat, clusters, models] = await Promise.all([getCatalog(), listAll('/v1/clusters'), listAll('/v1/models')]);
+  const table = (kind, items) => h('table', { class: 'data', id: `${kind}s-table` },
+    h('thead', {}, h('tr', {}, ['Id', 'Name', 'Created', ''].map((x) => h('th', { scope: 'col' }, x)))),
+    h('tbody', {}, items.length ? items.map((d) => h('tr', { 'data-id': d.id },
+      h('th', { scope: 'row' }, `${d.id}`), h('td', {}, d.name || ''), h('td', {}, d.created_at || ''),
+      h('td', {}, h('button', { type: 'button', class: 'ghost danger', 'aria-label': `Delete ${kind} ${d.id}`, onclick: async () => {
+        if (!confirm(`Delete ${kind} #${d.id}? Jobs that used it keep their copy.`)) return;
+        try { await api('DELETE', `/v1/${kind}s/${d.id}`); route(); } catch (e) { toast(e.message); }
+      } }, 'Delete')))) : h('tr', {}, h('td', { colspan: 4 }, `No stored ${kind}s.`))));
+  const status = h('div', { 'aria-live': 'polite' });
+  const base = h('select', { id: 'nccl-base', 'aria-label': 'Base cluster for nccl-tests output' }, cat.clusters.filter((c) => !c.name.endsWith('-xN')).map((c) => h('option', { value: c.name }, c.name)));
+  view('Documents',
+    section('Upload', dropZone(async (files) => {
+      clear(status).append('Uploading…');
+      try {
+        const got = await uploadFiles(files, base.value, askShape);
+        clear(status).append(`Stored ${got.map((g) => `${g.kind} #${g.id}`).join(', ')}.`);
+        setTimeout(route, 800);
+      } catch (e) { clear(status).append(errorBox(e)); }
+    }), h('div', { class: 'row' }, h('label', { for: 'nccl-base' }, 'Base cluster for nccl-tests output'), base), status),
+    section('Clusters', table('cluster', clusters)), section('Models', table('model', models)),
+    section('Catalog', h('ul', { class: 'catalog' }, [...cat.clusters, ...cat.models].map((c) => h('li', {}, h('strong', {}, c.name), ` — ${c.description}`)))));
+}
+
+// ---------------------------------------------------------------- router
+
+async function route() {
+  if (viewAbort) viewAbort.abort();
+  viewAbort = new AbortController();
+  const hash = location.hash.replace(/^#/, '') || '/new';
+  const [path, query] = hash.split('?');
+  const params = new URLSearchParams(query || '');
+  document.querySelectorAll('[data-nav]').forEach((a) => {
+    if (path.startsWith(`/${a.dataset.nav}`)) a.setAttribute('aria-current', 'page');
+    else a.removeAttribute('aria-current');
+  });
+  try {
+    if (!who && !(await signedIn())) { signInView(getKey() ? 'The key was not accepted.' : ''); return; }
+    let m;
+    if (path === '/new') await newPlanView();
+    else if (path === '/jobs') await jobsView(params);
+    else if ((m = path.match(/^\/jobs\/([0-9]+)$/))) await jobView(Number(m[1]));
+    else if (path === '/compare') await compareView();
+    else if (path === '/documents') await documentsView();
+    else view('Not found', h('p', {}, 'No such page. '), h('a', { href: '#/new' }, 'New plan'));
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 401) { who = null; setKey(''); signInView('The key is no longer accepted.'); return; }
+    view('Something went wrong', errorBox(e));
+  }
+  if (document.activeElement === document.body) main.focus({ preventScroll: true });
+}
+
+document.getElementById('signout').addEventListener('click', () => {
+  setKey('');
+  who = null;
+  document.getElementById('whoami').textContent = '';
+  document.getElementById('signout').hidden = true;
+  route();
+});
+window.addEventListener('hashchange', route);
+initTheme();
+route();
