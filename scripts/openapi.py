@@ -384,7 +384,31 @@ P['/v1/jobs/{id}/events'] = {'get': op('jobEvents', 'The job\'s changes as Serve
     '404': rr('NotFound'), '406': prob('Accept rules text/event-stream out (406).')}, ['jobs'],
     params=[jobp, {'name': 'Last-Event-ID', 'in': 'header', 'schema': {'type': 'string', 'pattern': '^[0-9]+$'},
                    'description': 'Resume: the current state at once when the job changed since, else the next change.'}])}
-for path in ('/v1/openapi.json', '/v1/catalog', '/v1/catalog/{name}', '/v1/clusters/{id}', '/v1/models/{id}', '/v1/jobs/{id}', '/v1/jobs/{id}/plan'):
+# the web UI (server/ui.h, docs/http.md "The web UI"): public pages and files compiled into uniapd,
+# each answer with the browser headers below (a 404 too)
+ui_headers = lambda: {k: {'schema': {'type': 'string'}, 'description': v} for k, v in {
+    'Content-Security-Policy': "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+                               "font-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none' "
+                               '(so the UI has no inline script, style or event handler).',
+    'X-Content-Type-Options': 'nosniff.', 'Referrer-Policy': 'no-referrer.', 'X-Frame-Options': 'DENY.',
+    'Cache-Control': 'no-cache: the browser revalidates with the ETag (304 while unchanged).'}.items()}
+ui_types = {'text/html': 'html', 'text/javascript': 'js', 'text/css': 'css', 'image/svg+xml': 'svg', 'image/png': 'png',
+            'image/x-icon': 'ico', 'application/json': 'json', 'text/plain': 'txt'}
+P['/ui'] = {'get': op('uiRoot', 'The web UI: a redirect to /ui/', {'308': {'description': 'Permanent redirect to /ui/.',
+    'headers': dict(ui_headers(), Location={'schema': {'type': 'string', 'const': '/ui/'}, 'description': '/ui/'})}}, ['ui'], auth=False)}
+P['/ui/'] = {'get': op('uiIndex', 'The web UI\'s page (index.html)', {
+    '200': {'description': 'The page, UTF-8 HTML.', 'headers': ui_headers(), 'content': {'text/html': {'schema': {'type': 'string'}}}},
+    '404': rr('NotFound')}, ['ui'], auth=False)}
+P['/ui/{asset}'] = {'get': op('uiAsset', 'One file of the web UI', {
+    '200': {'description': 'The file; its type by extension (' + ', '.join('.%s: %s' % (e, t) for t, e in ui_types.items()) +
+            '; text types in UTF-8).', 'headers': ui_headers(),
+            'content': {t: {'schema': {'type': 'string'} if t.startswith('text/') or t == 'application/json' else {'type': 'string', 'format': 'binary'}}
+                        for t in ui_types}},
+    '404': rr('NotFound')}, ['ui'], auth=False,
+    params=[{'name': 'asset', 'in': 'path', 'required': True, 'schema': {'type': 'string', 'pattern': '^[a-z0-9.-]+$'},
+             'description': 'A file name of ui/ (index.html, app.js, ...); any other is a 404.'}])}
+for path in ('/v1/openapi.json', '/v1/catalog', '/v1/catalog/{name}', '/v1/clusters/{id}', '/v1/models/{id}', '/v1/jobs/{id}', '/v1/jobs/{id}/plan',
+             '/ui/', '/ui/{asset}'):
     o = P[path]['get']
     o['parameters'] = o.get('parameters', []) + [{'name': 'If-None-Match', 'in': 'header', 'schema': {'type': 'string'},
         'description': 'An ETag of an earlier answer: 304 while the answer is the same.'}]
@@ -398,6 +422,7 @@ for path, ops in P.items():
     for o in ops.values():
         o['responses'].setdefault('400', rr('BadRequest'))
     name = ''.join(w[:1].upper() + w[1:] for w in path.replace('{', '').replace('}', '').replace('.', '/').split('/') if w)
+    name += 'Index' if path.endswith('/') and path != '/' else ''  # /ui/ beside /ui
     ops['options'] = op('options' + name, 'CORS preflight, or the allowed methods', {
         '204': {'description': 'A preflight from an allowed origin (with its CORS headers), or a plain OPTIONS (with Allow).',
                 'headers': {k: {'schema': {'type': 'string'}, 'description': v} for k, v in cors.items()}},
@@ -411,7 +436,7 @@ doc = {'openapi': '3.1.0',
   'info': {'title': 'uniapd', 'version': '1', 'description': 'The uniap planning service: upload cluster and model profiles, queue plan and calibration jobs, poll them, export their plans.'},
   'servers': [{'url': '/'}],
   'security': [{'bearer': []}],
-  'tags': [{'name': n} for n in ('service', 'tenant', 'catalog', 'clusters', 'models', 'evaluate', 'jobs')],
+  'tags': [{'name': n} for n in ('service', 'tenant', 'catalog', 'clusters', 'models', 'evaluate', 'jobs', 'ui')],
   'paths': P,
   'components': {'securitySchemes': {'bearer': {'type': 'http', 'scheme': 'bearer', 'description': 'A tenant key from `uniapd tenant add`; not needed under --no-auth.'}},
                  'responses': resp, 'schemas': S}}

@@ -25,6 +25,7 @@
 
 struct runner;
 struct offload;
+struct ui_asset;
 
 /* What the handlers find in req->app. */
 struct api_app {
@@ -40,6 +41,9 @@ struct api_app {
 	                                     --evaluate-time-limit); 0: API_EVALUATE_TIME_LIMIT_S */
 	atomic_llong jobs_purged;         /* finished jobs deleted by the retention sweep (uniapd's main
 	                                     thread adds, GET /metrics reads) */
+	const struct ui_asset *ui_assets; /* borrowed: the web UI's files (ui.h; uniapd: compiled in,
+	                                     ui_assets.h); NULL: /ui/ answers 404 */
+	size_t ui_asset_count;
 };
 
 #define API_EVALUATE_TIME_LIMIT_S 10.0 /* an evaluation's default cap */

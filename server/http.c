@@ -768,6 +768,9 @@ static enum MHD_Result http_queue_mhd(struct http_server *srv, struct MHD_Connec
 		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, res->content_type);
 	for (i = 0; i < res->header_count; i++)
 		MHD_add_response_header(r, res->headers[i].name, res->headers[i].value);
+	/* every answer: a browser takes the Content-Type as given, never sniffs a JSON body as HTML */
+	if (!http_response_header(res, "X-Content-Type-Options"))
+		MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
 	/* draining: a keep-alive client learns the connection ends here, not by an EOF */
 	if (atomic_load(&srv->stopping))
 		MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");

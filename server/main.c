@@ -43,6 +43,7 @@
 #include "routes.h"
 #include "runner.h"
 #include "store.h"
+#include "ui.h"
 
 #define UNIAPD_DEFAULT_LISTEN "127.0.0.1:8080"
 #define UNIAPD_DEFAULT_DB "var/uniap.db"
@@ -598,7 +599,7 @@ static void uniapd_whoami(struct http_request *req, struct http_response *res)
 	cJSON_Delete(o);
 }
 
-/* The /v1 routes (routes.h, shared with the routing fuzz target). */
+/* The /v1 and /ui routes (routes.h, shared with the routing fuzz target). */
 #define UNIAPD_HANDLER(f) f
 
 static const struct route uniapd_routes[] = {
@@ -1272,6 +1273,8 @@ int main(int argc, char **argv)
 	}
 	app.evaluate_time_limit_s = opt.evaluate_time_limit_s;
 	app.log = stderr;
+	app.ui_assets = ui_assets; /* compiled in from ui/, like the OpenAPI document */
+	app.ui_asset_count = ui_asset_count;
 	app.max_time_limit_s = opt.max_time_limit_s > 0 ? opt.max_time_limit_s : UNIAPD_MAX_TIME_LIMIT_S;
 	err_clear(&err);
 	if (opt.no_auth && uniapd_anonymous(&app, &err) != UNIAP_OK) {
