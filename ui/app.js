@@ -58,6 +58,17 @@ function view(title, ...kids) {
   return main;
 }
 
+// A region that scrolls sideways when its content is wider than the screen;
+// focusable, so the keyboard can scroll it too.
+function scroller(child) {
+  return h('div', { class: 'scroll', tabindex: 0, role: 'region', 'aria-label': child.getAttribute('aria-label') || (child.querySelector('caption') || {}).textContent || 'Scrollable' }, child);
+}
+
+// A column header; '#Text' is read by screen readers but not shown.
+function colHead(x) {
+  return h('th', { scope: 'col' }, x.startsWith('#') ? h('span', { class: 'sr' }, x.slice(1)) : x);
+}
+
 function section(title, ...kids) {
   const id = `s-${title.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`;
   return h('section', { class: 'card', 'aria-labelledby': id }, h('h2', { id }, title), ...kids);
@@ -307,9 +318,10 @@ function progressPanel(job, onCancel, onStop) {
   return panel;
 }
 
-function updateProgress(panel, d) {
+function updateProgress(panel, d, name) {
   const n = Number(panel.dataset.events) + 1;
   panel.dataset.events = n;
+  if (name) panel.dataset.names = `${panel.dataset.names || ''} ${name}`.trim();
   const p = d.progress || {};
   panel.querySelector('#progress-state').textContent = d.state;
   panel.querySelector('#progress-done').textContent = `${p.candidates_done ?? 0} / ${p.candidates_total ?? 0}`;
@@ -346,7 +358,7 @@ async function jobView(id) {
     panel.dataset.events = 0;
     panel.querySelector('#progress-events').textContent = '0';
     try {
-      await followJob(id, (name, d) => { updateProgress(panel, d); }, signal);
+      await followJob(id, (name, d) => { updateProgress(panel, d, name); }, signal);
     } catch (e) { body.append(errorBox(e)); }
     if (signal.aborted) return;
     job = await api('GET', `/v1/jobs/${id}`);
@@ -410,9 +422,9 @@ function targetsPanel(res, onPick) {
     h('td', {}, secs(t.tpi_s)), h('td', {}, t.pp ? `${t.pp} × ${t.microbatches}` : '–'),
     h('td', {}, Number.isFinite(t.price) ? `+${pct(t.price)}` : '–'),
     h('td', {}, t.plan ? h('button', { type: 'button', class: 'ghost', onclick: () => onPick(t) }, 'Show') : (t.error || ''))));
-  return section('Runtime targets', h('table', { class: 'data' },
-    h('thead', {}, h('tr', {}, ['Target', 'Runtime', 'Status', 'TPI', 'pp × c', 'Price', ''].map((x) => h('th', { scope: 'col' }, x)))),
-    h('tbody', {}, rows)));
+  return section('Runtime targets', scroller(h('table', { class: 'data', 'aria-label': 'Runtime targets' },
+    h('thead', {}, h('tr', {}, ['Target', 'Runtime', 'Status', 'TPI', 'pp × c', 'Price', '#Plan'].map(colHead))),
+    h('tbody', {}, rows))));
 }
 
 function renderResult(body, job, device) {
@@ -434,16 +446,17 @@ function renderResult(body, job, device) {
     const margin = job.request && job.request.memory_margin !== undefined ? job.request.memory_margin : d ? d.memory_margin || 0 : 0;
     wrap.append(
       section(target ? `Plan for ${target}` : 'Plan', summary(plan, res2, res.space)),
-      section('Devices', stageLegend(plan), h('div', { class: 'scroll' }, deviceGrid(plan, device && device.devices_per_node))),
+      section('Devices', stageLegend(plan), scroller(deviceGrid(plan, device && device.devices_per_node))),
       section('Layers', layerStrip(plan)),
       section('Timeline', h('p', { class: 'help' },
         `One iteration under ${plan.schedule}: forward (light) and backward (dark) blocks per pipeline rank, transfers between them, idle time hatched. `,
         `Forward is drawn as ${Math.round(FORWARD_SHARE * 100)} % of each stage's time (backward ≈ 2 × forward); the drawn iteration lasts ${secs(tl.sim.length)} against the plan's ${secs(plan.tpi_s)}.`,
         tl.sim.known ? '' : ' This plan predates transfer times: transfers are not drawn.'),
-      h('div', { class: 'scroll' }, tl.svg), stageTable(plan, tl.sim)),
+      scroller(tl.svg), scroller(stageTable(plan, tl.sim))),
       section('Memory', h('p', { class: 'help' }, `Per device of each pipeline rank, against the plan's limit ${gib(plan.memory_limit_bytes)}`,
-        d ? ` of ${gib(d.memory_bytes)} (${d.name || 'device'}); hatched: the safety margin, ${pct(margin)}.` : '.'), memoryBars(plan, d, margin)),
-      section('Candidates', heatmap(res2.candidates || res.candidates || [], plan)),
+        d ? ` of ${gib(d.memory_bytes)} (${d.name || 'device'}); hatched: the safety margin, ${pct(margin)}.` : '.'), scroller(memoryBars(plan, d, margin))),
+      res2.candidates ? section('Candidates', heatmap(res2.candidates, plan))
+        : section('Candidates', h('p', { class: 'help' }, `The service reports the candidates of the first target (${res.target}) only.`)),
       exportsPanel(job, target));
   };
   show(res.plan, res, res.target && res.targets ? res.target : null);
@@ -494,9 +507,9 @@ async function compareView() {
   }
   const best = Math.min(...rows.filter((r) => Number.isFinite(r.tpi)).map((r) => r.tpi));
   const maxT = Math.max(...rows.filter((r) => Number.isFinite(r.tpi)).map((r) => r.tpi));
-  out.append(h('table', { class: 'data', id: 'compare-table' },
+  out.append(scroller(h('table', { class: 'data', id: 'compare-table', 'aria-label': 'Plans compared' },
     h('caption', {}, 'TPI ratio: each plan’s TPI over the fastest’s'),
-    h('thead', {}, h('tr', {}, ['Job', 'Plan', 'TPI', 'Ratio', 'pp × c', 'Schedule', 'Optimal', ''].map((x) => h('th', { scope: 'col' }, x)))),
+    h('thead', {}, h('tr', {}, ['Job', 'Plan', 'TPI', 'Ratio', 'pp × c', 'Schedule', 'Optimal', '#TPI against the slowest'].map(colHead))),
     h('tbody', {}, rows.map((r) => {
       const ratio = Number.isFinite(r.tpi) ? r.tpi / best : null;
       return h('tr', { 'data-job': r.id, 'data-ratio': ratio === null ? '' : ratio },
@@ -505,11 +518,12 @@ async function compareView() {
         h('td', {}, r.plan ? `${r.plan.pp} × ${r.plan.microbatches}` : '–'), h('td', {}, r.plan ? r.plan.schedule : ''),
         h('td', {}, r.plan ? (r.optimal ? 'yes' : 'no') : r.note || ''),
         h('td', { class: 'spark' }, r.plan ? compareBar(r.tpi / maxT) : ''));
-    }))));
+    })))));
   const side = h('div', { class: 'side-by-side' });
   for (const r of rows.filter((x) => x.plan))
-    side.append(h('figure', { class: 'card' }, h('figcaption', {}, `Job ${r.id}: ${r.label} — ${secs(r.tpi)}`), stageLegend(r.plan), timeline(r.plan).svg));
-  out.append(side);
+    side.append(h('figure', { class: 'card' }, h('figcaption', {}, `Job ${r.id}: ${r.label} — ${secs(r.tpi)}`), stageLegend(r.plan),
+      scroller(timeline(r.plan, maxT).svg)));
+  out.append(h('h2', { class: 'spaced' }, 'Timelines, on one time scale'), side);
 }
 
 function compareBar(f) {
@@ -559,21 +573,21 @@ async function jobsView(params) {
   }
   if (page.next_cursor) nav.append(h('a', { href: link(page.next_cursor, [prev, cursor || '-'].filter(Boolean).join(',')), class: 'button ghost', id: 'next-page' }, 'Next'));
   view('Jobs', h('div', { class: 'row' }, h('label', { for: 'state-filter' }, 'State'), sel, h('a', { href: '#/compare', class: 'button ghost' }, 'Compare ticked')),
-    h('table', { class: 'data', id: 'jobs-table' },
-      h('thead', {}, h('tr', {}, ['', 'Job', 'Kind', 'State', 'Candidates', 'Best TPI', 'Created'].map((x) => h('th', { scope: 'col' }, x)))),
-      h('tbody', {}, rows.length ? rows : h('tr', {}, h('td', { colspan: 7 }, 'No jobs.')))), nav);
+    scroller(h('table', { class: 'data', id: 'jobs-table', 'aria-label': 'Jobs' },
+      h('thead', {}, h('tr', {}, ['#Compare', 'Job', 'Kind', 'State', 'Candidates', 'Best TPI', 'Created'].map(colHead))),
+      h('tbody', {}, rows.length ? rows : h('tr', {}, h('td', { colspan: 7 }, 'No jobs.'))))), nav);
 }
 
 async function documentsView() {
   const [cat, clusters, models] = await Promise.all([getCatalog(), listAll('/v1/clusters'), listAll('/v1/models')]);
-  const table = (kind, items) => h('table', { class: 'data', id: `${kind}s-table` },
-    h('thead', {}, h('tr', {}, ['Id', 'Name', 'Created', ''].map((x) => h('th', { scope: 'col' }, x)))),
+  const table = (kind, items) => scroller(h('table', { class: 'data', id: `${kind}s-table`, 'aria-label': `Stored ${kind}s` },
+    h('thead', {}, h('tr', {}, ['Id', 'Name', 'Created', '#Actions'].map(colHead))),
     h('tbody', {}, items.length ? items.map((d) => h('tr', { 'data-id': d.id },
       h('th', { scope: 'row' }, `${d.id}`), h('td', {}, d.name || ''), h('td', {}, d.created_at || ''),
       h('td', {}, h('button', { type: 'button', class: 'ghost danger', 'aria-label': `Delete ${kind} ${d.id}`, onclick: async () => {
         if (!confirm(`Delete ${kind} #${d.id}? Jobs that used it keep their copy.`)) return;
         try { await api('DELETE', `/v1/${kind}s/${d.id}`); route(); } catch (e) { toast(e.message); }
-      } }, 'Delete')))) : h('tr', {}, h('td', { colspan: 4 }, `No stored ${kind}s.`))));
+      } }, 'Delete')))) : h('tr', {}, h('td', { colspan: 4 }, `No stored ${kind}s.`)))));
   const status = h('div', { 'aria-live': 'polite' });
   const base = h('select', { id: 'nccl-base', 'aria-label': 'Base cluster for nccl-tests output' }, cat.clusters.filter((c) => !c.name.endsWith('-xN')).map((c) => h('option', { value: c.name }, c.name)));
   view('Documents',
@@ -582,7 +596,7 @@ async function documentsView() {
       try {
         const got = await uploadFiles(files, base.value, askShape);
         clear(status).append(`Stored ${got.map((g) => `${g.kind} #${g.id}`).join(', ')}.`);
-        setTimeout(route, 800);
+        setTimeout(() => route(), 800);
       } catch (e) { clear(status).append(errorBox(e)); }
     }), h('div', { class: 'row' }, h('label', { for: 'nccl-base' }, 'Base cluster for nccl-tests output'), base), status),
     section('Clusters', table('cluster', clusters)), section('Models', table('model', models)),
@@ -591,10 +605,12 @@ async function documentsView() {
 
 // ---------------------------------------------------------------- router
 
-async function route() {
+// Renders the view of the address; focus moves to <main> on navigations (not on the first load).
+async function route(ev) {
   if (viewAbort) viewAbort.abort();
   viewAbort = new AbortController();
-  const hash = location.hash.replace(/^#/, '') || '/new';
+  let hash = location.hash.replace(/^#/, '') || '/new';
+  if (!hash.startsWith('/')) hash = '/new'; // not a route (an old in-page anchor)
   const [path, query] = hash.split('?');
   const params = new URLSearchParams(query || '');
   document.querySelectorAll('[data-nav]').forEach((a) => {
@@ -614,7 +630,7 @@ async function route() {
     if (e instanceof ApiError && e.status === 401) { who = null; setKey(''); signInView('The key is no longer accepted.'); return; }
     view('Something went wrong', errorBox(e));
   }
-  if (document.activeElement === document.body) main.focus({ preventScroll: true });
+  if (ev && ev.type === 'hashchange' && !main.contains(document.activeElement)) main.focus({ preventScroll: true });
 }
 
 document.getElementById('signout').addEventListener('click', () => {
@@ -623,6 +639,11 @@ document.getElementById('signout').addEventListener('click', () => {
   document.getElementById('whoami').textContent = '';
   document.getElementById('signout').hidden = true;
   route();
+});
+// the skip link moves focus without touching the address (the hash is the router's)
+document.querySelector('.skip').addEventListener('click', (ev) => {
+  ev.preventDefault();
+  main.focus();
 });
 window.addEventListener('hashchange', route);
 initTheme();

@@ -200,17 +200,20 @@ function ticks(T, n) {
   return out;
 }
 
-export function timeline(plan) {
+// span: the time the width stands for (default: this iteration), so that
+// plans side by side share one scale.
+export function timeline(plan, span) {
   const sim = simulate(plan);
-  const { P, length: T } = sim;
+  const { P } = sim;
+  const T = Math.max(sim.length, span || 0);
   const W = 1000, left = 70, lane = 22, link = 9, gap = 4, top = 8;
   const laneY = (d) => top + d * (lane + link + gap * 2);
   const height = laneY(P) + 24;
   const x = (t) => left + (T > 0 ? (t / T) * (W - left - 10) : 0);
   const svg = s('svg', {
     class: 'timeline', viewBox: `0 0 ${W} ${height}`, preserveAspectRatio: 'none', role: 'img',
-    'aria-label': `One iteration of ${sim.c} micro-batches over ${P} pipeline ranks: ${secs(T)} drawn, the plan's TPI ${secs(plan.tpi_s)}`,
-    'data-length': T, 'data-tpi': plan.tpi_s,
+    'aria-label': `One iteration of ${sim.c} micro-batches over ${P} pipeline ranks: ${secs(sim.length)} drawn, the plan's TPI ${secs(plan.tpi_s)}`,
+    'data-length': sim.length, 'data-tpi': plan.tpi_s,
   });
   const hatch = `hatch-${++timeline.n}`;
   svg.append(s('defs', {}, s('pattern', { id: hatch, width: 6, height: 6, patternUnits: 'userSpaceOnUse', patternTransform: 'rotate(45)' },
@@ -218,7 +221,7 @@ export function timeline(plan) {
   for (let d = 0; d < P; d++) {
     svg.append(s('text', { x: 4, y: laneY(d) + lane * 0.7, class: 'lane-label' }, `rank ${d}`));
     svg.append(s('rect', { x: left, y: laneY(d), width: W - left - 10, height: lane, class: 'bubble', fill: `url(#${hatch})` },
-      s('title', { text: `rank ${d}: idle (bubble) ${pct(1 - sim.busy[d] / T)} of the iteration` })));
+      s('title', { text: `rank ${d}: idle (bubble) ${pct(1 - sim.busy[d] / sim.length)} of the iteration` })));
     if (d < P - 1 || (plan.schedule === 'interleaved' && plan.stages.length > P))
       svg.append(s('rect', { x: left, y: laneY(d) + lane + gap, width: W - left - 10, height: link, class: 'link-lane' }));
   }
