@@ -6,7 +6,7 @@
 # into /root/uniap inside it, and in a chroot runs exactly the README's two
 # commands:
 #   1. sh scripts/install-deps.sh && make test   must end "N passed, 0 failed"
-#   2. sh scripts/install-deps.sh && make run    in the background, waited for
+#   2. sh scripts/install-deps.sh build && make run    in the background, waited for
 #      on /healthz, driven through the README's flow (sh examples/flow.sh with
 #      the base URL in U), then stopped with SIGTERM: it must exit 0
 # Ends with "fresh-machine: N passed, N failed"; exits 1 when any step failed.
@@ -244,10 +244,10 @@ port_in_use() {
 port=8080
 while port_in_use "$port" && [ "$port" -lt 8180 ]; do port=$((port + 1)); done
 U=http://127.0.0.1:$port
-header "3/$STEPS cd /root/uniap && sh scripts/install-deps.sh && make run PORT=$port (in the background)"
+header "3/$STEPS cd /root/uniap && sh scripts/install-deps.sh build && make run PORT=$port (in the background)"
 # its own session, so that every process of it can be found and stopped
 setsid chroot "$root" /usr/bin/env -i HOME=/root PATH=$ENV_PATH LANG=C.UTF-8 TERM=dumb \
-	sh -c "cd /root/uniap && sh scripts/install-deps.sh && make run PORT=$port" \
+	sh -c "cd /root/uniap && sh scripts/install-deps.sh build && make run PORT=$port" \
 	>"$work/run.log" 2>&1 </dev/null &
 job=$!
 healthy=0

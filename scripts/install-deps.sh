@@ -1,14 +1,18 @@
 #!/bin/sh
 # scripts/install-deps.sh [LIST...] - installs the Debian 12 packages of
-# deps/debian-LIST.txt; LIST is build (the default: what building and testing
-# uniap need), bench (wrk, for make bench), browser-test (chromium) or runtime.
+# deps/debian-LIST.txt; LIST is build (building and testing uniap), browser-test
+# (chromium, nodejs, npm: the browser tests), bench (wrk, for make bench) or
+# runtime.  Without a LIST: build and browser-test, what `make test` runs with.
+# A package counts as there when it is installed or when an installed package
+# Provides it (NodeSource's nodejs provides npm; installing Debian's would
+# remove it).
 # Runs apt-get as root, or through sudo when run by another user.  Skips
 # apt-get when everything is already installed, so repeated runs are quick.
 # Never installs anything else, so a bare Debian 12 (debootstrap minbase) is
 # enough to start from: it needs only dpkg-query, apt-get and id.
 set -eu
 cd "$(dirname "$0")/.."
-[ $# -gt 0 ] || set -- build
+[ $# -gt 0 ] || set -- build browser-test
 pkgs=""
 for list in "$@"; do
 	f=deps/debian-$list.txt
@@ -16,9 +20,13 @@ for list in "$@"; do
 	# the package is the first word of each line; the rest and #-comments are notes
 	pkgs="$pkgs $(sed 's/#.*//' "$f" | awk 'NF { print $1 }' | tr '\n' ' ')"
 done
+# the names the installed packages provide, one a line, without versions
+provided=$(dpkg-query -W -f='${db:Status-Status} ${Provides}\n' 2>/dev/null |
+	awk '$1 == "installed" { $1 = ""; print }' | tr ',' '\n' | sed 's/([^)]*)//; s/^ *//; s/ *$//')
 missing=""
 for p in $pkgs; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+		printf '%s\n' "$provided" | grep -qx -- "$p" || missing="$missing $p"
 done
 [ -z "$missing" ] && exit 0
 if [ "$(id -u)" = 0 ]; then

@@ -7,7 +7,9 @@
 # tools are absent prints "LABEL: 0 passed, 0 failed, 1 skipped" after a line
 # saying why; that is a skip, not a failure.  Each program that failed also
 # gets a line in build/.test-notes ("PROGRAM: N failed in the PASS pass", PASS
-# from $TEST_PASS), which tests/summary.sh repeats at the end; each program's
+# from $TEST_PASS), which tests/summary.sh repeats at the end, and so does
+# each program that skipped ("skipped: PROGRAM in the PASS pass: WHY", WHY its
+# last line that speaks of a skip, but for its summary); each program's
 # wall time goes to build/.test-times ("PASS SECONDS PROGRAM"), which
 # tests/summary.sh reads for its slowest-programs line.  Exits non-zero
 # when any program failed or printed no summary.
@@ -52,8 +54,8 @@ finish() {
 	f=$(printf '%s\n' "$out" | sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' | tail -n 1)
 	s=$(printf '%s\n' "$out" | sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' | tail -n 1)
 	if [ -z "$p$f" ]; then
-		line=$(printf '%s\n' "$out" | grep -E '^([a-z-]+: )?[0-9]+ passed, [0-9]+ failed' | tail -n 1)
-		p=$(printf '%s\n' "$line" | sed -n 's/^\([a-z-]*: \)\{0,1\}\([0-9]*\) passed.*/\2/p')
+		line=$(printf '%s\n' "$out" | grep -E '^([a-z0-9-]+: )?[0-9]+ passed, [0-9]+ failed' | tail -n 1)
+		p=$(printf '%s\n' "$line" | sed -n 's/^\([a-z0-9-]*: \)\{0,1\}\([0-9]*\) passed.*/\2/p')
 		f=$(printf '%s\n' "$line" | sed -n 's/.* \([0-9]*\) failed.*/\1/p')
 		s=$(printf '%s\n' "$line" | sed -n 's/.* \([0-9]*\) skipped.*/\1/p')
 	fi
@@ -71,6 +73,12 @@ finish() {
 	if [ "$f" -ne 0 ]; then
 		echo "$prog: $f failed${TEST_PASS:+ in the $TEST_PASS pass}" >> build/.test-notes
 		status=1
+	fi
+	if [ "$s" -ne 0 ]; then
+		why=$(printf '%s\n' "$out" | grep -i 'skip' |
+			grep -Ev '^([a-z0-9-]+: )?[0-9]+ passed, [0-9]+ failed|^\[  SKIPPED \] [0-9]+ test' |
+			tail -n 1 | sed 's/^note: //' | cut -c1-200)
+		echo "skipped: $prog${TEST_PASS:+ in the $TEST_PASS pass}: ${why:-$s skipped}" >> build/.test-notes
 	fi
 }
 

@@ -4,7 +4,8 @@
 # ", N skipped" when a script skipped for want of a tool); exits 1 if any
 # failed.  A pass that failed before running (a build error) appends "0 0"
 # after its own lines; it is counted as one failure.  The lines of NOTES (what
-# failed: tests/build.sh and tests/run.sh write them) come just before the
+# failed, and which programs skipped and why: tests/build.sh and tests/run.sh
+# write them) come just before the
 # closing line, which stays last; no counts at all is a failure too.  With
 # TIMES (tests/run.sh's "PASS SECONDS PROGRAM" lines), one line before them
 # names the five slowest programs, so a suite that grows slow says where.
