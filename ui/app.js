@@ -60,8 +60,9 @@ function view(title, ...kids) {
 
 // A region that scrolls sideways when its content is wider than the screen;
 // focusable, so the keyboard can scroll it too.
-function scroller(child) {
-  return h('div', { class: 'scroll', tabindex: 0, role: 'region', 'aria-label': child.getAttribute('aria-label') || (child.querySelector('caption') || {}).textContent || 'Scrollable' }, child);
+function scroller(child, label) {
+  const name = label || child.getAttribute('aria-label') || (child.querySelector('caption') || {}).textContent || 'Table';
+  return h('div', { class: 'scroll', tabindex: 0, role: 'region', 'aria-label': `${name}, scrolls sideways` }, child);
 }
 
 // A column header; '#Text' is read by screen readers but not shown.
@@ -422,7 +423,7 @@ function targetsPanel(res, onPick) {
     h('td', {}, secs(t.tpi_s)), h('td', {}, t.pp ? `${t.pp} × ${t.microbatches}` : '–'),
     h('td', {}, Number.isFinite(t.price) ? `+${pct(t.price)}` : '–'),
     h('td', {}, t.plan ? h('button', { type: 'button', class: 'ghost', onclick: () => onPick(t) }, 'Show') : (t.error || ''))));
-  return section('Runtime targets', scroller(h('table', { class: 'data', 'aria-label': 'Runtime targets' },
+  return section('Runtime targets', scroller(h('table', { class: 'data', 'aria-label': 'Plans per runtime target' },
     h('thead', {}, h('tr', {}, ['Target', 'Runtime', 'Status', 'TPI', 'pp × c', 'Price', '#Plan'].map(colHead))),
     h('tbody', {}, rows))));
 }
@@ -522,7 +523,7 @@ async function compareView() {
   const side = h('div', { class: 'side-by-side' });
   for (const r of rows.filter((x) => x.plan))
     side.append(h('figure', { class: 'card' }, h('figcaption', {}, `Job ${r.id}: ${r.label} — ${secs(r.tpi)}`), stageLegend(r.plan),
-      scroller(timeline(r.plan, maxT).svg)));
+      scroller(timeline(r.plan, maxT).svg, `Timeline of job ${r.id}: ${r.label}`)));
   out.append(h('h2', { class: 'spaced' }, 'Timelines, on one time scale'), side);
 }
 
@@ -580,26 +581,34 @@ async function jobsView(params) {
 
 async function documentsView() {
   const [cat, clusters, models] = await Promise.all([getCatalog(), listAll('/v1/clusters'), listAll('/v1/models')]);
+  const holders = { cluster: h('div', {}), model: h('div', {}) };
   const table = (kind, items) => scroller(h('table', { class: 'data', id: `${kind}s-table`, 'aria-label': `Stored ${kind}s` },
     h('thead', {}, h('tr', {}, ['Id', 'Name', 'Created', '#Actions'].map(colHead))),
     h('tbody', {}, items.length ? items.map((d) => h('tr', { 'data-id': d.id },
       h('th', { scope: 'row' }, `${d.id}`), h('td', {}, d.name || ''), h('td', {}, d.created_at || ''),
       h('td', {}, h('button', { type: 'button', class: 'ghost danger', 'aria-label': `Delete ${kind} ${d.id}`, onclick: async () => {
         if (!confirm(`Delete ${kind} #${d.id}? Jobs that used it keep their copy.`)) return;
-        try { await api('DELETE', `/v1/${kind}s/${d.id}`); route(); } catch (e) { toast(e.message); }
+        try { await api('DELETE', `/v1/${kind}s/${d.id}`); await refresh(); } catch (e) { toast(e.message); }
       } }, 'Delete')))) : h('tr', {}, h('td', { colspan: 4 }, `No stored ${kind}s.`)))));
-  const status = h('div', { 'aria-live': 'polite' });
+  // the lists again, in place: the upload's status and the focus stay where they are
+  const refresh = async (lists) => {
+    const [cl, md] = lists || await Promise.all([listAll('/v1/clusters'), listAll('/v1/models')]);
+    clear(holders.cluster).append(table('cluster', cl));
+    clear(holders.model).append(table('model', md));
+  };
+  await refresh([clusters, models]);
+  const status = h('div', { id: 'documents-status', 'aria-live': 'polite' });
   const base = h('select', { id: 'nccl-base', 'aria-label': 'Base cluster for nccl-tests output' }, cat.clusters.filter((c) => !c.name.endsWith('-xN')).map((c) => h('option', { value: c.name }, c.name)));
   view('Documents',
     section('Upload', dropZone(async (files) => {
       clear(status).append('Uploading…');
       try {
         const got = await uploadFiles(files, base.value, askShape);
+        await refresh();
         clear(status).append(`Stored ${got.map((g) => `${g.kind} #${g.id}`).join(', ')}.`);
-        setTimeout(() => route(), 800);
       } catch (e) { clear(status).append(errorBox(e)); }
     }), h('div', { class: 'row' }, h('label', { for: 'nccl-base' }, 'Base cluster for nccl-tests output'), base), status),
-    section('Clusters', table('cluster', clusters)), section('Models', table('model', models)),
+    section('Clusters', holders.cluster), section('Models', holders.model),
     section('Catalog', h('ul', { class: 'catalog' }, [...cat.clusters, ...cat.models].map((c) => h('li', {}, h('strong', {}, c.name), ` — ${c.description}`)))));
 }
 

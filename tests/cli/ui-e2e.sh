@@ -70,7 +70,9 @@ if "$UNIAPD" tenant add ui --db "$DB" >"$tmp/out" 2>"$tmp/err"; then ok; else
 fi
 KEY=$(tail -n 1 "$tmp/out")
 case "$KEY" in uk_*) ;; *) bad "tenant add printed no key: $(head -c 200 "$tmp/out")" ;; esac
-if ! start_uniapd --jobs 2 --workers 2; then
+# one job thread and no cache: the plan the page submits waits behind two others
+# (e2e.js), so its progress is seen from queued to done
+if ! start_uniapd --jobs 1 --spare-jobs 0 --workers 2 --no-cache; then
 	bad "uniapd did not start: $(head -c 300 "$tmp/log")"
 	summary ui-e2e
 	exit 1

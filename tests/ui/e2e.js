@@ -189,7 +189,6 @@ async function main() {
     page = await browser.newPage();
     page.setDefaultTimeout(TIMEOUT_MS);
     page.setDefaultNavigationTimeout(TIMEOUT_MS);
-    await page.setViewport({ width: 1280, height: 900 });
     await watch(page);
     await steps();
     // the closing check over everything the page requested
@@ -206,15 +205,312 @@ async function main() {
 }
 
 // ---------------------------------------------------------------- the steps
+//
+// Sign in (a wrong key refused, the right one kept in session storage only);
+// submit a catalog plan with runtime targets while two other jobs hold the
+// only job thread (tests/cli/ui-e2e.sh: --jobs 1 --spare-jobs 0 --no-cache), so
+// its events are seen from "queued" to "done" and the page must not move while
+// they stream; the plan view with the plan's number of stages, layers and
+// devices; a timeline whose blocks are the plan's stage and transfer times and
+// whose length is the TPI under GPipe; the Megatron-LM arguments copied to the
+// clipboard; each target's plan; the compare view with TPI ratios; the jobs
+// list's filter; documents dropped on the page; the keyboard; phone width and
+// the dark theme; sign out.  axe-core on every view.
+
+const whoami401 = /status of 401 .*\/v1\/whoami\)$/;
+const ms = (t) => t * SLOW;
+
+async function api(method, p, body) {
+  const r = await fetch(BASE + p, {
+    method, headers: Object.assign({ Authorization: `Bearer ${KEY}` }, body ? { 'Content-Type': 'application/json' } : {}),
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const text = await r.text();
+  if (!r.ok) throw new Error(`${method} ${p}: ${r.status} ${text.slice(0, 200)}`);
+  return text ? JSON.parse(text) : null;
+}
+
+// The timeline of the plan shown: forward + backward of each (stage, micro-batch)
+// is the stage's time_s, the two transfers of each boundary its transfer_s; under
+// GPipe the drawn iteration is the plan's TPI.
+async function checkTimeline(page, plan) {
+  const tl = await page.evaluate(() => {
+    const svg = document.querySelector('#plan-view svg.timeline');
+    return {
+      length: Number(svg.dataset.length),
+      blocks: [...svg.querySelectorAll('rect.block')].map((r) => ({ kind: r.dataset.kind, stage: Number(r.dataset.stage), micro: Number(r.dataset.micro), dur: Number(r.dataset.dur) })),
+    };
+  });
+  const c = plan.microbatches, S = plan.stages.length;
+  const compute = tl.blocks.filter((b) => b.kind !== 'transfer');
+  must(compute.length === 2 * c * S, `${compute.length} compute blocks, expected 2 x ${c} x ${S}`);
+  const at = new Map(compute.map((b) => [`${b.kind}:${b.stage}:${b.micro}`, b]));
+  for (let i = 0; i < S; i++) {
+    for (let m = 0; m < c; m++) {
+      const f = at.get(`forward:${i}:${m}`), b = at.get(`backward:${i}:${m}`);
+      must(f && b, `stage ${i} micro-batch ${m} lacks a block`);
+      const rel = Math.abs(f.dur + b.dur - plan.stages[i].time_s) / plan.stages[i].time_s;
+      must(rel < 1e-9, `stage ${i} micro-batch ${m}: forward + backward ${f.dur + b.dur} s, the plan says ${plan.stages[i].time_s} s`);
+    }
+    if (i < S - 1) {
+      const t = tl.blocks.filter((x) => x.kind === 'transfer' && x.stage === i && x.micro === 0);
+      const sum = t.reduce((n, x) => n + x.dur, 0);
+      must(t.length === 2 && Math.abs(sum - plan.stages[i].transfer_s) <= 1e-9 * plan.stages[i].transfer_s,
+        `boundary ${i}: transfers ${sum} s, the plan says ${plan.stages[i].transfer_s} s`);
+    }
+  }
+  if (plan.schedule === 'gpipe')
+    must(Math.abs(tl.length - plan.tpi_s) <= 1e-9 * plan.tpi_s, `drawn iteration ${tl.length} s, the plan's TPI ${plan.tpi_s} s`);
+}
+
+
 async function steps() {
-  await step('open /ui/', async (p) => {
-    const res = await p.goto(`${BASE}/ui/`, { waitUntil: 'networkidle0' });
-    must(res, `GET ${BASE}/ui/: no response`);
-    must(res.status() !== 404, `GET ${BASE}/ui/ answered 404: this uniapd does not serve the UI`);
-    must(res.ok(), `GET ${BASE}/ui/ answered ${res.status()}`);
+  await page.setViewport({ width: 1280, height: 800 });
+  await page.browser().defaultBrowserContext().overridePermissions(BASE, ['clipboard-read', 'clipboard-write', 'clipboard-sanitized-write']);
+  await page.evaluateOnNewDocument(() => {
+    // layout shifts, summed as Cumulative Layout Shift does (input-driven ones excluded)
+    window.__shift = 0;
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) if (!e.hadRecentInput) window.__shift += e.value;
+    }).observe({ type: 'layout-shift', buffered: true });
+  });
+
+  // -------------------------------------------------------------- sign in
+  await step('open /ui/: the sign-in form', async () => {
+    const res = await page.goto(`${BASE}/ui/`, { waitUntil: 'networkidle0' });
+    must(res && res.ok(), `GET /ui/ answered ${res ? res.status() : 'nothing'}${res && res.status() === 404 ? ': this uniapd does not serve the UI' : ''}`);
     must(res.headers()['content-security-policy'], 'GET /ui/ has no Content-Security-Policy header');
-  }, { allow: [/status of 401 .*\/v1\/whoami\)$/] }); // not signed in yet: the sign-in view
-  await step('axe: first view', (p) => axe(p, 'first view'));
+    await page.waitForSelector('#signin #key');
+    await axe(page, 'sign in');
+  }, { allow: [whoami401] }); // not signed in yet: the page asks whoami without a key
+  await step('a wrong key is refused', async () => {
+    await page.type('#key', 'not-a-key-0123456789');
+    await page.click('#signin-submit');
+    await page.waitForSelector('#signin-error .error');
+    const stored = await page.evaluate(() => sessionStorage.getItem('uniap.key'));
+    must(stored === null, 'a refused key was kept');
+  }, { allow: [whoami401] }); // the refused key's 401 is the point
+  await step('sign in with the key', async () => {
+    await page.click('#key', { clickCount: 3 });
+    await page.type('#key', KEY);
+    await page.click('#signin-submit');
+    await page.waitForSelector('#new-plan');
+    const who = await page.$eval('#whoami', (e) => e.textContent);
+    must(/tenant/.test(who), `whoami says "${who}"`);
+    const where = await page.evaluate(() => ({ session: sessionStorage.getItem('uniap.key') !== null, local: JSON.stringify(localStorage), cookie: document.cookie }));
+    must(where.session && !where.local.includes('key') && where.cookie === '', 'the key is kept in session storage only');
+    await axe(page, 'new plan');
+  });
+
+  // -------------------------------------------------------------- new plan, progress
+  let jobId = 0;
+  await step('submit a catalog plan and see its progress stream', async () => {
+    // the one job thread is busy with another job, so this one is seen queued, running and done
+    // (uniapd runs with --jobs 1 --spare-jobs 0 --no-cache; each of these takes about a second)
+    for (const batch of [512, 256])
+      await api('POST', '/v1/plans', { cluster: 'envd-64', model: 'gpt-18b', batch, schedule: '1f1b' });
+    await page.select('#cluster', 'cat:envb');
+    await page.select('#model', 'cat:bert-huge');
+    await page.$eval('#batch', (e) => { e.value = ''; });
+    await page.type('#batch', '32');
+    await page.select('#schedule', 'gpipe');
+    await page.click('input[name="target"][value="megatron"]');
+    await page.click('input[name="target"][value="galvatron"]');
+    await page.click('#submit-plan');
+    await page.waitForSelector('#progress');
+    const shift0 = await page.evaluate(() => window.__shift);
+    jobId = Number(await page.evaluate(() => location.hash.split('/').pop()));
+    must(jobId > 0, 'no job id in the address');
+    await page.waitForSelector('#progress.finished', { timeout: ms(60000) });
+    const p = await page.$eval('#progress', (e) => ({
+      events: Number(e.dataset.events), names: e.dataset.names || '', done: e.querySelector('#progress-done').textContent,
+      state: e.querySelector('#progress-state').textContent, best: e.querySelector('#progress-best').textContent,
+    }));
+    const shift = await page.evaluate(() => window.__shift) - shift0;
+    must(shift < 0.001, `the page moved while progress streamed: layout shift ${shift}`);
+    must(p.events >= 2, `only ${p.events} event(s) arrived (${p.names})`);
+    must(/ done$/.test(p.names) && p.names.split(' ').length >= 2, `events: "${p.names}"`);
+    must(p.state === 'succeeded', `state ${p.state}`);
+    const m = p.done.match(/^(\d+) \/ (\d+)$/);
+    must(m && Number(m[2]) > 0 && m[1] === m[2], `candidates "${p.done}"`);
+    must(/s$/.test(p.best), `best TPI "${p.best}"`);
+  });
+
+  // -------------------------------------------------------------- plan view
+  let job = null;
+  await step('the plan view shows the plan', async () => {
+    await page.waitForSelector('#plan-view[data-stages]');
+    job = await api('GET', `/v1/jobs/${jobId}`);
+    const plan = job.result.plan;
+    const v = await page.evaluate(() => ({
+      stages: Number(document.querySelector('#plan-view').dataset.stages),
+      layers: document.querySelectorAll('#plan-view .layer').length,
+      legend: document.querySelectorAll('#plan-view .legend li').length,
+      devices: document.querySelectorAll('#plan-view .device:not(.unused)').length,
+      tpi: document.querySelector('#tpi').textContent,
+      heat: document.querySelectorAll('#plan-view td.cand').length,
+      chosen: [...document.querySelectorAll('#plan-view td.cand.chosen')].map((e) => `${e.dataset.pp}x${e.dataset.c}`),
+      mem: document.querySelectorAll('#plan-view .mem-used').length,
+      targets: document.querySelectorAll('tr[data-target]').length,
+    }));
+    must(v.stages === plan.stages.length, `${v.stages} stages drawn, the plan has ${plan.stages.length}`);
+    must(v.layers === plan.layers.length, `${v.layers} layers drawn, the plan has ${plan.layers.length}`);
+    must(v.legend === plan.pp, `${v.legend} legend entries for pp ${plan.pp}`);
+    const devs = plan.stages.slice(0, plan.pp).reduce((n, st) => n + st.devices.length, 0);
+    must(v.devices === devs, `${v.devices} device cells, the plan uses ${devs}`);
+    must(v.mem === plan.pp, `${v.mem} memory bars for pp ${plan.pp}`);
+    must(v.heat === job.result.candidates.length || v.heat > 0, 'no candidates in the heat map');
+    must(v.chosen.length === 1 && v.chosen[0] === `${plan.pp}x${plan.microbatches}`, `outlined candidate ${v.chosen}`);
+    must(v.targets === job.result.targets.length, `${v.targets} target rows for ${job.result.targets.length} targets`);
+    const layer = await page.$('#plan-view .layer[data-layer="1"]');
+    await layer.focus();
+    const details = await page.$eval('#layer-details', (e) => e.textContent);
+    must(details.includes(plan.layers[1].name) && details.includes(plan.layers[1].strategy.name), `layer details "${details}"`);
+    await axe(page, 'plan view');
+  });
+
+  await step('the timeline is the plan\'s own numbers', async () => {
+    await checkTimeline(page, job.result.plan);
+  });
+
+  await step('copy the Megatron-LM arguments', async () => {
+    await page.click('#export-megatron');
+    await page.waitForSelector('#export-text[data-copied="1"]');
+    const shown = await page.$eval('#export-text', (e) => e.textContent);
+    const clip = await page.evaluate(() => navigator.clipboard.readText());
+    const r = await fetch(`${BASE}/v1/jobs/${jobId}/plan?format=megatron`, { headers: { Authorization: `Bearer ${KEY}` } });
+    const want = await r.text();
+    must(r.ok && /--pipeline-model-parallel-size/.test(want), `the export: ${r.status} ${want.slice(0, 120)}`);
+    must(clip === want && shown === want, 'the clipboard does not hold the export');
+  });
+
+  await step('each target\'s plan; under GPipe the drawn iteration is the TPI', async () => {
+    for (const name of ['galvatron', 'any']) {
+      const t = job.result.targets.find((x) => x.target === name && x.plan);
+      must(t, `no ${name} plan`);
+      await page.click(`tr[data-target="${name}"] button`);
+      await page.waitForSelector(`#plan-view[data-target="${name}"]`);
+      const n = await page.$eval('#plan-view', (e) => Number(e.dataset.stages));
+      must(n === t.plan.stages.length, `${n} stages for the ${name} plan of ${t.plan.stages.length}`);
+      await checkTimeline(page, t.plan);
+    }
+    must(job.result.targets.some((x) => x.plan && x.plan.schedule === 'gpipe' && x.plan.pp > 1), 'no GPipe plan with pp > 1 to hold to its TPI');
+  });
+
+  // -------------------------------------------------------------- compare, lists
+  let second = 0;
+  await step('compare two plans', async () => {
+    await page.click('#add-compare');
+    const other = await api('POST', '/v1/plans', { cluster: 'envb', model: 'bert-huge', batch: 32, space: 'uniform' });
+    second = other.id;
+    await page.goto(`${BASE}/ui/#/jobs/${second}`, { waitUntil: 'networkidle0' });
+    await page.waitForSelector('#plan-view[data-stages]', { timeout: ms(60000) });
+    await page.click('#add-compare');
+    await page.click('a[data-nav="compare"]');
+    await page.waitForSelector('#compare-table tbody tr');
+    const rows = await page.$$eval('#compare-table tbody tr', (trs) => trs.map((t) => ({ job: Number(t.dataset.job), ratio: t.dataset.ratio })));
+    const jobs = new Set(rows.map((r) => r.job));
+    must(jobs.has(jobId) && jobs.has(second), `compare rows: ${JSON.stringify(rows)}`);
+    const ratios = rows.filter((r) => r.ratio !== '').map((r) => Number(r.ratio));
+    must(ratios.length >= 2 && Math.min(...ratios) === 1 && ratios.every((x) => x >= 1), `ratios ${ratios}`);
+    const sj = await api('GET', `/v1/jobs/${second}`);
+    const row = rows.find((r) => r.job === second);
+    const best = Math.min(...rows.filter((r) => r.ratio !== '').map((r) => r.ratio)); // 1
+    must(best === 1 && Number(row.ratio) > 0 && sj.result.plan, 'the uniform plan has a ratio');
+    must(await page.$$eval('#compare svg.timeline', (x) => x.length) >= 2, 'no timelines side by side');
+    await axe(page, 'compare');
+  });
+
+  await step('the jobs list filters and pages', async () => {
+    await page.click('a[data-nav="jobs"]');
+    await page.waitForSelector('#jobs-table tbody tr[data-job]');
+    await page.select('#state-filter', 'succeeded');
+    await page.waitForFunction(() => location.hash.includes('state=succeeded') && document.querySelector('#jobs-table tbody tr[data-job]'));
+    const states = await page.$$eval('#jobs-table tbody tr[data-job]', (trs) => trs.map((t) => t.dataset.state));
+    must(states.length >= 3 && states.every((x) => x === 'succeeded'), `states ${states}`);
+    await axe(page, 'jobs');
+  });
+
+  await step('the documents list', async () => {
+    await page.click('a[data-nav="documents"]');
+    await page.waitForSelector('#clusters-table');
+    const n = await page.$$eval('.catalog li', (x) => x.length);
+    must(n > 10, `${n} catalog entries`);
+    await axe(page, 'documents');
+  });
+
+  await step('documents dropped on the page are stored', async () => {
+    const read = (f) => ({ name: path.basename(f), text: fs.readFileSync(path.join(root, f), 'utf8') });
+    // one drop: a uniap cluster and a Galvatron model (config, computation and memory profiles)
+    const drop = async (files) => {
+      await page.evaluate((list) => {
+        const dt = new DataTransfer();
+        for (const f of list) dt.items.add(new File([f.text], f.name, { type: f.name.endsWith('.json') ? 'application/json' : 'text/plain' }));
+        document.querySelector('#drop').dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+      }, files);
+    };
+    const before = { c: (await api('GET', '/v1/clusters')).items.length, m: (await api('GET', '/v1/models')).items.length };
+    const status = async (re) => {
+      await page.waitForFunction((src) => new RegExp(src).test(document.querySelector('#documents-status').textContent), { timeout: ms(15000) }, re.source);
+      return page.$eval('#documents-status', (e) => e.textContent);
+    };
+    await drop([read('tests/data/divisor-cap/cluster.json'), ...['gpt-medium.json', 'computation_profiling_bf16_hidden1024_head16_seqlen1024.json',
+      'memory_profiling_bf16_hidden1024_head16_seqlen1024.json'].map((f) => read(`examples/galvatron/models/gpt/${f}`))]);
+    let said = await status(/Stored|rror/);
+    must(/Stored cluster #\d+, model #\d+/.test(said), `after the first drop: "${said}"`);
+    // Galvatron hardware files: the page asks for the cluster's shape
+    await page.waitForSelector('#clusters-table');
+    await drop(['allreduce_bandwidth_1nodes_8gpus_per_node.json', 'p2p_bandwidth_1nodes_8gpus_per_node.json', 'overlap_coefficient.json']
+      .map((f) => read(`examples/galvatron/hardware/${f}`)));
+    await page.waitForSelector('dialog[open] #ask-nodes');
+    await page.click('dialog[open] button[value="ok"]');
+    said = await status(/Stored|rror/);
+    must(/Stored cluster #\d+/.test(said), `after the Galvatron hardware drop: "${said}"`);
+    // nccl-tests output over the base cluster picked on the page (8 ranks: an 8-device base)
+    await page.waitForSelector('#nccl-base');
+    await page.select('#nccl-base', 'dgx-h100');
+    await drop([read('examples/nccl-tests/all_reduce_perf.txt')]);
+    said = await status(/Stored|rror/);
+    must(/Stored cluster #\d+/.test(said), `after the nccl-tests drop: "${said}"`);
+    const after = { c: (await api('GET', '/v1/clusters')).items.length, m: (await api('GET', '/v1/models')).items.length };
+    must(after.c === before.c + 3 && after.m === before.m + 1, `stored ${after.c - before.c} clusters and ${after.m - before.m} models, expected 3 and 1`);
+    await page.waitForFunction((n) => document.querySelectorAll('#clusters-table tbody tr[data-id]').length === n, { timeout: ms(5000) }, after.c);
+  });
+
+  await step('keyboard: skip link and focus order', async () => {
+    await page.goto(`${BASE}/ui/#/jobs/${jobId}`, { waitUntil: 'networkidle0' });
+    await page.reload({ waitUntil: 'networkidle0' }); // a fresh load: focus starts at the top
+    await page.waitForSelector('#plan-view[data-stages]');
+    await page.keyboard.press('Tab');
+    const first = await page.evaluate(() => document.activeElement.className);
+    must(first === 'skip', `the first Tab lands on "${first}"`);
+    await page.keyboard.press('Enter');
+    let seen = 0;
+    for (let i = 0; i < 40 && !seen; i++) {
+      await page.keyboard.press('Tab');
+      seen = await page.evaluate(() => (document.activeElement.classList.contains('layer') ? 1 : 0));
+    }
+    must(seen, 'Tab never reached a layer cell');
+  });
+
+  await step('phone width and dark theme', async () => {
+    await page.setViewport({ width: 390, height: 844 });
+    await page.click('#theme');
+    const theme = await page.evaluate(() => document.documentElement.dataset.theme);
+    must(theme === 'dark', `theme ${theme}`);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    must(overflow <= 1, `the page scrolls sideways by ${overflow} px at 390 px`);
+    await axe(page, 'plan view, dark, phone');
+    await page.setViewport({ width: 1280, height: 800 });
+  });
+
+  await step('sign out forgets the key', async () => {
+    await page.click('#signout');
+    await page.waitForSelector('#signin #key');
+    const stored = await page.evaluate(() => sessionStorage.getItem('uniap.key'));
+    must(stored === null, 'the key is still stored');
+  }, { allow: [whoami401] });
+
 }
 
 main().catch((e) => {
