@@ -541,7 +541,8 @@ async function jobsView(params) {
   const sel = h('select', { id: 'state-filter' }, ['', 'queued', 'running', 'succeeded', 'failed', 'canceled'].map((x) => h('option', { value: x }, x || 'all')));
   sel.value = state;
   sel.addEventListener('change', () => { location.hash = `#/jobs${sel.value ? `?state=${sel.value}` : ''}`; });
-  const q = new URLSearchParams({ limit: '20' });
+  const limit = Math.min(100, Math.max(1, Number(params.get('limit')) || 20));
+  const q = new URLSearchParams({ limit: String(limit) });
   if (state) q.set('state', state);
   if (cursor) q.set('cursor', cursor);
   const page = await api('GET', `/v1/jobs?${q}`);
@@ -563,6 +564,7 @@ async function jobsView(params) {
   const link = (c, pv) => {
     const u = new URLSearchParams();
     if (state) u.set('state', state);
+    if (limit !== 20) u.set('limit', limit);
     if (c) u.set('cursor', c);
     if (pv) u.set('prev', pv);
     return `#/jobs${u.toString() ? `?${u}` : ''}`;

@@ -117,4 +117,27 @@ elif [ "$n" -eq 0 ]; then
 else
 	ok
 fi
+
+# under --no-auth the page goes straight in (e2e.js with no key: its no-auth steps)
+if start_uniapd --no-auth --jobs 1 --workers 1; then
+	TMPDIR=$tmp UI_BASE=http://127.0.0.1:$port UI_KEY= UI_OUT=$(pwd)/$ART/no-auth CHROMIUM=$CHROMIUM \
+		UI_MODULES=$(pwd)/build/ui-test/node_modules UI_SLOW=$SLOW \
+		timeout -k 10 "$TIMEOUT_S" node tests/ui/e2e.js >"$tmp/e2e.out" 2>"$tmp/e2e.err" &
+	npid=$!
+	wait "$npid"
+	npid=
+	grep -v '^ui-e2e: [0-9]* passed, [0-9]* failed' "$tmp/e2e.out"
+	line=$(grep '^ui-e2e: [0-9]* passed, [0-9]* failed' "$tmp/e2e.out" | tail -n 1)
+	if [ -z "$line" ]; then
+		bad "e2e.js under --no-auth printed no summary: $(tail -c 600 "$tmp/e2e.err")"
+	else
+		p=$(printf '%s\n' "$line" | sed 's/^ui-e2e: \([0-9]*\) passed.*/\1/')
+		f=$(printf '%s\n' "$line" | sed 's/.* \([0-9]*\) failed.*/\1/')
+		pass=$((pass + p)) fail=$((fail + f))
+	fi
+	stop_uniapd
+	if [ "$stopped" -eq 0 ]; then ok; else bad "stop (--no-auth): uniapd exited $stopped"; fi
+else
+	bad "uniapd --no-auth did not start: $(head -c 300 "$tmp/log")"
+fi
 summary ui-e2e

@@ -7,7 +7,7 @@
 //
 // Environment (CommonJS, Node 18 or newer):
 //   UI_BASE      uniapd's base URL, e.g. http://127.0.0.1:8080 (required)
-//   UI_KEY       a tenant's API key; empty under --no-auth
+//   UI_KEY       a tenant's API key; empty under --no-auth (then only the no-auth steps run)
 //   UI_OUT       where the screenshots and axe reports go (default build/test-artifacts/ui
 //                of this repository)
 //   CHROMIUM     the browser (default /usr/bin/chromium)
@@ -266,6 +266,19 @@ async function checkTimeline(page, plan) {
 
 async function steps() {
   await page.setViewport({ width: 1280, height: 800 });
+  if (!KEY) {
+    // uniapd --no-auth: no sign-in, no key, the anonymous tenant
+    await step('under --no-auth the page goes straight in', async () => {
+      await page.goto(`${BASE}/ui/`, { waitUntil: 'networkidle0' });
+      await page.waitForSelector('#new-plan');
+      const who = await page.$eval('#whoami', (e) => e.textContent);
+      must(/tenant default/.test(who), `whoami says "${who}"`);
+      must(await page.$eval('#signout', (e) => e.hidden), 'sign out is offered without a key');
+      must(!(await page.$('#signin')), 'the sign-in form is shown');
+      await axe(page, 'new plan, no auth');
+    });
+    return;
+  }
   await page.browser().defaultBrowserContext().overridePermissions(BASE, ['clipboard-read', 'clipboard-write', 'clipboard-sanitized-write']);
   await page.evaluateOnNewDocument(() => {
     // layout shifts, summed as Cumulative Layout Shift does (input-driven ones excluded)
@@ -429,6 +442,43 @@ async function steps() {
     const states = await page.$$eval('#jobs-table tbody tr[data-job]', (trs) => trs.map((t) => t.dataset.state));
     must(states.length >= 3 && states.every((x) => x === 'succeeded'), `states ${states}`);
     await axe(page, 'jobs');
+  });
+
+  await step('the jobs list pages forward and back', async () => {
+    const all = (await api('GET', '/v1/jobs?limit=100')).items.map((j) => j.id);
+    must(all.length >= 4, `only ${all.length} jobs`);
+    await page.goto(`${BASE}/ui/#/jobs?limit=2`, { waitUntil: 'networkidle0' });
+    await page.reload({ waitUntil: 'networkidle0' }); // the hash alone changed: render it afresh
+    const seen = [], pages = [];
+    const ids = () => page.$$eval('#jobs-table tbody tr[data-job]', (trs) => trs.map((t) => Number(t.dataset.job)));
+    for (let i = 0; i < all.length; i++) {
+      const got = await ids();
+      must(got.length === 2 || (got.length === 1 && all.length % 2 === 1), `page ${i + 1} has ${got.length} rows`);
+      seen.push(...got);
+      pages.push(got.join());
+      if (!(await page.$('#next-page'))) break;
+      const before = got.join();
+      await page.click('#next-page');
+      await page.waitForFunction((b) => [...document.querySelectorAll('#jobs-table tbody tr[data-job]')].map((t) => t.dataset.job).join() !== b, {}, before);
+    }
+    must(seen.join() === all.join(), `pages listed ${seen.join()}, the service has ${all.join()}`);
+    const last = (await ids()).join();
+    await page.click('#prev-page');
+    await page.waitForFunction((b) => [...document.querySelectorAll('#jobs-table tbody tr[data-job]')].map((t) => t.dataset.job).join() !== b, {}, last);
+    const back = await ids();
+    must(pages.length >= 2 && back.join() === pages[pages.length - 2], `Previous shows ${back.join()}, not ${pages[pages.length - 2]}`);
+  });
+
+  await step('cancel a queued plan from its page', async () => {
+    await api('POST', '/v1/plans', { cluster: 'envd-64', model: 'gpt-18b', batch: 512, schedule: '1f1b' });
+    const j = await api('POST', '/v1/plans', { cluster: 'envb', model: 'bert-huge', batch: 64 });
+    await page.goto(`${BASE}/ui/#/jobs/${j.id}`, { waitUntil: 'domcontentloaded' });
+    await page.waitForSelector('#cancel:not([disabled])');
+    await page.click('#cancel');
+    await page.waitForSelector('#job-state', { timeout: ms(30000) });
+    const said = await page.$eval('#job-state', (e) => e.textContent);
+    const state = (await api('GET', `/v1/jobs/${j.id}`)).state;
+    must(state === 'canceled' && /canceled/.test(said), `the job is ${state}; the page says "${said}"`);
   });
 
   await step('the documents list', async () => {
