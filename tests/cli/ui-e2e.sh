@@ -7,7 +7,8 @@
 # ci into build/ui-test/, skipped while that is newer than the lock file).
 # Screenshots and axe reports go to build/test-artifacts/ui/ (ui-asan/ under
 # sanitizers) and stay there.  Afterwards uniapd's stderr, its access log
-# included, must not hold the key.
+# included, must not hold the key.  Then a second uniapd under --no-auth and
+# e2e.js without a key: the page goes straight in (screenshots in no-auth/).
 #
 # Skipped, with a note line saying which and why, when chromium, node or npm
 # is missing or when the npm packages cannot be fetched (offline); a lock file
