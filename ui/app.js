@@ -86,10 +86,12 @@ async function signedIn() {
   }
   document.getElementById('whoami').textContent = `tenant ${who.tenant}`;
   document.getElementById('signout').hidden = !getKey();
+  document.querySelector('.top nav').hidden = false;
   return true;
 }
 
 function signInView(message) {
+  document.querySelector('.top nav').hidden = true;
   const key = h('input', { id: 'key', name: 'key', type: 'password', autocomplete: 'current-password', required: true, spellcheck: 'false', 'aria-describedby': 'key-help' });
   const err = h('div', { id: 'signin-error', 'aria-live': 'assertive' }, message ? errorBox(new Error(message)) : null);
   const form = h('form', { id: 'signin', class: 'card narrow', novalidate: true },
