@@ -370,7 +370,13 @@ async function jobView(id) {
     panel.classList.add('finished');
   }
   if (job.state !== 'succeeded') {
-    body.append(h('div', { class: 'card' }, h('p', { id: 'job-state' }, `The job ${job.state}.`), job.error ? errorBox(new Error(job.error)) : null));
+    const said = { failed: 'The job failed.', canceled: 'The job was canceled.' }[job.state] || `The job is ${job.state}.`;
+    body.append(h('div', { class: 'card' }, h('p', { id: 'job-state' }, said), job.error ? errorBox(new Error(job.error)) : null));
+    return;
+  }
+  if (job.kind === 'calibration') {
+    // a cluster fitted to measured runs (docs/calibration.md): its report as the service gave it
+    body.append(section('Calibration', h('pre', { class: 'export', tabindex: 0 }, JSON.stringify(job.result, null, 2))));
     return;
   }
   const device = await clusterDevice(job);
@@ -381,7 +387,7 @@ function summary(plan, res, extra) {
   const f = (label, value, id) => h('div', { class: 'stat' }, h('dt', {}, label), h('dd', id ? { id } : {}, value));
   return h('dl', { class: 'stats summary' },
     f('TPI', secs(plan.tpi_s), 'tpi'), f('Throughput', `${num(plan.throughput_samples_per_s)} samples/s`),
-    f('Optimality', res.optimal ? 'proven optimal' : 'not proven', 'optimality'),
+    f('Optimality', (res.optimal ?? res.status === 'optimal') ? 'proven optimal' : 'not proven', 'optimality'),
     f('Gap', res.gap === undefined || res.gap === null ? '–' : pct(res.gap)),
     f('Bound', secs(res.bound_s)),
     f('Pipeline', `${plan.pp} stage${plan.pp === 1 ? '' : 's'}${plan.virtual_stages ? ` × ${plan.virtual_stages} chunks` : ''}, ${plan.microbatches} micro-batches of ${plan.microbatch_size}`),
@@ -499,6 +505,7 @@ async function compareView() {
       const j = await api('GET', `/v1/jobs/${id}`);
       const r = j.result;
       if (j.state !== 'succeeded' || !r) { rows.push({ id, label: `job ${id}`, note: j.state }); continue; }
+      if (j.kind === 'calibration') { rows.push({ id, label: `job ${id}`, note: 'a calibration, not a plan' }); continue; }
       const req = j.request || {};
       const base = `${req.cluster} · ${req.model} · B ${req.batch} · ${r.space || 'unified'}`;
       if (r.targets) {

@@ -405,6 +405,8 @@ async function steps() {
       await page.waitForSelector(`#plan-view[data-target="${name}"]`);
       const n = await page.$eval('#plan-view', (e) => Number(e.dataset.stages));
       must(n === t.plan.stages.length, `${n} stages for the ${name} plan of ${t.plan.stages.length}`);
+      const said = await page.$eval('#optimality', (e) => e.textContent);
+      must(said === (t.status === 'optimal' ? 'proven optimal' : 'not proven'), `the ${name} plan is ${t.status}; the page says "${said}"`);
       await checkTimeline(page, t.plan);
     }
     must(job.result.targets.some((x) => x.plan && x.plan.schedule === 'gpipe' && x.plan.pp > 1), 'no GPipe plan with pp > 1 to hold to its TPI');
