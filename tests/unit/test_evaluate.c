@@ -252,56 +252,74 @@ static void test_random_plans(void **state)
 		random_case(trial);
 }
 
-/* plan_doc_resolve names the field at fault. */
-static void test_resolve_errors(void **state)
-{
-	static const int dev[] = { 4 };
-	static const double bw[] = { 10 };
+/* A 3-layer chain on 4 devices, pp 2, batch 8: its candidate and one plan's evaluation. */
+struct tiny {
 	struct cluster_profile cl;
 	struct model_profile m;
 	struct cost_candidate cand;
 	struct plan_eval ev;
+};
+
+static void tiny_setup(struct tiny *t, long microbatches, const int *stage, const size_t *strat)
+{
+	static const int dev[] = { 4 };
+	static const double bw[] = { 10 };
+	struct cost_options o = { .batch = 8, .pp = 2, .microbatches = microbatches };
+	struct uniap_err err;
+
+	assert_int_equal(fx_cluster(&t->cl, 1, 4, dev, bw, 1, 16e9, 0, 1), 0);
+	assert_int_equal(fx_model_chain(&t->m, 3, MODEL_FP32, 1e-3, 0, 1e6, 1e6, 0, 1e5, 1e5), 0);
+	assert_int_equal(cost_build(&t->cl, &t->m, &o, &t->cand, &err), UNIAP_OK);
+	assert_int_equal(plan_evaluate(&t->cand, stage, strat, &t->ev, &err), UNIAP_OK);
+}
+
+static void tiny_release(struct tiny *t)
+{
+	plan_eval_release(&t->ev);
+	cost_candidate_release(&t->cand);
+	model_release(&t->m);
+	cluster_release(&t->cl);
+}
+
+/* plan_doc_resolve names the field at fault. */
+static void test_resolve_errors(void **state)
+{
+	struct tiny f;
 	struct plan_doc doc;
 	struct uniap_err err;
-	struct cost_options o = { .batch = 8, .pp = 2, .microbatches = 2 };
 	int stage[3] = { 0, 1, 1 }, s2[3];
 	size_t strat[3] = { 0, 1, 2 }, k2[3];
+	struct cost_candidate *cand = &f.cand;
 	cJSON *j;
 	char *t;
 
 	(void)state;
-	assert_int_equal(fx_cluster(&cl, 1, 4, dev, bw, 1, 16e9, 0, 1), 0);
-	assert_int_equal(fx_model_chain(&m, 3, MODEL_FP32, 1e-3, 0, 1e6, 1e6, 0, 1e5, 1e5), 0);
-	assert_int_equal(cost_build(&cl, &m, &o, &cand, &err), UNIAP_OK);
-	assert_int_equal(plan_evaluate(&cand, stage, strat, &ev, &err), UNIAP_OK);
-	j = jenc_plan(&cand, stage, strat, &ev);
+	tiny_setup(&f, 2, stage, strat);
+	j = jenc_plan(cand, stage, strat, &f.ev);
 	t = jenc_print(j, 0);
 	assert_int_equal(jdec_plan(t, strlen(t), &doc, &err), UNIAP_OK);
 
 	free(doc.layer_names[1]);
 	doc.layer_names[1] = strdup("other");
-	assert_int_equal(plan_doc_resolve(&doc, &cand, s2, k2, &err), UNIAP_E_INVALID);
+	assert_int_equal(plan_doc_resolve(&doc, cand, s2, k2, &err), UNIAP_E_INVALID);
 	assert_non_null(strstr(err.msg, "plan.layers[1].name"));
 	free(doc.layer_names[1]);
 	doc.layer_names[1] = strdup("l1");
 	free(doc.strategy_names[2]);
 	doc.strategy_names[2] = strdup("tp3");
-	assert_int_equal(plan_doc_resolve(&doc, &cand, s2, k2, &err), UNIAP_E_INVALID);
+	assert_int_equal(plan_doc_resolve(&doc, cand, s2, k2, &err), UNIAP_E_INVALID);
 	assert_non_null(strstr(err.msg, "plan.layers[2].strategy.name"));
 	doc.microbatches = 4;
-	assert_int_equal(plan_doc_resolve(&doc, &cand, s2, k2, &err), UNIAP_E_INVALID);
+	assert_int_equal(plan_doc_resolve(&doc, cand, s2, k2, &err), UNIAP_E_INVALID);
 	assert_non_null(strstr(err.msg, "plan.microbatch_size"));
 	doc.pp = 1;
-	assert_int_equal(plan_doc_resolve(&doc, &cand, s2, k2, &err), UNIAP_E_INVALID);
+	assert_int_equal(plan_doc_resolve(&doc, cand, s2, k2, &err), UNIAP_E_INVALID);
 	assert_non_null(strstr(err.msg, "plan.pp"));
 
 	plan_doc_release(&doc);
 	cJSON_free(t);
 	cJSON_Delete(j);
-	plan_eval_release(&ev);
-	cost_candidate_release(&cand);
-	model_release(&m);
-	cluster_release(&cl);
+	tiny_release(&f);
 }
 
 /*
@@ -312,15 +330,9 @@ static void test_resolve_errors(void **state)
  */
 static void test_plan_doc_schedule_numbers(void **state)
 {
-	static const int dev[] = { 4 };
-	static const double bw[] = { 10 };
-	struct cluster_profile cl;
-	struct model_profile m;
-	struct cost_candidate cand;
-	struct plan_eval ev;
+	struct tiny f;
 	struct plan_doc doc;
 	struct uniap_err err;
-	struct cost_options o = { .batch = 8, .pp = 2, .microbatches = 4 };
 	int stage[3] = { 0, 0, 1 };
 	size_t strat[3] = { 0, 1, 2 };
 	const cJSON *stages, *s, *x;
@@ -330,12 +342,9 @@ static void test_plan_doc_schedule_numbers(void **state)
 	char *t;
 
 	(void)state;
-	assert_int_equal(fx_cluster(&cl, 1, 4, dev, bw, 1, 16e9, 0, 1), 0);
-	assert_int_equal(fx_model_chain(&m, 3, MODEL_FP32, 1e-3, 0, 1e6, 1e6, 0, 1e5, 1e5), 0);
-	assert_int_equal(cost_build(&cl, &m, &o, &cand, &err), UNIAP_OK);
-	assert_int_equal(plan_evaluate(&cand, stage, strat, &ev, &err), UNIAP_OK);
+	tiny_setup(&f, 4, stage, strat);
 	/* read back from the text, as a client does (the encoder keeps numbers as raw text) */
-	j = jenc_plan(&cand, stage, strat, &ev);
+	j = jenc_plan(&f.cand, stage, strat, &f.ev);
 	assert_non_null(j);
 	t = jenc_print(j, 0);
 	cJSON_Delete(j);
@@ -344,7 +353,7 @@ static void test_plan_doc_schedule_numbers(void **state)
 	assert_non_null(j);
 	x = cJSON_GetObjectItemCaseSensitive(j, "memory_limit_bytes");
 	assert_true(cJSON_IsNumber(x));
-	assert_true(x->valuedouble == cand.memory_limit_bytes);
+	assert_true(x->valuedouble == f.cand.memory_limit_bytes);
 	stages = cJSON_GetObjectItemCaseSensitive(j, "stages");
 	assert_int_equal(cJSON_GetArraySize(stages), 2);
 	cJSON_ArrayForEach(s, stages) {
@@ -356,15 +365,15 @@ static void test_plan_doc_schedule_numbers(void **state)
 		if (i++ == 0) {
 			assert_true(cJSON_IsNumber(x));
 			assert_true(x->valuedouble > 0);
-			assert_true(x->valuedouble == ev.comm_time_s[0]);
+			assert_true(x->valuedouble == f.ev.comm_time_s[0]);
 			sum += x->valuedouble;
 			top = x->valuedouble > top ? x->valuedouble : top;
 		} else {
 			assert_null(x); /* the last stage has no boundary after it */
 		}
 	}
-	tpi = sum + (double)(cand.microbatches - 1) * top;
-	assert_true(fabs(tpi - ev.tpi_s) <= 1e-12 * ev.tpi_s);
+	tpi = sum + (double)(f.cand.microbatches - 1) * top;
+	assert_true(fabs(tpi - f.ev.tpi_s) <= 1e-12 * f.ev.tpi_s);
 
 	t = jenc_print(j, 0);
 	assert_int_equal(jdec_plan(t, strlen(t), &doc, &err), UNIAP_OK);
@@ -377,10 +386,7 @@ static void test_plan_doc_schedule_numbers(void **state)
 
 	cJSON_free(t);
 	cJSON_Delete(j);
-	plan_eval_release(&ev);
-	cost_candidate_release(&cand);
-	model_release(&m);
-	cluster_release(&cl);
+	tiny_release(&f);
 }
 
 int main(void)
