@@ -301,7 +301,7 @@ test:
 
 # The README's two commands on a bare Debian 12 (debootstrap minbase) in a
 # chroot: the test command, then make run driven through examples/flow.sh.
-# Needs root and the network; 7 to 13 min on 2 shared cores; ends "fresh-machine: N passed, N failed".
+# Needs root and the network; about 13 min on 2 shared cores; ends "fresh-machine: N passed, N failed".
 test-fresh:
 	@sh scripts/fresh-machine.sh
 
