@@ -390,7 +390,7 @@ function summary(plan, res, extra) {
     f('Optimality', (res.optimal ?? res.status === 'optimal') ? 'proven optimal' : 'not proven', 'optimality'),
     f('Gap', res.gap === undefined || res.gap === null ? '–' : pct(res.gap)),
     f('Bound', secs(res.bound_s)),
-    f('Pipeline', `${plan.pp} stage${plan.pp === 1 ? '' : 's'}${plan.virtual_stages ? ` × ${plan.virtual_stages} chunks` : ''}, ${plan.microbatches} micro-batches of ${plan.microbatch_size}`),
+    f('Pipeline', `${plan.pp} stage${plan.pp === 1 ? '' : 's'}${plan.virtual_stages ? ` × ${plan.virtual_stages} chunks` : ''}, ${plan.microbatches} micro-batch${plan.microbatches === 1 ? '' : 'es'} of ${plan.microbatch_size}`),
     f('Schedule', plan.schedule), f('Solve', secs(res.solve_s)), extra ? f('Space', extra) : null);
 }
 
