@@ -44,7 +44,7 @@ async function problemOf(r) {
   return null;
 }
 
-// One request: the parsed JSON answer (or text with {text: true}), an
+// One request: the parsed JSON answer (with {text: true}: {text}), an
 // ApiError otherwise.  body: an object (sent as JSON) or a string.
 export async function api(method, path, opts = {}) {
   const init = { method, headers: headers(opts.headers), cache: 'no-store' };
@@ -56,10 +56,8 @@ export async function api(method, path, opts = {}) {
   const r = await fetch(path, init);
   if (!r.ok) throw new ApiError(r.status, await problemOf(r), r.statusText);
   if (r.status === 204) return null;
-  if (opts.text) return { text: await r.text(), type: r.headers.get('Content-Type') || '', location: r.headers.get('Location') };
-  const out = await r.json();
-  if (opts.withLocation) return { body: out, location: r.headers.get('Location') };
-  return out;
+  if (opts.text) return { text: await r.text() };
+  return r.json();
 }
 
 // Follows GET /v1/jobs/{id}/events until the job is done (or signal aborts).

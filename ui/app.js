@@ -133,7 +133,7 @@ async function listAll(path) {
   return items;
 }
 
-function docOptions(select, kind, cat, stored, pick) {
+function docOptions(select, cat, stored, pick) {
   clear(select);
   select.append(h('optgroup', { label: 'Catalog' }, cat.map((c) => h('option', { value: `cat:${c.name}` }, `${c.name} — ${c.description}`))));
   if (stored.length)
@@ -241,8 +241,8 @@ async function newPlanView() {
   const [cat, clusters, models] = await Promise.all([getCatalog(), listAll('/v1/clusters'), listAll('/v1/models')]);
   const cluster = h('select', { id: 'cluster', name: 'cluster' });
   const model = h('select', { id: 'model', name: 'model' });
-  docOptions(cluster, 'cluster', cat.clusters, clusters, 'cat:envb');
-  docOptions(model, 'model', cat.models, models, 'cat:bert-huge');
+  docOptions(cluster, cat.clusters, clusters, 'cat:envb');
+  docOptions(model, cat.models, models, 'cat:bert-huge');
   const nodes = h('input', { id: 'nodes', type: 'number', min: 2, max: 128, value: 4 });
   const nodesRow = h('div', { class: 'field', id: 'nodes-field' }, h('label', { for: 'nodes' }, 'Nodes (N)'), nodes);
   const syncNodes = () => { nodesRow.hidden = !cluster.value.endsWith('-xN'); };
@@ -263,8 +263,8 @@ async function newPlanView() {
       const got = await uploadFiles(files, base, askShape);
       const [cl, md] = await Promise.all([listAll('/v1/clusters'), listAll('/v1/models')]);
       const lastC = got.filter((g) => g.kind === 'cluster').pop(), lastM = got.filter((g) => g.kind === 'model').pop();
-      docOptions(cluster, 'cluster', cat.clusters, cl, lastC ? `id:${lastC.id}` : cluster.value);
-      docOptions(model, 'model', cat.models, md, lastM ? `id:${lastM.id}` : model.value);
+      docOptions(cluster, cat.clusters, cl, lastC ? `id:${lastC.id}` : cluster.value);
+      docOptions(model, cat.models, md, lastM ? `id:${lastM.id}` : model.value);
       syncNodes();
       clear(status).append(`Stored ${got.map((g) => `${g.kind} #${g.id}`).join(', ')}.`);
     } catch (e) { clear(status).append(errorBox(e)); }
@@ -321,17 +321,14 @@ function progressPanel(job, onCancel, onStop) {
   return panel;
 }
 
-function updateProgress(panel, d, name) {
-  const n = Number(panel.dataset.events) + 1;
-  panel.dataset.events = n;
-  if (name) panel.dataset.names = `${panel.dataset.names || ''} ${name}`.trim();
+// Shows the job's state and progress d (an event's data or the job itself).
+function updateProgress(panel, d) {
   const p = d.progress || {};
   panel.querySelector('#progress-state').textContent = d.state;
   panel.querySelector('#progress-done').textContent = `${p.candidates_done ?? 0} / ${p.candidates_total ?? 0}`;
   panel.querySelector('#progress-best').textContent = secs(p.best_tpi_s);
   panel.querySelector('#progress-bound').textContent = secs(p.bound_s);
   panel.querySelector('#progress-elapsed').textContent = secs(d.elapsed_s);
-  panel.querySelector('#progress-events').textContent = `${n}`;
   const bar = panel.querySelector('#progress-bar');
   bar.value = p.candidates_total ? p.candidates_done / p.candidates_total : 0;
 }
@@ -347,7 +344,7 @@ async function jobView(id) {
   const signal = viewAbort.signal;
   let job = await api('GET', `/v1/jobs/${id}`);
   const head = h('p', { class: 'sub' }, `${job.kind} job, created ${job.created_at}`, ' · ',
-    h('button', { type: 'button', class: 'ghost', id: 'add-compare', onclick: () => { addCompare(job.id); toast(`Job ${job.id} added to Compare`); } }, 'Add to compare'));
+    h('button', { type: 'button', class: 'ghost', id: 'add-compare', onclick: () => { setCompared(job.id, true); toast(`Job ${job.id} added to Compare`); } }, 'Add to compare'));
   const body = h('div', { id: 'job-body' });
   view(`Job ${id}`, head, body);
   if (job.state === 'queued' || job.state === 'running') {
@@ -358,10 +355,15 @@ async function jobView(id) {
     });
     body.append(panel);
     updateProgress(panel, { state: job.state, progress: job.progress, elapsed_s: 0 });
-    panel.dataset.events = 0;
-    panel.querySelector('#progress-events').textContent = '0';
+    const onEvent = (name, d) => {
+      const n = Number(panel.dataset.events) + 1;
+      panel.dataset.events = n;
+      panel.dataset.names = `${panel.dataset.names || ''} ${name}`.trim();
+      panel.querySelector('#progress-events').textContent = `${n}`;
+      updateProgress(panel, d);
+    };
     try {
-      await followJob(id, (name, d) => { updateProgress(panel, d, name); }, signal);
+      await followJob(id, onEvent, signal);
     } catch (e) { body.append(errorBox(e)); }
     if (signal.aborted) return;
     job = await api('GET', `/v1/jobs/${id}`);
@@ -460,7 +462,8 @@ function renderResult(body, job, device) {
       section('Timeline', h('p', { class: 'help' },
         `One iteration under ${plan.schedule}: forward (light) and backward (dark) blocks per pipeline rank, transfers between them, idle time hatched. `,
         `Forward is drawn as ${Math.round(FORWARD_SHARE * 100)} % of each stage's time (backward ≈ 2 × forward); the drawn iteration lasts ${secs(tl.sim.length)} against the plan's ${secs(plan.tpi_s)}.`,
-        tl.sim.known ? '' : ' This plan predates transfer times: transfers are not drawn.'),
+        tl.sim.known ? '' : ' This plan predates transfer times: transfers are not drawn.',
+        tl.sim.complete ? '' : ' The layout stopped before every unit was placed (a unit waits on one never run): the drawing is partial.'),
       scroller(tl.svg), scroller(stageTable(plan, tl.sim))),
       section('Memory', h('p', { class: 'help' }, `Per device of each pipeline rank, against the plan's limit ${gib(plan.memory_limit_bytes)}`,
         d ? ` of ${gib(d.memory_bytes)} (${d.name || 'device'}); hatched: the safety margin, ${pct(margin)}.` : '.'), scroller(memoryBars(plan, d, margin))),
@@ -478,9 +481,10 @@ function compareIds() {
   try { return JSON.parse(sessionStorage.getItem('uniap.compare') || '[]'); } catch (e) { return []; }
 }
 
-function addCompare(id) {
+// Picks job id for Compare (on) or drops it; the last 8 picked are kept.
+function setCompared(id, on) {
   const ids = compareIds().filter((x) => x !== id);
-  ids.push(id);
+  if (on) ids.push(id);
   sessionStorage.setItem('uniap.compare', JSON.stringify(ids.slice(-8)));
 }
 
@@ -558,11 +562,7 @@ async function jobsView(params) {
   const picked = new Set(compareIds());
   const rows = page.items.map((j) => {
     const box = h('input', { type: 'checkbox', 'aria-label': `Compare job ${j.id}`, checked: picked.has(j.id) || undefined });
-    box.addEventListener('change', () => {
-      const ids = compareIds().filter((x) => x !== j.id);
-      if (box.checked) ids.push(j.id);
-      sessionStorage.setItem('uniap.compare', JSON.stringify(ids));
-    });
+    box.addEventListener('change', () => setCompared(j.id, box.checked));
     const p = j.progress || {};
     return h('tr', { 'data-job': j.id, 'data-state': j.state },
       h('td', {}, box), h('th', { scope: 'row' }, h('a', { href: `#/jobs/${j.id}` }, `${j.id}`)),

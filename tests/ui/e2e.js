@@ -372,7 +372,8 @@ async function steps() {
     const devs = plan.stages.slice(0, plan.pp).reduce((n, st) => n + st.devices.length, 0);
     must(v.devices === devs, `${v.devices} device cells, the plan uses ${devs}`);
     must(v.mem === plan.pp, `${v.mem} memory bars for pp ${plan.pp}`);
-    must(v.heat === job.result.candidates.length || v.heat > 0, 'no candidates in the heat map');
+    const cells = new Set(job.result.candidates.map((c) => `${c.pp}x${c.microbatches}`)).size;
+    must(cells > 0 && v.heat === cells, `${v.heat} heat-map cells for ${cells} (pp, micro-batches) candidates`);
     must(v.chosen.length === 1 && v.chosen[0] === `${plan.pp}x${plan.microbatches}`, `outlined candidate ${v.chosen}`);
     must(v.targets === job.result.targets.length, `${v.targets} target rows for ${job.result.targets.length} targets`);
     const layer = await page.$('#plan-view .layer[data-layer="1"]');
@@ -430,8 +431,11 @@ async function steps() {
     must(ratios.length >= 2 && Math.min(...ratios) === 1 && ratios.every((x) => x >= 1), `ratios ${ratios}`);
     const sj = await api('GET', `/v1/jobs/${second}`);
     const row = rows.find((r) => r.job === second);
-    const best = Math.min(...rows.filter((r) => r.ratio !== '').map((r) => r.ratio)); // 1
-    must(best === 1 && Number(row.ratio) > 0 && sj.result.plan, 'the uniform plan has a ratio');
+    const tpis = rows.filter((r) => r.ratio !== '').map((r) => Number(r.ratio));
+    must(sj.result.plan && row.ratio !== '', 'the uniform plan has no ratio');
+    // the ratio is the TPI over the fastest row's: the uniform plan's, recomputed from the service's numbers
+    const fastest = Math.min(...job.result.targets.filter((t) => t.plan).map((t) => t.tpi_s), sj.result.plan.tpi_s);
+    must(Math.abs(Number(row.ratio) - sj.result.plan.tpi_s / fastest) < 1e-9 && tpis.length >= 2, `uniform ratio ${row.ratio}, expected ${sj.result.plan.tpi_s / fastest}`);
     must(await page.$$eval('#compare svg.timeline', (x) => x.length) >= 2, 'no timelines side by side');
     await axe(page, 'compare');
   });
