@@ -25,6 +25,7 @@ static const char *const err_names[UNIAP_CODE_COUNT] = {
 	[UNIAP_E_CONFLICT] = "conflict",
 	[UNIAP_E_FORBIDDEN] = "forbidden",
 	[UNIAP_E_NOSPACE] = "no space",
+	[UNIAP_E_UNAVAILABLE] = "unavailable",
 };
 
 const char *uniap_code_name(uniap_code code)

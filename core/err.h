@@ -33,6 +33,7 @@ typedef enum uniap_code {
 	UNIAP_E_CONFLICT,   /* the resource's state does not allow the operation */
 	UNIAP_E_FORBIDDEN,  /* the caller is known but no longer allowed (a revoked key) */
 	UNIAP_E_NOSPACE,    /* storage is full: nothing new can be stored (deletes still work) */
+	UNIAP_E_UNAVAILABLE,/* a service this one needs (its database server) does not answer now */
 	UNIAP_CODE_COUNT
 } uniap_code;
 

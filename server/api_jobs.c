@@ -557,7 +557,10 @@ void api_job_cancel(struct http_request *req, struct http_response *res)
 	store_job_release(&job);
 	if (api_job_read(req, res, id, &job) != 0)
 		return;
-	if (job.state == STORE_JOB_RUNNING && runner_cancel(app->runner, id)) {
+	/* here, or through the database to the uniapd that runs it (store_job_ask) */
+	if (job.state == STORE_JOB_RUNNING &&
+	    (runner_cancel(app->runner, id) ||
+	     store_job_ask(app->store, tenant, id, STORE_ASK_CANCEL, NULL) == UNIAP_OK)) {
 		/* the workers are being killed; wait (bounded) for the job thread to record it */
 		while (job.state == STORE_JOB_RUNNING && waited < API_CANCEL_WAIT_S) {
 			usleep(API_CANCEL_POLL_US);
@@ -593,8 +596,10 @@ void api_job_stop(struct http_request *req, struct http_response *res)
 	const struct api_app *app = req->app;
 	int64_t id;
 	struct store_job job;
+	struct uniap_err err;
 	char detail[192];
 
+	err_clear(&err);
 	memset(&job, 0, sizeof(job));
 	if (api_job_id(req, res, &id) != 0)
 		return;
@@ -604,11 +609,15 @@ void api_job_stop(struct http_request *req, struct http_response *res)
 		snprintf(detail, sizeof(detail), "job %lld is a %s: only a plan stops with what it has; DELETE cancels it",
 		         (long long)id, store_job_kind_name(job.kind));
 		api_problem(req, res, UNIAP_E_CONFLICT, detail);
-	} else if (job.state == STORE_JOB_RUNNING && runner_stop_job(app->runner, id)) {
+	} else if (job.state == STORE_JOB_RUNNING &&
+	           (runner_stop_job(app->runner, id) ||
+	            store_job_ask(app->store, api_principal(req)->tenant_id, id, STORE_ASK_STOP, &err) == UNIAP_OK)) {
+		/* here, or through the database to the uniapd that runs it */
 		api_job_answer(res, HTTP_ACCEPTED, &job);
+	} else if (job.state == STORE_JOB_RUNNING && err.code != UNIAP_E_CONFLICT) {
+		api_fail(req, res, &err);
 	} else if (job.state == STORE_JOB_RUNNING) {
-		snprintf(detail, sizeof(detail), "job %lld runs in another uniapd on this database: stop it there",
-		         (long long)id);
+		snprintf(detail, sizeof(detail), "job %lld ended meanwhile", (long long)id);
 		api_problem(req, res, UNIAP_E_CONFLICT, detail);
 	} else {
 		snprintf(detail, sizeof(detail), "job %lld is %s: only a running job stops%s", (long long)id,

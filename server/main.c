@@ -102,7 +102,9 @@ static void uniapd_usage(FILE *out)
 	        "                      an IPv4 address, a host name (localhost:8080) or an IPv6\n"
 	        "                      address in brackets ([::1]:8080, [::]:8080); port 0 picks\n"
 	        "                      a free one\n"
-	        "  --db FILE           SQLite database (default %s; env UNIAPD_DB)\n"
+	        "  --db FILE|URL       SQLite database file (default %s; env UNIAPD_DB), or a\n"
+	        "                      PostgreSQL URL, postgres://USER@HOST:PORT/DB, that several\n"
+	        "                      uniapd replicas share (docs/scale.md)\n"
 	        "  --max-body BYTES    largest request body accepted (default %u)\n"
 	        "  --max-body-in-flight BYTES  the bodies being received, together (default %zu,\n"
 	        "                      at least --max-body; more: 503 with Retry-After)\n"
@@ -493,7 +495,8 @@ static void uniapd_log_error(const char *what, const char *error)
 
 /*
  * GET /readyz: the store is open and its writes complete - none failed last
- * (no space, an I/O error), it is not full (new content refused until a
+ * (no space, an I/O error; PostgreSQL: a server that does not answer, which
+ * the probe of every second finds), it is not full (new content refused until a
  * delete or the disk makes room) and no write has held the writer lock for
  * STORE_WRITE_WAIT_MS.  Read from atomics (store_health): a frozen disk
  * never blocks the answer.
@@ -658,10 +661,12 @@ static struct store *uniapd_open_store(const char *path, const struct uniapd_opt
 		so.max_db_bytes = opt->max_db_bytes;
 	}
 	so.pool_size = STORE_POOL_MAX;
-	if (uniapd_make_parent(path, msg, cap) != 0)
+	if (!store_is_postgres(path) && uniapd_make_parent(path, msg, cap) != 0)
 		return NULL;
 	if (store_open(path, &so, &s, &err) != UNIAP_OK) {
-		snprintf(msg, cap, "%.200s: %.300s", path, err.msg);
+		/* a URL may hold a password: never echo one */
+		snprintf(msg, cap, "%.200s: %.300s", store_is_postgres(path) ? "the PostgreSQL database" : path,
+		         err.msg);
 		return NULL;
 	}
 	return s;
@@ -1252,6 +1257,14 @@ int main(int argc, char **argv)
 		err_clear(&err);
 		if (runner_start(&rc_cfg, &app.runner, &err) != UNIAP_OK) {
 			uniapd_log_error("cannot start the job runner", err.msg);
+			store_close(app.store);
+			return 1;
+		}
+		/* other replicas' queued jobs and cancels (PostgreSQL: LISTEN/NOTIFY) */
+		err_clear(&err);
+		if (store_listen(app.store, runner_on_store_event, app.runner, &err) != UNIAP_OK) {
+			uniapd_log_error("cannot listen to the store", err.msg);
+			runner_free(app.runner);
 			store_close(app.store);
 			return 1;
 		}

@@ -36,6 +36,7 @@ static const struct {
 	{UNIAP_E_CONFLICT, 409, "conflict"},       /* e.g. cancel a finished job */
 	{UNIAP_E_FORBIDDEN, 403, "forbidden"},     /* a revoked tenant's key */
 	{UNIAP_E_NOSPACE, 507, "insufficient-storage"}, /* the disk or the store's size cap is full */
+	{UNIAP_E_UNAVAILABLE, 503, "unavailable"},      /* the database server does not answer: retry */
 };
 
 int problem_status(uniap_code code)

@@ -34,6 +34,10 @@
 #define RUNNER_JOBS_MAX 64
 #define RUNNER_PROGRESS_EVERY_S 0.25  /* at most this often a progress write per job */
 #define RUNNER_IDLE_POLL_S 1.0        /* a job thread looks at the queue this often unwoken */
+#define RUNNER_PUSHED_POLL_S 30.0     /* ... and this often when the store pushes events
+                                         (store_listens: LISTEN/NOTIFY wakes it; a safety net) */
+#define RUNNER_RETRY_S 0.5            /* a final write waits this long between tries on a
+                                         database that does not answer */
 #define RUNNER_MATRICES_MAX (8.0 * 1024 * 1024) /* larger cost matrices are not cached */
 
 const double runner_solve_buckets[8] = { 0.1, 0.5, 1, 5, 10, 30, 60, 300 };
@@ -622,6 +626,29 @@ static int runner_log_lost(struct runner_slot *slot, const char *msg)
 	return -1;
 }
 
+/*
+ * The job's final write.  A database that does not answer (a PostgreSQL
+ * restart, UNIAP_E_UNAVAILABLE) is waited for, with the write tried again
+ * every RUNNER_RETRY_S, for up to one lease: past it the lease has run out and
+ * the job is another runner's to run again, which the write's fencing then says.
+ */
+static uniap_code runner_transition_retried(struct runner_slot *slot, enum store_job_state to,
+                                            const char *result, size_t result_len, const char *msg,
+                                            struct uniap_err *err)
+{
+	struct runner *r = slot->r;
+	double until = opt_clock_s() + r->cfg.lease_s;
+	uniap_code rc;
+
+	for (;;) {
+		rc = store_job_transition(r->cfg.store, STORE_ANY_TENANT, slot->job, to, result, result_len, msg,
+		                          &slot->lease, err);
+		if (rc != UNIAP_E_UNAVAILABLE || atomic_load(&slot->lost) || opt_clock_s() >= until)
+			return rc;
+		usleep((useconds_t)(RUNNER_RETRY_S * 1e6));
+	}
+}
+
 /* Ends job id as `to`, logs it, counts it; -1 when the store did not record it. */
 static int runner_end(struct runner_slot *slot, enum store_job_state to, const char *result,
                       size_t result_len, const char *msg, double seconds)
@@ -633,8 +660,7 @@ static int runner_end(struct runner_slot *slot, enum store_job_state to, const c
 	err_clear(&err);
 	if (atomic_load(&slot->lost))
 		return runner_log_lost(slot, NULL);
-	if (store_job_transition(r->cfg.store, STORE_ANY_TENANT, slot->job, to, result, result_len, msg,
-	                         &slot->lease, &err) != UNIAP_OK) {
+	if (runner_transition_retried(slot, to, result, result_len, msg, &err) != UNIAP_OK) {
 		if (err.code == UNIAP_E_CONFLICT)
 			return runner_log_lost(slot, err.msg);
 		runner_log_transition(r->cfg.log, slot->job, slot->tenant, "running", "running", err.msg);
@@ -961,7 +987,7 @@ static void *runner_thread(void *arg)
 				r->pending_wakes = 0;
 				continue;
 			}
-			runner_deadline(&ts, RUNNER_IDLE_POLL_S);
+			runner_deadline(&ts, store_listens(r->cfg.store) ? RUNNER_PUSHED_POLL_S : RUNNER_IDLE_POLL_S);
 			pthread_cond_timedwait(&r->wake, &r->lock, &ts);
 			continue;
 		}
@@ -1164,10 +1190,18 @@ size_t runner_lease_tick(struct runner *r)
 	/* the store is written without the lock, as in runner_cancel_revoked */
 	for (i = 0; i < n; i++) {
 		struct uniap_err err;
+		enum store_job_ask asked = STORE_ASK_NONE;
+		uniap_code rc;
 		int found = 0;
 
 		err_clear(&err);
-		if (store_job_renew(r->cfg.store, jobs[i], &leases[i], r->lease_ms, &err) != UNIAP_E_CONFLICT)
+		rc = store_job_renew(r->cfg.store, jobs[i], &leases[i], r->lease_ms, &asked, &err);
+		/* a client asked another uniapd on this database (the event may have been missed) */
+		if (rc == UNIAP_OK && asked == STORE_ASK_CANCEL)
+			runner_cancel(r, jobs[i]);
+		else if (rc == UNIAP_OK && asked == STORE_ASK_STOP)
+			runner_stop_job(r, jobs[i]);
+		if (rc != UNIAP_E_CONFLICT)
 			continue; /* renewed, or a passing store error: the next tick tries again */
 		pthread_mutex_lock(&r->lock);
 		for (k = 0; k < r->n_slots; k++)
@@ -1182,6 +1216,18 @@ size_t runner_lease_tick(struct runner *r)
 		}
 	}
 	return lost;
+}
+
+void runner_on_store_event(void *ctx, enum store_event ev, int64_t job)
+{
+	struct runner *r = ctx;
+
+	switch (ev) {
+	case STORE_EVENT_QUEUED:
+	case STORE_EVENT_RECONNECTED: runner_wake(r); break;
+	case STORE_EVENT_CANCEL: runner_cancel(r, job); break;
+	case STORE_EVENT_STOP: runner_stop_job(r, job); break;
+	}
 }
 
 const char *runner_owner(const struct runner *r)

@@ -170,9 +170,20 @@ size_t runner_cancel_revoked(struct runner *r);
  * Renews the lease of every job running here that was not renewed for a
  * third of the lease; a job whose lease is lost (it ran out and another
  * instance claimed the job) stops here at once and nothing more is written
- * about it.  Called about once a second by uniapd.  Returns how many were lost.
+ * about it.  A renewal also reads what a client asked of the job through
+ * another uniapd on the database (store_job_ask): a cancel or a stop then
+ * reaches the job here even when the event that said so was missed.  Called
+ * about once a second by uniapd.  Returns how many were lost.
  */
 size_t runner_lease_tick(struct runner *r);
+
+/*
+ * What the store's listener (store_listen) calls with another replica's
+ * event, or its own: a queued job or a listener that reconnected wakes the
+ * job threads; a cancel or stop asked through any replica reaches the job
+ * if it runs here (and is ignored otherwise).  ctx is the runner; any thread.
+ */
+void runner_on_store_event(void *ctx, enum store_event ev, int64_t job);
 
 /* This process's instance id, the owner of its leases (STORE_OWNER_CHARS hex digits; r borrowed). */
 const char *runner_owner(const struct runner *r);

@@ -1,11 +1,16 @@
 /*
- * store.h - uniapd's storage layer on SQLite: tenants and their API keys,
- * uploaded documents, plan and calibration jobs, the cost-matrix cache (docs/store.md).
+ * store.h - uniapd's storage layer: tenants and their API keys, uploaded
+ * documents, plan and calibration jobs, the cost-matrix cache (docs/store.md).
+ * Two backends behind one interface (server/store_backend.h): SQLite, one
+ * embedded database file (the default), and PostgreSQL, one server many
+ * uniapd replicas share (docs/scale.md).
  *
- * A struct store owns a small pool of connections to one database file; any
+ * A struct store owns a small pool of connections to one database; any
  * thread may call any function, each call takes one connection for its own
- * use and gives it back before returning.  Every write is one BEGIN IMMEDIATE
- * transaction, so a limit check and the insert it guards are atomic.  Every
+ * use and gives it back before returning.  Every write is one transaction
+ * that serialises with the writes it could race (SQLite: BEGIN IMMEDIATE;
+ * PostgreSQL: row and advisory locks), so a limit check and the insert it
+ * guards are atomic, across replicas too.  Every
  * function returns a uniap_code and fills the caller-owned struct uniap_err
  * (may be NULL).  Output structs are written only on UNIAP_OK.
  *
@@ -30,6 +35,10 @@ struct store_migration {
 
 extern const struct store_migration store_migrations[];
 extern const size_t store_migrations_count;
+
+/* The PostgreSQL backend's, from migrations/postgres/ (its own numbering). */
+extern const struct store_migration store_pg_migrations[];
+extern const size_t store_pg_migrations_count;
 
 /* ---- hashing ---- */
 
@@ -88,17 +97,26 @@ void store_health(struct store *s, struct store_health *h);
 uniap_code store_probe(struct store *s, struct uniap_err *err);
 
 /*
- * Opens (creating) the database at path (borrowed; ":memory:" and "" are
- * refused), applies the pending migrations in order, one transaction each,
- * and returns an owned store in *out; free it with store_close().  A database
- * whose schema is newer than this binary's is refused with UNIAP_E_INVALID.
- * opts (borrowed) may be NULL for the defaults.
+ * Opens the database at where (borrowed): a PostgreSQL connection URL
+ * ("postgres://..." or "postgresql://...", libpq's syntax) or else the path of
+ * a SQLite file (created; ":memory:" and "" are refused).  Applies the
+ * backend's pending migrations in order, one transaction each, and returns an
+ * owned store in *out; free it with store_close().  A database whose schema
+ * is newer than this binary's is refused with UNIAP_E_INVALID.  A PostgreSQL
+ * server that does not answer is UNIAP_E_UNAVAILABLE.  opts (borrowed) may be
+ * NULL for the defaults.
  */
-uniap_code store_open(const char *path, const struct store_opts *opts, struct store **out,
+uniap_code store_open(const char *where, const struct store_opts *opts, struct store **out,
 		      struct uniap_err *err);
 
 /* Closes every connection and frees s (taken; NULL is a no-op). No call may be in flight. */
 void store_close(struct store *s);
+
+/* "sqlite" or "postgres". Static. */
+const char *store_backend_name(const struct store *s);
+
+/* 1 when where (borrowed) names a PostgreSQL database (postgres:// or postgresql://). */
+int store_is_postgres(const char *where);
 
 /* The schema version recorded in the database (the latest applied migration). */
 uniap_code store_schema_version(struct store *s, int *version, struct uniap_err *err);
@@ -378,10 +396,26 @@ uniap_code store_job_claim(struct store *s, const char *owner, int64_t lease_ms,
 uniap_code store_job_claim_idle(struct store *s, const char *owner, int64_t lease_ms, int64_t *id,
 				struct store_lease *lease, struct uniap_err *err);
 
+/*
+ * What a client asked of a running job through any replica (migration 0010):
+ * to cancel it (DELETE /v1/jobs/{id}) or to stop it with the best plan so far
+ * (POST /v1/jobs/{id}/stop).  The replica that runs it reads the ask with its
+ * next renewal, or at once from a STORE_EVENT_CANCEL / STORE_EVENT_STOP event.
+ */
+enum store_job_ask { STORE_ASK_NONE, STORE_ASK_CANCEL, STORE_ASK_STOP };
+
 /* Extends the lease of running job id to lease_ms from now; UNIAP_E_CONFLICT
- * when the job no longer runs under lease (borrowed). */
+ * when the job no longer runs under lease (borrowed).  *asked (may be NULL)
+ * gets what a client asked of the job (STORE_ASK_NONE: nothing). */
 uniap_code store_job_renew(struct store *s, int64_t id, const struct store_lease *lease, int64_t lease_ms,
-			   struct uniap_err *err);
+			   enum store_job_ask *asked, struct uniap_err *err);
+
+/* Records ask (STORE_ASK_CANCEL or STORE_ASK_STOP; a cancel is never turned
+ * back into a stop) on tenant's running job id and tells every replica
+ * (STORE_EVENT_CANCEL / STORE_EVENT_STOP).  UNIAP_E_CONFLICT when the job is
+ * not running; UNIAP_E_NOTFOUND when the tenant has no such job. */
+uniap_code store_job_ask(struct store *s, int64_t tenant_id, int64_t id, enum store_job_ask ask,
+			 struct uniap_err *err);
 
 /* A running job goes back to queued, progress cleared, lease dropped (a
  * graceful stop that could not finish it); UNIAP_E_CONFLICT when it is not
@@ -408,6 +442,31 @@ uniap_code store_jobs_purge(struct store *s, int64_t age_ms, size_t max, size_t 
  * progress cleared and its lease dropped; *requeued says how many.  At
  * start-up and every few seconds: a job of a live owner is never taken. */
 uniap_code store_jobs_recover(struct store *s, size_t *requeued, struct uniap_err *err);
+
+/* ---- events between replicas (PostgreSQL: LISTEN/NOTIFY; docs/scale.md) ---- */
+
+enum store_event {
+	STORE_EVENT_QUEUED,      /* a job became queued (created or requeued): claim */
+	STORE_EVENT_CANCEL,      /* store_job_ask(..., STORE_ASK_CANCEL) on job */
+	STORE_EVENT_STOP,        /* store_job_ask(..., STORE_ASK_STOP) on job */
+	STORE_EVENT_RECONNECTED  /* the listener lost its connection and has it again:
+	                            events may have been missed, look at everything */
+};
+
+/* Called on the store's listener thread; job is 0 for QUEUED and RECONNECTED.
+ * Must not block for long (set a flag, signal a condition). */
+typedef void (*store_event_fn)(void *ctx, enum store_event ev, int64_t job);
+
+/*
+ * Delivers every replica's events (its own included) to fn(ctx, ...) from a
+ * listener thread of the store's own, until store_close(); once per store.
+ * A backend with no events to push (SQLite: one machine, in-process wakes)
+ * returns UNIAP_OK and never calls fn; store_listens() says which.
+ */
+uniap_code store_listen(struct store *s, store_event_fn fn, void *ctx, struct uniap_err *err);
+
+/* 1 when events arrive by push (store_listen), so a poll is only a safety net. */
+int store_listens(const struct store *s);
 
 /* ---- cost-matrix cache, keyed by a SHA-256 of its inputs ---- */
 

@@ -1,5 +1,5 @@
 /*
- * test_store.c - the SQLite store (server/store.h): migrations (fresh, reopen,
+ * test_store.c - the store (server/store.h) on either backend: migrations (fresh, reopen,
  * a newer database refused, embedded text equal to migrations/ files), tenants
  * and hashed keys, tenant isolation, idempotency, the job state machine,
  * recovery after close and after kill -9, per-tenant limits, the cost cache's LRU eviction,
@@ -8,6 +8,11 @@
  * Every test works in its own temporary directory under /tmp and removes it.
  * Threads only record what they saw (cmocka is not thread-safe); the test
  * thread asserts.  Run from the repository root (reads migrations/).
+ *
+ * With UNIAP_TEST_PG set to a PostgreSQL URL (tests/cli/pg.sh starts a
+ * server of its own and sets it), every test runs against that database
+ * instead, its schema emptied before each test; the two that are about
+ * SQLite files only (bad paths, a full disk) say they are skipped.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,14 +30,57 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <libpq-fe.h>
 #include <sqlite3.h>
 
 #include "store.h"
 
 struct fx {
 	char dir[64];
-	char path[96];
+	char path[512];             /* the SQLite file, or the PostgreSQL URL */
 };
+
+/* The PostgreSQL URL under test, NULL for SQLite files. */
+static const char *pg_url(void)
+{
+	const char *u = getenv("UNIAP_TEST_PG");
+
+	return u && *u ? u : NULL;
+}
+
+/* The backend's migrations: what a fresh database records. */
+static size_t mig_count(void)
+{
+	return pg_url() ? store_pg_migrations_count : store_migrations_count;
+}
+
+static int mig_latest(void)
+{
+	return pg_url() ? store_pg_migrations[store_pg_migrations_count - 1].version
+			: store_migrations[store_migrations_count - 1].version;
+}
+
+/* Runs sql on the PostgreSQL database under test; the first column of the
+ * first row as an integer (0 when none). */
+static int64_t pg_sql(const char *sql)
+{
+	PGconn *c = PQconnectdb(pg_url());
+	PGresult *r;
+	int64_t v = 0;
+
+	if (PQstatus(c) != CONNECTION_OK)
+		print_error("postgres: %s", PQerrorMessage(c));
+	assert_int_equal(PQstatus(c), CONNECTION_OK);
+	r = PQexec(c, sql);
+	if (PQresultStatus(r) != PGRES_TUPLES_OK && PQresultStatus(r) != PGRES_COMMAND_OK)
+		print_error("postgres: %s: %s", sql, PQresultErrorMessage(r));
+	assert_true(PQresultStatus(r) == PGRES_TUPLES_OK || PQresultStatus(r) == PGRES_COMMAND_OK);
+	if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) > 0 && !PQgetisnull(r, 0, 0))
+		v = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+	PQclear(r);
+	PQfinish(c);
+	return v;
+}
 
 
 /* Two instance ids (STORE_OWNER_CHARS hex digits) for the lease tests; a
@@ -52,6 +100,11 @@ static int setup(void **state)
 		return -1;
 	}
 	snprintf(f->path, sizeof(f->path), "%s/store.db", f->dir);
+	if (pg_url()) {
+		/* every test on an empty database: the schema dropped, made again by store_open */
+		snprintf(f->path, sizeof(f->path), "%s", pg_url());
+		pg_sql("DROP SCHEMA IF EXISTS public CASCADE; CREATE SCHEMA public");
+	}
 	*state = f;
 	return 0;
 }
@@ -60,9 +113,9 @@ static int teardown(void **state)
 {
 	struct fx *f = *state;
 	static const char *const suffixes[] = { "", "-wal", "-shm", "-journal", "-reserve" };
-	char p[128];
+	char p[600];
 
-	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+	for (size_t i = 0; !pg_url() && i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
 		snprintf(p, sizeof(p), "%s%s", f->path, suffixes[i]);
 		unlink(p);
 	}
@@ -116,6 +169,8 @@ static int64_t raw_sql(const struct fx *f, const char *sql)
 	sqlite3_stmt *st = NULL;
 	int64_t v = 0;
 
+	if (pg_url())
+		return pg_sql(sql);
 	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
 	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
 	int rc = sqlite3_step(st);
@@ -171,33 +226,36 @@ static void test_sha256(void **state)
 static void test_migrations_fresh_and_reopen(void **state)
 {
 	struct fx *f = *state;
-	int latest = store_migrations[store_migrations_count - 1].version, v = 0;
+	int latest = mig_latest(), v = 0;
 	struct uniap_err err = { 0 };
 	struct store *s = open_ok(f, 2, 0);
 
 	assert_int_equal(store_schema_version(s, &v, &err), UNIAP_OK);
 	assert_int_equal(v, latest);
+	assert_string_equal(store_backend_name(s), pg_url() ? "postgres" : "sqlite");
 	store_close(s);
-	assert_int_equal(raw_sql(f, "SELECT count(*) FROM schema_migrations"),
-			 (int64_t)store_migrations_count);
-	assert_int_equal(raw_sql(f, "SELECT count(*) FROM sqlite_master WHERE type = 'table'"
-				    " AND name IN ('tenants', 'documents', 'jobs', 'cost_cache')"), 4);
+	assert_int_equal(raw_sql(f, "SELECT count(*) FROM schema_migrations"), (int64_t)mig_count());
+	assert_int_equal(raw_sql(f, pg_url() ? "SELECT count(*) FROM information_schema.tables"
+					      " WHERE table_schema = 'public'"
+					      " AND table_name IN ('tenants', 'documents', 'jobs', 'cost_cache')"
+					    : "SELECT count(*) FROM sqlite_master WHERE type = 'table'"
+					      " AND name IN ('tenants', 'documents', 'jobs', 'cost_cache')"), 4);
 
 	/* reopening applies nothing twice */
 	s = open_ok(f, 2, 0);
 	assert_int_equal(store_schema_version(s, &v, &err), UNIAP_OK);
 	assert_int_equal(v, latest);
 	store_close(s);
-	assert_int_equal(raw_sql(f, "SELECT count(*) FROM schema_migrations"),
-			 (int64_t)store_migrations_count);
-	assert_int_equal(raw_sql(f, "SELECT count(*) FROM pragma_journal_mode"
-				    " WHERE journal_mode = 'wal'"), 1);
+	assert_int_equal(raw_sql(f, "SELECT count(*) FROM schema_migrations"), (int64_t)mig_count());
+	if (!pg_url())
+		assert_int_equal(raw_sql(f, "SELECT count(*) FROM pragma_journal_mode"
+					    " WHERE journal_mode = 'wal'"), 1);
 }
 
 static void test_migrations_newer_refused(void **state)
 {
 	struct fx *f = *state;
-	int latest = store_migrations[store_migrations_count - 1].version;
+	int latest = mig_latest();
 	struct uniap_err err = { 0 };
 	struct store *s = open_ok(f, 1, 0);
 	char want[128], sql[160];
@@ -221,6 +279,17 @@ static void test_migrations_bad_paths(void **state)
 	struct store_opts o = { .pool_size = STORE_POOL_MAX + 1 };
 
 	(void)state;
+	if (pg_url()) {
+		/* a server that does not answer (a port nobody listens on; 1 is privileged) */
+		assert_int_equal(store_open("postgres://uniap@127.0.0.1:1/none?connect_timeout=2", NULL, &s, &err),
+				 UNIAP_E_UNAVAILABLE);
+		assert_null(s);
+		assert_null(strstr(err.msg, "secret"));
+		assert_int_equal(store_open("postgres://uniap:secret@127.0.0.1:1/none?connect_timeout=2", NULL,
+					    &s, &err), UNIAP_E_UNAVAILABLE);
+		assert_null(strstr(err.msg, "secret")); /* a password is never echoed */
+		return;
+	}
 	assert_int_equal(store_open(":memory:", NULL, &s, &err), UNIAP_E_ARG);
 	assert_int_equal(store_open("", NULL, &s, &err), UNIAP_E_ARG);
 	assert_int_equal(store_open("/tmp/x.db", &o, &s, &err), UNIAP_E_ARG);
@@ -235,21 +304,21 @@ static int is_sql_name(const char *n)
 	return len > 9 && strcmp(n + len - 4, ".sql") == 0;
 }
 
-static void test_migrations_embedded_equal_files(void **state)
+/* The files of dir against the embedded list ms[0..count). */
+static void migrations_equal_files(const char *dir, const struct store_migration *ms, size_t count)
 {
-	DIR *d = opendir("migrations");
+	DIR *d = opendir(dir);
 	struct dirent *e;
 	size_t files = 0;
 
-	(void)state;
 	assert_non_null(d);
 	while ((e = readdir(d)) != NULL)
 		if (is_sql_name(e->d_name))
 			files++;
 	closedir(d);
-	assert_int_equal(files, store_migrations_count);
-	for (size_t i = 0; i < store_migrations_count; i++) {
-		const struct store_migration *m = &store_migrations[i];
+	assert_int_equal(files, count);
+	for (size_t i = 0; i < count; i++) {
+		const struct store_migration *m = &ms[i];
 		char path[256], prefix[8];
 		size_t len = 0;
 		char *text;
@@ -257,13 +326,20 @@ static void test_migrations_embedded_equal_files(void **state)
 		assert_int_equal(m->version, (int)i + 1);   /* in order, no gaps */
 		snprintf(prefix, sizeof(prefix), "%04d_", m->version);
 		assert_memory_equal(m->name, prefix, 5);
-		snprintf(path, sizeof(path), "migrations/%s", m->name);
+		snprintf(path, sizeof(path), "%s/%s", dir, m->name);
 		text = slurp(path, &len);
 		assert_non_null(text);
 		assert_int_equal(len, strlen(m->sql));
 		assert_memory_equal(text, m->sql, len);
 		free(text);
 	}
+}
+
+static void test_migrations_embedded_equal_files(void **state)
+{
+	(void)state;
+	migrations_equal_files("migrations", store_migrations, store_migrations_count);
+	migrations_equal_files("migrations/postgres", store_pg_migrations, store_pg_migrations_count);
 }
 
 /* ---- tenants ---- */
@@ -826,7 +902,7 @@ static void test_leases(void **state)
 	assert_int_equal(stale.token, 2);
 	assert_int_equal(store_job_progress(s, dead, 1, 2, &tpi, NULL, &lb, &err), UNIAP_E_CONFLICT);
 	assert_non_null(strstr(err.msg, "lost its lease"));
-	assert_int_equal(store_job_renew(s, dead, &lb, 60000, &err), UNIAP_E_CONFLICT);
+	assert_int_equal(store_job_renew(s, dead, &lb, 60000, NULL, &err), UNIAP_E_CONFLICT);
 	assert_int_equal(store_job_requeue(s, dead, &lb, &err), UNIAP_E_CONFLICT);
 	assert_int_equal(store_job_transition(s, STORE_ANY_TENANT, dead, STORE_JOB_SUCCEEDED, "{}", 2, NULL,
 					      &lb, &err), UNIAP_E_CONFLICT);
@@ -844,16 +920,16 @@ static void test_leases(void **state)
 	assert_int_equal(raw_sql(f, "SELECT count(*) FROM jobs WHERE lease_owner IS NOT NULL"), 1);
 
 	/* a renewal pushes the expiry; a lease that runs out is recovered, a renewed one not */
-	assert_int_equal(store_job_renew(s, live, &la, 0, &err), UNIAP_OK);
+	assert_int_equal(store_job_renew(s, live, &la, 0, NULL, &err), UNIAP_OK);
 	usleep(2000);
-	assert_int_equal(store_job_renew(s, live, &la, 60000, &err), UNIAP_OK);
+	assert_int_equal(store_job_renew(s, live, &la, 60000, NULL, &err), UNIAP_OK);
 	assert_int_equal(store_jobs_recover(s, &requeued, &err), UNIAP_OK);
 	assert_int_equal(requeued, 0);
-	assert_int_equal(store_job_renew(s, live, &la, 0, &err), UNIAP_OK);
+	assert_int_equal(store_job_renew(s, live, &la, 0, NULL, &err), UNIAP_OK);
 	usleep(2000);
 	assert_int_equal(store_jobs_recover(s, &requeued, &err), UNIAP_OK);
 	assert_int_equal(requeued, 1);
-	assert_int_equal(store_job_renew(s, live, &la, 60000, &err), UNIAP_E_CONFLICT);
+	assert_int_equal(store_job_renew(s, live, &la, 60000, NULL, &err), UNIAP_E_CONFLICT);
 
 	/* a running row from before the migration (no lease) counts as expired */
 	assert_int_equal(store_job_claim(s, owner, 60000, &claimed, &la, &err), UNIAP_OK);
@@ -1002,11 +1078,15 @@ static void test_full(void **state)
 	struct store_opts o = { .pool_size = 2, .max_db_bytes = 400 * 1024 };
 	struct store *s = NULL;
 	struct store_health h;
-	char key[STORE_KEY_CHARS + 1], reserve[160], *body = malloc(20000);
+	char key[STORE_KEY_CHARS + 1], reserve[600], *body = malloc(20000);
 	int64_t t, first = 0, id = 0, job = 0;
 	int n, existed;
 	uniap_code rc = UNIAP_OK;
 
+	if (pg_url()) {
+		free(body);
+		skip(); /* a full SQLite file (--max-db-bytes, the reserve file): SQLite's own */
+	}
 	assert_non_null(body);
 	memset(body, 'x', 20000);
 	assert_int_equal(store_open(f->path, &o, &s, &err), UNIAP_OK);
@@ -1177,6 +1257,64 @@ static void test_concurrent_jobs(void **state)
 			 THREADS * JOBS_PER_THREAD);
 }
 
+/* What a client asks of a running job through any replica (store_job_ask) reaches
+ * its runner with the next renewal; a cancel survives the runner's death. */
+static void test_ask(void **state)
+{
+	struct fx *f = *state;
+	struct uniap_err err = { 0 };
+	struct store *s = open_ok(f, 2, 0);
+	char key[STORE_KEY_CHARS + 1];
+	struct store_lease la, lb;
+	enum store_job_ask asked = STORE_ASK_NONE;
+	struct store_job j;
+	size_t requeued = 9;
+	int64_t t, u, a, b, id = 0;
+	int existed;
+
+	assert_int_equal(store_tenant_add(s, "t", 10, 1 << 20, &t, key, &err), UNIAP_OK);
+	assert_int_equal(store_tenant_add(s, "u", 10, 1 << 20, &u, key, &err), UNIAP_OK);
+	assert_int_equal(store_job_create(s, t, NULL, "{}", 2, &a, &existed, &err), UNIAP_OK);
+	assert_int_equal(store_job_create(s, t, NULL, "{ }", 3, &b, &existed, &err), UNIAP_OK);
+	/* only a running job is asked */
+	assert_int_equal(store_job_ask(s, t, a, STORE_ASK_CANCEL, &err), UNIAP_E_CONFLICT);
+	assert_int_equal(store_job_claim(s, OWNER_A, 60000, &id, &la, &err), UNIAP_OK);
+	assert_int_equal(id, a);
+	assert_int_equal(store_job_renew(s, a, &la, 60000, &asked, &err), UNIAP_OK);
+	assert_int_equal(asked, STORE_ASK_NONE);
+	/* another tenant's job is not there */
+	assert_int_equal(store_job_ask(s, u, a, STORE_ASK_CANCEL, &err), UNIAP_E_NOTFOUND);
+	assert_int_equal(store_job_ask(s, t, a, STORE_ASK_STOP, &err), UNIAP_OK);
+	assert_int_equal(store_job_renew(s, a, &la, 60000, &asked, &err), UNIAP_OK);
+	assert_int_equal(asked, STORE_ASK_STOP);
+	assert_int_equal(store_job_ask(s, t, a, STORE_ASK_CANCEL, &err), UNIAP_OK);
+	assert_int_equal(store_job_ask(s, t, a, STORE_ASK_STOP, &err), UNIAP_OK); /* no softer */
+	assert_int_equal(store_job_renew(s, a, &la, 60000, &asked, &err), UNIAP_OK);
+	assert_int_equal(asked, STORE_ASK_CANCEL);
+	/* its runner dies (the lease runs out): the job ends canceled, not queued again */
+	assert_int_equal(store_job_renew(s, a, &la, 0, NULL, &err), UNIAP_OK);
+	usleep(2000);
+	assert_int_equal(store_jobs_recover(s, &requeued, &err), UNIAP_OK);
+	assert_int_equal(requeued, 0);
+	assert_int_equal(store_job_get(s, t, a, &j, &err), UNIAP_OK);
+	assert_int_equal(j.state, STORE_JOB_CANCELED);
+	assert_non_null(j.error);
+	assert_string_equal(j.error, "canceled by the client");
+	store_job_release(&j);
+	/* a stop does not outlive a requeue: the next run starts unasked */
+	assert_int_equal(store_job_claim(s, OWNER_B, 60000, &id, &lb, &err), UNIAP_OK);
+	assert_int_equal(id, b);
+	assert_int_equal(store_job_ask(s, t, b, STORE_ASK_STOP, &err), UNIAP_OK);
+	assert_int_equal(store_job_requeue(s, b, &lb, &err), UNIAP_OK);
+	assert_int_equal(store_job_claim(s, OWNER_A, 60000, &id, &la, &err), UNIAP_OK);
+	assert_int_equal(id, b);
+	assert_int_equal(store_job_renew(s, b, &la, 60000, &asked, &err), UNIAP_OK);
+	assert_int_equal(asked, STORE_ASK_NONE);
+	/* the old owner's renewal is fenced off */
+	assert_int_equal(store_job_renew(s, b, &lb, 60000, &asked, &err), UNIAP_E_CONFLICT);
+	store_close(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1194,6 +1332,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_kill9_recovery, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_full, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_leases, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ask, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fair_claim, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_limits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cache, setup, teardown),
