@@ -1,8 +1,9 @@
 #!/bin/sh
 # scripts/install-deps.sh [LIST...] - installs the Debian 12 packages of
 # deps/debian-LIST.txt; LIST is build (building and testing uniap), browser-test
-# (chromium, nodejs, npm: the browser tests), bench (wrk, for make bench) or
-# runtime.  Without a LIST: build and browser-test, what `make test` runs with.
+# (chromium, nodejs, npm: the browser tests), db-test (postgresql: the tests of
+# the PostgreSQL store), bench (wrk, for make bench) or runtime.  Without a
+# LIST: build, browser-test and db-test, what `make test` runs with.
 # A package counts as there when it is installed or when an installed package
 # Provides it (NodeSource's nodejs provides npm; installing Debian's would
 # remove it).
@@ -12,7 +13,7 @@
 # enough to start from: it needs only dpkg-query, apt-get and id.
 set -eu
 cd "$(dirname "$0")/.."
-[ $# -gt 0 ] || set -- build browser-test
+[ $# -gt 0 ] || set -- build browser-test db-test
 pkgs=""
 for list in "$@"; do
 	f=deps/debian-$list.txt

@@ -16,7 +16,7 @@
 set -u
 . "$(dirname "$0")/lib.inc"
 UNIAPD=${UNIAPD:-build/uniapd}
-DB="$tmp/uniap.db"
+DB=$(test_db "$tmp/uniap.db") || { echo "no database"; exit 1; }
 EX=schema/examples
 pid=
 trap 'if [ -n "$pid" ]; then kill -9 "$pid" 2>/dev/null; fi; rm -rf "$tmp"' EXIT

@@ -1,0 +1,207 @@
+#!/bin/sh
+# tests/cli/replicas.sh - three uniapd replicas on one PostgreSQL server
+# (docs/scale.md), the server private to the test (tests/cli/pg.inc):
+#   1. across replicas the database enforces a tenant's max-jobs (8 creates
+#      at once through 3 replicas: exactly 4 accepted, 4 answered 429) and an
+#      Idempotency-Key (one job for the same key sent to all 3 at once);
+#   2. a cancel sent to one replica reaches the job another runs;
+#   3. 200 plan jobs from 3 tenants, submitted round-robin to the replicas,
+#      while one replica is killed with -9, the database is stopped (the
+#      replicas' /readyz says 503) and started again, and another replica is
+#      paused with SIGSTOP past its lease (3 s) and resumed: every job succeeds
+#      exactly once (one "succeeded" log line each, over all replicas), the
+#      killed replica's jobs are queued again by the others, the paused
+#      replica's running jobs finish elsewhere and, resumed, it writes nothing
+#      about them (its lease is lost, its writes fenced), and the replicas
+#      carry on on the restarted database without a restart of their own.
+# Skipped without Debian's postgresql.  Prints "replicas: N passed, N failed".
+set -u
+. "$(dirname "$0")/lib.inc"
+. "$(dirname "$0")/pg.inc"
+UNIAPD=${UNIAPD:-build/uniapd}
+. "$(dirname "$0")/http.inc"
+N=200
+pids=
+
+pg_find || { echo "replicas: 0 passed, 0 failed, 1 skipped"; exit 0; }
+trap 'for p in $pids; do kill -9 "$p" 2>/dev/null; kill -CONT "$p" 2>/dev/null; done; pg_stop; rm -rf "$tmp"' EXIT
+trap 'exit 130' INT TERM # the EXIT trap stops the server
+pg_start || { bad "the test's PostgreSQL server did not start"; summary replicas; exit 1; }
+DB=$(pg_createdb replicas) || { bad "createdb"; summary replicas; exit 1; }
+
+key() { "$UNIAPD" tenant add "$1" --db "$DB" --max-jobs "$2" 2>/dev/null | tail -n 1; }
+A=$(key ta 1000) B=$(key tb 1000) C=$(key tc 1000) Q=$(key tq 4)
+case "$A$B$C$Q" in uk_*uk_*uk_*uk_*) ok ;; *) bad "tenant add: '$A' '$B' '$C' '$Q'"; summary replicas; exit 1 ;; esac
+
+# launch I: replica I on a free port, its log in $tmp/rI.log; sets rpid_I and rport_I
+launch() {
+	"$UNIAPD" --listen 127.0.0.1:0 --db "$DB" --lease 3 --jobs 2 --workers 1 --no-cache \
+		2>"$tmp/r$1.log" &
+	eval "rpid_$1=$!"
+	pids="$pids $!"
+	i=0 p=
+	while [ -z "$p" ] && [ $i -lt 100 ]; do
+		sleep 0.1
+		p=$(sed -n 's/.*"msg":"listening".*"port":\([0-9]*\).*/\1/p' "$tmp/r$1.log" | head -n 1)
+		i=$((i + 1))
+	done
+	eval "rport_$1=$p"
+	if [ -n "$p" ]; then ok; else bad "replica $1 did not start: $(head -c 300 "$tmp/r$1.log")"; fi
+}
+launch 1
+launch 2
+launch 3
+# ready I: the HTTP status of replica I's GET /readyz
+ready() { eval "curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:\$rport_$1/readyz"; }
+for r in 1 2 3; do
+	if [ "$(ready $r)" = 200 ]; then ok; else bad "replica $r not ready"; fi
+done
+# succeeded JOB: its "succeeded" transition lines in every replica's log
+succeeded() { cat "$tmp"/r?.log | grep "\"event\":\"job\",\"job\":$1," | grep -c '"to":"succeeded"'; }
+# count STATE...: the database's jobs in those states, of every tenant (replica 3's /metrics)
+count() {
+	curl -s "http://127.0.0.1:$rport_3/metrics" | tr -d '\r' >"$tmp/metrics"
+	n=0
+	for st in "$@"; do
+		c=$(awk -v m="uniapd_jobs{state=\"$st\"}" '$1 == m { print $2 }' "$tmp/metrics")
+		n=$((n + ${c:-0}))
+	done
+	echo "$n"
+}
+final() { count succeeded failed canceled; }
+
+# ---- 1. the database's limits hold across replicas
+printf '{"cluster":"enva","model":"bert-huge","batch":8}' >"$tmp/small.json"
+for i in 1 2 3 4 5 6 7 8; do
+	r=$(( i % 3 + 1 ))
+	eval "p=\$rport_$r"
+	curl -s -o /dev/null -w '%{http_code}\n' -X POST -H "Content-Type: application/json" -H "Authorization: Bearer $Q" \
+		--data-binary @"$tmp/small.json" "http://127.0.0.1:$p/v1/plans" >"$tmp/q$i" &
+	cpids="${cpids:-} $!"
+done
+wait $cpids # the curls, not the replicas
+cpids=
+n202=$(cat "$tmp"/q? | grep -c '^202$') n429=$(cat "$tmp"/q? | grep -c '^429$')
+if [ "$n202" = 4 ] && [ "$n429" = 4 ]; then ok; else bad "max-jobs 4 across replicas: $n202 accepted, $n429 refused"; fi
+for r in 1 2 3; do
+	eval "p=\$rport_$r"
+	curl -s -X POST -H "Content-Type: application/json" -H "Authorization: Bearer $A" -H "Idempotency-Key: once" \
+		--data-binary @"$tmp/small.json" "http://127.0.0.1:$p/v1/plans" >"$tmp/idem$r" &
+	cpids="$cpids $!"
+done
+wait $cpids
+# (an answer has no final newline, nor then has jid's output)
+ids=$(for r in 1 2 3; do jid "$tmp/idem$r"; echo; done | grep . | sort -u)
+nids=$(for r in 1 2 3; do jid "$tmp/idem$r"; echo; done | grep -c .)
+if [ "$nids" = 3 ] && [ "$(echo "$ids" | wc -l)" = 1 ]; then ok; else bad "one key, 3 replicas: jobs '$ids' in $nids answers"; fi
+idem=$ids
+
+# ---- 2. a cancel through one replica reaches the job another runs
+port=$rport_1
+call wide-put 201 '"kind":"model"' POST /v1/models "$A" tests/data/t5-wide.json
+printf '{"cluster":"dgx-a100-x2","model":%s,"batch":128}' "$(jid)" >"$tmp/slow.json"
+call slow-submit 202 '"id":' POST /v1/plans "$A" "$tmp/slow.json"
+js=$(jid)
+if wait_job "$js" "$A" "running succeeded failed canceled" 200 && [ "$(jst "$tmp/job")" = running ]; then ok; else
+	bad "slow job $js not running: $(head -c 300 "$tmp/job")"; fi
+runs=
+for r in 1 2 3; do
+	grep "\"event\":\"job\",\"job\":$js," "$tmp/r$r.log" | grep -q '"to":"running"' && runs=$r
+done
+other=$(( ${runs:-1} % 3 + 1 ))
+eval "port=\$rport_$other"
+req DELETE "/v1/jobs/$js" "$A"
+if { [ "$code" = 200 ] || [ "$code" = 202 ]; } && wait_job "$js" "$A" "succeeded failed canceled" 100 &&
+	[ "$(jst "$tmp/job")" = canceled ] &&
+	grep "\"event\":\"job\",\"job\":$js," "$tmp/r${runs:-1}.log" | grep -q '"to":"canceled"'; then ok; else
+	bad "cancel through replica $other of job $js on replica ${runs:-?}: $code, $(head -c 300 "$tmp/job")"; fi
+
+# ---- 3. 200 jobs; kill -9, SIGSTOP past the lease, a database restart
+i=0
+while [ $i -lt $N ]; do
+	case $((i % 3)) in 0) k=$A ;; 1) k=$B ;; *) k=$C ;; esac
+	r=$((i % 3 + 1))
+	eval "p=\$rport_$r"
+	printf '{"cluster":"dgx-a100-x2","model":"bert-huge","batch":%d}' $((i % 4 == 0 ? 128 : 64)) >"$tmp/j.json"
+	curl -s -X POST -H "Content-Type: application/json" -H "Authorization: Bearer $k" --data-binary @"$tmp/j.json" \
+		"http://127.0.0.1:$p/v1/plans" >>"$tmp/submitted"
+	echo >>"$tmp/submitted"
+	i=$((i + 1))
+done
+n=$(grep -c '"state":"queued"\|"state":"running"' "$tmp/submitted")
+if [ "$n" = $N ]; then ok; else bad "submitted: $n of $N accepted: $(grep -v queued "$tmp/submitted" | head -c 300)"; fi
+port=$rport_3
+# wait_final COUNT TENTHS: until at least COUNT jobs of A, B, C are final
+wait_final() {
+	i=0
+	while [ "$(final)" -lt "$1" ] && [ $i -lt "$2" ]; do sleep 0.2; i=$((i + 2)); done
+	[ "$(final)" -ge "$1" ]
+}
+# what ran before: the 4 of tenant Q, the idempotent one, the canceled slow one
+base=6
+wait_final $((base + 20)) 600 || bad "20 jobs not final within 60 s"
+kill -9 "$rpid_1"
+if grep -q '"to":"running"' "$tmp/r1.log"; then ok; else bad "replica 1 ran nothing before it was killed"; fi
+
+wait_final $((base + 60)) 900 || bad "60 jobs not final within 90 s"
+pg_ctl_run -m fast stop
+i=0
+while [ "$(ready 3)" != 503 ] && [ $i -lt 40 ]; do sleep 0.1; i=$((i + 1)); done
+if [ "$(ready 3)" = 503 ]; then ok; else bad "replica 3's /readyz with the database down: $(ready 3)"; fi
+sleep 1
+pg_start_again || bad "the database did not start again"
+i=0
+while { [ "$(ready 2)" != 200 ] || [ "$(ready 3)" != 200 ]; } && [ $i -lt 150 ]; do sleep 0.1; i=$((i + 1)); done
+if [ "$(ready 2)" = 200 ] && [ "$(ready 3)" = 200 ]; then ok; else bad "/readyz after the database came back: $(ready 2) $(ready 3)"; fi
+
+wait_final $((base + 100)) 900 || bad "100 jobs not final within 90 s"
+kill -STOP "$rpid_2"
+sleep 0.5
+# the jobs replica 2 holds: running in its log and still running in the database while it sleeps
+paused=
+for j in $(grep '"to":"running"' "$tmp/r2.log" | sed -n 's/.*"job":\([0-9]*\),.*/\1/p' | sort -u); do
+	grep "\"event\":\"job\",\"job\":$j," "$tmp/r2.log" | grep -q '"to":"succeeded"\|"to":"failed"\|"to":"canceled"' &&
+		continue
+	req GET "/v1/jobs/$j" "$A"
+	for k in $B $C; do [ "$code" = 200 ] || req GET "/v1/jobs/$j" "$k"; done
+	[ "$(jst)" = running ] && paused="$paused $j"
+done
+if [ -n "$paused" ]; then ok; else bad "replica 2 held no running job when paused"; fi
+sleep 8 # past its 3 s lease and the others' 2 s sweep
+kill -CONT "$rpid_2"
+
+if wait_final $((base + N)) 1800; then ok; else bad "only $(final) of $((base + N)) jobs final within 180 s"; fi
+for r in 2 3; do
+	eval "p=\$rpid_$r"
+	if kill -0 "$p" 2>/dev/null; then ok; else bad "replica $r died: $(tail -n 3 "$tmp/r$r.log")"; fi
+done
+
+# every job succeeded, exactly once
+ids=$(sed -n 's/^{"id":\([0-9]*\),.*/\1/p' "$tmp/submitted")
+notonce=
+for j in $ids; do
+	n=$(succeeded "$j")
+	[ "$n" = 1 ] || notonce="$notonce $j:$n"
+done
+if [ -z "$notonce" ]; then ok; else bad "jobs not succeeded exactly once (job:lines):$notonce"; fi
+# Q's 4 and the idempotent one succeeded too; the slow one was canceled
+nok=$(count succeeded)
+if [ "$nok" = $((N + 5)) ] && [ "$(count canceled failed queued running)" = 1 ]; then ok; else
+	bad "succeeded: $nok, want $((N + 5)); canceled, failed, queued or running: $(count canceled failed queued running), want 1"; fi
+[ "$(succeeded "$idem")" = 1 ] && ok || bad "the idempotent job $idem: $(succeeded "$idem") succeeded lines"
+if grep -q '"msg":"recovered"' "$tmp/r2.log" "$tmp/r3.log"; then ok; else bad "no replica re-queued the killed one's jobs"; fi
+# the paused replica's jobs finished elsewhere; it wrote nothing about them
+stale=
+for j in $paused; do
+	grep "\"event\":\"job\",\"job\":$j," "$tmp/r2.log" | grep -q '"to":"succeeded"\|"to":"failed"' && stale="$stale $j"
+done
+if [ -z "$stale" ]; then ok; else bad "replica 2 wrote results of jobs it had lost:$stale"; fi
+if grep -q 'lost the lease' "$tmp/r2.log"; then ok; else bad "replica 2 never said it lost a lease"; fi
+for r in 2 3; do
+	if grep -q 'cannot go from' "$tmp/r$r.log"; then bad "replica $r: $(grep 'cannot go from' "$tmp/r$r.log" | head -n 2)"; else ok; fi
+done
+for r in 1 2 3; do
+	c=$(grep -c '"to":"succeeded"' "$tmp/r$r.log")
+	echo "replicas: replica $r recorded $c succeeded jobs"
+done
+summary replicas
