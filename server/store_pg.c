@@ -17,7 +17,10 @@
  * Wire format: every parameter is bound in binary (int8 and float8 as their
  * big-endian bits, text and bytea as their bytes) with its type named, and
  * every result is asked for in binary, so bodies come back byte for byte.
- * Times are the replicas' own clocks (store_now_ms), bound like any value.
+ * Times are the replicas' own clocks (store_now_ms), bound like any value,
+ * but for leases: their expiry is written and compared by the server's clock
+ * (PG_NOW_MS), so replicas on machines whose clocks disagree never take a
+ * live owner's job nor keep a dead one's.
  *
  * Never: format a value into SQL, hold s->mu during a query, give a
  * connection back inside a transaction, echo the URL's password (scrub()),
@@ -50,6 +53,8 @@
 #define PG_LISTEN_POLL_MS 1000  /* the listener looks at its stop flag at least this often */
 #define PG_RECONNECT_MS 500     /* the listener's wait between connects */
 #define PG_CHANNEL "uniap_jobs"
+/* The server's clock in Unix milliseconds: every lease's expiry, written and compared */
+#define PG_NOW_MS "(extract(epoch FROM clock_timestamp()) * 1000)::bigint"
 #define PG_CONN_KEYS 8          /* conn_params' keywords and the NULL after them */
 
 /* Advisory lock keys: fixed, "uniap" and what they guard in ASCII. */
@@ -1872,7 +1877,7 @@ static uniap_code job_claim_tx(struct pg_call *k, void *arg, struct uniap_err *e
 	a->raced = 0;
 	p_i64(&p, now);
 	p_text(&p, a->owner);
-	p_i64(&p, now + a->lease_ms);
+	p_i64(&p, a->lease_ms);
 	p_i64(&p, a->idle_only);
 	rc = q_run(k, "WITH pick AS (SELECT j.id FROM jobs j JOIN tenants t ON t.id = j.tenant_id"
 		   " LEFT JOIN (SELECT tenant_id, count(*) AS n FROM jobs WHERE state = 'running'"
@@ -1881,7 +1886,7 @@ static uniap_code job_claim_tx(struct pg_call *k, void *arg, struct uniap_err *e
 		   " ORDER BY coalesce(r.n, 0), coalesce(t.last_served_seq, 0), j.id"
 		   " LIMIT 1 FOR UPDATE OF j SKIP LOCKED),"
 		   " claimed AS (UPDATE jobs SET state = 'running', started_at = $1, lease_owner = $2,"
-		   " lease_expires_at = $3, lease_token = lease_token + 1 FROM pick"
+		   " lease_expires_at = " PG_NOW_MS " + $3, lease_token = lease_token + 1 FROM pick"
 		   " WHERE jobs.id = pick.id AND jobs.state = 'queued' RETURNING jobs.id, jobs.tenant_id, jobs.lease_token),"
 		   " served AS (UPDATE tenants SET last_served_seq = nextval('tenant_served_seq') FROM claimed"
 		   " WHERE tenants.id = claimed.tenant_id)"
@@ -1948,9 +1953,10 @@ static uniap_code job_renew_tx(struct pg_call *k, void *arg, struct uniap_err *e
 		rc = lease_check(&jr, a->id, a->lease, err);
 	if (rc != UNIAP_OK)
 		return rc;
-	p_i64(&p, store_now_ms() + a->lease_ms);
+	p_i64(&p, a->lease_ms);
 	p_i64(&p, a->id);
-	rc = q_write(k, "UPDATE jobs SET lease_expires_at = $1 WHERE id = $2", &p, NULL, "renew job lease", err);
+	rc = q_write(k, "UPDATE jobs SET lease_expires_at = " PG_NOW_MS " + $1 WHERE id = $2", &p, NULL,
+		     "renew job lease", err);
 	if (rc == UNIAP_OK)
 		a->asked = jr.ask;
 	return rc;
@@ -2028,16 +2034,15 @@ static uniap_code jobs_recover_tx(struct pg_call *k, void *arg, struct uniap_err
 	p_text(&p, STORE_CANCELED_MSG);
 	rc = q_write(k, "UPDATE jobs SET state = 'canceled', finished_at = $1, error = $2,"
 		     " lease_owner = NULL, lease_expires_at = NULL WHERE state = 'running' AND ask = 'cancel'"
-		     " AND (lease_expires_at IS NULL OR lease_expires_at <= $1)", &p, NULL, "recover canceled jobs",
+		     " AND (lease_expires_at IS NULL OR lease_expires_at <= " PG_NOW_MS ")", &p, NULL, "recover canceled jobs",
 		     err);
 	if (rc != UNIAP_OK)
 		return rc;
 	/* the token stays: the next claim makes it larger than any old owner's */
-	p_i64(&q, store_now_ms());
 	rc = q_write(k, "UPDATE jobs SET state = 'queued', started_at = NULL,"
 		     " progress_done = 0, progress_total = 0, best_tpi_s = NULL, bound_s = NULL,"
 		     " lease_owner = NULL, lease_expires_at = NULL, ask = NULL"
-		     " WHERE state = 'running' AND (lease_expires_at IS NULL OR lease_expires_at <= $1)", &q,
+		     " WHERE state = 'running' AND (lease_expires_at IS NULL OR lease_expires_at <= " PG_NOW_MS ")", &q,
 		     &a->requeued, "recover jobs", err);
 	if (rc == UNIAP_OK && a->requeued > 0)
 		rc = notify(k, "queued", err);

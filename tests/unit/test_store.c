@@ -898,7 +898,8 @@ static void test_leases(void **state)
 	assert_int_equal(la.token, 1);
 	expires = raw_sql(f, "SELECT lease_expires_at - started_at FROM jobs WHERE lease_token = 1"
 			     " AND state = 'running'");
-	assert_int_equal(expires, 60000);
+	/* PostgreSQL: started_at by this clock, the expiry by the server's (the same machine here) */
+	assert_true(expires >= 60000 && expires < 61000);
 	/* another instance's lease that ran out (0 ms) */
 	assert_int_equal(store_job_claim(s, OWNER_B, 0, &claimed, &lb, &err), UNIAP_OK);
 	assert_int_equal(claimed, dead);
