@@ -817,7 +817,18 @@ static void runner_run_job(struct runner_slot *slot)
 	err_clear(&err);
 	memset(rs, 0, sizeof(rs));
 	memset(&req, 0, sizeof(req));
-	if (store_job_get(r->cfg.store, STORE_ANY_TENANT, slot->job, &job, &err) != UNIAP_OK) {
+	rc = store_job_get(r->cfg.store, STORE_ANY_TENANT, slot->job, &job, &err);
+	for (double until = opt_clock_s() + r->cfg.lease_s; rc == UNIAP_E_UNAVAILABLE && opt_clock_s() < until;) {
+		/* the database does not answer (a restart): the job is not at fault */
+		usleep((useconds_t)(RUNNER_RETRY_S * 1e6));
+		rc = store_job_get(r->cfg.store, STORE_ANY_TENANT, slot->job, &job, &err);
+	}
+	if (rc == UNIAP_E_UNAVAILABLE) {
+		/* still none: leave the job to its lease, which runs out; recovery queues it again */
+		runner_log_transition(r->cfg.log, slot->job, 0, "running", "running", err.msg);
+		return;
+	}
+	if (rc != UNIAP_OK) {
 		runner_end(slot, STORE_JOB_FAILED, NULL, 0, err.msg, 0);
 		return;
 	}
@@ -837,6 +848,15 @@ static void runner_run_job(struct runner_slot *slot)
 		struct store_tenant t;
 
 		rc = store_tenant_get(r->cfg.store, slot->tenant, &t, &err);
+		for (double until = opt_clock_s() + r->cfg.lease_s; rc == UNIAP_E_UNAVAILABLE && opt_clock_s() < until;) {
+			usleep((useconds_t)(RUNNER_RETRY_S * 1e6));
+			rc = store_tenant_get(r->cfg.store, slot->tenant, &t, &err);
+		}
+		if (rc == UNIAP_E_UNAVAILABLE) {
+			runner_log_transition(r->cfg.log, slot->job, slot->tenant, "running", "running", err.msg);
+			runner_request_release(&req);
+			return;
+		}
 		if (rc == UNIAP_OK && t.max_job_worker_s > 0 && (budget <= 0 || t.max_job_worker_s < budget)) {
 			budget = t.max_job_worker_s;
 			budget_by_tenant = 1;

@@ -184,7 +184,10 @@ for j in $ids; do
 	n=$(succeeded "$j")
 	[ "$n" = 1 ] || notonce="$notonce $j:$n"
 done
-if [ -z "$notonce" ]; then ok; else bad "jobs not succeeded exactly once (job:lines):$notonce"; fi
+if [ -z "$notonce" ]; then ok; else
+	bad "jobs not succeeded exactly once (job:lines):$notonce"
+	for jn in $notonce; do cat "$tmp"/r?.log | grep "\"job\":${jn%:*}[,}]" | head -n 8; done
+fi
 # Q's 4 and the idempotent one succeeded too; the slow one was canceled
 nok=$(count succeeded)
 if [ "$nok" = $((N + 5)) ] && [ "$(count canceled failed queued running)" = 1 ]; then ok; else
