@@ -335,7 +335,7 @@ clean:
 # (var/uniap.db; var/ is git-ignored), no keys (--no-auth is loopback-only).
 # Ctrl-C stops it.  tests/cli/readme.sh starts uniapd with this recipe
 # (make -n run PORT=0 DB=...), so the README's flow is tested against it.
-.PHONY: run bench-http bench-jobs bench-fidelity bench-attack bench-scale
+.PHONY: run bench-http bench-jobs bench-fidelity bench-attack bench-scale bench-replicas
 PORT ?= 8080
 DB ?= var/uniap.db
 run: all
@@ -346,6 +346,12 @@ run: all
 # authenticated store read; one "http: PATH N req/s p99 X ms" line each.
 bench-http: check-bench-deps all
 	@sh bench/http.sh $(BUILD)/uniapd
+
+# Plan throughput of 1, 2 and 3 uniapd replicas on one PostgreSQL server
+# (started in a temporary folder; Debian's postgresql), against one uniapd on
+# SQLite, with each replica's CPU seconds (bench/replicas.sh, docs/scale.md).
+bench-replicas: all
+	@sh bench/replicas.sh $(BUILD)/uniapd
 
 # The optimizer at scale: 80 layers on 1024 H100s and 126 layers on 16,384 H100s
 # (about 30 s on 2 cores; bench/scale.sh).

@@ -64,7 +64,8 @@ struct store_opts {
 	int64_t max_queued_jobs;    /* cap on queued jobs of all tenants; 0 = STORE_DEFAULT_MAX_QUEUED */
 	int64_t max_stored_jobs;    /* cap on one tenant's stored jobs, any state; 0 = STORE_DEFAULT_MAX_STORED_JOBS */
 	int64_t max_db_bytes;       /* cap on the database file (PRAGMA max_page_count); past it writes
-	                               fail as on a full disk; 0 = none */
+	                               fail as on a full disk; 0 = none.  SQLite only: a PostgreSQL
+	                               server's room is its operator's */
 };
 
 #define STORE_DEFAULT_MAX_QUEUED 1000
@@ -80,7 +81,10 @@ struct store_opts {
  * cache entries with UNIAP_E_NOSPACE (507) at once, and has given its
  * reserve file back to the disk so that deletes, cancels and job results
  * still commit; the first write that commits afterwards makes the reserve
- * again and clears both.
+ * again and clears both.  PostgreSQL: writing_ms is the oldest write in
+ * flight; failing is also a server that does not answer (UNIAP_E_UNAVAILABLE),
+ * cleared by the next call that reaches it; full is set by the server's
+ * disk-full error and cleared by the next commit (no reserve file).
  */
 struct store_health {
 	int64_t writing_ms;
@@ -93,6 +97,7 @@ void store_health(struct store *s, struct store_health *h);
  * A write of one page (the header's user_version, rewritten as it is) that
  * keeps store_health true on an idle service: a disk that filled or froze
  * shows in it within the probe's period.  May block while the disk does.
+ * PostgreSQL: SELECT 1, so a server that went away shows the same way.
  */
 uniap_code store_probe(struct store *s, struct uniap_err *err);
 
