@@ -272,7 +272,9 @@ test-unit:
 # for the same reason as browser.sh: the sanitized tests/cli/ui.sh covers the
 # serving of /ui/, and Chromium's plan jobs would take minutes (make test is
 # near its budget); it runs in the plain pass (UNIAP_SANITIZED=1 runs it by hand).
-ASAN_SCRIPTS := $(filter-out tests/cli/browser.sh tests/cli/fuzz.sh tests/cli/ui-e2e.sh,$(wildcard tests/cli/*.sh))
+# Nor tests/cli/replicas.sh: three replicas solving 200 plans, minutes under ASan, on
+# the store code that tests/cli/pg.sh (test_store and api.sh on PostgreSQL) runs here.
+ASAN_SCRIPTS := $(filter-out tests/cli/browser.sh tests/cli/fuzz.sh tests/cli/ui-e2e.sh tests/cli/replicas.sh,$(wildcard tests/cli/*.sh))
 test-asan:
 	@sh tests/build.sh asan $(TEST_MAKE) BUILD=build/asan SAN=asan tests-bin
 	@TEST_PASS=asan UNIAP=build/asan/uniap UNIAPD=build/asan/uniapd UNIAP_SANITIZED=1 ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp UBSAN_OPTIONS=print_stacktrace=1 \
