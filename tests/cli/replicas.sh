@@ -13,7 +13,11 @@
 #      killed replica's jobs are queued again by the others, the paused
 #      replica's running jobs finish elsewhere and, resumed, it writes nothing
 #      about them (its lease is lost, its writes fenced), and the replicas
-#      carry on on the restarted database without a restart of their own.
+#      carry on on the restarted database without a restart of their own;
+#   4. the cost cache is shared and tenant-scoped: what one replica computed
+#      for a tenant's plan answers the same plan of that tenant on another
+#      replica, and never another tenant's (its own upload of the same
+#      cluster document: a catalog-only problem is public, one global scope).
 # Skipped without Debian's postgresql.  Prints "replicas: N passed, N failed".
 set -u
 . "$(dirname "$0")/lib.inc"
@@ -33,9 +37,12 @@ key() { "$UNIAPD" tenant add "$1" --db "$DB" --max-jobs "$2" 2>/dev/null | tail 
 A=$(key ta 1000) B=$(key tb 1000) C=$(key tc 1000) Q=$(key tq 4)
 case "$A$B$C$Q" in uk_*uk_*uk_*uk_*) ok ;; *) bad "tenant add: '$A' '$B' '$C' '$Q'"; summary replicas; exit 1 ;; esac
 
-# launch I: replica I on a free port, its log in $tmp/rI.log; sets rpid_I and rport_I
+# launch I [cache]: replica I on a free port, its log in $tmp/rI.log; sets rpid_I and
+# rport_I; with "cache" it uses the cost cache (the others solve every job: --no-cache)
 launch() {
-	"$UNIAPD" --listen 127.0.0.1:0 --db "$DB" --lease 3 --jobs 2 --workers 1 --no-cache \
+	nc=--no-cache
+	[ "${2:-}" = cache ] && nc=
+	"$UNIAPD" --listen 127.0.0.1:0 --db "$DB" --lease 3 --jobs 2 --workers 1 $nc \
 		2>"$tmp/r$1.log" &
 	eval "rpid_$1=$!"
 	pids="$pids $!"
@@ -211,6 +218,53 @@ if grep -q 'lost the lease' "$tmp/r2.log"; then ok; else bad "replica 2 never sa
 for r in 2 3; do
 	if grep -q 'cannot go from' "$tmp/r$r.log"; then bad "replica $r: $(grep 'cannot go from' "$tmp/r$r.log" | head -n 2)"; else ok; fi
 done
+# ---- 4. the cost cache, shared by replicas, scoped by tenant: one replica at a time runs
+# jobs (the others stopped), so which one computed and which one reused is known
+for r in 2 3; do
+	eval "p=\$rpid_$r"
+	kill -TERM "$p"
+	wait "$p" 2>/dev/null
+done
+# cache R RESULT: replica R's cost-cache look-ups with that result (hit, miss) so far
+cache() {
+	eval "cp=\$rport_$1"
+	curl -s "http://127.0.0.1:$cp/metrics" | tr -d '\r' |
+		awk -v m="uniapd_cost_cache_requests_total{result=\"$2\"}" '$1 == m { print $2 }'
+}
+# cached NAME R KEY CLUSTER MODEL: the plan of the tenant's uploaded copies of the same two
+# documents (its own problem, cached in its scope) through replica R, to the end
+cached() {
+	eval "port=\$rport_$2"
+	printf '{"cluster":%s,"model":%s,"batch":32}' "$4" "$5" >"$tmp/cached.json"
+	call "$1" 202 '"id":' POST /v1/plans "$3" "$tmp/cached.json"
+	if wait_job "$(jid)" "$3" "succeeded failed canceled" 300 && [ "$(jst "$tmp/job")" = succeeded ]; then ok; else
+		bad "$1: $(head -c 300 "$tmp/job")"; fi
+}
+port=$rport_3
+launch 4 cache
+port=$rport_4
+call cluster-a 201 '"kind":"cluster"' POST /v1/clusters "$A" schema/examples/cluster-8gpu-nvlink.json
+ca=$(jid)
+call cluster-b 201 '"kind":"cluster"' POST /v1/clusters "$B" schema/examples/cluster-8gpu-nvlink.json
+cb=$(jid)
+call model-a 201 '"kind":"model"' POST /v1/models "$A" schema/examples/model-bert-chain.json
+ma=$(jid)
+call model-b 201 '"kind":"model"' POST /v1/models "$B" schema/examples/model-bert-chain.json
+mb=$(jid)
+cached cache-first 4 "$A" "$ca" "$ma"
+if [ "$(cache 4 miss)" -gt 0 ]; then ok; else bad "replica 4 computed nothing: misses $(cache 4 miss)"; fi
+kill -TERM "$rpid_4"
+wait "$rpid_4" 2>/dev/null
+launch 5 cache
+cached cache-other-replica 5 "$A" "$ca" "$ma"
+h=$(cache 5 hit) m=$(cache 5 miss)
+if [ "$h" -gt 0 ] && [ "$m" = 0 ]; then ok; else
+	bad "replica 5 on what replica 4 computed for the tenant: hits $h, misses $m (want hits only)"; fi
+cached cache-other-tenant 5 "$B" "$cb" "$mb"
+h2=$(cache 5 hit) m2=$(cache 5 miss)
+if [ "$h2" = "$h" ] && [ "$m2" -gt 0 ]; then ok; else
+	bad "another tenant's same problem: hits $h -> $h2, misses $m -> $m2 (want misses only)"; fi
+
 for r in 1 2 3; do
 	c=$(grep -c '"to":"succeeded"' "$tmp/r$r.log")
 	echo "replicas: replica $r recorded $c succeeded jobs"
