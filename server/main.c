@@ -89,7 +89,7 @@ struct uniapd_options {
 static void uniapd_usage(FILE *out)
 {
 	fprintf(out,
-	        "usage: uniapd [--listen HOST:PORT] [--db FILE] [--max-body BYTES] [--max-body-in-flight BYTES]\n"
+	        "usage: uniapd [--listen HOST:PORT] [--db FILE|URL] [--max-body BYTES] [--max-body-in-flight BYTES]\n"
 	        "              [--no-auth]\n"
 	        "              [--jobs N] [--spare-jobs N] [--workers N] [--max-queued N] [--max-time-limit S]\n"
 	        "              [--grace S] [--lease S] [--job-budget S] [--job-retention S] [--no-cache] [--http-threads N]\n"
@@ -727,7 +727,7 @@ static uniap_code uniapd_anonymous(struct api_app *app, struct uniap_err *err)
 static void uniapd_tenant_usage(FILE *out, const char *cmd)
 {
 	if (cmd && strcmp(cmd, "add") == 0)
-		fprintf(out, "usage: uniapd tenant add NAME [--db FILE] [--max-jobs N] [--max-bytes N]\n"
+		fprintf(out, "usage: uniapd tenant add NAME [--db FILE|URL] [--max-jobs N] [--max-bytes N]\n"
 		             "                           [--max-job-budget S]\n\n"
 		             "Adds a tenant and prints its new API key once, as the last line.\n"
 		             "NAME: 1..%d of A-Z a-z 0-9 . _ -\n"
@@ -738,24 +738,24 @@ static void uniapd_tenant_usage(FILE *out, const char *cmd)
 		             "                    the service's --job-budget (default 0: that one holds)\n",
 		        UNIAPD_TENANT_NAME_MAX, UNIAPD_TENANT_MAX_JOBS, (long long)UNIAPD_TENANT_MAX_STORED_BYTES);
 	else if (cmd && strcmp(cmd, "set") == 0)
-		fprintf(out, "usage: uniapd tenant set NAME [--db FILE] [--max-jobs N] [--max-bytes N]\n"
+		fprintf(out, "usage: uniapd tenant set NAME [--db FILE|URL] [--max-jobs N] [--max-bytes N]\n"
 		             "                           [--max-job-budget S]\n\n"
 		             "Changes the quotas given (as for tenant add; the others stay). They hold from\n"
 		             "the tenant's next request, and for jobs from the next one that starts.\n");
 	else if (cmd && strcmp(cmd, "list") == 0)
-		fprintf(out, "usage: uniapd tenant list [--db FILE]\n\n"
+		fprintf(out, "usage: uniapd tenant list [--db FILE|URL]\n\n"
 		             "Lists the tenants: id, name, created, revoked, quotas (never keys).\n");
 	else if (cmd && strcmp(cmd, "revoke") == 0)
-		fprintf(out, "usage: uniapd tenant revoke NAME [--db FILE]\n\n"
+		fprintf(out, "usage: uniapd tenant revoke NAME [--db FILE|URL]\n\n"
 		             "Revokes the tenant's key: its requests get 403 from then on (within a second).\n"
 		             "Its queued jobs are canceled at once; a running uniapd stops its running jobs\n"
 		             "within about a second (both end canceled, \"the tenant was revoked\").\n");
 	else
-		fprintf(out, "usage: uniapd tenant add NAME [--db FILE] [quotas]\n"
-		             "       uniapd tenant set NAME [--db FILE] [quotas]\n"
-		             "       uniapd tenant list [--db FILE]\n"
-		             "       uniapd tenant revoke NAME [--db FILE]\n\n"
-		             "--db FILE defaults to env UNIAPD_DB, then %s.\n",
+		fprintf(out, "usage: uniapd tenant add NAME [--db FILE|URL] [quotas]\n"
+		             "       uniapd tenant set NAME [--db FILE|URL] [quotas]\n"
+		             "       uniapd tenant list [--db FILE|URL]\n"
+		             "       uniapd tenant revoke NAME [--db FILE|URL]\n\n"
+		             "--db FILE|URL (a SQLite file or a postgres:// URL) defaults to env UNIAPD_DB, then %s.\n",
 		        UNIAPD_DEFAULT_DB);
 }
 
