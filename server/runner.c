@@ -36,8 +36,8 @@
 #define RUNNER_IDLE_POLL_S 1.0        /* a job thread looks at the queue this often unwoken */
 #define RUNNER_PUSHED_POLL_S 30.0     /* ... and this often when the store pushes events
                                          (store_listens: LISTEN/NOTIFY wakes it; a safety net) */
-#define RUNNER_RETRY_S 0.5            /* a final write waits this long between tries on a
-                                         database that does not answer */
+#define RUNNER_RETRY_S 0.5            /* a job's store call waits this long between tries on a
+                                         database that does not answer (runner_db_retry) */
 #define RUNNER_MATRICES_MAX (8.0 * 1024 * 1024) /* larger cost matrices are not cached */
 
 const double runner_solve_buckets[8] = { 0.1, 0.5, 1, 5, 10, 30, 60, 300 };
@@ -627,26 +627,23 @@ static int runner_log_lost(struct runner_slot *slot, const char *msg)
 }
 
 /*
- * The job's final write.  A database that does not answer (a PostgreSQL
- * restart, UNIAP_E_UNAVAILABLE) is waited for, with the write tried again
- * every RUNNER_RETRY_S, for up to one lease: past it the lease has run out and
- * the job is another runner's to run again, which the write's fencing then says.
+ * 1 when a store call of a running job that returned rc is to be made again:
+ * the database does not answer (a PostgreSQL restart, UNIAP_E_UNAVAILABLE),
+ * which the job is not at fault for.  It is waited for, a try every
+ * RUNNER_RETRY_S, for up to one lease from the first try (*until, 0 before
+ * it): past it the lease has run out and the job is another runner's to run
+ * again, which the fencing of the job's writes then says.
  */
-static uniap_code runner_transition_retried(struct runner_slot *slot, enum store_job_state to,
-                                            const char *result, size_t result_len, const char *msg,
-                                            struct uniap_err *err)
+static int runner_db_retry(const struct runner *r, uniap_code rc, double *until)
 {
-	struct runner *r = slot->r;
-	double until = opt_clock_s() + r->cfg.lease_s;
-	uniap_code rc;
-
-	for (;;) {
-		rc = store_job_transition(r->cfg.store, STORE_ANY_TENANT, slot->job, to, result, result_len, msg,
-		                          &slot->lease, err);
-		if (rc != UNIAP_E_UNAVAILABLE || atomic_load(&slot->lost) || opt_clock_s() >= until)
-			return rc;
-		usleep((useconds_t)(RUNNER_RETRY_S * 1e6));
-	}
+	if (rc != UNIAP_E_UNAVAILABLE)
+		return 0;
+	if (*until == 0)
+		*until = opt_clock_s() + r->cfg.lease_s;
+	if (opt_clock_s() >= *until)
+		return 0;
+	usleep((useconds_t)(RUNNER_RETRY_S * 1e6));
+	return 1;
 }
 
 /* Ends job id as `to`, logs it, counts it; -1 when the store did not record it. */
@@ -656,11 +653,17 @@ static int runner_end(struct runner_slot *slot, enum store_job_state to, const c
 	struct runner *r = slot->r;
 	struct uniap_err err;
 	char detail[UNIAP_ERR_MSG_MAX + 64];
+	double until = 0;
+	uniap_code rc;
 
 	err_clear(&err);
 	if (atomic_load(&slot->lost))
 		return runner_log_lost(slot, NULL);
-	if (runner_transition_retried(slot, to, result, result_len, msg, &err) != UNIAP_OK) {
+	do
+		rc = store_job_transition(r->cfg.store, STORE_ANY_TENANT, slot->job, to, result, result_len, msg,
+		                          &slot->lease, &err);
+	while (!atomic_load(&slot->lost) && runner_db_retry(r, rc, &until));
+	if (rc != UNIAP_OK) {
 		if (err.code == UNIAP_E_CONFLICT)
 			return runner_log_lost(slot, err.msg);
 		runner_log_transition(r->cfg.log, slot->job, slot->tenant, "running", "running", err.msg);
@@ -811,18 +814,16 @@ static void runner_run_job(struct runner_slot *slot)
 	struct uniap_err err;
 	uniap_code rc;
 	double t0 = opt_clock_s(), spent_worker_s = 0, budget = r->cfg.job_budget_worker_s;
+	double until = 0; /* runner_db_retry's: one lease from the job's first read that found no database */
 	int user_cancel, stopping, budget_out = 0, budget_by_tenant = 0, deadline_out = 0, stop_out = 0;
 	double deadline = 0;
 
 	err_clear(&err);
 	memset(rs, 0, sizeof(rs));
 	memset(&req, 0, sizeof(req));
-	rc = store_job_get(r->cfg.store, STORE_ANY_TENANT, slot->job, &job, &err);
-	for (double until = opt_clock_s() + r->cfg.lease_s; rc == UNIAP_E_UNAVAILABLE && opt_clock_s() < until;) {
-		/* the database does not answer (a restart): the job is not at fault */
-		usleep((useconds_t)(RUNNER_RETRY_S * 1e6));
+	do
 		rc = store_job_get(r->cfg.store, STORE_ANY_TENANT, slot->job, &job, &err);
-	}
+	while (runner_db_retry(r, rc, &until));
 	if (rc == UNIAP_E_UNAVAILABLE) {
 		/* still none: leave the job to its lease, which runs out; recovery queues it again */
 		runner_log_transition(r->cfg.log, slot->job, 0, "running", "running", err.msg);
@@ -847,11 +848,9 @@ static void runner_run_job(struct runner_slot *slot)
 		/* the tenant's own cap, when it has one below the operator's (docs/jobs.md, "Budget") */
 		struct store_tenant t;
 
-		rc = store_tenant_get(r->cfg.store, slot->tenant, &t, &err);
-		for (double until = opt_clock_s() + r->cfg.lease_s; rc == UNIAP_E_UNAVAILABLE && opt_clock_s() < until;) {
-			usleep((useconds_t)(RUNNER_RETRY_S * 1e6));
+		do
 			rc = store_tenant_get(r->cfg.store, slot->tenant, &t, &err);
-		}
+		while (runner_db_retry(r, rc, &until));
 		if (rc == UNIAP_E_UNAVAILABLE) {
 			runner_log_transition(r->cfg.log, slot->job, slot->tenant, "running", "running", err.msg);
 			runner_request_release(&req);
