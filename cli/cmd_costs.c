@@ -124,7 +124,7 @@ int cli_cmd_costs(int argc, char **argv)
 			.virtual_stages = common.virtual_stages ? (int)common.virtual_stages : 2,
 			.filter = space == UOP_SPACE_INTER ? COST_FILTER_DP_ONLY
 			        : space == UOP_SPACE_UNIFORM ? COST_FILTER_MEGATRON : COST_FILTER_ALL,
-			.target = (int)target,
+			.keep = target_keep(target),
 		};
 
 		if (cost_build(&common.cluster, &common.model, &o, &cand, &err) != UNIAP_OK) {

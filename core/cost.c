@@ -6,7 +6,6 @@
  * Units: seconds, bytes, bytes per second.  Never: I/O, solving.
  */
 #include "cost.h"
-#include "target.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -461,20 +460,19 @@ static int cost_filter_keeps(const struct strategy *s, enum cost_filter filter)
 	}
 }
 
-/* Drops strategies outside the search space, those a runtime target cannot
- * place on a transformer layer (target.h) and those whose batch width exceeds
- * the micro-batch size (docs/cost-model.md, micro-batches). */
+/* Drops strategies outside the search space, those a runtime's rules (keep,
+ * from target.h) do not place on a transformer layer and those whose batch
+ * width exceeds the micro-batch size (docs/cost-model.md, micro-batches). */
 static void cost_filter_strategies(struct strategy_set *set, long mb_size, enum cost_filter filter,
-                                   int target)
+                                   const struct cost_keep *keep)
 {
-	const struct target_rules *r = target_rules((enum target_kind)target);
 	size_t i, kept = 0;
 
 	for (i = 0; i < set->count; i++)
 		if (strategy_batch_width(&set->items[i]) <= mb_size &&
 		    cost_filter_keeps(&set->items[i], filter) &&
-		    (!r || (target_strategy_ok(r->kind, &set->items[i], set->pp, 0) &&
-		            (!r->microbatch_per_rank || mb_size % strategy_batch_width(&set->items[i]) == 0))))
+		    (!keep->ok || keep->ok(keep->ctx, &set->items[i], set->pp)) &&
+		    (!keep->microbatch_per_rank || mb_size % strategy_batch_width(&set->items[i]) == 0))
 			set->items[kept++] = set->items[i];
 	set->count = kept;
 }
@@ -679,7 +677,7 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 	                        &out->strategies, err);
 	if (rc != UNIAP_OK)
 		goto out;
-	cost_filter_strategies(&out->strategies, out->microbatch_size, opt->filter, opt->target);
+	cost_filter_strategies(&out->strategies, out->microbatch_size, opt->filter, &opt->keep);
 	K = out->strategies.count;
 	out->memory_limit_bytes =
 		cost_memory_limit(cluster, cost_fsdp_transient(model, &out->strategies, NULL, 0, out->microbatches));

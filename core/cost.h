@@ -63,6 +63,18 @@ enum cost_filter {
 /* Largest global batch a candidate accepts (keeps every product in range). */
 #define COST_MAX_BATCH (1L << 40)
 
+/*
+ * A runtime's rules on the strategy of a transformer layer, given to the
+ * cost model as data by the caller (target.h's target_keep() makes one per
+ * runtime), so that the cost model never asks the runtime table itself.
+ */
+struct cost_keep {
+	/* 1 when a transformer layer of a pp-stage plan may use s; NULL: every strategy */
+	int (*ok)(const void *ctx, const struct strategy *s, int pp);
+	const void *ctx;          /* borrowed, passed to ok */
+	int microbatch_per_rank;  /* the micro-batch must split evenly over a strategy's batch width */
+};
+
 struct cost_options {
 	long batch;             /* global batch B in [1, COST_MAX_BATCH] */
 	int pp;                 /* pipeline degree, divides the device count */
@@ -77,7 +89,8 @@ struct cost_options {
 	int uneven;             /* microbatches may leave the last micro-batch smaller: c is
 	                           a chunk count of batch (cost_chunk_count), not a divisor */
 	enum cost_filter filter;
-	int target;             /* enum target_kind (target.h); 0 (any): no runtime's rules */
+	struct cost_keep keep;  /* a runtime's rules for a layer's strategy (target.h's
+	                           target_keep()); zero: every strategy */
 	double deadline_s;      /* CLOCK_MONOTONIC seconds (opt_clock_s) past which the build
 	                           gives up with UNIAP_E_LIMIT; 0: none (the service's evaluate) */
 	int layers_only;        /* build the layers' costs only (time, memory) and no edge:

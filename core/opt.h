@@ -12,6 +12,10 @@
  *                    reports, as tpi_s, opt_tpi() of its own assignment,
  *                    never a solver float.
  *   opt_tpi()        the audit formula of cost.h on one assignment.
+ *
+ * Files: opt.c picks the path, opt_base.c holds what the paths share
+ * (opt_tpi, checks, results), opt_pack.c the byte format; the paths use
+ * opt_base.c only, never opt.c, so no file of the optimizer calls back up.
  *   opt_*_pack()     a compact, versioned, little-endian byte format; the
  *   opt_*_unpack()   unpackers reject truncated or garbage buffers with
  *                    UNIAP_E_INVALID and never read out of bounds.
@@ -72,6 +76,9 @@ struct opt_options {
 	                          MILP ("milp-after-dp-cap"); 0: the default cap */
 	int dp_no_incumbent;   /* 1: the DPs skip their heuristic incumbent, so the exact search alone
 	                          must find the optimum (tests); 0 normally */
+	long dp_work_limit;    /* labels after which dp-chain and dp-stages stop as when time_limit_s
+	                          passes, with the same anytime answer, but the same on every machine
+	                          however busy (tests of the anytime answers); 0: none */
 };
 
 #define OPT_DP_LABEL_CAP_DEFAULT ((size_t)2 << 20)
@@ -156,6 +163,9 @@ int opt_is_chain(const struct cost_candidate *cand);
  * 0 ok, -1 out of memory (both NULL).
  */
 int opt_successors(const struct cost_candidate *cand, size_t **start, size_t **succ);
+
+/* Copies src into a note (dst: OPT_NOTE_MAX bytes), cut to fit; for the optimizer's own files. */
+void opt_note_copy(char *dst, const char *src);
 
 /* ------------------------------------------------------------ serialization */
 

@@ -173,6 +173,25 @@ int target_strategy_ok(enum target_kind t, const struct strategy *s, int pp, int
 	return r && target_strategy_why(r, s, pp, end) == NULL;
 }
 
+/* cost_keep's ok: ctx is the target's rules */
+static int target_keep_ok(const void *ctx, const struct strategy *s, int pp)
+{
+	return target_strategy_why(ctx, s, pp, 0) == NULL;
+}
+
+struct cost_keep target_keep(enum target_kind t)
+{
+	const struct target_rules *r = target_rules(t);
+	struct cost_keep k = {0};
+
+	if (r) {
+		k.ok = target_keep_ok;
+		k.ctx = r;
+		k.microbatch_per_rank = r->microbatch_per_rank;
+	}
+	return k;
+}
+
 void target_ds_partition_uniform(size_t n, int parts, size_t *bounds)
 {
 	size_t p, P = (size_t)parts, chunk, residual;

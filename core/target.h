@@ -10,8 +10,9 @@
  * where it comes from.
  *
  *   strategy rules   which (dp, tp, fsdp, placement, recompute) a layer may
- *                    use: a filter on the candidate's dictionary
- *                    (cost_options.target), applied to every layer;
+ *                    use: a filter on the candidate's dictionary, given to
+ *                    the cost model as data (target_keep(), cost_options.keep),
+ *                    applied to every layer;
  *   one strategy     Megatron-LM and DeepSpeed give every layer the same
  *                    strategy: the planner enumerates (strategy, split);
  *   ends             Galvatron gives the embedding and the head one class
@@ -109,6 +110,13 @@ enum cost_schedule target_schedule(enum target_kind t, enum cost_schedule sched)
  * together (one strategy, tied ends' class).
  */
 int target_strategy_ok(enum target_kind t, const struct strategy *s, int pp, int end);
+
+/*
+ * t's per-layer rules as the cost model takes them (cost_options.keep):
+ * target_strategy_ok() on transformer layers and, where the runtime splits
+ * the micro-batch over the ranks, that rule too.  Out of range: no rules.
+ */
+struct cost_keep target_keep(enum target_kind t);
 
 /*
  * Checks that the plan (cand, stage, strategy; borrowed, cand->n_layers

@@ -981,7 +981,7 @@ static struct cost_options uop_cost_options(const struct uop_options *o, const s
 		.recompute = o->recompute, .zero = o->zero, .sp = o->sp,
 		.selective = o->selective, .uneven = o->uneven,
 		.filter = o->space == UOP_SPACE_INTER ? COST_FILTER_DP_ONLY : COST_FILTER_ALL,
-		.target = (int)o->target, .deadline_s = o->deadline_s,
+		.keep = target_keep(o->target), .deadline_s = o->deadline_s,
 	};
 
 	return co;
@@ -1539,7 +1539,7 @@ static uniap_code uop_one_strategy(struct uop_run *run, const struct cluster_pro
 			.schedule = o->schedule, .virtual_stages = grid[i].virtual_stages,
 			.recompute = o->recompute, .zero = o->zero, .sp = o->sp,
 			.selective = o->selective, .uneven = o->uneven, .filter = filter,
-			.target = (int)o->target,
+			.keep = target_keep(o->target),
 		};
 		struct cost_candidate cand;
 		struct uniap_err berr;

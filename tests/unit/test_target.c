@@ -173,7 +173,7 @@ static double brute_target_v(const struct cluster_profile *cl, const struct mode
 			                          .schedule = target_schedule(t, s), .virtual_stages = vs,
 			                          .recompute = recompute,
 			                          .zero = zero, .sp = sp, .selective = sel, .uneven = uneven,
-			                          .target = (int)t };
+			                          .keep = target_keep(t) };
 			struct cost_candidate cand;
 			struct uniap_err err;
 			size_t K;
@@ -421,7 +421,7 @@ static void test_galvatron_candidate(void **state)
 		struct model_profile m;
 		struct cost_options co = { .batch = 8, .pp = 1 + (int)rnd(2), .microbatches = 2,
 		                           .schedule = COST_GPIPE, .zero = trial % 3 == 1,
-		                           .target = TARGET_GALVATRON };
+		                           .keep = target_keep(TARGET_GALVATRON) };
 		struct cost_candidate cand;
 		struct opt_result r;
 		struct uniap_err err;

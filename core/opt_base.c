@@ -1,0 +1,298 @@
+/*
+ * opt_base.c - what every exact method of the optimizer shares (opt.h): the
+ * status names, the clock, options and results, the audit formula opt_tpi()
+ * on one assignment, the candidate check, the chain test and the successor
+ * lists.  Below the methods (dp.c, dp_dag.c, milp.c) and the front that picks
+ * one (opt.c), so that each of them uses this file and none uses another.
+ *
+ * Thread safety: reentrant.
+ * Never: I/O, globals, asserts on input.
+ */
+#include "opt.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+static const char *const opt_status_names[OPT_STATUS_COUNT] = {
+	[OPT_OPTIMAL] = "optimal",
+	[OPT_FEASIBLE] = "feasible",
+	[OPT_INFEASIBLE] = "infeasible",
+	[OPT_PRUNED] = "pruned",
+	[OPT_UNKNOWN] = "unknown",
+	[OPT_ERROR] = "error",
+};
+
+const char *opt_status_name(enum opt_status s)
+{
+	if ((int)s < 0 || s >= OPT_STATUS_COUNT)
+		return "unknown-status";
+	return opt_status_names[s];
+}
+
+double opt_clock_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void opt_options_init(struct opt_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->time_limit_s = 60;
+	o->rel_gap = 0;
+	o->cutoff_tpi = INFINITY;
+	o->early_stop = 0;
+	o->early_stop_after_s = 15;
+	o->early_stop_gap = 0.04;
+	o->threads_inside_cbc = 1;
+	o->path = OPT_PATH_AUTO;
+	o->dp_label_cap = OPT_DP_LABEL_CAP_DEFAULT;
+}
+
+void opt_result_init(struct opt_result *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->status = OPT_UNKNOWN;
+	r->tpi_s = INFINITY;
+	r->bound_s = 0;
+	r->gap = INFINITY;
+	r->method = OPT_METHOD_NONE;
+}
+
+void opt_result_release(struct opt_result *r)
+{
+	if (!r)
+		return;
+	free(r->stage);
+	free(r->strategy);
+	opt_result_init(r);
+}
+
+/* ------------------------------------------------------------ evaluation */
+
+double opt_tpi(const struct cost_candidate *c, const int *stage, const size_t *strategy)
+{
+	size_t K = cost_k(c), u, e;
+	int pp = c->pp, S = cost_stages(c), v = cost_virtual(c), i;
+	double *p = NULL, *o, *mem, *load, sum = 0, mx = 0, tpi = INFINITY;
+	unsigned char *used;
+
+	if (pp < 1 || !stage || !strategy || K == 0)
+		return INFINITY;
+	/* p[S], o[S], mem[pp], load[2 pp], used[S] */
+	p = calloc((size_t)S * 2 + (size_t)pp * 3, sizeof(double));
+	used = calloc((size_t)S, 1);
+	if (!p || !used)
+		goto out;
+	o = p + S;
+	mem = o + S;
+	load = mem + pp;
+	for (u = 0; u < c->n_layers; u++) {
+		size_t k = strategy[u];
+
+		i = stage[u];
+		if (i < 0 || i >= S || k >= K)
+			goto out;
+		used[i] = 1;
+		p[i] += c->time_s[u * K + k];
+		mem[i % pp] += c->memory_fixed_bytes[u * K + k] +
+		               (double)c->inflight[i] * c->memory_per_microbatch_bytes[u * K + k];
+	}
+	for (i = 0; i < S; i++)
+		if (!used[i])
+			goto out;
+	for (i = 0; i < pp; i++)
+		if (!(mem[i] <= c->memory_limit_bytes))
+			goto out;
+	for (e = 0; e < c->n_edges; e++) {
+		const struct cost_edge *ed = &c->edges[e];
+		int a, b, j;
+		size_t kl;
+
+		if (ed->from >= c->n_layers || ed->to >= c->n_layers)
+			goto out;
+		a = stage[ed->from];
+		b = stage[ed->to];
+		kl = strategy[ed->from] * K + strategy[ed->to];
+		if (a > b)
+			goto out;
+		if (a == b)
+			p[a] += ed->same_stage_s[kl];
+		else
+			for (j = a; j < b; j++)
+				o[j] += ed->cross_stage_s[kl];
+	}
+	if (v == 1) {
+		for (i = 0; i < pp; i++) {
+			sum += p[i];
+			mx = fmax(mx, p[i]);
+		}
+		for (i = 0; i + 1 < pp; i++) {
+			sum += o[i];
+			mx = fmax(mx, o[i]);
+		}
+		tpi = sum + (double)(c->microbatches - 1) * mx;
+		goto out;
+	}
+	/* interleaved: device loads P_d and link loads O_d (cost.h) */
+	for (i = 0; i < S; i++) {
+		sum += p[i];
+		load[i % pp] += p[i];
+	}
+	for (i = 0; i + 1 < S; i++) {
+		sum += o[i];
+		load[pp + i % pp] += o[i];
+	}
+	for (i = 0; i < 2 * pp; i++)
+		mx = fmax(mx, load[i]);
+	tpi = sum / v + ((double)c->microbatches - 1.0 / v) * mx;
+out:
+	free(p);
+	free(used);
+	return tpi;
+}
+
+static int opt_bad_cost(double x)
+{
+	return !isfinite(x) || x < 0;
+}
+
+uniap_code opt_candidate_check(const struct cost_candidate *c, struct uniap_err *err)
+{
+	size_t K, n, u, e, i;
+
+	if (!c)
+		return err_set(err, UNIAP_E_INVALID, "candidate: missing");
+	K = cost_k(c);
+	n = c->n_layers;
+	if (c->pp < 1 || c->pp > MODEL_MAX_LAYERS)
+		return err_set(err, UNIAP_E_INVALID, "candidate.pp: must be in [1, %d], got %d",
+		               MODEL_MAX_LAYERS, c->pp);
+	if (c->microbatches < 1)
+		return err_set(err, UNIAP_E_INVALID, "candidate.microbatches: must be >= 1, got %ld",
+		               c->microbatches);
+	if (c->batch < 0 || c->batch > COST_MAX_BATCH)
+		return err_set(err, UNIAP_E_INVALID, "candidate.batch: must be in [0, %ld], got %ld", COST_MAX_BATCH,
+		               c->batch);
+	if (K < 1 || K > STRATEGY_MAX_COUNT)
+		return err_set(err, UNIAP_E_INVALID, "candidate.strategies: count must be in [1, %d], got %zu",
+		               STRATEGY_MAX_COUNT, K);
+	if (n < 1 || n > MODEL_MAX_LAYERS)
+		return err_set(err, UNIAP_E_INVALID, "candidate.n_layers: must be in [1, %d], got %zu",
+		               MODEL_MAX_LAYERS, n);
+	if (c->n_edges > MODEL_MAX_EDGES)
+		return err_set(err, UNIAP_E_INVALID, "candidate.n_edges: must be <= %d, got %zu",
+		               MODEL_MAX_EDGES, c->n_edges);
+	if (!c->inflight || !c->time_s || !c->memory_fixed_bytes || !c->memory_per_microbatch_bytes ||
+	    (c->n_edges > 0 && !c->edges))
+		return err_set(err, UNIAP_E_INVALID, "candidate: cost arrays missing");
+	if (isnan(c->memory_limit_bytes) || c->memory_limit_bytes < 0)
+		return err_set(err, UNIAP_E_INVALID, "candidate.memory_limit_bytes: must be >= 0");
+	if (c->virtual_stages < 0 || c->virtual_stages > COST_MAX_VIRTUAL_STAGES ||
+	    (c->virtual_stages > 1 && (c->schedule != COST_INTERLEAVED || c->pp < 2 ||
+	                               (size_t)cost_stages(c) > MODEL_MAX_LAYERS)))
+		return err_set(err, UNIAP_E_INVALID, "candidate.virtual_stages: must be 1, or in [2, %d] with the "
+		               "interleaved schedule and pp >= 2, got %d", COST_MAX_VIRTUAL_STAGES,
+		               c->virtual_stages);
+	for (i = 0; i < (size_t)cost_stages(c); i++)
+		if (c->inflight[i] < 0)
+			return err_set(err, UNIAP_E_INVALID, "candidate.inflight[%zu]: must be >= 0, got %ld",
+			               i, c->inflight[i]);
+	for (u = 0; u < n * K; u++) {
+		if (opt_bad_cost(c->time_s[u]))
+			return err_set(err, UNIAP_E_INVALID,
+			               "candidate.time_s[%zu][%zu]: must be finite and >= 0", u / K, u % K);
+		if (opt_bad_cost(c->memory_fixed_bytes[u]))
+			return err_set(err, UNIAP_E_INVALID,
+			               "candidate.memory_fixed_bytes[%zu][%zu]: must be finite and >= 0", u / K,
+			               u % K);
+		if (opt_bad_cost(c->memory_per_microbatch_bytes[u]))
+			return err_set(err, UNIAP_E_INVALID,
+			               "candidate.memory_per_microbatch_bytes[%zu][%zu]: must be finite and >= 0",
+			               u / K, u % K);
+	}
+	for (e = 0; e < c->n_edges; e++) {
+		const struct cost_edge *ed = &c->edges[e];
+
+		if (ed->from >= n || ed->to >= n)
+			return err_set(err, UNIAP_E_INVALID, "candidate.edges[%zu]: layer out of range", e);
+		if (ed->from == ed->to)
+			return err_set(err, UNIAP_E_INVALID, "candidate.edges[%zu]: self-loop on layer %zu", e,
+			               ed->from);
+		if (!ed->same_stage_s || !ed->cross_stage_s)
+			return err_set(err, UNIAP_E_INVALID, "candidate.edges[%zu]: cost matrices missing", e);
+		for (i = 0; i < K * K; i++)
+			if (opt_bad_cost(ed->same_stage_s[i]) || opt_bad_cost(ed->cross_stage_s[i]))
+				return err_set(err, UNIAP_E_INVALID,
+				               "candidate.edges[%zu]: costs must be finite and >= 0", e);
+	}
+	return UNIAP_OK;
+}
+
+int opt_is_chain(const struct cost_candidate *c)
+{
+	unsigned char *seen;
+	size_t e;
+	int ok = 1;
+
+	if (c->n_layers < 1 || c->n_edges != c->n_layers - 1)
+		return 0;
+	if (c->n_edges == 0)
+		return 1;
+	seen = calloc(c->n_edges, 1);
+	if (!seen)
+		return 0;
+	for (e = 0; e < c->n_edges && ok; e++) {
+		size_t f = c->edges[e].from;
+
+		if (f + 1 >= c->n_layers || c->edges[e].to != f + 1 || seen[f])
+			ok = 0;
+		else
+			seen[f] = 1;
+	}
+	free(seen);
+	return ok;
+}
+
+/* ------------------------------------------------------------ warm start */
+
+int opt_successors(const struct cost_candidate *c, size_t **start, size_t **succ)
+{
+	size_t n = c->n_layers, e, u;
+	size_t *cnt = calloc(n + 1, sizeof(size_t)), *adj = calloc(c->n_edges + 1, sizeof(size_t));
+	size_t *fill = calloc(n ? n : 1, sizeof(size_t));
+
+	*start = NULL;
+	*succ = NULL;
+	if (!cnt || !adj || !fill) {
+		free(cnt);
+		free(adj);
+		free(fill);
+		return -1;
+	}
+	for (e = 0; e < c->n_edges; e++)
+		cnt[c->edges[e].from + 1]++;
+	for (u = 0; u < n; u++)
+		cnt[u + 1] += cnt[u];
+	for (e = 0; e < c->n_edges; e++) {
+		size_t f = c->edges[e].from;
+
+		adj[cnt[f] + fill[f]++] = c->edges[e].to;
+	}
+	free(fill);
+	*start = cnt;
+	*succ = adj;
+	return 0;
+}
+
+void opt_note_copy(char *dst, const char *src)
+{
+	size_t n = strnlen(src, OPT_NOTE_MAX - 1);
+
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
