@@ -218,7 +218,7 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_SUPPORT_OBJ) $(SERVER_OBJ) 
 # `make fuzz-bin` in build/fuzz with clang (SAN=fuzz), against the same
 # libraries as the tests; of the service only the HTTP layer (request
 # structs, routing, problems: no store, no jobs), which keeps the build short
-FUZZ_SERVER_OBJ := $(patsubst %,$(BUILD)/obj/server/%.o,http route problem)
+FUZZ_SERVER_OBJ := $(patsubst %,$(BUILD)/obj/server/%.o,http http_msg route problem)
 FUZZ_SRC := $(wildcard fuzz/fuzz_*.c)
 FUZZ_BIN := $(FUZZ_SRC:fuzz/%.c=$(BUILD)/fuzz/%)
 FUZZ_BUILD := build/fuzz
@@ -274,7 +274,7 @@ test-unit:
 # near its budget); it runs in the plain pass (UNIAP_SANITIZED=1 runs it by hand).
 # Nor tests/cli/replicas.sh: three replicas solving 200 plans, minutes under ASan, on
 # the store code that tests/cli/pg.sh (test_store and api.sh on PostgreSQL) runs here.
-ASAN_SCRIPTS := $(filter-out tests/cli/browser.sh tests/cli/fuzz.sh tests/cli/ui-e2e.sh tests/cli/replicas.sh,$(wildcard tests/cli/*.sh))
+ASAN_SCRIPTS := $(filter-out tests/cli/browser.sh tests/cli/fuzz.sh tests/cli/ui-e2e.sh tests/cli/replicas.sh tests/cli/graph.sh,$(wildcard tests/cli/*.sh))
 test-asan:
 	@sh tests/build.sh asan $(TEST_MAKE) BUILD=build/asan SAN=asan tests-bin
 	@TEST_PASS=asan UNIAP=build/asan/uniap UNIAPD=build/asan/uniapd UNIAP_SANITIZED=1 ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp UBSAN_OPTIONS=print_stacktrace=1 \
@@ -294,12 +294,19 @@ test-tsan:
 # The full suite: plain, ASan+UBSan, TSan; the summary line comes last, after
 # one line per failed build or test program (build/.test-notes).  A pass whose
 # build fails counts as one failure, so the summary never hides it.
+# TEST_PASSES picks passes (plain asan tsan, in that order); make test-fresh
+# runs the plain one only (tests/README.md says why).
+TEST_PASSES ?= plain asan tsan
+# one recipe line per pass: a pass that fails never stops the next
+define test_pass
+-@$(MAKE) --no-print-directory $(if $(filter plain,$(1)),test-unit,test-$(1))
+
+endef
 test:
-	@rm -f build/.test-counts build/.test-notes build/.test-times; mkdir -p build
-	-@$(MAKE) --no-print-directory test-unit
-	-@$(MAKE) --no-print-directory test-asan
-	-@$(MAKE) --no-print-directory test-tsan
-	@sh tests/summary.sh build/.test-counts build/.test-notes build/.test-times
+	@rm -f build/.test-counts build/.test-notes build/.test-times build/.test-passes; mkdir -p build
+	@echo "all start $$(date +%s)" >build/.test-passes
+	$(foreach p,$(TEST_PASSES),$(call test_pass,$(p)))
+	@sh tests/summary.sh build/.test-counts build/.test-notes build/.test-times build/.test-passes
 
 # The README's two commands on a bare Debian 12 (debootstrap minbase) in a
 # chroot: the test command, then make run driven through examples/flow.sh.

@@ -139,7 +139,7 @@ int api_wants_events(const struct http_request *req);
  * problem (400 naming format, 422 naming the body member). */
 int api_import(struct http_request *req, struct http_response *res, int cluster);
 
-/* ---- shared by the api_*.c files ---- */
+/* ---- shared by the api_*.c files: api_base.c, but api_input (api.c) ---- */
 
 const struct http_principal *api_principal(const struct http_request *req);
 void api_problem(struct http_request *req, struct http_response *res, uniap_code code, const char *detail);
