@@ -11,8 +11,9 @@
 # each program that skipped ("skipped: PROGRAM in the PASS pass: WHY", WHY its
 # last line that speaks of a skip, but for its summary); each program's
 # wall time goes to build/.test-times ("PASS SECONDS PROGRAM"), which
-# tests/summary.sh reads for its slowest-programs line.  Exits non-zero
-# when any program failed or printed no summary.
+# tests/summary.sh reads for its slowest-programs line, and the pass's
+# whole run time to build/.test-passes ("PASS run SECONDS"), for its time
+# line.  Exits non-zero when any program failed or printed no summary.
 #
 # Up to $TEST_JOBS programs run at once (default: the number of processors,
 # at least 2: most programs spend their time waiting on a server, a child
@@ -36,6 +37,9 @@ set -u
 shift  # DIR is informational
 mkdir -p build
 status=0
+run_t0=$(date +%s)
+# the pass's run time ("PASS run SECONDS" in build/.test-passes), however it ends
+trap 'echo "${TEST_PASS:-plain} run $(($(date +%s) - run_t0))" >>build/.test-passes' EXIT
 jobs=${TEST_JOBS:-}
 if [ -z "$jobs" ]; then
 	jobs=$(nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
@@ -107,7 +111,8 @@ set -f
 dir=$(mktemp -d "${TMPDIR:-/tmp}/uniap-tests.XXXXXX") || exit 2
 running=''  # the slots' numbers and pids: "N:PID N:PID ..."
 nrunning=0 n=0
-trap 'for r in $running; do kill "${r#*:}" 2>/dev/null; done; rm -rf "$dir"' EXIT
+trap 'for r in $running; do kill "${r#*:}" 2>/dev/null; done; rm -rf "$dir"
+	echo "${TEST_PASS:-plain} run $(($(date +%s) - run_t0))" >>build/.test-passes' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 

@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/summary.sh FILE [NOTES [TIMES]] - adds up the "passed failed [skipped]" lines
+# tests/summary.sh FILE [NOTES [TIMES [PASSES]]] - adds up the "passed failed [skipped]" lines
 # tests/run.sh wrote and prints the closing line "N passed, N failed" (with
 # ", N skipped" when a script skipped for want of a tool); exits 1 if any
 # failed.  A pass that failed before running (a build error) appends "0 0"
@@ -12,6 +12,23 @@
 [ -n "${3:-}" ] && [ -s "$3" ] &&
 	sort -k2,2nr "$3" | head -n 5 | awk '{ l = l (NR > 1 ? ", " : "") $3 " (" $1 ") " $2 " s" }
 		END { print "slowest: " l }'
+# With PASSES (tests/build.sh's "PASS build SECONDS" and tests/run.sh's "PASS
+# run SECONDS" lines, and make test's "all start EPOCH"), one line gives each
+# pass's time and the suite's in all.
+[ -n "${4:-}" ] && [ -s "$4" ] &&
+	awk -v now="$(date +%s)" '
+		$1 == "all" && $2 == "start" { start = $3; next }
+		{ if (!($1 in seen)) { seen[$1] = 1; order[++n] = $1 }
+		  t[$1, $2] += $3; total[$1] += $3 }
+		END {
+			l = ""
+			for (i = 1; i <= n; i++) {
+				p = order[i]
+				l = l (i > 1 ? ", " : "") p " " total[p] " s (build " t[p, "build"] + 0 " s, run " t[p, "run"] + 0 " s)"
+			}
+			if (start) l = l "; in all " now - start " s"
+			print "time: " l
+		}' "$4"
 [ -n "${2:-}" ] && [ -s "$2" ] && cat "$2"
 counts=$1
 [ -s "$counts" ] || { echo "no test ran (no counts in $counts)"; counts=/dev/null; }
