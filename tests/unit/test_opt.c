@@ -796,8 +796,14 @@ static void test_dp_bounds_tight(void **state)
  * against brute force above) or, when full is infeasible, part may only say
  * infeasible or unknown.  The caller releases both.
  */
-static void anytime_case(unsigned long seed, int t, enum opt_path path, double limit, struct opt_result *full,
-                         struct opt_result *part)
+/*
+ * Candidate t of the anytime tests solved in full, then with a time limit
+ * (limit, seconds) or a share of the full solve's labels (share: the work
+ * limit, the same cut on every machine); every claim of the cut solve is
+ * checked against the full one.
+ */
+static void anytime_case(unsigned long seed, int t, enum opt_path path, double limit, double share,
+                         struct opt_result *full, struct opt_result *part)
 {
 	struct rng r = {seed * 0x9e3779b97f4a7c15ull + 1};
 	struct gen g;
@@ -821,6 +827,8 @@ static void anytime_case(unsigned long seed, int t, enum opt_path path, double l
 	opt_options_init(&o);
 	o.path = path;
 	o.time_limit_s = limit;
+	if (share > 0)
+		o.dp_work_limit = (long)ceil(share * (double)full->nodes) + 1;
 	err_clear(&err);
 	if (opt_solve(&c, &o, part, &err) != UNIAP_OK)
 		fail_msg("%s: %s", what, err.msg);
@@ -841,8 +849,19 @@ static void anytime_case(unsigned long seed, int t, enum opt_path path, double l
  * return the beam's plan as feasible with a proven bound (or, when even the
  * beam had no time, unknown without a plan).
  */
+/*
+ * The anytime answers of dp-chain and dp-stages, cut short at a fixed number
+ * of labels (opt_options.dp_work_limit: the same cut on any machine, however
+ * busy): every claim holds (anytime_case checks it against the full solve),
+ * and the budgets reach each kind of answer: before the beam has a plan (no
+ * plan, the root bound), between the beam and the proof (the beam's plan
+ * with a bound), and past the proof.  Then the same on wall-clock limits,
+ * where only the claims are checked: which answer a limit gets depends on
+ * the machine's speed (the first 8 candidates).
+ */
 static void test_dp_anytime(void **state)
 {
+	static const double shares[] = {1e-9, 0.5, 0.9, 2};
 	static const double limits[] = {1e-9, 1e-3, 1e-2, 5e-2};
 	int t, n_feasible = 0, n_optimal = 0, n_unknown = 0, n_unknown_bound = 0;
 
@@ -850,8 +869,8 @@ static void test_dp_anytime(void **state)
 	for (t = 0; t < 18; t++) {
 		struct opt_result full, part;
 
-		anytime_case(9500 + (unsigned long)t, t, t % 2 ? OPT_PATH_DP_CHAIN : OPT_PATH_DP_STAGES, limits[t % 4],
-		             &full, &part);
+		anytime_case(9500 + (unsigned long)t, t, t % 2 ? OPT_PATH_DP_CHAIN : OPT_PATH_DP_STAGES, 0,
+		             shares[t % 4], &full, &part);
 		if (part.status == OPT_FEASIBLE) {
 			n_feasible++;
 			assert_true(part.gap > 0 || part.bound_s == part.tpi_s);
@@ -866,7 +885,18 @@ static void test_dp_anytime(void **state)
 	print_message("anytime: %d feasible with a bound, %d optimal, %d unknown (%d with a bound) of 18\n",
 	              n_feasible, n_optimal, n_unknown, n_unknown_bound);
 	assert_true(n_feasible > 0);
+	assert_true(n_optimal > 0);
 	assert_true(n_unknown_bound > 0);
+	for (t = 0; t < 8; t++) {
+		struct opt_result full, part;
+
+		anytime_case(9500 + (unsigned long)t, t, t % 2 ? OPT_PATH_DP_CHAIN : OPT_PATH_DP_STAGES,
+		             limits[t % 4], 0, &full, &part);
+		if (part.status == OPT_FEASIBLE)
+			assert_true(part.gap > 0 || part.bound_s == part.tpi_s);
+		opt_result_release(&full);
+		opt_result_release(&part);
+	}
 }
 
 /*
@@ -882,7 +912,7 @@ static void test_dp_sweep_anytime(void **state)
 	for (t = 0; t < 12; t++) {
 		struct opt_result full, part;
 
-		anytime_case(9600 + (unsigned long)t, t, OPT_PATH_DP_SWEEP, limits[t % 4], &full, &part);
+		anytime_case(9600 + (unsigned long)t, t, OPT_PATH_DP_SWEEP, limits[t % 4], 0, &full, &part);
 		n_unknown_bound += part.status == OPT_UNKNOWN && part.bound_s > 0;
 		n_other += part.status != OPT_UNKNOWN;
 		opt_result_release(&full);
