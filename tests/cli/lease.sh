@@ -1,13 +1,16 @@
 #!/bin/sh
 # tests/cli/lease.sh - one owner per job: two uniapd on one database file.
 # A job running on the first is never run by the second, which starts while
-# it runs (the second's start-up recovery leaves a live lease alone): the job
-# succeeds once, only the first logs its transitions, and no log says "cannot
-# go from".  Then the first is killed with -9 while it runs a job, and the
-# second queues that job again once its lease ran out (--lease 3) and
-# finishes it.  Needs curl, grep, sed.  Prints "lease: N passed, N failed".
-# test-run: alone (a 3 s lease: a starved renewal on the first uniapd would let
-# the second take a live job)
+# it runs and keeps recovering expired leases meanwhile (it leaves a live one
+# alone): stopped through the first, the job succeeds once, only the first
+# logs its transitions, and no log says "cannot go from".  Then the first is
+# killed with -9 while it runs a job, and the second queues that job again
+# once its lease ran out (--lease 6) and runs it to the end.
+# The jobs are the wide T5 (MILPs of 5 s each, minutes in all) so that they
+# run for as long as the test needs them, on any machine, and end when it
+# stops them (POST /v1/jobs/{id}/stop keeps the best plan); every wait is on
+# a condition with a generous deadline.  Needs curl, grep, sed.
+# Prints "lease: N passed, N failed".
 set -u
 . "$(dirname "$0")/lib.inc"
 UNIAPD=${UNIAPD:-build/uniapd}
@@ -20,10 +23,10 @@ trap 'for p in $pid $pid1 $pid2; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp
 launch() {
 	lg=$1
 	shift
-	"$UNIAPD" --listen 127.0.0.1:0 --db "$DB" --lease 3 --no-cache "$@" 2>"$lg" &
+	"$UNIAPD" --listen 127.0.0.1:0 --db "$DB" --lease 6 --no-cache "$@" 2>"$lg" &
 	pid=$!
 	port= i=0
-	while [ -z "$port" ] && [ $i -lt 100 ] && kill -0 "$pid" 2>/dev/null; do
+	while [ -z "$port" ] && [ $i -lt $((300 * SLOW)) ] && kill -0 "$pid" 2>/dev/null; do
 		sleep 0.1
 		port=$(sed -n 's/.*"msg":"listening".*"port":\([0-9]*\).*/\1/p' "$lg" | head -n 1)
 		i=$((i + 1))
@@ -33,26 +36,44 @@ launch() {
 }
 # lines LOG JOB TO: how many transition lines of JOB to state TO are in LOG
 lines() { grep "\"event\":\"job\",\"job\":$2," "$1" | grep -c "\"to\":\"$3\""; }
+# planned JOB: waits until the running JOB has a plan to keep (best_tpi_s in its progress)
+planned() {
+	i=0
+	while [ $i -lt $((1200 * SLOW)) ]; do
+		req GET "/v1/jobs/$1" "$A"
+		[ "$(jst)" = running ] && grep -q '"best_tpi_s":[0-9]' "$tmp/body" && return 0
+		[ "$(jst)" = running ] || break
+		sleep 0.1
+		i=$((i + 1))
+	done
+	bad "job $1 never had a plan while running: $(head -c 300 "$tmp/body")"
+	return 1
+}
 
 check tenant 0 "uk_" -- "$UNIAPD" tenant add ta --db "$DB" --max-jobs 100
 A=$(tail -n 1 "$tmp/out")
-# T5 (MILPs on CBC) on 16 PCIe GPUs: a few seconds with one worker
-printf '{"cluster":"envb","model":"t5-large","batch":32,"time_limit_s":0.5}' >"$tmp/j1.json"
-printf '{"cluster":"envb","model":"t5-large","batch":16,"time_limit_s":0.5}' >"$tmp/j2.json"
 
 # ---- 1. a second uniapd starts while the first runs a job: it leaves the job alone
 launch "$tmp/log1" --jobs 1 --workers 1
 pid1=$pid port1=$port
-call submit-1 202 '"id":' POST /v1/plans "$A" "$tmp/j1.json"
+call wide 201 '"kind":"model"' POST /v1/models "$A" tests/data/t5-wide.json
+printf '{"cluster":"dgx-a100-x2","model":%s,"batch":128,"time_limit_s":5}' "$(jid)" >"$tmp/long.json"
+call submit-1 202 '"id":' POST /v1/plans "$A" "$tmp/long.json"
 j1=$(jid)
-if wait_job "$j1" "$A" "running succeeded failed" 100 && [ "$(jst "$tmp/job")" = running ]; then ok; else
+if wait_job "$j1" "$A" "running succeeded failed canceled" 600 && [ "$(jst "$tmp/job")" = running ]; then ok; else
 	bad "job $j1 not running on the first: $(head -c 300 "$tmp/job")"; fi
 launch "$tmp/log2" --jobs 2 --workers 1
 pid2=$pid port2=$port
 port=$port1
-if wait_job "$j1" "$A" "succeeded failed canceled" 600 && [ "$(jst "$tmp/job")" = succeeded ]; then ok; else
+# the second's start-up recovery is behind it (it listens); its periodic one (every 2 s) runs
+# while the first holds the job until the job has a plan, at least one candidate later
+planned "$j1" && ok
+call stop-1 202 '"state":"running"' POST "/v1/jobs/$j1/stop" "$A"
+if wait_job "$j1" "$A" "succeeded failed canceled" 1200 && [ "$(jst "$tmp/job")" = succeeded ]; then ok; else
 	bad "job $j1: $(head -c 300 "$tmp/job")"; fi
-sleep 1
+# the transition line is written before the job's final store call returns
+i=0
+while [ "$(lines "$tmp/log1" "$j1" succeeded)" -eq 0 ] && [ $i -lt $((300 * SLOW)) ]; do sleep 0.1; i=$((i + 1)); done
 n=$(lines "$tmp/log1" "$j1" succeeded)
 if [ "$n" -eq 1 ]; then ok; else bad "first: $n succeeded lines for job $j1"; fi
 if grep -q "\"job\":$j1," "$tmp/log2"; then bad "second touched job $j1: $(grep "\"job\":$j1," "$tmp/log2")"; else ok; fi
@@ -64,9 +85,9 @@ if grep -q 'cannot go from\|lost the lease' "$tmp/log1" "$tmp/log2"; then
 kill -TERM "$pid2"
 wait "$pid2"
 pid2=
-call submit-2 202 '"id":' POST /v1/plans "$A" "$tmp/j2.json"
+call submit-2 202 '"id":' POST /v1/plans "$A" "$tmp/long.json"
 j2=$(jid)
-if wait_job "$j2" "$A" "running succeeded failed" 100 && [ "$(jst "$tmp/job")" = running ]; then ok; else
+if wait_job "$j2" "$A" "running succeeded failed canceled" 600 && [ "$(jst "$tmp/job")" = running ]; then ok; else
 	bad "job $j2 not running on the first: $(head -c 300 "$tmp/job")"; fi
 launch "$tmp/log3" --jobs 1 --workers 1
 pid2=$pid port2=$port
@@ -74,10 +95,20 @@ kill -9 "$pid1"
 wait "$pid1" 2>/dev/null
 pid1=
 port=$port2
-if wait_job "$j2" "$A" "succeeded failed canceled" 600 && [ "$(jst "$tmp/job")" = succeeded ]; then ok; else
-	bad "job $j2 after the kill: $(head -c 300 "$tmp/job")"; fi
+# queued again by the second (its lease ran out) and claimed by it
+i=0
+while ! grep -q "\"event\":\"job\",\"job\":$j2,.*\"to\":\"running\"" "$tmp/log3" && [ $i -lt $((1200 * SLOW)) ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
 if grep -q '"msg":"recovered","requeued_jobs":1' "$tmp/log3"; then ok; else
 	bad "second: no recovered line: $(head -c 600 "$tmp/log3")"; fi
+if planned "$j2"; then ok; fi
+call stop-2 202 '"state":"running"' POST "/v1/jobs/$j2/stop" "$A"
+if wait_job "$j2" "$A" "succeeded failed canceled" 1200 && [ "$(jst "$tmp/job")" = succeeded ]; then ok; else
+	bad "job $j2 after the kill: $(head -c 300 "$tmp/job")"; fi
+i=0
+while [ "$(lines "$tmp/log3" "$j2" succeeded)" -eq 0 ] && [ $i -lt $((300 * SLOW)) ]; do sleep 0.1; i=$((i + 1)); done
 n=$(lines "$tmp/log3" "$j2" succeeded)
 if [ "$n" -eq 1 ]; then ok; else bad "second: $n succeeded lines for job $j2"; fi
 if grep -q 'cannot go from' "$tmp/log3"; then bad "log: $(grep 'cannot go from' "$tmp/log3")"; else ok; fi
