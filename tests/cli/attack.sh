@@ -7,16 +7,30 @@
 #     tenant's small evaluate answer at once meanwhile; the heavy ones end at
 #     --evaluate-time-limit with a 413 naming it; past a tenant's share of the
 #     pool 429, past the pool 503, both with Retry-After.
-# test-run: alone (latencies measured against fixed bounds in ms: /healthz and a small
-# evaluate during heavy evaluates, /readyz while the database is locked)
+# What "at once" means is checked by the service's own state, never by a
+# wall time: the small requests are answered while all of tenant a's heavy
+# evaluates are still queued or running (uniapd_evaluations), and the locked
+# database is held by a sqlite3 the test releases itself.  Their latencies
+# are figures of bench/attack.sh, not assertions.
 . tests/cli/lib.inc
 . tests/cli/http.inc
 UNIAPD=${UNIAPD:-build/uniapd}
 EX=schema/examples
 DB=$tmp/db.sqlite
 
-# ms_since START_NS: milliseconds since a `date +%s%N`
-ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }
+# metric NAME: its value in GET /metrics (empty when absent)
+metric() { curl -s -m 30 "http://127.0.0.1:$port/metrics" | tr -d '\r' | awk -v n="$1" '$1 == n { print $2 }'; }
+# until_true TENTHS CMD...: runs CMD every 0.1 s until it succeeds; 1 when it did not within
+# TENTHS tenths of a second
+until_true() {
+	ut_n=$1 ut_i=0
+	shift
+	until "$@"; do
+		[ "$ut_i" -ge "$ut_n" ] && return 1
+		sleep 0.1
+		ut_i=$((ut_i + 1))
+	done
+}
 
 evaluate_body() {
 	printf '{"cluster":%s,"model":%s,"batch":%s,"plan":' "$1" "$2" "$4"
@@ -32,8 +46,11 @@ sh bench/heavy-evaluate.sh "$EX" >"$tmp/heavy.json"
 evaluate_body "$(cat $EX/cluster-8gpu-nvlink.json)" "$(cat $EX/model-bert-chain.json)" "$EX/plan-example.json" 32 \
 	>"$tmp/small.json"
 
-# the limit is long enough for a sanitized build to notice, short enough for the suite
-LIMIT=$((3 * SLOW))
+# the limit: one heavy evaluate runs this long; the four of tenant a, one at a time (a
+# tenant runs on all threads but one), four times that.  Long enough for the small requests
+# to be answered inside it on a busy machine, short enough for the suite
+LIMIT=5
+[ "$SLOW" -gt 1 ] && LIMIT=8
 if ! start_uniapd --evaluate-threads 2 --evaluate-time-limit "$LIMIT"; then
 	bad "start: uniapd did not come up: $(head -c 300 "$tmp/log")"
 	summary attack
@@ -48,20 +65,19 @@ for i in 1 2 3 4; do
 		"http://127.0.0.1:$port/v1/evaluate" >"$tmp/heavy$i.code" &
 	heavy_pids="$heavy_pids $!"
 done
-sleep 1
+# all four are in (submitted, none refused)
+submitted() { [ "$(metric 'uniapd_evaluations_total{result="submitted"}')" = 4 ]; }
+if until_true 600 submitted; then ok; else bad "evaluate-submitted: $(metric 'uniapd_evaluations_total{result="submitted"}')"; fi
 # a fifth of tenant a's: past its share (4 queued or running) -> 429 with Retry-After
 problem evaluate-rate 429 "of this tenant are queued or running" POST /v1/evaluate "$A" "$tmp/heavy.json"
 hdr evaluate-rate-retry "Retry-After: "
-# meanwhile the health check and tenant b's small evaluate answer at once (a bound for a
-# loaded, sanitized machine; on the request threads they took the whole limit)
-t0=$(date +%s%N)
+# meanwhile the health check and tenant b's small evaluate answer at once: before any of a's
+# heavy ones ended (on the request threads, or behind a's, they would wait for the first)
 call evaluate-healthz 200 '"ok"' GET /healthz "$B"
-ms=$(ms_since "$t0")
-[ "$ms" -lt $((1000 * SLOW)) ] && ok || bad "evaluate-healthz-latency: /healthz took $ms ms during heavy evaluates"
-t0=$(date +%s%N)
 call evaluate-small-b 200 '"tpi_matches":true' POST /v1/evaluate "$B" "$tmp/small.json"
-ms=$(ms_since "$t0")
-[ "$ms" -lt $((1500 * SLOW)) ] && ok || bad "evaluate-small-latency: tenant b's evaluate took $ms ms"
+q=$(metric 'uniapd_evaluations{state="queued"}') r=$(metric 'uniapd_evaluations{state="running"}')
+if [ "$((${q:-0} + ${r:-0}))" -eq 4 ]; then ok; else
+	bad "evaluate-at-once: tenant a's heavy evaluates left: $q queued, $r running (want 4)"; fi
 # shellcheck disable=SC2086
 wait $heavy_pids
 for i in 1 2 3 4; do
@@ -89,7 +105,7 @@ call quota-job-1 202 '"id":' POST /v1/plans "$A" "$tmp/job.json"
 j1=$(jid)
 call quota-job-2 202 '"id":' POST /v1/plans "$A" "$tmp/job.json"
 problem quota-jobs-cap 413 "the tenant stores 2, the limit" POST /v1/plans "$A" "$tmp/job.json"
-if wait_job "$j1" "$A" "succeeded failed canceled" 600; then ok; else bad "quota-job-1: not finished: $(head -c 200 "$tmp/job")"; fi
+if wait_job "$j1" "$A" "succeeded failed canceled" 1200; then ok; else bad "quota-job-1: not finished: $(head -c 200 "$tmp/job")"; fi
 call quota-job-delete 204 "" DELETE "/v1/jobs/$j1" "$A"
 call quota-job-3 202 '"id":' POST /v1/plans "$A" "$tmp/job.json"
 stop_uniapd
@@ -132,34 +148,39 @@ call full-ready-after 200 '"ready"' GET /readyz "$D"
 call full-upload-after 201 '"id":' POST /v1/models "$D" "$tmp/big-model.json"
 stop_uniapd
 
-# ---- a write that cannot complete: another process holds the write lock for 8 s
+# ---- a write that cannot complete: another process holds the write lock until released
 if ! start_uniapd; then
 	bad "start: uniapd did not come up: $(head -c 300 "$tmp/log")"
 	summary attack
 	exit 1
 fi
-{ echo "BEGIN IMMEDIATE;"; sleep 8; echo "ROLLBACK;"; } | sqlite3 "$DB" &
+# (it waits for the lock while uniapd writes, gives up on any error (-bail), and says it
+# holds it by touching a file, then reads its fifo until told to roll back)
+mkfifo "$tmp/hold"
+sqlite3 -bail -cmd ".timeout 60000" "$DB" <"$tmp/hold" >"$tmp/holder.out" 2>&1 &
 holder=$!
-sleep 0.5
+exec 7>"$tmp/hold"
+printf 'BEGIN IMMEDIATE;\n.shell touch %s/held\n' "$tmp" >&7
+if until_true 1200 test -e "$tmp/held"; then ok; else bad "stuck-holder: the lock was never taken: $(cat "$tmp/holder.out")"; fi
 # the first writer waits for SQLite's lock (up to STORE_BUSY_TIMEOUT_MS) holding ours
-curl -s -o "$tmp/w1.out" -w '%{http_code}' -H "Authorization: Bearer $D" -H 'Content-Type: application/json' \
+curl -s -m 120 -o "$tmp/w1.out" -w '%{http_code}' -H "Authorization: Bearer $D" -H 'Content-Type: application/json' \
 	--data-binary "@$EX/cluster-8gpu-nvlink.json" "http://127.0.0.1:$port/v1/clusters" >"$tmp/w1.code" &
 w1=$!
-sleep 3.5
-t0=$(date +%s%N)
+# once a write has been held past STORE_WRITE_WAIT_MS the service says it is not ready (each
+# writer in turn waits out the busy timeout while the lock stays held, so this comes back)
+not_ready() { [ "$(curl -s -m 30 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/readyz")" = 503 ]; }
+if until_true 1200 not_ready; then ok; else bad "stuck-not-ready: /readyz never said 503"; fi
 problem stuck-not-ready 503 "not-ready" GET /readyz "$D"
 call stuck-healthz 200 '"ok"' GET /healthz "$D"
-ms=$(ms_since "$t0")
-[ "$ms" -lt $((1000 * SLOW)) ] && ok || bad "stuck-latency: /readyz and /healthz took $ms ms"
-# the next writer is refused at once (the write has been held past STORE_WRITE_WAIT_MS)
-# instead of queueing for ever, or even for the wait
-t0=$(date +%s%N)
+# the next writer is refused (503) instead of queueing for ever
 problem stuck-writer-busy 503 "has not completed" POST /v1/clusters "$D" "$EX/cluster-8gpu-nvlink.json"
-ms=$(ms_since "$t0")
-[ "$ms" -lt $((1000 * SLOW)) ] && ok || bad "stuck-writer-latency: the refusal took $ms ms"
 wait "$w1"
 case $(cat "$tmp/w1.code") in 201 | 504) ok ;; *) bad "stuck-first: status $(cat "$tmp/w1.code"): $(head -c 200 "$tmp/w1.out")" ;; esac
+echo "ROLLBACK;" >&7
+exec 7>&-
 wait "$holder"
+ready() { [ "$(curl -s -m 30 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/readyz")" = 200 ]; }
+if until_true 1200 ready; then ok; else bad "stuck-ready-after: /readyz stays 503"; fi
 call stuck-ready-after 200 '"ready"' GET /readyz "$D"
 call stuck-upload-after 201 '"id":' POST /v1/clusters "$D" "$EX/cluster-8gpu-nvlink.json"
 stop_uniapd
