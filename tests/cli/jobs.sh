@@ -8,11 +8,11 @@
 # max-jobs (429) and the service's queue (503) with Retry-After, 50
 # concurrent submissions from two tenants, a SIGTERM that re-queues a running
 # job which the next start finishes, recovery after kill -9 on the
-# same database once the killed process's lease ran out (--lease 2), the job metrics and the job transition log lines.
-# Needs curl, grep, sed, awk.  Prints "jobs: N passed, N failed".
-# test-run: alone (wall times against fixed bounds: a DELETE within 2 s plus
-# scheduling, jobs running or final within 10 s, retention deletes within 2 to 3 s
-# checked by a 4 s sleep, recovery after a 2 s lease)
+# same database once the killed process's lease ran out (--lease 4), the job metrics and the job transition log lines.
+# The jobs that must be running when the test acts are the wide T5 on two
+# DGX nodes (MILPs of 5 s, minutes in all), stopped or canceled by the test;
+# every wait is on a condition with a generous deadline, so a busy machine
+# only makes it slower.  Needs curl, grep, sed, awk.  Prints "jobs: N passed, N failed".
 set -u
 . "$(dirname "$0")/lib.inc"
 UNIAPD=${UNIAPD:-build/uniapd}
@@ -42,13 +42,36 @@ metric_is() {
 
 
 # submit NAME KEY BODY_FILE: POST /v1/plans, 202 with a Location and the job
-# queued (or already claimed by a job thread); the job id in $jobid
+# in some state (queued, or on a busy machine already claimed, or even ended,
+# by a job thread before the answer was written); the job id in $jobid
 submit() {
 	jobid=
 	call "$1" 202 '"id":' POST /v1/plans "$2" "$3" || return 1
 	jobid=$(jid)
-	case $(jst) in queued | running) ok ;; *) bad "$1: state '$(jst)': $(head -c 300 "$tmp/body")" ;; esac
+	case $(jst) in queued | running | succeeded | failed) ok ;; *) bad "$1: state '$(jst)': $(head -c 300 "$tmp/body")" ;; esac
 	hdr "$1-location" "Location: /v1/jobs/$jobid\$"
+}
+# planned ID KEY: waits until the running job ID has a plan to keep (best_tpi_s in its
+# progress); 1 when it never had one while running
+planned() {
+	pi=0
+	while [ $pi -lt $((1200 * SLOW)) ]; do
+		req GET "/v1/jobs/$1" "$2"
+		[ "$(jst)" = running ] || return 1
+		grep -q '"best_tpi_s":[0-9]' "$tmp/body" && return 0
+		sleep 0.1
+		pi=$((pi + 1))
+	done
+	return 1
+}
+# logged ID TO: waits until the log has job ID's transition to TO; 1 when it never came
+logged() {
+	li=0
+	until grep "\"event\":\"job\",\"job\":$1," "$tmp/log" | grep -q "\"to\":\"$2\""; do
+		[ $li -ge $((1200 * SLOW)) ] && return 1
+		sleep 0.1
+		li=$((li + 1))
+	done
 }
 
 # cancel_running NAME ID KEY: DELETE a running job: 200 canceled at once, or 202
@@ -429,23 +452,22 @@ if wait_job "$jd1" "$D" "running succeeded failed canceled" 100 && [ "$(jst "$tm
 submit revoke-queued "$D" "$tmp/flow-cat.json"
 jd2=$jobid
 check revoke-cli 0 "1 queued jobs canceled" -- "$UNIAPD" tenant revoke td --db "$DB"
-i=0
-while [ $i -lt $((100 * SLOW)) ] && ! grep "\"event\":\"job\",\"job\":$jd1," "$tmp/log" | grep -q '"to":"canceled"'; do
-	sleep 0.1
-	i=$((i + 1))
-done
+logged "$jd1" canceled
 if grep "\"event\":\"job\",\"job\":$jd1," "$tmp/log" | grep '"to":"canceled"' | grep -qF 'tenant was revoked'; then
-	ok; else bad "revoke: running job $jd1 not stopped after $((10 * SLOW)) s: $(grep "\"job\":$jd1," "$tmp/log" | tail -n 2)"; fi
+	ok; else bad "revoke: running job $jd1 not stopped: $(grep "\"job\":$jd1," "$tmp/log" | tail -n 2)"; fi
 if grep -q "\"job\":$jd2,.*\"to\":\"running\"" "$tmp/log"; then bad "revoke: queued job $jd2 ran"; else ok; fi
-sleep 1.2 # accepted keys are remembered for a second (docs/http.md)
+# accepted keys are remembered for a second (docs/http.md): the key is refused once that passed
+i=0
+while req GET "/v1/jobs/$jd1" "$D" && [ "$code" != 403 ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
 problem revoke-key 403 "was revoked" GET "/v1/jobs/$jd1" "$D"
 down
 
 # ---------------------------------------------------------------- 3 / 6. cancel, 429, 503
 # one job at a time (no spare job thread), one queued job in all: the wide T5 on two DGX nodes
-# solves for minutes
+# solves for minutes (its MILPs capped at 10 s, so that a sanitized build, which waits out a
+# running candidate, cancels it in bounded time)
 up --jobs 1 --spare-jobs 0 --max-queued 1
-printf '{"cluster":"dgx-a100-x2","model":%s,"batch":128}' "$t5wid" >"$tmp/slow.json"
+printf '{"cluster":"dgx-a100-x2","model":%s,"batch":128,"time_limit_s":10}' "$t5wid" >"$tmp/slow.json"
 submit slow-submit "$A" "$tmp/slow.json"
 js=$jobid
 if wait_job "$js" "$A" "running succeeded failed canceled" 100 && [ "$(jst "$tmp/job")" = running ]; then
@@ -477,23 +499,18 @@ problem plan-canceled 409 'canceled' GET "/v1/jobs/$jq1/plan" "$C"
 submit c-after-cancel "$C" "$tmp/c16.json"
 jq2=$jobid
 call cancel-queued-2 200 '"state":"canceled"' DELETE "/v1/jobs/$jq2" "$C"
-# cancel the running job: quickly, workers killed
-t0=$(date +%s)
+# cancel the running job: workers killed; 200 canceled when that took less than the handler's
+# 2 s wait (milliseconds in a normal build), else 202 running and canceled soon after (a
+# sanitized build lets its in-process candidate return; a busy machine may be slower)
 req DELETE "/v1/jobs/$js" "$A"
-t1=$(date +%s)
-# the answer comes within the handler's 2 s wait (plus scheduling)
-if [ $((t1 - t0)) -le $((2 + 2 * SLOW)) ]; then ok; else bad "cancel-running: the DELETE took $((t1 - t0)) s"; fi
 case $code in
-200 | 202) ok ;;
+200) if [ "$(jst "$tmp/body")" = canceled ]; then ok; else bad "cancel-running: 200 but $(head -c 300 "$tmp/body")"; fi ;;
+202) if [ "$(jst "$tmp/body")" = running ]; then ok; else bad "cancel-running: 202 but $(head -c 300 "$tmp/body")"; fi
+     [ -n "${UNIAP_SANITIZED:-}" ] || echo "note: cancel-running answered 202: the workers took over 2 s to die" ;;
 *) bad "cancel-running: status $code: $(head -c 300 "$tmp/body")" ;;
 esac
 if wait_job "$js" "$A" "canceled succeeded failed" 100 && [ "$(jst "$tmp/job")" = canceled ]; then ok; else
 	bad "cancel-running: job $js: $(head -c 300 "$tmp/job")"; fi
-# in a normal build the workers die in milliseconds: the DELETE itself says canceled
-if [ -z "${UNIAP_SANITIZED:-}" ]; then
-	if [ "$code" = 200 ] && [ "$(jst "$tmp/body")" = canceled ]; then ok; else
-		bad "cancel-running: $code $(head -c 300 "$tmp/body")"; fi
-fi
 call cancel-running-get 200 '"state":"canceled"' GET "/v1/jobs/$js" "$A"
 if grep -qF '"finished_at":"' "$tmp/body"; then ok; else bad "cancel-running-get: no finished_at"; fi
 call cancel-list 200 "\"id\":$js," GET "/v1/jobs?state=canceled" "$A"
@@ -515,10 +532,11 @@ down
 t_phase2=$(date +%s)
 
 # ---------------------------------------------------------------- 8. kill -9 and recovery
-# a short lease: the killed process's job is queued again 2 s after its last renewal
-up --lease 2
-# T5 (a DAG: MILPs on CBC) on 16 PCIe GPUs, a bounded time per candidate
-printf '{"cluster":%s,"model":%s,"batch":32,"time_limit_s":0.5}' "$c16id" "$t5id" >"$tmp/rec.json"
+# a short lease: the killed process's job is queued again 4 s after its last renewal
+up --lease 4
+# the wide T5 on two DGX nodes (minutes): running when killed, stopped by the test once the
+# next process runs it and has a plan
+printf '{"cluster":"dgx-a100-x2","model":%s,"batch":128,"time_limit_s":5}' "$t5wid" >"$tmp/rec.json"
 submit recover-submit "$A" "$tmp/rec.json"
 jk=$jobid
 if wait_job "$jk" "$A" "running succeeded failed canceled" 100 && [ "$(jst "$tmp/job")" = running ]; then
@@ -527,14 +545,11 @@ kill -9 "$pid"
 wait "$pid" 2>/dev/null
 pid=
 cp "$tmp/log" "$tmp/log.killed"
-up --lease 2
-i=0
-while ! grep -q '"msg":"recovered","requeued_jobs":1' "$tmp/log" && [ $i -lt $((100 * SLOW)) ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
-if grep -q '"msg":"recovered","requeued_jobs":1' "$tmp/log"; then ok; else
+up --lease 4
+if logged "$jk" running && grep -q '"msg":"recovered","requeued_jobs":1' "$tmp/log"; then ok; else
 	bad "recover: no recovered line: $(grep recovered "$tmp/log")"; fi
+if planned "$jk" "$A"; then ok; else bad "recover: job $jk had no plan while running: $(head -c 300 "$tmp/body")"; fi
+call recover-stop 202 '"state":"running"' POST "/v1/jobs/$jk/stop" "$A"
 if wait_job "$jk" "$A" "succeeded failed canceled" 300 && [ "$(jst "$tmp/job")" = succeeded ]; then ok; else
 	bad "recover: job $jk: $(head -c 300 "$tmp/job")"; fi
 if grep -qF '"result":{"plan":{' "$tmp/job"; then ok; else bad "recover: no plan: $(head -c 300 "$tmp/job")"; fi
@@ -565,9 +580,9 @@ down
 
 # ---------------------------------------------------------------- 9. SIGTERM re-queues, the next start finishes
 up --grace 0
-# not the recovery's request: that one is in the cost cache now, and would finish at once; the
-# wide T5 (MILPs of 0.5 s each) on the catalog's 16 PCIe GPUs
-printf '{"cluster":"envb","model":%s,"batch":2,"time_limit_s":0.5}' "$t5wid" >"$tmp/stop.json"
+# the wide T5 on two DGX nodes at another batch (the recovered one's candidates are in the
+# cost cache now): minutes, so it is running at the SIGTERM; stopped once the next start runs it
+printf '{"cluster":"dgx-a100-x2","model":%s,"batch":256,"time_limit_s":5}' "$t5wid" >"$tmp/stop.json"
 submit stop-submit "$A" "$tmp/stop.json"
 jt=$jobid
 if wait_job "$jt" "$A" "running succeeded failed canceled" 100 && [ "$(jst "$tmp/job")" = running ]; then
@@ -576,6 +591,8 @@ down
 if grep "\"event\":\"job\",\"job\":$jt," "$tmp/log" | grep -qF '"from":"running","to":"queued"'; then ok; else
 	bad "stop: no running -> queued line for job $jt: $(grep "\"job\":$jt," "$tmp/log")"; fi
 up
+if planned "$jt" "$A"; then ok; else bad "stop: job $jt had no plan after the restart: $(head -c 300 "$tmp/body")"; fi
+call stop-restarted 202 '"state":"running"' POST "/v1/jobs/$jt/stop" "$A"
 if wait_job "$jt" "$A" "succeeded failed canceled" 300 && [ "$(jst "$tmp/job")" = succeeded ]; then ok; else
 	bad "stop: job $jt after the restart: $(head -c 300 "$tmp/job")"; fi
 down
@@ -584,9 +601,12 @@ down
 # --job-retention 2: every job finished so far is older than that and goes at the
 # first sweep; a running and a queued job stay however old; a job is deleted
 # 2 to 3 s after it finishes, then answers 404 and its key makes a new job
-# gone ID KEY TENTHS: 0 once GET /v1/jobs/ID answers 404 within TENTHS (times SLOW)
+# gone ID KEY TENTHS: 0 once GET /v1/jobs/ID answers 404 within TENTHS (times SLOW;
+# at least a minute)
 gone() {
-	gi=0 gn=$(($3 * SLOW))
+	gi=0 gn=$3
+	[ "$gn" -ge 600 ] || gn=600
+	gn=$((gn * SLOW))
 	while :; do
 		req GET "/v1/jobs/$1" "$2"
 		[ "$code" = 404 ] && return 0
@@ -605,7 +625,12 @@ XH="Idempotency-Key: keep-queued"
 submit keep-queued "$B" "$tmp/b4.json"
 XH=
 jk=$jobid
-sleep 4 # past the 2 s retention, and at least two sweeps (one a second)
+# a job canceled after those two were made: once a sweep deleted it, the running and the
+# queued job, older still, were past the retention at that sweep
+submit keep-witness "$B" "$tmp/c16.json"
+jw=$jobid
+call retention-witness-cancel 200 '"state":"canceled"' DELETE "/v1/jobs/$jw" "$B"
+if gone "$jw" "$B" 600; then ok; else bad "retention: canceled job $jw not deleted: $code"; fi
 call retention-running-kept 200 '"state":"running"' GET "/v1/jobs/$jr" "$A"
 call retention-queued-kept 200 '"state":"queued"' GET "/v1/jobs/$jk" "$B"
 call retention-cancel-queued 200 '"state":"canceled"' DELETE "/v1/jobs/$jk" "$B"

@@ -8,7 +8,6 @@
 # under ASan its plan jobs take a minute, and the backend's code is what
 # test_store and api.sh run under ASan here.  Skipped without Debian's
 # postgresql.  Prints "pg: N passed, N failed".
-# test-run: alone (jobs.sh's wall times against fixed bounds, as in its own run)
 set -u
 . "$(dirname "$0")/lib.inc"
 . "$(dirname "$0")/pg.inc"
