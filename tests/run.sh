@@ -23,16 +23,11 @@
 # log is the order they ended in.  TEST_JOBS=1 runs them one after the
 # other, in the order given, as a plain loop.
 #
-# A script with a line "# test-run: alone", or a unit test program whose
-# source (tests/unit/NAME.c) has a line "/* test-run: alone", runs with
-# nothing beside it.  The rule: a program asks for that when an assertion
-# holds a wall time (or a timeout, lease or sleep of its own) to a fixed
-# bound, so that another program eating the CPU could fail it; one that only
-# compares times with each other, or waits with a generous bound for an
-# outcome, runs beside others.  With TEST_JOBS above 1 the programs that run
-# alone go first, one after the other, before anything else starts; then the
-# other scripts (the long ones), then the unit test programs, mostly a few
-# seconds each, which fill the end of the pass.
+# No program holds a wall time to a fixed bound, or sleeps in the hope that
+# something happened: each waits on a condition with a generous deadline
+# (tests/README.md), so any number of them run side by side, on a busy
+# machine too.  The scripts (the long ones) start first, then the unit test
+# programs, mostly a few seconds each, which fill the end of the pass.
 set -u
 shift  # DIR is informational
 mkdir -p build
@@ -162,26 +157,13 @@ reap() {
 	done
 }
 
-alone=
 scripts=
 bins=
 for t in "$@"; do
 	[ -e "$t" ] || continue
-	case "$t" in
-	*.sh) src=$t ;;
-	*) src=tests/unit/${t##*/}.c ;;
-	esac
-	if [ -e "$src" ] && grep -q '^\(# \|/\* \)test-run: alone' "$src"; then
-		alone="$alone $t"
-	else
-		case "$t" in *.sh) scripts="$scripts $t" ;; *) bins="$bins $t" ;; esac
-	fi
+	case "$t" in *.sh) scripts="$scripts $t" ;; *) bins="$bins $t" ;; esac
 done
-together="$scripts $bins"
-for t in $alone; do
-	run_one "$t"
-done
-for t in $together; do
+for t in $scripts $bins; do
 	while [ "$nrunning" -ge "$jobs" ]; do
 		reap
 	done
