@@ -650,7 +650,8 @@ static int test_ready(void *ctx)
 	return *(int *)ctx;
 }
 
-static struct http_server *start_server_openapi(const char *openapi)
+/* A server of the test table; threads 0: uniapd's default (one per core). */
+static struct http_server *start_server_threads(const char *openapi, int threads)
 {
 	struct http_config cfg;
 	char msg[256];
@@ -666,11 +667,17 @@ static struct http_server *start_server_openapi(const char *openapi)
 	cfg.ready_ctx = &ready_flag;
 	cfg.openapi_json = openapi;
 	cfg.openapi_json_len = openapi ? strlen(openapi) : 0;
+	cfg.threads = threads;
 	srv = http_server_start(&cfg, msg, sizeof(msg));
 	if (!srv)
 		fail_msg("http_server_start: %s", msg);
 	assert_true(http_server_port(srv) != 0);
 	return srv;
+}
+
+static struct http_server *start_server_openapi(const char *openapi)
+{
+	return start_server_threads(openapi, 0);
 }
 
 static struct http_server *start_server(void)
@@ -1515,19 +1522,20 @@ static void *stop_thread(void *arg)
 /* While a stop drains, an answer on a kept-alive connection says Connection: close. */
 static void test_drain_closes(void **state)
 {
-	struct http_server *srv = start_server();
+	/* two threads: the slow request holds one, the kept-alive connection is the other's */
+	struct http_server *srv = start_server_threads(NULL, 2);
 	struct slow_call *sc = calloc(1, sizeof(*sc));
 	unsigned short port = http_server_port(srv);
 	char *out = malloc(8192);
 	pthread_t slow, stopper;
-	int fd = raw_connect(port), i;
+	int fd, i;
 	struct timespec ts = {0, 10 * 1000 * 1000};
 
 	(void)state;
 	assert_non_null(sc);
 	assert_non_null(out);
-	assert_int_equal(raw_exchange(fd, "GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n", out, 8192), 200);
-	assert_null(ci_find(out, "Connection: close"));
+	/* the slow request first: its thread is held (it accepts nothing more), so the
+	 * connection made next belongs to the other thread and is answered meanwhile */
 	atomic_store(&slow_started, 0);
 	atomic_store(&slow_release, 0);
 	sc->port = port;
@@ -1537,6 +1545,9 @@ static void test_drain_closes(void **state)
 
 		nanosleep(&one, NULL);
 	}
+	fd = raw_connect(port);
+	assert_int_equal(raw_exchange(fd, "GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n", out, 8192), 200);
+	assert_null(ci_find(out, "Connection: close"));
 	assert_int_equal(pthread_create(&stopper, NULL, stop_thread, srv), 0);
 	/* once the stop has begun (the slow request keeps it draining), the next answer on the
 	 * kept-alive connection says close; before, they keep it alive (30 s at most) */
