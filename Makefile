@@ -3,6 +3,7 @@
 #   make            build/uniap (and the libraries it is made of)
 #   make test       unit + CLI tests, then again under ASan+UBSan, and the
 #                   concurrency tests under TSan; ends with "N passed, N failed"
+#   make test-stress  the same with competing CPU load (stress-ng), STRESS_RUNS times
 #   make bench      benchmark figures (never enforced by tests)
 #   make bench-fidelity  the planner's estimates against the paper's measured runs
 #   make ui         the web UI's files (ui/) as the C table compiled into uniapd; lists them
@@ -307,6 +308,16 @@ test:
 	@echo "all start $$(date +%s)" >build/.test-passes
 	$(foreach p,$(TEST_PASSES),$(call test_pass,$(p)))
 	@sh tests/summary.sh build/.test-counts build/.test-notes build/.test-times build/.test-passes
+
+# The whole suite with the machine busy: STRESS_CPU (4) stress-ng workers
+# beside it, STRESS_RUNS (1) times in a row (tests/stress.sh; stress-ng is in
+# deps/debian-bench.txt).  Every run must end "N passed, 0 failed".
+STRESS_CPU ?= 4
+STRESS_RUNS ?= 1
+.PHONY: test-stress
+test-stress:
+	@$(if $(CHECK_DEPS),$(CHECK_DEPS) cmd:stress-ng,:)
+	@sh tests/stress.sh $(STRESS_CPU) $(STRESS_RUNS)
 
 # The README's two commands on a bare Debian 12 (debootstrap minbase) in a
 # chroot: the test command, then make run driven through examples/flow.sh.
