@@ -255,7 +255,7 @@ tests-bin: $(BUILD)/uniap $(if $(wildcard $(SERVER_MAIN)),$(BUILD)/uniapd) $(TES
 # that `make test` prints at its end (which pass, the first error).  Each build
 # uses TEST_BUILD_JOBS jobs (default: the number of processors), its output
 # grouped per target (-Otarget) so that note quotes one compile's lines; the
-# programs then run TEST_JOBS at once (tests/run.sh says how, and which run alone).
+# programs then run TEST_JOBS at once (tests/run.sh says how; tests/README.md why none runs alone).
 TEST_BUILD_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 TEST_MAKE = $(MAKE) --no-print-directory -j$(TEST_BUILD_JOBS) -Otarget
 # The libFuzzer targets are built here too (a failed build is counted, the
@@ -291,6 +291,15 @@ test-tsan:
 	@sh tests/build.sh tsan $(TEST_MAKE) BUILD=build/tsan SAN=tsan $(TSAN_TESTS:$(BUILD)/%=build/tsan/%) build/tsan/uniap build/tsan/uniapd
 	@TEST_PASS=tsan UNIAP=build/tsan/uniap UNIAPD=build/tsan/uniapd UNIAP_SANITIZED=1 TSAN_OPTIONS=halt_on_error=1 \
 		sh tests/run.sh build/tsan/tests $(TSAN_TESTS:$(BUILD)/tests/%=build/tsan/tests/%) tests/cli/jobs.sh tests/cli/sse.sh tests/cli/calibrations.sh
+
+# Every program of the ASan and TSan passes, built but not run: make
+# test-fresh runs it after the plain pass on a bare Debian 12, to show that
+# the sanitizer passes need no package the plain pass lacks (their runtimes
+# come with gcc: build-essential).
+.PHONY: sanitizer-builds
+sanitizer-builds:
+	@$(TEST_MAKE) BUILD=build/asan SAN=asan tests-bin
+	@$(TEST_MAKE) BUILD=build/tsan SAN=tsan $(TSAN_TESTS:$(BUILD)/%=build/tsan/%) build/tsan/uniap build/tsan/uniapd
 
 # The full suite: plain, ASan+UBSan, TSan; the summary line comes last, after
 # one line per failed build or test program (build/.test-notes).  A pass whose

@@ -3,24 +3,30 @@
 # Bootstraps a minimal bookworm root (debootstrap --variant=minbase: nothing
 # of uniap's packages, no compiler, no curl), copies the committed tree (git
 # archive HEAD: never uncommitted changes, build outputs or ignored files)
-# into /root/uniap inside it, and in a chroot runs exactly the README's two
-# commands:
-#   1. sh scripts/install-deps.sh && make test   must end "N passed, 0 failed"
+# into /root/uniap inside it, and in a chroot runs the README's two commands:
+#   1. sh scripts/install-deps.sh && make test TEST_PASSES=plain   must end
+#      "N passed, 0 failed": the test command with its plain pass only
+#      (FRESH_PASSES: others too); the sanitizer passes need no package the
+#      plain pass lacks, which step 3 proves: make sanitizer-builds builds
+#      every program of the ASan and TSan passes there, and uniap runs under
+#      each sanitizer (tests/README.md says why this split)
 #   2. sh scripts/install-deps.sh build && make run    in the background, waited for
 #      on /healthz, driven through the README's flow (sh examples/flow.sh with
 #      the base URL in U), then stopped with SIGTERM: it must exit 0
-# Ends with "fresh-machine: N passed, N failed"; exits 1 when any step failed.
+# Ends with "fresh-machine: N passed, N failed" (steps) after a line
+# "fresh-machine: the test command: N passed, N failed[, N skipped]";
+# exits 1 when any step failed.
 #
 # Needs root (debootstrap, mount, chroot) on a Debian machine with network
 # access to its package mirror; installs debootstrap when it is absent.  The
 # mirror is read from this machine's apt sources at run time and is never
 # written into the repository.  The chroot shares this machine's network, so
 # `make run` gets PORT=8080 or, when that is taken, the next free port.
-# Only the committed tree goes in, as a new user's clone: the tests that read
-# Galvatron's measured fixtures from ../shared/fixtures (present beside CI's
-# checkout, where the host's run covers them) say they are skipped here.
+# Only the committed tree goes in, as a new user's clone; Galvatron's measured
+# fixtures (../shared/fixtures beside the checkout, as CI has them) go beside
+# it when present, so the tests that read them run here too.
 #
-# Environment: FRESH_DIR (where the root is made, /var/tmp), FRESH_KEEP=1
+# Environment: FRESH_PASSES (plain: the test command's passes), FRESH_DIR (where the root is made, /var/tmp), FRESH_KEEP=1
 # (keep the root for a look afterwards), FRESH_CACHE=1 (reuse today's
 # bootstrapped base root from ${XDG_CACHE_HOME:-~/.cache}/uniap; CI never
 # sets it), HEALTH_WAIT_S (120), STOP_WAIT_S (90).
@@ -34,7 +40,8 @@ SUITE=bookworm
 HEALTH_WAIT_S=${HEALTH_WAIT_S:-120}
 STOP_WAIT_S=${STOP_WAIT_S:-90}
 ENV_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-STEPS=5
+STEPS=6
+PASSES=${FRESH_PASSES:-plain}
 passed=0
 failed=0
 started=$(date +%s)
@@ -48,6 +55,7 @@ finish() {
 	failed=$((STEPS - passed))
 	echo
 	say "took $(($(date +%s) - started)) s"
+	say "the test command: ${test_summary:-not run}"
 	echo "fresh-machine: $passed passed, $failed failed"
 	[ "$failed" -eq 0 ]
 	exit
@@ -220,11 +228,15 @@ if [ -n "$(git status --porcelain --untracked-files=no)" ]; then
 fi
 mkdir -p "$root/root/uniap"
 git archive --format=tar HEAD | tar -x -C "$root/root/uniap" || { bad "git archive HEAD failed"; finish; }
+if [ -d ../shared/fixtures ]; then
+	mkdir -p "$root/root/shared"
+	cp -R ../shared/fixtures "$root/root/shared/" || { bad "could not copy ../shared/fixtures"; finish; }
+fi
 
 # ---- 2. the README's test command
-header "2/$STEPS cd /root/uniap && sh scripts/install-deps.sh && make test ($head)"
-{ run_in sh -c 'cd /root/uniap && sh scripts/install-deps.sh && make test' 2>&1; echo $? >"$work/test.rc"; } |
-	tee "$work/test.log"
+header "2/$STEPS cd /root/uniap && sh scripts/install-deps.sh && make test TEST_PASSES='$PASSES' ($head)"
+{ run_in sh -c "cd /root/uniap && sh scripts/install-deps.sh && make test TEST_PASSES='$PASSES'" 2>&1
+  echo $? >"$work/test.rc"; } | tee "$work/test.log"
 rc=$(cat "$work/test.rc")
 # the summary line (make's own "*** ... Error" follows it when tests failed)
 last=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$work/test.log" | tail -n 1)
@@ -234,8 +246,19 @@ else
 	grep -E '^build of the .* pass failed|: [0-9]+ failed in the .* pass$' "$work/test.log"
 	bad "the test command exited $rc; its summary: ${last:-none}"
 fi
+test_summary=${last:-none}
 
-# ---- 3. the README's main job, in the background, until /healthz answers
+# ---- 3. the sanitizer passes need nothing more: their programs build, and run
+header "3/$STEPS cd /root/uniap && make sanitizer-builds (the ASan and TSan passes' programs, not run)"
+if run_in sh -c 'cd /root/uniap && make sanitizer-builds && build/asan/uniap catalog >/dev/null &&
+	build/tsan/uniap catalog >/dev/null' >"$work/san.log" 2>&1; then
+	ok "the ASan and TSan passes' programs build and run with the packages installed"
+else
+	tail -n 20 "$work/san.log"
+	bad "make sanitizer-builds failed: a package the sanitizer passes need is missing from deps/"
+fi
+
+# ---- 4. the README's main job, in the background, until /healthz answers
 # a free port for make run: 8080 unless something on this machine listens there
 port_in_use() {
 	awk -v p="$(printf '%04X' "$1")" '$4 == "0A" { split($2, a, ":"); if (a[2] == p) f = 1 } END { exit !f }' \
@@ -244,7 +267,7 @@ port_in_use() {
 port=8080
 while port_in_use "$port" && [ "$port" -lt 8180 ]; do port=$((port + 1)); done
 U=http://127.0.0.1:$port
-header "3/$STEPS cd /root/uniap && sh scripts/install-deps.sh build && make run PORT=$port (in the background)"
+header "4/$STEPS cd /root/uniap && sh scripts/install-deps.sh build && make run PORT=$port (in the background)"
 # its own session, so that every process of it can be found and stopped
 setsid chroot "$root" /usr/bin/env -i HOME=/root PATH=$ENV_PATH LANG=C.UTF-8 TERM=dumb \
 	sh -c "cd /root/uniap && sh scripts/install-deps.sh build && make run PORT=$port" \
@@ -271,8 +294,8 @@ else
 	fi
 fi
 
-# ---- 4. the README's flow against it
-header "4/$STEPS U=$U sh examples/flow.sh"
+# ---- 5. the README's flow against it
+header "5/$STEPS U=$U sh examples/flow.sh"
 if [ "$healthy" != 1 ]; then
 	say "not run: make run is not answering"
 elif [ ! -f "$root/root/uniap/examples/flow.sh" ]; then
@@ -283,8 +306,8 @@ else
 	if [ "$rc" -eq 0 ]; then ok "the flow ran to its end"; else bad "examples/flow.sh exited $rc"; fi
 fi
 
-# ---- 5. SIGTERM to uniapd; make run must exit 0
-header "5/$STEPS stop: SIGTERM to uniapd"
+# ---- 6. SIGTERM to uniapd; make run must exit 0
+header "6/$STEPS stop: SIGTERM to uniapd"
 # uniapd: the process named uniapd in the job's session (setsid made the job
 # a session leader, so its session id is its pid)
 session_pid_named() {

@@ -15,8 +15,8 @@
 # npm rejects while the registry answers is a failure.
 # Environment: UNIAPD, CHROMIUM (/usr/bin/chromium), UI_E2E_TIMEOUT_S (300),
 # UNIAP_SANITIZED (every timeout 4 times longer).
-# Not "test-run: alone": its waits are generous bounds on outcomes, never a
-# wall time held to a fixed bound, so it runs beside other programs.
+# Its waits are generous bounds on outcomes, never a wall time held to a
+# fixed bound, so it runs beside other programs (tests/README.md).
 # Prints "ui-e2e: N passed, N failed" (or "..., 1 skipped").
 set -u
 . "$(dirname "$0")/lib.inc"
