@@ -20,17 +20,6 @@ DB=$tmp/db.sqlite
 
 # metric NAME: its value in GET /metrics (empty when absent)
 metric() { curl -s -m 30 "http://127.0.0.1:$port/metrics" | tr -d '\r' | awk -v n="$1" '$1 == n { print $2 }'; }
-# until_true TENTHS CMD...: runs CMD every 0.1 s until it succeeds; 1 when it did not within
-# TENTHS tenths of a second
-until_true() {
-	ut_n=$1 ut_i=0
-	shift
-	until "$@"; do
-		[ "$ut_i" -ge "$ut_n" ] && return 1
-		sleep 0.1
-		ut_i=$((ut_i + 1))
-	done
-}
 
 evaluate_body() {
 	printf '{"cluster":%s,"model":%s,"batch":%s,"plan":' "$1" "$2" "$4"

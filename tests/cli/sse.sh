@@ -53,17 +53,6 @@ get() {
 # lacks NAME TEXT: the last answer's headers do not hold TEXT
 lacks() { if grep -qiF -- "$2" "$tmp/hdr.n"; then bad "$1: has '$2'"; else ok; fi; }
 jst() { sed -n 's/^{"id":[0-9]*,"state":"\([a-z]*\)".*/\1/p' "$1"; }
-# until_true TENTHS CMD...: runs CMD every 0.1 s until it succeeds; 1 when it did not
-# within TENTHS tenths of a second
-until_true() {
-	ut_n=$1 ut_i=0
-	shift
-	until "$@"; do
-		[ "$ut_i" -ge "$ut_n" ] && return 1
-		sleep 0.1
-		ut_i=$((ut_i + 1))
-	done
-}
 # streams_open N: uniapd counts N long-polls and event streams open
 streams_open() { curl -s -m 10 "$U/metrics" | grep -qx "uniapd_http_streams_open $1"; }
 
