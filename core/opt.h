@@ -5,7 +5,7 @@
  *
  *   opt_solve()      picks the fastest exact path for the instance: an exact
  *                    dynamic program when the layer graph is a chain in index
- *                    order (core/dp.c), another over the ideals of a narrow
+ *                    order (core/dp_chain.c, dp_stages.c, dp_sweep.c), another over the ideals of a narrow
  *                    DAG (core/dp_dag.c), else the MILP (core/milp.c, the
  *                    only file that includes CBC), whose "optimal" is claimed
  *                    only when certified (docs/optimizer.md).  Every path
