@@ -23,8 +23,10 @@
 # written into the repository.  The chroot shares this machine's network, so
 # `make run` gets PORT=8080 or, when that is taken, the next free port.
 # Only the committed tree goes in, as a new user's clone; Galvatron's measured
-# fixtures (../shared/fixtures beside the checkout, as CI has them) go beside
-# it when present, so the tests that read them run here too.
+# fixtures (../shared/fixtures beside the checkout, as CI has them, or
+# /work/shared/fixtures) go beside it when present, so the tests that read
+# them run here too; so does this machine's NODE_EXTRA_CA_CERTS, so that npm
+# reaches its registry through a proxy with its own CA as it does here.
 #
 # Environment: FRESH_PASSES (plain: the test command's passes), FRESH_DIR (where the root is made, /var/tmp), FRESH_KEEP=1
 # (keep the root for a look afterwards), FRESH_CACHE=1 (reuse today's
@@ -154,8 +156,11 @@ trap 'exit 130' INT TERM HUP
 
 # run_in [NAME=VALUE...] CMD...: a command in the chroot, with a login's
 # environment only (and the NAME=VALUE pairs)
+# ($extra_env: the host's extra TLS trust for Node.js, when it has one, below)
+extra_env=
 run_in() {
-	chroot "$root" /usr/bin/env -i HOME=/root PATH=$ENV_PATH LANG=C.UTF-8 TERM=dumb "$@"
+	# shellcheck disable=SC2086
+	chroot "$root" /usr/bin/env -i HOME=/root PATH=$ENV_PATH LANG=C.UTF-8 TERM=dumb $extra_env "$@"
 }
 
 # ---- 1. the bare root
@@ -198,6 +203,13 @@ fi
 } >"$root/etc/apt/sources.list"
 rm -f "$root"/etc/apt/sources.list.d/*
 cat /etc/resolv.conf >"$root/etc/resolv.conf"
+# the network's TLS trust as this machine has it for Node.js (NODE_EXTRA_CA_CERTS: a network
+# whose proxy signs with its own CA): npm in the root reaches the registry as npm here does.
+# A file of its own, never in /etc/ssl, which the root's ca-certificates package owns
+if [ -n "${NODE_EXTRA_CA_CERTS:-}" ] && [ -r "$NODE_EXTRA_CA_CERTS" ]; then
+	cat "$NODE_EXTRA_CA_CERTS" >"$root/etc/uniap-host-extra-ca.pem"
+	extra_env=NODE_EXTRA_CA_CERTS=/etc/uniap-host-extra-ca.pem
+fi
 # debootstrap writes no /etc/hosts; Debian's installer (and every container
 # runtime) does, with these loopback names: a bare machine has them
 [ -s "$root/etc/hosts" ] || printf '127.0.0.1\tlocalhost\n::1\t\tlocalhost ip6-localhost ip6-loopback\n' \
@@ -228,10 +240,14 @@ if [ -n "$(git status --porcelain --untracked-files=no)" ]; then
 fi
 mkdir -p "$root/root/uniap"
 git archive --format=tar HEAD | tar -x -C "$root/root/uniap" || { bad "git archive HEAD failed"; finish; }
-if [ -d ../shared/fixtures ]; then
+# Galvatron's fixtures where the tests look for them (beside the checkout, or this machine's
+# /work/shared), put beside the root's checkout
+for fixtures in ../shared/fixtures /work/shared/fixtures; do
+	[ -d "$fixtures" ] || continue
 	mkdir -p "$root/root/shared"
-	cp -R ../shared/fixtures "$root/root/shared/" || { bad "could not copy ../shared/fixtures"; finish; }
-fi
+	cp -R "$fixtures" "$root/root/shared/" || { bad "could not copy $fixtures"; finish; }
+	break
+done
 
 # ---- 2. the README's test command
 header "2/$STEPS cd /root/uniap && sh scripts/install-deps.sh && make test TEST_PASSES='$PASSES' ($head)"
@@ -269,7 +285,8 @@ while port_in_use "$port" && [ "$port" -lt 8180 ]; do port=$((port + 1)); done
 U=http://127.0.0.1:$port
 header "4/$STEPS cd /root/uniap && sh scripts/install-deps.sh build && make run PORT=$port (in the background)"
 # its own session, so that every process of it can be found and stopped
-setsid chroot "$root" /usr/bin/env -i HOME=/root PATH=$ENV_PATH LANG=C.UTF-8 TERM=dumb \
+# shellcheck disable=SC2086
+setsid chroot "$root" /usr/bin/env -i HOME=/root PATH=$ENV_PATH LANG=C.UTF-8 TERM=dumb $extra_env \
 	sh -c "cd /root/uniap && sh scripts/install-deps.sh build && make run PORT=$port" \
 	>"$work/run.log" 2>&1 </dev/null &
 job=$!
