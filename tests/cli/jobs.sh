@@ -51,28 +51,6 @@ submit() {
 	case $(jst) in queued | running | succeeded | failed) ok ;; *) bad "$1: state '$(jst)': $(head -c 300 "$tmp/body")" ;; esac
 	hdr "$1-location" "Location: /v1/jobs/$jobid\$"
 }
-# planned ID KEY: waits until the running job ID has a plan to keep (best_tpi_s in its
-# progress); 1 when it never had one while running
-planned() {
-	pi=0
-	while [ $pi -lt $((1200 * SLOW)) ]; do
-		req GET "/v1/jobs/$1" "$2"
-		[ "$(jst)" = running ] || return 1
-		grep -q '"best_tpi_s":[0-9]' "$tmp/body" && return 0
-		sleep 0.1
-		pi=$((pi + 1))
-	done
-	return 1
-}
-# logged ID TO: waits until the log has job ID's transition to TO; 1 when it never came
-logged() {
-	li=0
-	until grep "\"event\":\"job\",\"job\":$1," "$tmp/log" | grep -q "\"to\":\"$2\""; do
-		[ $li -ge $((1200 * SLOW)) ] && return 1
-		sleep 0.1
-		li=$((li + 1))
-	done
-}
 
 # cancel_running NAME ID KEY: DELETE a running job: 200 canceled at once, or 202
 # with it still running (the handler waits 2 s) and canceled soon after
@@ -452,7 +430,7 @@ if wait_job "$jd1" "$D" "running succeeded failed canceled" 100 && [ "$(jst "$tm
 submit revoke-queued "$D" "$tmp/flow-cat.json"
 jd2=$jobid
 check revoke-cli 0 "1 queued jobs canceled" -- "$UNIAPD" tenant revoke td --db "$DB"
-logged "$jd1" canceled
+logged "$tmp/log" "$jd1" canceled
 if grep "\"event\":\"job\",\"job\":$jd1," "$tmp/log" | grep '"to":"canceled"' | grep -qF 'tenant was revoked'; then
 	ok; else bad "revoke: running job $jd1 not stopped: $(grep "\"job\":$jd1," "$tmp/log" | tail -n 2)"; fi
 if grep -q "\"job\":$jd2,.*\"to\":\"running\"" "$tmp/log"; then bad "revoke: queued job $jd2 ran"; else ok; fi
@@ -546,7 +524,7 @@ wait "$pid" 2>/dev/null
 pid=
 cp "$tmp/log" "$tmp/log.killed"
 up --lease 4
-if logged "$jk" running && grep -q '"msg":"recovered","requeued_jobs":1' "$tmp/log"; then ok; else
+if logged "$tmp/log" "$jk" running && grep -q '"msg":"recovered","requeued_jobs":1' "$tmp/log"; then ok; else
 	bad "recover: no recovered line: $(grep recovered "$tmp/log")"; fi
 if planned "$jk" "$A"; then ok; else bad "recover: job $jk had no plan while running: $(head -c 300 "$tmp/body")"; fi
 call recover-stop 202 '"state":"running"' POST "/v1/jobs/$jk/stop" "$A"
