@@ -5,7 +5,8 @@
 #                   concurrency tests under TSan; ends with "N passed, N failed"
 #   make test-stress  the same with competing CPU load (stress-ng), STRESS_RUNS times
 #   make bench      benchmark figures (never enforced by tests)
-#   make bench-fidelity  the planner's estimates against the paper's measured runs
+#   make bench-fidelity  the planner's estimates against measured runs (rewrites docs/fidelity.md's tables)
+#   make fidelity-baseline  the fidelity ratchet's sets and baseline, anew (a commit that says why)
 #   make ui         the web UI's files (ui/) as the C table compiled into uniapd; lists them
 #   make clean
 #
@@ -350,10 +351,21 @@ bench: check-bench-deps all
 # The planner's estimates against the UniAP paper's measured training runs
 # (bench/fidelity/, docs/fidelity.md): Markdown tables of measured vs predicted
 # samples/s, datasheet and calibrated; under 10 minutes on 2 cores.  Not part
-# of make test: figures, never assertions.
+# of make test: figures, never assertions.  The tables also replace the
+# generated section of docs/fidelity.md (never edited by hand).
 bench-fidelity: all
 	@$(if $(CHECK_DEPS),$(CHECK_DEPS) $(FIDELITY_NEEDS),:)
-	@sh bench/fidelity.sh $(BUILD)/uniap
+	@sh bench/fidelity.sh $(BUILD)/uniap | tee $(BUILD)/fidelity.md
+	@sh scripts/doc-region.sh docs/fidelity.md bench-fidelity $(BUILD)/fidelity.md
+
+# The fidelity ratchet's inputs, anew: the cells as fixed configurations
+# (bench/fidelity/sets/, optimum cells planned on the datasheet clusters) and
+# the baseline errors (tests/data/fidelity-baseline.tsv).  Only in a commit
+# that says why the figures change.
+fidelity-baseline: all
+	@$(if $(CHECK_DEPS),$(CHECK_DEPS) $(FIDELITY_NEEDS),:)
+	@SETS=bench/fidelity/sets sh bench/fidelity.sh $(BUILD)/uniap >/dev/null
+	@UNIAP=$(BUILD)/uniap FIDELITY_WRITE=1 sh tests/cli/fidelity.sh
 
 clean:
 	rm -rf build
@@ -364,7 +376,7 @@ clean:
 # (var/uniap.db; var/ is git-ignored), no keys (--no-auth is loopback-only).
 # Ctrl-C stops it.  tests/cli/readme.sh starts uniapd with this recipe
 # (make -n run PORT=0 DB=...), so the README's flow is tested against it.
-.PHONY: run bench-http bench-jobs bench-fidelity bench-attack bench-scale bench-replicas
+.PHONY: run bench-http bench-jobs bench-fidelity fidelity-baseline bench-attack bench-scale bench-replicas
 PORT ?= 8080
 DB ?= var/uniap.db
 run: all

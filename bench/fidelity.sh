@@ -18,13 +18,18 @@
 # `uniap plan`.  Needs jq.
 #
 # Environment: THREADS (solver processes, default the cores), LIMIT (seconds
-# per candidate, default 10: the whole run stays under 10 minutes on 2 cores).
+# per candidate, default 10: the whole run stays under 10 minutes on 2 cores),
+# SETS (below).
 set -u
 UNIAP=${1:-build/uniap}
 DATA=$(dirname "$0")/fidelity
 THREADS=${THREADS:-$(nproc)}
 LIMIT=${LIMIT:-10}
 ENVS="enva envb-8 envc envd-32"
+# SETS=DIR also writes each environment's cells as a runs document
+# DIR/paper-ENV.json, optimum cells as the plan found on the datasheet cluster:
+# the fixed configurations the fidelity ratchet (tests/cli/fidelity.sh) evaluates
+SETS=${SETS:-}
 
 if ! command -v jq >/dev/null 2>&1; then
 	echo "fidelity: needs jq (Debian package jq; sh scripts/install-deps.sh bench)" >&2
@@ -147,6 +152,7 @@ for env in $ENVS; do
 			measured: {samples_per_s: $t}, source: $src}' "$tmp/$env.cell$k.json" >>"$tmp/$env.runs"
 	done <"$tmp/$env.cells"
 	jq -s '{runs: .}' "$tmp/$env.runs" >"$tmp/$env.all.json"
+	[ -n "$SETS" ] && jq . "$tmp/$env.all.json" >"$SETS/paper-$env.json"
 done
 
 # calibrated leave-one-out: fixed runs from `uniap calibrate --leave-one-out`;
