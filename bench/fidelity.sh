@@ -57,30 +57,33 @@ uniform_name() {
 	else echo single; fi
 }
 
-# uniform_tpi CLUSTER MODEL BATCH SCHEDULE PP C NAME: the TPI of one uniform
-# configuration from the planner's uniform space ("oom" when it does not fit,
-# "-" when the space lacks it)
+# uniform_tpi CLUSTER MODEL BATCH SCHEDULE PP C NAME RUNTIME: the TPI of one
+# uniform configuration from the planner's uniform space ("oom" when it does
+# not fit, "-" when the space lacks it)
 uniform_tpi() {
-	key="$1|$2|$3|$4"
+	key="$1|$2|$3|$4|$8"
 	f="$tmp/uniform.$(printf '%s' "$key" | cksum | cut -d' ' -f1).json"
 	[ -s "$f" ] || "$UNIAP" plan --cluster "$1" --model "$2" --batch "$3" --schedule "$4" --space uniform \
-		--threads "$THREADS" --time-limit "$LIMIT" >"$f" 2>/dev/null
+		--runtime "$8" --threads "$THREADS" --time-limit "$LIMIT" >"$f" 2>/dev/null
 	jq -r --argjson pp "$5" --argjson c "$6" --arg s "$7" '
 		[.candidates[]? | select(.pp == $pp and .microbatches == $c and .strategy == $s)] |
 		if length == 0 then "-" elif .[0].status == "infeasible" then "oom" else .[0].tpi_s end' "$f" 2>/dev/null || echo -
 }
 
 # predict_run CLUSTER RUN-JSON DEFAULT-MODEL-JSON: datasheet samples/s of a
-# fixed-plan run ("oom" when it does not fit, "-" when it cannot be predicted)
+# fixed-plan run on its runtime ("oom" when it does not fit, "-" when it
+# cannot be predicted)
 predict_run() {
 	printf '%s\n' "$2" >"$tmp/run.json"
+	rt=$(jq -r '.runtime // "default"' "$tmp/run.json")
 	m=$(jq -c --argjson d "$3" '.model // $d' "$tmp/run.json")
 	model=$(model_arg "$m")
 	batch=$(jq -r .batch "$tmp/run.json")
 	sched=$(jq -r '.schedule // "gpipe"' "$tmp/run.json")
 	if jq -e 'has("plan")' "$tmp/run.json" >/dev/null; then
 		jq .plan "$tmp/run.json" >"$tmp/plan.json"
-		"$UNIAP" evaluate --cluster "$1" --model "$model" --batch "$batch" --plan "$tmp/plan.json" >"$tmp/eval.json" 2>&1
+		"$UNIAP" evaluate --cluster "$1" --model "$model" --batch "$batch" --plan "$tmp/plan.json" --runtime "$rt" \
+			>"$tmp/eval.json" 2>&1
 		case $? in
 		0 | 4) jq -r .throughput_samples_per_s "$tmp/eval.json" ;;
 		3) echo oom ;;
@@ -89,17 +92,17 @@ predict_run() {
 	elif jq -e 'has("uniform")' "$tmp/run.json" >/dev/null; then
 		# shellcheck disable=SC2046 # five numbers, split on purpose
 		set -- "$1" $(jq -r '.uniform | "\(.pp) \(.microbatches) \(.tp) \(.dp) \(.fsdp // 1)"' "$tmp/run.json")
-		t=$(uniform_tpi "$1" "$model" "$batch" "$sched" "$2" "$3" "$(uniform_name "$4" "$5" "$6")")
+		t=$(uniform_tpi "$1" "$model" "$batch" "$sched" "$2" "$3" "$(uniform_name "$4" "$5" "$6")" "$rt")
 		case "$t" in -|oom) echo "$t" ;; *) awk -v b="$batch" -v t="$t" 'BEGIN { printf "%.6g\n", b / t }' ;; esac
 	else
 		echo -   # a Megatron-LM argument string: only `uniap calibrate` reads it
 	fi
 }
 
-# plan_cell CLUSTER MODEL BATCH SPACE SCHEDULE OUT: plans an optimum cell into
-# OUT (the plan document); prints its samples/s or "-"
+# plan_cell CLUSTER MODEL BATCH SPACE SCHEDULE OUT RUNTIME: plans an optimum
+# cell for its runtime into OUT (the plan document); prints its samples/s or "-"
 plan_cell() {
-	"$UNIAP" plan --cluster "$1" --model "$2" --batch "$3" --space "$4" --schedule "$5" \
+	"$UNIAP" plan --cluster "$1" --model "$2" --batch "$3" --space "$4" --schedule "$5" --runtime "$7" \
 		--threads "$THREADS" --time-limit "$LIMIT" --quiet </dev/null >"$6" 2>/dev/null &&
 		jq -r .throughput_samples_per_s "$6" 2>/dev/null || echo -
 }
@@ -112,7 +115,12 @@ loo_from_report() {
 		[.runs[]? | select(.name == $n) |
 		 (.loo_samples_per_s // .leave_one_out.samples_per_s // .leave_one_out.predicted_samples_per_s //
 		  .leave_one_out_samples_per_s // .loo.samples_per_s // empty)] |
-		if length == 0 then "-" else .[0] end' "$1" 2>/dev/null || echo -
+		if length == 0 or .[0] == null then "-" else .[0] end' "$1" 2>/dev/null || echo -
+}
+
+# env_runtime ENV: the runtime of environment ENV's runs (its runs document's "runtime")
+env_runtime() {
+	jq -r '.runtime // "default"' "$DATA/$1.json"
 }
 
 # ---- (a) per cell --------------------------------------------------------
@@ -121,13 +129,16 @@ loo_from_report() {
 for env in $ENVS; do
 	doc="$DATA/$env.json"
 	dmodel=$(jq -c '.model // null' "$doc")
+	# the runtime the environment's runs ran on (docs/cost-model.md, "Runtime profile")
+	envrt=$(jq -r '.runtime // "default"' "$doc")
 	# the environment's runs for calibration: its fixed runs, then each optimum
 	# cell as a run of the plan the planner finds for it on the datasheet cluster
-	jq -c --argjson d "$dmodel" '.runs[] | .model = (.model // $d)' "$doc" >"$tmp/$env.runs"
+	jq -c --argjson d "$dmodel" --arg rt "$envrt" '.runs[] | .model = (.model // $d) | .runtime = (.runtime // $rt)' \
+		"$doc" >"$tmp/$env.runs"
 	n=$(jq '.runs | length' "$doc")
 	i=0
 	while [ "$i" -lt "$n" ]; do
-		run=$(jq -c ".runs[$i]" "$doc")
+		run=$(jq -c --arg rt "$envrt" ".runs[$i] | .runtime = (.runtime // \$rt)" "$doc")
 		name=$(printf '%s' "$run" | jq -r .name)
 		batch=$(printf '%s' "$run" | jq -r .batch)
 		meas=$(printf '%s' "$run" | jq -r '.measured.samples_per_s // (.batch / .measured.iteration_s)')
@@ -139,7 +150,7 @@ for env in $ENVS; do
 	k=0
 	while IFS='	' read -r cl name model batch space sched meas src; do
 		k=$((k + 1))
-		pred=$(plan_cell "$cl" "$model" "$batch" "$space" "$sched" "$tmp/$env.cell$k.json")
+		pred=$(plan_cell "$cl" "$model" "$batch" "$space" "$sched" "$tmp/$env.cell$k.json" "$envrt")
 		printf '%s\t%s\t%s\t%s\t%s\toptimum\t%s\t%s\t%s\t%s\t%s\n' "$env" "$name" "$batch" "$meas" "$pred" \
 			"$model" "$space" "$sched" "$k" "$src" >>"$tmp/rows"
 		[ "$pred" = - ] && continue
@@ -163,7 +174,7 @@ if [ "$have_cal" -eq 1 ]; then
 		"$UNIAP" calibrate --cluster "$env" --runs "$tmp/$env.all.json" --leave-one-out \
 			>"$tmp/$env.report.json" 2>"$tmp/$env.report.err" || : >"$tmp/$env.report.json"
 		"$UNIAP" calibrate --cluster "$env" --runs "$tmp/$env.all.json" --out "$tmp/$env.cal.json" \
-			>"$tmp/$env.fit.json" 2>/dev/null || rm -f "$tmp/$env.cal.json"
+			>"$tmp/$env.fit.json" 2>"$tmp/$env.fit.err" || rm -f "$tmp/$env.cal.json"
 	done
 fi
 : >"$tmp/rows2"
@@ -177,7 +188,8 @@ while IFS='	' read -r env name batch meas pred kind model space sched k src; do
 			if [ "$(jq '.runs | length' "$tmp/held.json")" -gt 0 ] &&
 				"$UNIAP" calibrate --cluster "$env" --runs "$tmp/held.json" --out "$tmp/held.cluster.json" \
 					>/dev/null 2>&1; then
-				loo=$(plan_cell "$tmp/held.cluster.json" "$model" "$batch" "$space" "$sched" "$tmp/held.plan.json")
+				loo=$(plan_cell "$tmp/held.cluster.json" "$model" "$batch" "$space" "$sched" "$tmp/held.plan.json" \
+					"$(env_runtime "$env")")
 			fi
 		fi
 	fi
@@ -226,7 +238,8 @@ grid_stats() {
 					if [ $((32 % (pp * tp))) -eq 0 ]; then
 						dp=$((32 / (pp * tp)))
 						if [ $(($3 % (dp * mbs))) -eq 0 ]; then
-							t=$(uniform_tpi "$1" "$2" "$3" 1f1b "$pp" $(($3 / (dp * mbs))) "$(uniform_name "$tp" "$dp" 1)")
+							t=$(uniform_tpi "$1" "$2" "$3" 1f1b "$pp" $(($3 / (dp * mbs))) "$(uniform_name "$tp" "$dp" 1)" \
+								"$(env_runtime envd-32)")
 						fi
 					fi
 					case "$t" in
@@ -272,10 +285,10 @@ grep -v '^#' "$DATA/megatron-grid.tsv" | while IFS='	' read -r model batch cand 
 done
 
 # ---- (c) case studies ----------------------------------------------------
-# summary CLUSTER MODEL BATCH: "pp c strategies samples/s" of the planner's plan
+# summary CLUSTER MODEL BATCH RUNTIME: "pp c strategies samples/s" of the planner's plan
 summary() {
 	"$UNIAP" plan --format text --threads "$THREADS" --time-limit "$LIMIT" --cluster "$1" --model "$2" \
-		--batch "$3" >"$tmp/case.txt" 2>&1 || { echo "| - | - | $(head -c 80 "$tmp/case.txt") | - |"; return; }
+		--batch "$3" --runtime "$4" >"$tmp/case.txt" 2>&1 || { echo "| - | - | $(head -c 80 "$tmp/case.txt") | - |"; return; }
 	awk '
 		/^plan:/ { for (i = 1; i <= NF; i++) { if ($i == "pp") pp = $(i + 1); if ($i == "microbatches") c = $(i + 1)
 		           if ($i == "throughput") thr = $(i + 1) } }
@@ -300,7 +313,8 @@ for s in "envc llama-7b 8 4.63 (8 stages, micro-batch 1)" "envb-8 bert-huge 16 1
 			[ -s "$tmp/$env.cal.json" ] || continue
 			c="$tmp/$env.cal.json" label="$env calibrated"
 		fi
-		printf '| %s %s B=%s | %s %s %s\n' "$env" "$model" "$batch" "$label" "$(summary "$c" "$model" "$batch")" "$meas |"
+		printf '| %s %s B=%s | %s %s %s\n' "$env" "$model" "$batch" "$label" \
+			"$(summary "$c" "$model" "$batch" "$(env_runtime "$env")")" "$meas |"
 	done
 done
 
@@ -314,7 +328,10 @@ if [ "$have_cal" -eq 1 ]; then
 	echo "| environment | figure | datasheet | fitted | ratio |"
 	echo "|---|---|---|---|---|"
 	for env in $ENVS; do
-		[ -s "$tmp/$env.fit.json" ] || continue
+		if ! [ -s "$tmp/$env.cal.json" ]; then
+			printf '| %s | refused: %s | | | |\n' "$env" "$(sed 's/^uniap calibrate: //; s/|/\\|/g' "$tmp/$env.fit.err" | head -c 600)"
+			continue
+		fi
 		jq -r --arg e "$env" 'def f: if . > 1e6 then "\(. / 1e7 | round / 100) GB/s" else "\(. * 1000 | round / 1000)" end;
 			.parameters[]? | "| \($e) | \(.name) | \(.prior | f) | \(.value | f) | \(.ratio_to_prior * 1000 | round / 1000) |"' \
 			"$tmp/$env.fit.json"

@@ -12,6 +12,7 @@
 #include "catalog.h"
 #include "jdecode.h"
 #include "jencode.h"
+#include "runtime.h"
 
 uniap_code cli_parse_long(const char *opt, const char *text, long min, long max, long *out,
                           struct uniap_err *err)
@@ -179,6 +180,17 @@ out:
 	return rc;
 }
 
+uniap_code cli_plan_runtime(struct plan_doc *p, const struct cost_runtime *rt, struct uniap_err *err)
+{
+	if (!rt)
+		return UNIAP_OK;
+	if (p->runtime[0] && strcmp(p->runtime, rt->name) != 0)
+		return err_set(err, UNIAP_E_ARG, "--runtime: the plan is for runtime \"%s\", got \"%s\"", p->runtime,
+		               rt->name);
+	snprintf(p->runtime, sizeof(p->runtime), "%s", rt->name);
+	return UNIAP_OK;
+}
+
 int cli_common_option(struct cli_common *c, int opt, const char *arg, struct uniap_err *err)
 {
 	switch (opt) {
@@ -218,6 +230,14 @@ int cli_common_option(struct cli_common *c, int opt, const char *arg, struct uni
 		return 1;
 	case CLI_OPT_HELP:
 		c->help = 1;
+		return 1;
+	case CLI_OPT_RUNTIME:
+		if (!(c->runtime = runtime_find(arg))) {
+			char names[256];
+
+			runtime_names(names, sizeof(names));
+			err_set(err, UNIAP_E_ARG, "--runtime: must be one of %s, got \"%.32s\"", names, arg);
+		}
 		return 1;
 	case CLI_OPT_MEMORY_MARGIN:
 		if (cli_parse_double("--memory-margin", arg, 0, MODEL_MAX_MEMORY_FRACTION, &c->memory_margin,

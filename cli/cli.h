@@ -67,6 +67,7 @@ enum {
 	CLI_OPT_PRETTY,
 	CLI_OPT_HELP,
 	CLI_OPT_MEMORY_MARGIN,
+	CLI_OPT_RUNTIME,
 };
 
 struct cli_common {
@@ -84,6 +85,7 @@ struct cli_common {
 	int help;
 	int has_memory_margin;   /* --memory-margin given: overrides the cluster's memory_margin */
 	double memory_margin;
+	const struct cost_runtime *runtime; /* --runtime NAME (runtime.h); NULL: the target's or the plan's */
 	struct cluster_profile cluster;
 	struct model_profile model;
 };
@@ -101,7 +103,8 @@ struct cli_common {
 	{ "virtual-stages", required_argument, NULL, CLI_OPT_VIRTUAL }, \
 	{ "pretty", no_argument, NULL, CLI_OPT_PRETTY }, \
 	{ "help", no_argument, NULL, CLI_OPT_HELP }, \
-	{ "memory-margin", required_argument, NULL, CLI_OPT_MEMORY_MARGIN }
+	{ "memory-margin", required_argument, NULL, CLI_OPT_MEMORY_MARGIN }, \
+	{ "runtime", required_argument, NULL, CLI_OPT_RUNTIME }
 
 /* Returns 1 if opt was a common option (handled, or err set), 0 otherwise. */
 int cli_common_option(struct cli_common *c, int opt, const char *arg, struct uniap_err *err);
@@ -111,6 +114,9 @@ uniap_code cli_common_load_profiles(struct cli_common *c, struct uniap_err *err)
 /* The same, and --batch required too. */
 uniap_code cli_common_load(struct cli_common *c, struct uniap_err *err);
 void cli_common_release(struct cli_common *c);
+
+/* --runtime given: the plan p is priced for it; a plan that names another runtime is UNIAP_E_ARG. */
+uniap_code cli_plan_runtime(struct plan_doc *p, const struct cost_runtime *rt, struct uniap_err *err);
 
 /* Prints "uniap CMD: msg" to stderr and returns the exit code for err->code. */
 int cli_fail(const char *cmd, const struct uniap_err *err);

@@ -9,12 +9,14 @@
 #include "catalog.h"
 #include "cli.h"
 #include "jencode.h"
+#include "runtime.h"
 
 static const char cmd_catalog_usage[] =
 	"usage: uniap catalog [show NAME] [--pretty]\n"
 	"\n"
 	"Without arguments, lists the built-in clusters and models: name, a one-line\n"
-	"description and the sources of its numbers.  `show NAME` prints the full\n"
+	"description and the sources of its numbers; then the training runtimes the\n"
+	"cost model prices (--runtime NAME of plan, evaluate and costs).  `show NAME` prints the full\n"
 	"cluster or model profile document (schema/cluster.schema.json or\n"
 	"schema/model.schema.json).  Wherever a command takes --cluster FILE or\n"
 	"--model FILE, a catalog name may be given instead (a path with '/' or ending\n"
@@ -36,6 +38,26 @@ static int cmd_catalog_print_list(enum catalog_kind kind)
 		const struct catalog_entry *e = catalog_entry(kind, i);
 
 		if (printf("  %-12s %s\n  %-12s source: %s\n", e->name, e->description, "", e->sources) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Prints the runtimes the cost model prices (runtime.h); 0 or -1 on a write error. */
+static int cmd_catalog_print_runtimes(void)
+{
+	size_t i;
+
+	if (printf("runtimes (--runtime NAME; docs/cost-model.md, \"Runtime profile\"):\n") < 0)
+		return -1;
+	for (i = 0; i < runtime_count(); i++) {
+		const struct cost_runtime *r = runtime_at(i);
+
+		if (printf("  %-18s gradient reduction %s, %s attention, %.0f us host time per kernel\n"
+		           "  %-18s source: %s\n",
+		           r->name, r->sync == COST_SYNC_AFTER ? "after the backward" : "in the last backward",
+		           r->eager_attention ? "eager" : "fused", r->host_s_per_kernel * 1e6, "",
+		           runtime_source(r)) < 0)
 			return -1;
 	}
 	return 0;
@@ -99,6 +121,7 @@ int cli_cmd_catalog(int argc, char **argv)
 	}
 	if (optind == argc) {
 		if (cmd_catalog_print_list(CATALOG_CLUSTER) != 0 || cmd_catalog_print_list(CATALOG_MODEL) != 0 ||
+		    cmd_catalog_print_runtimes() != 0 ||
 		    fflush(stdout) != 0) {
 			fputs("uniap catalog: cannot write to stdout\n", stderr);
 			return CLI_EXIT_ERROR;

@@ -125,6 +125,7 @@ int cli_cmd_costs(int argc, char **argv)
 			.filter = space == UOP_SPACE_INTER ? COST_FILTER_DP_ONLY
 			        : space == UOP_SPACE_UNIFORM ? COST_FILTER_MEGATRON : COST_FILTER_ALL,
 			.keep = target_keep(target),
+			.runtime = common.runtime ? *common.runtime : *target_runtime(target),
 		};
 
 		if (cost_build(&common.cluster, &common.model, &o, &cand, &err) != UNIAP_OK) {

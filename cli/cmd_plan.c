@@ -365,6 +365,7 @@ int cli_cmd_plan(int argc, char **argv)
 		o.deadline_s = opt_clock_s() + deadline;
 	for (n_runs = 0; n_runs < n_targets && rc == UNIAP_OK; n_runs++) {
 		o.target = targets[n_runs];
+		o.runtime = common.runtime;
 		rc = uop_run(&common.cluster, &common.model, &o, NULL, &rs[n_runs], &err);
 		if (rc == UNIAP_E_INVALID && n_runs > 0) {
 			/* a later target that cannot plan this model (megatron without model.shape):

@@ -471,6 +471,7 @@ uniap_code catalog_cluster(const char *name, struct cluster_profile *out, struct
 		out->levels[n].bw_bytes_per_s = bw;
 		out->levels[n].latency_s = l->latency_us / 1e6;
 		out->levels[n].shared_by = l->shared_by > 0 ? l->shared_by : 1;
+		out->levels[n].link_bytes_per_s = l->link_gb_per_s * CATALOG_GB;
 		inner_bw = bw;
 		n++;
 	}
@@ -513,6 +514,7 @@ struct catalog_type_spec {
 	double attn_bytes;  /* the attention core's kept activations, FLOPs, memory-bound bytes */
 	double attn_flops;
 	double attn_mem;
+	double attn_eager; /* eager_attention_bytes_per_sample */
 };
 
 /* A model being built: counts of what has been filled. */
@@ -587,6 +589,7 @@ static uniap_code catalog_add_type(struct catalog_builder *b, const struct catal
 	t->attention_bytes_per_sample = s->attn_bytes;
 	t->attention_flops_per_sample = s->attn_flops;
 	t->attention_memory_bound_bytes_per_sample = s->attn_mem;
+	t->eager_attention_bytes_per_sample = s->attn_eager;
 	*index = b->n_types - 1;
 	return UNIAP_OK;
 }
@@ -695,6 +698,12 @@ static void catalog_block_spec(const struct model_arch *a, double elem, double s
 		out->attn_bytes = u * (a->dropout ? 5 : 2) * scores;
 		out->attn_flops = 4 * s * keys * h;
 		out->attn_mem = 2 * scores * elem + (a->dropout ? scores * (2 * elem + 1) : 0);
+		/* HuggingFace's eager attention: the scale (read and write), the
+		 * mask add (read and write) and the softmax (read and write; in
+		 * mixed precision computed in fp32 and cast back, as its Llama and
+		 * T5 attention do: + 4 + 4 bytes) are three kernels where the fused
+		 * scale-mask-softmax is one; the dropout is the same in both */
+		out->attn_eager = scores * (6 * elem + (elem < 4 ? 8 : 0)) - 2 * scores * elem;
 	}
 	out->output_bytes = s * h * elem;
 	out->checkpoint_bytes = s * h * elem;
@@ -938,6 +947,7 @@ static uniap_code catalog_build_t5(const struct catalog_model_def *d, struct mod
 	dec.act_split += u * (8 * sq * h + 5 * heads * sq * sq);
 	dec.mem_fixed += elem * sq * h * 5 + sq * h * (2 * elem + 1);
 	dec.mem_split += heads * sq * sq * (4 * elem + 1);
+	dec.attn_eager += heads * sq * sq * (4 * elem + (elem < 4 ? 8 : 0)); /* the cross-attention's scores too */
 	dec.kernels += catalog_norm_kernels(a) + catalog_attention_kernels(a);
 	dec.tp_allreduces = 3;
 	head.name = "head"; /* final LayerNorms of both stacks; the LM head is tied to the embedding */

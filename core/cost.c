@@ -201,11 +201,15 @@ static double cost_efficiency(const struct cluster_profile *c, const struct mode
  * the FLOPs over the achieved peak plus the memory-bound bytes over the
  * memory bandwidth plus the kernel launches.  With sequence parallelism (sp)
  * the memory-bound operations run on 1/tp of the sequence (§Sequence
- * parallelism). */
+ * parallelism).  The runtime rt (§Runtime profile) scales the attention
+ * core's memory-bound bytes and bounds the pass below by the host's time to
+ * issue its kernels; a profiled time was measured under its runtime and is
+ * taken as it is. */
 static double cost_forward_s(const struct cluster_profile *c, const struct model_profile *m,
-                             const struct model_layer_type *t, int tp, int sp, double samples)
+                             const struct model_layer_type *t, int tp, int sp, double samples,
+                             const struct cost_runtime *rt)
 {
-	double per_sample, mem = 0;
+	double per_sample, mem = 0, device;
 
 	if (t->n_forward_s > 0)
 		return t->forward_fixed_s + samples * model_tp_lookup(t->forward_s, t->n_forward_s, tp);
@@ -215,9 +219,12 @@ static double cost_forward_s(const struct cluster_profile *c, const struct model
 		mem = model_tp_lookup(t->memory_bound_bytes, t->n_memory_bound_bytes, tp);
 		if (sp)
 			mem = fmin(mem, model_tp_lookup(t->memory_bound_bytes, t->n_memory_bound_bytes, 1) / tp);
+		if (rt->eager_attention)
+			mem += t->eager_attention_bytes_per_sample / tp;
 		mem /= c->memory_bandwidth_bytes_per_s;
 	}
-	return t->forward_fixed_s + t->kernels_per_pass * c->kernel_overhead_s + samples * (per_sample + mem);
+	device = t->forward_fixed_s + t->kernels_per_pass * c->kernel_overhead_s + samples * (per_sample + mem);
+	return fmax(device, t->kernels_per_pass * rt->host_s_per_kernel);
 }
 
 /* Bytes of device memory one optimizer step moves per parameter: Adam reads
@@ -269,14 +276,15 @@ static int cost_sp_applies(const struct model_layer_type *t, const struct strate
 /* Time A of one layer type under one strategy, per micro-batch (§Layer time). */
 static double cost_layer_time(const struct cluster_profile *c, const struct model_profile *m,
                               const struct model_layer_type *t, const struct strategy *s,
-                              const struct strategy_set *set, long mb_size, long microbatches)
+                              const struct strategy_set *set, long mb_size, long microbatches,
+                              const struct cost_runtime *rt)
 {
 	int dp = s->degree[STRATEGY_DP], tp = s->degree[STRATEGY_TP], fs = s->degree[STRATEGY_FSDP];
 	int D = set->stage_devices, pp = set->pp;
 	double ccoc = c->overlap_coefficient;
 	double samples = (double)cost_ceil_div(mb_size, strategy_batch_width(s));
 	int sp = cost_sp_applies(t, s);
-	double fwd = cost_forward_s(c, m, t, tp, sp, samples);
+	double fwd = cost_forward_s(c, m, t, tp, sp, samples, rt);
 	double param_bytes = t->parameters * model_param_elem_bytes(m);
 	double out_bytes = samples * t->output_bytes_per_sample;
 	/* each TP all-reduce, or under sequence parallelism its reduce-scatter and
@@ -289,27 +297,38 @@ static double cost_layer_time(const struct cluster_profile *c, const struct mode
 	                                  s->stride[STRATEGY_FSDP], D, pp);
 	double scatter = cost_collective_s(c, CLUSTER_REDUCE_SCATTER, param_bytes / tp, fs,
 	                                   s->stride[STRATEGY_FSDP], D, pp);
-	double grad_sync, step, forward, recompute, backward;
+	double shard = (double)tp * fs * (s->zero ? dp : 1), per_mb_comm, sync, after, step, forward,
+	       recompute, backward, last;
 
+	/* The data-parallel gradient reduction (§Layer time, "Communication"):
+	 * once per iteration, at the last micro-batch, or for ZeRO-2 its
+	 * reduce-scatter after every micro-batch (DeepSpeed's stage 2); ZeRO-1/2
+	 * gather the updated parameters after the optimizer step, outside any
+	 * backward pass (§ZeRO). */
+	per_mb_comm = gather + scatter;
+	after = 0;
 	if (s->zero == 0) {
-		/* one all-reduce of the gradients per iteration */
-		grad_sync = cost_collective_s(c, CLUSTER_ALLREDUCE, param_bytes / ((double)tp * fs), dp,
-		                              s->stride[STRATEGY_DP], D, pp) / (double)microbatches;
+		sync = cost_collective_s(c, CLUSTER_ALLREDUCE, param_bytes / ((double)tp * fs), dp,
+		                         s->stride[STRATEGY_DP], D, pp);
 	} else {
-		/* ZeRO-1/2 (§ZeRO): the all-reduce split in its halves, the gradients
-		 * reduce-scattered (ZeRO-2: after every micro-batch, as DeepSpeed's
-		 * stage 2 does) and the updated parameters all-gathered once */
 		double rs = cost_collective_s(c, CLUSTER_REDUCE_SCATTER, param_bytes / tp, dp,
 		                              s->stride[STRATEGY_DP], D, pp);
-		double ag = cost_collective_s(c, CLUSTER_ALLGATHER, param_bytes / tp, dp,
-		                              s->stride[STRATEGY_DP], D, pp);
 
-		grad_sync = (s->zero == 2 ? rs : rs / (double)microbatches) + ag / (double)microbatches;
+		after = cost_collective_s(c, CLUSTER_ALLGATHER, param_bytes / tp, dp, s->stride[STRATEGY_DP], D, pp);
+		if (s->zero == 2) {
+			per_mb_comm += rs;
+			sync = 0;
+		} else {
+			sync = rs;
+		}
 	}
-	/* the optimizer step updates the rank's shard of the optimizer states */
+	/* the optimizer step updates the rank's shard of the optimizer states;
+	 * the runtime's own passes over the gradients go with it (§Runtime profile) */
 	step = c->memory_bandwidth_bytes_per_s > 0
-		? t->parameters / ((double)tp * fs * (s->zero ? dp : 1)) * cost_optimizer_bytes_per_param(m) /
-		  c->memory_bandwidth_bytes_per_s / (double)microbatches
+		? t->parameters / shard *
+		          (cost_optimizer_bytes_per_param(m) + rt->param_pass_bytes +
+		           (dp > 1 && s->zero == 0 ? rt->bucket_copy_bytes : 0)) /
+		          c->memory_bandwidth_bytes_per_s
 		: 0;
 	forward = cost_overlap_s(fwd, gather, ccoc) + tp_pass;
 	recompute = s->recompute ? forward : 0;
@@ -324,8 +343,16 @@ static double cost_layer_time(const struct cluster_profile *c, const struct mode
 			 (c->memory_bandwidth_bytes_per_s > 0
 			      ? t->attention_memory_bound_bytes_per_sample / tp / c->memory_bandwidth_bytes_per_s
 			      : 0));
-	backward = cost_overlap_s(2 * fwd, gather + scatter + grad_sync, ccoc) + tp_pass;
-	return forward + recompute + backward + step;
+	/* every micro-batch's backward overlaps its own FSDP traffic; the last one
+	 * also the gradient reduction (COST_SYNC_LAST), else the reduction follows
+	 * it; an iteration's once-only terms are charged 1/c per micro-batch */
+	backward = cost_overlap_s(2 * fwd, per_mb_comm, ccoc);
+	if (rt->sync == COST_SYNC_AFTER)
+		last = backward + sync;
+	else
+		last = cost_overlap_s(2 * fwd, per_mb_comm + sync, ccoc);
+	backward += (last - backward + after + step) / (double)microbatches + tp_pass;
+	return forward + recompute + backward;
 }
 
 /* 1 when a and b split the batch alike: the same dp and fsdp degrees and, where split, strides. */
@@ -670,6 +697,7 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 	out->microbatch_size = (opt->batch + opt->microbatches - 1) / opt->microbatches;
 	out->batch = opt->batch;
 	out->schedule = opt->schedule;
+	out->runtime = opt->runtime.name;
 	out->virtual_stages = opt->schedule == COST_INTERLEAVED && opt->pp > 1 ? opt->virtual_stages : 1;
 	rc = strategy_enumerate(cluster, opt->pp,
 	                        (opt->recompute ? STRATEGY_WITH_RECOMPUTE : 0) | (opt->zero ? STRATEGY_WITH_ZERO : 0) |
@@ -725,7 +753,7 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 			type_time[u * K + k] = cost_layer_time(cluster, model, &model->types[u],
 			                                       &out->strategies.items[k],
 			                                       &out->strategies, out->microbatch_size,
-			                                       out->microbatches);
+			                                       out->microbatches, &opt->runtime);
 		}
 	for (u = 0; u < L; u++) {
 		const struct model_layer_type *t = &model->types[model->layers[u].type];

@@ -75,6 +75,34 @@ struct cost_keep {
 	int microbatch_per_rank;  /* the micro-batch must split evenly over a strategy's batch width */
 };
 
+/*
+ * How a training runtime executes a plan, beside the hardware
+ * (docs/cost-model.md, "Runtime profile"): the terms that make the same plan
+ * cost different time under Megatron-LM and under a PyTorch-eager runtime.
+ * runtime.h names the runtimes; a zeroed struct prices no runtime term (the
+ * gradient reduction overlapped with the last micro-batch's backward).
+ */
+enum cost_sync {
+	COST_SYNC_LAST = 0, /* the data-parallel gradient reduction overlaps the backward pass of the
+	                       last micro-batch (bucketed, no_sync for the others) */
+	COST_SYNC_AFTER,    /* it starts after the last backward pass: exposed */
+};
+
+struct cost_runtime {
+	const char *name;            /* runtime.h's name; NULL when none */
+	enum cost_sync sync;
+	double host_s_per_kernel;    /* host time to issue one kernel (Python, dispatcher, autograd, launch):
+	                                a forward pass of a FLOP-priced layer takes at least
+	                                kernels_per_pass x this; 0: never host-bound */
+	int eager_attention;         /* 1: the attention core's scale, mask, softmax and dropout run as
+	                                separate kernels (eager_attention_bytes_per_sample is priced);
+	                                0: fused */
+	double param_pass_bytes;     /* device bytes moved per parameter per iteration outside the optimizer
+	                                step: zeroing the gradients, reading them for the norm clip */
+	double bucket_copy_bytes;    /* per parameter of a replicated layer (dp > 1, no ZeRO): gradients
+	                                copied into the reduction buckets and back */
+};
+
 struct cost_options {
 	long batch;             /* global batch B in [1, COST_MAX_BATCH] */
 	int pp;                 /* pipeline degree, divides the device count */
@@ -91,6 +119,7 @@ struct cost_options {
 	enum cost_filter filter;
 	struct cost_keep keep;  /* a runtime's rules for a layer's strategy (target.h's
 	                           target_keep()); zero: every strategy */
+	struct cost_runtime runtime; /* the runtime's terms (runtime.h); zero: none */
 	double deadline_s;      /* CLOCK_MONOTONIC seconds (opt_clock_s) past which the build
 	                           gives up with UNIAP_E_LIMIT; 0: none (the service's evaluate) */
 	int layers_only;        /* build the layers' costs only (time, memory) and no edge:
@@ -112,6 +141,8 @@ struct cost_candidate {
 	long batch;                  /* the global batch B; 0 (hand-built): microbatches x microbatch_size */
 	enum cost_schedule schedule;
 	int virtual_stages;          /* v: model chunks per device, 1 unless interleaved with pp > 1 */
+	const char *runtime;         /* the runtime it was priced for (cost_options.runtime.name,
+	                                borrowed static text), NULL when none */
 	double memory_limit_bytes;
 	long *inflight;              /* [cost_stages()] micro-batches of activations held by stage i */
 	struct strategy_set strategies; /* owned; the same K strategies for every layer */

@@ -59,6 +59,10 @@ struct cluster_level {
 	 * level (e.g. 4 GPUs behind one NIC); several groups crossing the same
 	 * link at once divide its bandwidth (docs/cost-model.md); 1 by default */
 	int shared_by;
+	/* the physical link's bandwidth (bytes/s), which bw_bytes_per_s (what a
+	 * collective achieves) never exceeds: the calibration's upper bound on it
+	 * (docs/calibration.md); 0 when the document does not say */
+	double link_bytes_per_s;
 };
 
 enum cluster_coll {
@@ -202,6 +206,12 @@ struct model_layer_type {
 	double attention_bytes_per_sample;
 	double attention_flops_per_sample;
 	double attention_memory_bound_bytes_per_sample;
+	/* the memory-bound bytes per sample the attention core moves beyond the
+	 * fused count above when a runtime runs its scale, mask, softmax (and
+	 * its casts) and dropout as separate kernels (HuggingFace's eager
+	 * attention); unsharded, divided by tp; 0 by default (docs/cost-model.md,
+	 * "Runtime profile") */
+	double eager_attention_bytes_per_sample;
 };
 
 struct model_layer {

@@ -5,6 +5,7 @@
  * checked against, so it is written for clarity, not speed.
  */
 #include "plan.h"
+#include "runtime.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -286,9 +287,13 @@ uniap_code plan_doc_apply_until(const struct cluster_profile *cluster, const str
 		.recompute = plan_doc_recompute(p), .zero = plan_doc_zero(p),
 		.sp = plan_doc_sp(p), .selective = plan_doc_selective(p),
 	};
+	const struct cost_runtime *rt = runtime_find(p->runtime[0] ? p->runtime : RUNTIME_DEFAULT);
 	uniap_code rc;
 
 	memset(out, 0, sizeof(*out));
+	if (!rt)
+		return err_set(err, UNIAP_E_INVALID, "plan.runtime: unknown runtime \"%s\"", p->runtime);
+	o.runtime = *rt;
 	if (p->microbatches < 1 || p->microbatch_size < 1 ||
 	    p->microbatches > COST_MAX_BATCH / p->microbatch_size)
 		return err_set(err, UNIAP_E_INVALID,

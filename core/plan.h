@@ -56,6 +56,7 @@ struct plan_doc {
 	                           stage[u] is then in [0, pp * virtual_stages) */
 	double tpi_s;
 	double throughput_samples_per_s;
+	char runtime[32];       /* the runtime it is priced for (runtime.h); "" for the default */
 	size_t n_layers;
 	char **layer_names;     /* owned, [n_layers] */
 	int *stage;             /* owned, [n_layers] */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime.h"
 #include "target.h"
 
 #define SCHED(s) (1u << (unsigned)(s))
@@ -177,6 +178,17 @@ int target_strategy_ok(enum target_kind t, const struct strategy *s, int pp, int
 static int target_keep_ok(const void *ctx, const struct strategy *s, int pp)
 {
 	return target_strategy_why(ctx, s, pp, 0) == NULL;
+}
+
+const struct cost_runtime *target_runtime(enum target_kind t)
+{
+	static const char *const names[TARGET_COUNT] = {
+		[TARGET_ANY] = RUNTIME_DEFAULT, [TARGET_MEGATRON] = "megatron-lm",
+		[TARGET_DEEPSPEED] = "deepspeed", [TARGET_GALVATRON] = "galvatron",
+	};
+	const struct cost_runtime *r = (unsigned)t < TARGET_COUNT ? runtime_find(names[t]) : NULL;
+
+	return r ? r : runtime_find(RUNTIME_DEFAULT);
 }
 
 struct cost_keep target_keep(enum target_kind t)

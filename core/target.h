@@ -90,6 +90,10 @@ struct target_rules {
 	enum target_split split;
 };
 
+/* The runtime row (runtime.h) that plans for t are priced under: the
+ * default's for TARGET_ANY and out of range. */
+const struct cost_runtime *target_runtime(enum target_kind t);
+
 /* The rules of t (static), or NULL when t is out of range. */
 const struct target_rules *target_rules(enum target_kind t);
 /* "any", "megatron", "deepspeed", "galvatron"; "unknown" out of range. */

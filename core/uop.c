@@ -982,6 +982,7 @@ static struct cost_options uop_cost_options(const struct uop_options *o, const s
 		.selective = o->selective, .uneven = o->uneven,
 		.filter = o->space == UOP_SPACE_INTER ? COST_FILTER_DP_ONLY : COST_FILTER_ALL,
 		.keep = target_keep(o->target), .deadline_s = o->deadline_s,
+		.runtime = o->runtime ? *o->runtime : *target_runtime(o->target),
 	};
 
 	return co;
@@ -1540,6 +1541,7 @@ static uniap_code uop_one_strategy(struct uop_run *run, const struct cluster_pro
 			.recompute = o->recompute, .zero = o->zero, .sp = o->sp,
 			.selective = o->selective, .uneven = o->uneven, .filter = filter,
 			.keep = target_keep(o->target),
+			.runtime = o->runtime ? *o->runtime : *target_runtime(o->target),
 		};
 		struct cost_candidate cand;
 		struct uniap_err berr;

@@ -114,6 +114,8 @@ struct uop_options {
 	                               smaller (cost_chunk_count), where the target runs them */
 	enum target_kind target;    /* TARGET_ANY, or only the plans that runtime executes (target.h):
 	                               its schedule, strategies, split; not with the uniform space */
+	const struct cost_runtime *runtime; /* borrowed: the runtime the costs are priced for (runtime.h);
+	                               NULL: the target's (target_runtime()) */
 	int threads;                /* candidates solved at once (worker processes), >= 1 */
 	double time_limit_s;        /* per candidate; <= 0: none */
 	double budget_worker_s;     /* the whole run's cap on worker seconds (the sum of its candidate

@@ -465,6 +465,10 @@ static uniap_code exp_megatron(const struct model_profile *model, const struct c
 		exp_buf_printf(&b, "--sequence-parallel\n");
 	if (s->zero == 1)
 		exp_buf_printf(&b, "--use-distributed-optimizer\n");
+	/* the reduction in the last micro-batch's backward, as the megatron-lm runtime is priced
+	 * (core/runtime.c); without it Megatron-LM reduces after the whole backward */
+	if (dp > 1)
+		exp_buf_printf(&b, "--overlap-grad-reduce\n");
 	if (s->recompute)
 		exp_buf_printf(&b, "--recompute-granularity full\n--recompute-method uniform\n"
 		               "--recompute-num-layers 1\n");

@@ -49,6 +49,11 @@ uniap_code jdec_num(const struct cJSON *obj, const char *key, const char *path, 
                     double lo, double hi, double *out, struct uniap_err *err);
 uniap_code jdec_int(const struct cJSON *obj, const char *key, const char *path, int required, long long dflt,
                     long long lo, long long hi, long long *out, struct uniap_err *err);
+/* obj.key, when present, as the name of a runtime (runtime.h) into out (size
+ * 32); out stays as it is when absent.  An unknown name is UNIAP_E_INVALID
+ * naming the field and the known names. */
+uniap_code jdec_runtime(const struct cJSON *obj, const char *key, const char *path, char out[32],
+                        struct uniap_err *err);
 uniap_code jdec_str(const struct cJSON *obj, const char *key, const char *path, int required, size_t min_len,
                     size_t max_len, char **out, struct uniap_err *err);
 uniap_code jdec_arr(const struct cJSON *obj, const char *key, const char *path, int required, size_t min,

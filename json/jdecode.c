@@ -34,6 +34,7 @@
 #include <cjson/cJSON.h>
 
 #include "catalog.h"
+#include "runtime.h"
 
 /* Bytes per GB in the documents' bandwidth unit (GB/s). */
 #define JDEC_GB 1e9
@@ -296,6 +297,26 @@ static uniap_code jdec_any_int(const cJSON *obj, const char *key, const char *pa
 	if (rc == UNIAP_OK)
 		*out = (int)v;
 	return rc;
+}
+
+uniap_code jdec_runtime(const cJSON *obj, const char *key, const char *path, char out[32],
+                        struct uniap_err *err)
+{
+	char p[JDEC_PATH_MAX], names[256];
+	const cJSON *v;
+	const char *s = NULL;
+	uniap_code rc = jdec_get(obj, key, path, 0, p, &v, err);
+
+	if (rc != UNIAP_OK || !v)
+		return rc;
+	if ((rc = jdec_str_value(v, p, 1, 31, &s, err)) != UNIAP_OK)
+		return rc;
+	if (!runtime_find(s)) {
+		runtime_names(names, sizeof(names));
+		return err_set(err, UNIAP_E_INVALID, "%s: unknown runtime \"%s\" (known: %s)", p, s, names);
+	}
+	snprintf(out, 32, "%s", s);
+	return UNIAP_OK;
 }
 
 /* obj.key as a new string (caller frees *out); *out stays NULL when absent and not required. */
@@ -704,7 +725,8 @@ static uniap_code jdec_cluster_device(const cJSON *root, const char *path, struc
 static uniap_code jdec_cluster_levels(const cJSON *root, const char *path, struct cluster_profile *out,
                                       struct uniap_err *err)
 {
-	static const char *const keys[] = {"name", "devices", "bandwidth_gb_per_s", "latency_us", "shared_by", NULL};
+	static const char *const keys[] = {"name", "devices", "bandwidth_gb_per_s", "latency_us", "shared_by",
+	                                   "link_gb_per_s", NULL};
 	char ap[JDEC_PATH_MAX], p[JDEC_PATH_MAX];
 	const cJSON *arr, *it;
 	size_t n, i = 0;
@@ -734,6 +756,14 @@ static uniap_code jdec_cluster_levels(const cJSON *root, const char *path, struc
 		}
 		if (rc == UNIAP_OK)
 			rc = jdec_any_int(it, "shared_by", p, 0, 1, &l->shared_by, err);
+		if (rc == UNIAP_OK) {
+			rc = jdec_any_num(it, "link_gb_per_s", p, 0, 0.0, &l->link_bytes_per_s, err);
+			l->link_bytes_per_s *= 1e9;
+		}
+		if (rc == UNIAP_OK && l->link_bytes_per_s > 0 && l->link_bytes_per_s < l->bw_bytes_per_s)
+			rc = err_set(err, UNIAP_E_INVALID, "%s.link_gb_per_s: a link carries at least what a collective "
+			             "achieves on it, bandwidth_gb_per_s %g; got %g", p, l->bw_bytes_per_s / 1e9,
+			             l->link_bytes_per_s / 1e9);
 		if (rc != UNIAP_OK)
 			return rc;
 	}
@@ -968,6 +998,7 @@ static uniap_code jdec_model_types(const cJSON *root, const char *path, struct m
 	                                   "attention_bytes_per_sample",
 	                                   "attention_flops_per_sample",
 	                                   "attention_memory_bound_bytes_per_sample",
+	                                   "eager_attention_bytes_per_sample",
 	                                   NULL};
 	char ap[JDEC_PATH_MAX], p[JDEC_PATH_MAX];
 	const cJSON *arr, *it;
@@ -1027,6 +1058,9 @@ static uniap_code jdec_model_types(const cJSON *root, const char *path, struct m
 		if (rc == UNIAP_OK)
 			rc = jdec_any_num(it, "attention_memory_bound_bytes_per_sample", p, 0, 0.0,
 			                  &t->attention_memory_bound_bytes_per_sample, err);
+		if (rc == UNIAP_OK)
+			rc = jdec_any_num(it, "eager_attention_bytes_per_sample", p, 0, 0.0,
+			                  &t->eager_attention_bytes_per_sample, err);
 		if (rc != UNIAP_OK)
 			return rc;
 	}
@@ -1741,7 +1775,7 @@ uniap_code jdec_plan_json(const cJSON *root, const char *path, struct plan_doc *
 {
 	static const char *const keys[] = {"pp",     "microbatches", "microbatch_size", "schedule",
 	                                   "tpi_s",  "throughput_samples_per_s",        "stages",
-	                                   "layers", "batch", "virtual_stages", NULL};
+	                                   "layers", "batch", "virtual_stages", "runtime", NULL};
 	/* written by the optimizer next to the plan; accepted and ignored */
 	static const char *const ignored[] = {"optimal", "gap",   "candidates", "solve_s", "space",
 	                                      "cluster", "model", "devices",    "bound",   "bound_s", "status",
@@ -1804,6 +1838,8 @@ uniap_code jdec_plan_json(const cJSON *root, const char *path, struct plan_doc *
 		rc = err_set(err, UNIAP_E_INVALID, "%s.virtual_stages: only with the interleaved schedule and pp > 1",
 		             path);
 	out->virtual_stages = (int)x;
+	if (rc == UNIAP_OK)
+		rc = jdec_runtime(root, "runtime", path, out->runtime, err);
 	if (rc == UNIAP_OK)
 		rc = jdec_num(root, "tpi_s", path, 1, 0.0, 0.0, DBL_MAX, &out->tpi_s, err);
 	if (rc == UNIAP_OK)

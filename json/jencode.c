@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime.h"
+
 #define JENC_GB 1e9      /* bandwidths are written in GB/s */
 #define JENC_TFLOPS 1e12 /* peaks in TFLOP/s */
 
@@ -140,6 +142,8 @@ cJSON *jenc_costs(const struct cost_candidate *c)
 	     jenc_add_num(root, "microbatch_size", (double)c->microbatch_size) &&
 	     cJSON_AddStringToObject(root, "schedule", cost_schedule_name(c->schedule)) &&
 	     (cost_virtual(c) == 1 || jenc_add_num(root, "virtual_stages", cost_virtual(c))) &&
+	     (!c->runtime || strcmp(c->runtime, RUNTIME_DEFAULT) == 0 ||
+	      cJSON_AddStringToObject(root, "runtime", c->runtime)) &&
 	     jenc_add_num(root, "memory_limit_bytes", c->memory_limit_bytes) &&
 	     jenc_add(root, "inflight_microbatches", jenc_longs(c->inflight, (size_t)cost_stages(c))) &&
 	     (layers = cJSON_AddArrayToObject(root, "layers")) &&
@@ -224,6 +228,8 @@ cJSON *jenc_plan(const struct cost_candidate *c, const int *stage, const size_t 
 	     (cost_batch(c) == c->microbatches * c->microbatch_size || jenc_add_num(root, "batch", batch)) &&
 	     cJSON_AddStringToObject(root, "schedule", cost_schedule_name(c->schedule)) &&
 	     (cost_virtual(c) == 1 || jenc_add_num(root, "virtual_stages", cost_virtual(c))) &&
+	     (!c->runtime || strcmp(c->runtime, RUNTIME_DEFAULT) == 0 ||
+	      cJSON_AddStringToObject(root, "runtime", c->runtime)) &&
 	     jenc_add_num(root, "tpi_s", ev->tpi_s) &&
 	     jenc_add_num(root, "throughput_samples_per_s",
 	                             ev->tpi_s > 0 ? batch / ev->tpi_s : 0) &&
@@ -397,7 +403,9 @@ cJSON *jenc_cluster(const struct cluster_profile *c)
 		     jenc_add_num(o, "devices", c->levels[i].devices) &&
 		     jenc_add_num(o, "bandwidth_gb_per_s", c->levels[i].bw_bytes_per_s / JENC_GB) &&
 		     (c->levels[i].latency_s == 0 || jenc_add_num(o, "latency_us", c->levels[i].latency_s * 1e6)) &&
-		     (c->levels[i].shared_by <= 1 || jenc_add_num(o, "shared_by", c->levels[i].shared_by));
+		     (c->levels[i].shared_by <= 1 || jenc_add_num(o, "shared_by", c->levels[i].shared_by)) &&
+		     (!(c->levels[i].link_bytes_per_s > 0) ||
+		      jenc_add_num(o, "link_gb_per_s", c->levels[i].link_bytes_per_s / JENC_GB));
 	}
 	for (k = 0; ok && k < CLUSTER_COLL_COUNT; k++) {
 		if (c->n_coll[k] == 0)
@@ -470,7 +478,9 @@ static cJSON *jenc_layer_type(const struct model_layer_type *t)
 	     (t->attention_flops_per_sample == 0 ||
 	      jenc_add_num(o, "attention_flops_per_sample", t->attention_flops_per_sample)) &&
 	     (t->attention_memory_bound_bytes_per_sample == 0 ||
-	      jenc_add_num(o, "attention_memory_bound_bytes_per_sample", t->attention_memory_bound_bytes_per_sample));
+	      jenc_add_num(o, "attention_memory_bound_bytes_per_sample", t->attention_memory_bound_bytes_per_sample)) &&
+	     (t->eager_attention_bytes_per_sample == 0 ||
+	      jenc_add_num(o, "eager_attention_bytes_per_sample", t->eager_attention_bytes_per_sample));
 	if (!ok) {
 		cJSON_Delete(o);
 		return NULL;

@@ -259,7 +259,7 @@ static uniap_code runs_run(const cJSON *run, const char *rp, struct runs_doc *d,
                            struct uniap_err *err)
 {
 	static const char *const keys[] = { "name", "model", "batch", "schedule", "plan", "uniform",
-	                                    "megatron", "measured", "source", NULL };
+	                                    "megatron", "measured", "source", "runtime", NULL };
 	char p[JDEC_PATH_MAX];
 	const cJSON *v;
 	int sched = 0;
@@ -275,12 +275,22 @@ static uniap_code runs_run(const cJSON *run, const char *rp, struct runs_doc *d,
 	if (rc == UNIAP_OK && v)
 		rc = jdec_enum_value(v, p, runs_schedules, 2, &sched, err);
 	r->schedule = sched == 1 ? COST_1F1B : COST_GPIPE;
+	snprintf(r->runtime, sizeof(r->runtime), "%s", d->runtime);
+	if (rc == UNIAP_OK)
+		rc = jdec_runtime(run, "runtime", rp, r->runtime, err);
 	if (rc == UNIAP_OK)
 		rc = jdec_get(run, "model", rp, 0, p, &v, err);
 	if (rc == UNIAP_OK && v)
 		rc = runs_model(v, p, d, &r->model, err);
 	if (rc == UNIAP_OK)
 		rc = runs_layout(run, rp, r, err);
+	/* a plan's own runtime must be the run's; a plan without one runs on the run's */
+	if (rc == UNIAP_OK && r->layout == RUNS_PLAN && r->plan.runtime[0] && r->runtime[0] &&
+	    strcmp(r->plan.runtime, r->runtime) != 0)
+		rc = err_set(err, UNIAP_E_INVALID, "%s.plan.runtime: must match the run's runtime \"%s\", got \"%s\"",
+		             rp, r->runtime, r->plan.runtime);
+	if (rc == UNIAP_OK && r->layout == RUNS_PLAN && !r->runtime[0])
+		snprintf(r->runtime, sizeof(r->runtime), "%s", r->plan.runtime);
 	if (rc == UNIAP_OK)
 		rc = runs_measured(run, rp, r, err);
 	return rc;
@@ -288,7 +298,7 @@ static uniap_code runs_run(const cJSON *run, const char *rp, struct runs_doc *d,
 
 uniap_code runs_decode_json(const cJSON *root, const char *path, struct runs_doc *out, struct uniap_err *err)
 {
-	static const char *const keys[] = { "model", "runs", "description", NULL };
+	static const char *const keys[] = { "model", "runs", "description", "runtime", NULL };
 	/* the document itself has no name of its own; its "runs" array is "runs" (or "PATH.runs") */
 	const char *doc = path ? path : "runs document";
 	char ap[JDEC_PATH_MAX], p[JDEC_PATH_MAX];
@@ -339,6 +349,8 @@ uniap_code runs_decode_json(const cJSON *root, const char *path, struct runs_doc
 		snprintf(p, sizeof(p), "model");
 	if (v)
 		rc = runs_model(v, p, out, &out->default_model, err);
+	if (rc == UNIAP_OK)
+		rc = jdec_runtime(root, "runtime", path, out->runtime, err);
 	i = 0;
 	cJSON_ArrayForEach(it, arr) {
 		if (rc != UNIAP_OK)
@@ -410,6 +422,8 @@ uniap_code runs_resolve(struct runs_doc *d, const struct cluster_profile *c,
 				break;
 			}
 		}
+		/* the plan is priced for the runtime the run ran on */
+		snprintf(r->plan.runtime, sizeof(r->plan.runtime), "%s", r->runtime);
 		if (r->peak_memory_bytes && r->n_peak_memory_bytes != (size_t)r->plan.pp) {
 			rc = err_set(err, UNIAP_E_INVALID,
 			             "runs[%zu].measured.peak_memory_bytes: must have one entry per stage (pp %d), got %zu", i,
@@ -764,6 +778,7 @@ uniap_code runs_calibrate(struct runs_doc *d, const struct runs_calibrate_in *in
 	if (rc != UNIAP_OK ||
 	    (rc = calib_fit(c, out->runs, out->n_runs, -1, &in->opt, out->params, out->n_params, &out->info, err)) !=
 	            UNIAP_OK ||
+	    (!in->opt.allow_bounds && (rc = calib_check_bounds(out->params, out->n_params, err)) != UNIAP_OK) ||
 	    (rc = calib_apply(c, out->params, out->n_params, &out->calibrated, err)) != UNIAP_OK ||
 	    (rc = runs_predict_all(&out->calibrated, out, &out->fitted, err)) != UNIAP_OK)
 		return rc;

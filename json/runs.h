@@ -48,6 +48,8 @@ struct runs_run {
 	long batch;                  /* global batch */
 	enum cost_schedule schedule;
 	enum runs_layout layout;
+	char runtime[32];            /* the runtime it ran on (runtime.h): the run's "runtime", else the
+	                                document's; "" for the default */
 	struct plan_doc plan;        /* RUNS_PLAN: as decoded; otherwise built by runs_resolve() */
 	struct calib_uniform uniform;/* RUNS_UNIFORM, RUNS_MEGATRON */
 	char *megatron;              /* RUNS_MEGATRON: the argument string */
@@ -65,6 +67,7 @@ struct runs_doc {
 	struct model_profile *models; /* the models the document names (inline or catalog) */
 	size_t n_models;
 	long default_model;           /* index of the document's "model", -1 when absent */
+	char runtime[32];             /* the document's "runtime", "" when absent */
 };
 
 /* Decodes text (len bytes, need not be NUL-terminated), messages rooted at "runs". */

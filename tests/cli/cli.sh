@@ -174,7 +174,7 @@ D=tests/data/milp-tiny-36
 check wide-range-tiny 0 '"tpi_s":0.15224130441714' -- \
 	"$UNIAP" plan --cluster "$D/cluster.json" --model "$D/model.json" --batch 8 --schedule 1f1b --quiet
 D=tests/data/milp-wide-range
-check wide-range-winner 0 '{"pp":2,"microbatches":4,"microbatch_size":4,"schedule":"gpipe","tpi_s":6.77432038542' -- \
+check wide-range-winner 0 '{"pp":2,"microbatches":4,"microbatch_size":4,"schedule":"gpipe","tpi_s":6.77433733566' -- \
 	"$UNIAP" plan --cluster "$D/cluster.json" --model "$D/model.json" --batch 16 --quiet
 check wide-range-loser 0 '{"pp":2,"microbatches":1,"status":"optimal","tpi_s":7.02650706064' -- \
 	"$UNIAP" plan --cluster "$D/cluster.json" --model "$D/model.json" --batch 16 --quiet

@@ -22,6 +22,12 @@ python3 - "$DATA" "$tmp/catalog" >"$tmp/py" 2>&1 <<'PY'
 import json, os, sys
 data, catalog = sys.argv[1], sys.argv[2]
 names = {l.split()[0] for l in open(catalog) if l.startswith("  ")}
+runtimes, section = {"default"}, None
+for l in open(catalog):
+    if l.strip() and not l.startswith(" "):
+        section = l.split()[0].rstrip(":")
+    elif section == "runtimes" and l.split() and l.split()[0] != "source:":
+        runtimes.add(l.split()[0])
 def known(n, what):
     if n in names or os.path.isfile(n):
         return True
@@ -50,7 +56,9 @@ for f in runs_docs:
         continue
     env = f[:-5]
     check(known(env, "cluster"), "%s: cluster %s not in the catalog" % (path, env))
-    check(set(doc) <= {"model", "runs"}, "%s: unknown top-level keys %s" % (path, sorted(set(doc) - {"model", "runs"})))
+    check(set(doc) <= {"model", "runs", "runtime"},
+          "%s: unknown top-level keys %s" % (path, sorted(set(doc) - {"model", "runs", "runtime"})))
+    check(doc.get("runtime", "default") in runtimes, "%s: runtime %r not one of %s" % (path, doc.get("runtime"), runtimes))
     for i, r in enumerate(doc["runs"]):
         where = "%s: runs[%d]" % (path, i)
         name = r.get("name")
@@ -59,6 +67,7 @@ for f in runs_docs:
         seen[name] = path
         check(isinstance(r.get("batch"), int) and r["batch"] > 0, where + ": batch must be a positive integer")
         check(r.get("schedule", "gpipe") in ("gpipe", "1f1b"), where + ": schedule")
+        check(r.get("runtime", "default") in runtimes, where + ": runtime %r not one of %s" % (r.get("runtime"), runtimes))
         kinds = [k for k in ("plan", "uniform", "megatron") if k in r]
         check(len(kinds) == 1, where + ": exactly one of plan, uniform, megatron (got %s)" % kinds)
         m = r.get("measured", {})

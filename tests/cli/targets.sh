@@ -116,7 +116,9 @@ check zero-costs-off 0 '"dp4"' -- "$UNIAP" costs $C
 if grep -q '+z' "$tmp/out"; then echo "FAIL zero-costs-off-no-variant"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
 P="--cluster enva --model bert-huge --batch 32 --threads 2 --quiet --zero"
 check zero-megatron 0 "--use-distributed-optimizer" -- "$UNIAP" plan $P --target megatron --format megatron
-check zero-deepspeed 0 "$(printf '"stage":\t1')" -- "$UNIAP" plan $P --target deepspeed --format deepspeed
+# on 12 GB TITAN Xps BERT-Huge's replicated states do not fit: DeepSpeed's optimum shards them (stage 1)
+check zero-deepspeed 0 "$(printf '"stage":\t1')" -- "$UNIAP" plan $(echo "$P" | sed 's/enva/envb-8/') --target deepspeed \
+	--format deepspeed
 check zero-galvatron 0 "$(printf '"default_dp_type":\t"zero2"')" -- "$UNIAP" plan $P --target galvatron --format galvatron
 check zero-doc 0 '"zero":2' -- "$UNIAP" plan $P --target galvatron
 cp "$tmp/out" "$tmp/zplan.json"
@@ -124,9 +126,9 @@ check zero-doc-export 0 "$(printf '"default_dp_type":\t"zero2"')" -- "$UNIAP" ex
 	--cluster enva --model bert-huge --format galvatron
 check zero-doc-evaluate 0 '"valid":true' -- "$UNIAP" evaluate --plan "$tmp/zplan.json" --cluster enva --model bert-huge --batch 32
 # a stage the layer cannot have, and a name the field contradicts, are refused naming the field
-sed 's/"name":"dp8+z2","dp":8,"tp":1,"fsdp":1,"recompute":false,"zero":2/"name":"dp8+z2","dp":8,"tp":1,"fsdp":1,"recompute":false,"zero":1/' \
+sed 's/"name":"tp2.dp4+z2","dp":4,"tp":2,"fsdp":1,"recompute":false,"zero":2/"name":"tp2.dp4+z2","dp":4,"tp":2,"fsdp":1,"recompute":false,"zero":1/' \
 	"$tmp/zplan.json" >"$tmp/zbad.json"
-check zero-doc-mismatch 1 'strategy.zero: must be 2 for "dp8+z2"' -- "$UNIAP" evaluate --plan "$tmp/zbad.json" \
+check zero-doc-mismatch 1 'strategy.zero: must be 2 for "tp2.dp4+z2"' -- "$UNIAP" evaluate --plan "$tmp/zbad.json" \
 	--cluster enva --model bert-huge --batch 32
 sed 's/"recompute":false,"zero":2/"recompute":false,"zero":3/' "$tmp/zplan.json" >"$tmp/zbad.json"
 check zero-doc-range 1 'strategy.zero: must be' -- "$UNIAP" evaluate --plan "$tmp/zbad.json" --cluster enva --model bert-huge --batch 32

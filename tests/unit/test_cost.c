@@ -668,7 +668,7 @@ static void test_zero_terms(void **state)
 	struct cost_candidate c;
 	struct cost_options o = { .batch = 8, .pp = 1, .microbatches = 1, .schedule = COST_GPIPE, .zero = 1 };
 	struct uniap_err err;
-	double step;
+	double step, ag;
 
 	(void)state;
 	cluster4(&cl);
@@ -684,19 +684,25 @@ static void test_zero_terms(void **state)
 	assert_true(strategy_find(&c.strategies, "tp4+z1") < 0);
 	assert_true(strategy_find(&c.strategies, "dp2.fsdp2+z1") < 0);
 	assert_int_equal(c.strategies.items[k_of(&c, "dp4+z2")].zero, 2);
-	/* one micro-batch: reduce-scatter + all-gather take the all-reduce's time */
-	NEAR(T(&c, 0, "dp4+z1"), T(&c, 0, "dp4"));
-	NEAR(T(&c, 0, "dp4+z2"), T(&c, 0, "dp4"));
+	/* one micro-batch: the reduce-scatter overlaps the backward like the
+	 * all-reduce (half of its time, the same bus volume), but the updated
+	 * parameters are all-gathered after the optimizer step, outside every
+	 * backward: exposed, where the all-reduce's half was slowed by ccoc - 1 */
+	ag = cost_collective_s(&cl, CLUSTER_ALLGATHER, 2e6, 4, 1, 4, 1);
+	NEAR(T(&c, 0, "dp4+z1") - T(&c, 0, "dp4"), (1 - 0.5) * ag);
+	NEAR(T(&c, 0, "dp4+z2"), T(&c, 0, "dp4+z1"));
 	/* activations and resharding do not change */
 	NEAR(MA(&c, "dp4+z2"), MA(&c, "dp4"));
 	NEAR(R(&c, "dp4+z1", "tp4", 0), R(&c, "dp4", "tp4", 0));
 	cost_candidate_release(&c);
 
-	/* two micro-batches: ZeRO-2 reduce-scatters twice, ZeRO-1 once */
+	/* two micro-batches: ZeRO-2 reduce-scatters after each (overlapped with
+	 * its backward), ZeRO-1 once in the last; the all-gather once, per
+	 * micro-batch half of it */
 	o.microbatches = 2;
 	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_OK);
-	NEAR(T(&c, 0, "dp4+z1"), T(&c, 0, "dp4"));
-	assert_true(T(&c, 0, "dp4+z2") > T(&c, 0, "dp4") * (1 + 1e-9));
+	NEAR(T(&c, 0, "dp4+z1") - T(&c, 0, "dp4"), (1 - 0.5) * ag / 2);
+	NEAR(T(&c, 0, "dp4+z2") - T(&c, 0, "dp4+z1"), 0.5 * ag - 0.5 * ag / 2);
 	cost_candidate_release(&c);
 
 	/* the optimizer step touches a quarter of the states: 1e6 * 30 B at 1 TB/s */
@@ -704,7 +710,7 @@ static void test_zero_terms(void **state)
 	o.microbatches = 1;
 	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_OK);
 	step = 1e6 * 30 / 1e12;
-	NEAR(T(&c, 0, "dp4") - T(&c, 0, "dp4+z1"), step * (1 - 1 / 4.0));
+	NEAR(T(&c, 0, "dp4") - T(&c, 0, "dp4+z1"), step * (1 - 1 / 4.0) - 0.5 * ag);
 	cost_candidate_release(&c);
 
 	/* Megatron-LM's fp32 main gradients (18 bytes per parameter): 6 + 12/dp */
@@ -889,6 +895,91 @@ static void test_uneven_microbatches(void **state)
 	cluster_release(&cl);
 }
 
+/*
+ * A runtime's terms (docs/cost-model.md, "Runtime profile"): the gradient
+ * all-reduce in the last micro-batch's backward or after it, the optimizer
+ * step's extra passes and bucket copies, the eager attention's bytes, and
+ * the host's time to issue a pass's kernels as its floor.
+ */
+static void test_runtime_terms(void **state)
+{
+	struct cluster_profile cl;
+	struct model_profile m;
+	struct cost_candidate c;
+	struct cost_options o = { .batch = 8, .pp = 1, .microbatches = 2, .schedule = COST_GPIPE };
+	struct uniap_err err;
+	struct model_layer_type *t;
+
+	(void)state;
+	cluster4(&cl);
+	model(&m, 4, MODEL_FP32);
+	/* dp4, one sample per device: forward 0.01, the all-reduce of 4e6 B over
+	 * 5 GB/s 1.2e-3.  In the last backward: 0.02 + (ovl(0.02, 1.2e-3) - 0.02) / 2 */
+	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_OK);
+	NEAR(T(&c, 0, "dp4"), 0.01 + 0.02 + 0.5 * 1.2e-3 / 2);
+	cost_candidate_release(&c);
+	/* after the backward: exposed, half per micro-batch */
+	o.runtime.sync = COST_SYNC_AFTER;
+	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_OK);
+	NEAR(T(&c, 0, "dp4"), 0.01 + 0.02 + 1.2e-3 / 2);
+	/* FSDP's own traffic stays per micro-batch: fsdp4 has no data-parallel reduction */
+	NEAR(T(&c, 0, "fsdp4"), (0.01 + 0.5 * 6e-4) + (0.02 + 0.5 * 1.2e-3));
+	cost_candidate_release(&c);
+
+	/* the step: Adam's 28 bytes, + 8 of the runtime's gradient passes, + 16 of
+	 * bucket copies on a replicated layer, per parameter of the shard, at 1 TB/s */
+	cl.memory_bandwidth_bytes_per_s = 1e12;
+	o.runtime = (struct cost_runtime){ .param_pass_bytes = 8, .bucket_copy_bytes = 16 };
+	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_OK);
+	NEAR(T(&c, 0, "dp4"), 0.01 + 0.02 + 0.5 * 1.2e-3 / 2 + 1e6 * (28 + 8 + 16) / 1e12 / 2);
+	NEAR(T(&c, 0, "fsdp4"), (0.01 + 0.5 * 6e-4) + (0.02 + 0.5 * 1.2e-3) + 1e6 / 4 * (28 + 8) / 1e12 / 2);
+	cost_candidate_release(&c);
+
+	/* a FLOP-priced layer: 1e12 FLOPs at 100 TFLOP/s x 0.5, 1e9 memory-bound
+	 * bytes and, eager, 2e9 more at 1 TB/s; 10 kernels */
+	t = &m.types[0];
+	free(t->forward_s);
+	t->forward_s = NULL;
+	t->n_forward_s = 0;
+	t->forward_flops_per_sample = 1e12;
+	t->kernels_per_pass = 10;
+	t->eager_attention_bytes_per_sample = 2e9;
+	t->memory_bound_bytes = calloc(1, sizeof(*t->memory_bound_bytes));
+	assert_non_null(t->memory_bound_bytes);
+	t->memory_bound_bytes[0] = (struct model_tp_value){ 1, 1e9 };
+	t->n_memory_bound_bytes = 1;
+	cl.peak_flops_per_s[MODEL_FP32] = 100e12;
+	cl.compute_efficiency = 0.5;
+	/* pp 4, c 4: one device per stage, one sample per micro-batch */
+	o = (struct cost_options){ .batch = 4, .pp = 4, .microbatches = 4, .schedule = COST_GPIPE };
+	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_OK);
+	NEAR(T(&c, 0, "single"), 3 * (0.02 + 1e-3) + 1e6 * 28 / 1e12 / 4);
+	cost_candidate_release(&c);
+	o.runtime.eager_attention = 1;
+	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_OK);
+	NEAR(T(&c, 0, "single"), 3 * (0.02 + 3e-3) + 1e6 * 28 / 1e12 / 4);
+	cost_candidate_release(&c);
+	/* the host issues 10 kernels in 1e-2 s: below the device's 0.023, no change; at 5e-3 each it sets the pace */
+	o.runtime.host_s_per_kernel = 1e-3;
+	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_OK);
+	NEAR(T(&c, 0, "single"), 3 * (0.02 + 3e-3) + 1e6 * 28 / 1e12 / 4);
+	cost_candidate_release(&c);
+	o.runtime.host_s_per_kernel = 5e-3;
+	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_OK);
+	NEAR(T(&c, 0, "single"), 3 * 0.05 + 1e6 * 28 / 1e12 / 4);
+	cost_candidate_release(&c);
+	/* a measured layer was timed under its runtime: no floor, no eager bytes */
+	t->forward_s = calloc(1, sizeof(*t->forward_s));
+	assert_non_null(t->forward_s);
+	t->forward_s[0] = (struct model_tp_value){ 1, 0.01 };
+	t->n_forward_s = 1;
+	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_OK);
+	NEAR(T(&c, 0, "single"), 3 * 0.01 + 1e6 * 28 / 1e12 / 4);
+	cost_candidate_release(&c);
+	model_release(&m);
+	cluster_release(&cl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -908,6 +999,7 @@ int main(void)
 		cmocka_unit_test(test_sequence_parallel_terms),
 		cmocka_unit_test(test_selective_terms),
 		cmocka_unit_test(test_uneven_microbatches),
+		cmocka_unit_test(test_runtime_terms),
 	};
 
 	return cmocka_run_group_tests_name("cost", tests, NULL, NULL);

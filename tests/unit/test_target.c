@@ -173,7 +173,7 @@ static double brute_target_v(const struct cluster_profile *cl, const struct mode
 			                          .schedule = target_schedule(t, s), .virtual_stages = vs,
 			                          .recompute = recompute,
 			                          .zero = zero, .sp = sp, .selective = sel, .uneven = uneven,
-			                          .keep = target_keep(t) };
+			                          .keep = target_keep(t), .runtime = *target_runtime(t) };
 			struct cost_candidate cand;
 			struct uniap_err err;
 			size_t K;

@@ -87,7 +87,9 @@ static double brute_space_v(const struct cluster_profile *cl, const struct model
 		for (c = 1; c <= batch; c++) {
 			struct cost_options o = { .batch = batch, .pp = pp, .microbatches = c,
 			                          .schedule = s, .virtual_stages = vs, .zero = zero, .sp = sp,
-			                          .selective = sel, .uneven = uneven };
+			                          .selective = sel, .uneven = uneven,
+			                          /* the runtime the planner prices plans of no target for */
+			                          .runtime = *target_runtime(TARGET_ANY) };
 			struct cost_candidate cand;
 			struct uniap_err err;
 			double v;
