@@ -23,7 +23,7 @@
 static const char calibrate_usage[] =
 	"usage: uniap calibrate --cluster FILE --runs FILE [--model FILE] [--fit LIST]\n"
 	"                       [--leave-one-out] [--prior-weight W] [--out FILE]\n"
-	"                       [--report FILE] [--predict-only] [--pretty]\n"
+	"                       [--report FILE] [--predict-only] [--allow-bounds] [--pretty]\n"
 	"\n"
 	"Predicts every measured run (schema/runs.schema.json) with the cluster profile,\n"
 	"fits the cluster's parameters to the measurements (least squares on\n"
@@ -51,6 +51,8 @@ static const char calibrate_usage[] =
 	"                      \"calibration\" record) to FILE\n"
 	"  --report FILE       write the report to FILE instead of stdout\n"
 	"  --predict-only      predict with the given cluster, fit nothing\n"
+	"  --allow-bounds      keep a fit whose parameters sit on their bounds (refused by\n"
+	"                      default: such a fit explains a term the cost model lacks)\n"
 	"  --pretty            indent the JSON\n"
 	"\n"
 	"Exit status: 0 ok, 1 invalid input (the message names the field), 2 bad\n"
@@ -64,6 +66,7 @@ enum {
 	CAL_OUT,
 	CAL_REPORT,
 	CAL_PREDICT_ONLY,
+	CAL_ALLOW_BOUNDS,
 };
 
 /* Most names one --fit list gives. */
@@ -72,7 +75,7 @@ enum {
 struct cal_args {
 	struct cli_common common;
 	const char *runs_path, *fit, *out, *report;
-	int loo, predict_only;
+	int loo, predict_only, allow_bounds;
 	double prior_weight;
 };
 
@@ -100,6 +103,7 @@ static uniap_code cal_parse(int argc, char **argv, struct cal_args *a, struct un
 		{ "out", required_argument, NULL, CAL_OUT },
 		{ "report", required_argument, NULL, CAL_REPORT },
 		{ "predict-only", no_argument, NULL, CAL_PREDICT_ONLY },
+		{ "allow-bounds", no_argument, NULL, CAL_ALLOW_BOUNDS },
 		{ NULL, 0, NULL, 0 },
 	};
 	int opt;
@@ -124,6 +128,8 @@ static uniap_code cal_parse(int argc, char **argv, struct cal_args *a, struct un
 			a->report = optarg;
 		} else if (opt == CAL_PREDICT_ONLY) {
 			a->predict_only = 1;
+		} else if (opt == CAL_ALLOW_BOUNDS) {
+			a->allow_bounds = 1;
 		} else {
 			return err_set(err, UNIAP_E_ARG, "unknown or incomplete option '%.64s'", argv[optind - 1]);
 		}
@@ -167,7 +173,7 @@ static uniap_code cal_run(struct cal_args *a, struct runs_doc *doc, struct runs_
 	const char *names[CAL_MAX_FIT_NAMES];
 	struct runs_calibrate_in in = {
 		.cluster = &a->common.cluster, .leave_one_out = a->loo, .predict_only = a->predict_only,
-		.opt = { .prior_weight = a->prior_weight },
+		.opt = { .prior_weight = a->prior_weight, .allow_bounds = a->allow_bounds },
 	};
 	char *text = NULL, *copy = NULL;
 	size_t len = 0;

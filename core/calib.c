@@ -62,8 +62,11 @@ static int calib_has_measured(const struct cluster_profile *c)
 static const struct calib_param_def calib_defs[] = {
 	{ "device.compute_efficiency", CALIB_CLUSTER, offsetof(struct cluster_profile, compute_efficiency), NULL, NULL,
 	  CALIB_ABSOLUTE, 0.05, 1.0, CALIB_TIME, CALIB_DEFAULT_FLOPS, "fraction of peak" },
+	/* a bandwidth cannot exceed its link: the catalog's figure is the link times an achievable
+	 * fraction of 0.75-0.9 (docs/catalog.md), a measured one is what the link gave, so at most
+	 * 1 / 0.8 = 1.25 of the document's figure (docs/calibration.md, "Bounds") */
 	{ "bandwidth", CALIB_LEVEL, offsetof(struct cluster_level, bw_bytes_per_s), NULL, NULL,
-	  CALIB_FACTOR, 0.05, 2.0, CALIB_TIME, CALIB_DEFAULT_LEVEL_USED, "bytes/s" },
+	  CALIB_FACTOR, 0.05, 1.25, CALIB_TIME, CALIB_DEFAULT_LEVEL_USED, "bytes/s" },
 	{ "overlap_coefficient", CALIB_CLUSTER, offsetof(struct cluster_profile, overlap_coefficient), NULL, NULL,
 	  CALIB_ABSOLUTE, 1.0, 2.0, CALIB_TIME, CALIB_DEFAULT_NEVER, "dimensionless" },
 	{ "device.reserved_bytes", CALIB_CLUSTER, offsetof(struct cluster_profile, reserved_bytes), NULL, NULL,
@@ -72,7 +75,7 @@ static const struct calib_param_def calib_defs[] = {
 	  CALIB_ABSOLUTE, 0.0, 1e-3, CALIB_TIME, CALIB_DEFAULT_NEVER, "s" },
 	{ "device.memory_bandwidth", CALIB_CLUSTER, offsetof(struct cluster_profile, memory_bandwidth_bytes_per_s),
 	  NULL, NULL,
-	  CALIB_FACTOR, 0.05, 2.0, CALIB_TIME, CALIB_DEFAULT_NEVER, "bytes/s" },
+	  CALIB_FACTOR, 0.05, 1.0, CALIB_TIME, CALIB_DEFAULT_NEVER, "bytes/s" }, /* the datasheet's is the most */
 	{ "device.kernel_overhead", CALIB_CLUSTER, offsetof(struct cluster_profile, kernel_overhead_s), NULL, NULL,
 	  CALIB_ABSOLUTE, 0.0, 1e-4, CALIB_TIME, CALIB_DEFAULT_NEVER, "s" },
 	{ "device.gemm_half_dim", CALIB_CLUSTER, offsetof(struct cluster_profile, gemm_half_dim), NULL, NULL,
@@ -80,7 +83,7 @@ static const struct calib_param_def calib_defs[] = {
 	{ "device.memory_fragmentation", CALIB_CLUSTER, offsetof(struct cluster_profile, memory_fragmentation), NULL, NULL,
 	  CALIB_ABSOLUTE, 0.0, 0.5, CALIB_MEMORY, CALIB_DEFAULT_NEVER, "fraction of allocated bytes" },
 	{ "collectives.bandwidth", CALIB_CLUSTER, 0, calib_measured_get, calib_measured_set,
-	  CALIB_ABSOLUTE, 0.05, 2.0, CALIB_TIME, CALIB_DEFAULT_MEASURED, "factor of the measured tables" },
+	  CALIB_ABSOLUTE, 0.05, 1.25, CALIB_TIME, CALIB_DEFAULT_MEASURED, "factor of the measured tables" },
 };
 
 #define CALIB_N_DEFS (sizeof(calib_defs) / sizeof(calib_defs[0]))
@@ -154,6 +157,10 @@ static void calib_param_fill(const struct cluster_profile *c, size_t def, size_t
 	case CALIB_FACTOR:
 		p->lo = d->lo * p->prior;
 		p->hi = d->hi * p->prior;
+		/* a level's bandwidth is bounded by its physical link where the document gives it */
+		if (d->where == CALIB_LEVEL && d->offset == offsetof(struct cluster_level, bw_bytes_per_s) &&
+		    c->levels[level].link_bytes_per_s > p->prior)
+			p->hi = c->levels[level].link_bytes_per_s;
 		break;
 	case CALIB_OF_MEMORY:
 		p->lo = d->lo * c->memory_bytes;
@@ -724,6 +731,47 @@ uniap_code calib_apply(const struct cluster_profile *c, const struct calib_param
 	return rc;
 }
 
+int calib_on_bound(const struct calib_param *p)
+{
+	double t;
+
+	if (!(p->hi > p->lo))
+		return 0;
+	if (p->lo > 0 && p->value > 0)
+		t = (log(p->value) - log(p->lo)) / (log(p->hi) - log(p->lo));
+	else
+		t = (p->value - p->lo) / (p->hi - p->lo);
+	return t <= CALIB_BOUND_SHARE ? -1 : t >= 1 - CALIB_BOUND_SHARE ? 1 : 0;
+}
+
+uniap_code calib_check_bounds(const struct calib_param *params, size_t n_params, struct uniap_err *err)
+{
+	char list[512];
+	size_t i, used = 0, n = 0;
+
+	list[0] = '\0';
+	for (i = 0; i < n_params; i++) {
+		int b = calib_on_bound(&params[i]);
+		int w;
+
+		if (!b)
+			continue;
+		n++;
+		w = snprintf(list + used, sizeof(list) - used, "%s%s at its %s bound %g (prior %g)", n > 1 ? "; " : "",
+		             params[i].name, b < 0 ? "lower" : "upper", b < 0 ? params[i].lo : params[i].hi,
+		             params[i].prior);
+		if (w > 0 && (size_t)w < sizeof(list) - used)
+			used += (size_t)w;
+	}
+	if (!n)
+		return UNIAP_OK;
+	return err_set(err, UNIAP_E_INFEASIBLE,
+	               "calibration: refused: %s. A parameter pushed to a physical bound compensates for what the "
+	               "cost model does not price in these runs, and its value would mislead every plan; fit fewer "
+	               "parameters (--fit), add runs that pin them, or keep the fit anyway with --allow-bounds",
+	               list);
+}
+
 uniap_code calib_leave_one_out(const struct cluster_profile *c, const struct calib_run *runs, size_t n_runs,
                                const struct calib_options *opt, const struct calib_param *params,
                                size_t n_params, double *loo_iteration_s, struct uniap_err *err)
@@ -759,6 +807,9 @@ uniap_code calib_leave_one_out(const struct cluster_profile *c, const struct cal
 			rc = UNIAP_OK;
 			continue;
 		}
+		/* a fold whose fit sits on a bound predicts nothing (refused, as the whole fit would be) */
+		if (rc == UNIAP_OK && !(opt && opt->allow_bounds) && calib_check_bounds(p, n_params, NULL) != UNIAP_OK)
+			continue;
 		if (rc == UNIAP_OK)
 			rc = calib_apply(c, p, n_params, &fitted, err);
 		if (rc == UNIAP_OK)

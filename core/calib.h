@@ -188,6 +188,7 @@ struct calib_options {
 	 * as leave-one-out starts (0 of folds) and after each of its folds */
 	void (*progress)(void *progress_ctx, size_t done, size_t total);
 	void *progress_ctx;
+	int allow_bounds;      /* keep a fit whose parameters sit on their bounds (calib_check_bounds) */
 };
 
 struct calib_fit_info {
@@ -218,11 +219,28 @@ uniap_code calib_fit(const struct cluster_profile *c, const struct calib_run *ru
 uniap_code calib_apply(const struct cluster_profile *c, const struct calib_param *params, size_t n_params,
                        struct cluster_profile *out, struct uniap_err *err);
 
+/* Within this share of its (log, when the lower bound is > 0) range a
+ * fitted parameter counts as sitting on that bound. */
+#define CALIB_BOUND_SHARE 0.01
+
+/* -1 when p's value sits on its lower bound, 1 on its upper, 0 inside. */
+int calib_on_bound(const struct calib_param *p);
+
+/*
+ * UNIAP_OK when no parameter of params (borrowed) sits on a bound; else
+ * UNIAP_E_INFEASIBLE naming each one with its bound and prior: a fit that
+ * needs a bandwidth above its link or an efficiency at zero is explaining a
+ * term the cost model lacks, and is refused (docs/calibration.md, "Bounds").
+ * err may be NULL.
+ */
+uniap_code calib_check_bounds(const struct calib_param *params, size_t n_params, struct uniap_err *err);
+
 /*
  * Leave-one-out: for each run i with a measured time, fits params (borrowed
  * template, not changed) on the other runs and predicts run i:
  * loo_iteration_s[i] (caller-owned, n_runs entries; 0 for runs without a
- * measured time or when the other runs leave nothing to fit).  opt->cancel
+ * measured time, when the other runs leave nothing to fit, or when their fit
+ * sits on a bound and opt->allow_bounds is 0).  opt->cancel
  * is polled before every fold and inside each fit (UNIAP_E_CANCELED).
  */
 uniap_code calib_leave_one_out(const struct cluster_profile *c, const struct calib_run *runs, size_t n_runs,

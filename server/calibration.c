@@ -24,7 +24,7 @@
 /* ---------------------------------------------------------------- options */
 
 static const char *const calibration_keys[] = {
-	"fit", "leave_one_out", "prior_weight", "name", "time_limit_s",
+	"fit", "leave_one_out", "prior_weight", "name", "time_limit_s", "allow_bounds",
 };
 
 /* Unknown and repeated keys of obj (extra allowed besides calibration_keys). */
@@ -99,6 +99,12 @@ uniap_code calibration_options_json(const cJSON *obj, const char *root, const ch
 			return err_set(err, UNIAP_E_INVALID, "%s.leave_one_out: must be a boolean, got %s", root,
 			               jdec_type_name(v));
 		o->leave_one_out = cJSON_IsTrue(v);
+	}
+	if ((v = cJSON_GetObjectItemCaseSensitive(obj, "allow_bounds"))) {
+		if (!cJSON_IsBool(v))
+			return err_set(err, UNIAP_E_INVALID, "%s.allow_bounds: must be a boolean, got %s", root,
+			               jdec_type_name(v));
+		o->allow_bounds = cJSON_IsTrue(v);
 	}
 	if ((v = cJSON_GetObjectItemCaseSensitive(obj, "prior_weight"))) {
 		if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0)
@@ -339,7 +345,7 @@ uniap_code calibration_run(const char *text, size_t len, int (*cancel)(void *ctx
 	in = (struct runs_calibrate_in){
 		.cluster = &c, .fit = o.has_fit ? o.fit : NULL, .n_fit = o.n_fit, .leave_one_out = o.leave_one_out,
 		.opt = { .prior_weight = o.prior_weight, .cancel = cancel, .cancel_ctx = ctx, .progress = progress,
-		         .progress_ctx = ctx },
+		         .progress_ctx = ctx, .allow_bounds = o.allow_bounds },
 	};
 	if ((rc = runs_calibrate(&doc, &in, &cal, err)) != UNIAP_OK)
 		goto out;

@@ -35,6 +35,7 @@ struct calibration_options {
 	size_t n_fit;
 	int has_fit;                       /* 0: the default selection */
 	int leave_one_out;
+	int allow_bounds;                  /* keep a fit whose parameters sit on their bounds */
 	double prior_weight;
 	const char *name;                  /* borrowed; NULL: the cluster's own name */
 	double time_limit_s;

@@ -33,6 +33,9 @@ static void t_cluster(struct cluster_profile *c)
 	c->peak_flops_per_s[MODEL_FP32] = 100e12;
 	c->peak_flops_per_s[MODEL_MIXED] = 200e12;
 	c->compute_efficiency = 0.5;
+	/* physical links at twice the achieved bandwidths: the calibration's upper bounds */
+	c->levels[0].link_bytes_per_s = 200e9;
+	c->levels[1].link_bytes_per_s = 20e9;
 	assert_int_equal(cluster_validate(c, NULL), UNIAP_OK);
 }
 
@@ -209,6 +212,19 @@ static void test_bounds(void **state)
 	t_near(b0->hi, 200e9, 1e-12);
 	t_near(b0->value, 200e9, 0.02);
 	t_near(t_param(p, n, "hierarchy[1].bandwidth")->value, 5e9, 0.02);
+	/* a fit on its bound is refused, naming the parameter and the bound */
+	assert_int_equal(calib_on_bound(b0), 1);
+	assert_int_equal(calib_on_bound(t_param(p, n, "hierarchy[1].bandwidth")), 0);
+	assert_int_equal(calib_check_bounds(p, n, &err), UNIAP_E_INFEASIBLE);
+	assert_non_null(strstr(err.msg, "hierarchy[0].bandwidth at its upper bound 2e+11"));
+	assert_null(strstr(err.msg, "hierarchy[1]"));
+	free(p);
+	/* without a link the bound is 1.25 x the document's figure (a measured or
+	 * derated figure is at least 0.8 of its link) */
+	s.prior.levels[0].link_bytes_per_s = 0;
+	assert_int_equal(calib_params_select(&s.prior, names, 2, &p, &n, &err), UNIAP_OK);
+	t_near(t_param(p, n, "hierarchy[0].bandwidth")->hi, 125e9, 1e-12);
+	t_near(t_param(p, n, "hierarchy[1].bandwidth")->hi, 20e9, 1e-12);
 	free(p);
 	t_set_release(&s);
 }
