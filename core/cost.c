@@ -545,6 +545,15 @@ static double cost_memory_limit(const struct cluster_profile *c, double transien
 	return limit > 0 ? limit : 0;
 }
 
+double cost_admission_bytes(const struct cost_keep *keep, double memory_bytes)
+{
+	double share = memory_bytes > keep->admission_cache_above_bytes ? keep->admission_cache_share : 0;
+
+	if (!(keep->admission_cache_share > 0) && !(keep->admission_fixed_bytes > 0))
+		return INFINITY;
+	return fmax(0, memory_bytes * (1 - share) - keep->admission_fixed_bytes);
+}
+
 double cost_plan_memory_limit(const struct cluster_profile *cluster, const struct model_profile *model,
                               const struct cost_candidate *cand, const size_t *strategy)
 {
@@ -709,6 +718,9 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 	K = out->strategies.count;
 	out->memory_limit_bytes =
 		cost_memory_limit(cluster, cost_fsdp_transient(model, &out->strategies, NULL, 0, out->microbatches));
+	out->device_memory_bytes = cluster->memory_bytes;
+	/* a runtime that admits less than the device holds: its plans keep to both */
+	out->memory_limit_bytes = fmin(out->memory_limit_bytes, cost_admission_bytes(&opt->keep, cluster->memory_bytes));
 	if (K == 0) {
 		rc = err_set(err, UNIAP_E_INFEASIBLE,
 		             "microbatches: no strategy of the search space fits micro-batches of %ld "

@@ -73,6 +73,13 @@ struct cost_keep {
 	int (*ok)(const void *ctx, const struct strategy *s, int pp);
 	const void *ctx;          /* borrowed, passed to ok */
 	int microbatch_per_rank;  /* the micro-batch must split evenly over a strategy's batch width */
+	/* the runtime's own memory admission, beside the device's limit: a stage's
+	 * allocated bytes <= memory_bytes x (1 - cache_share) - fixed_bytes, the
+	 * cache share only on devices above cache_above_bytes; 0: none
+	 * (cost_admission_bytes; Galvatron's search engine, target.c) */
+	double admission_cache_share;
+	double admission_cache_above_bytes;
+	double admission_fixed_bytes;
 };
 
 /*
@@ -144,6 +151,7 @@ struct cost_candidate {
 	const char *runtime;         /* the runtime it was priced for (cost_options.runtime.name,
 	                                borrowed static text), NULL when none */
 	double memory_limit_bytes;
+	double device_memory_bytes;  /* the cluster's memory_bytes (for a runtime's admission rule) */
 	long *inflight;              /* [cost_stages()] micro-batches of activations held by stage i */
 	struct strategy_set strategies; /* owned; the same K strategies for every layer */
 	size_t n_layers;
@@ -196,6 +204,10 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 
 /* Frees everything out owns and zeroes it. */
 void cost_candidate_release(struct cost_candidate *c);
+
+/* The allocated bytes a stage may hold under keep's admission rule on a
+ * device of memory_bytes; INFINITY when keep has none. */
+double cost_admission_bytes(const struct cost_keep *keep, double memory_bytes);
 
 /*
  * The memory limit of one plan (docs/cost-model.md, "Memory"): cost_build

@@ -66,6 +66,13 @@ static const struct target_rules target_table[TARGET_COUNT] = {
 		.zero_stages = ZERO(2), .zero2_with_pp = 1, .one_dp_type = 1, /* --default_dp_type zero2 */
 		.uneven = 1, /* chunks: torch.chunk of the batch, the last chunk smaller */
 		.split = TARGET_SPLIT_BLOCKS,
+		/* its search admits a stage when layers + embedding/head + 1024 MB of
+		 * PyTorch context fit 0.8 x the budget (20 % kept for the allocator's
+		 * cache on budgets above 20 GB) */
+		.admission_cache_share = 0.2, .admission_cache_above_bytes = 20.0 * (1 << 30),
+		.admission_fixed_bytes = 1.0 * (1 << 30),
+		.admission_source = "Galvatron 2.4.0's search engine: dynamic_programming.py:190-193 (mem_cache = 0.2 x "
+		                    "the budget above 20 GB), cost_model.py:206 (pytorch_context_mem 1024 MB)",
 	},
 };
 
@@ -200,6 +207,9 @@ struct cost_keep target_keep(enum target_kind t)
 		k.ok = target_keep_ok;
 		k.ctx = r;
 		k.microbatch_per_rank = r->microbatch_per_rank;
+		k.admission_cache_share = r->admission_cache_share;
+		k.admission_cache_above_bytes = r->admission_cache_above_bytes;
+		k.admission_fixed_bytes = r->admission_fixed_bytes;
 	}
 	return k;
 }
@@ -382,14 +392,51 @@ uniap_code target_check_plan(enum target_kind t, const struct cost_candidate *ca
 	return target_check(r, cand, stage, strategy, 1, err);
 }
 
+/* Every device's allocated bytes (memory_fixed + inflight x per micro-batch,
+ * summed over its stages) within r's admission rule, or UNIAP_E_INFEASIBLE
+ * naming the device. */
+static uniap_code target_check_admission(const struct target_rules *r, const struct cost_candidate *cand,
+                                         const int *stage, const size_t *strategy, struct uniap_err *err)
+{
+	struct cost_keep keep = target_keep(r->kind);
+	double limit = cost_admission_bytes(&keep, cand->device_memory_bytes), worst = 0;
+	size_t K = cost_k(cand), u;
+	int d, at = 0;
+
+	if (!isfinite(limit) || !(cand->device_memory_bytes > 0))
+		return UNIAP_OK;
+	for (d = 0; d < cand->pp; d++) {
+		double sum = 0;
+
+		for (u = 0; u < cand->n_layers; u++)
+			if (stage[u] % cand->pp == d)
+				sum += cand->memory_fixed_bytes[u * K + strategy[u]] +
+				       (double)cand->inflight[stage[u]] * cand->memory_per_microbatch_bytes[u * K + strategy[u]];
+		if (sum > worst) {
+			worst = sum;
+			at = d;
+		}
+	}
+	if (worst <= limit * (1 + 1e-12))
+		return UNIAP_OK;
+	return err_set(err, UNIAP_E_INFEASIBLE,
+	               "stage %d: %.2f GiB of model states and activations exceed %s's own memory admission, "
+	               "%.2f GiB on a %.0f GiB device (%s); the device would hold it, but %s's planner would "
+	               "not accept it", at, worst / (1 << 30), r->runtime, limit / (1 << 30),
+	               cand->device_memory_bytes / (1 << 30), r->admission_source, r->runtime);
+}
+
 uniap_code target_check_export(enum target_kind t, const struct cost_candidate *cand, const int *stage,
                                const size_t *strategy, struct uniap_err *err)
 {
 	const struct target_rules *r = target_rules(t);
+	uniap_code rc;
 
 	if (!r)
 		return err_set(err, UNIAP_E_ARG, "target: unknown (%d)", (int)t);
-	return target_check(r, cand, stage, strategy, 0, err);
+	if ((rc = target_check(r, cand, stage, strategy, 0, err)) != UNIAP_OK)
+		return rc;
+	return target_check_admission(r, cand, stage, strategy, err);
 }
 
 /* ------------------------------------------------------------ pinned ends */

@@ -88,6 +88,10 @@ struct target_rules {
 	int microbatch_per_rank;   /* the micro-batch splits evenly over dp x fsdp ranks */
 	int needs_shape;           /* builds the model from model->shape (hidden, heads, ...) */
 	enum target_split split;
+	/* the runtime's own memory admission (cost_keep.admission_*): what its
+	 * planner accepts, which an export must not exceed; 0: none */
+	double admission_cache_share, admission_cache_above_bytes, admission_fixed_bytes;
+	const char *admission_source;
 };
 
 /* The runtime row (runtime.h) that plans for t are priced under: the

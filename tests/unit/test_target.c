@@ -605,6 +605,72 @@ static void test_refusals(void **state)
 	cluster_release(&cl);
 }
 
+/*
+ * Galvatron's own memory admission (its search engine: 20 % of a budget above
+ * 20 GB kept for the allocator's cache, 1024 MB of PyTorch context): the
+ * galvatron target plans within it and its export refuses a plan beyond it.
+ */
+static void test_admission(void **state)
+{
+	static const int dev[] = { 2, 4 };
+	static const double bw[] = { 10, 2 };
+	struct cluster_profile cl;
+	struct model_profile m;
+	struct cost_options co = { .batch = 8, .pp = 2, .microbatches = 2, .schedule = COST_GPIPE };
+	struct cost_candidate cand;
+	struct cost_keep keep = target_keep(TARGET_GALVATRON), none = target_keep(TARGET_MEGATRON);
+	struct uniap_err err;
+	int stage[6] = { 0, 0, 0, 1, 1, 1 };
+	size_t strat[6], u, K;
+	double worst = 0, gib = 1 << 30;
+	long dp2;
+	int d;
+
+	(void)state;
+	/* 0.8 x 80 GiB - 1 GiB; a 16 GiB device keeps no cache share: 16 - 1 */
+	assert_true(fabs(cost_admission_bytes(&keep, 80 * gib) - 63 * gib) < 1);
+	assert_true(fabs(cost_admission_bytes(&keep, 16 * gib) - 15 * gib) < 1);
+	assert_true(isinf(cost_admission_bytes(&none, 80 * gib)));
+	assert_int_equal(fx_cluster(&cl, 1, 4, dev, bw, 2, 80 * gib, 0, 1.2), 0);
+	assert_int_equal(fx_model_chain(&m, 6, MODEL_FP32, 1e-3, 7e-4, 1e6, 1e7, 5e6, 2e5, 1e6), 0);
+	/* the target's candidates take the tighter of the two limits */
+	co.keep = keep;
+	assert_int_equal(cost_build(&cl, &m, &co, &cand, &err), UNIAP_OK);
+	assert_true(cand.memory_limit_bytes <= 63 * gib + 1);
+	cost_candidate_release(&cand);
+	co.keep = (struct cost_keep){ 0 };
+	assert_int_equal(cost_build(&cl, &m, &co, &cand, &err), UNIAP_OK);
+	assert_true(cand.memory_limit_bytes > 63 * gib);
+	dp2 = strategy_find(&cand.strategies, "dp2");
+	assert_true(dp2 >= 0);
+	K = cost_k(&cand);
+	for (u = 0; u < 6; u++)
+		strat[u] = (size_t)dp2;
+	for (d = 0; d < 2; d++) {
+		double sum = 0;
+
+		for (u = 0; u < 6; u++)
+			if (stage[u] == d)
+				sum += cand.memory_fixed_bytes[u * K + strat[u]] +
+				       (double)cand.inflight[d] * cand.memory_per_microbatch_bytes[u * K + strat[u]];
+		worst = sum > worst ? sum : worst;
+	}
+	assert_int_equal(target_check_export(TARGET_GALVATRON, &cand, stage, strat, &err), UNIAP_OK);
+	/* a device too small for the admission (but not for the device's own limit) */
+	cand.device_memory_bytes = gib + 0.5 * worst;
+	assert_int_equal(target_check_export(TARGET_GALVATRON, &cand, stage, strat, &err), UNIAP_E_INFEASIBLE);
+	assert_non_null(strstr(err.msg, "stage 0"));
+	assert_non_null(strstr(err.msg, "memory admission"));
+	assert_non_null(strstr(err.msg, "dynamic_programming.py"));
+	/* other runtimes have no such rule */
+	assert_int_equal(target_check_export(TARGET_DEEPSPEED, &cand, stage, strat, &err) == UNIAP_E_INFEASIBLE, 0);
+	cand.device_memory_bytes = gib + 2 * worst;
+	assert_int_equal(target_check_export(TARGET_GALVATRON, &cand, stage, strat, &err), UNIAP_OK);
+	cost_candidate_release(&cand);
+	model_release(&m);
+	cluster_release(&cl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -613,6 +679,7 @@ int main(void)
 		cmocka_unit_test(test_galvatron_candidate),
 		cmocka_unit_test(test_matches_brute_force),
 		cmocka_unit_test(test_interleaved),
+		cmocka_unit_test(test_admission),
 		cmocka_unit_test(test_variants_win),
 	};
 
