@@ -111,6 +111,7 @@ plan_cell() {
 # `uniap calibrate --leave-one-out` report ("-" when absent).  The one place
 # that knows the report's field names.
 loo_from_report() {
+	[ -s "$1" ] || { echo -; return; }
 	jq -r --arg n "$2" '
 		[.runs[]? | select(.name == $n) |
 		 (.loo_samples_per_s // .leave_one_out.samples_per_s // .leave_one_out.predicted_samples_per_s //

@@ -56,7 +56,8 @@ static const char calibrate_usage[] =
 	"  --pretty            indent the JSON\n"
 	"\n"
 	"Exit status: 0 ok, 1 invalid input (the message names the field), 2 bad\n"
-	"command line.\n";
+	"command line, 3 the fit refused: a parameter sits on its bound (the report\n"
+	"is still printed, no --out is written).\n";
 
 enum {
 	CAL_RUNS = 1,
@@ -242,6 +243,13 @@ int cli_cmd_calibrate(int argc, char **argv)
 		return CLI_EXIT_OK;
 	}
 	if (cal_run(&a, &doc, &s, &err) != UNIAP_OK) {
+		/* a refused fit still reports (what it would fit, the folds), then fails: no --out */
+		if (s.refused[0]) {
+			in = runs_calibration_report_in(&doc, &s, a.common.cluster.name, a.prior_weight);
+			report = runs_report(&in);
+			if (report)
+				cli_write_doc(report, a.report, a.common.pretty, &(struct uniap_err){ 0 });
+		}
 		status = cli_fail("calibrate", &err);
 		goto out;
 	}

@@ -644,6 +644,7 @@ cJSON *runs_report(const struct runs_report_in *in)
 	ok = ok && (in->cluster_name ? cJSON_AddStringToObject(o, "cluster", in->cluster_name) != NULL
 	                             : cJSON_AddNullToObject(o, "cluster") != NULL);
 	ok = ok && cJSON_AddBoolToObject(o, "fitted", in->fitted != NULL);
+	ok = ok && (!in->refused || cJSON_AddStringToObject(o, "refused", in->refused) != NULL);
 	ok = ok && (a = cJSON_AddArrayToObject(o, "runs")) != NULL;
 	for (i = 0; ok && i < in->doc->n_runs; i++) {
 		cJSON *r = runs_report_run(in, i);
@@ -778,10 +779,16 @@ uniap_code runs_calibrate(struct runs_doc *d, const struct runs_calibrate_in *in
 	if (rc != UNIAP_OK ||
 	    (rc = calib_fit(c, out->runs, out->n_runs, -1, &in->opt, out->params, out->n_params, &out->info, err)) !=
 	            UNIAP_OK ||
-	    (!in->opt.allow_bounds && (rc = calib_check_bounds(out->params, out->n_params, err)) != UNIAP_OK) ||
 	    (rc = calib_apply(c, out->params, out->n_params, &out->calibrated, err)) != UNIAP_OK ||
 	    (rc = runs_predict_all(&out->calibrated, out, &out->fitted, err)) != UNIAP_OK)
 		return rc;
+	/* a fit on a bound is refused; its report is still made (the folds too) to show why */
+	if (!in->opt.allow_bounds) {
+		struct uniap_err be = { 0 };
+
+		if (calib_check_bounds(out->params, out->n_params, &be) != UNIAP_OK)
+			snprintf(out->refused, sizeof(out->refused), "%s", be.msg);
+	}
 	if (in->opt.progress && !in->leave_one_out)
 		in->opt.progress(in->opt.progress_ctx, 1, 1);
 	if (in->leave_one_out) {
@@ -794,6 +801,8 @@ uniap_code runs_calibrate(struct runs_doc *d, const struct runs_calibrate_in *in
 		}
 		rc = calib_leave_one_out(c, out->runs, out->n_runs, &loo_opt, out->params, out->n_params, out->loo, err);
 	}
+	if (rc == UNIAP_OK && out->refused[0])
+		rc = err_set(err, UNIAP_E_INFEASIBLE, "%s", out->refused);
 	return rc;
 }
 
@@ -803,7 +812,7 @@ struct runs_report_in runs_calibration_report_in(const struct runs_doc *d, const
 	return (struct runs_report_in){
 		.cluster_name = cluster_name, .doc = d, .runs = s->runs, .datasheet = s->datasheet,
 		.fitted = s->fitted, .loo_iteration_s = s->loo, .params = s->params, .n_params = s->n_params,
-		.info = &s->info, .prior_weight = prior_weight,
+		.info = &s->info, .prior_weight = prior_weight, .refused = s->refused[0] ? s->refused : NULL,
 	};
 }
 

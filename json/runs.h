@@ -103,6 +103,7 @@ struct runs_report_in {
 	size_t n_params;
 	const struct calib_fit_info *info;
 	double prior_weight;
+	const char *refused;                      /* why the fit is refused (calib_check_bounds), or NULL */
 };
 
 /* The report documented in docs/calibration.md; NULL on out of memory. */
@@ -141,6 +142,9 @@ struct runs_calibration {
 	size_t n_params;
 	struct calib_fit_info info;
 	struct cluster_profile calibrated;        /* zeroed when no fit */
+	char refused[UNIAP_ERR_MSG_MAX];              /* the fit sits on a bound: why ("" otherwise); the
+	                                             fitted predictions and leave-one-out are still
+	                                             filled, for the report, and runs_calibrate fails */
 };
 
 /*

@@ -77,4 +77,15 @@ check predict-only-out 2 "--predict-only" -- \
 	"$UNIAP" calibrate --cluster dgx-a100 --runs "$tmp/runs.json" --predict-only --out "$tmp/x.json"
 check unknown-option 2 "unknown or incomplete option" -- "$UNIAP" calibrate --frob
 
+# a fit that pushes a bandwidth to its physical link is refused (exit 3), names
+# the parameter, still reports, and writes no cluster; --allow-bounds keeps it
+check refused 3 "hierarchy[1].bandwidth at its upper bound" -- \
+	"$UNIAP" calibrate --cluster envb-8 --runs bench/fidelity/sets/paper-envb-8.json --out "$tmp/refused.json"
+if grep -q '"refused":"calibration: refused' "$tmp/out" && [ ! -e "$tmp/refused.json" ]; then pass=$((pass + 1)); else
+	echo "FAIL refused-report: $(head -c 200 "$tmp/out")"; fail=$((fail + 1)); fi
+check refused-allowed 0 '"fitted":true' -- \
+	"$UNIAP" calibrate --cluster envb-8 --runs bench/fidelity/sets/paper-envb-8.json --allow-bounds --out "$tmp/refused.json"
+if grep -q '"refused"' "$tmp/out" || [ ! -s "$tmp/refused.json" ]; then echo "FAIL refused-allowed-out"; fail=$((fail + 1));
+else pass=$((pass + 1)); fi
+
 summary calibrate
