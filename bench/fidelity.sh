@@ -219,6 +219,29 @@ awk -F'\t' '
 		printf "| max abs error | | | | | | %s | | %s |\n", n1 ? sprintf("%.1f", 100 * m1) : "-", n2 ? sprintf("%.1f", 100 * m2) : "-"
 	}' "$tmp/rows2"
 
+# ---- (a') per model: does one cluster's figures explain every model? ------
+echo
+echo "(a') mean absolute error by model (cells of table (a))"
+echo
+echo "| model | cells | datasheet % | calibrated, leave-one-out % |"
+echo "|---|---|---|---|"
+awk -F'\t' '
+	function num(x) { return x ~ /[0-9]/ && x ~ /^[0-9.eE+-]+$/ }
+	{
+		split($2, part, "/"); m = part[2]; sub(/-16\+16$/, "", m)
+		if (!(m in seen)) { seen[m] = 1; order[++n] = m }
+		cells[m]++
+		if (num($5)) { e = ($5 - $4) / $4; d[m] += e < 0 ? -e : e; nd[m]++ }
+		if (num($6)) { e = ($6 - $4) / $4; l[m] += e < 0 ? -e : e; nl[m]++ }
+	}
+	END {
+		for (i = 1; i <= n; i++) {
+			m = order[i]
+			printf "| %s | %d | %s | %s |\n", m, cells[m], nd[m] ? sprintf("%.1f (%d)", 100 * d[m] / nd[m], nd[m]) : "-",
+				nl[m] ? sprintf("%.1f (%d)", 100 * l[m] / nl[m], nl[m]) : "-"
+		}
+	}' "$tmp/rows2"
+
 # ---- (b) the Megatron grid on EnvD-32 -------------------------------------
 # grid (docs/fidelity.md): pp and tp in {1, 2, 4, 8}, micro-batch size any
 # divisor of B, dp = 32 / (pp tp), Megatron-LM's default 1F1B schedule; a configuration Megatron cannot launch
