@@ -99,10 +99,13 @@ predict_run() {
 	fi
 }
 
-# plan_cell CLUSTER MODEL BATCH SPACE SCHEDULE OUT RUNTIME: plans an optimum
-# cell for its runtime into OUT (the plan document); prints its samples/s or "-"
+# plan_cell CLUSTER MODEL BATCH SPACE SCHEDULE OUT RUNTIME TARGET: plans an
+# optimum cell for its runtime, in the search space of TARGET (the runtime
+# whose space the measured plan lies in: any, galvatron, ...), into OUT (the
+# plan document); prints its samples/s or "-"
 plan_cell() {
 	"$UNIAP" plan --cluster "$1" --model "$2" --batch "$3" --space "$4" --schedule "$5" --runtime "$7" \
+		--target "${8:-any}" \
 		--threads "$THREADS" --time-limit "$LIMIT" --quiet </dev/null >"$6" 2>/dev/null &&
 		jq -r .throughput_samples_per_s "$6" 2>/dev/null || echo -
 }
@@ -149,11 +152,11 @@ for env in $ENVS; do
 	done
 	grep -v '^#' "$DATA/optimum-cells.tsv" | awk -F'\t' -v e="$env" '$1 == e' >"$tmp/$env.cells"
 	k=0
-	while IFS='	' read -r cl name model batch space sched meas src; do
+	while IFS='	' read -r cl name model batch space sched target meas src; do
 		k=$((k + 1))
-		pred=$(plan_cell "$cl" "$model" "$batch" "$space" "$sched" "$tmp/$env.cell$k.json" "$envrt")
-		printf '%s\t%s\t%s\t%s\t%s\toptimum\t%s\t%s\t%s\t%s\t%s\n' "$env" "$name" "$batch" "$meas" "$pred" \
-			"$model" "$space" "$sched" "$k" "$src" >>"$tmp/rows"
+		pred=$(plan_cell "$cl" "$model" "$batch" "$space" "$sched" "$tmp/$env.cell$k.json" "$envrt" "$target")
+		printf '%s\t%s\t%s\t%s\t%s\toptimum\t%s\t%s\t%s\t%s\t%s\t%s\n' "$env" "$name" "$batch" "$meas" "$pred" \
+			"$model" "$space" "$sched" "$target" "$k" "$src" >>"$tmp/rows"
 		[ "$pred" = - ] && continue
 		case "$model" in
 		*/* | *.json) mj=$(jq -c . "$model") ;;
@@ -179,7 +182,7 @@ if [ "$have_cal" -eq 1 ]; then
 	done
 fi
 : >"$tmp/rows2"
-while IFS='	' read -r env name batch meas pred kind model space sched k src; do
+while IFS='	' read -r env name batch meas pred kind model space sched target k src; do
 	loo=-
 	if [ "$have_cal" -eq 1 ]; then
 		if [ "$kind" = fixed ]; then
@@ -190,7 +193,7 @@ while IFS='	' read -r env name batch meas pred kind model space sched k src; do
 				"$UNIAP" calibrate --cluster "$env" --runs "$tmp/held.json" --out "$tmp/held.cluster.json" \
 					>/dev/null 2>&1; then
 				loo=$(plan_cell "$tmp/held.cluster.json" "$model" "$batch" "$space" "$sched" "$tmp/held.plan.json" \
-					"$(env_runtime "$env")")
+					"$(env_runtime "$env")" "$target")
 			fi
 		fi
 	fi

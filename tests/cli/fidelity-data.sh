@@ -96,13 +96,13 @@ def rows(f, ncol):
         check(len(cols) == ncol, "%s:%d: %d columns, want %d" % (f, n, len(cols), ncol))
         out.append(cols)
     return out
-for cl, name, model, batch, space, sched, thr, src in (r for r in rows("optimum-cells.tsv", 8) if len(r) == 8):
+for cl, name, model, batch, space, sched, target, thr, src in (r for r in rows("optimum-cells.tsv", 9) if len(r) == 9):
     check(known(cl, "cluster"), "optimum-cells.tsv: cluster %s not in the catalog" % cl)
     check(known(model, "model"), "optimum-cells.tsv: model %s not in the catalog" % model)
     check(name not in seen, "optimum-cells.tsv: name %s also in %s" % (name, seen.get(name)))
     seen[name] = "optimum-cells.tsv"
-    check(space in ("unified", "inter", "intra", "uniform") and sched in ("gpipe", "1f1b"),
-          "optimum-cells.tsv: %s: space or schedule" % name)
+    check(space in ("unified", "inter", "intra", "uniform") and sched in ("gpipe", "1f1b") and
+          target in ("any", "galvatron", "megatron", "deepspeed"), "optimum-cells.tsv: %s: space, schedule or target" % name)
     check(batch.isdigit() and float(thr) > 0 and len(src) > 10, "optimum-cells.tsv: %s: batch, throughput, source" % name)
 for r in rows("megatron-grid.tsv", 9):
     check(known(r[0], "model") and all(float(x) > 0 for x in r[1:8]), "megatron-grid.tsv: %s" % r[0])
