@@ -117,6 +117,8 @@ S['PlanRequest'] = {'type': 'object', 'required': ['cluster', 'model', 'batch'],
     'selective_recompute': {'type': 'boolean', 'default': False, 'description': 'Offer selective recomputation (only the attention core recomputed: Megatron-LM\'s --recompute-granularity selective) for every layer (docs/cost-model.md, "Selective recomputation"). Part of the cost cache\'s key.'},
     'uneven_microbatches': {'type': 'boolean', 'default': False, 'description': 'Also plan micro-batch counts that leave the last micro-batch smaller (micro-batches of ceil(batch / c), as Galvatron chunks a batch), where the target allows it (any, galvatron). Part of the cost cache\'s key.'},
     'early_stop': {'type': 'boolean', 'default': False},
+    'runtime': {'type': 'string', 'enum': ['default', 'megatron-lm', 'pytorch', 'galvatron', 'deepspeed', 'megatron-deepspeed'],
+        'description': 'The training runtime the plans are priced for (docs/cost-model.md, "Runtime profile"); default: each target\'s own (any: "default"). Part of the cost cache\'s key.'},
     'memory_margin': {'type': 'number', 'minimum': 0, 'maximum': 0.5, 'description': 'Fraction of each device\'s memory no plan may use, for this request; default: the cluster\'s device.memory_margin (itself 0.02 by default). Part of the cost cache\'s key.'},
     'targets': {'type': 'array', 'minItems': 1, 'maxItems': 4, 'uniqueItems': True,
                 'items': {'type': 'string', 'enum': ['any', 'megatron', 'deepspeed', 'galvatron']},
@@ -165,7 +167,8 @@ S['CalibrationRequest'] = {'type': 'object', 'additionalProperties': False, 'req
     'leave_one_out': {'type': 'boolean', 'description': 'Also fit without each run and predict it; default false.'},
     'prior_weight': {'type': 'number', 'minimum': 0, 'description': 'The ridge weight lambda; default 0.01.'},
     'name': {'type': 'string', 'minLength': 1, 'maxLength': 128, 'description': "The calibrated cluster's name; default the cluster's."},
-    'time_limit_s': {'type': 'number', 'minimum': 0.001, 'description': 'The job fails past it; default 300, at most --max-time-limit.'}}}
+    'time_limit_s': {'type': 'number', 'minimum': 0.001, 'description': 'The job fails past it; default 300, at most --max-time-limit.'},
+    'allow_bounds': {'type': 'boolean', 'description': 'Keep a fit whose parameters sit on their physical bounds (refused by default: docs/calibration.md); default false.'}}}
 S['CalibrationJobRequest'] = {'type': 'object', 'additionalProperties': False,
     'required': ['cluster', 'leave_one_out', 'prior_weight', 'time_limit_s'],
     'description': "A calibration's options, defaults filled in; cluster is the id of the path.",

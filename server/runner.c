@@ -30,6 +30,7 @@
 #include "jdecode.h"
 #include "jencode.h"
 #include "pool.h"
+#include "runtime.h"
 
 #define RUNNER_JOBS_MAX 64
 #define RUNNER_PROGRESS_EVERY_S 0.25  /* at most this often a progress write per job */
@@ -198,7 +199,7 @@ static uniap_code runner_number(const cJSON *obj, const char *root, const char *
 static const char *const runner_request_keys[] = {
 	"cluster", "model", "batch", "schedule", "space", "time_limit_s", "deadline_s", "gap", "recompute", "zero",
 	"sequence_parallel", "selective_recompute", "uneven_microbatches", "virtual_stages",
-	"early_stop", "memory_margin", "targets",
+	"early_stop", "memory_margin", "targets", "runtime",
 };
 
 uniap_code runner_options_json(const cJSON *obj, const char *root, double max_time_limit_s,
@@ -257,6 +258,13 @@ uniap_code runner_options_json(const cJSON *obj, const char *root, double max_ti
 	if (v && (!cJSON_IsString(v) || uop_space_parse(v->valuestring, &o->space) != 0))
 		return err_set(err, UNIAP_E_INVALID,
 		               "%s.space: must be \"unified\", \"inter\", \"intra\" or \"uniform\"", root);
+	v = cJSON_GetObjectItemCaseSensitive(obj, "runtime");
+	if (v && (!cJSON_IsString(v) || !(o->runtime = runtime_find(v->valuestring)))) {
+		char names[256];
+
+		runtime_names(names, sizeof(names));
+		return err_set(err, UNIAP_E_INVALID, "%s.runtime: must be one of %s", root, names);
+	}
 	return UNIAP_OK;
 }
 
@@ -386,6 +394,9 @@ uniap_code runner_memo_base(const struct runner_request *r, int64_t tenant, unsi
 	         r->opts.space == UOP_SPACE_INTER ? "dp" : r->opts.space == UOP_SPACE_UNIFORM ? "megatron" : "all",
 	         r->opts.target != TARGET_ANY ? " target " : "",
 	         r->opts.target != TARGET_ANY ? target_name(r->opts.target) : "");
+	/* a runtime other than the target's prices every candidate differently */
+	if (r->opts.runtime && strlen(head) + strlen(r->opts.runtime->name) + 10 < sizeof(head))
+		snprintf(head + strlen(head), sizeof(head) - strlen(head), "runtime %s\n", r->opts.runtime->name);
 	if (!ct || !mt) {
 		rc = err_set(err, UNIAP_E_NOMEM, "cache key: out of memory");
 		goto out;

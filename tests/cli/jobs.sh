@@ -271,6 +271,7 @@ bad_plan '{"cluster":"enva","model":"bert-huge","batch":8,"schedule":"zigzag"}' 
 bad_plan '{"cluster":"enva","model":"bert-huge","batch":8,"memory_margin":0.6}' margin-high 422 '"pointer":"/memory_margin"'
 bad_plan '{"cluster":"enva","model":"bert-huge","batch":8,"memory_margin":-0.1}' margin-negative 422 '"pointer":"/memory_margin"'
 bad_plan '{"cluster":"enva","model":"bert-huge","batch":8,"memory_margin":"0.1"}' margin-string 422 '"pointer":"/memory_margin"'
+bad_plan '{"cluster":"enva","model":"bert-huge","batch":8,"runtime":"jax"}' runtime-unknown 422 '"pointer":"/runtime"'
 bad_plan '{"cluster":"enva","model":"bert-huge","batch":8,"space":"galaxy"}' space 422 '"pointer":"/space"'
 bad_plan '{"cluster":"enva","model":"bert-huge","batch":8,"time_limit_s":-1}' time-limit 422 '"pointer":"/time_limit_s"'
 bad_plan '{"cluster":"enva","model":"bert-huge","batch":8,"time_limit_s":1e9}' time-limit-cap 422 '"pointer":"/time_limit_s"'
@@ -398,6 +399,14 @@ if grep -qF '"memory_margin":0.3' "$tmp/body"; then ok; else bad "margin-submit:
 if wait_job "$jm" "$A" "succeeded failed canceled" 100 && [ "$(jst "$tmp/job")" = succeeded ]; then
 	ok; else bad "margin: job $jm: $(head -c 300 "$tmp/job")"; fi
 if grep -qF '"cached":true' "$tmp/job"; then bad "margin: a candidate came from the cache of another margin"; else ok; fi
+# a request for another runtime: priced for it (its plan says so), never from another runtime's cache
+printf '{"cluster":%s,"model":%s,"batch":32,"runtime":"pytorch"}' "$cid" "$mid" >"$tmp/flow-runtime.json"
+submit runtime-submit "$A" "$tmp/flow-runtime.json"
+jr=$jobid
+if wait_job "$jr" "$A" "succeeded failed canceled" 100 && [ "$(jst "$tmp/job")" = succeeded ]; then
+	ok; else bad "runtime: job $jr: $(head -c 300 "$tmp/job")"; fi
+if grep -qF '"cached":true' "$tmp/job"; then bad "runtime: a candidate came from another runtime's cache"; else ok; fi
+if grep -qF '"runtime":"pytorch"' "$tmp/job"; then ok; else bad "runtime: the plan does not name its runtime"; fi
 metrics metrics
 metric_is 'uniapd_jobs{state="succeeded"}' -ge 54
 metric_is 'uniapd_cost_cache_requests_total{result="hit"}' -gt 0
