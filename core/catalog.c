@@ -1028,6 +1028,14 @@ static uniap_code catalog_build_swin(const struct catalog_model_def *d, struct m
 		s.name = block_names[st];
 		s.parameters += (2 * 7 - 1) * (2 * 7 - 1) * stage.heads;
 		s.kernels += 4; /* window partition, shift, reverse, position-bias add */
+		/* HuggingFace's SwinLayer copies the tensor into windows and back
+		 * (window_partition, window_reverse: view + permute + contiguous) and
+		 * every second block rolls it before and after (torch.roll of the
+		 * shifted windows): 3 copies read and written per block on average;
+		 * SwinSelfAttention adds the relative position bias to the scores,
+		 * and the shifted blocks their mask (read and write, 1.5 per block) */
+		s.mem_fixed += 3 * 2 * tokens * c * elem;
+		s.mem_split += 1.5 * 2 * stage.heads * tokens * w * elem;
 		rc = catalog_add_type(&b, &s, &types[1 + st], err);
 		if (rc != UNIAP_OK || st == 3)
 			break;
