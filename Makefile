@@ -6,6 +6,8 @@
 #   make test-stress  the same with competing CPU load (stress-ng), STRESS_RUNS times
 #   make bench      benchmark figures (never enforced by tests)
 #   make bench-fidelity  the planner's estimates against measured runs (rewrites docs/fidelity.md's tables)
+#   make bench-galvatron  uniap's estimates against Galvatron v2.4.0's own cost model and search
+#                   on its measured profiles (needs GALVATRON_SRC; tables in build/galvatron/table.md)
 #   make fidelity-baseline  the fidelity ratchet's sets and baseline, anew (a commit that says why)
 #   make ui         the web UI's files (ui/) as the C table compiled into uniapd; lists them
 #   make clean
@@ -367,6 +369,14 @@ fidelity-baseline: all
 	@SETS=bench/fidelity/sets sh bench/fidelity.sh $(BUILD)/uniap >/dev/null
 	@UNIAP=$(BUILD)/uniap FIDELITY_WRITE=1 sh tests/cli/fidelity.sh
 
+# uniap's estimates against Galvatron v2.4.0's own cost model on its measured
+# A100 profiles (bench/galvatron/): uniap's galvatron-target plans and
+# Galvatron's own search picks, each priced by both (about 45 minutes on 2
+# cores, mostly Galvatron's searches).  Needs GALVATRON_SRC (a checkout of
+# PKU-DAIR/Hetu-Galvatron at 498bcade), python3-numpy, g++ and pybind11-dev.
+bench-galvatron: all
+	@sh bench/galvatron/agreement.sh && sh bench/galvatron/search.sh && $${PYTHON:-/usr/bin/python3} bench/galvatron/compare.py >build/galvatron/table.md && cat build/galvatron/table.md
+
 clean:
 	rm -rf build
 
@@ -376,7 +386,7 @@ clean:
 # (var/uniap.db; var/ is git-ignored), no keys (--no-auth is loopback-only).
 # Ctrl-C stops it.  tests/cli/readme.sh starts uniapd with this recipe
 # (make -n run PORT=0 DB=...), so the README's flow is tested against it.
-.PHONY: run bench-http bench-jobs bench-fidelity fidelity-baseline bench-attack bench-scale bench-replicas
+.PHONY: run bench-http bench-jobs bench-fidelity bench-galvatron fidelity-baseline bench-attack bench-scale bench-replicas
 PORT ?= 8080
 DB ?= var/uniap.db
 run: all
