@@ -374,8 +374,11 @@ fidelity-baseline: all
 # Galvatron's own search picks, each priced by both (about 45 minutes on 2
 # cores, mostly Galvatron's searches).  Needs GALVATRON_SRC (a checkout of
 # PKU-DAIR/Hetu-Galvatron at 498bcade), python3-numpy, g++ and pybind11-dev.
+# Writes the tables into docs/galvatron.md; with SETS=bench/fidelity/sets also
+# the fidelity ratchet's Galvatron set (a commit that says why).
 bench-galvatron: all
 	@sh bench/galvatron/agreement.sh && sh bench/galvatron/search.sh && $${PYTHON:-/usr/bin/python3} bench/galvatron/compare.py >build/galvatron/table.md && cat build/galvatron/table.md
+	@sh scripts/doc-region.sh docs/galvatron.md bench-galvatron build/galvatron/table.md
 
 clean:
 	rm -rf build

@@ -32,6 +32,15 @@ UNIAP = "build/uniap"
 B = int(os.environ.get("BATCH", "16"))
 MODELS = ["bert-large", "gpt-1.5b", "gpt-2.7b", "gpt-6.7b", "llama-7b", "vit-huge", "swin-huge", "vit-xhuge"]
 CLUSTERS = ["1x4", "1x8", "2x8"]
+# how agreement.sh imports each model: the config under the fixtures' models/, and --seq ("-": none)
+IMPORTS = {"bert-large": ("bert_hf/bert-large-uncased.json", "512"), "gpt-1.5b": ("gpt_hf/gpt-1.5b.json", "-"),
+           "gpt-2.7b": ("gpt_hf/gpt-2.7b.json", "-"), "gpt-6.7b": ("gpt_hf/gpt-6.7b.json", "-"),
+           "llama-7b": ("llama_hf/llama-7b.json", "-"), "vit-huge": ("vit_hf/vit-huge-patch16-224.json", "-"),
+           "swin-huge": ("swin/swin-huge-patch4-window7-224.json", "-"),
+           "vit-xhuge": ("vit_hf/vit-xhuge-patch16-224.json", "-")}
+# SETS=DIR: also write the fidelity ratchet's Galvatron set (tests/cli/fidelity.sh): table B's
+# plans as DIR/galvatron/<model>-<cluster>.plan.json and DIR/galvatron.tsv with Galvatron's estimates
+SETS = os.environ.get("SETS", "")
 MiB = 2 ** 20
 se, cm, dpm, su = gm.load_galvatron()
 _engines = {}
@@ -204,6 +213,23 @@ def main():
             g = galv_eval(m, cl, cfg)
             line, s = row(m, cl, cfg, u, g); print(line)
             out["galvatron"].append(dict(model=m, cluster=cl, plan=plan_desc(cfg), **s, galv=g))
+    if SETS:
+        os.makedirs(f"{SETS}/galvatron", exist_ok=True)
+        with open(f"{SETS}/galvatron.tsv", "w") as t:
+            t.write("# written by make bench-galvatron (SETS=bench/fidelity/sets): Galvatron v2.4.0's own search picks on its\n"
+                    "# measured A100 profiles (batch %d, 80 GB) and Galvatron's cost model's estimates of them, for the fidelity\n"
+                    "# ratchet (tests/cli/fidelity.sh).  Columns: model, cluster (the fixtures' hardware set NxG), batch, plan\n"
+                    "# (under bench/fidelity/sets/), Galvatron's time per iteration (s), Galvatron's model states + activations\n"
+                    "# of the busiest stage (bytes), the model's config under the fixtures' models/, --seq (- none), source\n" % B)
+            for r in out["galvatron"]:
+                m, cl = r["model"], r["cluster"]
+                name = f"galvatron/{m}-{cl}.plan.json"
+                pd = json.load(open(f"{OUT}/search-{m}-{cl}-b{B}-uniap.json"))
+                json.dump(pd, open(f"{SETS}/{name}", "w"), indent=1)
+                cfg, seq = IMPORTS[m]
+                t.write("\t".join([m, cl, str(B), name, repr(r["g_tpi"]), "%.0f" % (r["g_alloc"] * 2 ** 30), cfg, seq,
+                                    "Galvatron 2.4.0 search (search_engine.py) and cost model (cost_model.py) on "
+                                    "the fixtures, bench/galvatron/"]) + "\n")
     if NOTES:
         print()
         for i, t in enumerate(NOTES, 1):
