@@ -111,6 +111,18 @@ static const struct catalog_device_def catalog_a100_sxm = {
 static const struct catalog_device_def catalog_h100_sxm = {
 	"H100-SXM5-80GB", 80 * CATALOG_GIB, CATALOG_RESERVED, 67, 989, 0.75, 221, 3350, CATALOG_KERNEL_US
 };
+/* H100's compute with more and faster memory: the same GEMM efficiency, the knee at 4.8 TB/s */
+static const struct catalog_device_def catalog_h200_sxm = {
+	"H200-SXM5-141GB", 140 * CATALOG_GIB, CATALOG_RESERVED, 67, 989, 0.75, 155, 4800, CATALOG_KERNEL_US
+};
+/* Blackwell: HGX/DGX B200 at 1000 W and the GB200 (NVL72) variant at 1200 W; the GEMM efficiency
+ * of 0.7 is assumed (docs/catalog.md, "Devices") */
+static const struct catalog_device_def catalog_b200 = {
+	"B200-180GB", 180 * CATALOG_GIB, CATALOG_RESERVED, 80, 2250, 0.7, 197, 8000, CATALOG_KERNEL_US
+};
+static const struct catalog_device_def catalog_gb200 = {
+	"GB200-B200-186GB", 186 * CATALOG_GIB, CATALOG_RESERVED, 90, 2500, 0.7, 219, 8000, CATALOG_KERNEL_US
+};
 
 #define CATALOG_SRC_V100 "NVIDIA Tesla V100 datasheet (SXM2: 15.7 TFLOP/s fp32, 125 tensor, 900 GB/s HBM2, " \
 	"NVLink 300 GB/s)"
@@ -120,6 +132,15 @@ static const struct catalog_device_def catalog_h100_sxm = {
 	"1555 GB/s, 80GB SXM 2039 GB/s; PCIe 4.0 x16 31.5 GB/s; SXM NVLink 600 GB/s)"
 #define CATALOG_SRC_H100 "NVIDIA H100 SXM datasheet (67 TFLOP/s fp32, 989 bf16 dense, 3.35 TB/s HBM3, NVLink " \
 	"900 GB/s) and DGX H100 user guide (8 x 400 Gb/s ConnectX-7)"
+#define CATALOG_SRC_H200 "NVIDIA H200 datasheet (141 GB HBM3e, taken as 140 GiB usable; 4.8 TB/s; H100's " \
+	"67 TFLOP/s fp32 and 989 bf16 dense; NVLink 900 GB/s) and DGX H200 (8 x 400 Gb/s ConnectX-7)"
+#define CATALOG_SRC_B200 "NVIDIA DGX B200 (8 GPUs, 1,440 GB HBM3e and 64 TB/s in all: 180 GB and 8 TB/s each; " \
+	"NVLink 5 1.8 TB/s per GPU; 8 x 400 Gb/s ConnectX-7) and Blackwell's peaks at 1000 W (80 TFLOP/s fp32, " \
+	"2250 bf16 dense; G. Lockwood, 'B200', from NVIDIA's Blackwell datasheet)"
+#define CATALOG_SRC_GB200 "NVIDIA GB200 NVL72 (72 Blackwell GPUs in one NVLink domain, 1.8 TB/s NVLink per " \
+	"GPU, up to 13.4 TB HBM3e: 186 GB and 8 TB/s per GPU) and the GB200 variant's peaks at 1200 W (90 " \
+	"TFLOP/s fp32, 2500 bf16 dense; G. Lockwood, 'B200'); 400 Gb/s ConnectX-7 per GPU between racks " \
+	"(DGX SuperPOD GB200 reference architecture, assumed for other racks)"
 #define CATALOG_SRC_DCU "Hygon DCU Z100 public figures (about 10.1 TFLOP/s, 32 GB HBM2, PCIe host link); " \
 	"fp16 = 2 x fp32 and 1024 GB/s (four HBM2 stacks of the Vega 20 class) assumed; 200 Gb/s network " \
 	"with one NIC per node assumed"
@@ -175,6 +196,33 @@ static const struct catalog_cluster_def catalog_clusters[] = {
 	  &catalog_h100_sxm, 1, 8, 1.2,
 	  { { "node", 8, 450, CATALOG_EFF_NVLINK, CATALOG_LAT_NVLINK, 1 },
 	    { "infiniband", 0, 50, CATALOG_EFF_NET, CATALOG_LAT_IB, 1 } } },
+	/* H100 nodes on a RoCE fabric (the common cloud build): NCCL's tuning model prices RoCE as
+	 * any network transport (its NET latency), so the level is InfiniBand's figures on Ethernet */
+	{ { "h100-roce", "H100 SXM node: 8 x H100 80 GB, NVSwitch, 400 Gb/s RoCE per GPU between nodes",
+	    CATALOG_SRC_H100 "; NVLink 450 GB/s per direction x 0.8; 400 Gb/s RoCE per GPU x 0.9 (NCCL's network "
+	    "latency)" CATALOG_SRC_COMMON },
+	  &catalog_h100_sxm, 1, 8, 1.2,
+	  { { "node", 8, 450, CATALOG_EFF_NVLINK, CATALOG_LAT_NVLINK, 1 },
+	    { "roce", 0, 50, CATALOG_EFF_NET, CATALOG_LAT_IB, 1 } } },
+	{ { "dgx-h200", "DGX H200: 8 x H200 141 GB SXM, NVSwitch",
+	    CATALOG_SRC_H200 "; NVLink 450 GB/s per direction x 0.8; 400 Gb/s InfiniBand per GPU x 0.9"
+	    CATALOG_SRC_COMMON },
+	  &catalog_h200_sxm, 1, 8, 1.2,
+	  { { "node", 8, 450, CATALOG_EFF_NVLINK, CATALOG_LAT_NVLINK, 1 },
+	    { "infiniband", 0, 50, CATALOG_EFF_NET, CATALOG_LAT_IB, 1 } } },
+	{ { "dgx-b200", "DGX B200: 8 x B200 180 GB, NVLink 5 NVSwitch",
+	    CATALOG_SRC_B200 "; NVLink 900 GB/s per direction x 0.8; 400 Gb/s InfiniBand per GPU x 0.9"
+	    CATALOG_SRC_COMMON },
+	  &catalog_b200, 1, 8, 1.2,
+	  { { "node", 8, 900, CATALOG_EFF_NVLINK, CATALOG_LAT_NVLINK, 1 },
+	    { "infiniband", 0, 50, CATALOG_EFF_NET, CATALOG_LAT_IB, 1 } } },
+	/* one NVLink domain of 72 GPUs per rack: TP, FSDP and DP groups up to 72 stay on NVLink */
+	{ { "gb200-nvl72", "GB200 NVL72: one rack, 72 Blackwell GPUs of 186 GB in one NVLink domain",
+	    CATALOG_SRC_GB200 "; NVLink 900 GB/s per direction x 0.8; 400 Gb/s InfiniBand per GPU x 0.9"
+	    CATALOG_SRC_COMMON },
+	  &catalog_gb200, 1, 72, 1.2,
+	  { { "nvlink", 72, 900, CATALOG_EFF_NVLINK, CATALOG_LAT_NVLINK, 1 },
+	    { "infiniband", 0, 50, CATALOG_EFF_NET, CATALOG_LAT_IB, 1 } } },
 };
 
 #define CATALOG_N_CLUSTERS (sizeof(catalog_clusters) / sizeof(catalog_clusters[0]))
@@ -195,6 +243,22 @@ static const struct catalog_family catalog_families[] = {
 	    CATALOG_SRC_H100 "; NVLink 450 GB/s per direction x 0.8; 400 Gb/s InfiniBand per GPU x 0.9"
 	    CATALOG_SRC_COMMON },
 	  "dgx-h100-x", "dgx-h100" },
+	{ { "h100-roce-xN", "N H100 SXM nodes (N = 2..128, e.g. h100-roce-x32), 400 Gb/s RoCE per GPU",
+	    CATALOG_SRC_H100 "; NVLink 450 GB/s per direction x 0.8; 400 Gb/s RoCE per GPU x 0.9" CATALOG_SRC_COMMON },
+	  "h100-roce-x", "h100-roce" },
+	{ { "dgx-h200-xN", "N DGX H200 nodes (N = 2..128, e.g. dgx-h200-x4), 400 Gb/s InfiniBand per GPU",
+	    CATALOG_SRC_H200 "; NVLink 450 GB/s per direction x 0.8; 400 Gb/s InfiniBand per GPU x 0.9"
+	    CATALOG_SRC_COMMON },
+	  "dgx-h200-x", "dgx-h200" },
+	{ { "dgx-b200-xN", "N DGX B200 nodes (N = 2..128, e.g. dgx-b200-x4), 400 Gb/s InfiniBand per GPU",
+	    CATALOG_SRC_B200 "; NVLink 900 GB/s per direction x 0.8; 400 Gb/s InfiniBand per GPU x 0.9"
+	    CATALOG_SRC_COMMON },
+	  "dgx-b200-x", "dgx-b200" },
+	{ { "gb200-nvl72-xN", "N GB200 NVL72 racks (N = 2..128, e.g. gb200-nvl72-x4: 288 GPUs), 400 Gb/s per GPU "
+	    "between racks",
+	    CATALOG_SRC_GB200 "; NVLink 900 GB/s per direction x 0.8; 400 Gb/s InfiniBand per GPU x 0.9"
+	    CATALOG_SRC_COMMON },
+	  "gb200-nvl72-x", "gb200-nvl72" },
 };
 
 #define CATALOG_N_FAMILIES (sizeof(catalog_families) / sizeof(catalog_families[0]))
@@ -398,7 +462,7 @@ int catalog_has(enum catalog_kind kind, const char *name)
 /* UNIAP_E_NOTFOUND naming name and listing the known names of kind. */
 static uniap_code catalog_not_found(enum catalog_kind kind, const char *name, struct uniap_err *err)
 {
-	char list[320] = "";
+	char list[640] = "";
 	size_t i, used = 0;
 
 	for (i = 0; i < catalog_count(kind) && used < sizeof(list); i++) {

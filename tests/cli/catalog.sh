@@ -9,11 +9,15 @@ set -u
 
 check catalog-help 0 "usage: uniap catalog" -- "$UNIAP" catalog --help
 check catalog-list 0 "dgx-h100-xN" -- "$UNIAP" catalog
-for name in enva envb envb-8 envc envd-16 envd-32 envd-64 dgx-a100 dgx-h100 bert-huge t5-large vit-huge \
+for name in enva envb envb-8 envc envd-16 envd-32 envd-64 dgx-a100 dgx-h100 h100-roce dgx-h200 dgx-b200 gb200-nvl72 \
+	h100-roce-xN dgx-h200-xN dgx-b200-xN gb200-nvl72-xN bert-huge t5-large vit-huge \
 	swin-huge llama-7b llama-13b llama-70b gpt3-175b gpt-1.7b gpt-1t; do
 	if grep -q "^  $name " "$tmp/out"; then pass=$((pass + 1)); else echo "FAIL catalog-list lacks $name"; fail=$((fail + 1)); fi
 done
 check catalog-show-cluster 0 '"peak_tflops"' -- "$UNIAP" catalog show envb-8
+# one NVLink domain of 72 GPUs per rack; racks joined by the network
+check catalog-show-nvl72 0 '"hierarchy":[{"name":"nvlink","devices":72,' -- "$UNIAP" catalog show gb200-nvl72-x2
+check catalog-show-nvl72-size 0 '"devices_per_node":72' -- "$UNIAP" catalog show gb200-nvl72-x2
 check catalog-show-family 0 '"devices":32' -- "$UNIAP" catalog show dgx-h100-x4
 check catalog-show-model 0 '"forward_flops_per_sample"' -- "$UNIAP" catalog show t5-large --pretty
 check catalog-show-unknown 1 "known: enva, envb" -- "$UNIAP" catalog show nosuch
