@@ -302,6 +302,15 @@ struct catalog_model_def {
 	  .seq_len = s, .vocab = 32000, .mlp = MODEL_MLP_SWIGLU, .norm = MODEL_NORM_RMSNORM, \
 	  .positions = MODEL_POS_ROTARY, .flash_attention = flash, .dropout = 0, .biases = 0, .tied_embeddings = 0, \
 	  .precision = MODEL_MIXED, .optimizer = MODEL_ADAM }
+/* Llama 3 / 3.1: Llama's block with a 128,256-token vocabulary, GQA with 8 KV heads, flash attention */
+#define CATALOG_LLAMA3(L, h, a, kv, f, s) \
+	{ .family = MODEL_ARCH_DECODER, .layers = L, .hidden = h, .heads = a, .kv_heads = kv, .ffn_hidden = f, \
+	  .seq_len = s, .vocab = 128256, .mlp = MODEL_MLP_SWIGLU, .norm = MODEL_NORM_RMSNORM, \
+	  .positions = MODEL_POS_ROTARY, .flash_attention = 1, .dropout = 0, .biases = 0, .tied_embeddings = 0, \
+	  .precision = MODEL_MIXED, .optimizer = MODEL_ADAM }
+#define CATALOG_SRC_LLAMA3 "Llama Team, 'The Llama 3 Herd of Models' (2024), Table 3 (layers, width, FFN, " \
+	"heads, 8 KV heads; pre-training sequence 8192) and the HuggingFace Llama-3.1 config.json files " \
+	"(vocab_size 128256); " CATALOG_SRC_FORMULAS
 /* the fields T5, ViT and Swin read */
 #define CATALOG_OTHER(L, h, a, f, s, V, drop, bias, norm_kind) \
 	{ .family = MODEL_ARCH_ENCODER, .layers = L, .hidden = h, .heads = a, .kv_heads = a, .ffn_hidden = f, \
@@ -342,6 +351,15 @@ static const struct catalog_model_def catalog_models[] = {
 	    "flash attention (69.0 B)",
 	    "Touvron et al. 2023 (Llama 2), HuggingFace Llama-2-70b config; " CATALOG_SRC_FORMULAS },
 	  CATALOG_ARCH_TRANSFORMER, CATALOG_LLAMA(80, 8192, 64, 8, 28672, 4096, 1) },
+	{ { "llama-3.1-8b", "Llama-3.1-8B: 32 layers, hidden 4096, 32 heads, 8 KV heads, FFN 14336, seq 8192, mixed, "
+	    "flash attention (8.03 B)", CATALOG_SRC_LLAMA3 },
+	  CATALOG_ARCH_TRANSFORMER, CATALOG_LLAMA3(32, 4096, 32, 8, 14336, 8192) },
+	{ { "llama-3.1-70b", "Llama-3.1-70B: 80 layers, hidden 8192, 64 heads, 8 KV heads, FFN 28672, seq 8192, mixed, "
+	    "flash attention (70.6 B)", CATALOG_SRC_LLAMA3 },
+	  CATALOG_ARCH_TRANSFORMER, CATALOG_LLAMA3(80, 8192, 64, 8, 28672, 8192) },
+	{ { "llama-3.1-405b", "Llama-3.1-405B: 126 layers, hidden 16384, 128 heads, 8 KV heads, FFN 53248, seq 8192, "
+	    "mixed, flash attention (405.9 B)", CATALOG_SRC_LLAMA3 },
+	  CATALOG_ARCH_TRANSFORMER, CATALOG_LLAMA3(126, 16384, 128, 8, 53248, 8192) },
 	{ { "gpt3-175b", "GPT-3 175B: 96 layers, hidden 12288, 96 heads, FFN 4h, seq 2048, mixed (175 B)",
 	    "Brown et al. 2020 (GPT-3, Table 2.1); " CATALOG_SRC_FORMULAS },
 	  CATALOG_ARCH_TRANSFORMER, CATALOG_GPT(96, 12288, 96, 2048, 50257) },

@@ -10,7 +10,7 @@ set -u
 check catalog-help 0 "usage: uniap catalog" -- "$UNIAP" catalog --help
 check catalog-list 0 "dgx-h100-xN" -- "$UNIAP" catalog
 for name in enva envb envb-8 envc envd-16 envd-32 envd-64 dgx-a100 dgx-h100 h100-roce dgx-h200 dgx-b200 gb200-nvl72 \
-	h100-roce-xN dgx-h200-xN dgx-b200-xN gb200-nvl72-xN bert-huge t5-large vit-huge \
+	h100-roce-xN dgx-h200-xN dgx-b200-xN gb200-nvl72-xN llama-3.1-8b llama-3.1-70b llama-3.1-405b bert-huge t5-large vit-huge \
 	swin-huge llama-7b llama-13b llama-70b gpt3-175b gpt-1.7b gpt-1t; do
 	if grep -q "^  $name " "$tmp/out"; then pass=$((pass + 1)); else echo "FAIL catalog-list lacks $name"; fail=$((fail + 1)); fi
 done

@@ -69,6 +69,8 @@ static void test_parameter_counts(void **state)
 	} cases[] = {
 		{ "bert-huge", 672e6 }, { "t5-large", 737e6 },   { "vit-huge", 632e6 },   { "swin-huge", 1.02e9 },
 		{ "llama-7b", 6.74e9 }, { "llama-13b", 13.0e9 }, { "llama-70b", 69.0e9 }, { "gpt3-175b", 175e9 },
+		/* Llama 3.1 (The Llama 3 Herd of Models; HuggingFace model cards) */
+		{ "llama-3.1-8b", 8.03e9 }, { "llama-3.1-70b", 70.6e9 }, { "llama-3.1-405b", 405.9e9 },
 		/* Narayanan et al. SC 2021, Table 1 (which rounds 1.65 B to 1.7) */
 		{ "gpt-1.7b", 1.65e9 },  { "gpt-3.6b", 3.6e9 },   { "gpt-7.5b", 7.5e9 },   { "gpt-18b", 18.4e9 },
 		{ "gpt-39b", 39.1e9 },  { "gpt-76b", 76.1e9 },   { "gpt-145b", 145.6e9 }, { "gpt-310b", 310.1e9 },
