@@ -62,6 +62,7 @@ enum {
 	CLI_OPT_ZERO,
 	CLI_OPT_SP,
 	CLI_OPT_SELECTIVE,
+	CLI_OPT_FP8,
 	CLI_OPT_UNEVEN,
 	CLI_OPT_VIRTUAL,
 	CLI_OPT_PRETTY,
@@ -79,6 +80,7 @@ struct cli_common {
 	int zero;                /* --zero: offer ZeRO-1/2 variants of replicated strategies */
 	int sp;                  /* --sequence-parallel: offer "+sp" variants of tp strategies */
 	int selective;           /* --selective-recompute: offer "+sel" variants */
+	int fp8;                 /* --fp8: FP8 training (the layers' FP8 GEMMs at the FP8 peak) */
 	int uneven;              /* --uneven-microbatches: the last micro-batch may be smaller */
 	long virtual_stages;     /* --virtual-stages V (interleaved only); 0 when not given */
 	int pretty;
@@ -99,6 +101,7 @@ struct cli_common {
 	{ "zero", no_argument, NULL, CLI_OPT_ZERO }, \
 	{ "sequence-parallel", no_argument, NULL, CLI_OPT_SP }, \
 	{ "selective-recompute", no_argument, NULL, CLI_OPT_SELECTIVE }, \
+	{ "fp8", no_argument, NULL, CLI_OPT_FP8 }, \
 	{ "uneven-microbatches", no_argument, NULL, CLI_OPT_UNEVEN }, \
 	{ "virtual-stages", required_argument, NULL, CLI_OPT_VIRTUAL }, \
 	{ "pretty", no_argument, NULL, CLI_OPT_PRETTY }, \

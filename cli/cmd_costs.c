@@ -15,7 +15,7 @@ static const char costs_usage[] =
 	"usage: uniap costs --cluster FILE --model FILE --batch B --pp P --microbatches C\n"
 	"                   [--schedule gpipe|1f1b|interleaved] [--virtual-stages V]\n"
 	"                   [--recompute] [--zero] [--sequence-parallel]\n"
-	"                   [--selective-recompute] [--uneven-microbatches]\n"
+	"                   [--selective-recompute] [--uneven-microbatches] [--fp8]\n"
 	"                   [--memory-margin F]\n"
 	"                   [--space unified|inter|intra|uniform] [--target T] [--pretty]\n"
 	"\n"
@@ -47,6 +47,7 @@ static const char costs_usage[] =
 	"  --zero              add ZeRO-1 and ZeRO-2 variants of every replicated strategy\n"
 	"  --sequence-parallel add sequence-parallel variants of every strategy with tp > 1\n"
 	"  --selective-recompute  add selective-recomputation variants of every strategy\n"
+	"  --fp8               price FP8 training (docs/cost-model.md, \"FP8\")\n"
 	"  --uneven-microbatches  C may leave the last micro-batch smaller (ceil(B/C) each)\n"
 	"  --memory-margin F   fraction of device memory kept free, 0..0.5 (default: the\n"
 	"                      cluster's device.memory_margin, itself 0.02 by default)\n"
@@ -120,7 +121,7 @@ int cli_cmd_costs(int argc, char **argv)
 		struct cost_options o = {
 			.batch = common.batch, .pp = (int)pp, .microbatches = micro,
 			.schedule = target_schedule(target, common.schedule), .recompute = common.recompute, .zero = common.zero, .sp = common.sp,
-			.selective = common.selective, .uneven = common.uneven,
+			.selective = common.selective, .uneven = common.uneven, .fp8 = common.fp8,
 			.virtual_stages = common.virtual_stages ? (int)common.virtual_stages : 2,
 			.filter = space == UOP_SPACE_INTER ? COST_FILTER_DP_ONLY
 			        : space == UOP_SPACE_UNIFORM ? COST_FILTER_MEGATRON : COST_FILTER_ALL,

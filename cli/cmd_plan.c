@@ -23,7 +23,7 @@ static const char plan_usage[] =
 	"                  [--schedule gpipe|1f1b|interleaved] [--virtual-stages V]\n"
 	"                  [--space unified|inter|intra|uniform] [--threads N]\n"
 	"                  [--time-limit S] [--deadline S] [--gap G] [--early-stop] [--recompute] [--zero]\n"
-	"                  [--sequence-parallel] [--selective-recompute] [--uneven-microbatches]\n"
+	"                  [--sequence-parallel] [--selective-recompute] [--uneven-microbatches] [--fp8]\n"
 	"                  [--memory-margin F] [--target T[,T...]]\n"
 	"                  [--format json|text|galvatron|megatron|deepspeed] [--pretty] [--quiet]\n"
 	"\n"
@@ -65,6 +65,9 @@ static const char plan_usage[] =
 	"                   over the data-parallel ranks) per replicated layer\n"
 	"  --sequence-parallel  allow Megatron-LM's sequence parallelism per layer with tp > 1\n"
 	"  --selective-recompute  allow recomputing only the attention core per layer\n"
+	"  --fp8            train in FP8: the linear layers' GEMMs at the cluster's FP8 peak\n"
+	"                   (peak_tflops.fp8), their input casts and FP8 weight copies priced;\n"
+	"                   a mixed-precision model, no target but megatron\n"
 	"  --uneven-microbatches  also micro-batch counts that leave the last micro-batch\n"
 	"                   smaller (64 in 11: ten of 6 and one of 4), where the target allows\n"
 	"  --memory-margin F  fraction of device memory no plan may use, 0..0.5 (default:\n"
@@ -343,6 +346,7 @@ int cli_cmd_plan(int argc, char **argv)
 	o.zero = common.zero;
 	o.sp = common.sp;
 	o.selective = common.selective;
+	o.fp8 = common.fp8;
 	o.uneven = common.uneven;
 	memset(rs, 0, sizeof(rs));
 	if (n_targets == 0)

@@ -62,6 +62,7 @@ struct catalog_device_def {
 	double gemm_half_dim;      /* roofline knee: peak * efficiency / memory bandwidth, in GEMM rows */
 	double memory_bandwidth_gb_per_s;
 	double kernel_overhead_us;
+	double peak_fp8_tflops;    /* dense FP8 tensor peak; 0: no FP8 */
 };
 
 struct catalog_cluster_def {
@@ -94,34 +95,34 @@ struct catalog_cluster_def {
 #define CATALOG_LAT_TCP 30.0
 
 static const struct catalog_device_def catalog_v100 = {
-	"V100-SXM2-32GB", 32 * CATALOG_GIB, CATALOG_RESERVED, 15.7, 125, 0.9, 32, 900, CATALOG_KERNEL_US
+	"V100-SXM2-32GB", 32 * CATALOG_GIB, CATALOG_RESERVED, 15.7, 125, 0.9, 32, 900, CATALOG_KERNEL_US, 0
 };
 static const struct catalog_device_def catalog_titanxp = {
-	"TITAN Xp", 12 * CATALOG_GIB, CATALOG_RESERVED, 12.1, 12.1, 0.85, 38, 547.6, CATALOG_KERNEL_US
+	"TITAN Xp", 12 * CATALOG_GIB, CATALOG_RESERVED, 12.1, 12.1, 0.85, 38, 547.6, CATALOG_KERNEL_US, 0
 };
 static const struct catalog_device_def catalog_a100_pcie = {
-	"A100-PCIE-40GB", 40 * CATALOG_GIB, CATALOG_RESERVED, 19.5, 312, 0.75, 150, 1555, CATALOG_KERNEL_US
+	"A100-PCIE-40GB", 40 * CATALOG_GIB, CATALOG_RESERVED, 19.5, 312, 0.75, 150, 1555, CATALOG_KERNEL_US, 0
 };
 static const struct catalog_device_def catalog_dcu = {
-	"Hygon DCU Z100", 32 * CATALOG_GIB, CATALOG_RESERVED, 10.1, 20.2, 0.75, 15, 1024, CATALOG_KERNEL_US_HIP
+	"Hygon DCU Z100", 32 * CATALOG_GIB, CATALOG_RESERVED, 10.1, 20.2, 0.75, 15, 1024, CATALOG_KERNEL_US_HIP, 0
 };
 static const struct catalog_device_def catalog_a100_sxm = {
-	"A100-SXM4-80GB", 80 * CATALOG_GIB, CATALOG_RESERVED, 19.5, 312, 0.8, 122, 2039, CATALOG_KERNEL_US
+	"A100-SXM4-80GB", 80 * CATALOG_GIB, CATALOG_RESERVED, 19.5, 312, 0.8, 122, 2039, CATALOG_KERNEL_US, 0
 };
 static const struct catalog_device_def catalog_h100_sxm = {
-	"H100-SXM5-80GB", 80 * CATALOG_GIB, CATALOG_RESERVED, 67, 989, 0.75, 221, 3350, CATALOG_KERNEL_US
+	"H100-SXM5-80GB", 80 * CATALOG_GIB, CATALOG_RESERVED, 67, 989, 0.75, 221, 3350, CATALOG_KERNEL_US, 1979
 };
 /* H100's compute with more and faster memory: the same GEMM efficiency, the knee at 4.8 TB/s */
 static const struct catalog_device_def catalog_h200_sxm = {
-	"H200-SXM5-141GB", 140 * CATALOG_GIB, CATALOG_RESERVED, 67, 989, 0.75, 155, 4800, CATALOG_KERNEL_US
+	"H200-SXM5-141GB", 140 * CATALOG_GIB, CATALOG_RESERVED, 67, 989, 0.75, 155, 4800, CATALOG_KERNEL_US, 1979
 };
 /* Blackwell: HGX/DGX B200 at 1000 W and the GB200 (NVL72) variant at 1200 W; the GEMM efficiency
  * of 0.7 is assumed (docs/catalog.md, "Devices") */
 static const struct catalog_device_def catalog_b200 = {
-	"B200-180GB", 180 * CATALOG_GIB, CATALOG_RESERVED, 80, 2250, 0.7, 197, 8000, CATALOG_KERNEL_US
+	"B200-180GB", 180 * CATALOG_GIB, CATALOG_RESERVED, 80, 2250, 0.7, 197, 8000, CATALOG_KERNEL_US, 4500
 };
 static const struct catalog_device_def catalog_gb200 = {
-	"GB200-B200-186GB", 186 * CATALOG_GIB, CATALOG_RESERVED, 90, 2500, 0.7, 219, 8000, CATALOG_KERNEL_US
+	"GB200-B200-186GB", 186 * CATALOG_GIB, CATALOG_RESERVED, 90, 2500, 0.7, 219, 8000, CATALOG_KERNEL_US, 5000
 };
 
 #define CATALOG_SRC_V100 "NVIDIA Tesla V100 datasheet (SXM2: 15.7 TFLOP/s fp32, 125 tensor, 900 GB/s HBM2, " \
@@ -530,6 +531,7 @@ uniap_code catalog_cluster(const char *name, struct cluster_profile *out, struct
 	out->overlap_coefficient = d->overlap_coefficient;
 	out->peak_flops_per_s[MODEL_FP32] = d->device->peak_fp32_tflops * CATALOG_TFLOPS;
 	out->peak_flops_per_s[MODEL_MIXED] = d->device->peak_mixed_tflops * CATALOG_TFLOPS;
+	out->peak_fp8_flops_per_s = d->device->peak_fp8_tflops * CATALOG_TFLOPS;
 	out->compute_efficiency = d->device->compute_efficiency;
 	out->gemm_half_dim = d->device->gemm_half_dim;
 	out->memory_bandwidth_bytes_per_s = d->device->memory_bandwidth_gb_per_s * CATALOG_GB;
@@ -597,6 +599,8 @@ struct catalog_type_spec {
 	double attn_flops;
 	double attn_mem;
 	double attn_eager; /* eager_attention_bytes_per_sample */
+	double fp8_flops;  /* fp8_flops_per_sample */
+	double fp8_cast;   /* fp8_cast_bytes_per_sample */
 };
 
 /* A model being built: counts of what has been filled. */
@@ -672,6 +676,8 @@ static uniap_code catalog_add_type(struct catalog_builder *b, const struct catal
 	t->attention_flops_per_sample = s->attn_flops;
 	t->attention_memory_bound_bytes_per_sample = s->attn_mem;
 	t->eager_attention_bytes_per_sample = s->attn_eager;
+	t->fp8_flops_per_sample = s->fp8_flops;
+	t->fp8_cast_bytes_per_sample = s->fp8_cast;
 	*index = b->n_types - 1;
 	return UNIAP_OK;
 }
@@ -787,6 +793,11 @@ static void catalog_block_spec(const struct model_arch *a, double elem, double s
 		 * scale-mask-softmax is one; the dropout is the same in both */
 		out->attn_eager = scores * (6 * elem + (elem < 4 ? 8 : 0)) - 2 * scores * elem;
 	}
+	/* FP8 training (Transformer Engine): the linear layers' GEMMs (2 x weights
+	 * x tokens) run in FP8; their inputs (QKV, the output projection, the MLP's
+	 * up and down projections) are cast to FP8, read 2 and written 1 byte each */
+	out->fp8_flops = 2 * weights * s;
+	out->fp8_cast = 3 * (3 * s * h + s * f);
 	out->output_bytes = s * h * elem;
 	out->checkpoint_bytes = s * h * elem;
 	out->tp_allreduces = 2;

@@ -207,20 +207,25 @@ static double cost_efficiency(const struct cluster_profile *c, const struct mode
  * taken as it is. */
 static double cost_forward_s(const struct cluster_profile *c, const struct model_profile *m,
                              const struct model_layer_type *t, int tp, int sp, double samples,
-                             const struct cost_runtime *rt)
+                             const struct cost_runtime *rt, int fp8)
 {
-	double per_sample, mem = 0, device;
+	double per_sample, mem = 0, device, eff, fp8_flops = fp8 ? t->fp8_flops_per_sample : 0;
 
 	if (t->n_forward_s > 0)
 		return t->forward_fixed_s + samples * model_tp_lookup(t->forward_s, t->n_forward_s, tp);
-	per_sample = t->forward_flops_per_sample /
-	             (c->peak_flops_per_s[m->precision] * cost_efficiency(c, t, tp, samples)) / tp;
+	/* under FP8 the linear layers' GEMMs run at the FP8 peak, the rest (the
+	 * attention core, norms, embedding, head) at the mixed one (§FP8) */
+	eff = cost_efficiency(c, t, tp, samples);
+	per_sample = (t->forward_flops_per_sample - fp8_flops) / (c->peak_flops_per_s[m->precision] * eff) / tp +
+	             (fp8_flops > 0 ? fp8_flops / (c->peak_fp8_flops_per_s * eff) / tp : 0);
 	if (t->n_memory_bound_bytes > 0 && c->memory_bandwidth_bytes_per_s > 0) {
 		mem = model_tp_lookup(t->memory_bound_bytes, t->n_memory_bound_bytes, tp);
 		if (sp)
 			mem = fmin(mem, model_tp_lookup(t->memory_bound_bytes, t->n_memory_bound_bytes, 1) / tp);
 		if (rt->eager_attention)
 			mem += t->eager_attention_bytes_per_sample / tp;
+		if (fp8_flops > 0)
+			mem += t->fp8_cast_bytes_per_sample / tp;
 		mem /= c->memory_bandwidth_bytes_per_s;
 	}
 	device = t->forward_fixed_s + t->kernels_per_pass * c->kernel_overhead_s + samples * (per_sample + mem);
@@ -277,14 +282,14 @@ static int cost_sp_applies(const struct model_layer_type *t, const struct strate
 static double cost_layer_time(const struct cluster_profile *c, const struct model_profile *m,
                               const struct model_layer_type *t, const struct strategy *s,
                               const struct strategy_set *set, long mb_size, long microbatches,
-                              const struct cost_runtime *rt)
+                              const struct cost_runtime *rt, int fp8)
 {
 	int dp = s->degree[STRATEGY_DP], tp = s->degree[STRATEGY_TP], fs = s->degree[STRATEGY_FSDP];
 	int D = set->stage_devices, pp = set->pp;
 	double ccoc = c->overlap_coefficient;
 	double samples = (double)cost_ceil_div(mb_size, strategy_batch_width(s));
 	int sp = cost_sp_applies(t, s);
-	double fwd = cost_forward_s(c, m, t, tp, sp, samples, rt);
+	double fwd = cost_forward_s(c, m, t, tp, sp, samples, rt, fp8);
 	double param_bytes = t->parameters * model_param_elem_bytes(m);
 	double out_bytes = samples * t->output_bytes_per_sample;
 	/* each TP all-reduce, or under sequence parallelism its reduce-scatter and
@@ -330,6 +335,10 @@ static double cost_layer_time(const struct cluster_profile *c, const struct mode
 		           (dp > 1 && s->zero == 0 ? rt->bucket_copy_bytes : 0)) /
 		          c->memory_bandwidth_bytes_per_s
 		: 0;
+	/* FP8: the layer's weights cast to FP8 once per iteration (Transformer
+	 * Engine's is_first_microbatch caching): read 2, write 1 byte (§FP8) */
+	if (fp8 && t->fp8_flops_per_sample > 0 && c->memory_bandwidth_bytes_per_s > 0)
+		step += t->parameters / ((double)tp * fs) * 3 / c->memory_bandwidth_bytes_per_s;
 	forward = cost_overlap_s(fwd, gather, ccoc) + tp_pass;
 	recompute = s->recompute ? forward : 0;
 	/* selective recomputation reruns the attention core only (§Selective
@@ -370,6 +379,19 @@ static int cost_same_batch_layout(const struct strategy *a, const struct strateg
 	return 1;
 }
 
+uniap_code cost_check_fp8(const struct cluster_profile *cluster, const struct model_profile *model,
+                          struct uniap_err *err)
+{
+	if (model->precision != MODEL_MIXED)
+		return err_set(err, UNIAP_E_INVALID, "fp8: FP8 training keeps mixed-precision weights and states; "
+		               "model \"%s\" is fp32", model->name ? model->name : "");
+	if (!(cluster->peak_fp8_flops_per_s > 0))
+		return err_set(err, UNIAP_E_INVALID, "cluster.device.peak_tflops.fp8: required by FP8 training; device "
+		               "\"%s\" gives no FP8 figure (Hopper and later have FP8 tensor cores)",
+		               cluster->device_name ? cluster->device_name : "");
+	return UNIAP_OK;
+}
+
 static uniap_code cost_check_options(const struct cluster_profile *cluster,
                                      const struct model_profile *model,
                                      const struct cost_options *opt, struct uniap_err *err)
@@ -391,6 +413,12 @@ static uniap_code cost_check_options(const struct cluster_profile *cluster,
 			               "cluster.device.peak_tflops: required by model layer type \"%s\" which gives "
 			               "attention_flops_per_sample (selective recomputation)",
 			               model->types[i].name);
+	if (opt->fp8) {
+		uniap_code rc = cost_check_fp8(cluster, model, err);
+
+		if (rc != UNIAP_OK)
+			return rc;
+	}
 	if (opt->batch < 1 || opt->batch > COST_MAX_BATCH)
 		return err_set(err, UNIAP_E_ARG, "batch: must be in [1, %ld], got %ld", COST_MAX_BATCH,
 		               opt->batch);
@@ -706,6 +734,7 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 	out->microbatch_size = (opt->batch + opt->microbatches - 1) / opt->microbatches;
 	out->batch = opt->batch;
 	out->schedule = opt->schedule;
+	out->fp8 = opt->fp8;
 	out->runtime = opt->runtime.name;
 	out->virtual_stages = opt->schedule == COST_INTERLEAVED && opt->pp > 1 ? opt->virtual_stages : 1;
 	rc = strategy_enumerate(cluster, opt->pp,
@@ -765,7 +794,7 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 			type_time[u * K + k] = cost_layer_time(cluster, model, &model->types[u],
 			                                       &out->strategies.items[k],
 			                                       &out->strategies, out->microbatch_size,
-			                                       out->microbatches, &opt->runtime);
+			                                       out->microbatches, &opt->runtime, opt->fp8);
 		}
 	for (u = 0; u < L; u++) {
 		const struct model_layer_type *t = &model->types[model->layers[u].type];
@@ -790,7 +819,10 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 
 			out->time_s[u * K + k] = type_time[model->layers[u].type * K + k];
 			out->memory_fixed_bytes[u * K + k] = cost_states_bytes(model, t, s) +
-				cost_accumulation_bytes(model, t, s, out->microbatches);
+				cost_accumulation_bytes(model, t, s, out->microbatches) +
+				/* FP8: the weights' FP8 copy beside the mixed-precision states, 1 byte each (§FP8) */
+				(opt->fp8 && t->fp8_flops_per_sample > 0
+				     ? t->parameters / ((double)s->degree[STRATEGY_TP] * s->degree[STRATEGY_FSDP]) : 0);
 			out->memory_per_microbatch_bytes[u * K + k] = samples * per_sample;
 		}
 	}

@@ -121,6 +121,10 @@ struct cost_options {
 	int zero;               /* add ZeRO-1 and ZeRO-2 variants of replicated strategies */
 	int sp;                 /* add sequence-parallel variants of strategies with tp > 1 */
 	int selective;          /* add selective-recomputation variants */
+	int fp8;                /* FP8 training (docs/cost-model.md, "FP8"): the layers' FP8 GEMMs
+	                           (fp8_flops_per_sample) at the cluster's FP8 peak, their input
+	                           casts, an FP8 copy of their weights; needs a mixed-precision
+	                           model and cluster.device.peak_tflops.fp8 */
 	int uneven;             /* microbatches may leave the last micro-batch smaller: c is
 	                           a chunk count of batch (cost_chunk_count), not a divisor */
 	enum cost_filter filter;
@@ -148,6 +152,7 @@ struct cost_candidate {
 	long batch;                  /* the global batch B; 0 (hand-built): microbatches x microbatch_size */
 	enum cost_schedule schedule;
 	int virtual_stages;          /* v: model chunks per device, 1 unless interleaved with pp > 1 */
+	int fp8;                     /* priced for FP8 training (cost_options.fp8) */
 	const char *runtime;         /* the runtime it was priced for (cost_options.runtime.name,
 	                                borrowed static text), NULL when none */
 	double memory_limit_bytes;
@@ -204,6 +209,12 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 
 /* Frees everything out owns and zeroes it. */
 void cost_candidate_release(struct cost_candidate *c);
+
+/* UNIAP_OK when FP8 training can be priced for model on cluster (both
+ * borrowed): a mixed-precision model and a device with an FP8 peak; else
+ * UNIAP_E_INVALID naming the field (what cost_build checks with opt->fp8). */
+uniap_code cost_check_fp8(const struct cluster_profile *cluster, const struct model_profile *model,
+                          struct uniap_err *err);
 
 /* The allocated bytes a stage may hold under keep's admission rule on a
  * device of memory_bytes; INFINITY when keep has none. */

@@ -134,6 +134,10 @@ static uniap_code cluster_check_peak(const struct cluster_profile *c, struct uni
 			return err_set(err, UNIAP_E_INVALID,
 			               "cluster.device.peak_tflops.%s: must be > 0 and <= %g, got %g", names[i],
 			               MODEL_MAX_PEAK_FLOPS_PER_S / MODEL_TFLOPS, c->peak_flops_per_s[i] / MODEL_TFLOPS);
+	if (c->peak_fp8_flops_per_s != 0.0 &&
+	    !model_in_open_closed(c->peak_fp8_flops_per_s, 0.0, MODEL_MAX_PEAK_FLOPS_PER_S))
+		return err_set(err, UNIAP_E_INVALID, "cluster.device.peak_tflops.fp8: must be > 0 and <= %g, got %g",
+		               MODEL_MAX_PEAK_FLOPS_PER_S / MODEL_TFLOPS, c->peak_fp8_flops_per_s / MODEL_TFLOPS);
 	if (!model_in_open_closed(c->compute_efficiency, 0.0, 1.0))
 		return err_set(err, UNIAP_E_INVALID, "cluster.device.compute_efficiency: must be > 0 and <= 1, got %g",
 		               c->compute_efficiency);

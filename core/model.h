@@ -104,6 +104,9 @@ struct cluster_profile {
 	/* Peak dense throughput per device in FLOP/s, indexed by enum model_precision
 	 * (fp32, mixed); both 0 when the document gives no "peak_tflops". */
 	double peak_flops_per_s[2];
+	/* dense FP8 tensor-core peak in FLOP/s (Hopper and later); 0: the device
+	 * has no FP8, and FP8 training (cost_options.fp8) is refused */
+	double peak_fp8_flops_per_s;
 	double compute_efficiency;   /* (0, 1], fraction of peak reached; 0 without a peak */
 	/* GEMM dimension at which the achieved efficiency is half of
 	 * compute_efficiency: eff(d) = compute_efficiency * d / (d + gemm_half_dim);
@@ -212,6 +215,14 @@ struct model_layer_type {
 	 * attention); unsharded, divided by tp; 0 by default (docs/cost-model.md,
 	 * "Runtime profile") */
 	double eager_attention_bytes_per_sample;
+	/* FP8 training (docs/cost-model.md, "FP8"): the part of
+	 * forward_flops_per_sample that runs as FP8 GEMMs (the linear layers;
+	 * the attention core, norms, embedding and LM head stay in BF16), and
+	 * the memory-bound bytes per sample of casting those GEMMs' inputs to FP8
+	 * (read 2, write 1 per element); both unsharded, divided by tp; 0: the
+	 * layer has no FP8 GEMM */
+	double fp8_flops_per_sample;
+	double fp8_cast_bytes_per_sample;
 };
 
 struct model_layer {

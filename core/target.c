@@ -37,7 +37,7 @@ static const struct target_rules target_table[TARGET_COUNT] = {
 		.schedule_default = COST_GPIPE,
 		.fsdp = 1, .dp_with_fsdp = 1, .fsdp_with_pp = 1, .fsdp_with_tp = 1,
 		.zero_stages = ZERO(1) | ZERO(2), .zero2_with_pp = 1, .sp = 1, .selective = 1, .uneven = 1,
-		.split = TARGET_SPLIT_ANY,
+		.fp8 = 1, .split = TARGET_SPLIT_ANY,
 	},
 	[TARGET_MEGATRON] = {
 		.kind = TARGET_MEGATRON, .name = "megatron", .runtime = "megatron-lm",
@@ -48,6 +48,7 @@ static const struct target_rules target_table[TARGET_COUNT] = {
 		.zero_stages = ZERO(1), /* --use-distributed-optimizer */
 		.sp = 1,                /* --sequence-parallel */
 		.selective = 1,         /* --recompute-granularity selective */
+		.fp8 = 1,               /* --fp8-format hybrid (Transformer Engine) */
 		.needs_shape = 1, .split = TARGET_SPLIT_MEGATRON,
 	},
 	[TARGET_DEEPSPEED] = {

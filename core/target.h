@@ -77,6 +77,7 @@ struct target_rules {
 	int fsdp_with_tp;          /* fsdp with tp > 1 */
 	int sp;                    /* sequence parallelism over the tp group */
 	int selective;             /* selective recomputation (the attention core) */
+	int fp8;                   /* FP8 training (Transformer Engine's FP8 GEMMs) */
 	int uneven;                /* micro-batch counts that leave the last micro-batch smaller */
 	unsigned zero_stages;      /* bit (1u << z) per ZeRO-1/2 data-parallel variant z the runtime runs */
 	int zero2_with_pp;         /* ZeRO-2 with pp > 1 */

@@ -979,7 +979,7 @@ static struct cost_options uop_cost_options(const struct uop_options *o, const s
 		.batch = o->batch, .pp = c->pp, .microbatches = c->microbatches,
 		.schedule = o->schedule, .virtual_stages = c->virtual_stages,
 		.recompute = o->recompute, .zero = o->zero, .sp = o->sp,
-		.selective = o->selective, .uneven = o->uneven,
+		.selective = o->selective, .uneven = o->uneven, .fp8 = o->fp8,
 		.filter = o->space == UOP_SPACE_INTER ? COST_FILTER_DP_ONLY : COST_FILTER_ALL,
 		.keep = target_keep(o->target), .deadline_s = o->deadline_s,
 		.runtime = o->runtime ? *o->runtime : *target_runtime(o->target),
@@ -1539,7 +1539,7 @@ static uniap_code uop_one_strategy(struct uop_run *run, const struct cluster_pro
 			.batch = o->batch, .pp = grid[i].pp, .microbatches = grid[i].microbatches,
 			.schedule = o->schedule, .virtual_stages = grid[i].virtual_stages,
 			.recompute = o->recompute, .zero = o->zero, .sp = o->sp,
-			.selective = o->selective, .uneven = o->uneven, .filter = filter,
+			.selective = o->selective, .uneven = o->uneven, .filter = filter, .fp8 = o->fp8,
 			.keep = target_keep(o->target),
 			.runtime = o->runtime ? *o->runtime : *target_runtime(o->target),
 		};
@@ -1675,6 +1675,9 @@ uniap_code uop_run(const struct cluster_profile *cluster, const struct model_pro
 		return err_set(err, UNIAP_E_ARG,
 		               "target: the uniform space is one Megatron-style shape already; plan %s on "
 		               "the unified, inter or intra space", target_name(opts->target));
+	if (opts->fp8 && !target_rules(opts->target)->fp8)
+		return err_set(err, UNIAP_E_ARG, "fp8: %s does not train in FP8 (%s); plan it for megatron or without "
+		               "a target", target_rules(opts->target)->runtime, target_rules(opts->target)->source);
 	if (target_rules(opts->target)->needs_shape && !model->shape.known)
 		return err_set(err, UNIAP_E_INVALID,
 		               "model.shape: %s builds the model from its shape (layers, hidden, heads, ...), "

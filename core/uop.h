@@ -110,6 +110,7 @@ struct uop_options {
 	int zero;                   /* offer ZeRO-1 and ZeRO-2 per replicated layer */
 	int sp;                     /* offer sequence parallelism per layer with tp > 1 */
 	int selective;              /* offer selective recomputation (the attention core) per layer */
+	int fp8;                    /* FP8 training (cost_options.fp8), where the target runs it */
 	int uneven;                 /* also the micro-batch counts that leave the last micro-batch
 	                               smaller (cost_chunk_count), where the target runs them */
 	enum target_kind target;    /* TARGET_ANY, or only the plans that runtime executes (target.h):

@@ -465,6 +465,9 @@ static uniap_code exp_megatron(const struct model_profile *model, const struct c
 		exp_buf_printf(&b, "--sequence-parallel\n");
 	if (s->zero == 1)
 		exp_buf_printf(&b, "--use-distributed-optimizer\n");
+	/* FP8 training: Transformer Engine's hybrid recipe, E4M3 forward and E5M2 gradients (§FP8) */
+	if (cand->fp8)
+		exp_buf_printf(&b, "--fp8-format hybrid\n");
 	/* the reduction in the last micro-batch's backward, as the megatron-lm runtime is priced
 	 * (core/runtime.c); without it Megatron-LM reduces after the whole backward */
 	if (dp > 1)

@@ -681,7 +681,7 @@ static uniap_code jdec_cluster_device(const cJSON *root, const char *path, struc
 	static const char *const keys[] = {"name", "memory_bytes", "reserved_bytes", "peak_tflops",
 	                                   "compute_efficiency", "gemm_half_dim", "memory_bandwidth_gb_per_s",
 	                                   "kernel_overhead_us", "memory_fragmentation", "memory_margin", NULL};
-	static const char *const peak_keys[] = {"fp32", "mixed", NULL}; /* enum model_precision */
+	static const char *const peak_keys[] = {"fp32", "mixed", "fp8", NULL}; /* enum model_precision, then fp8 */
 	char p[JDEC_PATH_MAX], pp[JDEC_PATH_MAX];
 	const cJSON *dev, *peak = NULL;
 	int i;
@@ -700,6 +700,10 @@ static uniap_code jdec_cluster_device(const cJSON *root, const char *path, struc
 	for (i = 0; rc == UNIAP_OK && peak && i < 2; i++) {
 		rc = jdec_any_num(peak, peak_keys[i], pp, 1, 0.0, &out->peak_flops_per_s[i], err);
 		out->peak_flops_per_s[i] *= JDEC_TFLOPS;
+	}
+	if (rc == UNIAP_OK && peak) {
+		rc = jdec_any_num(peak, "fp8", pp, 0, 0.0, &out->peak_fp8_flops_per_s, err);
+		out->peak_fp8_flops_per_s *= JDEC_TFLOPS;
 	}
 	if (rc == UNIAP_OK)
 		rc = jdec_any_num(dev, "compute_efficiency", p, 0, peak ? JDEC_DEFAULT_EFFICIENCY : 0.0,
@@ -999,6 +1003,8 @@ static uniap_code jdec_model_types(const cJSON *root, const char *path, struct m
 	                                   "attention_flops_per_sample",
 	                                   "attention_memory_bound_bytes_per_sample",
 	                                   "eager_attention_bytes_per_sample",
+	                                   "fp8_flops_per_sample",
+	                                   "fp8_cast_bytes_per_sample",
 	                                   NULL};
 	char ap[JDEC_PATH_MAX], p[JDEC_PATH_MAX];
 	const cJSON *arr, *it;
@@ -1061,6 +1067,13 @@ static uniap_code jdec_model_types(const cJSON *root, const char *path, struct m
 		if (rc == UNIAP_OK)
 			rc = jdec_any_num(it, "eager_attention_bytes_per_sample", p, 0, 0.0,
 			                  &t->eager_attention_bytes_per_sample, err);
+		if (rc == UNIAP_OK)
+			rc = jdec_any_num(it, "fp8_flops_per_sample", p, 0, 0.0, &t->fp8_flops_per_sample, err);
+		if (rc == UNIAP_OK && t->fp8_flops_per_sample > t->forward_flops_per_sample)
+			rc = err_set(err, UNIAP_E_INVALID, "%s.fp8_flops_per_sample: part of forward_flops_per_sample %g, "
+			             "got %g", p, t->forward_flops_per_sample, t->fp8_flops_per_sample);
+		if (rc == UNIAP_OK)
+			rc = jdec_any_num(it, "fp8_cast_bytes_per_sample", p, 0, 0.0, &t->fp8_cast_bytes_per_sample, err);
 		if (rc != UNIAP_OK)
 			return rc;
 	}
@@ -1775,7 +1788,7 @@ uniap_code jdec_plan_json(const cJSON *root, const char *path, struct plan_doc *
 {
 	static const char *const keys[] = {"pp",     "microbatches", "microbatch_size", "schedule",
 	                                   "tpi_s",  "throughput_samples_per_s",        "stages",
-	                                   "layers", "batch", "virtual_stages", "runtime", NULL};
+	                                   "layers", "batch", "virtual_stages", "runtime", "fp8", NULL};
 	/* written by the optimizer next to the plan; accepted and ignored */
 	static const char *const ignored[] = {"optimal", "gap",   "candidates", "solve_s", "space",
 	                                      "cluster", "model", "devices",    "bound",   "bound_s", "status",
@@ -1840,6 +1853,11 @@ uniap_code jdec_plan_json(const cJSON *root, const char *path, struct plan_doc *
 	out->virtual_stages = (int)x;
 	if (rc == UNIAP_OK)
 		rc = jdec_runtime(root, "runtime", path, out->runtime, err);
+	if (rc == UNIAP_OK && (v = cJSON_GetObjectItemCaseSensitive(root, "fp8"))) {
+		if (!cJSON_IsBool(v))
+			rc = err_set(err, UNIAP_E_INVALID, "%s.fp8: must be a boolean, got %s", path, jdec_type_name(v));
+		out->fp8 = cJSON_IsTrue(v);
+	}
 	if (rc == UNIAP_OK)
 		rc = jdec_num(root, "tpi_s", path, 1, 0.0, 0.0, DBL_MAX, &out->tpi_s, err);
 	if (rc == UNIAP_OK)

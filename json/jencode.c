@@ -144,6 +144,7 @@ cJSON *jenc_costs(const struct cost_candidate *c)
 	     (cost_virtual(c) == 1 || jenc_add_num(root, "virtual_stages", cost_virtual(c))) &&
 	     (!c->runtime || strcmp(c->runtime, RUNTIME_DEFAULT) == 0 ||
 	      cJSON_AddStringToObject(root, "runtime", c->runtime)) &&
+	     (!c->fp8 || cJSON_AddBoolToObject(root, "fp8", 1)) &&
 	     jenc_add_num(root, "memory_limit_bytes", c->memory_limit_bytes) &&
 	     jenc_add(root, "inflight_microbatches", jenc_longs(c->inflight, (size_t)cost_stages(c))) &&
 	     (layers = cJSON_AddArrayToObject(root, "layers")) &&
@@ -230,6 +231,7 @@ cJSON *jenc_plan(const struct cost_candidate *c, const int *stage, const size_t 
 	     (cost_virtual(c) == 1 || jenc_add_num(root, "virtual_stages", cost_virtual(c))) &&
 	     (!c->runtime || strcmp(c->runtime, RUNTIME_DEFAULT) == 0 ||
 	      cJSON_AddStringToObject(root, "runtime", c->runtime)) &&
+	     (!c->fp8 || cJSON_AddBoolToObject(root, "fp8", 1)) &&
 	     jenc_add_num(root, "tpi_s", ev->tpi_s) &&
 	     jenc_add_num(root, "throughput_samples_per_s",
 	                             ev->tpi_s > 0 ? batch / ev->tpi_s : 0) &&
@@ -381,6 +383,7 @@ static int jenc_cluster_device(cJSON *root, const struct cluster_profile *c)
 	return jenc_add(dev, "peak_tflops", peak) &&
 	       jenc_add_num(peak, "fp32", c->peak_flops_per_s[MODEL_FP32] / JENC_TFLOPS) &&
 	       jenc_add_num(peak, "mixed", c->peak_flops_per_s[MODEL_MIXED] / JENC_TFLOPS) &&
+	       (!(c->peak_fp8_flops_per_s > 0) || jenc_add_num(peak, "fp8", c->peak_fp8_flops_per_s / JENC_TFLOPS)) &&
 	       jenc_add_num(dev, "compute_efficiency", c->compute_efficiency) &&
 	       (c->gemm_half_dim == 0 || jenc_add_num(dev, "gemm_half_dim", c->gemm_half_dim));
 }
@@ -480,7 +483,10 @@ static cJSON *jenc_layer_type(const struct model_layer_type *t)
 	     (t->attention_memory_bound_bytes_per_sample == 0 ||
 	      jenc_add_num(o, "attention_memory_bound_bytes_per_sample", t->attention_memory_bound_bytes_per_sample)) &&
 	     (t->eager_attention_bytes_per_sample == 0 ||
-	      jenc_add_num(o, "eager_attention_bytes_per_sample", t->eager_attention_bytes_per_sample));
+	      jenc_add_num(o, "eager_attention_bytes_per_sample", t->eager_attention_bytes_per_sample)) &&
+	     (t->fp8_flops_per_sample == 0 || jenc_add_num(o, "fp8_flops_per_sample", t->fp8_flops_per_sample)) &&
+	     (t->fp8_cast_bytes_per_sample == 0 ||
+	      jenc_add_num(o, "fp8_cast_bytes_per_sample", t->fp8_cast_bytes_per_sample));
 	if (!ok) {
 		cJSON_Delete(o);
 		return NULL;

@@ -248,7 +248,7 @@ static char *api_plan_request(const cJSON *body, const struct cluster_profile *c
 	static const char *const option_keys[] = {
 		"batch", "schedule", "space", "time_limit_s", "deadline_s", "gap", "recompute", "zero",
 		"sequence_parallel", "selective_recompute", "uneven_microbatches", "virtual_stages", "early_stop",
-		"memory_margin", "targets", "runtime",
+		"memory_margin", "targets", "runtime", "fp8",
 	};
 	cJSON *o = cJSON_CreateObject(), *sum = NULL, *cd = NULL, *md = NULL;
 	char *text = NULL;
@@ -374,6 +374,23 @@ out:
 }
 
 /* The stored request of a plan job (api_job_request_fn): options checked, documents resolved. */
+/* "fp8": true is checked in the request: a model and device that train in FP8,
+ * and targets whose runtime does (a 422 naming the field, never a failed job). */
+static uniap_code api_plan_fp8(const struct uop_options *o, const enum target_kind *targets, size_t n,
+                               const struct cluster_profile *c, const struct model_profile *m,
+                               struct uniap_err *err)
+{
+	size_t i;
+
+	if (!o->fp8)
+		return UNIAP_OK;
+	for (i = 0; i < n; i++)
+		if (!target_rules(targets[i])->fp8)
+			return err_set(err, UNIAP_E_INVALID, "body.fp8: %s does not train in FP8",
+			               target_rules(targets[i])->runtime);
+	return cost_check_fp8(c, m, err);
+}
+
 static uniap_code api_plan_build(struct http_request *req, char **text, struct uniap_err *err)
 {
 	const struct api_app *app = req->app;
@@ -390,7 +407,9 @@ static uniap_code api_plan_build(struct http_request *req, char **text, struct u
 	if ((rc = runner_options_json(req->json, "body", app->max_time_limit_s, &o, err)) == UNIAP_OK &&
 	    (rc = runner_targets_json(req->json, "body", &o, targets, &n_targets, &given, err)) == UNIAP_OK &&
 	    (rc = api_input(req, 1, &c, &m, err)) == UNIAP_OK && (rc = api_input(req, 0, &c, &m, err)) == UNIAP_OK &&
-	    (rc = runner_margin_json(req->json, "body", &c, err)) == UNIAP_OK && !(t = api_plan_request(req->json, &c, &m)))
+	    (rc = runner_margin_json(req->json, "body", &c, err)) == UNIAP_OK &&
+	    (rc = api_plan_fp8(&o, targets, n_targets, &c, &m, err)) == UNIAP_OK &&
+	    !(t = api_plan_request(req->json, &c, &m)))
 		rc = err_set(err, UNIAP_E_NOMEM, "request: out of memory");
 	*text = t;
 	cluster_release(&c);

@@ -199,7 +199,7 @@ static uniap_code runner_number(const cJSON *obj, const char *root, const char *
 static const char *const runner_request_keys[] = {
 	"cluster", "model", "batch", "schedule", "space", "time_limit_s", "deadline_s", "gap", "recompute", "zero",
 	"sequence_parallel", "selective_recompute", "uneven_microbatches", "virtual_stages",
-	"early_stop", "memory_margin", "targets", "runtime",
+	"early_stop", "memory_margin", "targets", "runtime", "fp8",
 };
 
 uniap_code runner_options_json(const cJSON *obj, const char *root, double max_time_limit_s,
@@ -238,6 +238,7 @@ uniap_code runner_options_json(const cJSON *obj, const char *root, double max_ti
 	    (rc = runner_bool(obj, root, "zero", &o->zero, err)) != UNIAP_OK ||
 	    (rc = runner_bool(obj, root, "sequence_parallel", &o->sp, err)) != UNIAP_OK ||
 	    (rc = runner_bool(obj, root, "selective_recompute", &o->selective, err)) != UNIAP_OK ||
+	    (rc = runner_bool(obj, root, "fp8", &o->fp8, err)) != UNIAP_OK ||
 	    (rc = runner_bool(obj, root, "uneven_microbatches", &o->uneven, err)) != UNIAP_OK ||
 	    (rc = runner_bool(obj, root, "early_stop", &o->early_stop, err)) != UNIAP_OK ||
 	    (rc = runner_number(obj, root, "virtual_stages", 2, COST_MAX_VIRTUAL_STAGES, 1, 0, &vs, err)) != UNIAP_OK)
@@ -394,6 +395,8 @@ uniap_code runner_memo_base(const struct runner_request *r, int64_t tenant, unsi
 	         r->opts.space == UOP_SPACE_INTER ? "dp" : r->opts.space == UOP_SPACE_UNIFORM ? "megatron" : "all",
 	         r->opts.target != TARGET_ANY ? " target " : "",
 	         r->opts.target != TARGET_ANY ? target_name(r->opts.target) : "");
+	if (r->opts.fp8 && strlen(head) + 5 < sizeof(head))
+		snprintf(head + strlen(head), sizeof(head) - strlen(head), "fp8 1\n");
 	/* a runtime other than the target's prices every candidate differently */
 	if (r->opts.runtime && strlen(head) + strlen(r->opts.runtime->name) + 10 < sizeof(head))
 		snprintf(head + strlen(head), sizeof(head) - strlen(head), "runtime %s\n", r->opts.runtime->name);

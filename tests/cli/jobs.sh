@@ -272,6 +272,11 @@ bad_plan '{"cluster":"enva","model":"bert-huge","batch":8,"memory_margin":0.6}' 
 bad_plan '{"cluster":"enva","model":"bert-huge","batch":8,"memory_margin":-0.1}' margin-negative 422 '"pointer":"/memory_margin"'
 bad_plan '{"cluster":"enva","model":"bert-huge","batch":8,"memory_margin":"0.1"}' margin-string 422 '"pointer":"/memory_margin"'
 bad_plan '{"cluster":"enva","model":"bert-huge","batch":8,"runtime":"jax"}' runtime-unknown 422 '"pointer":"/runtime"'
+bad_plan '{"cluster":"enva","model":"bert-huge","batch":8,"fp8":"yes"}' fp8-type 422 '"pointer":"/fp8"'
+bad_plan '{"cluster":"dgx-a100","model":"llama-7b","batch":8,"fp8":true}' fp8-no-figure 422 'peak_tflops.fp8: required by FP8'
+bad_plan '{"cluster":"dgx-h100","model":"bert-huge","batch":8,"fp8":true}' fp8-fp32 422 'FP8 training keeps mixed-precision'
+bad_plan '{"cluster":"dgx-h100","model":"llama-7b","batch":8,"fp8":true,"targets":["galvatron"]}' fp8-target 422 \
+	'galvatron does not train in FP8'
 bad_plan '{"cluster":"enva","model":"bert-huge","batch":8,"space":"galaxy"}' space 422 '"pointer":"/space"'
 bad_plan '{"cluster":"enva","model":"bert-huge","batch":8,"time_limit_s":-1}' time-limit 422 '"pointer":"/time_limit_s"'
 bad_plan '{"cluster":"enva","model":"bert-huge","batch":8,"time_limit_s":1e9}' time-limit-cap 422 '"pointer":"/time_limit_s"'
@@ -407,6 +412,13 @@ if wait_job "$jr" "$A" "succeeded failed canceled" 100 && [ "$(jst "$tmp/job")" 
 	ok; else bad "runtime: job $jr: $(head -c 300 "$tmp/job")"; fi
 if grep -qF '"cached":true' "$tmp/job"; then bad "runtime: a candidate came from another runtime's cache"; else ok; fi
 if grep -qF '"runtime":"pytorch"' "$tmp/job"; then ok; else bad "runtime: the plan does not name its runtime"; fi
+# FP8 training on an H100 cluster: the plan says so
+printf '{"cluster":"dgx-h100","model":"llama-7b","batch":8,"fp8":true}' >"$tmp/flow-fp8.json"
+submit fp8-submit "$A" "$tmp/flow-fp8.json"
+jf=$jobid
+if wait_job "$jf" "$A" "succeeded failed canceled" 100 && [ "$(jst "$tmp/job")" = succeeded ]; then
+	ok; else bad "fp8: job $jf: $(head -c 300 "$tmp/job")"; fi
+if grep -qF '"fp8":true' "$tmp/job"; then ok; else bad "fp8: the plan does not say it trains in FP8"; fi
 metrics metrics
 metric_is 'uniapd_jobs{state="succeeded"}' -ge 54
 metric_is 'uniapd_cost_cache_requests_total{result="hit"}' -gt 0

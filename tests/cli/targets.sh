@@ -55,6 +55,18 @@ check megatron-gqa 0 "--num-query-groups 8" -- "$UNIAP" plan --cluster dgx-h100-
 	--threads 2 --quiet --target megatron --format megatron
 cp "$tmp/out" "$tmp/gqa.txt"
 check megatron-flash 0 "--attention-backend flash" -- cat "$tmp/gqa.txt"
+# FP8 training: Megatron-LM's hybrid recipe, faster than BF16 on H100; refused where it cannot run
+check megatron-fp8 0 "--fp8-format hybrid" -- "$UNIAP" plan --cluster dgx-h100-x4 --model llama-70b --batch 64 \
+	--threads 2 --quiet --target megatron --format megatron --fp8
+check fp8-doc 0 '"fp8":true' -- "$UNIAP" plan --cluster dgx-h100 --model llama-7b --batch 8 --threads 2 --quiet --fp8
+cp "$tmp/out" "$tmp/fp8.json"
+check fp8-evaluate 0 '"tpi_matches":true' -- "$UNIAP" evaluate --cluster dgx-h100 --model llama-7b --batch 8 --plan "$tmp/fp8.json"
+check fp8-no-figure 1 "cluster.device.peak_tflops.fp8: required by FP8 training" -- \
+	"$UNIAP" plan --cluster dgx-a100 --model llama-7b --batch 8 --threads 2 --quiet --fp8
+check fp8-fp32-model 1 "fp8: FP8 training keeps mixed-precision" -- \
+	"$UNIAP" plan --cluster dgx-h100 --model bert-huge --batch 8 --threads 2 --quiet --fp8
+check fp8-galvatron 2 "galvatron does not train in FP8" -- \
+	"$UNIAP" plan --cluster dgx-h100 --model llama-7b --batch 8 --threads 2 --quiet --fp8 --target galvatron
 check megatron-bert 0 "pretrain_bert.py" -- "$UNIAP" plan --cluster enva --model bert-huge --batch 32 --threads 2 \
 	--quiet --target megatron --format megatron
 if grep -q -- "--fp16\|--swiglu" "$tmp/out"; then echo "FAIL megatron-bert-flags"; fail=$((fail + 1)); else pass=$((pass + 1)); fi

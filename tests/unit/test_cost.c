@@ -980,6 +980,71 @@ static void test_runtime_terms(void **state)
 	cluster_release(&cl);
 }
 
+/*
+ * FP8 training (docs/cost-model.md, "FP8"): the layer's FP8 GEMMs at the FP8
+ * peak and the rest at the mixed one, the input casts as memory-bound bytes,
+ * the weights' FP8 copy in memory and their cast once per iteration; refused
+ * for an fp32 model and a device without an FP8 figure.
+ */
+static void test_fp8_terms(void **state)
+{
+	struct cluster_profile cl;
+	struct model_profile m;
+	struct cost_candidate c;
+	struct cost_options o = { .batch = 4, .pp = 4, .microbatches = 4, .schedule = COST_GPIPE };
+	struct uniap_err err;
+	struct model_layer_type *t;
+	double bf16, fp8;
+
+	(void)state;
+	cluster4(&cl);
+	model(&m, 4, MODEL_MIXED);
+	t = &m.types[0];
+	free(t->forward_s);
+	t->forward_s = NULL;
+	t->n_forward_s = 0;
+	/* 1e12 FLOPs per sample, 0.8e12 of them in linear layers; 1e9 memory-bound
+	 * bytes, 3e8 more to cast the GEMMs' inputs */
+	t->forward_flops_per_sample = 1e12;
+	t->fp8_flops_per_sample = 0.8e12;
+	t->fp8_cast_bytes_per_sample = 3e8;
+	t->memory_bound_bytes = calloc(1, sizeof(*t->memory_bound_bytes));
+	assert_non_null(t->memory_bound_bytes);
+	t->memory_bound_bytes[0] = (struct model_tp_value){ 1, 1e9 };
+	t->n_memory_bound_bytes = 1;
+	cl.peak_flops_per_s[MODEL_FP32] = 50e12;
+	cl.peak_flops_per_s[MODEL_MIXED] = 100e12;
+	cl.compute_efficiency = 0.5;
+	cl.memory_bandwidth_bytes_per_s = 1e12;
+	/* no FP8 figure: refused naming it */
+	o.fp8 = 1;
+	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_E_INVALID);
+	assert_non_null(strstr(err.msg, "cluster.device.peak_tflops.fp8"));
+	cl.peak_fp8_flops_per_s = 200e12;
+	/* one sample per micro-batch on one device: BF16 1e12 / 50e12 + 1e9 / 1e12 */
+	o.fp8 = 0;
+	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_OK);
+	bf16 = 0.02 + 1e-3;
+	NEAR(T(&c, 0, "single"), 3 * bf16 + 1e6 * 30 / 1e12 / 4);
+	NEAR(MF(&c, "single"), 16e6);
+	cost_candidate_release(&c);
+	/* FP8: 0.2e12 / 50e12 + 0.8e12 / 100e12 + (1e9 + 3e8) / 1e12; the weights
+	 * cast once per iteration (3 bytes each), their FP8 copy 1 byte each */
+	o.fp8 = 1;
+	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_OK);
+	assert_int_equal(c.fp8, 1);
+	fp8 = 0.004 + 0.008 + 1.3e-3;
+	NEAR(T(&c, 0, "single"), 3 * fp8 + 1e6 * (30 + 3) / 1e12 / 4);
+	NEAR(MF(&c, "single"), 16e6 + 1e6);
+	cost_candidate_release(&c);
+	/* an fp32 model has no FP8 training */
+	m.precision = MODEL_FP32;
+	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_E_INVALID);
+	assert_non_null(strstr(err.msg, "fp8"));
+	model_release(&m);
+	cluster_release(&cl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1000,6 +1065,7 @@ int main(void)
 		cmocka_unit_test(test_selective_terms),
 		cmocka_unit_test(test_uneven_microbatches),
 		cmocka_unit_test(test_runtime_terms),
+		cmocka_unit_test(test_fp8_terms),
 	};
 
 	return cmocka_run_group_tests_name("cost", tests, NULL, NULL);
