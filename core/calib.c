@@ -978,6 +978,7 @@ uniap_code calib_uniform_plan(const struct model_profile *m, int devices, long b
 	    (rc = calib_split(&u, m->n_layers, counts, err)) != UNIAP_OK)
 		goto out;
 	out->pp = u.pp;
+	out->fp8 = u.fp8;
 	out->microbatches = u.microbatches;
 	out->microbatch_size = batch / u.microbatches;
 	out->schedule = schedule;
@@ -1007,7 +1008,7 @@ out:
 }
 
 /* The Megatron-LM arguments read, and where each goes. */
-enum calib_marg { CALIB_TP, CALIB_PP, CALIB_MBS, CALIB_GBS, CALIB_FIRST, CALIB_LAST, CALIB_RECOMPUTE };
+enum calib_marg { CALIB_TP, CALIB_PP, CALIB_MBS, CALIB_GBS, CALIB_FIRST, CALIB_LAST, CALIB_RECOMPUTE, CALIB_FP8 };
 
 static const struct {
 	const char *name;
@@ -1020,6 +1021,7 @@ static const struct {
 	{ "--decoder-first-pipeline-num-layers", CALIB_FIRST },
 	{ "--decoder-last-pipeline-num-layers", CALIB_LAST },
 	{ "--recompute-granularity", CALIB_RECOMPUTE },
+	{ "--fp8-format", CALIB_FP8 }, /* e4m3 or hybrid: FP8 training (docs/cost-model.md, "FP8") */
 };
 
 #define CALIB_MEGATRON_TOKEN_MAX 256
@@ -1125,6 +1127,10 @@ uniap_code calib_megatron_parse(const char *args, struct calib_uniform *u, long 
 		val[vlen] = '\0';
 		if (!eq)
 			p = vs + vlen;
+		if (calib_megatron_args[i].arg == CALIB_FP8) {
+			u->fp8 = 1;
+			continue;
+		}
 		if (calib_megatron_args[i].arg == CALIB_RECOMPUTE) {
 			if (strcmp(val, "full") == 0)
 				u->recompute = 1;

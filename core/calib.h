@@ -264,6 +264,7 @@ struct calib_uniform {
 	int tp_inner;                /* TP on consecutive ranks (inside DP / FSDP) */
 	int first_stage_layers;      /* 0: the even split */
 	int last_stage_layers;       /* 0: the even split */
+	int fp8;                     /* trained in FP8 (Megatron-LM --fp8-format) */
 };
 
 /*

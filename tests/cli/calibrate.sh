@@ -77,6 +77,19 @@ check predict-only-out 2 "--predict-only" -- \
 	"$UNIAP" calibrate --cluster dgx-a100 --runs "$tmp/runs.json" --predict-only --out "$tmp/x.json"
 check unknown-option 2 "unknown or incomplete option" -- "$UNIAP" calibrate --frob
 
+# a Megatron-LM run with --fp8-format is priced as FP8 training: faster than its BF16 twin on H100
+cat >"$tmp/fp8.json" <<'JSON'
+{"model": "llama-7b", "runs": [
+ {"name": "fp8", "megatron": "--tensor-model-parallel-size 2 --micro-batch-size 1 --global-batch-size 8 --fp8-format hybrid",
+  "measured": {"iteration_s": 1.0}, "source": "synthetic"},
+ {"name": "bf16", "megatron": "--tensor-model-parallel-size 2 --micro-batch-size 1 --global-batch-size 8",
+  "measured": {"iteration_s": 1.0}, "source": "synthetic"}]}
+JSON
+check fp8-run 0 '"ignored_arguments":""' -- "$UNIAP" calibrate --cluster dgx-h100 --runs "$tmp/fp8.json" --predict-only
+if awk 'match($0, /"datasheet_iteration_s":[0-9.eE+-]*/) { v[++n] = substr($0, RSTART + 24, RLENGTH - 24) }
+	END { exit !(n == 2 && v[1] + 0 < v[2] + 0) }' RS=',' "$tmp/out"; then pass=$((pass + 1)); else
+	echo "FAIL fp8-run-faster: $(grep -o '"datasheet_iteration_s":[0-9.eE+-]*' "$tmp/out" | tr '\n' ' ')"; fail=$((fail + 1)); fi
+
 # a fit that pushes a bandwidth to its physical link is refused (exit 3), names
 # the parameter, still reports, and writes no cluster; --allow-bounds keeps it
 check refused 3 "hierarchy[1].bandwidth at its upper bound" -- \
