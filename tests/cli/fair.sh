@@ -43,9 +43,11 @@ WA=$(sed -n 's/.*"id":\([0-9]*\).*/\1/p' "$tmp/body")
 call wide-b 201 '"kind":"model"' POST /v1/models "$B" tests/data/t5-wide.json
 WB=$(sed -n 's/.*"id":\([0-9]*\).*/\1/p' "$tmp/body")
 
-# A: the wide T5 on two DGX nodes, four batches: MILPs of 5 s each, minutes per job
+# A: the wide T5 on two DGX nodes, four batches: MILPs of 5 s each, minutes per job (batches
+# whose candidates fit: at 256 and more almost every candidate is infeasible and a job ends in
+# seconds, which would free a job thread for A's third job while B's still waits)
 heavy=
-for b in 128 256 384 512; do
+for b in 64 96 128 160; do
 	printf '{"cluster":"dgx-a100-x2","model":%s,"batch":%d,"time_limit_s":5}' "$WA" "$b" >"$tmp/h.json"
 	call "heavy-$b" 202 '"id":' POST /v1/plans "$A" "$tmp/h.json"
 	heavy="$heavy $(jid)"
