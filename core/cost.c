@@ -589,6 +589,16 @@ double cost_plan_memory_limit(const struct cluster_profile *cluster, const struc
 	                                                      cand->microbatches));
 }
 
+/* FP8 training (§FP8): the FP8 copy of a layer's weights beside its
+ * mixed-precision states, 1 byte per parameter, sharded like the parameters;
+ * 0 without FP8 or for a layer with no FP8 GEMM. */
+static double cost_fp8_weight_bytes(int fp8, const struct model_layer_type *t, const struct strategy *s)
+{
+	return fp8 && t->fp8_flops_per_sample > 0
+		? t->parameters / ((double)s->degree[STRATEGY_TP] * s->degree[STRATEGY_FSDP])
+		: 0;
+}
+
 /*
  * Model states of one layer of type t under s (§Memory): c_dtype * P * e /
  * (tp * fsdp); under ZeRO-1 the optimizer's states, under ZeRO-2 also the
@@ -644,7 +654,7 @@ uniap_code cost_stage_memory(const struct cluster_profile *cluster, const struct
 		size_t at = u * K + strategy[u];
 		double act = (double)cand->inflight[stage[u]] * cand->memory_per_microbatch_bytes[at];
 
-		o->model_states_bytes += cost_states_bytes(model, t, s);
+		o->model_states_bytes += cost_states_bytes(model, t, s) + cost_fp8_weight_bytes(cand->fp8, t, s);
 		o->fsdp_accumulation_bytes += cost_accumulation_bytes(model, t, s, cand->microbatches);
 		o->activation_bytes += act;
 		/* the audit sum, term for term as plan_evaluate adds it */
@@ -819,10 +829,7 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 
 			out->time_s[u * K + k] = type_time[model->layers[u].type * K + k];
 			out->memory_fixed_bytes[u * K + k] = cost_states_bytes(model, t, s) +
-				cost_accumulation_bytes(model, t, s, out->microbatches) +
-				/* FP8: the weights' FP8 copy beside the mixed-precision states, 1 byte each (§FP8) */
-				(opt->fp8 && t->fp8_flops_per_sample > 0
-				     ? t->parameters / ((double)s->degree[STRATEGY_TP] * s->degree[STRATEGY_FSDP]) : 0);
+				cost_accumulation_bytes(model, t, s, out->microbatches) + cost_fp8_weight_bytes(opt->fp8, t, s);
 			out->memory_per_microbatch_bytes[u * K + k] = samples * per_sample;
 		}
 	}

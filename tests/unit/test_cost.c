@@ -1036,6 +1036,16 @@ static void test_fp8_terms(void **state)
 	fp8 = 0.004 + 0.008 + 1.3e-3;
 	NEAR(T(&c, 0, "single"), 3 * fp8 + 1e6 * (30 + 3) / 1e12 / 4);
 	NEAR(MF(&c, "single"), 16e6 + 1e6);
+	/* the breakdown counts the FP8 copy with the model states, so its identity holds */
+	{
+		int stage[4] = { 0, 1, 2, 3 };
+		size_t strat[4] = { k_of(&c, "single"), k_of(&c, "single"), k_of(&c, "single"), k_of(&c, "single") };
+		struct cost_stage_memory sm[4];
+
+		assert_int_equal(cost_stage_memory(&cl, &m, &c, stage, strat, sm, &err), UNIAP_OK);
+		NEAR(sm[0].model_states_bytes, 16e6 + 1e6);
+		NEAR(sm[0].allocated_bytes, sm[0].model_states_bytes + sm[0].fsdp_accumulation_bytes + sm[0].activation_bytes);
+	}
 	cost_candidate_release(&c);
 	/* an fp32 model has no FP8 training */
 	m.precision = MODEL_FP32;
