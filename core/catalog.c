@@ -149,6 +149,11 @@ static const struct catalog_device_def catalog_gb200 = {
 #define CATALOG_SRC_COMMON "; latency per ring step from NCCL's tuning model; efficiency = large-GEMM " \
 	"fraction of peak, GEMM knee = peak x efficiency / memory bandwidth (docs/catalog.md)"
 
+/* A node of `dev` GPUs on NVLink/NVSwitch (`nvl` GB/s per direction) and a network of `net`
+ * GB/s per GPU between nodes (present only with several nodes), named `netname` */
+#define CATALOG_NVLINK_NET_LEVELS(node, dev, nvl, netname, net) \
+	{ { node, dev, nvl, CATALOG_EFF_NVLINK, CATALOG_LAT_NVLINK, 1 }, \
+	  { netname, 0, net, CATALOG_EFF_NET, CATALOG_LAT_IB, 1 } }
 #define CATALOG_ENVB_LEVELS \
 	{ { "pcie_pair", 2, 15.75, CATALOG_EFF_PCIE, CATALOG_LAT_PCIE, 1 }, \
 	  { "node", 4, 15.75, CATALOG_EFF_QPI, CATALOG_LAT_QPI, 2 }, \
@@ -189,41 +194,35 @@ static const struct catalog_cluster_def catalog_clusters[] = {
 	    CATALOG_SRC_A100 "; NVLink 300 GB/s per direction x 0.8; 200 Gb/s InfiniBand per GPU x 0.9"
 	    CATALOG_SRC_COMMON },
 	  &catalog_a100_sxm, 1, 8, 1.2,
-	  { { "node", 8, 300, CATALOG_EFF_NVLINK, CATALOG_LAT_NVLINK, 1 },
-	    { "infiniband", 0, 25, CATALOG_EFF_NET, CATALOG_LAT_IB, 1 } } },
+	  CATALOG_NVLINK_NET_LEVELS("node", 8, 300, "infiniband", 25) },
 	{ { "dgx-h100", "DGX H100: 8 x H100 80 GB SXM, NVSwitch",
 	    CATALOG_SRC_H100 "; NVLink 450 GB/s per direction x 0.8; 400 Gb/s InfiniBand per GPU x 0.9"
 	    CATALOG_SRC_COMMON },
 	  &catalog_h100_sxm, 1, 8, 1.2,
-	  { { "node", 8, 450, CATALOG_EFF_NVLINK, CATALOG_LAT_NVLINK, 1 },
-	    { "infiniband", 0, 50, CATALOG_EFF_NET, CATALOG_LAT_IB, 1 } } },
+	  CATALOG_NVLINK_NET_LEVELS("node", 8, 450, "infiniband", 50) },
 	/* H100 nodes on a RoCE fabric (the common cloud build): NCCL's tuning model prices RoCE as
 	 * any network transport (its NET latency), so the level is InfiniBand's figures on Ethernet */
 	{ { "h100-roce", "H100 SXM node: 8 x H100 80 GB, NVSwitch, 400 Gb/s RoCE per GPU between nodes",
 	    CATALOG_SRC_H100 "; NVLink 450 GB/s per direction x 0.8; 400 Gb/s RoCE per GPU x 0.9 (NCCL's network "
 	    "latency)" CATALOG_SRC_COMMON },
 	  &catalog_h100_sxm, 1, 8, 1.2,
-	  { { "node", 8, 450, CATALOG_EFF_NVLINK, CATALOG_LAT_NVLINK, 1 },
-	    { "roce", 0, 50, CATALOG_EFF_NET, CATALOG_LAT_IB, 1 } } },
+	  CATALOG_NVLINK_NET_LEVELS("node", 8, 450, "roce", 50) },
 	{ { "dgx-h200", "DGX H200: 8 x H200 141 GB SXM, NVSwitch",
 	    CATALOG_SRC_H200 "; NVLink 450 GB/s per direction x 0.8; 400 Gb/s InfiniBand per GPU x 0.9"
 	    CATALOG_SRC_COMMON },
 	  &catalog_h200_sxm, 1, 8, 1.2,
-	  { { "node", 8, 450, CATALOG_EFF_NVLINK, CATALOG_LAT_NVLINK, 1 },
-	    { "infiniband", 0, 50, CATALOG_EFF_NET, CATALOG_LAT_IB, 1 } } },
+	  CATALOG_NVLINK_NET_LEVELS("node", 8, 450, "infiniband", 50) },
 	{ { "dgx-b200", "DGX B200: 8 x B200 180 GB, NVLink 5 NVSwitch",
 	    CATALOG_SRC_B200 "; NVLink 900 GB/s per direction x 0.8; 400 Gb/s InfiniBand per GPU x 0.9"
 	    CATALOG_SRC_COMMON },
 	  &catalog_b200, 1, 8, 1.2,
-	  { { "node", 8, 900, CATALOG_EFF_NVLINK, CATALOG_LAT_NVLINK, 1 },
-	    { "infiniband", 0, 50, CATALOG_EFF_NET, CATALOG_LAT_IB, 1 } } },
+	  CATALOG_NVLINK_NET_LEVELS("node", 8, 900, "infiniband", 50) },
 	/* one NVLink domain of 72 GPUs per rack: TP, FSDP and DP groups up to 72 stay on NVLink */
 	{ { "gb200-nvl72", "GB200 NVL72: one rack, 72 Blackwell GPUs of 186 GB in one NVLink domain",
 	    CATALOG_SRC_GB200 "; NVLink 900 GB/s per direction x 0.8; 400 Gb/s InfiniBand per GPU x 0.9"
 	    CATALOG_SRC_COMMON },
 	  &catalog_gb200, 1, 72, 1.2,
-	  { { "nvlink", 72, 900, CATALOG_EFF_NVLINK, CATALOG_LAT_NVLINK, 1 },
-	    { "infiniband", 0, 50, CATALOG_EFF_NET, CATALOG_LAT_IB, 1 } } },
+	  CATALOG_NVLINK_NET_LEVELS("nvlink", 72, 900, "infiniband", 50) },
 };
 
 #define CATALOG_N_CLUSTERS (sizeof(catalog_clusters) / sizeof(catalog_clusters[0]))

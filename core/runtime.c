@@ -20,7 +20,14 @@
  * fp32 gradient) and the norm of the gradient clipping (read 4): 8 bytes per
  * parameter, in every runtime (Megatron-LM --clip-grad 1.0 by default,
  * DeepSpeed gradient_clipping, PyTorch clip_grad_norm_).
+ *
+ * Bucket copies: a gradient copied into its reduction bucket and back, read
+ * and written each way, 16 bytes of fp32 (PyTorch DDP's default
+ * gradient_as_bucket_view=False, DeepSpeed's flattened buffer).
  */
+#define RUNTIME_HOST_S 10e-6
+#define RUNTIME_GRAD_PASS_BYTES 8
+#define RUNTIME_BUCKET_COPY_BYTES 16
 struct runtime_row {
 	struct cost_runtime rt;
 	const char *source;
@@ -28,22 +35,22 @@ struct runtime_row {
 
 static const struct runtime_row runtime_rows[] = {
 	{
-		{.name = RUNTIME_DEFAULT, .sync = COST_SYNC_LAST, .host_s_per_kernel = 10e-6,
-		 .eager_attention = 0, .param_pass_bytes = 8, .bucket_copy_bytes = 0},
+		{.name = RUNTIME_DEFAULT, .sync = COST_SYNC_LAST, .host_s_per_kernel = RUNTIME_HOST_S,
+		 .eager_attention = 0, .param_pass_bytes = RUNTIME_GRAD_PASS_BYTES, .bucket_copy_bytes = 0},
 		"the planner's default: Megatron-LM's (below), the runtime the catalog's fused kernel "
 		"counts and memory-bound bytes describe",
 	},
 	{
-		{.name = "megatron-lm", .sync = COST_SYNC_LAST, .host_s_per_kernel = 10e-6,
-		 .eager_attention = 0, .param_pass_bytes = 8, .bucket_copy_bytes = 0},
+		{.name = "megatron-lm", .sync = COST_SYNC_LAST, .host_s_per_kernel = RUNTIME_HOST_S,
+		 .eager_attention = 0, .param_pass_bytes = RUNTIME_GRAD_PASS_BYTES, .bucket_copy_bytes = 0},
 		"Megatron-LM core_v0.15.3: --overlap-grad-reduce (the export sets it) launches the bucketed "
 		"gradient reduction in the last micro-batch's backward (megatron/core/distributed, "
 		"no_sync for the others); gradients live in one contiguous buffer (no copy); "
 		"FusedScaleMaskSoftmax (megatron/core/fusions/fused_softmax.py)",
 	},
 	{
-		{.name = "pytorch", .sync = COST_SYNC_LAST, .host_s_per_kernel = 10e-6,
-		 .eager_attention = 1, .param_pass_bytes = 8, .bucket_copy_bytes = 16},
+		{.name = "pytorch", .sync = COST_SYNC_LAST, .host_s_per_kernel = RUNTIME_HOST_S,
+		 .eager_attention = 1, .param_pass_bytes = RUNTIME_GRAD_PASS_BYTES, .bucket_copy_bytes = RUNTIME_BUCKET_COPY_BYTES},
 		"PyTorch eager with HuggingFace Transformers models, DDP and FairScale FSDP (the UniAP "
 		"paper's runtime, its appendix 'Training detail'): DDP reduces buckets during the last "
 		"micro-batch's backward (no_sync for the others; Li et al., VLDB 2020, sections 3.2.3-3.2.4) "
@@ -53,22 +60,22 @@ static const struct runtime_row runtime_rows[] = {
 		"T5Attention, LlamaAttention's eager path): eager_attention_bytes_per_sample",
 	},
 	{
-		{.name = "galvatron", .sync = COST_SYNC_LAST, .host_s_per_kernel = 10e-6,
-		 .eager_attention = 1, .param_pass_bytes = 8, .bucket_copy_bytes = 16},
+		{.name = "galvatron", .sync = COST_SYNC_LAST, .host_s_per_kernel = RUNTIME_HOST_S,
+		 .eager_attention = 1, .param_pass_bytes = RUNTIME_GRAD_PASS_BYTES, .bucket_copy_bytes = RUNTIME_BUCKET_COPY_BYTES},
 		"Galvatron 2.4.0: PyTorch DDP and FSDP wrappers per layer over HuggingFace-style models "
 		"(galvatron/core/runtime), so the PyTorch row's terms",
 	},
 	{
-		{.name = "deepspeed", .sync = COST_SYNC_AFTER, .host_s_per_kernel = 10e-6,
-		 .eager_attention = 1, .param_pass_bytes = 8, .bucket_copy_bytes = 16},
+		{.name = "deepspeed", .sync = COST_SYNC_AFTER, .host_s_per_kernel = RUNTIME_HOST_S,
+		 .eager_attention = 1, .param_pass_bytes = RUNTIME_GRAD_PASS_BYTES, .bucket_copy_bytes = RUNTIME_BUCKET_COPY_BYTES},
 		"DeepSpeed 0.19.5: without ZeRO the engine all-reduces the gradients at the accumulation "
 		"boundary after backward (engine.allreduce_gradients; zero_optimization.overlap_comm is "
 		"false by default), flattening them into a buffer and back (allreduce_bucket); "
 		"HuggingFace models in eager PyTorch",
 	},
 	{
-		{.name = "megatron-deepspeed", .sync = COST_SYNC_AFTER, .host_s_per_kernel = 10e-6,
-		 .eager_attention = 0, .param_pass_bytes = 8, .bucket_copy_bytes = 16},
+		{.name = "megatron-deepspeed", .sync = COST_SYNC_AFTER, .host_s_per_kernel = RUNTIME_HOST_S,
+		 .eager_attention = 0, .param_pass_bytes = RUNTIME_GRAD_PASS_BYTES, .bucket_copy_bytes = RUNTIME_BUCKET_COPY_BYTES},
 		"Megatron-DeepSpeed (the UniAP paper's EnvD runs, its section 4): Megatron-LM's model code "
 		"with its fused softmax, trained by the DeepSpeed engine, whose gradient all-reduce follows "
 		"the backward and flattens the gradients (the DeepSpeed row)",

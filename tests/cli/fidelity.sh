@@ -16,6 +16,11 @@ BASE=${FIDELITY_BASELINE:-tests/data/fidelity-baseline.tsv}
 SETS=bench/fidelity/sets
 TOL=0.5
 
+# above NOW BASE: 0 (true) when NOW is more than TOL points above BASE
+above() {
+	awk -v n="$1" -v b="$2" -v t="$TOL" 'BEGIN { exit !(n > b + t) }'
+}
+
 # mean_pct CLUSTER RUNS: the datasheet mean absolute error in per cent ("-" on failure)
 mean_pct() {
 	"$UNIAP" calibrate --cluster "$1" --runs "$2" --predict-only >"$tmp/report" 2>"$tmp/report.err" || { echo -; return; }
@@ -87,7 +92,7 @@ while IFS='	' read -r set cluster base why; do
 		fail=$((fail + 1))
 		continue
 	fi
-	if awk -v n="$now" -v b="$base" -v t="$TOL" 'BEGIN { exit !(n > b + t) }'; then
+	if above "$now" "$base"; then
 		echo "FAIL $set on $cluster: mean abs error $now % > baseline $base % + $TOL (tests/data/fidelity-baseline.tsv)"
 		fail=$((fail + 1))
 	else
@@ -98,7 +103,7 @@ while IFS='	' read -r set cluster base why; do
 	if [ "$rows" -eq 1 ]; then
 		"$UNIAP" catalog show "$cluster" | sed 's/"compute_efficiency":\([0-9.]*\)/"compute_efficiency":0.2/' >"$tmp/worse.json"
 		worse=$(mean_pct "$tmp/worse.json" "$SETS/$set.json")
-		if [ "$worse" != - ] && awk -v n="$worse" -v b="$base" -v t="$TOL" 'BEGIN { exit !(n > b + t) }'; then
+		if [ "$worse" != - ] && above "$worse" "$base"; then
 			pass=$((pass + 1))
 		else
 			echo "FAIL ratchet: a compute efficiency of 0.2 on $cluster gives $worse %, not above the baseline $base %"
@@ -118,7 +123,7 @@ if [ "$have_galv" -eq 1 ]; then
 		if [ "$now" = - ] || [ -z "$base" ] || [ "$base" = - ]; then
 			echo "FAIL galvatron-$what: a plan did not evaluate, or no baseline row ($3 plans): $(grep ' - ' "$tmp/galv" | head -n 2)"
 			fail=$((fail + 1))
-		elif awk -v n="$now" -v b="$base" -v t="$TOL" 'BEGIN { exit !(n > b + t) }'; then
+		elif above "$now" "$base"; then
 			echo "FAIL galvatron-$what: mean |uniap / Galvatron - 1| $now % > baseline $base % + $TOL"
 			fail=$((fail + 1))
 		else
