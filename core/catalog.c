@@ -311,6 +311,18 @@ struct catalog_model_def {
 #define CATALOG_SRC_LLAMA3 "Llama Team, 'The Llama 3 Herd of Models' (2024), Table 3 (layers, width, FFN, " \
 	"heads, 8 KV heads; pre-training sequence 8192) and the HuggingFace Llama-3.1 config.json files " \
 	"(vocab_size 128256); " CATALOG_SRC_FORMULAS
+/* A decoder whose every block is a MoE block (SwiGLU experts, RMSNorm,
+ * RoPE, flash attention, mixed precision, dropless): layers, width, heads,
+ * KV heads, head width (0: h / a), vocabulary, sequence, experts, top-k,
+ * expert FFN, shared-expert FFN, biases, sliding window and its period */
+#define CATALOG_MOE(L, h, a, kv, hd, V, s, E, k, fe, fs, bias, win, wevery) \
+	{ .family = MODEL_ARCH_DECODER, .layers = L, .hidden = h, .heads = a, .kv_heads = kv, .ffn_hidden = fe, \
+	  .seq_len = s, .vocab = V, .mlp = MODEL_MLP_SWIGLU, .norm = MODEL_NORM_RMSNORM, \
+	  .positions = MODEL_POS_ROTARY, .flash_attention = 1, .dropout = 0, .biases = bias, .tied_embeddings = 0, \
+	  .precision = MODEL_MIXED, .optimizer = MODEL_ADAM, .head_dim = hd, .window = win, .window_every = wevery, \
+	  .experts = E, .top_k = k, .moe_ffn_hidden = fe, .shared_ffn_hidden = fs, .moe_every = 1 }
+#define CATALOG_SRC_MOE "; MoE layer: Megatron-Core's MoE documentation (router, top-k, grouped GEMM, " \
+	"alltoall token dispatcher) and docs/catalog.md, 'Mixture of experts'; " CATALOG_SRC_FORMULAS
 /* the fields T5, ViT and Swin read */
 #define CATALOG_OTHER(L, h, a, f, s, V, drop, bias, norm_kind) \
 	{ .family = MODEL_ARCH_ENCODER, .layers = L, .hidden = h, .heads = a, .kv_heads = a, .ffn_hidden = f, \
@@ -360,6 +372,42 @@ static const struct catalog_model_def catalog_models[] = {
 	{ { "llama-3.1-405b", "Llama-3.1-405B: 126 layers, hidden 16384, 128 heads, 8 KV heads, FFN 53248, seq 8192, "
 	    "mixed, flash attention (405.9 B)", CATALOG_SRC_LLAMA3 },
 	  CATALOG_ARCH_TRANSFORMER, CATALOG_LLAMA3(126, 16384, 128, 8, 53248, 8192) },
+	{ { "mixtral-8x7b", "Mixtral-8x7B: 32 MoE layers, hidden 4096, 32 heads, 8 KV heads, 8 experts of FFN 14336, "
+	    "top-2, seq 4096, mixed, flash attention (46.7 B, 12.9 B active)",
+	    "Jiang et al. 2024 ('Mixtral of Experts'), HuggingFace mistralai/Mixtral-8x7B-v0.1 config.json "
+	    "(hidden_size 4096, intermediate_size 14336, num_hidden_layers 32, num_attention_heads 32, "
+	    "num_key_value_heads 8, num_local_experts 8, num_experts_per_tok 2, vocab_size 32000); sequence 4096 "
+	    "as in Megatron-LM's Mixtral examples" CATALOG_SRC_MOE },
+	  CATALOG_ARCH_TRANSFORMER, CATALOG_MOE(32, 4096, 32, 8, 0, 32000, 4096, 8, 2, 14336, 0, 0, 0, 0) },
+	{ { "mixtral-8x22b", "Mixtral-8x22B: 56 MoE layers, hidden 6144, 48 heads, 8 KV heads, 8 experts of FFN 16384, "
+	    "top-2, seq 4096, mixed, flash attention (141 B, 39 B active)",
+	    "Mistral AI, HuggingFace mistralai/Mixtral-8x22B-v0.1 config.json (hidden_size 6144, "
+	    "intermediate_size 16384, num_hidden_layers 56, num_attention_heads 48, num_key_value_heads 8, "
+	    "num_local_experts 8, num_experts_per_tok 2, vocab_size 32768); sequence 4096" CATALOG_SRC_MOE },
+	  CATALOG_ARCH_TRANSFORMER, CATALOG_MOE(56, 6144, 48, 8, 0, 32768, 4096, 8, 2, 16384, 0, 0, 0, 0) },
+	{ { "qwen3-30b-a3b", "Qwen3-30B-A3B: 48 MoE layers, hidden 2048, 32 heads of 128, 4 KV heads, 128 experts of FFN "
+	    "768, top-8, seq 4096, mixed, flash attention (30.5 B, 3.3 B active)",
+	    "Qwen Team 2025 (Qwen3 Technical Report, Table 2), HuggingFace Qwen/Qwen3-30B-A3B config.json "
+	    "(hidden_size 2048, num_hidden_layers 48, num_attention_heads 32, num_key_value_heads 4, head_dim 128, "
+	    "num_experts 128, num_experts_per_tok 8, moe_intermediate_size 768, vocab_size 151936, "
+	    "decoder_sparse_step 1); sequence 4096; the per-head q/k norms (2 x 128 parameters) left out"
+	    CATALOG_SRC_MOE },
+	  CATALOG_ARCH_TRANSFORMER, CATALOG_MOE(48, 2048, 32, 4, 128, 151936, 4096, 128, 8, 768, 0, 0, 0, 0) },
+	{ { "qwen3-235b-a22b", "Qwen3-235B-A22B: 94 MoE layers, hidden 4096, 64 heads of 128, 4 KV heads, 128 experts of "
+	    "FFN 1536, top-8, seq 4096, mixed, flash attention (235 B, 22 B active)",
+	    "Qwen Team 2025 (Qwen3 Technical Report, Table 2), HuggingFace Qwen/Qwen3-235B-A22B config.json "
+	    "(hidden_size 4096, num_hidden_layers 94, num_attention_heads 64, num_key_value_heads 4, head_dim 128, "
+	    "num_experts 128, num_experts_per_tok 8, moe_intermediate_size 1536, vocab_size 151936); sequence 4096; "
+	    "the per-head q/k norms left out" CATALOG_SRC_MOE },
+	  CATALOG_ARCH_TRANSFORMER, CATALOG_MOE(94, 4096, 64, 4, 128, 151936, 4096, 128, 8, 1536, 0, 0, 0, 0) },
+	{ { "gpt-oss-120b", "GPT-OSS-120B: 36 MoE layers, hidden 2880, 64 heads of 64, 8 KV heads, 128 experts of FFN "
+	    "2880, top-4, every other layer a 128-token sliding window, seq 4096, mixed (116.8 B, 5.1 B active)",
+	    "OpenAI 2025 (gpt-oss-120b model card, Table 1), HuggingFace openai/gpt-oss-120b config.json "
+	    "(hidden_size 2880, intermediate_size 2880, num_hidden_layers 36, num_attention_heads 64, "
+	    "num_key_value_heads 8, head_dim 64, num_local_experts 128, experts_per_token 4, vocab_size 201088, "
+	    "sliding_window 128 on the even layers, attention_bias true); sequence 4096; the attention sinks "
+	    "(64 parameters a layer) left out" CATALOG_SRC_MOE },
+	  CATALOG_ARCH_TRANSFORMER, CATALOG_MOE(36, 2880, 64, 8, 64, 201088, 4096, 128, 4, 2880, 0, 1, 128, 2) },
 	{ { "gpt3-175b", "GPT-3 175B: 96 layers, hidden 12288, 96 heads, FFN 4h, seq 2048, mixed (175 B)",
 	    "Brown et al. 2020 (GPT-3, Table 2.1); " CATALOG_SRC_FORMULAS },
 	  CATALOG_ARCH_TRANSFORMER, CATALOG_GPT(96, 12288, 96, 2048, 50257) },
@@ -600,6 +648,15 @@ struct catalog_type_spec {
 	double attn_eager; /* eager_attention_bytes_per_sample */
 	double fp8_flops;  /* fp8_flops_per_sample */
 	double fp8_cast;   /* fp8_cast_bytes_per_sample */
+	/* a MoE block's model_layer_type fields (0 on a dense one) */
+	double experts;
+	double expert_parameters;
+	double expert_flops;
+	double expert_gemm_dim;
+	double expert_tokens;
+	double expert_act;
+	double dispatch_bytes;
+	double expert_load;
 };
 
 /* A model being built: counts of what has been filled. */
@@ -677,6 +734,14 @@ static uniap_code catalog_add_type(struct catalog_builder *b, const struct catal
 	t->eager_attention_bytes_per_sample = s->attn_eager;
 	t->fp8_flops_per_sample = s->fp8_flops;
 	t->fp8_cast_bytes_per_sample = s->fp8_cast;
+	t->experts = (int)s->experts;
+	t->expert_parameters = s->expert_parameters;
+	t->expert_flops_per_sample = s->expert_flops;
+	t->expert_gemm_dim = s->expert_gemm_dim;
+	t->expert_tokens_per_sample = s->expert_tokens;
+	t->expert_activation_bytes_per_sample = s->expert_act;
+	t->dispatch_bytes_per_sample = s->dispatch_bytes;
+	t->expert_load = s->expert_load;
 	*index = b->n_types - 1;
 	return UNIAP_OK;
 }
@@ -748,10 +813,11 @@ static void catalog_block_spec(const struct model_arch *a, double elem, double s
                                struct catalog_type_spec *out)
 {
 	double h = a->hidden, f = a->ffn_hidden, heads = a->heads;
-	double k = a->kv_heads * (h / heads); /* width of K and of V */
+	double hd = a->head_dim > 0 ? a->head_dim : h / heads, q = heads * hd; /* width of Q and of the context */
+	double k = a->kv_heads * hd; /* width of K and of V */
 	int swiglu = a->mlp == MODEL_MLP_SWIGLU;
-	double weights = 2 * h * h + 2 * h * k + (swiglu ? 3 : 2) * h * f;
-	double biases = a->biases ? (h + 2 * k + h) + (swiglu ? 2 * f : f) + h : 0;
+	double weights = 2 * h * q + 2 * h * k + (swiglu ? 3 : 2) * h * f;
+	double biases = a->biases ? (q + 2 * k + h) + (swiglu ? 2 * f : f) + h : 0;
 	double u = elem / 2; /* Korthikanti et al. count 2-byte elements (masks: 1 byte) */
 	double scores = heads * s * keys;
 
@@ -760,7 +826,7 @@ static void catalog_block_spec(const struct model_arch *a, double elem, double s
 	out->parameters = weights + biases + 2 * catalog_norm_params(a, h);
 	/* 2 x weights x tokens + QK^T and AV; flash attention's backward
 	 * recomputes QK^T (2 s keys h more), priced as 1/3 of it in forward */
-	out->flops = 2 * weights * s + 4 * s * keys * h + (a->flash_attention ? 2.0 / 3.0 * s * keys * h : 0);
+	out->flops = 2 * weights * s + 4 * s * keys * q + (a->flash_attention ? 2.0 / 3.0 * s * keys * q : 0);
 	/* kept for backward, not split by TP: both norm inputs, the QKV and MLP
 	 * inputs [, the two hidden dropout masks] */
 	out->act_fixed = u * s * h * (8 + (a->dropout ? 2 : 0));
@@ -768,7 +834,7 @@ static void catalog_block_spec(const struct model_arch *a, double elem, double s
 	 * (GeLU: its input and output 4 s f; SwiGLU: gate, up and their product
 	 * 6 s f), and the scores: softmax output [+ dropout mask and output], or
 	 * flash attention's fp32 logsumexp per query and head */
-	out->act_split = u * (4 * s * h + 4 * s * k + (swiglu ? 6 : 4) * s * f) +
+	out->act_split = u * (4 * s * q + 4 * s * k + (swiglu ? 6 : 4) * s * f) +
 	                 (a->flash_attention ? 4 * heads * s : u * (a->dropout ? 5 : 2) * scores);
 	/* memory-bound bytes read + written: norms 2 x 2 s h, residual adds
 	 * 2 x 3 s h [, hidden dropouts 2 x (2 s h + 1-byte mask)]; split: fused
@@ -777,13 +843,13 @@ static void catalog_block_spec(const struct model_arch *a, double elem, double s
 	out->mem_fixed = elem * s * h * 10 + (a->dropout ? s * h * (4 * elem + 2) : 0);
 	out->mem_split = (a->flash_attention ? 0 : 2 * scores * elem + (a->dropout ? scores * (2 * elem + 1) : 0)) +
 	                 (swiglu ? 5 : 2) * s * f * elem +
-	                 (a->positions == MODEL_POS_ROTARY ? 2 * s * (h + k) * elem : 0);
+	                 (a->positions == MODEL_POS_ROTARY ? 2 * s * (q + k) * elem : 0);
 	/* the attention core that selective recomputation recomputes (Korthikanti
 	 * et al., §5: the 5as^2 term): its kept scores, QK^T and AV, and its
 	 * softmax and dropout; nothing with flash attention, which keeps none */
 	if (!a->flash_attention) {
 		out->attn_bytes = u * (a->dropout ? 5 : 2) * scores;
-		out->attn_flops = 4 * s * keys * h;
+		out->attn_flops = 4 * s * keys * q;
 		out->attn_mem = 2 * scores * elem + (a->dropout ? scores * (2 * elem + 1) : 0);
 		/* HuggingFace's eager attention: the scale (read and write), the
 		 * mask add (read and write) and the softmax (read and write; in
@@ -796,7 +862,7 @@ static void catalog_block_spec(const struct model_arch *a, double elem, double s
 	 * x tokens) run in FP8; their inputs (QKV, the output projection, the MLP's
 	 * up and down projections) are cast to FP8, read 2 and written 1 byte each */
 	out->fp8_flops = 2 * weights * s;
-	out->fp8_cast = 3 * (3 * s * h + s * f);
+	out->fp8_cast = 3 * (2 * s * h + s * q + s * f);
 	out->output_bytes = s * h * elem;
 	out->checkpoint_bytes = s * h * elem;
 	out->tp_allreduces = 2;
@@ -806,6 +872,75 @@ static void catalog_block_spec(const struct model_arch *a, double elem, double s
 	 * SwiGLU: 3 GEMMs + SiLU + product), its residual add [and dropout] */
 	out->kernels = 2 * catalog_norm_kernels(a) + catalog_attention_kernels(a) + (swiglu ? 5 : 3) + 1 +
 	               (a->dropout ? 1 : 0);
+}
+
+
+/*
+ * A MoE block (docs/catalog.md, "Mixture of experts"): the block of
+ * catalog_block_spec() whose MLP is a router (h x E, kept in BF16), E routed
+ * experts of FFN size fe of which top_k see each token, and shared experts of
+ * total FFN size fs that see every token.  Megatron-Core's MoE layer
+ * (token dispatcher alltoall, grouped GEMM) is what the kernels, the
+ * permutation copies and the kept tensors follow.
+ */
+static void catalog_moe_block_spec(const struct model_arch *a, double elem, double s, double keys,
+                                   struct catalog_type_spec *out)
+{
+	struct model_arch dense = *a;
+	double h = a->hidden, E = a->experts, topk = a->top_k, fe = a->moe_ffn_hidden, fs = a->shared_ffn_hidden;
+	int swiglu = a->mlp == MODEL_MLP_SWIGLU;
+	double per_ffn = swiglu ? 3 : 2; /* weights per unit of FFN width per unit of h */
+	double expert_w = per_ffn * h * fe + (a->biases ? (swiglu ? 2 : 1) * fe + h : 0); /* one expert */
+	double shared_w = per_ffn * h * fs + (a->biases && fs > 0 ? (swiglu ? 2 : 1) * fs + h : 0);
+	double router_w = h * E;
+	double u = elem / 2;
+
+	/* the attention half and the norms: the dense block without its MLP */
+	dense.ffn_hidden = 0;
+	catalog_block_spec(&dense, elem, s, keys, out);
+	out->name = "moe_block";
+	if (a->biases) /* the dense MLP's output bias (h) is not there */
+		out->parameters -= h;
+	out->parameters += router_w + E * expert_w + shared_w;
+	out->expert_parameters = E * expert_w;
+	out->expert_flops = 2 * topk * per_ffn * h * fe * s;
+	out->flops += 2 * router_w * s + out->expert_flops + 2 * per_ffn * h * fs * s;
+	/* kept: the router's fp32 logits and probabilities (2 x 4 s E bytes, not
+	 * split), every routed copy of a token at the experts' input and the
+	 * experts' inner tensors (GeLU 4, SwiGLU 6 per 2-byte unit of fe), the
+	 * shared experts' inner tensors */
+	out->expert_act = u * topk * s * (2 * h + (swiglu ? 6 : 4) * fe);
+	out->act_fixed += 8 * s * E;
+	out->act_split += out->expert_act + u * (swiglu ? 6 : 4) * s * fs;
+	/* memory-bound: the router's softmax and top-k (fp32 read and write, 3 x
+	 * 4 s E), the permutation and its inverse (each reads and writes every
+	 * routed copy: 4 top_k s h elements), the experts' and shared experts'
+	 * activation functions (SiLU and product 5, GeLU 2 per element) */
+	out->mem_fixed += 12 * s * E + 4 * topk * s * h * elem;
+	out->mem_split += (swiglu ? 5 : 2) * (topk * s * fe + s * fs) * elem;
+	/* FP8: the experts' and shared experts' GEMMs; their inputs cast (the
+	 * dense block counted one MLP input, s h, that is not there) */
+	out->fp8_flops += out->expert_flops + 2 * per_ffn * h * fs * s;
+	out->fp8_cast += 3 * (topk * s * (h + fe) + (fs > 0 ? s * (h + fs) : 0) - s * h);
+	out->experts = E;
+	out->expert_gemm_dim = fe;
+	out->expert_tokens = topk * s;
+	out->dispatch_bytes = topk * s * h * elem;
+	out->expert_load = a->expert_load > 0 ? a->expert_load : a->capacity_factor > 1 ? a->capacity_factor : 0;
+	/* the dense MLP's kernels become: router GEMM, softmax, top-k, the
+	 * auxiliary loss, permute (2), grouped GEMM fc1, activation [, product],
+	 * grouped GEMM fc2, unpermute (2) [, the shared experts' MLP] */
+	out->kernels += 1 + 3 + 2 + (swiglu ? 4 : 3) + 2 + (fs > 0 ? (swiglu ? 5 : 3) : 0) - (swiglu ? 5 : 3);
+}
+
+/* 1 when block k of a is a MoE block, 2 when its attention is windowed (bits). */
+static int catalog_block_kind(const struct model_arch *a, int k)
+{
+	int every = a->moe_every > 0 ? a->moe_every : 1, wevery = a->window_every > 0 ? a->window_every : 1;
+	int moe = a->experts > 0 && k >= a->moe_first_dense && (k - a->moe_first_dense) % every == 0;
+	int windowed = a->window > 0 && a->window < a->seq_len && k % wevery == 0;
+
+	return moe | windowed << 1;
 }
 
 /* Builds the chain first -> L x middle -> last (ViT and catalog_transformer). */
@@ -836,6 +971,59 @@ static uniap_code catalog_build_chain(const char *name, const struct model_arch 
 	return rc;
 }
 
+/*
+ * embedding -> block.0 .. block.L-1 -> head where the blocks are of up to
+ * four kinds (dense or MoE, full or windowed attention), each kind's layer
+ * type made once, in the order of first use (catalog_transformer).
+ */
+static uniap_code catalog_build_blocks(const char *name, const struct model_arch *a, double elem,
+                                       const struct catalog_type_spec *emb, const struct catalog_type_spec *head,
+                                       struct model_profile *m, struct uniap_err *err)
+{
+	static const char *const names[4] = { "block", "moe_block", "block_window", "moe_block_window" };
+	struct catalog_builder b;
+	size_t t_emb = 0, t_head = 0, t_kind[4] = { 0, 0, 0, 0 }, i, n = (size_t)a->layers + 2;
+	int made[4] = { 0, 0, 0, 0 }, kinds = 0, k;
+	uniap_code rc;
+
+	for (k = 0; k < a->layers; k++)
+		if (!made[catalog_block_kind(a, k)]) {
+			made[catalog_block_kind(a, k)] = 1;
+			kinds++;
+		}
+	memset(made, 0, sizeof(made));
+	rc = catalog_builder_init(&b, m, name, a, 2 + (size_t)kinds, n, n - 1, err);
+	if (rc == UNIAP_OK)
+		rc = catalog_add_type(&b, emb, &t_emb, err);
+	if (rc == UNIAP_OK)
+		rc = catalog_add_layer(&b, emb->name, -1, t_emb, err);
+	for (k = 0; rc == UNIAP_OK && k < a->layers; k++) {
+		int kind = catalog_block_kind(a, k);
+
+		if (!made[kind]) {
+			struct catalog_type_spec spec;
+			double keys = kind & 2 ? a->window : a->seq_len;
+
+			if (kind & 1)
+				catalog_moe_block_spec(a, elem, a->seq_len, keys, &spec);
+			else
+				catalog_block_spec(a, elem, a->seq_len, keys, &spec);
+			spec.name = names[kind];
+			rc = catalog_add_type(&b, &spec, &t_kind[kind], err);
+			made[kind] = 1;
+		}
+		if (rc == UNIAP_OK)
+			rc = catalog_add_layer(&b, "block", k, t_kind[kind], err);
+	}
+	if (rc == UNIAP_OK)
+		rc = catalog_add_type(&b, head, &t_head, err);
+	if (rc == UNIAP_OK)
+		rc = catalog_add_layer(&b, head->name, -1, t_head, err);
+	for (i = 0; rc == UNIAP_OK && i + 1 < n; i++)
+		rc = catalog_add_edge(&b, i, i + 1, err);
+	return rc;
+}
+
 /* Largest value of the integer sizes of an architecture (hidden, heads, ...). */
 #define CATALOG_ARCH_MAX_DIM 1e7
 
@@ -860,9 +1048,13 @@ static uniap_code catalog_arch_check(const struct model_arch *a, struct uniap_er
 			return err_set(err, UNIAP_E_INVALID,
 			               "model.architecture.%s: must be an integer between 1 and %g, got %g", dims[i],
 			               CATALOG_ARCH_MAX_DIM, vals[i]);
-	if (fmod(a->hidden, a->heads) != 0)
-		return err_set(err, UNIAP_E_INVALID, "model.architecture.heads: must divide hidden (%g), got %g",
-		               a->hidden, a->heads);
+	if (a->head_dim != 0 && !catalog_dim_ok(a->head_dim))
+		return err_set(err, UNIAP_E_INVALID,
+		               "model.architecture.head_dim: must be an integer between 1 and %g, got %g",
+		               CATALOG_ARCH_MAX_DIM, a->head_dim);
+	if (a->head_dim == 0 && fmod(a->hidden, a->heads) != 0)
+		return err_set(err, UNIAP_E_INVALID, "model.architecture.heads: must divide hidden (%g) unless "
+		               "head_dim is given, got %g", a->hidden, a->heads);
 	if (a->kv_heads != 0 && (!catalog_dim_ok(a->kv_heads) || fmod(a->heads, a->kv_heads) != 0))
 		return err_set(err, UNIAP_E_INVALID, "model.architecture.kv_heads: must divide heads (%g), got %g",
 		               a->heads, a->kv_heads);
@@ -870,6 +1062,39 @@ static uniap_code catalog_arch_check(const struct model_arch *a, struct uniap_er
 		return err_set(err, UNIAP_E_INVALID,
 		               "model.architecture.ffn_hidden: must be an integer between 1 and %g, got %g",
 		               CATALOG_ARCH_MAX_DIM, a->ffn_hidden);
+	if (a->window != 0 && !catalog_dim_ok(a->window))
+		return err_set(err, UNIAP_E_INVALID,
+		               "model.architecture.window: must be an integer between 1 and %g, got %g",
+		               CATALOG_ARCH_MAX_DIM, a->window);
+	if (a->window_every < 0 || a->window_every > MODEL_MAX_LAYERS)
+		return err_set(err, UNIAP_E_INVALID, "model.architecture.window_every: must be between 0 and %d, got %d",
+		               MODEL_MAX_LAYERS, a->window_every);
+	if (a->experts != 0) {
+		if (a->experts < 1 || a->experts > 4096)
+			return err_set(err, UNIAP_E_INVALID, "model.architecture.moe.experts: must be between 1 and 4096, "
+			               "got %d", a->experts);
+		if (a->top_k < 1 || a->top_k > a->experts)
+			return err_set(err, UNIAP_E_INVALID, "model.architecture.moe.top_k: must be between 1 and experts "
+			               "(%d), got %d", a->experts, a->top_k);
+		if (!catalog_dim_ok(a->moe_ffn_hidden))
+			return err_set(err, UNIAP_E_INVALID, "model.architecture.moe.expert_ffn_hidden: must be an integer "
+			               "between 1 and %g, got %g", CATALOG_ARCH_MAX_DIM, a->moe_ffn_hidden);
+		if (a->shared_ffn_hidden != 0 && !catalog_dim_ok(a->shared_ffn_hidden))
+			return err_set(err, UNIAP_E_INVALID, "model.architecture.moe.shared_ffn_hidden: must be an "
+			               "integer between 0 and %g, got %g", CATALOG_ARCH_MAX_DIM, a->shared_ffn_hidden);
+		if (a->moe_every < 0 || a->moe_every > a->layers)
+			return err_set(err, UNIAP_E_INVALID, "model.architecture.moe.every: must be between 1 and layers "
+			               "(%d), got %d", a->layers, a->moe_every);
+		if (a->moe_first_dense < 0 || a->moe_first_dense >= a->layers)
+			return err_set(err, UNIAP_E_INVALID, "model.architecture.moe.first_dense: must be below layers "
+			               "(%d), got %d", a->layers, a->moe_first_dense);
+		if (a->capacity_factor != 0 && !(a->capacity_factor >= 1 && a->capacity_factor <= 64))
+			return err_set(err, UNIAP_E_INVALID, "model.architecture.moe.capacity_factor: must be between 1 "
+			               "and 64 (absent: dropless), got %g", a->capacity_factor);
+		if (a->expert_load != 0 && !(a->expert_load >= 1 && a->expert_load <= 64))
+			return err_set(err, UNIAP_E_INVALID, "model.architecture.moe.load_imbalance: must be between 1 "
+			               "and 64 (1: balanced), got %g", a->expert_load);
+	}
 	if ((unsigned)a->family > MODEL_ARCH_ENCODER || (unsigned)a->mlp > MODEL_MLP_SWIGLU ||
 	    (unsigned)a->norm > MODEL_NORM_RMSNORM || (unsigned)a->positions > MODEL_POS_ROTARY ||
 	    (unsigned)a->precision > MODEL_MIXED || (unsigned)a->optimizer > MODEL_SGD)
@@ -942,7 +1167,10 @@ uniap_code catalog_transformer(const char *name, const struct model_arch *a, str
 		r.ffn_hidden = 4 * r.hidden;
 	catalog_block_spec(&r, r.precision == MODEL_MIXED ? 2 : 4, r.seq_len, r.seq_len, &blk);
 	catalog_ends_spec(&r, r.precision == MODEL_MIXED ? 2 : 4, &emb, &head);
-	rc = catalog_build_chain(name, &r, &emb, &blk, &head, out, err);
+	if (r.experts > 0 || (r.window > 0 && r.window < r.seq_len))
+		rc = catalog_build_blocks(name, &r, r.precision == MODEL_MIXED ? 2 : 4, &emb, &head, out, err);
+	else
+		rc = catalog_build_chain(name, &r, &emb, &blk, &head, out, err);
 	if (rc == UNIAP_OK) {
 		struct model_shape *sh = &out->shape;
 
@@ -961,6 +1189,18 @@ uniap_code catalog_transformer(const char *name, const struct model_arch *a, str
 		sh->biases = r.biases;
 		sh->tied_embeddings = r.tied_embeddings;
 		sh->flash_attention = r.flash_attention;
+		sh->head_dim = r.head_dim > 0 ? (long)r.head_dim : 0;
+		sh->window = r.window > 0 && r.window < r.seq_len ? (long)r.window : 0;
+		sh->window_every = sh->window ? (r.window_every > 0 ? r.window_every : 1) : 0;
+		sh->experts = r.experts;
+		if (r.experts > 0) {
+			sh->top_k = r.top_k;
+			sh->moe_ffn_hidden = (long)r.moe_ffn_hidden;
+			sh->shared_ffn_hidden = (long)r.shared_ffn_hidden;
+			sh->moe_every = r.moe_every > 0 ? r.moe_every : 1;
+			sh->moe_first_dense = r.moe_first_dense;
+			sh->capacity_factor = r.capacity_factor;
+		}
 		rc = model_validate(out, err);
 	}
 	if (rc != UNIAP_OK)

@@ -97,6 +97,27 @@ struct model_arch {
 	int tied_embeddings; /* the LM head reuses the embedding matrix */
 	enum model_precision precision;
 	enum model_optimizer optimizer;
+	double head_dim;     /* width of one attention head; 0 = hidden / heads (then heads divide hidden) */
+	/* sliding-window attention: every window_every-th block from block 0
+	 * (0 = every block) lets a query see `window` keys; 0: none */
+	double window;
+	int window_every;
+	/* Mixture of experts (docs/catalog.md, "Mixture of experts"): experts > 0
+	 * makes blocks moe_first_dense, moe_first_dense + moe_every, ... MoE
+	 * blocks whose MLP is a router over `experts` routed experts of FFN size
+	 * moe_ffn_hidden (the mlp kind), top_k of them per token, beside shared
+	 * experts of total FFN size shared_ffn_hidden (0: none); the others are
+	 * dense (ffn_hidden).  capacity_factor: tokens an expert takes over the
+	 * balanced share (0: dropless); expert_load: the busiest rank's expert
+	 * tokens over the balanced share (0: the capacity factor, else 1) */
+	int experts;
+	int top_k;
+	double moe_ffn_hidden;
+	double shared_ffn_hidden;
+	int moe_every;       /* 0 = 1 */
+	int moe_first_dense;
+	double capacity_factor;
+	double expert_load;
 };
 
 /*

@@ -146,6 +146,35 @@ double cost_collective_s(const struct cluster_profile *c, enum cluster_coll kind
 	       bytes * factor / cost_bus_bw_at(c, kind, size, stride, stage_devices, lv);
 }
 
+double cost_alltoall_s(const struct cluster_profile *c, double bytes, int size, int stride, int stage_devices,
+                       int pp)
+{
+	double worst = 0;
+	long below = 1; /* members of the group inside one block of the level below */
+	int lv, top;
+
+	if (size <= 1 || bytes <= 0)
+		return 0;
+	top = strategy_group_level(c, size, stride, stage_devices, pp);
+	for (lv = 0; lv <= top; lv++) {
+		long block = c->levels[lv].devices;
+		long inside = lv == top ? size : block / stride < 1 ? 1 : block / stride < size ? block / stride : size;
+		double bw;
+
+		if (inside <= below)
+			continue;
+		/* every rank of a block below sends through this level's links at once */
+		bw = lv > 0 ? cost_level_bw(c, (size_t)lv, stage_devices < c->levels[lv - 1].devices
+		                                                 ? stage_devices : c->levels[lv - 1].devices)
+		            : c->levels[lv].bw_bytes_per_s;
+		/* the share of a rank's bytes bound for members first reached at this level */
+		if (bytes * (double)(inside - below) / size / bw > worst)
+			worst = bytes * (double)(inside - below) / size / bw;
+		below = inside;
+	}
+	return (double)(size - 1) * c->levels[top].latency_s + worst;
+}
+
 /* Point-to-point link between consecutive stages (docs/cost-model.md,
  * "Cross-stage R'"): the smallest hierarchy level holding rank r and rank
  * r + stage_devices for every r (the same rank of two neighbouring stages);
@@ -206,18 +235,37 @@ static double cost_efficiency(const struct cluster_profile *c, const struct mode
  * issue its kernels; a profiled time was measured under its runtime and is
  * taken as it is. */
 static double cost_forward_s(const struct cluster_profile *c, const struct model_profile *m,
-                             const struct model_layer_type *t, int tp, int sp, double samples,
+                             const struct model_layer_type *t, int tp, int sp, int ep, double samples,
                              const struct cost_runtime *rt, int fp8)
 {
 	double per_sample, mem = 0, device, eff, fp8_flops = fp8 ? t->fp8_flops_per_sample : 0;
 
+	double expert = t->experts > 0 ? t->expert_flops_per_sample : 0, expert_s = 0;
+
 	if (t->n_forward_s > 0)
 		return t->forward_fixed_s + samples * model_tp_lookup(t->forward_s, t->n_forward_s, tp);
+	/* a MoE layer's routed experts run as one grouped GEMM whose rows per
+	 * expert are the tokens routed to each local expert, the busiest rank's
+	 * share of them (§Mixture of experts); under FP8 they are FP8 GEMMs */
+	if (expert > 0) {
+		double rows = samples * t->expert_tokens_per_sample * ep / t->experts, d = t->expert_gemm_dim / tp;
+		double eff_e = c->compute_efficiency, load = t->expert_load > 1 ? t->expert_load : 1;
+
+		if (c->gemm_half_dim > 0 && d > 0) {
+			if (rows > 0 && rows < d)
+				d = rows;
+			eff_e = c->compute_efficiency * d / (d + c->gemm_half_dim);
+		}
+		expert_s = load * expert / ((fp8_flops > 0 ? c->peak_fp8_flops_per_s : c->peak_flops_per_s[m->precision]) *
+		                            eff_e) / tp;
+		if (fp8_flops > 0)
+			fp8_flops = fmax(0, fp8_flops - expert);
+	}
 	/* under FP8 the linear layers' GEMMs run at the FP8 peak, the rest (the
 	 * attention core, norms, embedding, head) at the mixed one (§FP8) */
 	eff = cost_efficiency(c, t, tp, samples);
-	per_sample = (t->forward_flops_per_sample - fp8_flops) / (c->peak_flops_per_s[m->precision] * eff) / tp +
-	             (fp8_flops > 0 ? fp8_flops / (c->peak_fp8_flops_per_s * eff) / tp : 0);
+	per_sample = (t->forward_flops_per_sample - expert - fp8_flops) / (c->peak_flops_per_s[m->precision] * eff) / tp +
+	             (fp8_flops > 0 ? fp8_flops / (c->peak_fp8_flops_per_s * eff) / tp : 0) + expert_s;
 	if (t->n_memory_bound_bytes > 0 && c->memory_bandwidth_bytes_per_s > 0) {
 		mem = model_tp_lookup(t->memory_bound_bytes, t->n_memory_bound_bytes, tp);
 		if (sp)
@@ -270,6 +318,12 @@ static double cost_optimizer_state_bytes(const struct model_profile *m)
 	return o < all ? o : all;
 }
 
+/* The expert-parallel size of s on layer type t: 1 on a layer without experts. */
+static int cost_ep(const struct model_layer_type *t, const struct strategy *s)
+{
+	return t->experts > 0 ? strategy_ep(s) : 1;
+}
+
 /* 1 when sequence parallelism changes layer type t under s: s shards the
  * sequence over its tp group and t is one of the layers with TP all-reduces
  * (a transformer layer), which Megatron-LM's sequence parallelism splits. */
@@ -289,8 +343,21 @@ static double cost_layer_time(const struct cluster_profile *c, const struct mode
 	double ccoc = c->overlap_coefficient;
 	double samples = (double)cost_ceil_div(mb_size, strategy_batch_width(s));
 	int sp = cost_sp_applies(t, s);
-	double fwd = cost_forward_s(c, m, t, tp, sp, samples, rt, fp8);
+	int ep = cost_ep(t, s), xdp = dp / ep; /* expert-parallel and expert-data-parallel sizes */
+	double fwd = cost_forward_s(c, m, t, tp, sp, ep, samples, rt, fp8);
+	/* a MoE layer's expert parameters are shared out over ep ranks and
+	 * replicated over the other dp / ep (§Mixture of experts) */
+	double expert_params = t->experts > 0 ? t->expert_parameters : 0;
+	double expert_bytes = expert_params * model_param_elem_bytes(m);
 	double param_bytes = t->parameters * model_param_elem_bytes(m);
+	double dense_bytes = param_bytes - expert_bytes;
+	/* each routed token goes out and comes back (dispatch and combine) in
+	 * the forward pass and again in the backward pass: four all-to-alls over
+	 * the ep group, of the busiest rank's tokens, each TP rank sending its
+	 * 1/tp of them under sequence parallelism */
+	double a2a = ep > 1 ? cost_alltoall_s(c, samples * t->dispatch_bytes_per_sample *
+	                                             (t->expert_load > 1 ? t->expert_load : 1) / (sp ? tp : 1),
+	                                      ep, s->stride[STRATEGY_DP], D, pp) : 0;
 	double out_bytes = samples * t->output_bytes_per_sample;
 	/* each TP all-reduce, or under sequence parallelism its reduce-scatter and
 	 * the all-gather before the next GEMM (§Sequence parallelism) */
@@ -313,13 +380,19 @@ static double cost_layer_time(const struct cluster_profile *c, const struct mode
 	per_mb_comm = gather + scatter;
 	after = 0;
 	if (s->zero == 0) {
-		sync = cost_collective_s(c, CLUSTER_ALLREDUCE, param_bytes / ((double)tp * fs), dp,
-		                         s->stride[STRATEGY_DP], D, pp);
+		sync = cost_collective_s(c, CLUSTER_ALLREDUCE, dense_bytes / ((double)tp * fs), dp,
+		                         s->stride[STRATEGY_DP], D, pp) +
+		       cost_collective_s(c, CLUSTER_ALLREDUCE, expert_bytes / ((double)tp * fs * ep), xdp,
+		                         s->stride[STRATEGY_DP] * ep, D, pp);
 	} else {
-		double rs = cost_collective_s(c, CLUSTER_REDUCE_SCATTER, param_bytes / tp, dp,
-		                              s->stride[STRATEGY_DP], D, pp);
+		double rs = cost_collective_s(c, CLUSTER_REDUCE_SCATTER, dense_bytes / tp, dp,
+		                              s->stride[STRATEGY_DP], D, pp) +
+		            cost_collective_s(c, CLUSTER_REDUCE_SCATTER, expert_bytes / ((double)tp * ep), xdp,
+		                              s->stride[STRATEGY_DP] * ep, D, pp);
 
-		after = cost_collective_s(c, CLUSTER_ALLGATHER, param_bytes / tp, dp, s->stride[STRATEGY_DP], D, pp);
+		after = cost_collective_s(c, CLUSTER_ALLGATHER, dense_bytes / tp, dp, s->stride[STRATEGY_DP], D, pp) +
+		        cost_collective_s(c, CLUSTER_ALLGATHER, expert_bytes / ((double)tp * ep), xdp,
+		                          s->stride[STRATEGY_DP] * ep, D, pp);
 		if (s->zero == 2) {
 			per_mb_comm += rs;
 			sync = 0;
@@ -329,17 +402,24 @@ static double cost_layer_time(const struct cluster_profile *c, const struct mode
 	}
 	/* the optimizer step updates the rank's shard of the optimizer states;
 	 * the runtime's own passes over the gradients go with it (§Runtime profile) */
+	/* (a rank's expert parameters are 1/ep of them; ZeRO shards their
+	 * optimizer states over the dp / ep replicas: the same 1/dp in all) */
 	step = c->memory_bandwidth_bytes_per_s > 0
-		? t->parameters / shard *
-		          (cost_optimizer_bytes_per_param(m) + rt->param_pass_bytes +
-		           (dp > 1 && s->zero == 0 ? rt->bucket_copy_bytes : 0)) /
+		? ((t->parameters - expert_params) / shard *
+		           (cost_optimizer_bytes_per_param(m) + rt->param_pass_bytes +
+		            (dp > 1 && s->zero == 0 ? rt->bucket_copy_bytes : 0)) +
+		   (expert_params > 0 ? expert_params / ((double)tp * fs * ep * (s->zero ? xdp : 1)) *
+		                                (cost_optimizer_bytes_per_param(m) + rt->param_pass_bytes +
+		                                 (xdp > 1 && s->zero == 0 ? rt->bucket_copy_bytes : 0))
+		                      : 0)) /
 		          c->memory_bandwidth_bytes_per_s
 		: 0;
 	/* FP8: the layer's weights cast to FP8 once per iteration (Transformer
 	 * Engine's is_first_microbatch caching): read 2, write 1 byte (§FP8) */
 	if (fp8 && t->fp8_flops_per_sample > 0 && c->memory_bandwidth_bytes_per_s > 0)
-		step += t->parameters / ((double)tp * fs) * 3 / c->memory_bandwidth_bytes_per_s;
-	forward = cost_overlap_s(fwd, gather, ccoc) + tp_pass;
+		step += (t->parameters - expert_params + expert_params / ep) / ((double)tp * fs) * 3 /
+		        c->memory_bandwidth_bytes_per_s;
+	forward = cost_overlap_s(fwd, gather, ccoc) + tp_pass + 2 * a2a;
 	recompute = s->recompute ? forward : 0;
 	/* selective recomputation reruns the attention core only (§Selective
 	 * recomputation): no parameters, no TP communication */
@@ -360,7 +440,7 @@ static double cost_layer_time(const struct cluster_profile *c, const struct mode
 		last = backward + sync;
 	else
 		last = cost_overlap_s(2 * fwd, per_mb_comm + sync, ccoc);
-	backward += (last - backward + after + step) / (double)microbatches + tp_pass;
+	backward += (last - backward + after + step) / (double)microbatches + tp_pass + 2 * a2a;
 	return forward + recompute + backward;
 }
 
@@ -519,12 +599,14 @@ static int cost_filter_keeps(const struct strategy *s, enum cost_filter filter)
  * from target.h) do not place on a transformer layer and those whose batch
  * width exceeds the micro-batch size (docs/cost-model.md, micro-batches). */
 static void cost_filter_strategies(struct strategy_set *set, long mb_size, enum cost_filter filter,
-                                   const struct cost_keep *keep)
+                                   const struct cost_keep *keep, int experts)
 {
 	size_t i, kept = 0;
 
 	for (i = 0; i < set->count; i++)
 		if (strategy_batch_width(&set->items[i]) <= mb_size &&
+		    !(keep->moe_tp_needs_sp && experts > 0 && set->items[i].degree[STRATEGY_TP] > 1 &&
+		      !set->items[i].sp) &&
 		    cost_filter_keeps(&set->items[i], filter) &&
 		    (!keep->ok || keep->ok(keep->ctx, &set->items[i], set->pp)) &&
 		    (!keep->microbatch_per_rank || mb_size % strategy_batch_width(&set->items[i]) == 0))
@@ -594,8 +676,11 @@ double cost_plan_memory_limit(const struct cluster_profile *cluster, const struc
  * 0 without FP8 or for a layer with no FP8 GEMM. */
 static double cost_fp8_weight_bytes(int fp8, const struct model_layer_type *t, const struct strategy *s)
 {
+	double expert = t->experts > 0 ? t->expert_parameters : 0;
+
 	return fp8 && t->fp8_flops_per_sample > 0
-		? t->parameters / ((double)s->degree[STRATEGY_TP] * s->degree[STRATEGY_FSDP])
+		? (t->parameters - expert + expert / cost_ep(t, s)) /
+		          ((double)s->degree[STRATEGY_TP] * s->degree[STRATEGY_FSDP])
 		: 0;
 }
 
@@ -604,19 +689,30 @@ static double cost_fp8_weight_bytes(int fp8, const struct model_layer_type *t, c
  * (tp * fsdp); under ZeRO-1 the optimizer's states, under ZeRO-2 also the
  * gradients, divided by dp (§ZeRO).
  */
-static double cost_states_bytes(const struct model_profile *m, const struct model_layer_type *t,
-                                const struct strategy *s)
+static double cost_states_part(const struct model_profile *m, const struct strategy *s, double params, int zdp)
 {
 	double e = model_param_elem_bytes(m), all = model_c_dtype(m) * e, opt, grad, per_param;
 
 	if (s->zero == 0)
-		return all * t->parameters / ((double)s->degree[STRATEGY_TP] * s->degree[STRATEGY_FSDP]);
+		return all * params / ((double)s->degree[STRATEGY_TP] * s->degree[STRATEGY_FSDP]);
 	opt = cost_optimizer_state_bytes(m);
 	grad = all - opt - e > 0 ? all - opt - e : 0; /* what is left after the parameter itself */
-	per_param = all - opt + opt / s->degree[STRATEGY_DP];
+	per_param = all - opt + opt / zdp;
 	if (s->zero >= 2)
-		per_param -= grad - grad / s->degree[STRATEGY_DP];
-	return per_param * t->parameters / s->degree[STRATEGY_TP];
+		per_param -= grad - grad / zdp;
+	return per_param * params / s->degree[STRATEGY_TP];
+}
+
+/* (a MoE layer's expert parameters: 1/ep of them on a rank, their ZeRO
+ * shards over the dp / ep replicas; §Mixture of experts) */
+static double cost_states_bytes(const struct model_profile *m, const struct model_layer_type *t,
+                                const struct strategy *s)
+{
+	int ep = cost_ep(t, s);
+	double expert = t->experts > 0 ? t->expert_parameters : 0;
+
+	return cost_states_part(m, s, t->parameters - expert, s->degree[STRATEGY_DP]) +
+	       (expert > 0 ? cost_states_part(m, s, expert / ep, s->degree[STRATEGY_DP] / ep) : 0);
 }
 
 /* FSDP under gradient accumulation keeps the layer's gradient unsharded
@@ -747,13 +843,15 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 	out->fp8 = opt->fp8;
 	out->runtime = opt->runtime.name;
 	out->virtual_stages = opt->schedule == COST_INTERLEAVED && opt->pp > 1 ? opt->virtual_stages : 1;
-	rc = strategy_enumerate(cluster, opt->pp,
-	                        (opt->recompute ? STRATEGY_WITH_RECOMPUTE : 0) | (opt->zero ? STRATEGY_WITH_ZERO : 0) |
-	                        (opt->sp ? STRATEGY_WITH_SP : 0) | (opt->selective ? STRATEGY_WITH_SELECTIVE : 0),
-	                        &out->strategies, err);
+	rc = strategy_enumerate_experts(cluster, opt->pp,
+	                                (opt->recompute ? STRATEGY_WITH_RECOMPUTE : 0) |
+	                                        (opt->zero ? STRATEGY_WITH_ZERO : 0) | (opt->sp ? STRATEGY_WITH_SP : 0) |
+	                                        (opt->selective ? STRATEGY_WITH_SELECTIVE : 0),
+	                                model_experts_gcd(model), &out->strategies, err);
 	if (rc != UNIAP_OK)
 		goto out;
-	cost_filter_strategies(&out->strategies, out->microbatch_size, opt->filter, &opt->keep);
+	cost_filter_strategies(&out->strategies, out->microbatch_size, opt->filter, &opt->keep,
+	                       model_experts_gcd(model));
 	K = out->strategies.count;
 	out->memory_limit_bytes =
 		cost_memory_limit(cluster, cost_fsdp_transient(model, &out->strategies, NULL, 0, out->microbatches));
@@ -826,6 +924,10 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 			 * recomputation) */
 			if (s->selective)
 				per_sample = fmax(0, per_sample - t->attention_bytes_per_sample / tp);
+			/* the busiest rank keeps its experts' activations for load x the balanced
+			 * tokens (§Mixture of experts) */
+			if (!s->recompute && t->experts > 0 && t->expert_load > 1)
+				per_sample += (t->expert_load - 1) * t->expert_activation_bytes_per_sample / tp;
 
 			out->time_s[u * K + k] = type_time[model->layers[u].type * K + k];
 			out->memory_fixed_bytes[u * K + k] = cost_states_bytes(model, t, s) +

@@ -73,6 +73,7 @@ struct cost_keep {
 	int (*ok)(const void *ctx, const struct strategy *s, int pp);
 	const void *ctx;          /* borrowed, passed to ok */
 	int microbatch_per_rank;  /* the micro-batch must split evenly over a strategy's batch width */
+	int moe_tp_needs_sp;      /* on a model with MoE layers, tp > 1 only with sequence parallelism */
 	/* the runtime's own memory admission, beside the device's limit: a stage's
 	 * allocated bytes <= memory_bytes x (1 - cache_share) - fixed_bytes, the
 	 * cache share only on devices above cache_above_bytes; 0: none
@@ -280,6 +281,16 @@ uniap_code cost_stage_memory(const struct cluster_profile *cluster, const struct
  */
 double cost_collective_s(const struct cluster_profile *c, enum cluster_coll kind, double bytes,
                          int size, int stride, int stage_devices, int pp);
+
+/*
+ * Time of one all-to-all in which every member of each group (size, stride)
+ * sends `bytes` in all, an equal share to every member (itself included):
+ * the level's latency per peer, plus the slowest hierarchy level's share
+ * over its bandwidth, the levels' links working at once (docs/cost-model.md,
+ * "Mixture of experts").  0 for size <= 1 or bytes <= 0.
+ */
+double cost_alltoall_s(const struct cluster_profile *c, double bytes, int size, int stride, int stage_devices,
+                       int pp);
 
 /* Overlapped time of computation x and communication y with CCOC k:
  * max(x, y) + (k - 1) * min(x, y). */

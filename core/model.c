@@ -434,6 +434,25 @@ double model_c_dtype(const struct model_profile *m)
 	return m->precision == MODEL_MIXED ? 2.0 * fp32 : fp32;
 }
 
+int model_experts_gcd(const struct model_profile *m)
+{
+	int g = 0;
+	size_t i;
+
+	for (i = 0; i < m->n_types; i++) {
+		int a = m->types[i].experts, b = g;
+
+		while (b) {
+			int r = a % b;
+
+			a = b;
+			b = r;
+		}
+		g = a;
+	}
+	return g;
+}
+
 double model_param_elem_bytes(const struct model_profile *m)
 {
 	return m->precision == MODEL_MIXED ? 2.0 : 4.0;
@@ -484,6 +503,63 @@ static uniap_code model_check_tp_table(const struct model_tp_value *t, size_t n,
 	}
 	if (!has_one)
 		return err_set(err, UNIAP_E_INVALID, "%s: must have an entry for tp 1", path);
+	return UNIAP_OK;
+}
+
+
+/* Largest expert count of a MoE layer (DeepSeek-V3 and Qwen3 have 256 and 128). */
+#define MODEL_MAX_EXPERTS 4096
+
+/* The mixture-of-experts fields of layer type t (path: "model.layer_types[i]"):
+ * all zero on a dense layer; on a MoE layer each part within its whole. */
+static uniap_code model_check_experts(const struct model_layer_type *t, const char *path, struct uniap_err *err)
+{
+	static const char *const names[] = { "expert_parameters", "expert_flops_per_sample", "expert_gemm_dim",
+	                                     "expert_tokens_per_sample", "expert_activation_bytes_per_sample",
+	                                     "dispatch_bytes_per_sample" };
+	const double vals[] = { t->expert_parameters, t->expert_flops_per_sample, t->expert_gemm_dim,
+	                        t->expert_tokens_per_sample, t->expert_activation_bytes_per_sample,
+	                        t->dispatch_bytes_per_sample };
+	size_t i;
+
+	if (t->experts < 0 || t->experts > MODEL_MAX_EXPERTS)
+		return err_set(err, UNIAP_E_INVALID, "%s.experts: must be between 0 and %d, got %d", path,
+		               MODEL_MAX_EXPERTS, t->experts);
+	for (i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
+		if (!model_in_closed(vals[i], 0.0, MODEL_MAX_BYTES_PER_SAMPLE))
+			return err_set(err, UNIAP_E_INVALID, "%s.%s: must be >= 0 and <= %g, got %g", path, names[i],
+			               MODEL_MAX_BYTES_PER_SAMPLE, vals[i]);
+		if (t->experts == 0 && vals[i] != 0)
+			return err_set(err, UNIAP_E_INVALID, "%s.%s: given on a layer without experts (experts 0)", path,
+			               names[i]);
+	}
+	if (t->experts == 0) {
+		if (t->expert_load != 0)
+			return err_set(err, UNIAP_E_INVALID, "%s.expert_load: given on a layer without experts (experts 0)",
+			               path);
+		return UNIAP_OK;
+	}
+	if (!(t->expert_load == 0 || model_in_closed(t->expert_load, 1.0, 64.0)))
+		return err_set(err, UNIAP_E_INVALID, "%s.expert_load: must be between 1 and 64 (1: balanced), got %g",
+		               path, t->expert_load);
+	if (t->n_forward_s > 0)
+		return err_set(err, UNIAP_E_INVALID,
+		               "%s.experts: a layer with experts is priced from forward_flops_per_sample, not a measured "
+		               "forward_s_per_sample", path);
+	if (t->expert_parameters > t->parameters)
+		return err_set(err, UNIAP_E_INVALID, "%s.expert_parameters: part of parameters %g, got %g", path,
+		               t->parameters, t->expert_parameters);
+	if (t->expert_parameters != floor(t->expert_parameters))
+		return err_set(err, UNIAP_E_INVALID, "%s.expert_parameters: must be an integer, got %g", path,
+		               t->expert_parameters);
+	if (t->expert_flops_per_sample > t->forward_flops_per_sample)
+		return err_set(err, UNIAP_E_INVALID, "%s.expert_flops_per_sample: part of forward_flops_per_sample %g, "
+		               "got %g", path, t->forward_flops_per_sample, t->expert_flops_per_sample);
+	if (t->expert_activation_bytes_per_sample > model_tp_lookup(t->activation_bytes, t->n_activation_bytes, 1))
+		return err_set(err, UNIAP_E_INVALID,
+		               "%s.expert_activation_bytes_per_sample: part of activation_bytes_per_sample at tp 1 (%g), "
+		               "got %g", path, model_tp_lookup(t->activation_bytes, t->n_activation_bytes, 1),
+		               t->expert_activation_bytes_per_sample);
 	return UNIAP_OK;
 }
 
@@ -575,7 +651,7 @@ static uniap_code model_check_type(const struct model_profile *m, size_t i, stru
 		if (rc != UNIAP_OK)
 			return rc;
 	}
-	return UNIAP_OK;
+	return model_check_experts(t, path, err);
 }
 
 /* Layer names and types; duplicates found by sorting indices by name. */

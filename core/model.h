@@ -223,6 +223,30 @@ struct model_layer_type {
 	 * layer has no FP8 GEMM */
 	double fp8_flops_per_sample;
 	double fp8_cast_bytes_per_sample;
+	/* Mixture of experts (docs/cost-model.md, "Mixture of experts"); all 0
+	 * on a dense layer.  experts: routed experts of the layer's MoE MLP;
+	 * expert_parameters: their parameters (part of parameters), which expert
+	 * parallelism shards; expert_flops_per_sample: the routed experts' GEMMs
+	 * of one sample at balanced routing (part of forward_flops_per_sample,
+	 * and of fp8_flops_per_sample when that is given), run as a grouped GEMM
+	 * whose rows per expert are expert_tokens_per_sample (a sample's tokens x
+	 * top-k) x samples / local experts, split by TP along expert_gemm_dim
+	 * (the expert's FFN size); expert_activation_bytes_per_sample: the
+	 * experts' kept activations at balanced routing (part of the tp = 1
+	 * activation bytes, divided by tp); dispatch_bytes_per_sample: the bytes
+	 * of one sample's routed tokens (tokens x top-k x hidden x element),
+	 * sent by each token dispatch and each combine; expert_load >= 1: the
+	 * busiest rank's expert tokens over the balanced share (a capacity
+	 * factor, or a measured imbalance; 1 = balanced, the benchmarks' forced
+	 * routing) */
+	int experts;
+	double expert_parameters;
+	double expert_flops_per_sample;
+	double expert_gemm_dim;
+	double expert_tokens_per_sample;
+	double expert_activation_bytes_per_sample;
+	double dispatch_bytes_per_sample;
+	double expert_load;
 };
 
 struct model_layer {
@@ -257,6 +281,15 @@ struct model_shape {
 	int biases;           /* linear layers have biases */
 	int tied_embeddings;  /* the head reuses the embedding matrix */
 	int flash_attention;  /* fused attention kernels (no stored scores) */
+	long head_dim;        /* width of one attention head; 0: hidden / heads */
+	long window, window_every; /* sliding-window attention (keys per query) on every
+	                              window_every-th block from block 0; 0: none */
+	/* mixture of experts (0 experts: dense): routed experts, their top-k,
+	 * the expert FFN size, the shared experts' total FFN size (0: none), the
+	 * MoE layers (every moe_every-th layer from moe_first_dense on), the
+	 * capacity factor (0: dropless) */
+	long experts, top_k, moe_ffn_hidden, shared_ffn_hidden, moe_every, moe_first_dense;
+	double capacity_factor;
 };
 
 struct model_profile {
@@ -278,6 +311,10 @@ struct model_profile {
 
 /* Paper §3.2: bytes of model states per byte of parameters (c_dtype). */
 double model_c_dtype(const struct model_profile *m);
+
+/* The gcd of the expert counts of m's MoE layer types: the expert-parallel
+ * sizes that divide every one of them divide it; 0 when m has none. */
+int model_experts_gcd(const struct model_profile *m);
 
 /* Bytes of one parameter element: 4 for fp32, 2 for mixed precision. */
 double model_param_elem_bytes(const struct model_profile *m);

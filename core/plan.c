@@ -248,6 +248,10 @@ uniap_code plan_doc_resolve(const struct plan_doc *p, const struct cost_candidat
 			return err_set(err, UNIAP_E_INVALID,
 			               "plan.layers[%zu].strategy.selective: must be %s for \"%.64s\"", u,
 			               cand->strategies.items[k].selective ? "true" : "false", p->strategy_names[u]);
+		if (p->ep && (p->ep[u] > 1 ? p->ep[u] : 1) != strategy_ep(&cand->strategies.items[k]))
+			return err_set(err, UNIAP_E_INVALID,
+			               "plan.layers[%zu].strategy.ep: must be %d for \"%.64s\"", u,
+			               strategy_ep(&cand->strategies.items[k]), p->strategy_names[u]);
 		if (p->sp && (p->sp[u] != 0) != (cand->strategies.items[k].sp != 0))
 			return err_set(err, UNIAP_E_INVALID,
 			               "plan.layers[%zu].strategy.sp: must be %s for \"%.64s\"", u,

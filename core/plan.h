@@ -66,6 +66,7 @@ struct plan_doc {
 	int *zero;              /* owned, [n_layers] or NULL (all 0): the ZeRO stage per layer */
 	int *sp;                /* owned, [n_layers] or NULL (all 0): sequence parallelism per layer */
 	int *selective;         /* owned, [n_layers] or NULL (all 0): selective recomputation per layer */
+	int *ep;                /* owned, [n_layers] or NULL (all 1): the expert-parallel size per layer */
 };
 
 void plan_doc_release(struct plan_doc *p);

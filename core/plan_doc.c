@@ -26,5 +26,6 @@ void plan_doc_release(struct plan_doc *p)
 	free(p->zero);
 	free(p->sp);
 	free(p->selective);
+	free(p->ep);
 	memset(p, 0, sizeof(*p));
 }

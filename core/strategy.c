@@ -165,7 +165,7 @@ int strategy_group_level(const struct cluster_profile *c, int size, int stride, 
 /* Appends one strategy built from degrees and an inner-to-outer order. */
 static void strategy_fill(struct strategy *s, const struct cluster_profile *c, int pp,
                           int stage_devices, const int degree[STRATEGY_DIMS], const int *order,
-                          int n_order, int rc, int sp, int zero)
+                          int n_order, int rc, int sp, int zero, int ep)
 {
 	int j, stride = 1;
 	size_t len = 0;
@@ -181,6 +181,7 @@ static void strategy_fill(struct strategy *s, const struct cluster_profile *c, i
 	s->selective = rc == 2;
 	s->zero = zero;
 	s->sp = sp;
+	s->ep = ep > 1 ? ep : 1;
 	for (j = 0; j < n_order; j++) {
 		int d = order[j];
 
@@ -195,6 +196,8 @@ static void strategy_fill(struct strategy *s, const struct cluster_profile *c, i
 		len = (size_t)snprintf(s->name, sizeof(s->name), "single");
 	if (sp)
 		len += (size_t)snprintf(s->name + len, sizeof(s->name) - len, "+sp");
+	if (ep > 1)
+		len += (size_t)snprintf(s->name + len, sizeof(s->name) - len, "+ep%d", ep);
 	if (zero)
 		len += (size_t)snprintf(s->name + len, sizeof(s->name) - len, "+z%d", zero);
 	if (rc == 1)
@@ -225,8 +228,14 @@ static int strategy_next_perm(int *a, int n)
 uniap_code strategy_enumerate(const struct cluster_profile *c, int pp, int with,
                               struct strategy_set *out, struct uniap_err *err)
 {
+	return strategy_enumerate_experts(c, pp, with, 0, out, err);
+}
+
+uniap_code strategy_enumerate_experts(const struct cluster_profile *c, int pp, int with, int experts,
+                                      struct strategy_set *out, struct uniap_err *err)
+{
 	int n = cluster_devices(c), recompute = with & STRATEGY_WITH_RECOMPUTE;
-	int D, dp, tp, rc, z, q;
+	int D, dp, tp, rc, z, q, ep;
 	size_t cap = 64;
 
 	memset(out, 0, sizeof(*out));
@@ -266,7 +275,13 @@ uniap_code strategy_enumerate(const struct cluster_profile *c, int pp, int with,
 					int qmax = (with & STRATEGY_WITH_SP) && tp > 1;
 
 					for (q = 0; q <= qmax; q++)
+					for (ep = 1; ep <= dp; ep++)
 					for (z = 0; z <= zmax; z++) {
+						/* experts shared out over the inner ep ranks of each dp
+						 * group: ep divides dp and every MoE layer's experts */
+						if (ep > 1 && (experts <= 0 || dp % ep || experts % ep ||
+						               degree[STRATEGY_FSDP] > 1))
+							break;
 						if (out->count == cap) {
 							struct strategy *grown;
 
@@ -286,7 +301,7 @@ uniap_code strategy_enumerate(const struct cluster_profile *c, int pp, int with,
 							cap *= 2;
 						}
 						strategy_fill(&out->items[out->count++], c, pp, D, degree, order,
-						              n_order, rc, q, z);
+						              n_order, rc, q, z, ep);
 					}
 				} while (strategy_next_perm(order, n_order));
 			}

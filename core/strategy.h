@@ -16,7 +16,13 @@
  * exists with Megatron-LM's sequence parallelism over its tp group ("+sp").
  * With selective recomputation, each strategy also exists recomputing only
  * its layers' attention core ("+sel"; Megatron-LM's --recompute-granularity
- * selective).  Suffixes come in the order +sp, +z1/+z2, +rc/+sel.
+ * selective).  With expert parallelism (a model with mixture-of-experts
+ * layers), each strategy with dp > 1 and no fsdp also exists with its
+ * experts shared out over the inner ep ranks of every dp group, for each ep
+ * dividing dp and the experts ("+ep4": Megatron-LM's
+ * --expert-model-parallel-size, whose expert groups are carved out of the
+ * data-parallel ones).  Suffixes come in the order +sp, +epN, +z1/+z2,
+ * +rc/+sel.
  *
  * Never: costs here (cost.c prices strategies), no I/O.
  */
@@ -51,6 +57,11 @@ struct strategy {
 	int zero;                     /* 0 plain replicas; 1 or 2: the ZeRO stage sharding the
 	                                 optimizer states (1) and gradients (2) over dp; only
 	                                 with dp > 1 and fsdp 1 (fsdp is stage 3) */
+	int ep;                       /* expert parallelism: the inner ep ranks of each dp group
+	                                 (stride stride[dp]) share out a MoE layer's experts, the
+	                                 outer dp / ep hold replicas of them (expert data
+	                                 parallelism); 0 or 1: none.  Only with fsdp 1; a layer
+	                                 without experts treats the strategy as its plain dp */
 	char name[STRATEGY_NAME_MAX]; /* e.g. "tp2.dp4", "fsdp8+rc", "single" */
 };
 
@@ -73,6 +84,12 @@ const char *strategy_dim_name(enum strategy_dim d);
 #define STRATEGY_WITH_SP 4        /* "+sp" variants of strategies with tp > 1 */
 #define STRATEGY_WITH_SELECTIVE 8 /* "+sel" (selective recomputation) variants */
 
+/* The expert-parallel size of s: 1 when it has none. */
+static inline int strategy_ep(const struct strategy *s)
+{
+	return s->ep > 1 ? s->ep : 1;
+}
+
 /*
  * Builds the dictionary for pp stages of the (validated, borrowed) cluster,
  * with the variants `with` asks for (STRATEGY_WITH_* bits).  pp must divide
@@ -84,6 +101,16 @@ const char *strategy_dim_name(enum strategy_dim d);
  */
 uniap_code strategy_enumerate(const struct cluster_profile *c, int pp, int with,
                               struct strategy_set *out, struct uniap_err *err);
+
+/*
+ * strategy_enumerate() for a model with mixture-of-experts layers: experts
+ * is the gcd of their expert counts (model_experts_gcd(); 0: none, the same
+ * dictionary as strategy_enumerate()), and every strategy with dp > 1 and
+ * no fsdp also exists with each expert-parallel size ep > 1 dividing both dp
+ * and experts, right after the same strategy without it.
+ */
+uniap_code strategy_enumerate_experts(const struct cluster_profile *c, int pp, int with, int experts,
+                                      struct strategy_set *out, struct uniap_err *err);
 
 /* Index of the strategy named name in set, or -1. */
 long strategy_find(const struct strategy_set *set, const char *name);

@@ -37,7 +37,7 @@ static const struct target_rules target_table[TARGET_COUNT] = {
 		.schedule_default = COST_GPIPE,
 		.fsdp = 1, .dp_with_fsdp = 1, .fsdp_with_pp = 1, .fsdp_with_tp = 1,
 		.zero_stages = ZERO(1) | ZERO(2), .zero2_with_pp = 1, .sp = 1, .selective = 1, .uneven = 1,
-		.fp8 = 1, .split = TARGET_SPLIT_ANY,
+		.fp8 = 1, .ep = 1, .split = TARGET_SPLIT_ANY,
 	},
 	[TARGET_MEGATRON] = {
 		.kind = TARGET_MEGATRON, .name = "megatron", .runtime = "megatron-lm",
@@ -49,6 +49,10 @@ static const struct target_rules target_table[TARGET_COUNT] = {
 		.sp = 1,                /* --sequence-parallel */
 		.selective = 1,         /* --recompute-granularity selective */
 		.fp8 = 1,               /* --fp8-format hybrid (Transformer Engine) */
+		.ep = 1,                /* --expert-model-parallel-size, carved out of the dp group */
+		/* validate_args: "When using MoE and tensor parallelism, sequence
+		 * parallelism must be used" */
+		.moe_tp_needs_sp = 1,
 		.needs_shape = 1, .split = TARGET_SPLIT_MEGATRON,
 	},
 	[TARGET_DEEPSPEED] = {
@@ -146,6 +150,12 @@ static const char *target_strategy_why(const struct target_rules *r, const struc
 			return "checkpoints whole layers (checkpoint), not the attention core alone";
 		return "'s activation checkpointing recomputes whole layers, not the attention core alone";
 	}
+	if (s->ep > 1 && !r->ep) {
+		if (r->kind == TARGET_DEEPSPEED)
+			return "'s expert parallelism is a layer of the model's code (deepspeed.moe.layer.MoE "
+			       "ep_size), not a setting of the config uniap exports";
+		return "has no expert parallelism";
+	}
 	if (s->sp && !r->sp) {
 		if (r->kind == TARGET_GALVATRON)
 			return "'s use_sp is Ulysses sequence parallelism (all-to-all), not Megatron-LM's "
@@ -208,6 +218,7 @@ struct cost_keep target_keep(enum target_kind t)
 		k.ok = target_keep_ok;
 		k.ctx = r;
 		k.microbatch_per_rank = r->microbatch_per_rank;
+		k.moe_tp_needs_sp = r->moe_tp_needs_sp;
 		k.admission_cache_share = r->admission_cache_share;
 		k.admission_cache_above_bytes = r->admission_cache_above_bytes;
 		k.admission_fixed_bytes = r->admission_fixed_bytes;

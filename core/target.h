@@ -78,6 +78,8 @@ struct target_rules {
 	int sp;                    /* sequence parallelism over the tp group */
 	int selective;             /* selective recomputation (the attention core) */
 	int fp8;                   /* FP8 training (Transformer Engine's FP8 GEMMs) */
+	int ep;                    /* expert parallelism for MoE layers (strategy.ep > 1) */
+	int moe_tp_needs_sp;       /* a MoE model with tp > 1 runs only with sequence parallelism */
 	int uneven;                /* micro-batch counts that leave the last micro-batch smaller */
 	unsigned zero_stages;      /* bit (1u << z) per ZeRO-1/2 data-parallel variant z the runtime runs */
 	int zero2_with_pp;         /* ZeRO-2 with pp > 1 */

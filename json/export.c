@@ -404,6 +404,37 @@ static void exp_megatron_model(struct exp_buf *b, const struct model_profile *mo
 	exp_buf_printf(b, "--attention-backend %s\n", sh->flash_attention ? "flash" : "unfused");
 	if (model->precision == MODEL_MIXED)
 		exp_buf_printf(b, "--fp16\n");
+	if (sh->head_dim > 0)
+		exp_buf_printf(b, "--kv-channels %ld\n", sh->head_dim);
+	if (sh->window > 0) {
+		long k;
+
+		/* (left, right) keys a query sees; the pattern's 1 is a windowed layer */
+		exp_buf_printf(b, "--window-size %ld,0\n--window-attn-skip-freq [", sh->window);
+		for (k = 0; k < sh->layers; k++)
+			exp_buf_printf(b, "%s%d", k ? "," : "", k % (sh->window_every > 0 ? sh->window_every : 1) == 0);
+		exp_buf_printf(b, "]\n");
+	}
+	if (sh->experts > 0) {
+		long every = sh->moe_every > 0 ? sh->moe_every : 1, k;
+
+		/* the alltoall dispatcher and grouped GEMM that the MoE layer is priced with */
+		exp_buf_printf(b, "--num-experts %ld\n--moe-router-topk %ld\n--moe-ffn-hidden-size %ld\n"
+		               "--moe-grouped-gemm\n--moe-token-dispatcher-type alltoall\n", sh->experts, sh->top_k,
+		               sh->moe_ffn_hidden);
+		if (sh->shared_ffn_hidden > 0)
+			exp_buf_printf(b, "--moe-shared-expert-intermediate-size %ld\n", sh->shared_ffn_hidden);
+		if (sh->capacity_factor > 0)
+			exp_buf_printf(b, "--moe-expert-capacity-factor %g\n", sh->capacity_factor);
+		if (every > 1 || sh->moe_first_dense > 0) {
+			/* the pattern's 1 is a MoE layer */
+			exp_buf_printf(b, "--moe-layer-freq [");
+			for (k = 0; k < sh->layers; k++)
+				exp_buf_printf(b, "%s%d", k ? "," : "",
+				               k >= sh->moe_first_dense && (k - sh->moe_first_dense) % every == 0);
+			exp_buf_printf(b, "]\n");
+		}
+	}
 }
 
 static uniap_code exp_megatron(const struct model_profile *model, const struct cost_candidate *cand,
@@ -422,6 +453,14 @@ static uniap_code exp_megatron(const struct model_profile *model, const struct c
 	    (rc = exp_per_device_microbatch(MEGATRON, cand, s, &mbs, err)) != UNIAP_OK ||
 	    (rc = exp_megatron_shape(model, cand, err)) != UNIAP_OK)
 		return rc;
+	if (model->shape.experts > 0 && tp > 1 && !s->sp)
+		return err_set(err, UNIAP_E_INVALID,
+		               "layers[0] (%s): megatron-lm runs a MoE model with tensor parallelism only with "
+		               "sequence parallelism (--sequence-parallel), got %s", cand->layer_names[0], s->name);
+	if (strategy_ep(s) > 1 && model->shape.experts % strategy_ep(s) != 0)
+		return err_set(err, UNIAP_E_INVALID,
+		               "layers[0] (%s): --expert-model-parallel-size %d must divide --num-experts %ld",
+		               cand->layer_names[0], strategy_ep(s), model->shape.experts);
 	counts = calloc((size_t)cost_stages(cand), sizeof(*counts));
 	if (!counts)
 		return err_set(err, UNIAP_E_NOMEM, "out of memory");
@@ -463,6 +502,11 @@ static uniap_code exp_megatron(const struct model_profile *model, const struct c
 	               cost_batch(cand));
 	if (s->sp)
 		exp_buf_printf(&b, "--sequence-parallel\n");
+	/* experts over the inner ep ranks of the dp group (Megatron-Core carves its expert groups out of
+	 * the data-parallel ones), split like the dense layers over tp */
+	if (model->shape.experts > 0)
+		exp_buf_printf(&b, "--expert-model-parallel-size %d\n--expert-tensor-parallel-size %d\n", strategy_ep(s),
+		               tp);
 	if (s->zero == 1)
 		exp_buf_printf(&b, "--use-distributed-optimizer\n");
 	/* FP8 training: Transformer Engine's hybrid recipe, E4M3 forward and E5M2 gradients (§FP8) */

@@ -1005,6 +1005,14 @@ static uniap_code jdec_model_types(const cJSON *root, const char *path, struct m
 	                                   "eager_attention_bytes_per_sample",
 	                                   "fp8_flops_per_sample",
 	                                   "fp8_cast_bytes_per_sample",
+	                                   "experts",
+	                                   "expert_parameters",
+	                                   "expert_flops_per_sample",
+	                                   "expert_gemm_dim",
+	                                   "expert_tokens_per_sample",
+	                                   "expert_activation_bytes_per_sample",
+	                                   "dispatch_bytes_per_sample",
+	                                   "expert_load",
 	                                   NULL};
 	char ap[JDEC_PATH_MAX], p[JDEC_PATH_MAX];
 	const cJSON *arr, *it;
@@ -1074,6 +1082,24 @@ static uniap_code jdec_model_types(const cJSON *root, const char *path, struct m
 			             "got %g", p, t->forward_flops_per_sample, t->fp8_flops_per_sample);
 		if (rc == UNIAP_OK)
 			rc = jdec_any_num(it, "fp8_cast_bytes_per_sample", p, 0, 0.0, &t->fp8_cast_bytes_per_sample, err);
+		/* mixture of experts; model_validate() checks the parts against their wholes */
+		if (rc == UNIAP_OK)
+			rc = jdec_any_int(it, "experts", p, 0, 0, &t->experts, err);
+		if (rc == UNIAP_OK)
+			rc = jdec_any_num(it, "expert_parameters", p, 0, 0.0, &t->expert_parameters, err);
+		if (rc == UNIAP_OK)
+			rc = jdec_any_num(it, "expert_flops_per_sample", p, 0, 0.0, &t->expert_flops_per_sample, err);
+		if (rc == UNIAP_OK)
+			rc = jdec_any_num(it, "expert_gemm_dim", p, 0, 0.0, &t->expert_gemm_dim, err);
+		if (rc == UNIAP_OK)
+			rc = jdec_any_num(it, "expert_tokens_per_sample", p, 0, 0.0, &t->expert_tokens_per_sample, err);
+		if (rc == UNIAP_OK)
+			rc = jdec_any_num(it, "expert_activation_bytes_per_sample", p, 0, 0.0,
+			                  &t->expert_activation_bytes_per_sample, err);
+		if (rc == UNIAP_OK)
+			rc = jdec_any_num(it, "dispatch_bytes_per_sample", p, 0, 0.0, &t->dispatch_bytes_per_sample, err);
+		if (rc == UNIAP_OK)
+			rc = jdec_any_num(it, "expert_load", p, 0, 0.0, &t->expert_load, err);
 		if (rc != UNIAP_OK)
 			return rc;
 	}
@@ -1322,6 +1348,65 @@ static uniap_code jdec_enum(const cJSON *obj, const char *key, const char *path,
 #define JDEC_ARCH_MAX_DIM 10000000LL
 
 /*
+ * model.architecture.moe: a mixture-of-experts MLP (docs/catalog.md, "Mixture
+ * of experts"); fields and defaults: schema/model.schema.json.  The
+ * generator checks the cross-field rules (top_k <= experts, ...).
+ */
+static uniap_code jdec_model_moe(const cJSON *arch, const char *ap, struct model_arch *a, struct uniap_err *err)
+{
+	static const char *const keys[] = {"experts", "top_k", "expert_ffn_hidden", "shared_experts",
+	                                   "shared_expert_ffn_hidden", "every", "first_dense", "router",
+	                                   "dropless", "capacity_factor", "load_imbalance", NULL};
+	static const char *const routers[] = {"softmax_topk", "sigmoid_topk"};
+	char mp[JDEC_PATH_MAX];
+	const cJSON *obj;
+	long long v = 0, shared = 0;
+	int e = 0, dropless = 1;
+	uniap_code rc = jdec_obj(arch, "moe", ap, 1, keys, &obj, err);
+
+	jdec_pkey(mp, ap, "moe");
+	if (rc == UNIAP_OK)
+		rc = jdec_int(obj, "experts", mp, 1, 0, 1, 4096, &v, err);
+	a->experts = (int)v;
+	if (rc == UNIAP_OK)
+		rc = jdec_int(obj, "top_k", mp, 1, 0, 1, 4096, &v, err);
+	a->top_k = (int)v;
+	if (rc == UNIAP_OK)
+		rc = jdec_int(obj, "expert_ffn_hidden", mp, 1, 0, 1, JDEC_ARCH_MAX_DIM, &v, err);
+	a->moe_ffn_hidden = (double)v;
+	if (rc == UNIAP_OK)
+		rc = jdec_int(obj, "shared_experts", mp, 0, 0, 0, 4096, &shared, err);
+	if (rc == UNIAP_OK)
+		rc = jdec_int(obj, "shared_expert_ffn_hidden", mp, shared > 0, 0, 1, JDEC_ARCH_MAX_DIM, &v, err);
+	/* Megatron-LM's --moe-shared-expert-intermediate-size: the shared experts' FFN sizes summed */
+	a->shared_ffn_hidden = shared > 0 ? (double)(shared * v) : 0;
+	if (rc == UNIAP_OK && shared == 0 && jdec_member(obj, "shared_expert_ffn_hidden"))
+		rc = err_set(err, UNIAP_E_INVALID, "%s.shared_expert_ffn_hidden: given without shared_experts", mp);
+	if (rc == UNIAP_OK)
+		rc = jdec_int(obj, "every", mp, 0, 1, 1, MODEL_MAX_LAYERS, &v, err);
+	a->moe_every = (int)v;
+	if (rc == UNIAP_OK)
+		rc = jdec_int(obj, "first_dense", mp, 0, 0, 0, MODEL_MAX_LAYERS, &v, err);
+	a->moe_first_dense = (int)v;
+	/* the router's scoring function does not change the cost (an h x E GEMM either way) */
+	if (rc == UNIAP_OK)
+		rc = jdec_enum(obj, "router", mp, 0, routers, 2, 0, &e, err);
+	if (rc == UNIAP_OK)
+		rc = jdec_bool(obj, "dropless", mp, 0, &dropless, err);
+	if (rc == UNIAP_OK && !jdec_member(obj, "dropless"))
+		dropless = !jdec_member(obj, "capacity_factor");
+	if (rc == UNIAP_OK && dropless && jdec_member(obj, "capacity_factor"))
+		rc = err_set(err, UNIAP_E_INVALID, "%s.capacity_factor: a dropless MoE has none (dropless true)", mp);
+	if (rc == UNIAP_OK && !dropless && !jdec_member(obj, "capacity_factor"))
+		rc = err_set(err, UNIAP_E_INVALID, "%s.capacity_factor: required when dropless is false", mp);
+	if (rc == UNIAP_OK && !dropless)
+		rc = jdec_num(obj, "capacity_factor", mp, 1, 0.0, 1.0, 64.0, &a->capacity_factor, err);
+	if (rc == UNIAP_OK)
+		rc = jdec_num(obj, "load_imbalance", mp, 0, 0.0, 1.0, 64.0, &a->expert_load, err);
+	return rc;
+}
+
+/*
  * model.architecture: the hyper-parameters of a Transformer, from which
  * catalog_transformer() generates the layer types and graph (the same code
  * path as the catalog's BERT, GPT and Llama entries).  Fields, units and
@@ -1332,7 +1417,8 @@ static uniap_code jdec_model_arch(const cJSON *root, const char *path, struct mo
 {
 	static const char *const keys[] = {"family", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "mlp",
 	                                   "seq_len", "vocab", "flash_attention", "dropout", "biases", "norm",
-	                                   "positions", "tied_embeddings", NULL};
+	                                   "positions", "tied_embeddings", "head_dim", "window", "window_every",
+	                                   "moe", NULL};
 	static const char *const families[] = {"decoder", "encoder"};  /* enum model_arch_family */
 	static const char *const mlps[] = {"gelu", "swiglu"};          /* enum model_arch_mlp */
 	static const char *const norms[] = {"layernorm", "rmsnorm"};   /* enum model_arch_norm */
@@ -1387,6 +1473,17 @@ static uniap_code jdec_model_arch(const cJSON *root, const char *path, struct mo
 		rc = jdec_bool(obj, "biases", ap, 1, &a.biases, err);
 	if (rc == UNIAP_OK)
 		rc = jdec_bool(obj, "tied_embeddings", ap, 1, &a.tied_embeddings, err);
+	if (rc == UNIAP_OK)
+		rc = jdec_int(obj, "head_dim", ap, 0, 0, 1, JDEC_ARCH_MAX_DIM, &v, err);
+	a.head_dim = (double)v;
+	if (rc == UNIAP_OK)
+		rc = jdec_int(obj, "window", ap, 0, 0, 1, JDEC_ARCH_MAX_DIM, &v, err);
+	a.window = (double)v;
+	if (rc == UNIAP_OK)
+		rc = jdec_int(obj, "window_every", ap, 0, 1, 1, MODEL_MAX_LAYERS, &v, err);
+	a.window_every = (int)v;
+	if (rc == UNIAP_OK && jdec_member(obj, "moe"))
+		rc = jdec_model_moe(obj, ap, &a, err);
 	if (rc == UNIAP_OK) {
 		/* the generator owns the cross-field rules; its messages start
 		 * "model."; it rebuilds *out, so the decoded name moves to it */
@@ -1415,7 +1512,9 @@ static uniap_code jdec_model_shape(const cJSON *root, const char *path, struct m
 {
 	static const char *const keys[] = {"encoder", "layers", "hidden", "heads", "kv_heads", "ffn_hidden",
 	                                   "seq_len", "vocab", "mlp", "norm", "positions", "biases",
-	                                   "tied_embeddings", "flash_attention", NULL};
+	                                   "tied_embeddings", "flash_attention", "head_dim", "window", "window_every",
+	                                   "experts", "top_k", "moe_ffn_hidden", "shared_ffn_hidden", "moe_every",
+	                                   "moe_first_dense", "capacity_factor", NULL};
 	static const char *const mlps[] = {"gelu", "swiglu"};          /* enum model_shape_mlp */
 	static const char *const norms[] = {"layernorm", "rmsnorm"};   /* enum model_shape_norm */
 	static const char *const positions[] = {"learned", "rotary"};  /* enum model_shape_positions */
@@ -1467,6 +1566,23 @@ static uniap_code jdec_model_shape(const cJSON *root, const char *path, struct m
 		rc = jdec_bool(obj, "tied_embeddings", sp, 1, &sh->tied_embeddings, err);
 	if (rc == UNIAP_OK)
 		rc = jdec_bool(obj, "flash_attention", sp, 0, &sh->flash_attention, err);
+	{
+		static const char *const longs[] = {"head_dim", "window", "window_every", "experts", "top_k",
+		                                    "moe_ffn_hidden", "shared_ffn_hidden", "moe_every", "moe_first_dense"};
+		long *outs[] = {&sh->head_dim, &sh->window, &sh->window_every, &sh->experts, &sh->top_k,
+		                &sh->moe_ffn_hidden, &sh->shared_ffn_hidden, &sh->moe_every, &sh->moe_first_dense};
+		size_t i;
+
+		for (i = 0; rc == UNIAP_OK && i < sizeof(longs) / sizeof(longs[0]); i++) {
+			rc = jdec_int(obj, longs[i], sp, 0, 0, 0, JDEC_ARCH_MAX_DIM, &v, err);
+			*outs[i] = (long)v;
+		}
+	}
+	if (rc == UNIAP_OK)
+		rc = jdec_num(obj, "capacity_factor", sp, 0, 0.0, 0.0, 64.0, &sh->capacity_factor, err);
+	if (rc == UNIAP_OK && sh->experts > 0 && (sh->top_k < 1 || sh->top_k > sh->experts))
+		rc = err_set(err, UNIAP_E_INVALID, "%s.top_k: must be between 1 and experts (%ld), got %ld", sp,
+		             sh->experts, sh->top_k);
 	return rc;
 }
 
@@ -1547,11 +1663,11 @@ static uniap_code jdec_plan_strategy(const cJSON *layer, const char *lp, struct 
                                      long long *width, struct uniap_err *err)
 {
 	static const char *const keys[] = {"name", "dp", "tp", "fsdp", "recompute", "selective", "zero", "sp",
-	                                   "placement", NULL};
+	                                   "ep", "placement", NULL};
 	static const char *const dims[] = {"dp", "tp", "fsdp"}; /* the order of degree[] below */
 	char sp[JDEC_PATH_MAX], p[JDEC_PATH_MAX], ep[JDEC_PATH_MAX];
 	const cJSON *s, *v, *arr, *it;
-	long long degree[3] = {1, 1, 1}, zero = 0;
+	long long degree[3] = {1, 1, 1}, zero = 0, ep_size = 1;
 	int listed[3] = {0, 0, 0};
 	size_t n, i = 0;
 	int d, dim = 0;
@@ -1576,6 +1692,15 @@ static uniap_code jdec_plan_strategy(const cJSON *layer, const char *lp, struct 
 		             "fsdp is ZeRO-3), got %lld with dp %lld, fsdp %lld", sp, zero, degree[0], degree[2]);
 	if (rc == UNIAP_OK)
 		out->zero[u] = (int)zero;
+	/* expert parallelism: the inner ep ranks of the dp group (strategy.h) */
+	if (rc == UNIAP_OK)
+		rc = jdec_int(s, "ep", sp, 0, 1, 1, MODEL_MAX_DEVICES, &ep_size, err);
+	if (rc == UNIAP_OK && ep_size > 1 && (degree[0] % ep_size != 0 || degree[2] != 1))
+		rc = err_set(err, UNIAP_E_INVALID,
+		             "%s.ep: experts are shared out over the inner ranks of a dp group: ep must divide dp "
+		             "and fsdp be 1, got ep %lld with dp %lld, fsdp %lld", sp, ep_size, degree[0], degree[2]);
+	if (rc == UNIAP_OK)
+		out->ep[u] = (int)ep_size;
 	if (rc == UNIAP_OK && cJSON_GetObjectItemCaseSensitive(s, "sp")) {
 		rc = jdec_get(s, "sp", sp, 1, p, &v, err);
 		if (rc == UNIAP_OK && !cJSON_IsBool(v))
@@ -1640,9 +1765,10 @@ static uniap_code jdec_plan_layers(const cJSON *root, const char *path, struct p
 	out->zero = calloc(n, sizeof(*out->zero));
 	out->sp = calloc(n, sizeof(*out->sp));
 	out->selective = calloc(n, sizeof(*out->selective));
+	out->ep = calloc(n, sizeof(*out->ep));
 	*width = calloc(n, sizeof(**width));
 	refs = calloc(n, sizeof(*refs));
-	if (!out->layer_names || !out->strategy_names || !out->stage || !out->recompute || !out->zero || !out->sp || !out->selective ||
+	if (!out->layer_names || !out->strategy_names || !out->stage || !out->recompute || !out->zero || !out->sp || !out->selective || !out->ep ||
 	    !*width ||
 	    !refs) {
 		rc = err_set(err, UNIAP_E_NOMEM, "%s.layers: out of memory", path);

@@ -105,6 +105,7 @@ cJSON *jenc_strategy(const struct strategy *s)
 	     cJSON_AddBoolToObject(o, "recompute", s->recompute) &&
 	     (!s->zero || jenc_add_num(o, "zero", s->zero)) &&
 	     (!s->sp || cJSON_AddBoolToObject(o, "sp", 1)) &&
+	     (s->ep <= 1 || jenc_add_num(o, "ep", s->ep)) &&
 	     (!s->selective || cJSON_AddBoolToObject(o, "selective", 1)) &&
 	     (placement = cJSON_AddArrayToObject(o, "placement"));
 	for (j = 0; ok && j < s->n_order; j++)
@@ -486,7 +487,15 @@ static cJSON *jenc_layer_type(const struct model_layer_type *t)
 	      jenc_add_num(o, "eager_attention_bytes_per_sample", t->eager_attention_bytes_per_sample)) &&
 	     (t->fp8_flops_per_sample == 0 || jenc_add_num(o, "fp8_flops_per_sample", t->fp8_flops_per_sample)) &&
 	     (t->fp8_cast_bytes_per_sample == 0 ||
-	      jenc_add_num(o, "fp8_cast_bytes_per_sample", t->fp8_cast_bytes_per_sample));
+	      jenc_add_num(o, "fp8_cast_bytes_per_sample", t->fp8_cast_bytes_per_sample)) &&
+	     (t->experts == 0 ||
+	      (jenc_add_num(o, "experts", t->experts) && jenc_add_num(o, "expert_parameters", t->expert_parameters) &&
+	       jenc_add_num(o, "expert_flops_per_sample", t->expert_flops_per_sample) &&
+	       jenc_add_num(o, "expert_gemm_dim", t->expert_gemm_dim) &&
+	       jenc_add_num(o, "expert_tokens_per_sample", t->expert_tokens_per_sample) &&
+	       jenc_add_num(o, "expert_activation_bytes_per_sample", t->expert_activation_bytes_per_sample) &&
+	       jenc_add_num(o, "dispatch_bytes_per_sample", t->dispatch_bytes_per_sample) &&
+	       (t->expert_load == 0 || jenc_add_num(o, "expert_load", t->expert_load))));
 	if (!ok) {
 		cJSON_Delete(o);
 		return NULL;
@@ -545,7 +554,20 @@ cJSON *jenc_model(const struct model_profile *m)
 		     jenc_add_str(o, "positions", sh->positions == MODEL_SHAPE_ROTARY ? "rotary" : "learned") &&
 		     cJSON_AddBoolToObject(o, "biases", sh->biases) &&
 		     cJSON_AddBoolToObject(o, "tied_embeddings", sh->tied_embeddings) &&
-		     cJSON_AddBoolToObject(o, "flash_attention", sh->flash_attention);
+		     cJSON_AddBoolToObject(o, "flash_attention", sh->flash_attention) &&
+		     (sh->head_dim == 0 || cJSON_AddNumberToObject(o, "head_dim", (double)sh->head_dim)) &&
+		     (sh->window == 0 || (cJSON_AddNumberToObject(o, "window", (double)sh->window) &&
+		                          cJSON_AddNumberToObject(o, "window_every", (double)sh->window_every))) &&
+		     (sh->experts == 0 ||
+		      (cJSON_AddNumberToObject(o, "experts", (double)sh->experts) &&
+		       cJSON_AddNumberToObject(o, "top_k", (double)sh->top_k) &&
+		       cJSON_AddNumberToObject(o, "moe_ffn_hidden", (double)sh->moe_ffn_hidden) &&
+		       (sh->shared_ffn_hidden == 0 ||
+		        cJSON_AddNumberToObject(o, "shared_ffn_hidden", (double)sh->shared_ffn_hidden)) &&
+		       cJSON_AddNumberToObject(o, "moe_every", (double)sh->moe_every) &&
+		       (sh->moe_first_dense == 0 ||
+		        cJSON_AddNumberToObject(o, "moe_first_dense", (double)sh->moe_first_dense)) &&
+		       (sh->capacity_factor == 0 || cJSON_AddNumberToObject(o, "capacity_factor", sh->capacity_factor))));
 	}
 	if (!ok) {
 		cJSON_Delete(root);

@@ -178,6 +178,9 @@ aid=$(last_id)
 call arch-get 200 '"architecture"' GET "/v1/models/$aid" "$A"
 sed 's/"kv_heads": 32/"kv_heads": 5/' "$EX/model-llama2-7b-architecture.json" >"$tmp/badkv.json"
 call arch-bad-kv 422 'architecture.kv_heads: must divide heads (32), got 5' POST /v1/models "$A" "$tmp/badkv.json"
+sed 's/"architecture": *{/"architecture": {"moe": {"experts": 8, "top_k": 2, "expert_ffn_hidden": 512, "capacity_factor": 1.25, "dropless": true},/' \
+	"$EX/model-llama2-7b-architecture.json" >"$tmp/badmoe.json"
+call arch-bad-moe 422 'architecture.moe.capacity_factor: a dropless MoE has none' POST /v1/models "$A" "$tmp/badmoe.json"
 
 # still healthy
 call healthz 200 "" GET /healthz "$A"

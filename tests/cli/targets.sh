@@ -67,6 +67,29 @@ check fp8-fp32-model 1 "fp8: FP8 training keeps mixed-precision" -- \
 	"$UNIAP" plan --cluster dgx-h100 --model bert-huge --batch 8 --threads 2 --quiet --fp8
 check fp8-galvatron 2 "galvatron does not train in FP8" -- \
 	"$UNIAP" plan --cluster dgx-h100 --model llama-7b --batch 8 --threads 2 --quiet --fp8 --target galvatron
+# mixture of experts: the megatron target's optimum shares the experts out (+epN) and exports
+# Megatron-LM's MoE flags; its plan document evaluates to its own TPI; bad documents name the field
+P="--cluster dgx-h100-x8 --model mixtral-8x7b --batch 256 --threads 2 --quiet --sequence-parallel --zero"
+check moe-megatron 0 "--expert-model-parallel-size" -- "$UNIAP" plan $P --target megatron --format megatron
+cp "$tmp/out" "$tmp/moe.txt"
+for flag in "--num-experts 8" "--moe-router-topk 2" "--moe-ffn-hidden-size 14336" "--moe-grouped-gemm" \
+	"--moe-token-dispatcher-type alltoall" "--expert-tensor-parallel-size"; do
+	check "moe-megatron $flag" 0 "$flag" -- cat "$tmp/moe.txt"
+done
+check moe-doc 0 '"ep":' -- "$UNIAP" plan $P
+cp "$tmp/out" "$tmp/moe.json"
+check moe-evaluate 0 '"tpi_matches":true' -- "$UNIAP" evaluate --cluster dgx-h100-x8 --model mixtral-8x7b \
+	--batch 256 --plan "$tmp/moe.json"
+sed 's/"ep":\([0-9]*\)/"ep":3/' "$tmp/moe.json" >"$tmp/moe-bad.json"
+check moe-ep-bad 1 "strategy.ep: experts are shared out over the inner ranks of a dp group" -- \
+	"$UNIAP" evaluate --cluster dgx-h100-x8 --model mixtral-8x7b --batch 256 --plan "$tmp/moe-bad.json"
+printf '{"name":"m","precision":"mixed","architecture":{"family":"decoder","layers":2,"hidden":1024,"heads":16,%s' \
+	'"seq_len":128,"vocab":1000,"moe":{"experts":8,"top_k":9,"expert_ffn_hidden":512}}}' >"$tmp/moe-topk.json"
+check moe-topk 1 "model.architecture.moe.top_k: must be between 1 and experts (8), got 9" -- \
+	"$UNIAP" plan --cluster dgx-h100 --model "$tmp/moe-topk.json" --batch 8 --threads 2 --quiet
+# DeepSpeed's config carries no expert parallelism: its optimum keeps the experts whole on each rank
+check moe-deepspeed 0 '"train_micro_batch_size_per_gpu"' -- "$UNIAP" plan --cluster dgx-h100 --model qwen3-30b-a3b \
+	--batch 16 --threads 2 --quiet --zero --target deepspeed --format deepspeed
 check megatron-bert 0 "pretrain_bert.py" -- "$UNIAP" plan --cluster enva --model bert-huge --batch 32 --threads 2 \
 	--quiet --target megatron --format megatron
 if grep -q -- "--fp16\|--swiglu" "$tmp/out"; then echo "FAIL megatron-bert-flags"; fail=$((fail + 1)); else pass=$((pass + 1)); fi

@@ -71,6 +71,10 @@ static void test_parameter_counts(void **state)
 		{ "llama-7b", 6.74e9 }, { "llama-13b", 13.0e9 }, { "llama-70b", 69.0e9 }, { "gpt3-175b", 175e9 },
 		/* Llama 3.1 (The Llama 3 Herd of Models; HuggingFace model cards) */
 		{ "llama-3.1-8b", 8.03e9 }, { "llama-3.1-70b", 70.6e9 }, { "llama-3.1-405b", 405.9e9 },
+		/* MoE (HuggingFace configs; model cards): Mixtral 46.7 B and 141 B, Qwen3 30.5 B and 235 B,
+		 * GPT-OSS-120B 116.8 B */
+		{ "mixtral-8x7b", 46.7e9 }, { "mixtral-8x22b", 141e9 }, { "qwen3-30b-a3b", 30.5e9 },
+		{ "qwen3-235b-a22b", 235e9 }, { "gpt-oss-120b", 116.8e9 },
 		/* Narayanan et al. SC 2021, Table 1 (which rounds 1.65 B to 1.7) */
 		{ "gpt-1.7b", 1.65e9 },  { "gpt-3.6b", 3.6e9 },   { "gpt-7.5b", 7.5e9 },   { "gpt-18b", 18.4e9 },
 		{ "gpt-39b", 39.1e9 },  { "gpt-76b", 76.1e9 },   { "gpt-145b", 145.6e9 }, { "gpt-310b", 310.1e9 },
@@ -251,6 +255,14 @@ static void same_model(const struct model_profile *a, const struct model_profile
 		assert_int_equal(x->kernels_per_pass, y->kernels_per_pass);
 		assert_true(x->gemm_dim == y->gemm_dim);
 		assert_true(x->tokens_per_sample == y->tokens_per_sample);
+		assert_int_equal(x->experts, y->experts);
+		assert_true(x->expert_parameters == y->expert_parameters);
+		assert_true(x->expert_flops_per_sample == y->expert_flops_per_sample);
+		assert_true(x->expert_gemm_dim == y->expert_gemm_dim);
+		assert_true(x->expert_tokens_per_sample == y->expert_tokens_per_sample);
+		assert_true(x->expert_activation_bytes_per_sample == y->expert_activation_bytes_per_sample);
+		assert_true(x->dispatch_bytes_per_sample == y->dispatch_bytes_per_sample);
+		assert_true(x->expert_load == y->expert_load);
 		same_tp_table(x->memory_bound_bytes, x->n_memory_bound_bytes, y->memory_bound_bytes,
 		              y->n_memory_bound_bytes);
 	}
@@ -444,6 +456,17 @@ static void test_architecture_documents(void **state)
 		  "{\"name\":\"bert-huge\",\"precision\":\"fp32\",\"architecture\":{\"family\":\"encoder\","
 		  "\"layers\":32,\"hidden\":1280,\"heads\":16,\"seq_len\":512,\"vocab\":30522,"
 		  "\"dropout\":true,\"flash_attention\":false}}" },
+		{ "mixtral-8x7b",
+		  "{\"name\":\"mixtral-8x7b\",\"precision\":\"mixed\",\"architecture\":{\"family\":\"decoder\","
+		  "\"layers\":32,\"hidden\":4096,\"heads\":32,\"kv_heads\":8,\"ffn_hidden\":14336,\"mlp\":\"swiglu\","
+		  "\"seq_len\":4096,\"vocab\":32000,\"norm\":\"rmsnorm\",\"positions\":\"rotary\",\"biases\":false,"
+		  "\"tied_embeddings\":false,\"moe\":{\"experts\":8,\"top_k\":2,\"expert_ffn_hidden\":14336}}}" },
+		{ "gpt-oss-120b",
+		  "{\"name\":\"gpt-oss-120b\",\"precision\":\"mixed\",\"architecture\":{\"family\":\"decoder\","
+		  "\"layers\":36,\"hidden\":2880,\"heads\":64,\"kv_heads\":8,\"head_dim\":64,\"ffn_hidden\":2880,"
+		  "\"mlp\":\"swiglu\",\"seq_len\":4096,\"vocab\":201088,\"norm\":\"rmsnorm\",\"positions\":\"rotary\","
+		  "\"biases\":true,\"tied_embeddings\":false,\"window\":128,\"window_every\":2,"
+		  "\"moe\":{\"experts\":128,\"top_k\":4,\"expert_ffn_hidden\":2880,\"router\":\"softmax_topk\"}}}" },
 		{ "gpt3-175b",
 		  "{\"name\":\"gpt3-175b\",\"precision\":\"mixed\",\"optimizer\":\"adam\",\"architecture\":"
 		  "{\"family\":\"decoder\",\"layers\":96,\"hidden\":12288,\"heads\":96,\"seq_len\":2048,"
@@ -479,7 +502,19 @@ static void test_architecture_errors(void **state)
 		{ ARCH(",\"kv_heads\":0"), "model.architecture.kv_heads: must be an integer between 1 and 10000000, got 0" },
 		{ "{\"precision\":\"fp32\",\"architecture\":{\"family\":\"decoder\",\"layers\":2,\"hidden\":1000,"
 		  "\"heads\":16,\"seq_len\":128,\"vocab\":1000}}",
-		  "model.architecture.heads: must divide hidden (1000), got 16" },
+		  "model.architecture.heads: must divide hidden (1000) unless head_dim is given, got 16" },
+		{ ARCH(",\"moe\":{\"experts\":8,\"top_k\":9,\"expert_ffn_hidden\":512}"),
+		  "model.architecture.moe.top_k: must be between 1 and experts (8), got 9" },
+		{ ARCH(",\"moe\":{\"experts\":8,\"top_k\":2}"), "model.architecture.moe.expert_ffn_hidden: is required" },
+		{ ARCH(",\"moe\":{\"experts\":8,\"top_k\":2,\"expert_ffn_hidden\":512,\"capacity_factor\":1.25,"
+		       "\"dropless\":true}"),
+		  "model.architecture.moe.capacity_factor: a dropless MoE has none (dropless true)" },
+		{ ARCH(",\"moe\":{\"experts\":8,\"top_k\":2,\"expert_ffn_hidden\":512,\"first_dense\":2}"),
+		  "model.architecture.moe.first_dense: must be below layers (2), got 2" },
+		{ ARCH(",\"moe\":{\"experts\":0,\"top_k\":2,\"expert_ffn_hidden\":512}"),
+		  "model.architecture.moe.experts: must be an integer between 1 and 4096, got 0" },
+		{ ARCH(",\"moe\":{\"experts\":8,\"top_k\":2,\"expert_ffn_hidden\":512,\"shared_experts\":1}"),
+		  "model.architecture.moe.shared_expert_ffn_hidden: is required" },
 		{ ARCH(",\"mlp\":\"relu\""), "model.architecture.mlp: must be one of \"gelu\", \"swiglu\", got \"relu\"" },
 		{ ARCH(",\"flash_attention\":1"), "model.architecture.flash_attention: must be true or false, got number" },
 		{ ARCH(",\"depth\":3"), "model.architecture.depth: unknown key" },
@@ -649,10 +684,49 @@ static void test_cluster_figures(void **state)
 	}
 }
 
+/* MoE: the active parameters per token (the dense part + top_k / experts of
+ * the routed ones) match the published ones; the expert parts are parts */
+static void test_moe_active(void **state)
+{
+	static const struct {
+		const char *name;
+		double active;  /* published */
+		int embedding;  /* the published count includes the input embedding */
+	} cases[] = {
+		{ "mixtral-8x7b", 12.9e9, 1 }, { "mixtral-8x22b", 39e9, 1 }, { "qwen3-30b-a3b", 3.3e9, 1 },
+		{ "qwen3-235b-a22b", 22e9, 1 }, { "gpt-oss-120b", 5.13e9, 0 },
+	};
+	struct uniap_err err;
+	size_t i, u;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct model_profile m;
+		double active = 0;
+
+		assert_int_equal(catalog_model(cases[i].name, &m, &err), UNIAP_OK);
+		for (u = 0; u < m.n_layers; u++) {
+			const struct model_layer_type *t = &m.types[m.layers[u].type];
+			double k = t->experts ? t->expert_tokens_per_sample / m.shape.seq_len : 0;
+
+			if (u == 0 && !cases[i].embedding)
+				continue;
+			assert_true(t->expert_parameters <= t->parameters);
+			assert_true(t->expert_flops_per_sample < t->forward_flops_per_sample);
+			active += t->parameters - t->expert_parameters + (t->experts ? t->expert_parameters * k / t->experts : 0);
+		}
+		if (fabs(active - cases[i].active) > 0.03 * cases[i].active)
+			fail_msg("%s: %g active parameters, published %g", cases[i].name, active, cases[i].active);
+		assert_true(m.shape.experts > 0);
+		model_release(&m);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parameter_counts),
+		cmocka_unit_test(test_moe_active),
 		cmocka_unit_test(test_flops_per_token),
 		cmocka_unit_test(test_one_layer_by_hand),
 		cmocka_unit_test(test_t5_graph),

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "catalog.h"
 #include "cost.h"
 #include "fixtures.h"
 #include "opt.h"
@@ -1055,6 +1056,116 @@ static void test_fp8_terms(void **state)
 	cluster_release(&cl);
 }
 
+/*
+ * Mixture of experts (docs/cost-model.md, "Mixture of experts"): the expert
+ * GEMMs at the load, four all-to-alls over the ep group (inside a node, and
+ * across two), the expert gradients reduced over their dp / ep replicas, the
+ * expert states 1/ep, ZeRO over the replicas, the busiest rank's expert
+ * activations; a dense layer runs +epN as its plain dp.
+ */
+static void test_moe_terms(void **state)
+{
+	static const int dev[] = { 4, 8 };
+	static const double bw[] = { 100, 10 };
+	struct cluster_profile cl;
+	struct model_profile m;
+	struct cost_candidate c;
+	struct cost_options o = { .batch = 8, .pp = 1, .microbatches = 1, .schedule = COST_GPIPE, .zero = 1 };
+	struct uniap_err err;
+	struct model_layer_type *t;
+	double dense_sync;
+
+	(void)state;
+	assert_int_equal(fx_cluster(&cl, 2, 4, dev, bw, 2, 80e9, 0, 1.0), 0);
+	cl.peak_flops_per_s[MODEL_FP32] = 50e12;
+	cl.peak_flops_per_s[MODEL_MIXED] = 100e12;
+	cl.compute_efficiency = 0.5;
+	model(&m, 2, MODEL_MIXED);
+	t = &m.types[0];
+	free(t->forward_s);
+	t->forward_s = NULL;
+	t->n_forward_s = 0;
+	/* 1e12 FLOPs per sample, 0.6e12 of them in the experts; 1e7 parameters,
+	 * 8e6 of them in 8 experts; 3e8 activation bytes, 1e8 of them the
+	 * experts'; 1e8 bytes per dispatch */
+	t->forward_flops_per_sample = 1e12;
+	t->parameters = 1e7;
+	t->activation_bytes[0].value = 3e8;
+	t->experts = 8;
+	t->expert_parameters = 8e6;
+	t->expert_flops_per_sample = 0.6e12;
+	t->expert_tokens_per_sample = 1000;
+	t->expert_activation_bytes_per_sample = 1e8;
+	t->dispatch_bytes_per_sample = 1e8;
+	assert_int_equal(model_validate(&m, &err), UNIAP_OK);
+	/* the reduction after the backward pass, so that it shows */
+	o.runtime.sync = COST_SYNC_AFTER;
+	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_OK);
+	/* dp8: 0.02 s forward, 0.04 backward, all 2e7 gradient bytes all-reduced over
+	 * the two nodes (2 x 7/8 at 10 GB/s) */
+	NEAR(T(&c, 0, "dp8"), 0.06 + 2e7 * 1.75 / 10e9);
+	/* dp8+ep4: the dense 4e6 bytes over dp8, each rank's 4e6 expert bytes over
+	 * its 2 replicas {r, r + 4} (2 x 1/2); four all-to-alls inside a node:
+	 * 3/4 of 1e8 at 100 GB/s */
+	dense_sync = 4e6 * 1.75 / 10e9;
+	NEAR(T(&c, 0, "dp8+ep4"), 0.06 + dense_sync + 4e6 / 10e9 + 4 * 1e8 * 0.75 / 100e9);
+	/* dp8+ep8: no expert replicas; each all-to-all sends 3/8 inside the node
+	 * and 4/8 across at 10 GB/s: the network sets it */
+	NEAR(T(&c, 0, "dp8+ep8"), 0.06 + dense_sync + 4 * 1e8 * 0.5 / 10e9);
+	/* states, 16 bytes a parameter: all, the dense 2e6 + 8e6 / 4, 2e6 + 8e6 / 8 */
+	NEAR(MF(&c, "dp8"), 16 * 1e7);
+	NEAR(MF(&c, "dp8+ep4"), 16 * 4e6);
+	NEAR(MF(&c, "dp8+ep8"), 16 * 3e6);
+	/* ZeRO-1: the dense optimizer states (12 of 16 bytes) over dp8, the experts' over
+	 * their 2 replicas */
+	NEAR(MF(&c, "dp8+ep4+z1"), 2e6 * (4 + 12.0 / 8) + 2e6 * (4 + 12.0 / 2));
+	NEAR(MA(&c, "dp8+ep4"), 3e8);
+	cost_candidate_release(&c);
+	/* twice the balanced load: the expert GEMMs, the all-to-alls and the experts'
+	 * activations double on the busiest rank */
+	t->expert_load = 2;
+	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_OK);
+	NEAR(T(&c, 0, "dp8+ep4"), 3 * (0.4e12 / 50e12 + 2 * 0.6e12 / 50e12) + dense_sync + 4e6 / 10e9 +
+	                          4 * 2e8 * 0.75 / 100e9);
+	NEAR(MA(&c, "dp8+ep4"), 4e8);
+	cost_candidate_release(&c);
+	/* an expert count that 4 does not divide: no +ep4, and no +ep8 */
+	t->experts = 6;
+	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_OK);
+	assert_true(strategy_find(&c.strategies, "dp8+ep2") >= 0);
+	assert_true(strategy_find(&c.strategies, "dp8+ep4") < 0);
+	assert_true(strategy_find(&c.strategies, "dp8+ep8") < 0);
+	cost_candidate_release(&c);
+	/* the parts within their wholes, named */
+	t->expert_parameters = 2e7;
+	assert_int_equal(model_validate(&m, &err), UNIAP_E_INVALID);
+	assert_non_null(strstr(err.msg, "model.layer_types[0].expert_parameters"));
+	t->expert_parameters = 8e6;
+	t->experts = 0;
+	assert_int_equal(model_validate(&m, &err), UNIAP_E_INVALID);
+	assert_non_null(strstr(err.msg, "given on a layer without experts"));
+	model_release(&m);
+	cluster_release(&cl);
+	/* a dense layer (the catalog's embedding and head) runs +epN as its plain dp */
+	{
+		struct cluster_profile h;
+		struct model_profile mx;
+		struct cost_options oo = { .batch = 64, .pp = 1, .microbatches = 8, .schedule = COST_1F1B };
+
+		assert_int_equal(catalog_cluster("dgx-h100", &h, &err), UNIAP_OK);
+		assert_int_equal(catalog_model("mixtral-8x7b", &mx, &err), UNIAP_OK);
+		assert_int_equal(cost_build(&h, &mx, &oo, &c, &err), UNIAP_OK);
+		NEAR(T(&c, 0, "dp8+ep8"), T(&c, 0, "dp8"));
+		NEAR(T(&c, mx.n_layers - 1, "dp8+ep4"), T(&c, mx.n_layers - 1, "dp8"));
+		assert_true(T(&c, 1, "dp8+ep8") != T(&c, 1, "dp8"));
+		assert_true(c.memory_fixed_bytes[1 * cost_k(&c) + k_of(&c, "dp8+ep8")] <
+		            c.memory_fixed_bytes[1 * cost_k(&c) + k_of(&c, "dp8")] / 4);
+		cost_candidate_release(&c);
+		model_release(&mx);
+		cluster_release(&h);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1076,6 +1187,7 @@ int main(void)
 		cmocka_unit_test(test_uneven_microbatches),
 		cmocka_unit_test(test_runtime_terms),
 		cmocka_unit_test(test_fp8_terms),
+		cmocka_unit_test(test_moe_terms),
 	};
 
 	return cmocka_run_group_tests_name("cost", tests, NULL, NULL);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "catalog.h"
 #include "cost.h"
 #include "export.h"
 #include "fixtures.h"
@@ -18,6 +19,7 @@
 #include "jdecode.h"
 #include "jencode.h"
 #include "plan.h"
+#include "target.h"
 
 #define N 6 /* embedding, 4 transformer layers, head */
 
@@ -444,6 +446,94 @@ static void test_invalid_placement(void **state)
 	fx_free(&f);
 }
 
+/* A MoE model to Megatron-LM: the expert flags (every one a flag of the pinned release), the expert-parallel
+ * size of the strategy, the windowed and MoE layer patterns; tp without sequence parallelism refused */
+static void test_megatron_moe(void **state)
+{
+	struct cluster_profile cl;
+	struct model_profile m;
+	struct model_arch a;
+	struct cost_candidate c;
+	struct cost_options o = { .batch = 16, .pp = 1, .microbatches = 2, .schedule = COST_1F1B, .zero = 1, .sp = 1 };
+	struct uniap_err err = { 0 };
+	struct plan_eval ev = { 0 };
+	const char *names[2] = { "tp2.dp4+sp+ep4+z1", "tp2.dp4+ep2" };
+	int stage[6] = { 0, 0, 0, 0, 0, 0 };
+	size_t strat[6], u, len;
+	char *out = NULL, why[256];
+	int i;
+
+	(void)state;
+	memset(&a, 0, sizeof(a));
+	a.family = MODEL_ARCH_DECODER;
+	a.layers = 4;
+	a.hidden = 1024;
+	a.heads = 16;
+	a.kv_heads = 4;
+	a.head_dim = 128;
+	a.ffn_hidden = 4096;
+	a.seq_len = 2048;
+	a.vocab = 32000;
+	a.mlp = MODEL_MLP_SWIGLU;
+	a.norm = MODEL_NORM_RMSNORM;
+	a.positions = MODEL_POS_ROTARY;
+	a.flash_attention = 1;
+	a.precision = MODEL_MIXED;
+	a.window = 256;
+	a.window_every = 2;
+	a.experts = 8;
+	a.top_k = 2;
+	a.moe_ffn_hidden = 1024;
+	a.shared_ffn_hidden = 2048;
+	a.moe_first_dense = 1;
+	assert_int_equal(catalog_transformer("moe", &a, &m, &err), UNIAP_OK);
+	assert_int_equal(catalog_cluster("dgx-h100", &cl, &err), UNIAP_OK);
+	o.runtime = *target_runtime(TARGET_MEGATRON);
+	o.keep = target_keep(TARGET_MEGATRON);
+	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_OK);
+	/* the megatron target keeps no MoE strategy with tp but without sequence parallelism */
+	assert_true(strategy_find(&c.strategies, "tp2.dp4+ep2") < 0);
+	assert_true(strategy_find(&c.strategies, "tp2.dp4+sp+ep4+z1") >= 0);
+	for (u = 0; u < m.n_layers; u++)
+		strat[u] = (size_t)strategy_find(&c.strategies, names[0]);
+	assert_int_equal(plan_evaluate(&c, stage, strat, &ev, &err), UNIAP_OK);
+	assert_int_equal(exp_plan(EXP_MEGATRON, &m, &c, stage, strat, &ev, &out, &len, &err), UNIAP_OK);
+	if (runtime_check_export(EXP_MEGATRON, out, why, sizeof(why)) != 0)
+		fail_msg("%s in\n%s", why, out);
+	{
+		static const char *const want[] = {
+			"\n--num-experts 8\n", "\n--moe-router-topk 2\n", "\n--moe-ffn-hidden-size 1024\n",
+			"\n--moe-grouped-gemm\n", "\n--moe-token-dispatcher-type alltoall\n",
+			"\n--moe-shared-expert-intermediate-size 2048\n", "\n--moe-layer-freq [0,1,1,1]\n",
+			"\n--kv-channels 128\n", "\n--window-size 256,0\n", "\n--window-attn-skip-freq [1,0,1,0]\n",
+			"\n--expert-model-parallel-size 4\n", "\n--expert-tensor-parallel-size 2\n", "\n--sequence-parallel\n",
+		};
+
+		for (i = 0; i < (int)(sizeof(want) / sizeof(want[0])); i++)
+			if (!strstr(out, want[i]))
+				fail_msg("no \"%s\" in\n%s", want[i] + 1, out);
+	}
+	free(out);
+	plan_eval_release(&ev);
+	cost_candidate_release(&c);
+	/* without the target's filter: a tp strategy without sequence parallelism does not export */
+	o.keep = (struct cost_keep){ 0 };
+	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_OK);
+	for (u = 0; u < m.n_layers; u++)
+		strat[u] = (size_t)strategy_find(&c.strategies, names[1]);
+	assert_int_equal(plan_evaluate(&c, stage, strat, &ev, &err), UNIAP_OK);
+	assert_int_equal(exp_plan(EXP_MEGATRON, &m, &c, stage, strat, &ev, &out, &len, &err), UNIAP_E_INVALID);
+	assert_non_null(strstr(err.msg, "sequence parallelism"));
+	/* DeepSpeed has no expert parallelism here */
+	assert_int_equal(exp_plan(EXP_DEEPSPEED, &m, &c, stage, strat, &ev, &out, &len, &err), UNIAP_E_INVALID);
+	if (!strstr(err.msg, "expert parallelism"))
+		fail_msg("%s", err.msg);
+	plan_eval_release(&ev);
+	cost_candidate_release(&c);
+	model_release(&m);
+	cluster_release(&cl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -453,6 +543,7 @@ int main(void)
 		cmocka_unit_test(test_galvatron_refusals),
 		cmocka_unit_test(test_megatron),
 		cmocka_unit_test(test_megatron_refusals),
+		cmocka_unit_test(test_megatron_moe),
 		cmocka_unit_test(test_deepspeed),
 		cmocka_unit_test(test_plan_doc),
 		cmocka_unit_test(test_invalid_placement),

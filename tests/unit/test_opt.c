@@ -17,10 +17,13 @@
 #include <cmocka.h>
 
 #include "brute.h"
+#include "catalog.h"
 #include "cost.h"
 #include "dp.h"
+#include "fixtures.h"
 #include "milp.h"
 #include "opt.h"
+#include "reduce.h"
 
 #define MIB 1048576.0
 
@@ -1534,6 +1537,97 @@ const char *__lsan_default_suppressions(void)
 	       "leak:libOsiClp.so\nleak:libCoinUtils.so\n";
 }
 
+/* ------------------------------------------------------------ MoE instances */
+
+/*
+ * The expert-parallel dictionary on real cost-model candidates: a small
+ * decoder with a dense and a MoE block (catalog_transformer) on 4 devices
+ * in 2 pairs, across pipeline degrees, micro-batch counts, ZeRO, expert
+ * counts and loads; brute force equals every optimizer path, and the
+ * dominance reduction keeps the optimum.
+ */
+static void test_moe_vs_brute(void **state)
+{
+	static const int dev[] = { 2, 4 };
+	static const double bw[] = { 50, 5 };
+	int trial, with_ep = 0, ep_wins = 0;
+
+	(void)state;
+	for (trial = 0; trial < 24; trial++) {
+		struct cluster_profile cl;
+		struct model_profile m;
+		struct model_arch a;
+		struct cost_candidate c, red;
+		struct cost_options o = { .batch = 8, .pp = 1 + trial % 2, .microbatches = 1 << (trial / 2 % 3),
+		                          .schedule = trial % 4 < 2 ? COST_GPIPE : COST_1F1B, .zero = trial % 3 == 0 };
+		struct opt_result res[5];
+		static const enum opt_path paths[5] = { OPT_PATH_DP_CHAIN, OPT_PATH_DP_STAGES, OPT_PATH_MILP,
+		                                        OPT_PATH_AUTO, OPT_PATH_DP_SWEEP };
+		struct uniap_err err;
+		int stage[8];
+		size_t strategy[8], removed, u;
+		double best, reduced;
+		int i;
+
+		assert_int_equal(fx_cluster(&cl, 1, 4, dev, bw, 2, trial % 5 ? 40e9 : 2.5e9, 0, 1.2), 0);
+		cl.peak_flops_per_s[MODEL_FP32] = 20e12;
+		cl.peak_flops_per_s[MODEL_MIXED] = 100e12;
+		cl.compute_efficiency = 0.6;
+		cl.gemm_half_dim = 256;
+		cl.memory_bandwidth_bytes_per_s = 1e12;
+		memset(&a, 0, sizeof(a));
+		a.family = MODEL_ARCH_DECODER;
+		a.layers = 2;
+		a.hidden = 1024;
+		a.heads = 8;
+		a.kv_heads = 8;
+		a.ffn_hidden = 2048;
+		a.seq_len = 1024;
+		a.vocab = 8000;
+		a.mlp = MODEL_MLP_SWIGLU;
+		a.norm = MODEL_NORM_RMSNORM;
+		a.positions = MODEL_POS_ROTARY;
+		a.flash_attention = 1;
+		a.precision = MODEL_MIXED;
+		a.experts = trial % 3 == 2 ? 2 : 8;
+		a.top_k = 2;
+		a.moe_ffn_hidden = 512 * (1 + trial % 4);
+		a.moe_first_dense = 1;
+		a.expert_load = trial % 4 == 3 ? 1.5 : 0;
+		assert_int_equal(catalog_transformer("moe", &a, &m, &err), UNIAP_OK);
+		assert_int_equal(m.n_layers, 4);
+		assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_OK);
+		for (u = 0; u < cost_k(&c); u++)
+			with_ep += c.strategies.items[u].ep > 1;
+		assert_int_equal(brute_solve(&c, &best, stage, strategy, NULL), 0);
+		if (isfinite(best) && c.strategies.items[strategy[2]].ep > 1)
+			ep_wins++;
+		for (i = 0; i < 5; i++) {
+			solve_path(&c, paths[i], &res[i]);
+			if (isinf(best)) {
+				if (res[i].status != OPT_INFEASIBLE)
+					fail_msg("trial %d: infeasible, path %d says %s", trial, (int)paths[i],
+					         opt_status_name(res[i].status));
+			} else if (res[i].status != OPT_OPTIMAL || !close_rel(res[i].tpi_s, best, 1e-9)) {
+				fail_msg("trial %d: brute %.17g, path %d %s %.17g", trial, best, (int)paths[i],
+				         opt_status_name(res[i].status), res[i].tpi_s);
+			}
+			opt_result_release(&res[i]);
+		}
+		assert_int_equal(reduce_dominated(&c, &red, &removed, &err), UNIAP_OK);
+		assert_int_equal(brute_solve(&red, &reduced, NULL, NULL, NULL), 0);
+		assert_true(isinf(best) ? isinf(reduced) : reduced == best);
+		cost_candidate_release(&red);
+		cost_candidate_release(&c);
+		model_release(&m);
+		cluster_release(&cl);
+	}
+	print_message("MoE instances: %d strategies with ep, an ep strategy on the MoE block in %d optima\n", with_ep,
+	              ep_wins);
+	assert_true(with_ep > 0);
+	assert_true(ep_wins > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1541,6 +1635,7 @@ int main(void)
 		cmocka_unit_test(test_milp_chains),
 		cmocka_unit_test(test_milp_dags),
 		cmocka_unit_test(test_dp_vs_brute_and_milp),
+		cmocka_unit_test(test_moe_vs_brute),
 		cmocka_unit_test(test_dp_chain_vs_stages),
 		cmocka_unit_test(test_dp_anytime),
 		cmocka_unit_test(test_dp_sweep_anytime),

@@ -322,6 +322,57 @@ static void test_group_level(void **state)
 	assert_true(differ > 0);
 }
 
+/* Expert parallelism: +epN right after each dp > 1, fsdp 1 strategy, for every N > 1 dividing dp and the
+ * experts; none without experts (the plain dictionary) */
+static void test_expert_parallel(void **state)
+{
+	struct cluster_profile c;
+	struct strategy_set plain, set;
+	struct uniap_err err;
+	size_t k, with_ep = 0;
+
+	(void)state;
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(catalog_cluster("dgx-h100", &c, &err), UNIAP_OK);
+	assert_int_equal(strategy_enumerate(&c, 1, STRATEGY_WITH_ZERO, &plain, &err), UNIAP_OK);
+	assert_int_equal(strategy_enumerate_experts(&c, 1, STRATEGY_WITH_ZERO, 0, &set, &err), UNIAP_OK);
+	assert_int_equal(set.count, plain.count);
+	for (k = 0; k < set.count; k++)
+		assert_string_equal(set.items[k].name, plain.items[k].name);
+	strategy_set_release(&set);
+	/* 8 experts on 8 devices: dp8 gains ep2, ep4, ep8 (each with z0, z1, z2); dp4 ep2 and ep4; dp2 ep2 */
+	assert_int_equal(strategy_enumerate_experts(&c, 1, STRATEGY_WITH_ZERO, 8, &set, &err), UNIAP_OK);
+	for (k = 0; k < set.count; k++) {
+		const struct strategy *s = &set.items[k];
+
+		if (s->ep <= 1)
+			continue;
+		with_ep++;
+		assert_true(s->degree[STRATEGY_DP] % s->ep == 0);
+		assert_int_equal(s->degree[STRATEGY_FSDP], 1);
+		assert_non_null(strstr(s->name, "+ep"));
+	}
+	assert_true(strategy_find(&set, "dp8+ep8+z1") >= 0);
+	assert_true(strategy_find(&set, "tp2.dp4+ep4") >= 0);
+	assert_true(strategy_find(&set, "dp2.tp4+ep2+z2") >= 0);
+	assert_true(strategy_find(&set, "fsdp2.dp4+ep2") < 0);
+	/* each plain strategy is still there, in its order */
+	for (k = 0; k < plain.count; k++)
+		assert_true(strategy_find(&set, plain.items[k].name) >= 0);
+	print_message("8 devices, 8 experts: %zu strategies, %zu of them with ep (%zu without experts)\n", set.count,
+	              with_ep, plain.count);
+	assert_int_equal(set.count, plain.count + with_ep);
+	strategy_set_release(&set);
+	/* 6 experts: only ep2 divides them */
+	assert_int_equal(strategy_enumerate_experts(&c, 1, 0, 6, &set, &err), UNIAP_OK);
+	for (k = 0; k < set.count; k++)
+		assert_true(set.items[k].ep <= 2);
+	assert_true(strategy_find(&set, "dp8+ep2") >= 0);
+	strategy_set_release(&set);
+	strategy_set_release(&plain);
+	cluster_release(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -330,6 +381,7 @@ int main(void)
 		cmocka_unit_test(test_placements_nvlink),
 		cmocka_unit_test(test_straddling_stage),
 		cmocka_unit_test(test_reshard_fraction),
+		cmocka_unit_test(test_expert_parallel),
 		cmocka_unit_test(test_group_level),
 	};
 
