@@ -866,8 +866,19 @@ void calib_uniform_strategy(const struct calib_uniform *u, char *buf, size_t cap
 	}
 	if (n == 0)
 		used = (size_t)snprintf(buf, cap, "single");
+	/* the dictionary's suffixes, in its order: +sp, +epN[+etp1], +z1, +rc / +sel */
+	if (u->sp && u->tp > 1 && used < cap)
+		used += (size_t)snprintf(buf + used, cap - used, "+sp");
+	if ((u->ep > 1 || (u->etp1 && u->tp > 1)) && used < cap)
+		used += (size_t)snprintf(buf + used, cap - used, "+ep%d", u->ep > 1 ? u->ep : 1);
+	if (u->etp1 && u->tp > 1 && used < cap)
+		used += (size_t)snprintf(buf + used, cap - used, "+etp1");
+	if (u->zero && u->dp > 1 && u->fsdp == 1 && used < cap)
+		used += (size_t)snprintf(buf + used, cap - used, "+z1");
 	if (u->recompute && used < cap)
 		snprintf(buf + used, cap - used, "+rc");
+	else if (u->selective && used < cap)
+		snprintf(buf + used, cap - used, "+sel");
 }
 
 /* Layers per stage (counts, pp entries) for n layers: Megatron-LM's split (calib.h). */
@@ -924,6 +935,14 @@ static uniap_code calib_degrees(struct calib_uniform *u, int devices, struct uni
 	if (u->pp < 1 || u->tp < 1 || u->fsdp < 1 || u->dp < 0)
 		return err_set(err, UNIAP_E_INVALID, "uniform: pp, tp and fsdp must be >= 1 and dp >= 0, got %d, %d, %d, %d",
 		               u->pp, u->tp, u->fsdp, u->dp);
+	if (u->fsdp_all) {
+		if (devices % ((long)u->pp * u->tp) != 0)
+			return err_set(err, UNIAP_E_INVALID,
+			               "uniform: pp x tp = %ld must divide the cluster's %d devices", (long)u->pp * u->tp,
+			               devices);
+		u->fsdp = (int)(devices / ((long)u->pp * u->tp));
+		u->dp = 1;
+	}
 	per = (long)u->pp * u->tp * u->fsdp;
 	if (u->dp == 0) {
 		if (devices % per != 0)
@@ -962,6 +981,23 @@ uniap_code calib_uniform_plan(const struct model_profile *m, int devices, long b
 	if (u.microbatches < 1 || batch % u.microbatches != 0)
 		return err_set(err, UNIAP_E_INVALID, "uniform.microbatches: must divide the batch %ld, got %ld", batch,
 		               u.microbatches);
+	/* interleaved 1F1B: pp x v model chunks, split like pp x v stages (stage i of the plan is chunk
+	 * i / pp of device i mod pp) */
+	if (u.layers_per_chunk > 0) {
+		long blocks = (long)m->n_layers - 2;
+
+		if (blocks < 1 || blocks % ((long)u.pp * u.layers_per_chunk) != 0)
+			return err_set(err, UNIAP_E_INVALID,
+			               "--num-layers-per-virtual-pipeline-stage: %d x pp %d must divide the model's %ld "
+			               "transformer layers", u.layers_per_chunk, u.pp, blocks);
+		u.virtual_stages = (int)(blocks / ((long)u.pp * u.layers_per_chunk));
+	}
+	if (u.virtual_stages > 1 && u.pp < 2)
+		return err_set(err, UNIAP_E_INVALID, "uniform: virtual pipeline stages need pp > 1, got pp %d", u.pp);
+	if (u.virtual_stages > 1) {
+		schedule = COST_INTERLEAVED;
+		u.pp *= u.virtual_stages;
+	}
 	calib_uniform_strategy(&u, name, sizeof(name));
 	order = calloc(m->n_layers ? m->n_layers : 1, sizeof(*order));
 	counts = calloc((size_t)u.pp, sizeof(*counts));
@@ -977,7 +1013,8 @@ uniap_code calib_uniform_plan(const struct model_profile *m, int devices, long b
 	if ((rc = model_topo_order(m, order, err)) != UNIAP_OK ||
 	    (rc = calib_split(&u, m->n_layers, counts, err)) != UNIAP_OK)
 		goto out;
-	out->pp = u.pp;
+	out->pp = u.virtual_stages > 1 ? u.pp / u.virtual_stages : u.pp;
+	out->virtual_stages = u.virtual_stages > 1 ? u.virtual_stages : 0;
 	out->fp8 = u.fp8;
 	out->microbatches = u.microbatches;
 	out->microbatch_size = batch / u.microbatches;
@@ -1008,7 +1045,12 @@ out:
 }
 
 /* The Megatron-LM arguments read, and where each goes. */
-enum calib_marg { CALIB_TP, CALIB_PP, CALIB_MBS, CALIB_GBS, CALIB_FIRST, CALIB_LAST, CALIB_RECOMPUTE, CALIB_FP8 };
+enum calib_marg {
+	CALIB_TP, CALIB_PP, CALIB_MBS, CALIB_GBS, CALIB_FIRST, CALIB_LAST, CALIB_RECOMPUTE, CALIB_FP8, CALIB_EP, CALIB_ETP,
+	CALIB_VP, CALIB_VP_LAYERS, CALIB_CP,
+	/* flags (no value) */
+	CALIB_SP, CALIB_DISTOPT, CALIB_FSDP
+};
 
 static const struct {
 	const char *name;
@@ -1022,6 +1064,15 @@ static const struct {
 	{ "--decoder-last-pipeline-num-layers", CALIB_LAST },
 	{ "--recompute-granularity", CALIB_RECOMPUTE },
 	{ "--fp8-format", CALIB_FP8 }, /* e4m3 or hybrid: FP8 training (docs/cost-model.md, "FP8") */
+	{ "--expert-model-parallel-size", CALIB_EP },
+	{ "--expert-tensor-parallel-size", CALIB_ETP },
+	{ "--virtual-pipeline-model-parallel-size", CALIB_VP },
+	{ "--num-layers-per-virtual-pipeline-stage", CALIB_VP_LAYERS },
+	{ "--context-parallel-size", CALIB_CP },
+	{ "--sequence-parallel", CALIB_SP },
+	{ "--use-distributed-optimizer", CALIB_DISTOPT },
+	{ "--use-torch-fsdp2", CALIB_FSDP },
+	{ "--use-megatron-fsdp", CALIB_FSDP },
 };
 
 #define CALIB_MEGATRON_TOKEN_MAX 256
@@ -1118,6 +1169,17 @@ uniap_code calib_megatron_parse(const char *args, struct calib_uniform *u, long 
 				p = vs + vlen;
 			continue;
 		}
+		if (calib_megatron_args[i].arg >= CALIB_SP) {
+			/* a flag: a value after it is the next argument's business */
+			if (vs && !eq)
+				vs = NULL;
+			switch (calib_megatron_args[i].arg) {
+			case CALIB_SP: u->sp = 1; break;
+			case CALIB_DISTOPT: u->zero = 1; break;
+			default: u->fsdp_all = 1; break;
+			}
+			continue;
+		}
 		if (!vs)
 			return err_set(err, UNIAP_E_INVALID, "%s: needs a value", tok);
 		if (vlen >= sizeof(val))
@@ -1134,6 +1196,8 @@ uniap_code calib_megatron_parse(const char *args, struct calib_uniform *u, long 
 		if (calib_megatron_args[i].arg == CALIB_RECOMPUTE) {
 			if (strcmp(val, "full") == 0)
 				u->recompute = 1;
+			else if (strcmp(val, "selective") == 0)
+				u->selective = 1;
 			else
 				calib_ignore(ignored, cap, start, (size_t)(vs + vlen - start));
 			continue;
@@ -1147,6 +1211,15 @@ uniap_code calib_megatron_parse(const char *args, struct calib_uniform *u, long 
 		case CALIB_GBS: *global_batch = x; break;
 		case CALIB_FIRST: u->first_stage_layers = (int)x; break;
 		case CALIB_LAST: u->last_stage_layers = (int)x; break;
+		case CALIB_EP: u->ep = (int)x; break;
+		case CALIB_ETP: u->etp1 = x == 1; break;
+		case CALIB_VP: u->virtual_stages = (int)x; break;
+		case CALIB_VP_LAYERS: u->layers_per_chunk = (int)x; break;
+		case CALIB_CP:
+			if (x > 1)
+				return err_set(err, UNIAP_E_INVALID,
+				               "%s: context parallelism is not priced yet; got %ld", tok, x);
+			break;
 		default: break;
 		}
 	}

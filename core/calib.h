@@ -265,6 +265,16 @@ struct calib_uniform {
 	int first_stage_layers;      /* 0: the even split */
 	int last_stage_layers;       /* 0: the even split */
 	int fp8;                     /* trained in FP8 (Megatron-LM --fp8-format) */
+	int sp;                      /* sequence parallelism over tp (--sequence-parallel) */
+	int zero;                    /* 1: the distributed optimizer (--use-distributed-optimizer) */
+	int selective;               /* --recompute-granularity selective */
+	int ep;                      /* expert-parallel size (--expert-model-parallel-size); 0/1: none */
+	int etp1;                    /* --expert-tensor-parallel-size 1 with tp > 1 */
+	int virtual_stages;          /* model chunks per device (--virtual-pipeline-model-parallel-size,
+	                                or layers / pp / --num-layers-per-virtual-pipeline-stage); 0/1: none */
+	int layers_per_chunk;        /* --num-layers-per-virtual-pipeline-stage, resolved against the model */
+	int fsdp_all;                /* FSDP over every data-parallel rank (--use-torch-fsdp2,
+	                                --use-megatron-fsdp): fsdp = devices / (pp x tp) */
 };
 
 /*
@@ -291,7 +301,12 @@ uniap_code calib_uniform_plan(const struct model_profile *m, int devices, long b
  * Reads a Megatron-LM argument string (borrowed; "--name value" or
  * "--name=value"): --tensor-model-parallel-size, --pipeline-model-parallel-size,
  * --micro-batch-size, --global-batch-size, --decoder-first-pipeline-num-layers,
- * --decoder-last-pipeline-num-layers, --recompute-granularity full.  *u gets
+ * --decoder-last-pipeline-num-layers, --recompute-granularity full or
+ * selective, --fp8-format, --sequence-parallel, --use-distributed-optimizer,
+ * --expert-model-parallel-size, --expert-tensor-parallel-size,
+ * --virtual-pipeline-model-parallel-size, --num-layers-per-virtual-pipeline-stage,
+ * --use-torch-fsdp2 / --use-megatron-fsdp; --context-parallel-size above 1
+ * is refused (context parallelism is not priced).  *u gets
  * the layout (dp 0, tp_inner 1), *global_batch the global batch (0 when not
  * given).  Arguments it does not read are appended to ignored (caller's
  * buffer of cap bytes, space-separated, truncated with "..."); flags without

@@ -235,8 +235,8 @@ static double cost_efficiency(const struct cluster_profile *c, const struct mode
  * issue its kernels; a profiled time was measured under its runtime and is
  * taken as it is. */
 static double cost_forward_s(const struct cluster_profile *c, const struct model_profile *m,
-                             const struct model_layer_type *t, int tp, int sp, int ep, double samples,
-                             const struct cost_runtime *rt, int fp8)
+                             const struct model_layer_type *t, int tp, int sp, int ep, int etp,
+                             double samples, const struct cost_runtime *rt, int fp8)
 {
 	double per_sample, mem = 0, device, eff, fp8_flops = fp8 ? t->fp8_flops_per_sample : 0;
 
@@ -248,7 +248,10 @@ static double cost_forward_s(const struct cluster_profile *c, const struct model
 	 * expert are the tokens routed to each local expert, the busiest rank's
 	 * share of them (§Mixture of experts); under FP8 they are FP8 GEMMs */
 	if (expert > 0) {
-		double rows = samples * t->expert_tokens_per_sample * ep / t->experts, d = t->expert_gemm_dim / tp;
+		/* experts split over tp (etp = tp): every token, 1/tp of the width; whole
+		 * (etp 1, sequence parallel): the rank's 1/tp of the tokens, all of it */
+		double rows = samples * t->expert_tokens_per_sample * ep / t->experts / (tp / etp);
+		double d = t->expert_gemm_dim / etp;
 		double eff_e = c->compute_efficiency, load = t->expert_load > 1 ? t->expert_load : 1;
 
 		if (c->gemm_half_dim > 0 && d > 0) {
@@ -324,6 +327,30 @@ static int cost_ep(const struct model_layer_type *t, const struct strategy *s)
 	return t->experts > 0 ? strategy_ep(s) : 1;
 }
 
+/* The expert tensor-parallel size of s on t: its tp, or 1 under etp1 on a layer with experts. */
+static int cost_etp(const struct model_layer_type *t, const struct strategy *s)
+{
+	return t->experts > 0 ? strategy_etp(s) : s->degree[STRATEGY_TP];
+}
+
+/* The replicas of a rank's experts (expert data parallelism): the tp x dp / (etp x ep) ranks
+ * outside its ep group and its expert tp group (fsdp is 1 wherever ep or etp1 is used). */
+static int cost_xdp(const struct model_layer_type *t, const struct strategy *s)
+{
+	return s->degree[STRATEGY_TP] * s->degree[STRATEGY_DP] / (cost_etp(t, s) * cost_ep(t, s));
+}
+
+/* The rank strides of t's ep groups and of its expert replicas under s. */
+static int cost_ep_stride(const struct model_layer_type *t, const struct strategy *s)
+{
+	return t->experts > 0 && s->etp1 ? 1 : s->stride[STRATEGY_DP];
+}
+
+static int cost_xdp_stride(const struct model_layer_type *t, const struct strategy *s)
+{
+	return cost_ep_stride(t, s) * cost_ep(t, s);
+}
+
 /* 1 when sequence parallelism changes layer type t under s: s shards the
  * sequence over its tp group and t is one of the layers with TP all-reduces
  * (a transformer layer), which Megatron-LM's sequence parallelism splits. */
@@ -343,8 +370,10 @@ static double cost_layer_time(const struct cluster_profile *c, const struct mode
 	double ccoc = c->overlap_coefficient;
 	double samples = (double)cost_ceil_div(mb_size, strategy_batch_width(s));
 	int sp = cost_sp_applies(t, s);
-	int ep = cost_ep(t, s), xdp = dp / ep; /* expert-parallel and expert-data-parallel sizes */
-	double fwd = cost_forward_s(c, m, t, tp, sp, ep, samples, rt, fp8);
+	/* expert-parallel, expert tensor-parallel and expert-data-parallel sizes */
+	int ep = cost_ep(t, s), etp = cost_etp(t, s), xdp = cost_xdp(t, s);
+	int ep_stride = cost_ep_stride(t, s), xdp_stride = cost_xdp_stride(t, s);
+	double fwd = cost_forward_s(c, m, t, tp, sp, ep, etp, samples, rt, fp8);
 	/* a MoE layer's expert parameters are shared out over ep ranks and
 	 * replicated over the other dp / ep (§Mixture of experts) */
 	double expert_params = t->experts > 0 ? t->expert_parameters : 0;
@@ -357,11 +386,12 @@ static double cost_layer_time(const struct cluster_profile *c, const struct mode
 	 * 1/tp of them under sequence parallelism */
 	double a2a = ep > 1 ? cost_alltoall_s(c, samples * t->dispatch_bytes_per_sample *
 	                                             (t->expert_load > 1 ? t->expert_load : 1) / (sp ? tp : 1),
-	                                      ep, s->stride[STRATEGY_DP], D, pp) : 0;
+	                                      ep, ep_stride, D, pp) : 0;
 	double out_bytes = samples * t->output_bytes_per_sample;
 	/* each TP all-reduce, or under sequence parallelism its reduce-scatter and
 	 * the all-gather before the next GEMM (§Sequence parallelism) */
-	double tp_pass = t->tp_allreduces_per_pass *
+	/* with the experts whole on each rank (etp 1), the MoE MLP needs no tp collective */
+	double tp_pass = (t->tp_allreduces_per_pass - (t->experts > 0 && etp == 1 && tp > 1 ? 1 : 0)) *
 		(sp ? cost_collective_s(c, CLUSTER_REDUCE_SCATTER, out_bytes, tp, s->stride[STRATEGY_TP], D, pp) +
 		      cost_collective_s(c, CLUSTER_ALLGATHER, out_bytes, tp, s->stride[STRATEGY_TP], D, pp)
 		    : cost_collective_s(c, CLUSTER_ALLREDUCE, out_bytes, tp, s->stride[STRATEGY_TP], D, pp));
@@ -382,17 +412,17 @@ static double cost_layer_time(const struct cluster_profile *c, const struct mode
 	if (s->zero == 0) {
 		sync = cost_collective_s(c, CLUSTER_ALLREDUCE, dense_bytes / ((double)tp * fs), dp,
 		                         s->stride[STRATEGY_DP], D, pp) +
-		       cost_collective_s(c, CLUSTER_ALLREDUCE, expert_bytes / ((double)tp * fs * ep), xdp,
-		                         s->stride[STRATEGY_DP] * ep, D, pp);
+		       cost_collective_s(c, CLUSTER_ALLREDUCE, expert_bytes / ((double)etp * fs * ep), xdp, xdp_stride,
+		                         D, pp);
 	} else {
 		double rs = cost_collective_s(c, CLUSTER_REDUCE_SCATTER, dense_bytes / tp, dp,
 		                              s->stride[STRATEGY_DP], D, pp) +
-		            cost_collective_s(c, CLUSTER_REDUCE_SCATTER, expert_bytes / ((double)tp * ep), xdp,
-		                              s->stride[STRATEGY_DP] * ep, D, pp);
+		            cost_collective_s(c, CLUSTER_REDUCE_SCATTER, expert_bytes / ((double)etp * ep), xdp,
+		                              xdp_stride, D, pp);
 
 		after = cost_collective_s(c, CLUSTER_ALLGATHER, dense_bytes / tp, dp, s->stride[STRATEGY_DP], D, pp) +
-		        cost_collective_s(c, CLUSTER_ALLGATHER, expert_bytes / ((double)tp * ep), xdp,
-		                          s->stride[STRATEGY_DP] * ep, D, pp);
+		        cost_collective_s(c, CLUSTER_ALLGATHER, expert_bytes / ((double)etp * ep), xdp, xdp_stride,
+		                          D, pp);
 		if (s->zero == 2) {
 			per_mb_comm += rs;
 			sync = 0;
@@ -408,7 +438,7 @@ static double cost_layer_time(const struct cluster_profile *c, const struct mode
 		? ((t->parameters - expert_params) / shard *
 		           (cost_optimizer_bytes_per_param(m) + rt->param_pass_bytes +
 		            (dp > 1 && s->zero == 0 ? rt->bucket_copy_bytes : 0)) +
-		   (expert_params > 0 ? expert_params / ((double)tp * fs * ep * (s->zero ? xdp : 1)) *
+		   (expert_params > 0 ? expert_params / ((double)etp * fs * ep * (s->zero ? xdp : 1)) *
 		                                (cost_optimizer_bytes_per_param(m) + rt->param_pass_bytes +
 		                                 (xdp > 1 && s->zero == 0 ? rt->bucket_copy_bytes : 0))
 		                      : 0)) /
@@ -417,8 +447,8 @@ static double cost_layer_time(const struct cluster_profile *c, const struct mode
 	/* FP8: the layer's weights cast to FP8 once per iteration (Transformer
 	 * Engine's is_first_microbatch caching): read 2, write 1 byte (§FP8) */
 	if (fp8 && t->fp8_flops_per_sample > 0 && c->memory_bandwidth_bytes_per_s > 0)
-		step += (t->parameters - expert_params + expert_params / ep) / ((double)tp * fs) * 3 /
-		        c->memory_bandwidth_bytes_per_s;
+		step += ((t->parameters - expert_params) / ((double)tp * fs) + expert_params / ((double)etp * fs * ep)) *
+		        3 / c->memory_bandwidth_bytes_per_s;
 	forward = cost_overlap_s(fwd, gather, ccoc) + tp_pass + 2 * a2a;
 	recompute = s->recompute ? forward : 0;
 	/* selective recomputation reruns the attention core only (§Selective
@@ -679,8 +709,8 @@ static double cost_fp8_weight_bytes(int fp8, const struct model_layer_type *t, c
 	double expert = t->experts > 0 ? t->expert_parameters : 0;
 
 	return fp8 && t->fp8_flops_per_sample > 0
-		? (t->parameters - expert + expert / cost_ep(t, s)) /
-		          ((double)s->degree[STRATEGY_TP] * s->degree[STRATEGY_FSDP])
+		? (t->parameters - expert) / ((double)s->degree[STRATEGY_TP] * s->degree[STRATEGY_FSDP]) +
+		          expert / ((double)cost_etp(t, s) * cost_ep(t, s) * s->degree[STRATEGY_FSDP])
 		: 0;
 }
 
@@ -689,18 +719,19 @@ static double cost_fp8_weight_bytes(int fp8, const struct model_layer_type *t, c
  * (tp * fsdp); under ZeRO-1 the optimizer's states, under ZeRO-2 also the
  * gradients, divided by dp (§ZeRO).
  */
-static double cost_states_part(const struct model_profile *m, const struct strategy *s, double params, int zdp)
+static double cost_states_part(const struct model_profile *m, const struct strategy *s, double params, int tp,
+                               int zdp)
 {
 	double e = model_param_elem_bytes(m), all = model_c_dtype(m) * e, opt, grad, per_param;
 
 	if (s->zero == 0)
-		return all * params / ((double)s->degree[STRATEGY_TP] * s->degree[STRATEGY_FSDP]);
+		return all * params / ((double)tp * s->degree[STRATEGY_FSDP]);
 	opt = cost_optimizer_state_bytes(m);
 	grad = all - opt - e > 0 ? all - opt - e : 0; /* what is left after the parameter itself */
 	per_param = all - opt + opt / zdp;
 	if (s->zero >= 2)
 		per_param -= grad - grad / zdp;
-	return per_param * params / s->degree[STRATEGY_TP];
+	return per_param * params / tp;
 }
 
 /* (a MoE layer's expert parameters: 1/ep of them on a rank, their ZeRO
@@ -711,8 +742,8 @@ static double cost_states_bytes(const struct model_profile *m, const struct mode
 	int ep = cost_ep(t, s);
 	double expert = t->experts > 0 ? t->expert_parameters : 0;
 
-	return cost_states_part(m, s, t->parameters - expert, s->degree[STRATEGY_DP]) +
-	       (expert > 0 ? cost_states_part(m, s, expert / ep, s->degree[STRATEGY_DP] / ep) : 0);
+	return cost_states_part(m, s, t->parameters - expert, s->degree[STRATEGY_TP], s->degree[STRATEGY_DP]) +
+	       (expert > 0 ? cost_states_part(m, s, expert / ep, cost_etp(t, s), cost_xdp(t, s)) : 0);
 }
 
 /* FSDP under gradient accumulation keeps the layer's gradient unsharded

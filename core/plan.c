@@ -252,6 +252,10 @@ uniap_code plan_doc_resolve(const struct plan_doc *p, const struct cost_candidat
 			return err_set(err, UNIAP_E_INVALID,
 			               "plan.layers[%zu].strategy.ep: must be %d for \"%.64s\"", u,
 			               strategy_ep(&cand->strategies.items[k]), p->strategy_names[u]);
+		if (p->etp1 && (p->etp1[u] != 0) != (cand->strategies.items[k].etp1 != 0))
+			return err_set(err, UNIAP_E_INVALID,
+			               "plan.layers[%zu].strategy.etp: must be %d for \"%.64s\"", u,
+			               strategy_etp(&cand->strategies.items[k]), p->strategy_names[u]);
 		if (p->sp && (p->sp[u] != 0) != (cand->strategies.items[k].sp != 0))
 			return err_set(err, UNIAP_E_INVALID,
 			               "plan.layers[%zu].strategy.sp: must be %s for \"%.64s\"", u,

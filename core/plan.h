@@ -67,6 +67,7 @@ struct plan_doc {
 	int *sp;                /* owned, [n_layers] or NULL (all 0): sequence parallelism per layer */
 	int *selective;         /* owned, [n_layers] or NULL (all 0): selective recomputation per layer */
 	int *ep;                /* owned, [n_layers] or NULL (all 1): the expert-parallel size per layer */
+	int *etp1;              /* owned, [n_layers] or NULL (all 0): experts not split over tp (etp 1) */
 };
 
 void plan_doc_release(struct plan_doc *p);

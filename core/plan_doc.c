@@ -27,5 +27,6 @@ void plan_doc_release(struct plan_doc *p)
 	free(p->sp);
 	free(p->selective);
 	free(p->ep);
+	free(p->etp1);
 	memset(p, 0, sizeof(*p));
 }

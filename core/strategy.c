@@ -165,7 +165,7 @@ int strategy_group_level(const struct cluster_profile *c, int size, int stride, 
 /* Appends one strategy built from degrees and an inner-to-outer order. */
 static void strategy_fill(struct strategy *s, const struct cluster_profile *c, int pp,
                           int stage_devices, const int degree[STRATEGY_DIMS], const int *order,
-                          int n_order, int rc, int sp, int zero, int ep)
+                          int n_order, int rc, int sp, int zero, int ep, int etp1)
 {
 	int j, stride = 1;
 	size_t len = 0;
@@ -182,6 +182,7 @@ static void strategy_fill(struct strategy *s, const struct cluster_profile *c, i
 	s->zero = zero;
 	s->sp = sp;
 	s->ep = ep > 1 ? ep : 1;
+	s->etp1 = etp1;
 	for (j = 0; j < n_order; j++) {
 		int d = order[j];
 
@@ -196,8 +197,10 @@ static void strategy_fill(struct strategy *s, const struct cluster_profile *c, i
 		len = (size_t)snprintf(s->name, sizeof(s->name), "single");
 	if (sp)
 		len += (size_t)snprintf(s->name + len, sizeof(s->name) - len, "+sp");
-	if (ep > 1)
-		len += (size_t)snprintf(s->name + len, sizeof(s->name) - len, "+ep%d", ep);
+	if (ep > 1 || etp1)
+		len += (size_t)snprintf(s->name + len, sizeof(s->name) - len, "+ep%d", ep > 1 ? ep : 1);
+	if (etp1)
+		len += (size_t)snprintf(s->name + len, sizeof(s->name) - len, "+etp1");
 	if (zero)
 		len += (size_t)snprintf(s->name + len, sizeof(s->name) - len, "+z%d", zero);
 	if (rc == 1)
@@ -235,7 +238,7 @@ uniap_code strategy_enumerate_experts(const struct cluster_profile *c, int pp, i
                                       struct strategy_set *out, struct uniap_err *err)
 {
 	int n = cluster_devices(c), recompute = with & STRATEGY_WITH_RECOMPUTE;
-	int D, dp, tp, rc, z, q, ep;
+	int D, dp, tp, rc, z, q, ep, e1;
 	size_t cap = 64;
 
 	memset(out, 0, sizeof(*out));
@@ -274,13 +277,21 @@ uniap_code strategy_enumerate_experts(const struct cluster_profile *c, int pp, i
 					/* sequence parallelism shards along a tp group */
 					int qmax = (with & STRATEGY_WITH_SP) && tp > 1;
 
+					/* etp1: sequence parallel, tp inner and dp (if any) right outside */
+					int e1ok = experts > 0 && tp > 1 && degree[STRATEGY_FSDP] == 1 &&
+					           order[0] == STRATEGY_TP;
+
 					for (q = 0; q <= qmax; q++)
-					for (ep = 1; ep <= dp; ep++)
+					for (e1 = 0; e1 <= (q && e1ok); e1++)
+					for (ep = 1; ep <= (e1 ? tp * dp : dp); ep++)
 					for (z = 0; z <= zmax; z++) {
 						/* experts shared out over the inner ep ranks of each dp
-						 * group: ep divides dp and every MoE layer's experts */
-						if (ep > 1 && (experts <= 0 || dp % ep || experts % ep ||
-						               degree[STRATEGY_FSDP] > 1))
+						 * group (ep divides dp), or under etp1 over runs of ep
+						 * ranks of the tp x dp block; ep divides every MoE
+						 * layer's experts */
+						if (e1 ? (tp * dp) % ep || experts % ep
+						       : ep > 1 && (experts <= 0 || dp % ep || experts % ep ||
+						                    degree[STRATEGY_FSDP] > 1))
 							break;
 						if (out->count == cap) {
 							struct strategy *grown;
@@ -301,7 +312,7 @@ uniap_code strategy_enumerate_experts(const struct cluster_profile *c, int pp, i
 							cap *= 2;
 						}
 						strategy_fill(&out->items[out->count++], c, pp, D, degree, order,
-						              n_order, rc, q, z, ep);
+						              n_order, rc, q, z, ep, e1);
 					}
 				} while (strategy_next_perm(order, n_order));
 			}

@@ -21,8 +21,12 @@
  * experts shared out over the inner ep ranks of every dp group, for each ep
  * dividing dp and the experts ("+ep4": Megatron-LM's
  * --expert-model-parallel-size, whose expert groups are carved out of the
- * data-parallel ones).  Suffixes come in the order +sp, +epN, +z1/+z2,
- * +rc/+sel.
+ * data-parallel ones).  A sequence-parallel strategy with tp inner and dp
+ * right outside it also exists with its experts whole on each rank and
+ * shared out over runs of N consecutive ranks of its tp x dp ranks, for
+ * every N dividing tp x dp and the experts, N = 1 included ("+epN+etp1":
+ * --expert-tensor-parallel-size 1).  Suffixes come in the order +sp,
+ * +epN, +etp1, +z1/+z2, +rc/+sel.
  *
  * Never: costs here (cost.c prices strategies), no I/O.
  */
@@ -62,6 +66,11 @@ struct strategy {
 	                                 outer dp / ep hold replicas of them (expert data
 	                                 parallelism); 0 or 1: none.  Only with fsdp 1; a layer
 	                                 without experts treats the strategy as its plain dp */
+	int etp1;                     /* expert tensor parallelism 1: a MoE layer's experts are not
+	                                 split over tp; its ep groups are runs of ep consecutive
+	                                 ranks of the tp x dp block (tp inner, dp next, sequence
+	                                 parallel), the other tp x dp / ep ranks hold replicas
+	                                 (Megatron-LM's --expert-tensor-parallel-size 1) */
 	char name[STRATEGY_NAME_MAX]; /* e.g. "tp2.dp4", "fsdp8+rc", "single" */
 };
 
@@ -90,6 +99,12 @@ static inline int strategy_ep(const struct strategy *s)
 	return s->ep > 1 ? s->ep : 1;
 }
 
+/* The expert tensor-parallel size of s: 1 under etp1, else its tp. */
+static inline int strategy_etp(const struct strategy *s)
+{
+	return s->etp1 ? 1 : s->degree[STRATEGY_TP];
+}
+
 /*
  * Builds the dictionary for pp stages of the (validated, borrowed) cluster,
  * with the variants `with` asks for (STRATEGY_WITH_* bits).  pp must divide
@@ -107,7 +122,9 @@ uniap_code strategy_enumerate(const struct cluster_profile *c, int pp, int with,
  * is the gcd of their expert counts (model_experts_gcd(); 0: none, the same
  * dictionary as strategy_enumerate()), and every strategy with dp > 1 and
  * no fsdp also exists with each expert-parallel size ep > 1 dividing both dp
- * and experts, right after the same strategy without it.
+ * and experts, right after the same strategy without it, and each
+ * sequence-parallel one with tp inner and dp next to it also with +epN+etp1
+ * for every N >= 1 dividing tp x dp and experts.
  */
 uniap_code strategy_enumerate_experts(const struct cluster_profile *c, int pp, int with, int experts,
                                       struct strategy_set *out, struct uniap_err *err);

@@ -506,7 +506,7 @@ static uniap_code exp_megatron(const struct model_profile *model, const struct c
 	 * the data-parallel ones), split like the dense layers over tp */
 	if (model->shape.experts > 0)
 		exp_buf_printf(&b, "--expert-model-parallel-size %d\n--expert-tensor-parallel-size %d\n", strategy_ep(s),
-		               tp);
+		               strategy_etp(s));
 	if (s->zero == 1)
 		exp_buf_printf(&b, "--use-distributed-optimizer\n");
 	/* FP8 training: Transformer Engine's hybrid recipe, E4M3 forward and E5M2 gradients (§FP8) */

@@ -1663,11 +1663,11 @@ static uniap_code jdec_plan_strategy(const cJSON *layer, const char *lp, struct 
                                      long long *width, struct uniap_err *err)
 {
 	static const char *const keys[] = {"name", "dp", "tp", "fsdp", "recompute", "selective", "zero", "sp",
-	                                   "ep", "placement", NULL};
+	                                   "ep", "etp", "placement", NULL};
 	static const char *const dims[] = {"dp", "tp", "fsdp"}; /* the order of degree[] below */
 	char sp[JDEC_PATH_MAX], p[JDEC_PATH_MAX], ep[JDEC_PATH_MAX];
 	const cJSON *s, *v, *arr, *it;
-	long long degree[3] = {1, 1, 1}, zero = 0, ep_size = 1;
+	long long degree[3] = {1, 1, 1}, zero = 0, ep_size = 1, etp = 0;
 	int listed[3] = {0, 0, 0};
 	size_t n, i = 0;
 	int d, dim = 0;
@@ -1695,12 +1695,25 @@ static uniap_code jdec_plan_strategy(const cJSON *layer, const char *lp, struct 
 	/* expert parallelism: the inner ep ranks of the dp group (strategy.h) */
 	if (rc == UNIAP_OK)
 		rc = jdec_int(s, "ep", sp, 0, 1, 1, MODEL_MAX_DEVICES, &ep_size, err);
-	if (rc == UNIAP_OK && ep_size > 1 && (degree[0] % ep_size != 0 || degree[2] != 1))
+	/* expert tensor parallelism: the tp size (default) or 1, the experts whole on each rank */
+	if (rc == UNIAP_OK)
+		rc = jdec_int(s, "etp", sp, 0, degree[1], 1, MODEL_MAX_DEVICES, &etp, err);
+	if (rc == UNIAP_OK && etp != 1 && etp != degree[1])
+		rc = err_set(err, UNIAP_E_INVALID, "%s.etp: must be 1 or tp (%lld), got %lld", sp, degree[1], etp);
+	if (rc == UNIAP_OK && etp == 1 && degree[1] > 1 && (degree[0] * degree[1] % ep_size != 0 || degree[2] != 1))
+		rc = err_set(err, UNIAP_E_INVALID,
+		             "%s.ep: with etp 1 experts are shared out over runs of ep ranks of the tp x dp ones: ep "
+		             "must divide tp x dp and fsdp be 1, got ep %lld with tp %lld, dp %lld, fsdp %lld", sp, ep_size,
+		             degree[1], degree[0], degree[2]);
+	else if (rc == UNIAP_OK && !(etp == 1 && degree[1] > 1) && ep_size > 1 &&
+	         (degree[0] % ep_size != 0 || degree[2] != 1))
 		rc = err_set(err, UNIAP_E_INVALID,
 		             "%s.ep: experts are shared out over the inner ranks of a dp group: ep must divide dp "
 		             "and fsdp be 1, got ep %lld with dp %lld, fsdp %lld", sp, ep_size, degree[0], degree[2]);
-	if (rc == UNIAP_OK)
+	if (rc == UNIAP_OK) {
 		out->ep[u] = (int)ep_size;
+		out->etp1[u] = etp == 1 && degree[1] > 1;
+	}
 	if (rc == UNIAP_OK && cJSON_GetObjectItemCaseSensitive(s, "sp")) {
 		rc = jdec_get(s, "sp", sp, 1, p, &v, err);
 		if (rc == UNIAP_OK && !cJSON_IsBool(v))
@@ -1766,9 +1779,10 @@ static uniap_code jdec_plan_layers(const cJSON *root, const char *path, struct p
 	out->sp = calloc(n, sizeof(*out->sp));
 	out->selective = calloc(n, sizeof(*out->selective));
 	out->ep = calloc(n, sizeof(*out->ep));
+	out->etp1 = calloc(n, sizeof(*out->etp1));
 	*width = calloc(n, sizeof(**width));
 	refs = calloc(n, sizeof(*refs));
-	if (!out->layer_names || !out->strategy_names || !out->stage || !out->recompute || !out->zero || !out->sp || !out->selective || !out->ep ||
+	if (!out->layer_names || !out->strategy_names || !out->stage || !out->recompute || !out->zero || !out->sp || !out->selective || !out->ep || !out->etp1 ||
 	    !*width ||
 	    !refs) {
 		rc = err_set(err, UNIAP_E_NOMEM, "%s.layers: out of memory", path);

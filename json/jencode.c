@@ -106,6 +106,7 @@ cJSON *jenc_strategy(const struct strategy *s)
 	     (!s->zero || jenc_add_num(o, "zero", s->zero)) &&
 	     (!s->sp || cJSON_AddBoolToObject(o, "sp", 1)) &&
 	     (s->ep <= 1 || jenc_add_num(o, "ep", s->ep)) &&
+	     (!s->etp1 || jenc_add_num(o, "etp", 1)) &&
 	     (!s->selective || cJSON_AddBoolToObject(o, "selective", 1)) &&
 	     (placement = cJSON_AddArrayToObject(o, "placement"));
 	for (j = 0; ok && j < s->n_order; j++)

@@ -425,7 +425,35 @@ static void test_megatron_parse(void **state)
 	assert_int_equal(u.first_stage_layers, 5);
 	assert_int_equal(u.dp, 0);
 	assert_int_equal(gbs, 64);
-	assert_string_equal(ignored, "--num-layers 24 --sequence-parallel");
+	assert_string_equal(ignored, "--num-layers 24");
+	assert_int_equal(u.sp, 1);
+	/* MoE, interleaving, the distributed optimizer, FSDP; context parallelism refused */
+	assert_int_equal(calib_megatron_parse("--tensor-model-parallel-size 2 --pipeline-model-parallel-size 4 "
+	                                      "--virtual-pipeline-model-parallel-size 3 --expert-model-parallel-size 8 "
+	                                      "--expert-tensor-parallel-size 1 --sequence-parallel "
+	                                      "--use-distributed-optimizer --recompute-granularity selective",
+	                                      &u, &gbs, ignored, sizeof(ignored), &err),
+	                 UNIAP_OK);
+	assert_int_equal(u.virtual_stages, 3);
+	assert_int_equal(u.ep, 8);
+	assert_int_equal(u.etp1, 1);
+	assert_int_equal(u.zero, 1);
+	assert_int_equal(u.selective, 1);
+	u.dp = 4;
+	{
+		char name[64];
+
+		calib_uniform_strategy(&u, name, sizeof(name));
+		assert_string_equal(name, "tp2.dp4+sp+ep8+etp1+z1+sel");
+	}
+	assert_int_equal(calib_megatron_parse("--use-megatron-fsdp --num-layers-per-virtual-pipeline-stage 2", &u, &gbs,
+	                                      ignored, sizeof(ignored), &err),
+	                 UNIAP_OK);
+	assert_int_equal(u.fsdp_all, 1);
+	assert_int_equal(u.layers_per_chunk, 2);
+	assert_int_equal(calib_megatron_parse("--context-parallel-size 2", &u, &gbs, ignored, sizeof(ignored), &err),
+	                 UNIAP_E_INVALID);
+	assert_string_equal(err.msg, "--context-parallel-size: context parallelism is not priced yet; got 2");
 	assert_int_equal(calib_megatron_parse("--tensor-model-parallel-size two", &u, &gbs, ignored, sizeof(ignored),
 	                                      &err),
 	                 UNIAP_E_INVALID);

@@ -1129,6 +1129,31 @@ static void test_moe_terms(void **state)
 	                          4 * 2e8 * 0.75 / 100e9);
 	NEAR(MA(&c, "dp8+ep4"), 4e8);
 	cost_candidate_release(&c);
+	/* etp 1 (sequence parallel, tp inner): whole experts on each rank, ep groups of consecutive
+	 * ranks of the tp x dp block.  tp2.dp4, 2 samples a rank, 1 sent per all-to-all a tp rank */
+	o.sp = 1;
+	t->expert_load = 0;
+	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_OK);
+	/* states: the dense 2e6 / tp + the experts 8e6 / ep, whole */
+	NEAR(MF(&c, "tp2.dp4+sp+ep2+etp1"), 16 * (1e6 + 4e6));
+	NEAR(MF(&c, "tp2.dp4+sp+ep8+etp1"), 16 * (1e6 + 1e6));
+	NEAR(MF(&c, "tp2.dp4+sp+ep4"), 16 * (1e6 + 1e6));
+	{
+		/* against etp = tp with ep4: the ep group {0..3} stays in the node (3/4 of 1e8 at 100 GB/s,
+		 * where {0,2,4,6} sends half across at 10 GB/s, which sets its pace); each rank's 4e6 expert bytes reduce over
+		 * {r, r + 4}; one tp collective pair (forward and backward) fewer */
+		double pair = cost_collective_s(&cl, CLUSTER_REDUCE_SCATTER, 2 * 1e5, 2, 1, 8, 1) +
+		              cost_collective_s(&cl, CLUSTER_ALLGATHER, 2 * 1e5, 2, 1, 8, 1);
+
+		NEAR(T(&c, 0, "tp2.dp4+sp+ep4") - T(&c, 0, "tp2.dp4+sp+ep4+etp1"),
+		     4 * (1e8 * 0.5 / 10e9 - 1e8 * 0.75 / 100e9) - 4e6 / 10e9 + 2 * pair);
+	}
+	/* a dense-style strategy without sequence parallelism or with dp inner has no etp1 */
+	assert_true(strategy_find(&c.strategies, "tp2.dp4+ep2+etp1") < 0);
+	assert_true(strategy_find(&c.strategies, "dp4.tp2+sp+ep2+etp1") < 0);
+	assert_true(strategy_find(&c.strategies, "tp8+sp+ep8+etp1") >= 0);
+	cost_candidate_release(&c);
+	o.sp = 0;
 	/* an expert count that 4 does not divide: no +ep4, and no +ep8 */
 	t->experts = 6;
 	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_OK);
