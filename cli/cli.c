@@ -222,6 +222,9 @@ int cli_common_option(struct cli_common *c, int opt, const char *arg, struct uni
 	case CLI_OPT_FP8:
 		c->fp8 = 1;
 		return 1;
+	case CLI_OPT_CP:
+		cli_parse_long("--context-parallel", arg, 1, MODEL_MAX_DEVICES, &c->cp, err);
+		return 1;
 	case CLI_OPT_SELECTIVE:
 		c->selective = 1;
 		return 1;

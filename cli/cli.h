@@ -69,6 +69,7 @@ enum {
 	CLI_OPT_HELP,
 	CLI_OPT_MEMORY_MARGIN,
 	CLI_OPT_RUNTIME,
+	CLI_OPT_CP,
 };
 
 struct cli_common {
@@ -81,6 +82,7 @@ struct cli_common {
 	int sp;                  /* --sequence-parallel: offer "+sp" variants of tp strategies */
 	int selective;           /* --selective-recompute: offer "+sel" variants */
 	int fp8;                 /* --fp8: FP8 training (the layers' FP8 GEMMs at the FP8 peak) */
+	long cp;                 /* --context-parallel N: every strategy's ring attention over N ranks; 0: none */
 	int uneven;              /* --uneven-microbatches: the last micro-batch may be smaller */
 	long virtual_stages;     /* --virtual-stages V (interleaved only); 0 when not given */
 	int pretty;
@@ -107,7 +109,8 @@ struct cli_common {
 	{ "pretty", no_argument, NULL, CLI_OPT_PRETTY }, \
 	{ "help", no_argument, NULL, CLI_OPT_HELP }, \
 	{ "memory-margin", required_argument, NULL, CLI_OPT_MEMORY_MARGIN }, \
-	{ "runtime", required_argument, NULL, CLI_OPT_RUNTIME }
+	{ "runtime", required_argument, NULL, CLI_OPT_RUNTIME }, \
+	{ "context-parallel", required_argument, NULL, CLI_OPT_CP }
 
 /* Returns 1 if opt was a common option (handled, or err set), 0 otherwise. */
 int cli_common_option(struct cli_common *c, int opt, const char *arg, struct uniap_err *err);

@@ -24,6 +24,7 @@ static const char plan_usage[] =
 	"                  [--space unified|inter|intra|uniform] [--threads N]\n"
 	"                  [--time-limit S] [--deadline S] [--gap G] [--early-stop] [--recompute] [--zero]\n"
 	"                  [--sequence-parallel] [--selective-recompute] [--uneven-microbatches] [--fp8]\n"
+	"                  [--context-parallel N]\n"
 	"                  [--memory-margin F] [--target T[,T...]]\n"
 	"                  [--format json|text|galvatron|megatron|deepspeed] [--pretty] [--quiet]\n"
 	"\n"
@@ -65,6 +66,8 @@ static const char plan_usage[] =
 	"                   over the data-parallel ranks) per replicated layer\n"
 	"  --sequence-parallel  allow Megatron-LM's sequence parallelism per layer with tp > 1\n"
 	"  --selective-recompute  allow recomputing only the attention core per layer\n"
+	"  --context-parallel N  context parallelism: every strategy splits each sequence over N\n"
+	"                   ranks of its dp group (ring attention; docs/cost-model.md)\n"
 	"  --fp8            train in FP8: the linear layers' GEMMs at the cluster's FP8 peak\n"
 	"                   (peak_tflops.fp8), their input casts and FP8 weight copies priced;\n"
 	"                   a mixed-precision model, no target but megatron\n"
@@ -347,6 +350,7 @@ int cli_cmd_plan(int argc, char **argv)
 	o.sp = common.sp;
 	o.selective = common.selective;
 	o.fp8 = common.fp8;
+	o.cp = (int)common.cp;
 	o.uneven = common.uneven;
 	memset(rs, 0, sizeof(rs));
 	if (n_targets == 0)

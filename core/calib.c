@@ -869,6 +869,8 @@ void calib_uniform_strategy(const struct calib_uniform *u, char *buf, size_t cap
 	/* the dictionary's suffixes, in its order: +sp, +epN[+etp1], +z1, +rc / +sel */
 	if (u->sp && u->tp > 1 && used < cap)
 		used += (size_t)snprintf(buf + used, cap - used, "+sp");
+	if (u->cp > 1 && used < cap)
+		used += (size_t)snprintf(buf + used, cap - used, "+cp%d", u->cp);
 	if ((u->ep > 1 || (u->etp1 && u->tp > 1)) && used < cap)
 		used += (size_t)snprintf(buf + used, cap - used, "+ep%d", u->ep > 1 ? u->ep : 1);
 	if (u->etp1 && u->tp > 1 && used < cap)
@@ -969,8 +971,12 @@ uniap_code calib_uniform_plan(const struct model_profile *m, int devices, long b
 	memset(out, 0, sizeof(*out));
 	if ((rc = calib_degrees(&u, devices, err)) != UNIAP_OK)
 		return rc;
+	if (u.cp > 1 && u.dp % u.cp != 0)
+		return err_set(err, UNIAP_E_INVALID, "--context-parallel-size: %d must divide the data-parallel ranks %d",
+		               u.cp, u.dp);
 	if (u.microbatches == 0) {
-		long per = u.micro_batch_size * u.dp * u.fsdp;
+		/* Megatron-LM's data-parallel size leaves the context-parallel ranks out */
+		long per = u.micro_batch_size * (u.dp / (u.cp > 1 ? u.cp : 1)) * u.fsdp;
 
 		if (u.micro_batch_size < 1 || batch % per != 0)
 			return err_set(err, UNIAP_E_INVALID,
@@ -1016,6 +1022,7 @@ uniap_code calib_uniform_plan(const struct model_profile *m, int devices, long b
 	out->pp = u.virtual_stages > 1 ? u.pp / u.virtual_stages : u.pp;
 	out->virtual_stages = u.virtual_stages > 1 ? u.virtual_stages : 0;
 	out->fp8 = u.fp8;
+	out->cp = u.cp > 1 ? u.cp : 1;
 	out->microbatches = u.microbatches;
 	out->microbatch_size = batch / u.microbatches;
 	out->schedule = schedule;
@@ -1215,11 +1222,7 @@ uniap_code calib_megatron_parse(const char *args, struct calib_uniform *u, long 
 		case CALIB_ETP: u->etp1 = x == 1; break;
 		case CALIB_VP: u->virtual_stages = (int)x; break;
 		case CALIB_VP_LAYERS: u->layers_per_chunk = (int)x; break;
-		case CALIB_CP:
-			if (x > 1)
-				return err_set(err, UNIAP_E_INVALID,
-				               "%s: context parallelism is not priced yet; got %ld", tok, x);
-			break;
+		case CALIB_CP: u->cp = (int)x; break;
 		default: break;
 		}
 	}

@@ -269,6 +269,7 @@ struct calib_uniform {
 	int zero;                    /* 1: the distributed optimizer (--use-distributed-optimizer) */
 	int selective;               /* --recompute-granularity selective */
 	int ep;                      /* expert-parallel size (--expert-model-parallel-size); 0/1: none */
+	int cp;                      /* context-parallel size (--context-parallel-size); 0/1: none */
 	int etp1;                    /* --expert-tensor-parallel-size 1 with tp > 1 */
 	int virtual_stages;          /* model chunks per device (--virtual-pipeline-model-parallel-size,
 	                                or layers / pp / --num-layers-per-virtual-pipeline-stage); 0/1: none */
@@ -305,8 +306,7 @@ uniap_code calib_uniform_plan(const struct model_profile *m, int devices, long b
  * selective, --fp8-format, --sequence-parallel, --use-distributed-optimizer,
  * --expert-model-parallel-size, --expert-tensor-parallel-size,
  * --virtual-pipeline-model-parallel-size, --num-layers-per-virtual-pipeline-stage,
- * --use-torch-fsdp2 / --use-megatron-fsdp; --context-parallel-size above 1
- * is refused (context parallelism is not priced).  *u gets
+ * --use-torch-fsdp2 / --use-megatron-fsdp, --context-parallel-size.  *u gets
  * the layout (dp 0, tp_inner 1), *global_batch the global batch (0 when not
  * given).  Arguments it does not read are appended to ignored (caller's
  * buffer of cap bytes, space-separated, truncated with "..."); flags without

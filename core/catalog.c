@@ -648,6 +648,8 @@ struct catalog_type_spec {
 	double attn_eager; /* eager_attention_bytes_per_sample */
 	double fp8_flops;  /* fp8_flops_per_sample */
 	double fp8_cast;   /* fp8_cast_bytes_per_sample */
+	double kv_bytes;   /* kv_bytes_per_sample */
+	double context_flops; /* context_flops_per_sample */
 	/* a MoE block's model_layer_type fields (0 on a dense one) */
 	double experts;
 	double expert_parameters;
@@ -734,6 +736,8 @@ static uniap_code catalog_add_type(struct catalog_builder *b, const struct catal
 	t->eager_attention_bytes_per_sample = s->attn_eager;
 	t->fp8_flops_per_sample = s->fp8_flops;
 	t->fp8_cast_bytes_per_sample = s->fp8_cast;
+	t->kv_bytes_per_sample = s->kv_bytes;
+	t->context_flops_per_sample = s->context_flops;
 	t->experts = (int)s->experts;
 	t->expert_parameters = s->expert_parameters;
 	t->expert_flops_per_sample = s->expert_flops;
@@ -865,6 +869,10 @@ static void catalog_block_spec(const struct model_arch *a, double elem, double s
 	out->fp8_cast = 3 * (2 * s * h + s * q + s * f);
 	out->output_bytes = s * h * elem;
 	out->checkpoint_bytes = s * h * elem;
+	/* context parallelism: every token's K and V, which ring attention passes round the cp
+	 * group, and the attention core it overlaps (QK^T and AV [, flash's recomputed QK^T]) */
+	out->kv_bytes = 2 * s * k * elem;
+	out->context_flops = 4 * s * keys * q + (a->flash_attention ? 2.0 / 3.0 * s * keys * q : 0);
 	out->tp_allreduces = 2;
 	out->gemm_dim = h;
 	out->tokens = s;

@@ -368,12 +368,15 @@ static double cost_layer_time(const struct cluster_profile *c, const struct mode
 	int dp = s->degree[STRATEGY_DP], tp = s->degree[STRATEGY_TP], fs = s->degree[STRATEGY_FSDP];
 	int D = set->stage_devices, pp = set->pp;
 	double ccoc = c->overlap_coefficient;
+	/* the rank's samples, and under context parallelism its 1/cp of each one's tokens: per-token
+	 * work scales with `share`, samples x 1/cp (§Context parallelism) */
 	double samples = (double)cost_ceil_div(mb_size, strategy_batch_width(s));
+	double share = samples / strategy_cp(s);
 	int sp = cost_sp_applies(t, s);
 	/* expert-parallel, expert tensor-parallel and expert-data-parallel sizes */
 	int ep = cost_ep(t, s), etp = cost_etp(t, s), xdp = cost_xdp(t, s);
 	int ep_stride = cost_ep_stride(t, s), xdp_stride = cost_xdp_stride(t, s);
-	double fwd = cost_forward_s(c, m, t, tp, sp, ep, etp, samples, rt, fp8);
+	double fwd = cost_forward_s(c, m, t, tp, sp, ep, etp, share, rt, fp8);
 	/* a MoE layer's expert parameters are shared out over ep ranks and
 	 * replicated over the other dp / ep (§Mixture of experts) */
 	double expert_params = t->experts > 0 ? t->expert_parameters : 0;
@@ -384,10 +387,10 @@ static double cost_layer_time(const struct cluster_profile *c, const struct mode
 	 * the forward pass and again in the backward pass: four all-to-alls over
 	 * the ep group, of the busiest rank's tokens, each TP rank sending its
 	 * 1/tp of them under sequence parallelism */
-	double a2a = ep > 1 ? cost_alltoall_s(c, samples * t->dispatch_bytes_per_sample *
+	double a2a = ep > 1 ? cost_alltoall_s(c, share * t->dispatch_bytes_per_sample *
 	                                             (t->expert_load > 1 ? t->expert_load : 1) / (sp ? tp : 1),
 	                                      ep, ep_stride, D, pp) : 0;
-	double out_bytes = samples * t->output_bytes_per_sample;
+	double out_bytes = share * t->output_bytes_per_sample;
 	/* each TP all-reduce, or under sequence parallelism its reduce-scatter and
 	 * the all-gather before the next GEMM (§Sequence parallelism) */
 	/* with the experts whole on each rank (etp 1), the MoE MLP needs no tp collective */
@@ -400,7 +403,7 @@ static double cost_layer_time(const struct cluster_profile *c, const struct mode
 	double scatter = cost_collective_s(c, CLUSTER_REDUCE_SCATTER, param_bytes / tp, fs,
 	                                   s->stride[STRATEGY_FSDP], D, pp);
 	double shard = (double)tp * fs * (s->zero ? dp : 1), per_mb_comm, sync, after, step, forward,
-	       recompute, backward, last;
+	       recompute, backward, last, ring_fwd = 0, ring_bwd = 0;
 
 	/* The data-parallel gradient reduction (§Layer time, "Communication"):
 	 * once per iteration, at the last micro-batch, or for ZeRO-2 its
@@ -449,15 +452,32 @@ static double cost_layer_time(const struct cluster_profile *c, const struct mode
 	if (fp8 && t->fp8_flops_per_sample > 0 && c->memory_bandwidth_bytes_per_s > 0)
 		step += ((t->parameters - expert_params) / ((double)tp * fs) + expert_params / ((double)etp * fs * ep)) *
 		        3 / c->memory_bandwidth_bytes_per_s;
-	forward = cost_overlap_s(fwd, gather, ccoc) + tp_pass + 2 * a2a;
+	/* ring attention: the rank gathers its samples' keys and values from the cp group (cp - 1
+	 * exchanges) in the forward pass, and again with their gradients' reduce-scatter in the
+	 * backward one, each overlapped with the attention core; what it does not hide is charged */
+	if (strategy_cp(s) > 1 && t->kv_bytes_per_sample > 0) {
+		double ag = cost_collective_s(c, CLUSTER_ALLGATHER, samples * t->kv_bytes_per_sample / tp, strategy_cp(s),
+		                              s->stride[STRATEGY_DP], D, pp);
+		double core = t->context_flops_per_sample > 0
+			? share * t->context_flops_per_sample /
+			          (c->peak_flops_per_s[m->precision] * cost_efficiency(c, t, tp, share)) / tp
+			: 0;
+
+		ring_fwd = cost_overlap_s(core, ag, ccoc) - core;
+		ring_bwd = cost_overlap_s(2 * core, ag + cost_collective_s(c, CLUSTER_REDUCE_SCATTER,
+		                                                           samples * t->kv_bytes_per_sample / tp,
+		                                                           strategy_cp(s), s->stride[STRATEGY_DP], D, pp),
+		                          ccoc) - 2 * core;
+	}
+	forward = cost_overlap_s(fwd, gather, ccoc) + tp_pass + 2 * a2a + ring_fwd;
 	recompute = s->recompute ? forward : 0;
 	/* selective recomputation reruns the attention core only (§Selective
 	 * recomputation): no parameters, no TP communication */
 	if (s->selective && (t->attention_flops_per_sample > 0 || t->attention_memory_bound_bytes_per_sample > 0))
-		recompute = samples *
+		recompute = share *
 			((t->attention_flops_per_sample > 0
 			      ? t->attention_flops_per_sample /
-			            (c->peak_flops_per_s[m->precision] * cost_efficiency(c, t, tp, samples)) / tp
+			            (c->peak_flops_per_s[m->precision] * cost_efficiency(c, t, tp, share)) / tp
 			      : 0) +
 			 (c->memory_bandwidth_bytes_per_s > 0
 			      ? t->attention_memory_bound_bytes_per_sample / tp / c->memory_bandwidth_bytes_per_s
@@ -470,7 +490,7 @@ static double cost_layer_time(const struct cluster_profile *c, const struct mode
 		last = backward + sync;
 	else
 		last = cost_overlap_s(2 * fwd, per_mb_comm + sync, ccoc);
-	backward += (last - backward + after + step) / (double)microbatches + tp_pass + 2 * a2a;
+	backward += (last - backward + after + step) / (double)microbatches + tp_pass + 2 * a2a + ring_bwd;
 	return forward + recompute + backward;
 }
 
@@ -486,7 +506,7 @@ static int cost_same_batch_layout(const struct strategy *a, const struct strateg
 		if (a->degree[d] != b->degree[d] || (a->degree[d] > 1 && a->stride[d] != b->stride[d]))
 			return 0;
 	}
-	return 1;
+	return strategy_cp(a) == strategy_cp(b);
 }
 
 uniap_code cost_check_fp8(const struct cluster_profile *cluster, const struct model_profile *model,
@@ -523,6 +543,24 @@ static uniap_code cost_check_options(const struct cluster_profile *cluster,
 			               "cluster.device.peak_tflops: required by model layer type \"%s\" which gives "
 			               "attention_flops_per_sample (selective recomputation)",
 			               model->types[i].name);
+	if (opt->cp > 1) {
+		if ((n / (opt->pp > 0 ? opt->pp : 1)) % opt->cp != 0 || opt->pp < 1 || n % opt->pp != 0)
+			return err_set(err, UNIAP_E_INVALID,
+			               "context_parallel: must divide the devices of a stage (%d / pp %d), got %d", n, opt->pp,
+			               opt->cp);
+		for (i = 0; i < model->n_types; i++) {
+			const struct model_layer_type *t = &model->types[i];
+
+			if (t->n_forward_s > 0)
+				return err_set(err, UNIAP_E_INVALID,
+				               "context_parallel: model layer type \"%s\" is priced from measured times, which "
+				               "do not say how they split over a sequence", t->name);
+			if (!(t->tokens_per_sample > 0) || fmod(t->tokens_per_sample, opt->cp) != 0)
+				return err_set(err, UNIAP_E_INVALID,
+				               "context_parallel: %d must divide model layer type \"%s\"'s tokens_per_sample "
+				               "(%g)", opt->cp, t->name, t->tokens_per_sample);
+		}
+	}
 	if (opt->fp8) {
 		uniap_code rc = cost_check_fp8(cluster, model, err);
 
@@ -872,13 +910,14 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 	out->batch = opt->batch;
 	out->schedule = opt->schedule;
 	out->fp8 = opt->fp8;
+	out->cp = opt->cp > 1 ? opt->cp : 1;
 	out->runtime = opt->runtime.name;
 	out->virtual_stages = opt->schedule == COST_INTERLEAVED && opt->pp > 1 ? opt->virtual_stages : 1;
-	rc = strategy_enumerate_experts(cluster, opt->pp,
+	rc = strategy_enumerate_cp(cluster, opt->pp,
 	                                (opt->recompute ? STRATEGY_WITH_RECOMPUTE : 0) |
 	                                        (opt->zero ? STRATEGY_WITH_ZERO : 0) | (opt->sp ? STRATEGY_WITH_SP : 0) |
 	                                        (opt->selective ? STRATEGY_WITH_SELECTIVE : 0),
-	                                model_experts_gcd(model), &out->strategies, err);
+	                                model_experts_gcd(model), opt->cp > 1 ? opt->cp : 1, &out->strategies, err);
 	if (rc != UNIAP_OK)
 		goto out;
 	cost_filter_strategies(&out->strategies, out->microbatch_size, opt->filter, &opt->keep,
@@ -963,7 +1002,8 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 			out->time_s[u * K + k] = type_time[model->layers[u].type * K + k];
 			out->memory_fixed_bytes[u * K + k] = cost_states_bytes(model, t, s) +
 				cost_accumulation_bytes(model, t, s, out->microbatches) + cost_fp8_weight_bytes(opt->fp8, t, s);
-			out->memory_per_microbatch_bytes[u * K + k] = samples * per_sample;
+			/* context parallelism keeps 1/cp of each sample's tokens (§Context parallelism) */
+			out->memory_per_microbatch_bytes[u * K + k] = samples * per_sample / strategy_cp(s);
 		}
 	}
 
@@ -1040,7 +1080,8 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 			/* a sequence-parallel output leaves its shards for a layer that wants the
 			 * whole sequence: all-gather forward, reduce-scatter backward over the
 			 * sender's tp group (§Sequence parallelism) */
-			double out_k = (double)cost_ceil_div(out->microbatch_size, wk) * t->output_bytes_per_sample;
+			double out_k = (double)cost_ceil_div(out->microbatch_size, wk) * t->output_bytes_per_sample /
+			               strategy_cp(sk);
 			double gather = cost_sp_applies(t, sk)
 				? cost_collective_s(cluster, CLUSTER_ALLGATHER, out_k, sk->degree[STRATEGY_TP],
 				                    sk->stride[STRATEGY_TP], D, out->pp) +
@@ -1052,9 +1093,9 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 				const struct strategy *sl = &out->strategies.items[l];
 				long wl = strategy_batch_width(sl);
 				double per_dev_fwd = (double)cost_ceil_div(out->microbatch_size, wl) *
-					t->output_bytes_per_sample;
+					t->output_bytes_per_sample / strategy_cp(sl);
 				double per_dev_bwd = (double)cost_ceil_div(out->microbatch_size, wk) *
-					t->output_bytes_per_sample;
+					t->output_bytes_per_sample / strategy_cp(sk);
 				double sw = gather > 0 && !(cost_sp_applies(t2, sl) &&
 				                            sl->degree[STRATEGY_TP] == sk->degree[STRATEGY_TP] &&
 				                            sl->stride[STRATEGY_TP] == sk->stride[STRATEGY_TP])

@@ -122,6 +122,9 @@ struct cost_options {
 	int zero;               /* add ZeRO-1 and ZeRO-2 variants of replicated strategies */
 	int sp;                 /* add sequence-parallel variants of strategies with tp > 1 */
 	int selective;          /* add selective-recomputation variants */
+	int cp;                 /* context parallelism (docs/cost-model.md, "Context parallelism"): every
+	                           strategy's inner cp ranks of its dp group split the sequence; 0 or 1:
+	                           none.  Needs every layer type's tokens_per_sample, divisible by cp */
 	int fp8;                /* FP8 training (docs/cost-model.md, "FP8"): the layers' FP8 GEMMs
 	                           (fp8_flops_per_sample) at the cluster's FP8 peak, their input
 	                           casts, an FP8 copy of their weights; needs a mixed-precision
@@ -154,6 +157,7 @@ struct cost_candidate {
 	enum cost_schedule schedule;
 	int virtual_stages;          /* v: model chunks per device, 1 unless interleaved with pp > 1 */
 	int fp8;                     /* priced for FP8 training (cost_options.fp8) */
+	int cp;                      /* context-parallel size of every strategy (cost_options.cp), >= 1 */
 	const char *runtime;         /* the runtime it was priced for (cost_options.runtime.name,
 	                                borrowed static text), NULL when none */
 	double memory_limit_bytes;

@@ -651,6 +651,13 @@ static uniap_code model_check_type(const struct model_profile *m, size_t i, stru
 		if (rc != UNIAP_OK)
 			return rc;
 	}
+	if (!model_in_closed(t->kv_bytes_per_sample, 0.0, MODEL_MAX_BYTES_PER_SAMPLE))
+		return err_set(err, UNIAP_E_INVALID, "%s.kv_bytes_per_sample: must be >= 0 and <= %g, got %g", path,
+		               MODEL_MAX_BYTES_PER_SAMPLE, t->kv_bytes_per_sample);
+	if (!model_in_closed(t->context_flops_per_sample, 0.0, t->forward_flops_per_sample))
+		return err_set(err, UNIAP_E_INVALID,
+		               "%s.context_flops_per_sample: part of forward_flops_per_sample %g, got %g", path,
+		               t->forward_flops_per_sample, t->context_flops_per_sample);
 	return model_check_experts(t, path, err);
 }
 

@@ -239,6 +239,14 @@ struct model_layer_type {
 	 * busiest rank's expert tokens over the balanced share (a capacity
 	 * factor, or a measured imbalance; 1 = balanced, the benchmarks' forced
 	 * routing) */
+	/* Context parallelism (docs/cost-model.md, "Context parallelism"): the
+	 * bytes of one sample's keys and values (the attention's K and V over the
+	 * whole sequence, unsharded, divided by tp), which ring attention passes
+	 * round the cp group, and the attention core's forward FLOPs per sample
+	 * (QK^T and AV, flash attention's included) that the exchange overlaps;
+	 * 0 on a layer without attention */
+	double kv_bytes_per_sample;
+	double context_flops_per_sample;
 	int experts;
 	double expert_parameters;
 	double expert_flops_per_sample;

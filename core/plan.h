@@ -58,6 +58,7 @@ struct plan_doc {
 	double throughput_samples_per_s;
 	char runtime[32];       /* the runtime it is priced for (runtime.h); "" for the default */
 	int fp8;                /* trained in FP8 (cost_options.fp8) */
+	int cp;                 /* context-parallel size (cost_options.cp); 0 or 1: none */
 	size_t n_layers;
 	char **layer_names;     /* owned, [n_layers] */
 	int *stage;             /* owned, [n_layers] */

@@ -22,7 +22,7 @@ const char *strategy_dim_name(enum strategy_dim d)
 
 int strategy_batch_width(const struct strategy *s)
 {
-	return s->degree[STRATEGY_DP] * s->degree[STRATEGY_FSDP];
+	return s->degree[STRATEGY_DP] / strategy_cp(s) * s->degree[STRATEGY_FSDP];
 }
 
 int strategy_coord(const struct strategy *s, int rank, enum strategy_dim d)
@@ -34,13 +34,19 @@ int strategy_coord(const struct strategy *s, int rank, enum strategy_dim d)
 
 int strategy_batch_shard(const struct strategy *s, int rank)
 {
-	int dp = strategy_coord(s, rank, STRATEGY_DP);
+	/* the inner cp of the dp coordinate splits the sequence; the rest the batch */
+	int dp = strategy_coord(s, rank, STRATEGY_DP) / strategy_cp(s);
 	int fs = strategy_coord(s, rank, STRATEGY_FSDP);
 
 	/* the dimension with the larger stride is the outer, more significant one */
 	if (s->stride[STRATEGY_DP] > s->stride[STRATEGY_FSDP])
 		return dp * s->degree[STRATEGY_FSDP] + fs;
-	return fs * s->degree[STRATEGY_DP] + dp;
+	return fs * (s->degree[STRATEGY_DP] / strategy_cp(s)) + dp;
+}
+
+int strategy_seq_shard(const struct strategy *s, int rank)
+{
+	return strategy_coord(s, rank, STRATEGY_DP) % strategy_cp(s);
 }
 
 static long strategy_gcd(long x, long y)
@@ -93,18 +99,25 @@ double strategy_reshard_fraction(const struct strategy *a, const struct strategy
 	 * (a whole b shard missing) cannot be beaten, so the scan stops there.
 	 */
 	{
-		long iwa = (long)wa, iwb = (long)wb, least = iwa;
+		/* with context parallelism a shard is a batch interval times a sequence interval:
+		 * in units of 1 / (ca cb) of the sequence, a's chunk sa is [sa cb, (sa + 1) cb),
+		 * b's [sb ca, (sb + 1) ca); the tokens held are the product of the overlaps */
+		long iwa = (long)wa, iwb = (long)wb, ca = strategy_cp(a), cb = strategy_cp(b);
+		long least = iwa * ca;
 
 		for (r = 0; r < D && least > 0; r += (int)step) {
 			long ha = strategy_batch_shard(a, r), hb = strategy_batch_shard(b, r);
+			long sa = strategy_seq_shard(a, r), sb = strategy_seq_shard(b, r);
 			long lo = ha * iwb > hb * iwa ? ha * iwb : hb * iwa;
 			long hi = (ha + 1) * iwb < (hb + 1) * iwa ? (ha + 1) * iwb : (hb + 1) * iwa;
-			long have = hi > lo ? hi - lo : 0;
+			long slo = sa * cb > sb * ca ? sa * cb : sb * ca;
+			long shi = (sa + 1) * cb < (sb + 1) * ca ? (sa + 1) * cb : (sb + 1) * ca;
+			long have = (hi > lo ? hi - lo : 0) * (shi > slo ? shi - slo : 0);
 
 			if (have < least)
 				least = have;
 		}
-		worst = (double)(iwa - least) / (wa * wb);
+		worst = (double)(iwa * ca - least) / (wa * wb * (double)ca * (double)cb);
 	}
 	return worst < 1e-12 ? 0 : worst;
 }
@@ -165,7 +178,7 @@ int strategy_group_level(const struct cluster_profile *c, int size, int stride, 
 /* Appends one strategy built from degrees and an inner-to-outer order. */
 static void strategy_fill(struct strategy *s, const struct cluster_profile *c, int pp,
                           int stage_devices, const int degree[STRATEGY_DIMS], const int *order,
-                          int n_order, int rc, int sp, int zero, int ep, int etp1)
+                          int n_order, int rc, int sp, int zero, int ep, int etp1, int cp)
 {
 	int j, stride = 1;
 	size_t len = 0;
@@ -183,6 +196,7 @@ static void strategy_fill(struct strategy *s, const struct cluster_profile *c, i
 	s->sp = sp;
 	s->ep = ep > 1 ? ep : 1;
 	s->etp1 = etp1;
+	s->cp = cp > 1 ? cp : 1;
 	for (j = 0; j < n_order; j++) {
 		int d = order[j];
 
@@ -197,6 +211,8 @@ static void strategy_fill(struct strategy *s, const struct cluster_profile *c, i
 		len = (size_t)snprintf(s->name, sizeof(s->name), "single");
 	if (sp)
 		len += (size_t)snprintf(s->name + len, sizeof(s->name) - len, "+sp");
+	if (cp > 1)
+		len += (size_t)snprintf(s->name + len, sizeof(s->name) - len, "+cp%d", cp);
 	if (ep > 1 || etp1)
 		len += (size_t)snprintf(s->name + len, sizeof(s->name) - len, "+ep%d", ep > 1 ? ep : 1);
 	if (etp1)
@@ -237,6 +253,12 @@ uniap_code strategy_enumerate(const struct cluster_profile *c, int pp, int with,
 uniap_code strategy_enumerate_experts(const struct cluster_profile *c, int pp, int with, int experts,
                                       struct strategy_set *out, struct uniap_err *err)
 {
+	return strategy_enumerate_cp(c, pp, with, experts, 1, out, err);
+}
+
+uniap_code strategy_enumerate_cp(const struct cluster_profile *c, int pp, int with, int experts, int cp,
+                                 struct strategy_set *out, struct uniap_err *err)
+{
 	int n = cluster_devices(c), recompute = with & STRATEGY_WITH_RECOMPUTE;
 	int D, dp, tp, rc, z, q, ep, e1;
 	size_t cap = 64;
@@ -244,6 +266,9 @@ uniap_code strategy_enumerate_experts(const struct cluster_profile *c, int pp, i
 	memset(out, 0, sizeof(*out));
 	if (pp < 1 || n % pp != 0)
 		return err_set(err, UNIAP_E_ARG, "pp: must divide the device count %d, got %d", n, pp);
+	if (cp < 1 || (n / pp) % cp != 0)
+		return err_set(err, UNIAP_E_ARG, "context_parallel: must divide the %d devices of a stage, got %d", n / pp,
+		               cp);
 	D = n / pp;
 	out->items = calloc(cap, sizeof(*out->items));
 	if (!out->items)
@@ -256,6 +281,9 @@ uniap_code strategy_enumerate_experts(const struct cluster_profile *c, int pp, i
 			continue;
 		for (dp = 1; dp <= D; dp++) {
 			if (D % dp)
+				continue;
+			/* context parallelism: the inner cp ranks of the dp group */
+			if (cp > 1 && dp % cp)
 				continue;
 			for (tp = 1; tp <= D / dp; tp++) {
 				int degree[STRATEGY_DIMS];
@@ -312,7 +340,7 @@ uniap_code strategy_enumerate_experts(const struct cluster_profile *c, int pp, i
 							cap *= 2;
 						}
 						strategy_fill(&out->items[out->count++], c, pp, D, degree, order,
-						              n_order, rc, q, z, ep, e1);
+						              n_order, rc, q, z, ep, e1, cp);
 					}
 				} while (strategy_next_perm(order, n_order));
 			}

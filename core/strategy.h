@@ -26,7 +26,8 @@
  * shared out over runs of N consecutive ranks of its tp x dp ranks, for
  * every N dividing tp x dp and the experts, N = 1 included ("+epN+etp1":
  * --expert-tensor-parallel-size 1).  Suffixes come in the order +sp,
- * +epN, +etp1, +z1/+z2, +rc/+sel.
+ * +epN, +etp1, +z1/+z2, +rc/+sel; with context parallelism every strategy
+ * carries "+cpN" right after "+sp" (see strategy_enumerate_experts).
  *
  * Never: costs here (cost.c prices strategies), no I/O.
  */
@@ -66,6 +67,10 @@ struct strategy {
 	                                 outer dp / ep hold replicas of them (expert data
 	                                 parallelism); 0 or 1: none.  Only with fsdp 1; a layer
 	                                 without experts treats the strategy as its plain dp */
+	int cp;                       /* context parallelism: the inner cp ranks of each dp group
+	                                 split every sample's sequence instead of the batch (ring
+	                                 attention over them); 0 or 1: none.  All strategies of a
+	                                 dictionary share it (strategy_enumerate_experts) */
 	int etp1;                     /* expert tensor parallelism 1: a MoE layer's experts are not
 	                                 split over tp; its ep groups are runs of ep consecutive
 	                                 ranks of the tp x dp block (tp inner, dp next, sequence
@@ -81,8 +86,15 @@ struct strategy_set {
 	int pp;
 };
 
-/* Data-parallel width dp * fsdp: the number of batch shards. */
+/* Data-parallel width dp * fsdp / cp: the number of batch shards (context parallelism splits
+ * the sequence, not the batch, over its cp ranks). */
 int strategy_batch_width(const struct strategy *s);
+
+/* The context-parallel size of s: 1 when it has none. */
+static inline int strategy_cp(const struct strategy *s)
+{
+	return s->cp > 1 ? s->cp : 1;
+}
 
 /* Name of a dimension: "dp", "tp", "fsdp". */
 const char *strategy_dim_name(enum strategy_dim d);
@@ -128,6 +140,18 @@ uniap_code strategy_enumerate(const struct cluster_profile *c, int pp, int with,
  */
 uniap_code strategy_enumerate_experts(const struct cluster_profile *c, int pp, int with, int experts,
                                       struct strategy_set *out, struct uniap_err *err);
+
+/*
+ * strategy_enumerate_experts() with context parallelism cp >= 1: with cp > 1
+ * the dictionary holds only the strategies whose dp the cp divides, each with
+ * its inner cp ranks of every dp group splitting the sequence ("+cpN"; their
+ * batch width is dp x fsdp / cp).  cp 1 is strategy_enumerate_experts().
+ */
+uniap_code strategy_enumerate_cp(const struct cluster_profile *c, int pp, int with, int experts, int cp,
+                                 struct strategy_set *out, struct uniap_err *err);
+
+/* The sequence shard of rank r under s: its coordinate in the inner cp of its dp group (0 without cp). */
+int strategy_seq_shard(const struct strategy *s, int rank);
 
 /* Index of the strategy named name in set, or -1. */
 long strategy_find(const struct strategy_set *set, const char *name);

@@ -37,7 +37,7 @@ static const struct target_rules target_table[TARGET_COUNT] = {
 		.schedule_default = COST_GPIPE,
 		.fsdp = 1, .dp_with_fsdp = 1, .fsdp_with_pp = 1, .fsdp_with_tp = 1,
 		.zero_stages = ZERO(1) | ZERO(2), .zero2_with_pp = 1, .sp = 1, .selective = 1, .uneven = 1,
-		.fp8 = 1, .ep = 1, .split = TARGET_SPLIT_ANY,
+		.fp8 = 1, .ep = 1, .cp = 1, .split = TARGET_SPLIT_ANY,
 	},
 	[TARGET_MEGATRON] = {
 		.kind = TARGET_MEGATRON, .name = "megatron", .runtime = "megatron-lm",
@@ -50,6 +50,7 @@ static const struct target_rules target_table[TARGET_COUNT] = {
 		.selective = 1,         /* --recompute-granularity selective */
 		.fp8 = 1,               /* --fp8-format hybrid (Transformer Engine) */
 		.ep = 1,                /* --expert-model-parallel-size, carved out of the dp group */
+		.cp = 1,                /* --context-parallel-size, --cp-comm-type p2p (ring attention) */
 		/* validate_args: "When using MoE and tensor parallelism, sequence
 		 * parallelism must be used" */
 		.moe_tp_needs_sp = 1,
@@ -149,6 +150,12 @@ static const char *target_strategy_why(const struct target_rules *r, const struc
 		if (r->kind == TARGET_GALVATRON)
 			return "checkpoints whole layers (checkpoint), not the attention core alone";
 		return "'s activation checkpointing recomputes whole layers, not the attention core alone";
+	}
+	if (s->cp > 1 && !r->cp) {
+		if (r->kind == TARGET_GALVATRON)
+			return "'s sequence parallelism (use_sp) is Ulysses all-to-all, not the ring attention uniap "
+			       "prices for context parallelism";
+		return "has no context parallelism";
 	}
 	if (s->ep > 1 && !r->ep) {
 		if (r->kind == TARGET_DEEPSPEED)

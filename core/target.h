@@ -79,6 +79,7 @@ struct target_rules {
 	int selective;             /* selective recomputation (the attention core) */
 	int fp8;                   /* FP8 training (Transformer Engine's FP8 GEMMs) */
 	int ep;                    /* expert parallelism for MoE layers (strategy.ep > 1) */
+	int cp;                    /* context parallelism (strategy.cp > 1; ring attention) */
 	int moe_tp_needs_sp;       /* a MoE model with tp > 1 runs only with sequence parallelism */
 	int uneven;                /* micro-batch counts that leave the last micro-batch smaller */
 	unsigned zero_stages;      /* bit (1u << z) per ZeRO-1/2 data-parallel variant z the runtime runs */

@@ -598,6 +598,9 @@ static uniap_code uop_grid(const struct cluster_profile *cl, const struct model_
 	for (i = 0; i < n_pp; i++) {
 		if ((size_t)pps[i] > m->n_layers || (o->space == UOP_SPACE_INTRA && pps[i] > 1))
 			continue;
+		/* context parallelism splits each stage's devices: cp divides them */
+		if (o->cp > 1 && (cluster_devices(cl) / pps[i]) % o->cp != 0)
+			continue;
 		/* without a pipeline (pp 1) there is nothing to interleave: v = 1 */
 		int interleave = o->schedule == COST_INTERLEAVED && pps[i] > 1;
 
@@ -979,7 +982,7 @@ static struct cost_options uop_cost_options(const struct uop_options *o, const s
 		.batch = o->batch, .pp = c->pp, .microbatches = c->microbatches,
 		.schedule = o->schedule, .virtual_stages = c->virtual_stages,
 		.recompute = o->recompute, .zero = o->zero, .sp = o->sp,
-		.selective = o->selective, .uneven = o->uneven, .fp8 = o->fp8,
+		.selective = o->selective, .uneven = o->uneven, .fp8 = o->fp8, .cp = o->cp,
 		.filter = o->space == UOP_SPACE_INTER ? COST_FILTER_DP_ONLY : COST_FILTER_ALL,
 		.keep = target_keep(o->target), .deadline_s = o->deadline_s,
 		.runtime = o->runtime ? *o->runtime : *target_runtime(o->target),
@@ -1539,7 +1542,7 @@ static uniap_code uop_one_strategy(struct uop_run *run, const struct cluster_pro
 			.batch = o->batch, .pp = grid[i].pp, .microbatches = grid[i].microbatches,
 			.schedule = o->schedule, .virtual_stages = grid[i].virtual_stages,
 			.recompute = o->recompute, .zero = o->zero, .sp = o->sp,
-			.selective = o->selective, .uneven = o->uneven, .filter = filter, .fp8 = o->fp8,
+			.selective = o->selective, .uneven = o->uneven, .filter = filter, .fp8 = o->fp8, .cp = o->cp,
 			.keep = target_keep(o->target),
 			.runtime = o->runtime ? *o->runtime : *target_runtime(o->target),
 		};
@@ -1678,6 +1681,13 @@ uniap_code uop_run(const struct cluster_profile *cluster, const struct model_pro
 	if (opts->fp8 && !target_rules(opts->target)->fp8)
 		return err_set(err, UNIAP_E_ARG, "fp8: %s does not train in FP8 (%s); plan it for megatron or without "
 		               "a target", target_rules(opts->target)->runtime, target_rules(opts->target)->source);
+	if (opts->cp > 1 && !target_rules(opts->target)->cp)
+		return err_set(err, UNIAP_E_ARG, "context_parallel: %s has no context parallelism (ring attention; %s); "
+		               "plan it for megatron or without a target", target_rules(opts->target)->runtime,
+		               target_rules(opts->target)->source);
+	if (opts->cp > 1 && cluster_devices(cluster) % opts->cp != 0)
+		return err_set(err, UNIAP_E_ARG, "context_parallel: must divide the cluster's %d devices, got %d",
+		               cluster_devices(cluster), opts->cp);
 	if (target_rules(opts->target)->needs_shape && !model->shape.known)
 		return err_set(err, UNIAP_E_INVALID,
 		               "model.shape: %s builds the model from its shape (layers, hidden, heads, ...), "

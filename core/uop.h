@@ -79,7 +79,7 @@ struct uop_memo_ops {
 };
 
 /* Bumped whenever the cost model or the memo layout changes: part of every cache key. */
-#define UOP_MEMO_FORMAT 5 /* 5: runtime profiles; 4: one micro-batch in flight without a pipeline; 3: latency, contention, efficiency curve, honest memory */
+#define UOP_MEMO_FORMAT 6 /* 6: mixture of experts and context parallelism; 5: runtime profiles; 4: one micro-batch in flight without a pipeline; 3: latency, contention, efficiency curve, honest memory */
 
 /*
  * Progress of a run, as its callback sees it.  bound_s is a proven lower bound
@@ -111,6 +111,7 @@ struct uop_options {
 	int sp;                     /* offer sequence parallelism per layer with tp > 1 */
 	int selective;              /* offer selective recomputation (the attention core) per layer */
 	int fp8;                    /* FP8 training (cost_options.fp8), where the target runs it */
+	int cp;                     /* context parallelism (cost_options.cp) for every candidate; 0/1: none */
 	int uneven;                 /* also the micro-batch counts that leave the last micro-batch
 	                               smaller (cost_chunk_count), where the target runs them */
 	enum target_kind target;    /* TARGET_ANY, or only the plans that runtime executes (target.h):

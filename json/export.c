@@ -191,11 +191,12 @@ static uniap_code exp_stage_counts(const char *target, const struct cost_candida
 	return UNIAP_OK;
 }
 
-/* Per-device micro-batch: microbatch_size / (dp * fsdp), which must divide. */
+/* Per-device micro-batch: microbatch_size / (dp * fsdp / cp), which must divide (the cp ranks of a
+ * dp group share their samples, each holding part of every sequence). */
 static uniap_code exp_per_device_microbatch(const char *target, const struct cost_candidate *cand,
                                             const struct strategy *s, long *out, struct uniap_err *err)
 {
-	long w = exp_batch_width(s);
+	long w = strategy_batch_width(s);
 
 	if (cand->microbatch_size % w != 0)
 		return err_set(err, UNIAP_E_INVALID,
@@ -502,6 +503,10 @@ static uniap_code exp_megatron(const struct model_profile *model, const struct c
 	               cost_batch(cand));
 	if (s->sp)
 		exp_buf_printf(&b, "--sequence-parallel\n");
+	/* context parallelism as ring attention over the inner cp of the dp group: Megatron-LM's
+	 * order tp-cp-ep-dp-pp puts cp right outside tp, inside dp */
+	if (strategy_cp(s) > 1)
+		exp_buf_printf(&b, "--context-parallel-size %d\n--cp-comm-type p2p\n", strategy_cp(s));
 	/* experts over the inner ep ranks of the dp group (Megatron-Core carves its expert groups out of
 	 * the data-parallel ones), split like the dense layers over tp */
 	if (model->shape.experts > 0)

@@ -1005,6 +1005,8 @@ static uniap_code jdec_model_types(const cJSON *root, const char *path, struct m
 	                                   "eager_attention_bytes_per_sample",
 	                                   "fp8_flops_per_sample",
 	                                   "fp8_cast_bytes_per_sample",
+	                                   "kv_bytes_per_sample",
+	                                   "context_flops_per_sample",
 	                                   "experts",
 	                                   "expert_parameters",
 	                                   "expert_flops_per_sample",
@@ -1082,6 +1084,10 @@ static uniap_code jdec_model_types(const cJSON *root, const char *path, struct m
 			             "got %g", p, t->forward_flops_per_sample, t->fp8_flops_per_sample);
 		if (rc == UNIAP_OK)
 			rc = jdec_any_num(it, "fp8_cast_bytes_per_sample", p, 0, 0.0, &t->fp8_cast_bytes_per_sample, err);
+		if (rc == UNIAP_OK)
+			rc = jdec_any_num(it, "kv_bytes_per_sample", p, 0, 0.0, &t->kv_bytes_per_sample, err);
+		if (rc == UNIAP_OK)
+			rc = jdec_any_num(it, "context_flops_per_sample", p, 0, 0.0, &t->context_flops_per_sample, err);
 		/* mixture of experts; model_validate() checks the parts against their wholes */
 		if (rc == UNIAP_OK)
 			rc = jdec_any_int(it, "experts", p, 0, 0, &t->experts, err);
@@ -1663,7 +1669,7 @@ static uniap_code jdec_plan_strategy(const cJSON *layer, const char *lp, struct 
                                      long long *width, struct uniap_err *err)
 {
 	static const char *const keys[] = {"name", "dp", "tp", "fsdp", "recompute", "selective", "zero", "sp",
-	                                   "ep", "etp", "placement", NULL};
+	                                   "ep", "etp", "cp", "placement", NULL};
 	static const char *const dims[] = {"dp", "tp", "fsdp"}; /* the order of degree[] below */
 	char sp[JDEC_PATH_MAX], p[JDEC_PATH_MAX], ep[JDEC_PATH_MAX];
 	const cJSON *s, *v, *arr, *it;
@@ -1695,6 +1701,17 @@ static uniap_code jdec_plan_strategy(const cJSON *layer, const char *lp, struct 
 	/* expert parallelism: the inner ep ranks of the dp group (strategy.h) */
 	if (rc == UNIAP_OK)
 		rc = jdec_int(s, "ep", sp, 0, 1, 1, MODEL_MAX_DEVICES, &ep_size, err);
+	/* context parallelism: the inner cp of the dp group (the plan's context_parallel) */
+	if (rc == UNIAP_OK) {
+		long long cp = 1;
+
+		rc = jdec_int(s, "cp", sp, 0, 1, 1, MODEL_MAX_DEVICES, &cp, err);
+		if (rc == UNIAP_OK && degree[0] % cp != 0)
+			rc = err_set(err, UNIAP_E_INVALID, "%s.cp: must divide dp (%lld), got %lld", sp, degree[0], cp);
+		if (rc == UNIAP_OK && cp != (out->cp > 1 ? out->cp : 1))
+			rc = err_set(err, UNIAP_E_INVALID, "%s.cp: must be the plan's context_parallel (%d), got %lld", sp,
+			             out->cp > 1 ? out->cp : 1, cp);
+	}
 	/* expert tensor parallelism: the tp size (default) or 1, the experts whole on each rank */
 	if (rc == UNIAP_OK)
 		rc = jdec_int(s, "etp", sp, 0, degree[1], 1, MODEL_MAX_DEVICES, &etp, err);
@@ -1928,7 +1945,8 @@ uniap_code jdec_plan_json(const cJSON *root, const char *path, struct plan_doc *
 {
 	static const char *const keys[] = {"pp",     "microbatches", "microbatch_size", "schedule",
 	                                   "tpi_s",  "throughput_samples_per_s",        "stages",
-	                                   "layers", "batch", "virtual_stages", "runtime", "fp8", NULL};
+	                                   "layers", "batch", "virtual_stages", "runtime", "fp8", "context_parallel",
+	                                   NULL};
 	/* written by the optimizer next to the plan; accepted and ignored */
 	static const char *const ignored[] = {"optimal", "gap",   "candidates", "solve_s", "space",
 	                                      "cluster", "model", "devices",    "bound",   "bound_s", "status",
@@ -1997,6 +2015,12 @@ uniap_code jdec_plan_json(const cJSON *root, const char *path, struct plan_doc *
 		if (!cJSON_IsBool(v))
 			rc = err_set(err, UNIAP_E_INVALID, "%s.fp8: must be a boolean, got %s", path, jdec_type_name(v));
 		out->fp8 = cJSON_IsTrue(v);
+	}
+	if (rc == UNIAP_OK) {
+		long long cp = 1;
+
+		rc = jdec_int(root, "context_parallel", path, 0, 1, 1, MODEL_MAX_DEVICES, &cp, err);
+		out->cp = (int)cp;
 	}
 	if (rc == UNIAP_OK)
 		rc = jdec_num(root, "tpi_s", path, 1, 0.0, 0.0, DBL_MAX, &out->tpi_s, err);

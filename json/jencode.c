@@ -105,6 +105,7 @@ cJSON *jenc_strategy(const struct strategy *s)
 	     cJSON_AddBoolToObject(o, "recompute", s->recompute) &&
 	     (!s->zero || jenc_add_num(o, "zero", s->zero)) &&
 	     (!s->sp || cJSON_AddBoolToObject(o, "sp", 1)) &&
+	     (s->cp <= 1 || jenc_add_num(o, "cp", s->cp)) &&
 	     (s->ep <= 1 || jenc_add_num(o, "ep", s->ep)) &&
 	     (!s->etp1 || jenc_add_num(o, "etp", 1)) &&
 	     (!s->selective || cJSON_AddBoolToObject(o, "selective", 1)) &&
@@ -147,6 +148,7 @@ cJSON *jenc_costs(const struct cost_candidate *c)
 	     (!c->runtime || strcmp(c->runtime, RUNTIME_DEFAULT) == 0 ||
 	      cJSON_AddStringToObject(root, "runtime", c->runtime)) &&
 	     (!c->fp8 || cJSON_AddBoolToObject(root, "fp8", 1)) &&
+	     (c->cp <= 1 || jenc_add_num(root, "context_parallel", c->cp)) &&
 	     jenc_add_num(root, "memory_limit_bytes", c->memory_limit_bytes) &&
 	     jenc_add(root, "inflight_microbatches", jenc_longs(c->inflight, (size_t)cost_stages(c))) &&
 	     (layers = cJSON_AddArrayToObject(root, "layers")) &&
@@ -234,6 +236,7 @@ cJSON *jenc_plan(const struct cost_candidate *c, const int *stage, const size_t 
 	     (!c->runtime || strcmp(c->runtime, RUNTIME_DEFAULT) == 0 ||
 	      cJSON_AddStringToObject(root, "runtime", c->runtime)) &&
 	     (!c->fp8 || cJSON_AddBoolToObject(root, "fp8", 1)) &&
+	     (c->cp <= 1 || jenc_add_num(root, "context_parallel", c->cp)) &&
 	     jenc_add_num(root, "tpi_s", ev->tpi_s) &&
 	     jenc_add_num(root, "throughput_samples_per_s",
 	                             ev->tpi_s > 0 ? batch / ev->tpi_s : 0) &&
@@ -489,6 +492,9 @@ static cJSON *jenc_layer_type(const struct model_layer_type *t)
 	     (t->fp8_flops_per_sample == 0 || jenc_add_num(o, "fp8_flops_per_sample", t->fp8_flops_per_sample)) &&
 	     (t->fp8_cast_bytes_per_sample == 0 ||
 	      jenc_add_num(o, "fp8_cast_bytes_per_sample", t->fp8_cast_bytes_per_sample)) &&
+	     (t->kv_bytes_per_sample == 0 || jenc_add_num(o, "kv_bytes_per_sample", t->kv_bytes_per_sample)) &&
+	     (t->context_flops_per_sample == 0 ||
+	      jenc_add_num(o, "context_flops_per_sample", t->context_flops_per_sample)) &&
 	     (t->experts == 0 ||
 	      (jenc_add_num(o, "experts", t->experts) && jenc_add_num(o, "expert_parameters", t->expert_parameters) &&
 	       jenc_add_num(o, "expert_flops_per_sample", t->expert_flops_per_sample) &&

@@ -248,7 +248,7 @@ static char *api_plan_request(const cJSON *body, const struct cluster_profile *c
 	static const char *const option_keys[] = {
 		"batch", "schedule", "space", "time_limit_s", "deadline_s", "gap", "recompute", "zero",
 		"sequence_parallel", "selective_recompute", "uneven_microbatches", "virtual_stages", "early_stop",
-		"memory_margin", "targets", "runtime", "fp8",
+		"memory_margin", "targets", "runtime", "fp8", "context_parallel",
 	};
 	cJSON *o = cJSON_CreateObject(), *sum = NULL, *cd = NULL, *md = NULL;
 	char *text = NULL;
@@ -380,8 +380,25 @@ static uniap_code api_plan_fp8(const struct uop_options *o, const enum target_ki
                                const struct cluster_profile *c, const struct model_profile *m,
                                struct uniap_err *err)
 {
-	size_t i;
+	size_t i, u;
 
+	/* "context_parallel" likewise: targets that run it, a cluster and sequence it divides */
+	if (o->cp > 1) {
+		for (i = 0; i < n; i++)
+			if (!target_rules(targets[i])->cp)
+				return err_set(err, UNIAP_E_INVALID, "body.context_parallel: %s has no context parallelism",
+				               target_rules(targets[i])->runtime);
+		if (cluster_devices(c) % o->cp != 0)
+			return err_set(err, UNIAP_E_INVALID,
+			               "body.context_parallel: must divide the cluster's %d devices, got %d", cluster_devices(c),
+			               o->cp);
+		for (u = 0; u < m->n_types; u++)
+			if (!(m->types[u].tokens_per_sample > 0) || fmod(m->types[u].tokens_per_sample, o->cp) != 0 ||
+			    m->types[u].n_forward_s > 0)
+				return err_set(err, UNIAP_E_INVALID,
+				               "body.context_parallel: %d must divide layer type \"%s\"'s tokens_per_sample (%g), "
+				               "priced from FLOPs", o->cp, m->types[u].name, m->types[u].tokens_per_sample);
+	}
 	if (!o->fp8)
 		return UNIAP_OK;
 	for (i = 0; i < n; i++)

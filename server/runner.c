@@ -199,14 +199,14 @@ static uniap_code runner_number(const cJSON *obj, const char *root, const char *
 static const char *const runner_request_keys[] = {
 	"cluster", "model", "batch", "schedule", "space", "time_limit_s", "deadline_s", "gap", "recompute", "zero",
 	"sequence_parallel", "selective_recompute", "uneven_microbatches", "virtual_stages",
-	"early_stop", "memory_margin", "targets", "runtime", "fp8",
+	"early_stop", "memory_margin", "targets", "runtime", "fp8", "context_parallel",
 };
 
 uniap_code runner_options_json(const cJSON *obj, const char *root, double max_time_limit_s,
                                struct uop_options *o, struct uniap_err *err)
 {
 	const cJSON *v;
-	double batch = 0, limit, gap = 0, vs = 0, deadline = 0;
+	double batch = 0, limit, gap = 0, vs = 0, deadline = 0, cpv = 1;
 	uniap_code rc;
 	size_t k;
 
@@ -241,10 +241,12 @@ uniap_code runner_options_json(const cJSON *obj, const char *root, double max_ti
 	    (rc = runner_bool(obj, root, "fp8", &o->fp8, err)) != UNIAP_OK ||
 	    (rc = runner_bool(obj, root, "uneven_microbatches", &o->uneven, err)) != UNIAP_OK ||
 	    (rc = runner_bool(obj, root, "early_stop", &o->early_stop, err)) != UNIAP_OK ||
-	    (rc = runner_number(obj, root, "virtual_stages", 2, COST_MAX_VIRTUAL_STAGES, 1, 0, &vs, err)) != UNIAP_OK)
+	    (rc = runner_number(obj, root, "virtual_stages", 2, COST_MAX_VIRTUAL_STAGES, 1, 0, &vs, err)) != UNIAP_OK ||
+	    (rc = runner_number(obj, root, "context_parallel", 1, MODEL_MAX_DEVICES, 1, 0, &cpv, err)) != UNIAP_OK)
 		/* absent: 0, each v of UOP_VIRTUAL_SEARCH_MIN .. _MAX a candidate */
 		return rc;
 	o->virtual_stages = (int)vs;
+	o->cp = (int)cpv;
 	o->batch = (long)batch;
 	o->time_limit_s = limit;
 	o->deadline_s = deadline; /* seconds from the job's start: runner_run_job makes it a time */
@@ -397,6 +399,8 @@ uniap_code runner_memo_base(const struct runner_request *r, int64_t tenant, unsi
 	         r->opts.target != TARGET_ANY ? target_name(r->opts.target) : "");
 	if (r->opts.fp8 && strlen(head) + 5 < sizeof(head))
 		snprintf(head + strlen(head), sizeof(head) - strlen(head), "fp8 1\n");
+	if (r->opts.cp > 1 && strlen(head) + 24 < sizeof(head))
+		snprintf(head + strlen(head), sizeof(head) - strlen(head), "context_parallel %d\n", r->opts.cp);
 	/* a runtime other than the target's prices every candidate differently */
 	if (r->opts.runtime && strlen(head) + strlen(r->opts.runtime->name) + 10 < sizeof(head))
 		snprintf(head + strlen(head), sizeof(head) - strlen(head), "runtime %s\n", r->opts.runtime->name);

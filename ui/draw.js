@@ -71,6 +71,8 @@ function strategyShort(st) {
   if (st.tp > 1) parts.push(`tp${st.tp}`);
   if (st.dp > 1) parts.push(`dp${st.dp}`);
   if (st.fsdp > 1) parts.push(`fs${st.fsdp}`);
+  if (st.cp > 1) parts.push(`cp${st.cp}`);
+  if (st.ep > 1) parts.push(`ep${st.ep}`);
   return parts.length ? parts.join('·') : '1';
 }
 
@@ -79,6 +81,10 @@ export function strategyText(st) {
   if (st.zero) bits.push(`ZeRO-${st.zero}`);
   if (st.sp) bits.push('sequence parallel');
   if (st.selective) bits.push('selective recompute');
+  // context parallelism: the inner cp of the dp group splits each sequence (ring attention)
+  if (st.cp > 1) bits.push(`context parallel ${st.cp} (inside DP)`);
+  // expert parallelism: a MoE layer's experts over the inner ep of the dp group (or of tp x dp)
+  if (st.ep > 1) bits.push(`expert parallel ${st.ep}${st.etp === 1 && st.tp > 1 ? ', experts whole (ETP 1)' : ''}`);
   if (st.placement && st.placement.length) bits.push(`placement ${st.placement.join(' > ')}`);
   return bits.join(', ');
 }

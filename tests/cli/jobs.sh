@@ -278,6 +278,13 @@ bad_plan '{"cluster":"dgx-h100","model":"bert-huge","batch":8,"fp8":true}' fp8-f
 bad_plan '{"cluster":"dgx-h100","model":"llama-7b","batch":8,"fp8":true,"targets":["galvatron"]}' fp8-target 422 \
 	'galvatron does not train in FP8'
 bad_plan '{"cluster":"enva","model":"bert-huge","batch":8,"space":"galaxy"}' space 422 '"pointer":"/space"'
+bad_plan '{"cluster":"dgx-h100","model":"llama-7b","batch":8,"context_parallel":"2"}' cp-type 422 '"pointer":"/context_parallel"'
+bad_plan '{"cluster":"dgx-h100","model":"llama-7b","batch":8,"context_parallel":3}' cp-devices 422 \
+	"context_parallel: must divide the cluster's 8 devices"
+bad_plan '{"cluster":"dgx-h100","model":"llama-7b","batch":8,"context_parallel":2,"targets":["galvatron"]}' cp-target 422 \
+	'galvatron has no context parallelism'
+bad_plan '{"cluster":"dgx-h100","model":"vit-huge","batch":8,"context_parallel":2}' cp-tokens 422 \
+	'context_parallel: 2 must divide layer type'
 bad_plan '{"cluster":"enva","model":"bert-huge","batch":8,"time_limit_s":-1}' time-limit 422 '"pointer":"/time_limit_s"'
 bad_plan '{"cluster":"enva","model":"bert-huge","batch":8,"time_limit_s":1e9}' time-limit-cap 422 '"pointer":"/time_limit_s"'
 bad_plan '{"cluster":"enva","model":"bert-huge","batch":8,"gap":2}' gap 422 '"pointer":"/gap"'

@@ -87,6 +87,20 @@ printf '{"name":"m","precision":"mixed","architecture":{"family":"decoder","laye
 	'"seq_len":128,"vocab":1000,"moe":{"experts":8,"top_k":9,"expert_ffn_hidden":512}}}' >"$tmp/moe-topk.json"
 check moe-topk 1 "model.architecture.moe.top_k: must be between 1 and experts (8), got 9" -- \
 	"$UNIAP" plan --cluster dgx-h100 --model "$tmp/moe-topk.json" --batch 8 --threads 2 --quiet
+# context parallelism: +cpN strategies, exported as Megatron-LM's ring attention; refused where it cannot run
+P="--cluster dgx-h100-x8 --model llama-3.1-70b --batch 64 --threads 2 --quiet --zero --sequence-parallel"
+check cp-megatron 0 "--context-parallel-size 2" -- "$UNIAP" plan $P --context-parallel 2 --target megatron --format megatron
+check cp-doc 0 '"context_parallel":2' -- "$UNIAP" plan $P --context-parallel 2 --target megatron
+cp "$tmp/out" "$tmp/cp.json"
+check cp-evaluate 0 '"tpi_matches":true' -- "$UNIAP" evaluate --cluster dgx-h100-x8 --model llama-3.1-70b --batch 64 \
+	--plan "$tmp/cp.json"
+check cp-export 0 "--cp-comm-type p2p" -- "$UNIAP" export --plan "$tmp/cp.json" --cluster dgx-h100-x8 \
+	--model llama-3.1-70b --format megatron
+check cp-galvatron 2 "context_parallel: galvatron has no context parallelism" -- "$UNIAP" plan $P --context-parallel 2 \
+	--target galvatron
+check cp-tokens 1 "context_parallel: 3 must divide model layer type" -- "$UNIAP" plan --cluster dgx-h100-x3 \
+	--model llama-3.1-8b --batch 8 --threads 2 --quiet --context-parallel 3
+check cp-devices 2 "context_parallel: must divide the cluster's 64 devices, got 3" -- "$UNIAP" plan $P --context-parallel 3
 # DeepSpeed's config carries no expert parallelism: its optimum keeps the experts whole on each rank
 check moe-deepspeed 0 '"train_micro_batch_size_per_gpu"' -- "$UNIAP" plan --cluster dgx-h100 --model qwen3-30b-a3b \
 	--batch 16 --threads 2 --quiet --zero --target deepspeed --format deepspeed

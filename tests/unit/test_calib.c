@@ -427,7 +427,7 @@ static void test_megatron_parse(void **state)
 	assert_int_equal(gbs, 64);
 	assert_string_equal(ignored, "--num-layers 24");
 	assert_int_equal(u.sp, 1);
-	/* MoE, interleaving, the distributed optimizer, FSDP; context parallelism refused */
+	/* MoE, interleaving, the distributed optimizer, FSDP, context parallelism */
 	assert_int_equal(calib_megatron_parse("--tensor-model-parallel-size 2 --pipeline-model-parallel-size 4 "
 	                                      "--virtual-pipeline-model-parallel-size 3 --expert-model-parallel-size 8 "
 	                                      "--expert-tensor-parallel-size 1 --sequence-parallel "
@@ -451,9 +451,17 @@ static void test_megatron_parse(void **state)
 	                 UNIAP_OK);
 	assert_int_equal(u.fsdp_all, 1);
 	assert_int_equal(u.layers_per_chunk, 2);
-	assert_int_equal(calib_megatron_parse("--context-parallel-size 2", &u, &gbs, ignored, sizeof(ignored), &err),
-	                 UNIAP_E_INVALID);
-	assert_string_equal(err.msg, "--context-parallel-size: context parallelism is not priced yet; got 2");
+	assert_int_equal(calib_megatron_parse("--tensor-model-parallel-size 2 --context-parallel-size 2 --sequence-parallel",
+	                                      &u, &gbs, ignored, sizeof(ignored), &err),
+	                 UNIAP_OK);
+	assert_int_equal(u.cp, 2);
+	u.dp = 4;
+	{
+		char name[64];
+
+		calib_uniform_strategy(&u, name, sizeof(name));
+		assert_string_equal(name, "tp2.dp4+sp+cp2");
+	}
 	assert_int_equal(calib_megatron_parse("--tensor-model-parallel-size two", &u, &gbs, ignored, sizeof(ignored),
 	                                      &err),
 	                 UNIAP_E_INVALID);

@@ -1191,6 +1191,64 @@ static void test_moe_terms(void **state)
 	}
 }
 
+/*
+ * Context parallelism (docs/cost-model.md, "Context parallelism"): a rank's 1/cp of each sample's
+ * tokens, the ring's all-gather of keys and values (and its gradients' reduce-scatter) charged for
+ * what the attention core does not hide, the gradients over the whole dp group; refused where cp
+ * does not divide a layer type's tokens.
+ */
+static void test_context_parallel_terms(void **state)
+{
+	static const int dev[] = { 2, 4 };
+	static const double bw[] = { 100, 10 };
+	struct cluster_profile cl;
+	struct model_profile m;
+	struct cost_candidate c1, c2;
+	struct cost_options o = { .batch = 4, .pp = 1, .microbatches = 1, .schedule = COST_GPIPE };
+	struct uniap_err err;
+	struct model_layer_type *t;
+
+	(void)state;
+	assert_int_equal(fx_cluster(&cl, 1, 4, dev, bw, 2, 80e9, 0, 1.0), 0);
+	cl.peak_flops_per_s[MODEL_FP32] = 100e12;
+	cl.compute_efficiency = 0.5;
+	model(&m, 2, MODEL_FP32);
+	t = &m.types[0];
+	free(t->forward_s);
+	t->forward_s = NULL;
+	t->n_forward_s = 0;
+	/* 1e12 FLOPs a sample (2e11 in the attention core) over 1000 tokens; 8e8 bytes of keys and values */
+	t->forward_flops_per_sample = 1e12;
+	t->tokens_per_sample = 1000;
+	t->kv_bytes_per_sample = 8e8;
+	t->context_flops_per_sample = 2e11;
+	assert_int_equal(model_validate(&m, &err), UNIAP_OK);
+	assert_int_equal(cost_build(&cl, &m, &o, &c1, &err), UNIAP_OK);
+	o.cp = 2;
+	assert_int_equal(cost_build(&cl, &m, &o, &c2, &err), UNIAP_OK);
+	assert_int_equal(c2.cp, 2);
+	assert_true(strategy_find(&c2.strategies, "dp4") < 0);
+	/* dp4+cp2: 2 samples a rank, half of each: the 0.02 s a sample of dp4's one; the pair {0, 1}
+	 * gathers 2 x 8e8 bytes (1/2 of them at 100 GB/s: 8 ms) against a 4 ms core, forward, and
+	 * twice that backward: 4 + 8 ms more than dp4, whose gradient reduction is the same */
+	NEAR(T(&c2, 0, "dp4+cp2") - T(&c1, 0, "dp4"), 4e-3 + 8e-3);
+	NEAR(MA(&c2, "dp4+cp2"), MA(&c1, "dp4"));
+	NEAR(MF(&c2, "dp4+cp2"), MF(&c1, "dp4"));
+	/* a layer without keys and values exchanges nothing */
+	cost_candidate_release(&c2);
+	t->kv_bytes_per_sample = 0;
+	assert_int_equal(cost_build(&cl, &m, &o, &c2, &err), UNIAP_OK);
+	NEAR(T(&c2, 0, "dp4+cp2"), T(&c1, 0, "dp4"));
+	cost_candidate_release(&c2);
+	cost_candidate_release(&c1);
+	/* cp must divide every layer type's tokens */
+	t->tokens_per_sample = 999;
+	assert_int_equal(cost_build(&cl, &m, &o, &c2, &err), UNIAP_E_INVALID);
+	assert_non_null(strstr(err.msg, "context_parallel: 2 must divide model layer type"));
+	model_release(&m);
+	cluster_release(&cl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1213,6 +1271,7 @@ int main(void)
 		cmocka_unit_test(test_runtime_terms),
 		cmocka_unit_test(test_fp8_terms),
 		cmocka_unit_test(test_moe_terms),
+		cmocka_unit_test(test_context_parallel_terms),
 	};
 
 	return cmocka_run_group_tests_name("cost", tests, NULL, NULL);

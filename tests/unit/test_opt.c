@@ -1543,14 +1543,15 @@ const char *__lsan_default_suppressions(void)
  * The expert-parallel dictionary on real cost-model candidates: a small
  * decoder with a dense and a MoE block (catalog_transformer) on 4 devices
  * in 2 pairs, across pipeline degrees, micro-batch counts, ZeRO, expert
- * counts and loads; brute force equals every optimizer path, and the
- * dominance reduction keeps the optimum.
+ * counts and loads, and with context parallelism 2 (and sequence
+ * parallelism, so +etp1 too) on some; brute force equals every optimizer
+ * path, and the dominance reduction keeps the optimum.
  */
 static void test_moe_vs_brute(void **state)
 {
 	static const int dev[] = { 2, 4 };
 	static const double bw[] = { 50, 5 };
-	int trial, with_ep = 0, ep_wins = 0;
+	int trial, with_ep = 0, ep_wins = 0, with_cp = 0;
 
 	(void)state;
 	for (trial = 0; trial < 24; trial++) {
@@ -1559,7 +1560,8 @@ static void test_moe_vs_brute(void **state)
 		struct model_arch a;
 		struct cost_candidate c, red;
 		struct cost_options o = { .batch = 8, .pp = 1 + trial % 2, .microbatches = 1 << (trial / 2 % 3),
-		                          .schedule = trial % 4 < 2 ? COST_GPIPE : COST_1F1B, .zero = trial % 3 == 0 };
+		                          .schedule = trial % 4 < 2 ? COST_GPIPE : COST_1F1B, .zero = trial % 3 == 0,
+		                          .cp = trial % 5 == 1 ? 2 : 1, .sp = trial % 5 == 1 };
 		struct opt_result res[5];
 		static const enum opt_path paths[5] = { OPT_PATH_DP_CHAIN, OPT_PATH_DP_STAGES, OPT_PATH_MILP,
 		                                        OPT_PATH_AUTO, OPT_PATH_DP_SWEEP };
@@ -1597,8 +1599,10 @@ static void test_moe_vs_brute(void **state)
 		assert_int_equal(catalog_transformer("moe", &a, &m, &err), UNIAP_OK);
 		assert_int_equal(m.n_layers, 4);
 		assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_OK);
-		for (u = 0; u < cost_k(&c); u++)
+		for (u = 0; u < cost_k(&c); u++) {
 			with_ep += c.strategies.items[u].ep > 1;
+			with_cp += c.strategies.items[u].cp > 1;
+		}
 		assert_int_equal(brute_solve(&c, &best, stage, strategy, NULL), 0);
 		if (isfinite(best) && c.strategies.items[strategy[2]].ep > 1)
 			ep_wins++;
@@ -1626,6 +1630,7 @@ static void test_moe_vs_brute(void **state)
 	              ep_wins);
 	assert_true(with_ep > 0);
 	assert_true(ep_wins > 0);
+	assert_true(with_cp > 0);
 }
 
 int main(void)

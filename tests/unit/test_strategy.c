@@ -373,6 +373,84 @@ static void test_expert_parallel(void **state)
 	cluster_release(&c);
 }
 
+/* The fraction by its definition with context parallelism: a rank's shard is a batch interval times a
+ * sequence interval, and what it lacks is the area of b's not covered by a's. */
+static double plain_fraction_cp(const struct strategy *a, const struct strategy *b, int D)
+{
+	double wa = strategy_batch_width(a), wb = strategy_batch_width(b), ca = strategy_cp(a), cb = strategy_cp(b);
+	double worst = 0;
+	int r;
+
+	for (r = 0; r < D; r++) {
+		double ha = strategy_batch_shard(a, r), hb = strategy_batch_shard(b, r);
+		double sa = strategy_seq_shard(a, r), sb = strategy_seq_shard(b, r);
+		double lo = fmax(ha / wa, hb / wb), hi = fmin((ha + 1) / wa, (hb + 1) / wb);
+		double slo = fmax(sa / ca, sb / cb), shi = fmin((sa + 1) / ca, (sb + 1) / cb);
+		double missing = 1 / (wb * cb) - (hi > lo ? hi - lo : 0) * (shi > slo ? shi - slo : 0);
+
+		worst = fmax(worst, missing);
+	}
+	return worst < 1e-12 ? 0 : worst;
+}
+
+/* Context parallelism: only strategies whose dp cp divides, "+cpN", batch width dp x fsdp / cp; the
+ * reshard fraction between any two layouts (one cp, or cp 1 against cp 2) as its definition says */
+static void test_context_parallel(void **state)
+{
+	static const char *const clusters[] = {"enva", "dgx-h100-x4"};
+	size_t ci, k, l, pairs = 0, nonzero = 0;
+
+	(void)state;
+	for (ci = 0; ci < sizeof(clusters) / sizeof(clusters[0]); ci++) {
+		struct cluster_profile c;
+		struct strategy_set one, two, four;
+		struct uniap_err err;
+		const struct strategy_set *sets[3] = { &one, &two, &four };
+		int x, y, pp;
+
+		memset(&c, 0, sizeof(c));
+		assert_int_equal(catalog_cluster(clusters[ci], &c, &err), UNIAP_OK);
+		pp = cluster_devices(&c) / 8; /* stages of 8 devices */
+		assert_int_equal(strategy_enumerate_cp(&c, pp, STRATEGY_WITH_SP, 0, 1, &one, &err), UNIAP_OK);
+		assert_int_equal(strategy_enumerate_cp(&c, pp, STRATEGY_WITH_SP, 0, 2, &two, &err), UNIAP_OK);
+		assert_int_equal(strategy_enumerate_cp(&c, pp, STRATEGY_WITH_SP, 8, 4, &four, &err), UNIAP_OK);
+		for (k = 0; k < two.count; k++) {
+			const struct strategy *t = &two.items[k];
+
+			assert_int_equal(t->cp, 2);
+			assert_int_equal(t->degree[STRATEGY_DP] % 2, 0);
+			assert_non_null(strstr(t->name, "+cp2"));
+			assert_int_equal(strategy_batch_width(t), t->degree[STRATEGY_DP] / 2 * t->degree[STRATEGY_FSDP]);
+		}
+		assert_true(strategy_find(&two, "tp2.dp4+sp+cp2") >= 0);
+		assert_true(strategy_find(&two, "tp8+sp") < 0);
+		assert_true(strategy_find(&four, "dp8+cp4+ep8") >= 0);
+		for (x = 0; x < 3; x++)
+			for (y = 0; y < 3; y++)
+				for (k = 0; k < sets[x]->count; k++)
+					for (l = 0; l < sets[y]->count; l++) {
+						const struct strategy *a = &sets[x]->items[k], *b = &sets[y]->items[l];
+						double want = plain_fraction_cp(a, b, two.stage_devices);
+						double got = strategy_reshard_fraction(a, b, two.stage_devices);
+
+						if (!(fabs(got - want) <= 1e-12 * fmax(1, want)))
+							fail_msg("%s: %s -> %s: %.17g, plainly %.17g", clusters[ci], a->name, b->name, got,
+							         want);
+						pairs++;
+						nonzero += want > 0;
+					}
+		/* a cp that does not divide a stage's devices is refused, naming it */
+		strategy_set_release(&one);
+		assert_int_equal(strategy_enumerate_cp(&c, pp, 0, 0, 3, &one, &err), UNIAP_E_ARG);
+		assert_non_null(strstr(err.msg, "context_parallel"));
+		strategy_set_release(&two);
+		strategy_set_release(&four);
+		cluster_release(&c);
+	}
+	print_message("context parallelism: %zu reshard pairs, %zu nonzero, as the definition\n", pairs, nonzero);
+	assert_true(nonzero > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -382,6 +460,7 @@ int main(void)
 		cmocka_unit_test(test_straddling_stage),
 		cmocka_unit_test(test_reshard_fraction),
 		cmocka_unit_test(test_expert_parallel),
+		cmocka_unit_test(test_context_parallel),
 		cmocka_unit_test(test_group_level),
 	};
 
