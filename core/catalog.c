@@ -408,6 +408,21 @@ static const struct catalog_model_def catalog_models[] = {
 	    "sliding_window 128 on the even layers, attention_bias true); sequence 4096; the attention sinks "
 	    "(64 parameters a layer) left out" CATALOG_SRC_MOE },
 	  CATALOG_ARCH_TRANSFORMER, CATALOG_MOE(36, 2880, 64, 8, 64, 201088, 4096, 128, 4, 2880, 0, 1, 128, 2) },
+	{ { "deepseek-v3", "DeepSeek-V3: 61 layers (3 dense, 58 MoE), hidden 7168, 128 heads of multi-head latent "
+	    "attention, 256 experts of FFN 2048 + 1 shared, top-8, seq 4096, mixed (671 B, 37 B active)",
+	    "DeepSeek-AI 2024 ('DeepSeek-V3 Technical Report', section 4.2: 61 layers, hidden 7168, 128 heads, "
+	    "d_c 512, d'_c 1536, d^R_h 64, per-head 128; the first 3 layers dense; 1 shared and 256 routed experts "
+	    "of 2048, 8 activated), HuggingFace deepseek-ai/DeepSeek-V3 config.json (intermediate_size 18432, "
+	    "vocab_size 129280, sigmoid scoring); sequence 4096; the multi-token-prediction module (14 B) left out"
+	    CATALOG_SRC_MOE },
+	  CATALOG_ARCH_TRANSFORMER,
+	  { .family = MODEL_ARCH_DECODER, .layers = 61, .hidden = 7168, .heads = 128, .kv_heads = 128,
+	    .ffn_hidden = 18432, .seq_len = 4096, .vocab = 129280, .mlp = MODEL_MLP_SWIGLU,
+	    .norm = MODEL_NORM_RMSNORM, .positions = MODEL_POS_ROTARY, .flash_attention = 1, .dropout = 0,
+	    .biases = 0, .tied_embeddings = 0, .precision = MODEL_MIXED, .optimizer = MODEL_ADAM, .experts = 256,
+	    .top_k = 8, .moe_ffn_hidden = 2048, .shared_ffn_hidden = 2048, .moe_every = 1, .moe_first_dense = 3,
+	    .router_sigmoid = 1, .q_lora_rank = 1536, .kv_lora_rank = 512, .qk_nope_head_dim = 128,
+	    .qk_rope_head_dim = 64, .v_head_dim = 128 } },
 	{ { "gpt3-175b", "GPT-3 175B: 96 layers, hidden 12288, 96 heads, FFN 4h, seq 2048, mixed (175 B)",
 	    "Brown et al. 2020 (GPT-3, Table 2.1); " CATALOG_SRC_FORMULAS },
 	  CATALOG_ARCH_TRANSFORMER, CATALOG_GPT(96, 12288, 96, 2048, 50257) },
@@ -819,18 +834,33 @@ static void catalog_block_spec(const struct model_arch *a, double elem, double s
 	double h = a->hidden, f = a->ffn_hidden, heads = a->heads;
 	double hd = a->head_dim > 0 ? a->head_dim : h / heads, q = heads * hd; /* width of Q and of the context */
 	double k = a->kv_heads * hd; /* width of K and of V */
-	int swiglu = a->mlp == MODEL_MLP_SWIGLU;
+	int swiglu = a->mlp == MODEL_MLP_SWIGLU, mla = a->kv_lora_rank > 0;
 	double weights = 2 * h * q + 2 * h * k + (swiglu ? 3 : 2) * h * f;
 	double biases = a->biases ? (q + 2 * k + h) + (swiglu ? 2 * f : f) + h : 0;
 	double u = elem / 2; /* Korthikanti et al. count 2-byte elements (masks: 1 byte) */
 	double scores = heads * s * keys;
+	/* multi-head latent attention: Q and K are qk wide, V and the context vw; the latents
+	 * (rq, rkv + rope) are not split over tp (Megatron-Core's MLA replicates its down
+	 * projections) */
+	double qk = 0, vw = 0, rq = a->q_lora_rank, rkv = a->kv_lora_rank, dr = a->qk_rope_head_dim;
+
+	if (mla) {
+		qk = heads * (a->qk_nope_head_dim + dr);
+		vw = heads * a->v_head_dim;
+		weights = (rq > 0 ? h * rq + rq * qk : h * qk) + h * (rkv + dr) + rkv * heads * (a->qk_nope_head_dim +
+		          a->v_head_dim) + vw * h + (swiglu ? 3 : 2) * h * f;
+		biases = 0;
+	}
 
 	memset(out, 0, sizeof(*out));
 	out->name = "block";
-	out->parameters = weights + biases + 2 * catalog_norm_params(a, h);
+	out->parameters = weights + biases + 2 * catalog_norm_params(a, h) +
+	                  (mla ? catalog_norm_params(a, rkv) + (rq > 0 ? catalog_norm_params(a, rq) : 0) : 0);
 	/* 2 x weights x tokens + QK^T and AV; flash attention's backward
 	 * recomputes QK^T (2 s keys h more), priced as 1/3 of it in forward */
 	out->flops = 2 * weights * s + 4 * s * keys * q + (a->flash_attention ? 2.0 / 3.0 * s * keys * q : 0);
+	if (mla)
+		out->flops = 2 * weights * s + 2 * s * keys * (qk + vw) + (a->flash_attention ? 2.0 / 3.0 * s * keys * qk : 0);
 	/* kept for backward, not split by TP: both norm inputs, the QKV and MLP
 	 * inputs [, the two hidden dropout masks] */
 	out->act_fixed = u * s * h * (8 + (a->dropout ? 2 : 0));
@@ -840,6 +870,13 @@ static void catalog_block_spec(const struct model_arch *a, double elem, double s
 	 * flash attention's fp32 logsumexp per query and head */
 	out->act_split = u * (4 * s * q + 4 * s * k + (swiglu ? 6 : 4) * s * f) +
 	                 (a->flash_attention ? 4 * heads * s : u * (a->dropout ? 5 : 2) * scores);
+	if (mla) {
+		/* Q, K (qk each), V and the context (vw each), the MLP's; the latents and their
+		 * normed copies (q: rq, kv: rkv + rope), kept whole on every tp rank */
+		out->act_split = u * (2 * s * (2 * qk + 2 * vw) + (swiglu ? 6 : 4) * s * f) +
+		                 (a->flash_attention ? 4 * heads * s : u * (a->dropout ? 5 : 2) * scores);
+		out->act_fixed += u * 2 * s * (2 * rq + 2 * rkv + dr);
+	}
 	/* memory-bound bytes read + written: norms 2 x 2 s h, residual adds
 	 * 2 x 3 s h [, hidden dropouts 2 x (2 s h + 1-byte mask)]; split: fused
 	 * scale-mask-softmax 2 a s^2 [+ dropout], GeLU 2 s f or SiLU and product
@@ -848,6 +885,13 @@ static void catalog_block_spec(const struct model_arch *a, double elem, double s
 	out->mem_split = (a->flash_attention ? 0 : 2 * scores * elem + (a->dropout ? scores * (2 * elem + 1) : 0)) +
 	                 (swiglu ? 5 : 2) * s * f * elem +
 	                 (a->positions == MODEL_POS_ROTARY ? 2 * s * (q + k) * elem : 0);
+	if (mla) {
+		/* RoPE on the queries' rope part and the shared key rope; the latents' norms and the
+		 * copies that assemble Q and K from their nope and rope parts (read and write) */
+		out->mem_split = (a->flash_attention ? 0 : 2 * scores * elem) + (swiglu ? 5 : 2) * s * f * elem +
+		                 2 * s * heads * dr * elem + 4 * s * qk * elem;
+		out->mem_fixed += 2 * s * dr * elem + 4 * s * (rq + rkv) * elem;
+	}
 	/* the attention core that selective recomputation recomputes (Korthikanti
 	 * et al., §5: the 5as^2 term): its kept scores, QK^T and AV, and its
 	 * softmax and dropout; nothing with flash attention, which keeps none */
@@ -867,12 +911,18 @@ static void catalog_block_spec(const struct model_arch *a, double elem, double s
 	 * up and down projections) are cast to FP8, read 2 and written 1 byte each */
 	out->fp8_flops = 2 * weights * s;
 	out->fp8_cast = 3 * (2 * s * h + s * q + s * f);
+	if (mla) /* the inputs of the down projections (h once), the up projections, the output one */
+		out->fp8_cast = 3 * (2 * s * h + s * (rq + rkv + vw) + s * f);
 	out->output_bytes = s * h * elem;
 	out->checkpoint_bytes = s * h * elem;
 	/* context parallelism: every token's K and V, which ring attention passes round the cp
 	 * group, and the attention core it overlaps (QK^T and AV [, flash's recomputed QK^T]) */
 	out->kv_bytes = 2 * s * k * elem;
 	out->context_flops = 4 * s * keys * q + (a->flash_attention ? 2.0 / 3.0 * s * keys * q : 0);
+	if (mla) { /* ring attention passes the up-projected K and V */
+		out->kv_bytes = s * (qk + vw) * elem;
+		out->context_flops = 2 * s * keys * (qk + vw) + (a->flash_attention ? 2.0 / 3.0 * s * keys * qk : 0);
+	}
 	out->tp_allreduces = 2;
 	out->gemm_dim = h;
 	out->tokens = s;
@@ -880,6 +930,10 @@ static void catalog_block_spec(const struct model_arch *a, double elem, double s
 	 * SwiGLU: 3 GEMMs + SiLU + product), its residual add [and dropout] */
 	out->kernels = 2 * catalog_norm_kernels(a) + catalog_attention_kernels(a) + (swiglu ? 5 : 3) + 1 +
 	               (a->dropout ? 1 : 0);
+	/* MLA: two down and two up projections where there were Q, K, V (one more GEMM, or two with
+	 * a q latent), the latents' norms, the splits and concatenations of nope and rope parts */
+	if (mla)
+		out->kernels += (rq > 0 ? 2 : 1) + (rq > 0 ? 2 : 1) * catalog_norm_kernels(a) + 4;
 }
 
 
@@ -1070,6 +1124,21 @@ static uniap_code catalog_arch_check(const struct model_arch *a, struct uniap_er
 		return err_set(err, UNIAP_E_INVALID,
 		               "model.architecture.ffn_hidden: must be an integer between 1 and %g, got %g",
 		               CATALOG_ARCH_MAX_DIM, a->ffn_hidden);
+	if (a->kv_lora_rank != 0) {
+		static const char *const f[] = { "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim" };
+		const double v[] = { a->kv_lora_rank, a->qk_nope_head_dim, a->qk_rope_head_dim, a->v_head_dim };
+		size_t j;
+
+		for (j = 0; j < 4; j++)
+			if (!catalog_dim_ok(v[j]))
+				return err_set(err, UNIAP_E_INVALID,
+				               "model.architecture.mla.%s: must be an integer between 1 and %g, got %g", f[j],
+				               CATALOG_ARCH_MAX_DIM, v[j]);
+		if (a->q_lora_rank != 0 && !catalog_dim_ok(a->q_lora_rank))
+			return err_set(err, UNIAP_E_INVALID,
+			               "model.architecture.mla.q_lora_rank: must be an integer between 0 and %g, got %g",
+			               CATALOG_ARCH_MAX_DIM, a->q_lora_rank);
+	}
 	if (a->window != 0 && !catalog_dim_ok(a->window))
 		return err_set(err, UNIAP_E_INVALID,
 		               "model.architecture.window: must be an integer between 1 and %g, got %g",
@@ -1201,6 +1270,14 @@ uniap_code catalog_transformer(const char *name, const struct model_arch *a, str
 		sh->window = r.window > 0 && r.window < r.seq_len ? (long)r.window : 0;
 		sh->window_every = sh->window ? (r.window_every > 0 ? r.window_every : 1) : 0;
 		sh->experts = r.experts;
+		sh->router_sigmoid = r.router_sigmoid;
+		if (r.kv_lora_rank > 0) {
+			sh->q_lora_rank = (long)r.q_lora_rank;
+			sh->kv_lora_rank = (long)r.kv_lora_rank;
+			sh->qk_nope_head_dim = (long)r.qk_nope_head_dim;
+			sh->qk_rope_head_dim = (long)r.qk_rope_head_dim;
+			sh->v_head_dim = (long)r.v_head_dim;
+		}
 		if (r.experts > 0) {
 			sh->top_k = r.top_k;
 			sh->moe_ffn_hidden = (long)r.moe_ffn_hidden;

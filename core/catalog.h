@@ -118,6 +118,18 @@ struct model_arch {
 	int moe_first_dense;
 	double capacity_factor;
 	double expert_load;
+	int router_sigmoid;  /* the router scores with a sigmoid (DeepSeek-V3), else a softmax: priced alike */
+	/* Multi-head latent attention (DeepSeek-V2/V3; docs/catalog.md, "Multi-head
+	 * latent attention"): kv_lora_rank > 0 turns it on.  Q through a rank
+	 * q_lora_rank bottleneck (0: a full h x heads (nope + rope) projection), K
+	 * and V up-projected from a rank kv_lora_rank latent, each head's query and
+	 * key qk_nope + qk_rope wide (the rope part of K shared by the heads), its
+	 * value v_head wide */
+	double q_lora_rank;
+	double kv_lora_rank;
+	double qk_nope_head_dim;
+	double qk_rope_head_dim;
+	double v_head_dim;
 };
 
 /*

@@ -298,6 +298,11 @@ struct model_shape {
 	 * capacity factor (0: dropless) */
 	long experts, top_k, moe_ffn_hidden, shared_ffn_hidden, moe_every, moe_first_dense;
 	double capacity_factor;
+	int router_sigmoid;   /* the router scores with a sigmoid (--moe-router-score-function sigmoid) */
+	/* multi-head latent attention (kv_lora_rank > 0): Megatron-LM's
+	 * --multi-latent-attention --q-lora-rank --kv-lora-rank --qk-head-dim
+	 * --qk-pos-emb-head-dim --v-head-dim */
+	long q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim;
 };
 
 struct model_profile {

@@ -407,6 +407,13 @@ static void exp_megatron_model(struct exp_buf *b, const struct model_profile *mo
 		exp_buf_printf(b, "--fp16\n");
 	if (sh->head_dim > 0)
 		exp_buf_printf(b, "--kv-channels %ld\n", sh->head_dim);
+	if (sh->kv_lora_rank > 0) {
+		exp_buf_printf(b, "--multi-latent-attention\n");
+		if (sh->q_lora_rank > 0)
+			exp_buf_printf(b, "--q-lora-rank %ld\n", sh->q_lora_rank);
+		exp_buf_printf(b, "--kv-lora-rank %ld\n--qk-head-dim %ld\n--qk-pos-emb-head-dim %ld\n--v-head-dim %ld\n",
+		               sh->kv_lora_rank, sh->qk_nope_head_dim, sh->qk_rope_head_dim, sh->v_head_dim);
+	}
 	if (sh->window > 0) {
 		long k;
 
@@ -425,6 +432,8 @@ static void exp_megatron_model(struct exp_buf *b, const struct model_profile *mo
 		               sh->moe_ffn_hidden);
 		if (sh->shared_ffn_hidden > 0)
 			exp_buf_printf(b, "--moe-shared-expert-intermediate-size %ld\n", sh->shared_ffn_hidden);
+		if (sh->router_sigmoid)
+			exp_buf_printf(b, "--moe-router-score-function sigmoid\n");
 		if (sh->capacity_factor > 0)
 			exp_buf_printf(b, "--moe-expert-capacity-factor %g\n", sh->capacity_factor);
 		if (every > 1 || sh->moe_first_dense > 0) {

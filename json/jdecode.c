@@ -1397,6 +1397,7 @@ static uniap_code jdec_model_moe(const cJSON *arch, const char *ap, struct model
 	/* the router's scoring function does not change the cost (an h x E GEMM either way) */
 	if (rc == UNIAP_OK)
 		rc = jdec_enum(obj, "router", mp, 0, routers, 2, 0, &e, err);
+	a->router_sigmoid = e == 1;
 	if (rc == UNIAP_OK)
 		rc = jdec_bool(obj, "dropless", mp, 0, &dropless, err);
 	if (rc == UNIAP_OK && !jdec_member(obj, "dropless"))
@@ -1413,6 +1414,35 @@ static uniap_code jdec_model_moe(const cJSON *arch, const char *ap, struct model
 }
 
 /*
+ * model.architecture.mla: multi-head latent attention (docs/catalog.md, "Multi-head latent
+ * attention"): the latent ranks and the per-head widths; the generator checks them.
+ */
+static uniap_code jdec_model_mla(const cJSON *arch, const char *ap, struct model_arch *a, struct uniap_err *err)
+{
+	static const char *const keys[] = {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
+	                                   "v_head_dim", NULL};
+	char mp[JDEC_PATH_MAX];
+	const cJSON *obj;
+	double *outs[5];
+	long long v = 0;
+	size_t i;
+	uniap_code rc = jdec_obj(arch, "mla", ap, 1, keys, &obj, err);
+
+	outs[0] = &a->q_lora_rank;
+	outs[1] = &a->kv_lora_rank;
+	outs[2] = &a->qk_nope_head_dim;
+	outs[3] = &a->qk_rope_head_dim;
+	outs[4] = &a->v_head_dim;
+	jdec_pkey(mp, ap, "mla");
+	for (i = 0; rc == UNIAP_OK && i < 5; i++) {
+		/* q_lora_rank is optional: 0, a full query projection */
+		rc = jdec_int(obj, keys[i], mp, i > 0, 0, i ? 1 : 0, JDEC_ARCH_MAX_DIM, &v, err);
+		*outs[i] = (double)v;
+	}
+	return rc;
+}
+
+/*
  * model.architecture: the hyper-parameters of a Transformer, from which
  * catalog_transformer() generates the layer types and graph (the same code
  * path as the catalog's BERT, GPT and Llama entries).  Fields, units and
@@ -1424,7 +1454,7 @@ static uniap_code jdec_model_arch(const cJSON *root, const char *path, struct mo
 	static const char *const keys[] = {"family", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "mlp",
 	                                   "seq_len", "vocab", "flash_attention", "dropout", "biases", "norm",
 	                                   "positions", "tied_embeddings", "head_dim", "window", "window_every",
-	                                   "moe", NULL};
+	                                   "moe", "mla", NULL};
 	static const char *const families[] = {"decoder", "encoder"};  /* enum model_arch_family */
 	static const char *const mlps[] = {"gelu", "swiglu"};          /* enum model_arch_mlp */
 	static const char *const norms[] = {"layernorm", "rmsnorm"};   /* enum model_arch_norm */
@@ -1490,6 +1520,8 @@ static uniap_code jdec_model_arch(const cJSON *root, const char *path, struct mo
 	a.window_every = (int)v;
 	if (rc == UNIAP_OK && jdec_member(obj, "moe"))
 		rc = jdec_model_moe(obj, ap, &a, err);
+	if (rc == UNIAP_OK && jdec_member(obj, "mla"))
+		rc = jdec_model_mla(obj, ap, &a, err);
 	if (rc == UNIAP_OK) {
 		/* the generator owns the cross-field rules; its messages start
 		 * "model."; it rebuilds *out, so the decoded name moves to it */
@@ -1520,7 +1552,8 @@ static uniap_code jdec_model_shape(const cJSON *root, const char *path, struct m
 	                                   "seq_len", "vocab", "mlp", "norm", "positions", "biases",
 	                                   "tied_embeddings", "flash_attention", "head_dim", "window", "window_every",
 	                                   "experts", "top_k", "moe_ffn_hidden", "shared_ffn_hidden", "moe_every",
-	                                   "moe_first_dense", "capacity_factor", NULL};
+	                                   "moe_first_dense", "capacity_factor", "router_sigmoid", "q_lora_rank",
+	                                   "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", NULL};
 	static const char *const mlps[] = {"gelu", "swiglu"};          /* enum model_shape_mlp */
 	static const char *const norms[] = {"layernorm", "rmsnorm"};   /* enum model_shape_norm */
 	static const char *const positions[] = {"learned", "rotary"};  /* enum model_shape_positions */
@@ -1574,9 +1607,13 @@ static uniap_code jdec_model_shape(const cJSON *root, const char *path, struct m
 		rc = jdec_bool(obj, "flash_attention", sp, 0, &sh->flash_attention, err);
 	{
 		static const char *const longs[] = {"head_dim", "window", "window_every", "experts", "top_k",
-		                                    "moe_ffn_hidden", "shared_ffn_hidden", "moe_every", "moe_first_dense"};
+		                                    "moe_ffn_hidden", "shared_ffn_hidden", "moe_every", "moe_first_dense",
+		                                    "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
+		                                    "v_head_dim"};
 		long *outs[] = {&sh->head_dim, &sh->window, &sh->window_every, &sh->experts, &sh->top_k,
-		                &sh->moe_ffn_hidden, &sh->shared_ffn_hidden, &sh->moe_every, &sh->moe_first_dense};
+		                &sh->moe_ffn_hidden, &sh->shared_ffn_hidden, &sh->moe_every, &sh->moe_first_dense,
+		                &sh->q_lora_rank, &sh->kv_lora_rank, &sh->qk_nope_head_dim, &sh->qk_rope_head_dim,
+		                &sh->v_head_dim};
 		size_t i;
 
 		for (i = 0; rc == UNIAP_OK && i < sizeof(longs) / sizeof(longs[0]); i++) {
@@ -1586,6 +1623,8 @@ static uniap_code jdec_model_shape(const cJSON *root, const char *path, struct m
 	}
 	if (rc == UNIAP_OK)
 		rc = jdec_num(obj, "capacity_factor", sp, 0, 0.0, 0.0, 64.0, &sh->capacity_factor, err);
+	if (rc == UNIAP_OK)
+		rc = jdec_bool(obj, "router_sigmoid", sp, 0, &sh->router_sigmoid, err);
 	if (rc == UNIAP_OK && sh->experts > 0 && (sh->top_k < 1 || sh->top_k > sh->experts))
 		rc = err_set(err, UNIAP_E_INVALID, "%s.top_k: must be between 1 and experts (%ld), got %ld", sp,
 		             sh->experts, sh->top_k);

@@ -574,7 +574,14 @@ cJSON *jenc_model(const struct model_profile *m)
 		       cJSON_AddNumberToObject(o, "moe_every", (double)sh->moe_every) &&
 		       (sh->moe_first_dense == 0 ||
 		        cJSON_AddNumberToObject(o, "moe_first_dense", (double)sh->moe_first_dense)) &&
-		       (sh->capacity_factor == 0 || cJSON_AddNumberToObject(o, "capacity_factor", sh->capacity_factor))));
+		       (sh->capacity_factor == 0 || cJSON_AddNumberToObject(o, "capacity_factor", sh->capacity_factor)) &&
+		       (!sh->router_sigmoid || cJSON_AddBoolToObject(o, "router_sigmoid", 1)))) &&
+		     (sh->kv_lora_rank == 0 ||
+		      ((sh->q_lora_rank == 0 || cJSON_AddNumberToObject(o, "q_lora_rank", (double)sh->q_lora_rank)) &&
+		       cJSON_AddNumberToObject(o, "kv_lora_rank", (double)sh->kv_lora_rank) &&
+		       cJSON_AddNumberToObject(o, "qk_nope_head_dim", (double)sh->qk_nope_head_dim) &&
+		       cJSON_AddNumberToObject(o, "qk_rope_head_dim", (double)sh->qk_rope_head_dim) &&
+		       cJSON_AddNumberToObject(o, "v_head_dim", (double)sh->v_head_dim)));
 	}
 	if (!ok) {
 		cJSON_Delete(root);

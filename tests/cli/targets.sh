@@ -101,6 +101,14 @@ check cp-galvatron 2 "context_parallel: galvatron has no context parallelism" --
 check cp-tokens 1 "context_parallel: 3 must divide model layer type" -- "$UNIAP" plan --cluster dgx-h100-x3 \
 	--model llama-3.1-8b --batch 8 --threads 2 --quiet --context-parallel 3
 check cp-devices 2 "context_parallel: must divide the cluster's 64 devices, got 3" -- "$UNIAP" plan $P --context-parallel 3
+# multi-head latent attention and DeepSeek-V3's MoE (shared expert, dense first layers, sigmoid router)
+check mla-megatron 0 "--multi-latent-attention" -- "$UNIAP" plan --cluster dgx-h100-x128 --model deepseek-v3 \
+	--batch 4096 --threads 2 --quiet --zero --sequence-parallel --fp8 --target megatron --format megatron
+cp "$tmp/out" "$tmp/mla.txt"
+for flag in "--q-lora-rank 1536" "--kv-lora-rank 512" "--qk-head-dim 128" "--qk-pos-emb-head-dim 64" "--v-head-dim 128" \
+	"--moe-shared-expert-intermediate-size 2048" "--moe-router-score-function sigmoid" "--moe-layer-freq [0,0,0,1,"; do
+	check "mla-megatron $flag" 0 "$flag" -- cat "$tmp/mla.txt"
+done
 # DeepSpeed's config carries no expert parallelism: its optimum keeps the experts whole on each rank
 check moe-deepspeed 0 '"train_micro_batch_size_per_gpu"' -- "$UNIAP" plan --cluster dgx-h100 --model qwen3-30b-a3b \
 	--batch 16 --threads 2 --quiet --zero --target deepspeed --format deepspeed

@@ -75,6 +75,8 @@ static void test_parameter_counts(void **state)
 		 * GPT-OSS-120B 116.8 B */
 		{ "mixtral-8x7b", 46.7e9 }, { "mixtral-8x22b", 141e9 }, { "qwen3-30b-a3b", 30.5e9 },
 		{ "qwen3-235b-a22b", 235e9 }, { "gpt-oss-120b", 116.8e9 },
+		/* DeepSeek-V3 Technical Report: 671 B (its multi-token-prediction module apart) */
+		{ "deepseek-v3", 671e9 },
 		/* Narayanan et al. SC 2021, Table 1 (which rounds 1.65 B to 1.7) */
 		{ "gpt-1.7b", 1.65e9 },  { "gpt-3.6b", 3.6e9 },   { "gpt-7.5b", 7.5e9 },   { "gpt-18b", 18.4e9 },
 		{ "gpt-39b", 39.1e9 },  { "gpt-76b", 76.1e9 },   { "gpt-145b", 145.6e9 }, { "gpt-310b", 310.1e9 },
@@ -467,6 +469,14 @@ static void test_architecture_documents(void **state)
 		  "\"mlp\":\"swiglu\",\"seq_len\":4096,\"vocab\":201088,\"norm\":\"rmsnorm\",\"positions\":\"rotary\","
 		  "\"biases\":true,\"tied_embeddings\":false,\"window\":128,\"window_every\":2,"
 		  "\"moe\":{\"experts\":128,\"top_k\":4,\"expert_ffn_hidden\":2880,\"router\":\"softmax_topk\"}}}" },
+		{ "deepseek-v3",
+		  "{\"name\":\"deepseek-v3\",\"precision\":\"mixed\",\"architecture\":{\"family\":\"decoder\","
+		  "\"layers\":61,\"hidden\":7168,\"heads\":128,\"ffn_hidden\":18432,\"mlp\":\"swiglu\","
+		  "\"seq_len\":4096,\"vocab\":129280,\"norm\":\"rmsnorm\",\"positions\":\"rotary\",\"biases\":false,"
+		  "\"tied_embeddings\":false,\"mla\":{\"q_lora_rank\":1536,\"kv_lora_rank\":512,\"qk_nope_head_dim\":128,"
+		  "\"qk_rope_head_dim\":64,\"v_head_dim\":128},\"moe\":{\"experts\":256,\"top_k\":8,"
+		  "\"expert_ffn_hidden\":2048,\"shared_experts\":1,\"shared_expert_ffn_hidden\":2048,\"first_dense\":3,"
+		  "\"router\":\"sigmoid_topk\"}}}" },
 		{ "gpt3-175b",
 		  "{\"name\":\"gpt3-175b\",\"precision\":\"mixed\",\"optimizer\":\"adam\",\"architecture\":"
 		  "{\"family\":\"decoder\",\"layers\":96,\"hidden\":12288,\"heads\":96,\"seq_len\":2048,"
@@ -506,6 +516,10 @@ static void test_architecture_errors(void **state)
 		{ ARCH(",\"moe\":{\"experts\":8,\"top_k\":9,\"expert_ffn_hidden\":512}"),
 		  "model.architecture.moe.top_k: must be between 1 and experts (8), got 9" },
 		{ ARCH(",\"moe\":{\"experts\":8,\"top_k\":2}"), "model.architecture.moe.expert_ffn_hidden: is required" },
+		{ ARCH(",\"mla\":{\"kv_lora_rank\":512,\"qk_nope_head_dim\":128,\"v_head_dim\":128}"),
+		  "model.architecture.mla.qk_rope_head_dim: is required" },
+		{ ARCH(",\"mla\":{\"kv_lora_rank\":0,\"qk_nope_head_dim\":128,\"qk_rope_head_dim\":64,\"v_head_dim\":128}"),
+		  "model.architecture.mla.kv_lora_rank: must be an integer between 1 and 10000000, got 0" },
 		{ ARCH(",\"moe\":{\"experts\":8,\"top_k\":2,\"expert_ffn_hidden\":512,\"capacity_factor\":1.25,"
 		       "\"dropless\":true}"),
 		  "model.architecture.moe.capacity_factor: a dropless MoE has none (dropless true)" },
@@ -694,7 +708,7 @@ static void test_moe_active(void **state)
 		int embedding;  /* the published count includes the input embedding */
 	} cases[] = {
 		{ "mixtral-8x7b", 12.9e9, 1 }, { "mixtral-8x22b", 39e9, 1 }, { "qwen3-30b-a3b", 3.3e9, 1 },
-		{ "qwen3-235b-a22b", 22e9, 1 }, { "gpt-oss-120b", 5.13e9, 0 },
+		{ "qwen3-235b-a22b", 22e9, 1 }, { "gpt-oss-120b", 5.13e9, 0 }, { "deepseek-v3", 37e9, 1 },
 	};
 	struct uniap_err err;
 	size_t i, u;
