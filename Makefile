@@ -6,6 +6,7 @@
 #   make test-stress  the same with competing CPU load (stress-ng), STRESS_RUNS times
 #   make bench      benchmark figures (never enforced by tests)
 #   make bench-fidelity  the planner's estimates against measured runs (rewrites docs/fidelity.md's tables)
+#   make bench-recipes   the megatron target's optimum against published layouts (rewrites a docs/optimizer.md table)
 #   make bench-galvatron  uniap's estimates against Galvatron v2.4.0's own cost model and search
 #                   on its measured profiles (needs GALVATRON_SRC; tables in build/galvatron/table.md)
 #   make fidelity-baseline  the fidelity ratchet's sets and baseline, anew (a commit that says why)
@@ -376,6 +377,12 @@ fidelity-baseline: all
 # PKU-DAIR/Hetu-Galvatron at 498bcade), python3-numpy, g++ and pybind11-dev.
 # Writes the tables into docs/galvatron.md; with SETS=bench/fidelity/sets also
 # the fidelity ratchet's Galvatron set (a commit that says why).
+# The megatron target's optimum against the published layouts of today's large runs
+# (bench/recipes/), both priced by uniap; rewrites docs/optimizer.md's region.
+bench-recipes: all
+	@sh bench/recipes.sh $(BUILD)/uniap | tee $(BUILD)/recipes.md
+	@sh scripts/doc-region.sh docs/optimizer.md bench-recipes $(BUILD)/recipes.md
+
 bench-galvatron: all
 	@sh bench/galvatron/agreement.sh && sh bench/galvatron/search.sh && $${PYTHON:-/usr/bin/python3} bench/galvatron/compare.py >build/galvatron/table.md && cat build/galvatron/table.md
 	@sh scripts/doc-region.sh docs/galvatron.md bench-galvatron build/galvatron/table.md
@@ -389,7 +396,7 @@ clean:
 # (var/uniap.db; var/ is git-ignored), no keys (--no-auth is loopback-only).
 # Ctrl-C stops it.  tests/cli/readme.sh starts uniapd with this recipe
 # (make -n run PORT=0 DB=...), so the README's flow is tested against it.
-.PHONY: run bench-http bench-jobs bench-fidelity bench-galvatron fidelity-baseline bench-attack bench-scale bench-replicas
+.PHONY: run bench-http bench-jobs bench-fidelity bench-recipes bench-galvatron fidelity-baseline bench-attack bench-scale bench-replicas
 PORT ?= 8080
 DB ?= var/uniap.db
 run: all
