@@ -225,6 +225,13 @@ int cli_common_option(struct cli_common *c, int opt, const char *arg, struct uni
 	case CLI_OPT_CP:
 		cli_parse_long("--context-parallel", arg, 1, MODEL_MAX_DEVICES, &c->cp, err);
 		return 1;
+	case CLI_OPT_CP_COMM:
+		if (strcmp(arg, "a2a") == 0)
+			c->cp_a2a = 1;
+		else if (strcmp(arg, "p2p") != 0)
+			err_set(err, UNIAP_E_ARG, "--cp-comm: must be p2p (ring attention) or a2a (Ulysses), got \"%.32s\"",
+			        arg);
+		return 1;
 	case CLI_OPT_SELECTIVE:
 		c->selective = 1;
 		return 1;
@@ -261,6 +268,8 @@ uniap_code cli_common_load_profiles(struct cli_common *c, struct uniap_err *err)
 
 	if (c->virtual_stages && c->schedule != COST_INTERLEAVED)
 		return err_set(err, UNIAP_E_ARG, "--virtual-stages: only with --schedule interleaved");
+	if (c->cp_a2a && c->cp <= 1)
+		return err_set(err, UNIAP_E_ARG, "--cp-comm: only with --context-parallel N > 1");
 	if (!c->cluster_path)
 		return err_set(err, UNIAP_E_ARG, "--cluster: required");
 	if (!c->model_path)

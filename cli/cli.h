@@ -70,6 +70,7 @@ enum {
 	CLI_OPT_MEMORY_MARGIN,
 	CLI_OPT_RUNTIME,
 	CLI_OPT_CP,
+	CLI_OPT_CP_COMM,
 };
 
 struct cli_common {
@@ -83,6 +84,7 @@ struct cli_common {
 	int selective;           /* --selective-recompute: offer "+sel" variants */
 	int fp8;                 /* --fp8: FP8 training (the layers' FP8 GEMMs at the FP8 peak) */
 	long cp;                 /* --context-parallel N: every strategy's ring attention over N ranks; 0: none */
+	int cp_a2a;              /* --cp-comm a2a: Ulysses all-to-alls instead of the ring */
 	int uneven;              /* --uneven-microbatches: the last micro-batch may be smaller */
 	long virtual_stages;     /* --virtual-stages V (interleaved only); 0 when not given */
 	int pretty;
@@ -110,7 +112,8 @@ struct cli_common {
 	{ "help", no_argument, NULL, CLI_OPT_HELP }, \
 	{ "memory-margin", required_argument, NULL, CLI_OPT_MEMORY_MARGIN }, \
 	{ "runtime", required_argument, NULL, CLI_OPT_RUNTIME }, \
-	{ "context-parallel", required_argument, NULL, CLI_OPT_CP }
+	{ "context-parallel", required_argument, NULL, CLI_OPT_CP }, \
+	{ "cp-comm", required_argument, NULL, CLI_OPT_CP_COMM }
 
 /* Returns 1 if opt was a common option (handled, or err set), 0 otherwise. */
 int cli_common_option(struct cli_common *c, int opt, const char *arg, struct uniap_err *err);

@@ -24,7 +24,7 @@ static const char plan_usage[] =
 	"                  [--space unified|inter|intra|uniform] [--threads N]\n"
 	"                  [--time-limit S] [--deadline S] [--gap G] [--early-stop] [--recompute] [--zero]\n"
 	"                  [--sequence-parallel] [--selective-recompute] [--uneven-microbatches] [--fp8]\n"
-	"                  [--context-parallel N]\n"
+	"                  [--context-parallel N [--cp-comm p2p|a2a]]\n"
 	"                  [--memory-margin F] [--target T[,T...]]\n"
 	"                  [--format json|text|galvatron|megatron|deepspeed] [--pretty] [--quiet]\n"
 	"\n"
@@ -68,6 +68,7 @@ static const char plan_usage[] =
 	"  --selective-recompute  allow recomputing only the attention core per layer\n"
 	"  --context-parallel N  context parallelism: every strategy splits each sequence over N\n"
 	"                   ranks of its dp group (ring attention; docs/cost-model.md)\n"
+	"  --cp-comm a2a    context parallelism as Ulysses all-to-alls (tp x N divides the heads)\n"
 	"  --fp8            train in FP8: the linear layers' GEMMs at the cluster's FP8 peak\n"
 	"                   (peak_tflops.fp8), their input casts and FP8 weight copies priced;\n"
 	"                   a mixed-precision model, no target but megatron\n"
@@ -351,6 +352,7 @@ int cli_cmd_plan(int argc, char **argv)
 	o.selective = common.selective;
 	o.fp8 = common.fp8;
 	o.cp = (int)common.cp;
+	o.cp_a2a = common.cp_a2a;
 	o.uneven = common.uneven;
 	memset(rs, 0, sizeof(rs));
 	if (n_targets == 0)

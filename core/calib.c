@@ -1023,6 +1023,7 @@ uniap_code calib_uniform_plan(const struct model_profile *m, int devices, long b
 	out->virtual_stages = u.virtual_stages > 1 ? u.virtual_stages : 0;
 	out->fp8 = u.fp8;
 	out->cp = u.cp > 1 ? u.cp : 1;
+	out->cp_a2a = u.cp > 1 && u.cp_a2a;
 	out->microbatches = u.microbatches;
 	out->microbatch_size = batch / u.microbatches;
 	out->schedule = schedule;
@@ -1054,7 +1055,7 @@ out:
 /* The Megatron-LM arguments read, and where each goes. */
 enum calib_marg {
 	CALIB_TP, CALIB_PP, CALIB_MBS, CALIB_GBS, CALIB_FIRST, CALIB_LAST, CALIB_RECOMPUTE, CALIB_FP8, CALIB_EP, CALIB_ETP,
-	CALIB_VP, CALIB_VP_LAYERS, CALIB_CP,
+	CALIB_VP, CALIB_VP_LAYERS, CALIB_CP, CALIB_CP_COMM,
 	/* flags (no value) */
 	CALIB_SP, CALIB_DISTOPT, CALIB_FSDP
 };
@@ -1076,6 +1077,7 @@ static const struct {
 	{ "--virtual-pipeline-model-parallel-size", CALIB_VP },
 	{ "--num-layers-per-virtual-pipeline-stage", CALIB_VP_LAYERS },
 	{ "--context-parallel-size", CALIB_CP },
+	{ "--cp-comm-type", CALIB_CP_COMM }, /* p2p (ring) or a2a (Ulysses) */
 	{ "--sequence-parallel", CALIB_SP },
 	{ "--use-distributed-optimizer", CALIB_DISTOPT },
 	{ "--use-torch-fsdp2", CALIB_FSDP },
@@ -1198,6 +1200,13 @@ uniap_code calib_megatron_parse(const char *args, struct calib_uniform *u, long 
 			p = vs + vlen;
 		if (calib_megatron_args[i].arg == CALIB_FP8) {
 			u->fp8 = 1;
+			continue;
+		}
+		if (calib_megatron_args[i].arg == CALIB_CP_COMM) {
+			if (strcmp(val, "a2a") == 0)
+				u->cp_a2a = 1;
+			else if (strcmp(val, "p2p") != 0)
+				return err_set(err, UNIAP_E_INVALID, "%s: p2p and a2a are priced, got \"%.32s\"", tok, val);
 			continue;
 		}
 		if (calib_megatron_args[i].arg == CALIB_RECOMPUTE) {

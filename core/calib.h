@@ -270,6 +270,7 @@ struct calib_uniform {
 	int selective;               /* --recompute-granularity selective */
 	int ep;                      /* expert-parallel size (--expert-model-parallel-size); 0/1: none */
 	int cp;                      /* context-parallel size (--context-parallel-size); 0/1: none */
+	int cp_a2a;                  /* --cp-comm-type a2a (Ulysses) */
 	int etp1;                    /* --expert-tensor-parallel-size 1 with tp > 1 */
 	int virtual_stages;          /* model chunks per device (--virtual-pipeline-model-parallel-size,
 	                                or layers / pp / --num-layers-per-virtual-pipeline-stage); 0/1: none */

@@ -664,6 +664,8 @@ struct catalog_type_spec {
 	double fp8_flops;  /* fp8_flops_per_sample */
 	double fp8_cast;   /* fp8_cast_bytes_per_sample */
 	double kv_bytes;   /* kv_bytes_per_sample */
+	double heads;      /* attention_heads */
+	double ulysses;    /* ulysses_bytes_per_sample */
 	double context_flops; /* context_flops_per_sample */
 	/* a MoE block's model_layer_type fields (0 on a dense one) */
 	double experts;
@@ -752,6 +754,8 @@ static uniap_code catalog_add_type(struct catalog_builder *b, const struct catal
 	t->fp8_flops_per_sample = s->fp8_flops;
 	t->fp8_cast_bytes_per_sample = s->fp8_cast;
 	t->kv_bytes_per_sample = s->kv_bytes;
+	t->attention_heads = (int)s->heads;
+	t->ulysses_bytes_per_sample = s->ulysses;
 	t->context_flops_per_sample = s->context_flops;
 	t->experts = (int)s->experts;
 	t->expert_parameters = s->expert_parameters;
@@ -919,9 +923,13 @@ static void catalog_block_spec(const struct model_arch *a, double elem, double s
 	 * group, and the attention core it overlaps (QK^T and AV [, flash's recomputed QK^T]) */
 	out->kv_bytes = 2 * s * k * elem;
 	out->context_flops = 4 * s * keys * q + (a->flash_attention ? 2.0 / 3.0 * s * keys * q : 0);
+	/* Ulysses: Q, K, V to head shards and the context back to sequence shards */
+	out->heads = heads;
+	out->ulysses = s * (2 * q + 2 * k) * elem;
 	if (mla) { /* ring attention passes the up-projected K and V */
 		out->kv_bytes = s * (qk + vw) * elem;
 		out->context_flops = 2 * s * keys * (qk + vw) + (a->flash_attention ? 2.0 / 3.0 * s * keys * qk : 0);
+		out->ulysses = s * (2 * qk + 2 * vw) * elem;
 	}
 	out->tp_allreduces = 2;
 	out->gemm_dim = h;

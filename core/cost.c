@@ -321,6 +321,26 @@ static double cost_optimizer_state_bytes(const struct model_profile *m)
 	return o < all ? o : all;
 }
 
+/* The gcd of the attention heads of m's layer types with attention (0: none). */
+static int cost_heads_gcd(const struct model_profile *m)
+{
+	int g = 0;
+	size_t i;
+
+	for (i = 0; i < m->n_types; i++) {
+		int a = m->types[i].kv_bytes_per_sample > 0 ? m->types[i].attention_heads : 0, b = g;
+
+		while (b) {
+			int r = a % b;
+
+			a = b;
+			b = r;
+		}
+		g = a;
+	}
+	return g;
+}
+
 /* The expert-parallel size of s on layer type t: 1 on a layer without experts. */
 static int cost_ep(const struct model_layer_type *t, const struct strategy *s)
 {
@@ -363,7 +383,7 @@ static int cost_sp_applies(const struct model_layer_type *t, const struct strate
 static double cost_layer_time(const struct cluster_profile *c, const struct model_profile *m,
                               const struct model_layer_type *t, const struct strategy *s,
                               const struct strategy_set *set, long mb_size, long microbatches,
-                              const struct cost_runtime *rt, int fp8)
+                              const struct cost_runtime *rt, int fp8, int cp_a2a)
 {
 	int dp = s->degree[STRATEGY_DP], tp = s->degree[STRATEGY_TP], fs = s->degree[STRATEGY_FSDP];
 	int D = set->stage_devices, pp = set->pp;
@@ -455,7 +475,15 @@ static double cost_layer_time(const struct cluster_profile *c, const struct mode
 	/* ring attention: the rank gathers its samples' keys and values from the cp group (cp - 1
 	 * exchanges) in the forward pass, and again with their gradients' reduce-scatter in the
 	 * backward one, each overlapped with the attention core; what it does not hide is charged */
-	if (strategy_cp(s) > 1 && t->kv_bytes_per_sample > 0) {
+	if (strategy_cp(s) > 1 && t->kv_bytes_per_sample > 0 && cp_a2a) {
+		/* Ulysses: Q, K and V from sequence to head shards and the context back, four
+		 * all-to-alls over the cp group each way, not overlapped (Megatron-LM's a2a) */
+		double a2a_each = cost_alltoall_s(c, share * t->ulysses_bytes_per_sample / tp / 4, strategy_cp(s),
+		                                  s->stride[STRATEGY_DP], D, pp);
+
+		ring_fwd = 4 * a2a_each;
+		ring_bwd = 4 * a2a_each;
+	} else if (strategy_cp(s) > 1 && t->kv_bytes_per_sample > 0) {
 		double ag = cost_collective_s(c, CLUSTER_ALLGATHER, samples * t->kv_bytes_per_sample / tp, strategy_cp(s),
 		                              s->stride[STRATEGY_DP], D, pp);
 		double core = t->context_flops_per_sample > 0
@@ -559,6 +587,12 @@ static uniap_code cost_check_options(const struct cluster_profile *cluster,
 				return err_set(err, UNIAP_E_INVALID,
 				               "context_parallel: %d must divide model layer type \"%s\"'s tokens_per_sample "
 				               "(%g)", opt->cp, t->name, t->tokens_per_sample);
+			/* Ulysses splits the heads over the cp group */
+			if (opt->cp_a2a && t->kv_bytes_per_sample > 0 && (t->attention_heads < 1 ||
+			                                                   t->attention_heads % opt->cp != 0))
+				return err_set(err, UNIAP_E_INVALID,
+				               "cp_comm: a2a needs context_parallel %d to divide model layer type \"%s\"'s "
+				               "attention_heads (%d)", opt->cp, t->name, t->attention_heads);
 		}
 	}
 	if (opt->fp8) {
@@ -667,12 +701,14 @@ static int cost_filter_keeps(const struct strategy *s, enum cost_filter filter)
  * from target.h) do not place on a transformer layer and those whose batch
  * width exceeds the micro-batch size (docs/cost-model.md, micro-batches). */
 static void cost_filter_strategies(struct strategy_set *set, long mb_size, enum cost_filter filter,
-                                   const struct cost_keep *keep, int experts)
+                                   const struct cost_keep *keep, int experts, int ulysses_heads)
 {
 	size_t i, kept = 0;
 
 	for (i = 0; i < set->count; i++)
 		if (strategy_batch_width(&set->items[i]) <= mb_size &&
+		    /* Ulysses: the heads split over tp x cp */
+		    !(ulysses_heads > 0 && ulysses_heads % (set->items[i].degree[STRATEGY_TP] * strategy_cp(&set->items[i]))) &&
 		    !(keep->moe_tp_needs_sp && experts > 0 && set->items[i].degree[STRATEGY_TP] > 1 &&
 		      !set->items[i].sp) &&
 		    cost_filter_keeps(&set->items[i], filter) &&
@@ -911,6 +947,7 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 	out->schedule = opt->schedule;
 	out->fp8 = opt->fp8;
 	out->cp = opt->cp > 1 ? opt->cp : 1;
+	out->cp_a2a = opt->cp > 1 && opt->cp_a2a;
 	out->runtime = opt->runtime.name;
 	out->virtual_stages = opt->schedule == COST_INTERLEAVED && opt->pp > 1 ? opt->virtual_stages : 1;
 	rc = strategy_enumerate_cp(cluster, opt->pp,
@@ -921,7 +958,7 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 	if (rc != UNIAP_OK)
 		goto out;
 	cost_filter_strategies(&out->strategies, out->microbatch_size, opt->filter, &opt->keep,
-	                       model_experts_gcd(model));
+	                       model_experts_gcd(model), out->cp_a2a ? cost_heads_gcd(model) : 0);
 	K = out->strategies.count;
 	out->memory_limit_bytes =
 		cost_memory_limit(cluster, cost_fsdp_transient(model, &out->strategies, NULL, 0, out->microbatches));
@@ -972,7 +1009,8 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 			type_time[u * K + k] = cost_layer_time(cluster, model, &model->types[u],
 			                                       &out->strategies.items[k],
 			                                       &out->strategies, out->microbatch_size,
-			                                       out->microbatches, &opt->runtime, opt->fp8);
+			                                       out->microbatches, &opt->runtime, opt->fp8,
+			                                       out->cp_a2a);
 		}
 	for (u = 0; u < L; u++) {
 		const struct model_layer_type *t = &model->types[model->layers[u].type];

@@ -122,6 +122,8 @@ struct cost_options {
 	int zero;               /* add ZeRO-1 and ZeRO-2 variants of replicated strategies */
 	int sp;                 /* add sequence-parallel variants of strategies with tp > 1 */
 	int selective;          /* add selective-recomputation variants */
+	int cp_a2a;             /* context parallelism as Ulysses all-to-alls (Megatron-LM's --cp-comm-type
+	                           a2a) instead of the ring; tp x cp must divide every attention's heads */
 	int cp;                 /* context parallelism (docs/cost-model.md, "Context parallelism"): every
 	                           strategy's inner cp ranks of its dp group split the sequence; 0 or 1:
 	                           none.  Needs every layer type's tokens_per_sample, divisible by cp */
@@ -158,6 +160,7 @@ struct cost_candidate {
 	int virtual_stages;          /* v: model chunks per device, 1 unless interleaved with pp > 1 */
 	int fp8;                     /* priced for FP8 training (cost_options.fp8) */
 	int cp;                      /* context-parallel size of every strategy (cost_options.cp), >= 1 */
+	int cp_a2a;                  /* its all-to-all (Ulysses) variant (cost_options.cp_a2a) */
 	const char *runtime;         /* the runtime it was priced for (cost_options.runtime.name,
 	                                borrowed static text), NULL when none */
 	double memory_limit_bytes;

@@ -654,6 +654,12 @@ static uniap_code model_check_type(const struct model_profile *m, size_t i, stru
 	if (!model_in_closed(t->kv_bytes_per_sample, 0.0, MODEL_MAX_BYTES_PER_SAMPLE))
 		return err_set(err, UNIAP_E_INVALID, "%s.kv_bytes_per_sample: must be >= 0 and <= %g, got %g", path,
 		               MODEL_MAX_BYTES_PER_SAMPLE, t->kv_bytes_per_sample);
+	if (t->attention_heads < 0 || t->attention_heads > 1000000)
+		return err_set(err, UNIAP_E_INVALID, "%s.attention_heads: must be between 0 and 1000000, got %d", path,
+		               t->attention_heads);
+	if (!model_in_closed(t->ulysses_bytes_per_sample, 0.0, MODEL_MAX_BYTES_PER_SAMPLE))
+		return err_set(err, UNIAP_E_INVALID, "%s.ulysses_bytes_per_sample: must be >= 0 and <= %g, got %g", path,
+		               MODEL_MAX_BYTES_PER_SAMPLE, t->ulysses_bytes_per_sample);
 	if (!model_in_closed(t->context_flops_per_sample, 0.0, t->forward_flops_per_sample))
 		return err_set(err, UNIAP_E_INVALID,
 		               "%s.context_flops_per_sample: part of forward_flops_per_sample %g, got %g", path,

@@ -247,6 +247,13 @@ struct model_layer_type {
 	 * 0 on a layer without attention */
 	double kv_bytes_per_sample;
 	double context_flops_per_sample;
+	/* Ulysses (all-to-all) context parallelism: the attention's heads, which
+	 * tp x cp must divide, and the bytes of one sample's Q, K, V and
+	 * attention output over the whole sequence (unsharded, divided by tp),
+	 * which its all-to-alls move between sequence and head shards; 0 on a
+	 * layer without attention */
+	int attention_heads;
+	double ulysses_bytes_per_sample;
 	int experts;
 	double expert_parameters;
 	double expert_flops_per_sample;

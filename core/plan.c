@@ -293,7 +293,7 @@ uniap_code plan_doc_apply_until(const struct cluster_profile *cluster, const str
 		.pp = p->pp, .microbatches = p->microbatches,
 		.schedule = p->schedule, .virtual_stages = p->virtual_stages,
 		.recompute = plan_doc_recompute(p), .zero = plan_doc_zero(p),
-		.sp = plan_doc_sp(p), .selective = plan_doc_selective(p), .fp8 = p->fp8, .cp = p->cp,
+		.sp = plan_doc_sp(p), .selective = plan_doc_selective(p), .fp8 = p->fp8, .cp = p->cp, .cp_a2a = p->cp_a2a,
 	};
 	const struct cost_runtime *rt = runtime_find(p->runtime[0] ? p->runtime : RUNTIME_DEFAULT);
 	uniap_code rc;

@@ -59,6 +59,7 @@ struct plan_doc {
 	char runtime[32];       /* the runtime it is priced for (runtime.h); "" for the default */
 	int fp8;                /* trained in FP8 (cost_options.fp8) */
 	int cp;                 /* context-parallel size (cost_options.cp); 0 or 1: none */
+	int cp_a2a;             /* its all-to-all (Ulysses) variant (cost_options.cp_a2a) */
 	size_t n_layers;
 	char **layer_names;     /* owned, [n_layers] */
 	int *stage;             /* owned, [n_layers] */

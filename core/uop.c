@@ -982,7 +982,7 @@ static struct cost_options uop_cost_options(const struct uop_options *o, const s
 		.batch = o->batch, .pp = c->pp, .microbatches = c->microbatches,
 		.schedule = o->schedule, .virtual_stages = c->virtual_stages,
 		.recompute = o->recompute, .zero = o->zero, .sp = o->sp,
-		.selective = o->selective, .uneven = o->uneven, .fp8 = o->fp8, .cp = o->cp,
+		.selective = o->selective, .uneven = o->uneven, .fp8 = o->fp8, .cp = o->cp, .cp_a2a = o->cp_a2a,
 		.filter = o->space == UOP_SPACE_INTER ? COST_FILTER_DP_ONLY : COST_FILTER_ALL,
 		.keep = target_keep(o->target), .deadline_s = o->deadline_s,
 		.runtime = o->runtime ? *o->runtime : *target_runtime(o->target),
@@ -1543,6 +1543,7 @@ static uniap_code uop_one_strategy(struct uop_run *run, const struct cluster_pro
 			.schedule = o->schedule, .virtual_stages = grid[i].virtual_stages,
 			.recompute = o->recompute, .zero = o->zero, .sp = o->sp,
 			.selective = o->selective, .uneven = o->uneven, .filter = filter, .fp8 = o->fp8, .cp = o->cp,
+			.cp_a2a = o->cp_a2a,
 			.keep = target_keep(o->target),
 			.runtime = o->runtime ? *o->runtime : *target_runtime(o->target),
 		};

@@ -112,6 +112,7 @@ struct uop_options {
 	int selective;              /* offer selective recomputation (the attention core) per layer */
 	int fp8;                    /* FP8 training (cost_options.fp8), where the target runs it */
 	int cp;                     /* context parallelism (cost_options.cp) for every candidate; 0/1: none */
+	int cp_a2a;                 /* its Ulysses all-to-all variant (cost_options.cp_a2a) */
 	int uneven;                 /* also the micro-batch counts that leave the last micro-batch
 	                               smaller (cost_chunk_count), where the target runs them */
 	enum target_kind target;    /* TARGET_ANY, or only the plans that runtime executes (target.h):

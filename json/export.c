@@ -515,7 +515,8 @@ static uniap_code exp_megatron(const struct model_profile *model, const struct c
 	/* context parallelism as ring attention over the inner cp of the dp group: Megatron-LM's
 	 * order tp-cp-ep-dp-pp puts cp right outside tp, inside dp */
 	if (strategy_cp(s) > 1)
-		exp_buf_printf(&b, "--context-parallel-size %d\n--cp-comm-type p2p\n", strategy_cp(s));
+		exp_buf_printf(&b, "--context-parallel-size %d\n--cp-comm-type %s\n", strategy_cp(s),
+		               cand->cp_a2a ? "a2a" : "p2p");
 	/* experts over the inner ep ranks of the dp group (Megatron-Core carves its expert groups out of
 	 * the data-parallel ones), split like the dense layers over tp */
 	if (model->shape.experts > 0)

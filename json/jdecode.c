@@ -1007,6 +1007,8 @@ static uniap_code jdec_model_types(const cJSON *root, const char *path, struct m
 	                                   "fp8_cast_bytes_per_sample",
 	                                   "kv_bytes_per_sample",
 	                                   "context_flops_per_sample",
+	                                   "attention_heads",
+	                                   "ulysses_bytes_per_sample",
 	                                   "experts",
 	                                   "expert_parameters",
 	                                   "expert_flops_per_sample",
@@ -1088,6 +1090,10 @@ static uniap_code jdec_model_types(const cJSON *root, const char *path, struct m
 			rc = jdec_any_num(it, "kv_bytes_per_sample", p, 0, 0.0, &t->kv_bytes_per_sample, err);
 		if (rc == UNIAP_OK)
 			rc = jdec_any_num(it, "context_flops_per_sample", p, 0, 0.0, &t->context_flops_per_sample, err);
+		if (rc == UNIAP_OK)
+			rc = jdec_any_int(it, "attention_heads", p, 0, 0, &t->attention_heads, err);
+		if (rc == UNIAP_OK)
+			rc = jdec_any_num(it, "ulysses_bytes_per_sample", p, 0, 0.0, &t->ulysses_bytes_per_sample, err);
 		/* mixture of experts; model_validate() checks the parts against their wholes */
 		if (rc == UNIAP_OK)
 			rc = jdec_any_int(it, "experts", p, 0, 0, &t->experts, err);
@@ -1985,7 +1991,7 @@ uniap_code jdec_plan_json(const cJSON *root, const char *path, struct plan_doc *
 	static const char *const keys[] = {"pp",     "microbatches", "microbatch_size", "schedule",
 	                                   "tpi_s",  "throughput_samples_per_s",        "stages",
 	                                   "layers", "batch", "virtual_stages", "runtime", "fp8", "context_parallel",
-	                                   NULL};
+	                                   "cp_comm", NULL};
 	/* written by the optimizer next to the plan; accepted and ignored */
 	static const char *const ignored[] = {"optimal", "gap",   "candidates", "solve_s", "space",
 	                                      "cluster", "model", "devices",    "bound",   "bound_s", "status",
@@ -2060,6 +2066,15 @@ uniap_code jdec_plan_json(const cJSON *root, const char *path, struct plan_doc *
 
 		rc = jdec_int(root, "context_parallel", path, 0, 1, 1, MODEL_MAX_DEVICES, &cp, err);
 		out->cp = (int)cp;
+	}
+	if (rc == UNIAP_OK) {
+		static const char *const comms[] = {"p2p", "a2a"};
+		int e = 0;
+
+		rc = jdec_enum(root, "cp_comm", path, 0, comms, 2, 0, &e, err);
+		out->cp_a2a = e == 1;
+		if (rc == UNIAP_OK && out->cp_a2a && out->cp <= 1)
+			rc = err_set(err, UNIAP_E_INVALID, "%s.cp_comm: only with context_parallel > 1", path);
 	}
 	if (rc == UNIAP_OK)
 		rc = jdec_num(root, "tpi_s", path, 1, 0.0, 0.0, DBL_MAX, &out->tpi_s, err);

@@ -149,6 +149,7 @@ cJSON *jenc_costs(const struct cost_candidate *c)
 	      cJSON_AddStringToObject(root, "runtime", c->runtime)) &&
 	     (!c->fp8 || cJSON_AddBoolToObject(root, "fp8", 1)) &&
 	     (c->cp <= 1 || jenc_add_num(root, "context_parallel", c->cp)) &&
+	     (!c->cp_a2a || cJSON_AddStringToObject(root, "cp_comm", "a2a")) &&
 	     jenc_add_num(root, "memory_limit_bytes", c->memory_limit_bytes) &&
 	     jenc_add(root, "inflight_microbatches", jenc_longs(c->inflight, (size_t)cost_stages(c))) &&
 	     (layers = cJSON_AddArrayToObject(root, "layers")) &&
@@ -237,6 +238,7 @@ cJSON *jenc_plan(const struct cost_candidate *c, const int *stage, const size_t 
 	      cJSON_AddStringToObject(root, "runtime", c->runtime)) &&
 	     (!c->fp8 || cJSON_AddBoolToObject(root, "fp8", 1)) &&
 	     (c->cp <= 1 || jenc_add_num(root, "context_parallel", c->cp)) &&
+	     (!c->cp_a2a || cJSON_AddStringToObject(root, "cp_comm", "a2a")) &&
 	     jenc_add_num(root, "tpi_s", ev->tpi_s) &&
 	     jenc_add_num(root, "throughput_samples_per_s",
 	                             ev->tpi_s > 0 ? batch / ev->tpi_s : 0) &&
@@ -495,6 +497,9 @@ static cJSON *jenc_layer_type(const struct model_layer_type *t)
 	     (t->kv_bytes_per_sample == 0 || jenc_add_num(o, "kv_bytes_per_sample", t->kv_bytes_per_sample)) &&
 	     (t->context_flops_per_sample == 0 ||
 	      jenc_add_num(o, "context_flops_per_sample", t->context_flops_per_sample)) &&
+	     (t->attention_heads == 0 || jenc_add_num(o, "attention_heads", t->attention_heads)) &&
+	     (t->ulysses_bytes_per_sample == 0 ||
+	      jenc_add_num(o, "ulysses_bytes_per_sample", t->ulysses_bytes_per_sample)) &&
 	     (t->experts == 0 ||
 	      (jenc_add_num(o, "experts", t->experts) && jenc_add_num(o, "expert_parameters", t->expert_parameters) &&
 	       jenc_add_num(o, "expert_flops_per_sample", t->expert_flops_per_sample) &&

@@ -199,7 +199,7 @@ static uniap_code runner_number(const cJSON *obj, const char *root, const char *
 static const char *const runner_request_keys[] = {
 	"cluster", "model", "batch", "schedule", "space", "time_limit_s", "deadline_s", "gap", "recompute", "zero",
 	"sequence_parallel", "selective_recompute", "uneven_microbatches", "virtual_stages",
-	"early_stop", "memory_margin", "targets", "runtime", "fp8", "context_parallel",
+	"early_stop", "memory_margin", "targets", "runtime", "fp8", "context_parallel", "cp_comm",
 };
 
 uniap_code runner_options_json(const cJSON *obj, const char *root, double max_time_limit_s,
@@ -247,6 +247,12 @@ uniap_code runner_options_json(const cJSON *obj, const char *root, double max_ti
 		return rc;
 	o->virtual_stages = (int)vs;
 	o->cp = (int)cpv;
+	v = cJSON_GetObjectItemCaseSensitive(obj, "cp_comm");
+	if (v && (!cJSON_IsString(v) || (strcmp(v->valuestring, "p2p") != 0 && strcmp(v->valuestring, "a2a") != 0)))
+		return err_set(err, UNIAP_E_INVALID, "%s.cp_comm: must be \"p2p\" or \"a2a\"", root);
+	o->cp_a2a = v && strcmp(v->valuestring, "a2a") == 0;
+	if (o->cp_a2a && o->cp <= 1)
+		return err_set(err, UNIAP_E_INVALID, "%s.cp_comm: only with context_parallel > 1", root);
 	o->batch = (long)batch;
 	o->time_limit_s = limit;
 	o->deadline_s = deadline; /* seconds from the job's start: runner_run_job makes it a time */
@@ -399,8 +405,9 @@ uniap_code runner_memo_base(const struct runner_request *r, int64_t tenant, unsi
 	         r->opts.target != TARGET_ANY ? target_name(r->opts.target) : "");
 	if (r->opts.fp8 && strlen(head) + 5 < sizeof(head))
 		snprintf(head + strlen(head), sizeof(head) - strlen(head), "fp8 1\n");
-	if (r->opts.cp > 1 && strlen(head) + 24 < sizeof(head))
-		snprintf(head + strlen(head), sizeof(head) - strlen(head), "context_parallel %d\n", r->opts.cp);
+	if (r->opts.cp > 1 && strlen(head) + 32 < sizeof(head))
+		snprintf(head + strlen(head), sizeof(head) - strlen(head), "context_parallel %d%s\n", r->opts.cp,
+		         r->opts.cp_a2a ? " a2a" : "");
 	/* a runtime other than the target's prices every candidate differently */
 	if (r->opts.runtime && strlen(head) + strlen(r->opts.runtime->name) + 10 < sizeof(head))
 		snprintf(head + strlen(head), sizeof(head) - strlen(head), "runtime %s\n", r->opts.runtime->name);

@@ -283,6 +283,10 @@ bad_plan '{"cluster":"dgx-h100","model":"llama-7b","batch":8,"context_parallel":
 	"context_parallel: must divide the cluster's 8 devices"
 bad_plan '{"cluster":"dgx-h100","model":"llama-7b","batch":8,"context_parallel":2,"targets":["galvatron"]}' cp-target 422 \
 	'galvatron has no context parallelism'
+bad_plan '{"cluster":"dgx-h100","model":"llama-7b","batch":8,"context_parallel":2,"cp_comm":"ring"}' cp-comm 422 \
+	'cp_comm: must be'
+bad_plan '{"cluster":"dgx-h100","model":"llama-7b","batch":8,"cp_comm":"a2a"}' cp-comm-alone 422 \
+	'cp_comm: only with context_parallel > 1'
 bad_plan '{"cluster":"dgx-h100","model":"vit-huge","batch":8,"context_parallel":2}' cp-tokens 422 \
 	'context_parallel: 2 must divide layer type'
 bad_plan '{"cluster":"enva","model":"bert-huge","batch":8,"time_limit_s":-1}' time-limit 422 '"pointer":"/time_limit_s"'

@@ -101,6 +101,18 @@ check cp-galvatron 2 "context_parallel: galvatron has no context parallelism" --
 check cp-tokens 1 "context_parallel: 3 must divide model layer type" -- "$UNIAP" plan --cluster dgx-h100-x3 \
 	--model llama-3.1-8b --batch 8 --threads 2 --quiet --context-parallel 3
 check cp-devices 2 "context_parallel: must divide the cluster's 64 devices, got 3" -- "$UNIAP" plan $P --context-parallel 3
+# Ulysses: all-to-alls instead of the ring, exported as --cp-comm-type a2a; the heads must split
+check cp-a2a 0 "--cp-comm-type a2a" -- "$UNIAP" plan $P --context-parallel 2 --cp-comm a2a --target megatron \
+	--format megatron
+check cp-a2a-doc 0 '"cp_comm":"a2a"' -- "$UNIAP" plan $P --context-parallel 2 --cp-comm a2a --target megatron
+cp "$tmp/out" "$tmp/a2a.json"
+check cp-a2a-evaluate 0 '"tpi_matches":true' -- "$UNIAP" evaluate --cluster dgx-h100-x8 --model llama-3.1-70b \
+	--batch 64 --plan "$tmp/a2a.json"
+check cp-a2a-heads 1 "cp_comm: a2a needs context_parallel 32 to divide" -- "$UNIAP" plan --cluster dgx-h100-x4 \
+	--model bert-huge --batch 8 --threads 2 --quiet --context-parallel 32 --cp-comm a2a
+check cp-comm-alone 2 "--cp-comm: only with --context-parallel N > 1" -- "$UNIAP" plan $P --cp-comm a2a
+check cp-comm-bad 2 "--cp-comm: must be p2p (ring attention) or a2a (Ulysses)" -- "$UNIAP" plan $P \
+	--context-parallel 2 --cp-comm ring
 # multi-head latent attention and DeepSeek-V3's MoE (shared expert, dense first layers, sigmoid router)
 check mla-megatron 0 "--multi-latent-attention" -- "$UNIAP" plan --cluster dgx-h100-x128 --model deepseek-v3 \
 	--batch 4096 --threads 2 --quiet --zero --sequence-parallel --fp8 --target megatron --format megatron

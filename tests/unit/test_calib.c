@@ -451,10 +451,12 @@ static void test_megatron_parse(void **state)
 	                 UNIAP_OK);
 	assert_int_equal(u.fsdp_all, 1);
 	assert_int_equal(u.layers_per_chunk, 2);
-	assert_int_equal(calib_megatron_parse("--tensor-model-parallel-size 2 --context-parallel-size 2 --sequence-parallel",
+	assert_int_equal(calib_megatron_parse("--tensor-model-parallel-size 2 --context-parallel-size 2 --sequence-parallel "
+	                                      "--cp-comm-type a2a",
 	                                      &u, &gbs, ignored, sizeof(ignored), &err),
 	                 UNIAP_OK);
 	assert_int_equal(u.cp, 2);
+	assert_int_equal(u.cp_a2a, 1);
 	u.dp = 4;
 	{
 		char name[64];

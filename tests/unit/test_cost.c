@@ -1240,11 +1240,31 @@ static void test_context_parallel_terms(void **state)
 	assert_int_equal(cost_build(&cl, &m, &o, &c2, &err), UNIAP_OK);
 	NEAR(T(&c2, 0, "dp4+cp2"), T(&c1, 0, "dp4"));
 	cost_candidate_release(&c2);
-	cost_candidate_release(&c1);
+	/* Ulysses (cp_comm a2a): Q, K, V and the context, 8e8 bytes a sample, four all-to-alls each
+	 * way over the pair, not overlapped: 4 x 1/2 of 2e8 at 100 GB/s = 4 ms forward, 4 ms backward */
+	t->kv_bytes_per_sample = 8e8;
+	t->ulysses_bytes_per_sample = 8e8;
+	t->attention_heads = 4;
+	o.cp_a2a = 1;
+	assert_int_equal(cost_build(&cl, &m, &o, &c2, &err), UNIAP_OK);
+	assert_int_equal(c2.cp_a2a, 1);
+	NEAR(T(&c2, 0, "dp4+cp2") - T(&c1, 0, "dp4"), 4e-3 + 4e-3);
+	/* tp x cp divides the heads: with 2 heads no tp2 beside cp2 */
+	assert_true(strategy_find(&c2.strategies, "tp2.dp2+cp2") >= 0);
+	cost_candidate_release(&c2);
+	t->attention_heads = 2;
+	assert_int_equal(cost_build(&cl, &m, &o, &c2, &err), UNIAP_OK);
+	assert_true(strategy_find(&c2.strategies, "tp2.dp2+cp2") < 0);
+	cost_candidate_release(&c2);
+	t->attention_heads = 3;
+	assert_int_equal(cost_build(&cl, &m, &o, &c2, &err), UNIAP_E_INVALID);
+	assert_non_null(strstr(err.msg, "cp_comm: a2a needs context_parallel 2 to divide"));
+	o.cp_a2a = 0;
 	/* cp must divide every layer type's tokens */
 	t->tokens_per_sample = 999;
 	assert_int_equal(cost_build(&cl, &m, &o, &c2, &err), UNIAP_E_INVALID);
 	assert_non_null(strstr(err.msg, "context_parallel: 2 must divide model layer type"));
+	cost_candidate_release(&c1);
 	model_release(&m);
 	cluster_release(&cl);
 }
