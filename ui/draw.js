@@ -24,9 +24,32 @@ function rank(plan, i) { return i % plan.pp; }
 
 // The device grid: one cell per device, coloured by the stage (pipeline
 // rank) it serves; rows are nodes when the cluster's devices_per_node is known.
+// A device's context- and expert-parallel groups under a stage's strategy st (rank r in the stage):
+// cp and ep are the inner ranks of the dp group (strides from the placement, inner first); under
+// etp 1 the ep groups are runs of consecutive ranks of the tp x dp block (core/strategy.h).
+function parallelGroups(st, r) {
+  if (!st || !(st.cp > 1 || st.ep > 1)) return '';
+  let stride = 1, dpStride = 1;
+  for (const dim of st.placement || []) {
+    if (dim === 'dp') dpStride = stride;
+    stride *= st[dim] || 1;
+  }
+  const dpCoord = Math.floor(r / dpStride) % (st.dp || 1);
+  const bits = [];
+  if (st.cp > 1) bits.push(`CP rank ${dpCoord % st.cp} of ${st.cp}`);
+  if (st.ep > 1) bits.push(`EP rank ${(st.etp === 1 && st.tp > 1 ? r : dpCoord) % st.ep} of ${st.ep}`);
+  return bits.length ? `, ${bits.join(', ')}` : '';
+}
+
 export function deviceGrid(plan, perNode) {
   const owner = new Map();
   plan.stages.forEach((st, i) => { if (i < plan.pp) st.devices.forEach((d) => owner.set(d, i)); });
+  // the first layer of each stage whose strategy has context or expert parallelism
+  const parallel = new Map();
+  (plan.layers || []).forEach((l) => {
+    const st = l.strategy;
+    if (st && (st.cp > 1 || st.ep > 1) && !parallel.has(rank(plan, l.stage))) parallel.set(rank(plan, l.stage), st);
+  });
   const n = Math.max(...owner.keys()) + 1;
   let cols = perNode && perNode > 0 && perNode <= 64 ? perNode : Math.ceil(Math.sqrt(n * 2));
   if (n > 512 && cols < 32) cols = Math.ceil(Math.sqrt(n * 2));
@@ -44,7 +67,8 @@ export function deviceGrid(plan, perNode) {
       x: (d % cols) * (cell + gap), y: Math.floor(d / cols) * (cell + gap), width: cell, height: cell, rx: cell > 8 ? 3 : 0,
       class: st >= 0 ? `device ${stageClass(st)}` : 'device unused', 'data-device': d, 'data-stage': st,
     });
-    if (n <= 4096) r.append(s('title', { text: st >= 0 ? `device ${d}: stage ${st}` : `device ${d}: unused` }));
+    const local = st >= 0 ? plan.stages[st].devices.indexOf(d) : -1;
+    if (n <= 4096) r.append(s('title', { text: st >= 0 ? `device ${d}: stage ${st}${parallelGroups(parallel.get(st), local)}` : `device ${d}: unused` }));
     svg.append(r);
   }
   return svg;
