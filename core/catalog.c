@@ -663,6 +663,8 @@ struct catalog_type_spec {
 	double attn_eager; /* eager_attention_bytes_per_sample */
 	double fp8_flops;  /* fp8_flops_per_sample */
 	double fp8_cast;   /* fp8_cast_bytes_per_sample */
+	double fp8_saved;  /* fp8_saved_bytes_per_sample */
+	double fp8_saved_split; /* fp8_saved_split_bytes_per_sample */
 	double kv_bytes;   /* kv_bytes_per_sample */
 	double heads;      /* attention_heads */
 	double ulysses;    /* ulysses_bytes_per_sample */
@@ -753,6 +755,8 @@ static uniap_code catalog_add_type(struct catalog_builder *b, const struct catal
 	t->eager_attention_bytes_per_sample = s->attn_eager;
 	t->fp8_flops_per_sample = s->fp8_flops;
 	t->fp8_cast_bytes_per_sample = s->fp8_cast;
+	t->fp8_saved_bytes_per_sample = s->fp8_saved;
+	t->fp8_saved_split_bytes_per_sample = s->fp8_saved_split;
 	t->kv_bytes_per_sample = s->kv_bytes;
 	t->attention_heads = (int)s->heads;
 	t->ulysses_bytes_per_sample = s->ulysses;
@@ -915,8 +919,16 @@ static void catalog_block_spec(const struct model_arch *a, double elem, double s
 	 * up and down projections) are cast to FP8, read 2 and written 1 byte each */
 	out->fp8_flops = 2 * weights * s;
 	out->fp8_cast = 3 * (2 * s * h + s * q + s * f);
-	if (mla) /* the inputs of the down projections (h once), the up projections, the output one */
+	/* and keeps those inputs for the backward pass in FP8, 1 byte where the activation
+	 * count has elem: the QKV and MLP inputs (whole on every tp rank), the output
+	 * projection's and second MLP GEMM's (split) */
+	out->fp8_saved = (elem - 1) * 2 * s * h;
+	out->fp8_saved_split = (elem - 1) * (s * q + s * f);
+	if (mla) { /* the inputs of the down projections (h once), the up projections, the output one */
 		out->fp8_cast = 3 * (2 * s * h + s * (rq + rkv + vw) + s * f);
+		out->fp8_saved = (elem - 1) * s * (2 * h + rq + rkv);
+		out->fp8_saved_split = (elem - 1) * s * (vw + f);
+	}
 	out->output_bytes = s * h * elem;
 	out->checkpoint_bytes = s * h * elem;
 	/* context parallelism: every token's K and V, which ring attention passes round the cp
@@ -992,6 +1004,10 @@ static void catalog_moe_block_spec(const struct model_arch *a, double elem, doub
 	 * dense block counted one MLP input, s h, that is not there) */
 	out->fp8_flops += out->expert_flops + 2 * per_ffn * h * fs * s;
 	out->fp8_cast += 3 * (topk * s * (h + fe) + (fs > 0 ? s * (h + fs) : 0) - s * h);
+	/* FP8-kept inputs: the routed copies at the experts' first GEMM and the experts' second
+	 * GEMM's input, the shared experts' (the dense MLP's, s h and s f = 0, are not there) */
+	out->fp8_saved += (elem - 1) * (topk * s * h + (fs > 0 ? s * h : 0) - s * h);
+	out->fp8_saved_split += (elem - 1) * (topk * s * fe + s * fs);
 	out->experts = E;
 	out->expert_gemm_dim = fe;
 	out->expert_tokens = topk * s;

@@ -1032,6 +1032,11 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 			 * recomputation) */
 			if (s->selective)
 				per_sample = fmax(0, per_sample - t->attention_bytes_per_sample / tp);
+			/* FP8 keeps the GEMMs' inputs in 1 byte (§FP8); not with full recomputation,
+			 * which keeps only the layer's input */
+			if (opt->fp8 && !s->recompute && t->fp8_flops_per_sample > 0)
+				per_sample = fmax(0, per_sample - t->fp8_saved_bytes_per_sample / (sp ? tp : 1) -
+				                          t->fp8_saved_split_bytes_per_sample / tp);
 			/* the busiest rank keeps its experts' activations for load x the balanced
 			 * tokens (§Mixture of experts) */
 			if (!s->recompute && t->experts > 0 && t->expert_load > 1)

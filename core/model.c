@@ -654,6 +654,14 @@ static uniap_code model_check_type(const struct model_profile *m, size_t i, stru
 	if (!model_in_closed(t->kv_bytes_per_sample, 0.0, MODEL_MAX_BYTES_PER_SAMPLE))
 		return err_set(err, UNIAP_E_INVALID, "%s.kv_bytes_per_sample: must be >= 0 and <= %g, got %g", path,
 		               MODEL_MAX_BYTES_PER_SAMPLE, t->kv_bytes_per_sample);
+	if (!model_in_closed(t->fp8_saved_bytes_per_sample + t->fp8_saved_split_bytes_per_sample, 0.0,
+	                     model_tp_lookup(t->activation_bytes, t->n_activation_bytes, 1)) ||
+	    t->fp8_saved_bytes_per_sample < 0 || t->fp8_saved_split_bytes_per_sample < 0)
+		return err_set(err, UNIAP_E_INVALID,
+		               "%s.fp8_saved_bytes_per_sample: with fp8_saved_split_bytes_per_sample, a part of "
+		               "activation_bytes_per_sample at tp 1 (%g), got %g and %g", path,
+		               model_tp_lookup(t->activation_bytes, t->n_activation_bytes, 1), t->fp8_saved_bytes_per_sample,
+		               t->fp8_saved_split_bytes_per_sample);
 	if (t->attention_heads < 0 || t->attention_heads > 1000000)
 		return err_set(err, UNIAP_E_INVALID, "%s.attention_heads: must be between 0 and 1000000, got %d", path,
 		               t->attention_heads);

@@ -223,6 +223,14 @@ struct model_layer_type {
 	 * layer has no FP8 GEMM */
 	double fp8_flops_per_sample;
 	double fp8_cast_bytes_per_sample;
+	/* FP8 training keeps its GEMMs' inputs for the backward pass in FP8
+	 * (Transformer Engine's Linear saves the quantized input): the bytes
+	 * per sample that saves against the activation bytes, in two parts, one
+	 * kept whole on every tp rank (divided by tp only under sequence
+	 * parallelism, like the QKV and MLP inputs) and one split by tp (like
+	 * the output projection's and the MLP's second GEMM's inputs); 0: none */
+	double fp8_saved_bytes_per_sample;
+	double fp8_saved_split_bytes_per_sample;
 	/* Mixture of experts (docs/cost-model.md, "Mixture of experts"); all 0
 	 * on a dense layer.  experts: routed experts of the layer's MoE MLP;
 	 * expert_parameters: their parameters (part of parameters), which expert

@@ -1005,6 +1005,8 @@ static uniap_code jdec_model_types(const cJSON *root, const char *path, struct m
 	                                   "eager_attention_bytes_per_sample",
 	                                   "fp8_flops_per_sample",
 	                                   "fp8_cast_bytes_per_sample",
+	                                   "fp8_saved_bytes_per_sample",
+	                                   "fp8_saved_split_bytes_per_sample",
 	                                   "kv_bytes_per_sample",
 	                                   "context_flops_per_sample",
 	                                   "attention_heads",
@@ -1086,6 +1088,11 @@ static uniap_code jdec_model_types(const cJSON *root, const char *path, struct m
 			             "got %g", p, t->forward_flops_per_sample, t->fp8_flops_per_sample);
 		if (rc == UNIAP_OK)
 			rc = jdec_any_num(it, "fp8_cast_bytes_per_sample", p, 0, 0.0, &t->fp8_cast_bytes_per_sample, err);
+		if (rc == UNIAP_OK)
+			rc = jdec_any_num(it, "fp8_saved_bytes_per_sample", p, 0, 0.0, &t->fp8_saved_bytes_per_sample, err);
+		if (rc == UNIAP_OK)
+			rc = jdec_any_num(it, "fp8_saved_split_bytes_per_sample", p, 0, 0.0,
+			                  &t->fp8_saved_split_bytes_per_sample, err);
 		if (rc == UNIAP_OK)
 			rc = jdec_any_num(it, "kv_bytes_per_sample", p, 0, 0.0, &t->kv_bytes_per_sample, err);
 		if (rc == UNIAP_OK)

@@ -494,6 +494,10 @@ static cJSON *jenc_layer_type(const struct model_layer_type *t)
 	     (t->fp8_flops_per_sample == 0 || jenc_add_num(o, "fp8_flops_per_sample", t->fp8_flops_per_sample)) &&
 	     (t->fp8_cast_bytes_per_sample == 0 ||
 	      jenc_add_num(o, "fp8_cast_bytes_per_sample", t->fp8_cast_bytes_per_sample)) &&
+	     (t->fp8_saved_bytes_per_sample == 0 ||
+	      jenc_add_num(o, "fp8_saved_bytes_per_sample", t->fp8_saved_bytes_per_sample)) &&
+	     (t->fp8_saved_split_bytes_per_sample == 0 ||
+	      jenc_add_num(o, "fp8_saved_split_bytes_per_sample", t->fp8_saved_split_bytes_per_sample)) &&
 	     (t->kv_bytes_per_sample == 0 || jenc_add_num(o, "kv_bytes_per_sample", t->kv_bytes_per_sample)) &&
 	     (t->context_flops_per_sample == 0 ||
 	      jenc_add_num(o, "context_flops_per_sample", t->context_flops_per_sample)) &&

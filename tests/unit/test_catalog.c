@@ -736,11 +736,30 @@ static void test_moe_active(void **state)
 	}
 }
 
+/* FP8 keeps the GEMMs' inputs in 1 byte: a Llama block saves 2 s h whole on every tp rank and s q + s f split */
+static void test_fp8_saved(void **state)
+{
+	struct model_profile m;
+	struct uniap_err err;
+	const struct model_layer_type *b;
+	double s = 8192, h = 4096, f = 14336;
+
+	(void)state;
+	assert_int_equal(catalog_model("llama-3.1-8b", &m, &err), UNIAP_OK);
+	b = type_named(&m, "block");
+	assert_true(b->fp8_saved_bytes_per_sample == 2 * s * h);
+	assert_true(b->fp8_saved_split_bytes_per_sample == s * h + s * f);
+	assert_true(b->fp8_saved_bytes_per_sample + b->fp8_saved_split_bytes_per_sample < act_at(b, 1));
+	assert_true(type_named(&m, "head")->fp8_saved_bytes_per_sample == 0);
+	model_release(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parameter_counts),
 		cmocka_unit_test(test_moe_active),
+		cmocka_unit_test(test_fp8_saved),
 		cmocka_unit_test(test_flops_per_token),
 		cmocka_unit_test(test_one_layer_by_hand),
 		cmocka_unit_test(test_t5_graph),

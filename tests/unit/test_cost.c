@@ -1009,6 +1009,9 @@ static void test_fp8_terms(void **state)
 	t->forward_flops_per_sample = 1e12;
 	t->fp8_flops_per_sample = 0.8e12;
 	t->fp8_cast_bytes_per_sample = 3e8;
+	/* its GEMMs' inputs kept in FP8: 1e5 bytes saved whole on every rank, 2e5 split by tp */
+	t->fp8_saved_bytes_per_sample = 1e5;
+	t->fp8_saved_split_bytes_per_sample = 2e5;
 	t->memory_bound_bytes = calloc(1, sizeof(*t->memory_bound_bytes));
 	assert_non_null(t->memory_bound_bytes);
 	t->memory_bound_bytes[0] = (struct model_tp_value){ 1, 1e9 };
@@ -1037,6 +1040,8 @@ static void test_fp8_terms(void **state)
 	fp8 = 0.004 + 0.008 + 1.3e-3;
 	NEAR(T(&c, 0, "single"), 3 * fp8 + 1e6 * (30 + 3) / 1e12 / 4);
 	NEAR(MF(&c, "single"), 16e6 + 1e6);
+	/* one sample of the fixture's 1e6 activation bytes, less 1e5 + 2e5 kept in FP8 */
+	NEAR(MA(&c, "single"), 1e6 - 3e5);
 	/* the breakdown counts the FP8 copy with the model states, so its identity holds */
 	{
 		int stage[4] = { 0, 1, 2, 3 };
