@@ -324,6 +324,18 @@ uniap_code plan_doc_apply_until(const struct cluster_profile *cluster, const str
 		o.uneven = B != o.batch;
 		o.batch = B;
 	}
+	/* a named expert-parallel size the model's experts do not allow: say so before the lookup
+	 * that would only say the strategy is unknown */
+	if (p->ep) {
+		int g = model_experts_gcd(model);
+		size_t u;
+
+		for (u = 0; u < p->n_layers; u++)
+			if (p->ep[u] > 1 && (g <= 0 || g % p->ep[u] != 0))
+				return err_set(err, UNIAP_E_INVALID,
+				               "plan.layers[%zu].strategy.ep: %d must divide every MoE layer's experts (%s%d)", u,
+				               p->ep[u], g > 0 ? "their gcd " : "the model has none: ", g);
+	}
 	if ((rc = cost_build(cluster, model, &o, &out->cand, err)) != UNIAP_OK) {
 		err_prefix(err, "plan");
 		return rc;

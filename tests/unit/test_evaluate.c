@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "catalog.h"
 #include "cost.h"
 #include "fixtures.h"
 #include "jdecode.h"
@@ -389,12 +390,70 @@ static void test_plan_doc_schedule_numbers(void **state)
 	tiny_release(&f);
 }
 
+/* A plan naming an expert-parallel size its model's experts do not allow says so, naming the layer */
+static void test_plan_doc_bad_ep(void **state)
+{
+	struct cluster_profile cl;
+	struct model_profile m;
+	struct model_arch a;
+	struct cost_candidate c;
+	struct cost_options o = { .batch = 24, .pp = 1, .microbatches = 1, .schedule = COST_GPIPE };
+	struct plan_applied applied;
+	struct plan_doc doc;
+	struct plan_eval ev = { 0 };
+	struct uniap_err err;
+	int stage[4] = { 0, 0, 0, 0 };
+	size_t strat[4], u;
+	cJSON *j;
+	char *t;
+
+	(void)state;
+	memset(&a, 0, sizeof(a));
+	a.family = MODEL_ARCH_DECODER;
+	a.layers = 2;
+	a.hidden = 512;
+	a.heads = 8;
+	a.seq_len = 256;
+	a.vocab = 1000;
+	a.flash_attention = 1;
+	a.precision = MODEL_MIXED;
+	a.experts = 8;
+	a.top_k = 2;
+	a.moe_ffn_hidden = 256;
+	assert_int_equal(catalog_transformer("moe", &a, &m, &err), UNIAP_OK);
+	assert_int_equal(catalog_cluster("dgx-h100-x3", &cl, &err), UNIAP_OK);
+	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_OK);
+	for (u = 0; u < 4; u++)
+		strat[u] = (size_t)strategy_find(&c.strategies, "dp24");
+	assert_int_equal(plan_evaluate(&c, stage, strat, &ev, &err), UNIAP_OK);
+	j = jenc_plan(&c, stage, strat, &ev);
+	t = jenc_print(j, 0);
+	assert_int_equal(jdec_plan(t, strlen(t), &doc, &err), UNIAP_OK);
+	assert_int_equal(plan_doc_apply(&cl, &m, 24, &doc, &applied, &err), UNIAP_OK);
+	plan_applied_release(&applied);
+	/* ep 3 divides dp 24 but not the 8 experts */
+	doc.ep[1] = 3;
+	free(doc.strategy_names[1]);
+	doc.strategy_names[1] = strdup("dp24+ep3");
+	assert_int_equal(plan_doc_apply(&cl, &m, 24, &doc, &applied, &err), UNIAP_E_INVALID);
+	assert_string_equal(err.msg, "plan.layers[1].strategy.ep: 3 must divide every MoE layer's experts (their gcd 8)");
+	plan_applied_release(&applied);
+	plan_doc_release(&doc);
+	cJSON_free(t);
+	cJSON_Delete(j);
+	plan_eval_release(&ev);
+	cost_candidate_release(&c);
+	model_release(&m);
+	cluster_release(&cl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_random_plans),
 		cmocka_unit_test(test_resolve_errors),
 		cmocka_unit_test(test_plan_doc_schedule_numbers),
+		cmocka_unit_test(test_plan_doc_bad_ep),
 	};
 
 	return cmocka_run_group_tests_name("evaluate", tests, NULL, NULL);
