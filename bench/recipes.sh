@@ -3,7 +3,8 @@
 # published layouts of today's large runs (bench/recipes/recipes.json: Qwen3-235B-A22B on
 # 256 H100, Llama-3.1-405B on 1024 H100, DeepSeek-V3 on 1024 H100), both priced by the same
 # cost model: the recipe as stated (uniap calibrate --predict-only reads its Megatron-LM
-# arguments), the planner with --target megatron --zero --sequence-parallel --fp8, 1F1B and
+# arguments), the planner with --target megatron --zero --sequence-parallel --selective-recompute
+# --fp8, 1F1B and
 # interleaved, with and without --context-parallel 2 (the best of the four).  Prints a Markdown table;
 # asserts nothing (docs/optimizer.md quotes it).  Needs jq.
 set -u
@@ -31,7 +32,7 @@ jq -c '.runs[]' "$DOC" | while read -r run; do
 	for sched in 1f1b interleaved; do
 		start=$(date +%s.%N)
 		"$UNIAP" plan --cluster "$cluster" --model "$model" --batch "$batch" --threads "$THREADS" --target megatron \
-			--schedule "$sched" --zero --sequence-parallel --fp8 --context-parallel "$cp" --format text \
+			--schedule "$sched" --zero --sequence-parallel --selective-recompute --fp8 --context-parallel "$cp" --format text \
 			>"$tmp/plan.txt" 2>/dev/null || continue
 		end=$(date +%s.%N)
 		t=$(sed -n 's/^plan:.* tpi \([0-9.e+-]*\) s.*/\1/p' "$tmp/plan.txt")

@@ -914,6 +914,17 @@ static void catalog_block_spec(const struct model_arch *a, double elem, double s
 		 * scale-mask-softmax is one; the dropout is the same in both */
 		out->attn_eager = scores * (6 * elem + (elem < 4 ? 8 : 0)) - 2 * scores * elem;
 	}
+	/* MLA: selective recomputation also reruns the up-projections (Megatron-LM's
+	 * --recompute-modules mla_up_proj; the DeepSeek-V3 report's recomputation of MLA
+	 * up-projections, 3.2.3): Q (with a q latent), K and V are not kept, their GEMMs and
+	 * RoPE rerun in the backward pass */
+	if (mla) {
+		double uq = rq > 0 ? rq * qk : 0, ukv = rkv * heads * (a->qk_nope_head_dim + a->v_head_dim);
+
+		out->attn_bytes += u * 2 * s * ((rq > 0 ? qk : 0) + qk + vw);
+		out->attn_flops = (a->flash_attention ? 0 : 2 * s * keys * (qk + vw)) + 2 * s * (uq + ukv);
+		out->attn_mem = (a->flash_attention ? 0 : out->attn_mem) + 2 * s * heads * dr * elem;
+	}
 	/* FP8 training (Transformer Engine): the linear layers' GEMMs (2 x weights
 	 * x tokens) run in FP8; their inputs (QKV, the output projection, the MLP's
 	 * up and down projections) are cast to FP8, read 2 and written 1 byte each */

@@ -534,6 +534,8 @@ static uniap_code exp_megatron(const struct model_profile *model, const struct c
 	if (s->recompute)
 		exp_buf_printf(&b, "--recompute-granularity full\n--recompute-method uniform\n"
 		               "--recompute-num-layers 1\n");
+	else if (s->selective && model->shape.kv_lora_rank > 0)
+		exp_buf_printf(&b, "--recompute-granularity selective\n--recompute-modules core_attn mla_up_proj\n");
 	else if (s->selective)
 		exp_buf_printf(&b, "--recompute-granularity selective\n");
 	rc = exp_buf_finish(&b, out, len, err);

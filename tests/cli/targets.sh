@@ -117,6 +117,9 @@ check cp-comm-bad 2 "--cp-comm: must be p2p (ring attention) or a2a (Ulysses)" -
 check mla-megatron 0 "--multi-latent-attention" -- "$UNIAP" plan --cluster dgx-h100-x128 --model deepseek-v3 \
 	--batch 4096 --threads 2 --quiet --zero --sequence-parallel --fp8 --target megatron --format megatron
 cp "$tmp/out" "$tmp/mla.txt"
+check mla-selective 0 "--recompute-modules core_attn mla_up_proj" -- "$UNIAP" plan --cluster dgx-h100-x128 \
+	--model deepseek-v3 --batch 4096 --threads 2 --quiet --zero --sequence-parallel --selective-recompute --fp8 \
+	--target megatron --format megatron
 for flag in "--q-lora-rank 1536" "--kv-lora-rank 512" "--qk-head-dim 128" "--qk-pos-emb-head-dim 64" "--v-head-dim 128" \
 	"--moe-shared-expert-intermediate-size 2048" "--moe-router-score-function sigmoid" "--moe-layer-freq [0,0,0,1,"; do
 	check "mla-megatron $flag" 0 "$flag" -- cat "$tmp/mla.txt"

@@ -754,12 +754,32 @@ static void test_fp8_saved(void **state)
 	model_release(&m);
 }
 
+/* MLA: selective recomputation reruns the up-projections, so Q, K and V are what +sel does not keep */
+static void test_mla_selective(void **state)
+{
+	struct model_profile m;
+	struct uniap_err err;
+	const struct model_layer_type *b;
+	double s = 4096, qk = 128.0 * (128 + 64), vw = 128.0 * 128;
+
+	(void)state;
+	assert_int_equal(catalog_model("deepseek-v3", &m, &err), UNIAP_OK);
+	b = type_named(&m, "block");
+	assert_true(b->attention_bytes_per_sample == 2 * s * (qk + qk + vw));
+	assert_true(b->attention_flops_per_sample == 2 * s * (1536.0 * qk + 512.0 * 128 * (128 + 128)));
+	model_release(&m);
+	assert_int_equal(catalog_model("llama-3.1-8b", &m, &err), UNIAP_OK);
+	assert_true(type_named(&m, "block")->attention_bytes_per_sample == 0); /* flash: nothing to rerun */
+	model_release(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parameter_counts),
 		cmocka_unit_test(test_moe_active),
 		cmocka_unit_test(test_fp8_saved),
+		cmocka_unit_test(test_mla_selective),
 		cmocka_unit_test(test_flops_per_token),
 		cmocka_unit_test(test_one_layer_by_hand),
 		cmocka_unit_test(test_t5_graph),
