@@ -321,26 +321,6 @@ static double cost_optimizer_state_bytes(const struct model_profile *m)
 	return o < all ? o : all;
 }
 
-/* The gcd of the attention heads of m's layer types with attention (0: none). */
-static int cost_heads_gcd(const struct model_profile *m)
-{
-	int g = 0;
-	size_t i;
-
-	for (i = 0; i < m->n_types; i++) {
-		int a = m->types[i].kv_bytes_per_sample > 0 ? m->types[i].attention_heads : 0, b = g;
-
-		while (b) {
-			int r = a % b;
-
-			a = b;
-			b = r;
-		}
-		g = a;
-	}
-	return g;
-}
-
 /* The expert-parallel size of s on layer type t: 1 on a layer without experts. */
 static int cost_ep(const struct model_layer_type *t, const struct strategy *s)
 {
@@ -537,6 +517,36 @@ static int cost_same_batch_layout(const struct strategy *a, const struct strateg
 	return strategy_cp(a) == strategy_cp(b);
 }
 
+uniap_code cost_check_cp(const struct cluster_profile *cluster, const struct model_profile *model, int cp,
+                         int cp_a2a, struct uniap_err *err)
+{
+	size_t i;
+
+	if (cp <= 1)
+		return cp_a2a ? err_set(err, UNIAP_E_INVALID, "cp_comm: only with context_parallel > 1") : UNIAP_OK;
+	if (cluster_devices(cluster) % cp != 0)
+		return err_set(err, UNIAP_E_INVALID, "context_parallel: must divide the cluster's %d devices, got %d",
+		               cluster_devices(cluster), cp);
+	for (i = 0; i < model->n_types; i++) {
+		const struct model_layer_type *t = &model->types[i];
+
+		if (t->n_forward_s > 0)
+			return err_set(err, UNIAP_E_INVALID,
+			               "context_parallel: model layer type \"%s\" is priced from measured times, which "
+			               "do not say how they split over a sequence", t->name);
+		if (!(t->tokens_per_sample > 0) || fmod(t->tokens_per_sample, cp) != 0)
+			return err_set(err, UNIAP_E_INVALID,
+			               "context_parallel: %d must divide model layer type \"%s\"'s tokens_per_sample (%g)", cp,
+			               t->name, t->tokens_per_sample);
+		/* Ulysses splits the heads over the cp group */
+		if (cp_a2a && t->kv_bytes_per_sample > 0 && (t->attention_heads < 1 || t->attention_heads % cp != 0))
+			return err_set(err, UNIAP_E_INVALID,
+			               "cp_comm: a2a needs context_parallel %d to divide model layer type \"%s\"'s "
+			               "attention_heads (%d)", cp, t->name, t->attention_heads);
+	}
+	return UNIAP_OK;
+}
+
 uniap_code cost_check_fp8(const struct cluster_profile *cluster, const struct model_profile *model,
                           struct uniap_err *err)
 {
@@ -572,28 +582,14 @@ static uniap_code cost_check_options(const struct cluster_profile *cluster,
 			               "attention_flops_per_sample (selective recomputation)",
 			               model->types[i].name);
 	if (opt->cp > 1) {
-		if ((n / (opt->pp > 0 ? opt->pp : 1)) % opt->cp != 0 || opt->pp < 1 || n % opt->pp != 0)
+		uniap_code rc = cost_check_cp(cluster, model, opt->cp, opt->cp_a2a, err);
+
+		if (rc != UNIAP_OK)
+			return rc;
+		if (opt->pp < 1 || n % opt->pp != 0 || (n / opt->pp) % opt->cp != 0)
 			return err_set(err, UNIAP_E_INVALID,
 			               "context_parallel: must divide the devices of a stage (%d / pp %d), got %d", n, opt->pp,
 			               opt->cp);
-		for (i = 0; i < model->n_types; i++) {
-			const struct model_layer_type *t = &model->types[i];
-
-			if (t->n_forward_s > 0)
-				return err_set(err, UNIAP_E_INVALID,
-				               "context_parallel: model layer type \"%s\" is priced from measured times, which "
-				               "do not say how they split over a sequence", t->name);
-			if (!(t->tokens_per_sample > 0) || fmod(t->tokens_per_sample, opt->cp) != 0)
-				return err_set(err, UNIAP_E_INVALID,
-				               "context_parallel: %d must divide model layer type \"%s\"'s tokens_per_sample "
-				               "(%g)", opt->cp, t->name, t->tokens_per_sample);
-			/* Ulysses splits the heads over the cp group */
-			if (opt->cp_a2a && t->kv_bytes_per_sample > 0 && (t->attention_heads < 1 ||
-			                                                   t->attention_heads % opt->cp != 0))
-				return err_set(err, UNIAP_E_INVALID,
-				               "cp_comm: a2a needs context_parallel %d to divide model layer type \"%s\"'s "
-				               "attention_heads (%d)", opt->cp, t->name, t->attention_heads);
-		}
 	}
 	if (opt->fp8) {
 		uniap_code rc = cost_check_fp8(cluster, model, err);
@@ -958,7 +954,7 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 	if (rc != UNIAP_OK)
 		goto out;
 	cost_filter_strategies(&out->strategies, out->microbatch_size, opt->filter, &opt->keep,
-	                       model_experts_gcd(model), out->cp_a2a ? cost_heads_gcd(model) : 0);
+	                       model_experts_gcd(model), out->cp_a2a ? model_heads_gcd(model) : 0);
 	K = out->strategies.count;
 	out->memory_limit_bytes =
 		cost_memory_limit(cluster, cost_fsdp_transient(model, &out->strategies, NULL, 0, out->microbatches));

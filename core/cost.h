@@ -221,6 +221,16 @@ void cost_candidate_release(struct cost_candidate *c);
 /* UNIAP_OK when FP8 training can be priced for model on cluster (both
  * borrowed): a mixed-precision model and a device with an FP8 peak; else
  * UNIAP_E_INVALID naming the field (what cost_build checks with opt->fp8). */
+/*
+ * Context parallelism cp (cp_a2a: Ulysses) on cluster and model (borrowed, validated): cp divides
+ * the cluster's devices and every layer type's tokens_per_sample, no layer type is priced from
+ * measured times, and under Ulysses cp divides every attention's heads (docs/cost-model.md,
+ * "Context parallelism").  cp <= 1 passes unless cp_a2a asks for Ulysses.  UNIAP_E_INVALID names
+ * context_parallel or cp_comm.  cost_build checks it too (with the stage's devices).
+ */
+uniap_code cost_check_cp(const struct cluster_profile *cluster, const struct model_profile *model, int cp,
+                         int cp_a2a, struct uniap_err *err);
+
 uniap_code cost_check_fp8(const struct cluster_profile *cluster, const struct model_profile *model,
                           struct uniap_err *err);
 

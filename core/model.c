@@ -434,22 +434,36 @@ double model_c_dtype(const struct model_profile *m)
 	return m->precision == MODEL_MIXED ? 2.0 * fp32 : fp32;
 }
 
+/* gcd(a, b) of non-negative ints; gcd(a, 0) = a */
+static int model_gcd(int a, int b)
+{
+	while (b) {
+		int r = a % b;
+
+		a = b;
+		b = r;
+	}
+	return a;
+}
+
 int model_experts_gcd(const struct model_profile *m)
 {
 	int g = 0;
 	size_t i;
 
-	for (i = 0; i < m->n_types; i++) {
-		int a = m->types[i].experts, b = g;
+	for (i = 0; i < m->n_types; i++)
+		g = model_gcd(m->types[i].experts, g);
+	return g;
+}
 
-		while (b) {
-			int r = a % b;
+int model_heads_gcd(const struct model_profile *m)
+{
+	int g = 0;
+	size_t i;
 
-			a = b;
-			b = r;
-		}
-		g = a;
-	}
+	for (i = 0; i < m->n_types; i++)
+		if (m->types[i].kv_bytes_per_sample > 0)
+			g = model_gcd(m->types[i].attention_heads, g);
 	return g;
 }
 

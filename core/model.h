@@ -344,6 +344,10 @@ double model_c_dtype(const struct model_profile *m);
  * sizes that divide every one of them divide it; 0 when m has none. */
 int model_experts_gcd(const struct model_profile *m);
 
+/* The gcd of the attention heads of m's layer types with attention (kv_bytes_per_sample > 0): the
+ * tp x cp of Ulysses context parallelism must divide it; 0 when m has none. */
+int model_heads_gcd(const struct model_profile *m);
+
 /* Bytes of one parameter element: 4 for fp32, 2 for mixed precision. */
 double model_param_elem_bytes(const struct model_profile *m);
 

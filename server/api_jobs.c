@@ -374,30 +374,24 @@ out:
 }
 
 /* The stored request of a plan job (api_job_request_fn): options checked, documents resolved. */
-/* "fp8": true is checked in the request: a model and device that train in FP8,
- * and targets whose runtime does (a 422 naming the field, never a failed job). */
-static uniap_code api_plan_fp8(const struct uop_options *o, const enum target_kind *targets, size_t n,
+/* "fp8": true and "context_parallel" are checked in the request (a 422 naming the field, never a
+ * failed job): a model and device that train in FP8, a cluster, sequence and heads the context
+ * parallelism divides (cost_check_cp), and targets whose runtime runs them. */
+static uniap_code api_plan_checks(const struct uop_options *o, const enum target_kind *targets, size_t n,
                                const struct cluster_profile *c, const struct model_profile *m,
                                struct uniap_err *err)
 {
-	size_t i, u;
+	size_t i;
+	uniap_code rc;
 
-	/* "context_parallel" likewise: targets that run it, a cluster and sequence it divides */
+	/* "context_parallel" likewise: targets that run it, a cluster, sequence and heads it divides */
 	if (o->cp > 1) {
 		for (i = 0; i < n; i++)
 			if (!target_rules(targets[i])->cp)
 				return err_set(err, UNIAP_E_INVALID, "body.context_parallel: %s has no context parallelism",
 				               target_rules(targets[i])->runtime);
-		if (cluster_devices(c) % o->cp != 0)
-			return err_set(err, UNIAP_E_INVALID,
-			               "body.context_parallel: must divide the cluster's %d devices, got %d", cluster_devices(c),
-			               o->cp);
-		for (u = 0; u < m->n_types; u++)
-			if (!(m->types[u].tokens_per_sample > 0) || fmod(m->types[u].tokens_per_sample, o->cp) != 0 ||
-			    m->types[u].n_forward_s > 0)
-				return err_set(err, UNIAP_E_INVALID,
-				               "body.context_parallel: %d must divide layer type \"%s\"'s tokens_per_sample (%g), "
-				               "priced from FLOPs", o->cp, m->types[u].name, m->types[u].tokens_per_sample);
+		if ((rc = cost_check_cp(c, m, o->cp, o->cp_a2a, err)) != UNIAP_OK)
+			return rc;
 	}
 	if (!o->fp8)
 		return UNIAP_OK;
@@ -425,7 +419,7 @@ static uniap_code api_plan_build(struct http_request *req, char **text, struct u
 	    (rc = runner_targets_json(req->json, "body", &o, targets, &n_targets, &given, err)) == UNIAP_OK &&
 	    (rc = api_input(req, 1, &c, &m, err)) == UNIAP_OK && (rc = api_input(req, 0, &c, &m, err)) == UNIAP_OK &&
 	    (rc = runner_margin_json(req->json, "body", &c, err)) == UNIAP_OK &&
-	    (rc = api_plan_fp8(&o, targets, n_targets, &c, &m, err)) == UNIAP_OK &&
+	    (rc = api_plan_checks(&o, targets, n_targets, &c, &m, err)) == UNIAP_OK &&
 	    !(t = api_plan_request(req->json, &c, &m)))
 		rc = err_set(err, UNIAP_E_NOMEM, "request: out of memory");
 	*text = t;

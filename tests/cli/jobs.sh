@@ -285,10 +285,12 @@ bad_plan '{"cluster":"dgx-h100","model":"llama-7b","batch":8,"context_parallel":
 	'galvatron has no context parallelism'
 bad_plan '{"cluster":"dgx-h100","model":"llama-7b","batch":8,"context_parallel":2,"cp_comm":"ring"}' cp-comm 422 \
 	'cp_comm: must be'
+bad_plan '{"cluster":"dgx-h100-x4","model":"bert-huge","batch":8,"context_parallel":32,"cp_comm":"a2a"}' cp-heads 422 \
+	'cp_comm: a2a needs context_parallel 32 to divide'
 bad_plan '{"cluster":"dgx-h100","model":"llama-7b","batch":8,"cp_comm":"a2a"}' cp-comm-alone 422 \
 	'cp_comm: only with context_parallel > 1'
 bad_plan '{"cluster":"dgx-h100","model":"vit-huge","batch":8,"context_parallel":2}' cp-tokens 422 \
-	'context_parallel: 2 must divide layer type'
+	'context_parallel: 2 must divide model layer type'
 bad_plan '{"cluster":"enva","model":"bert-huge","batch":8,"time_limit_s":-1}' time-limit 422 '"pointer":"/time_limit_s"'
 bad_plan '{"cluster":"enva","model":"bert-huge","batch":8,"time_limit_s":1e9}' time-limit-cap 422 '"pointer":"/time_limit_s"'
 bad_plan '{"cluster":"enva","model":"bert-huge","batch":8,"gap":2}' gap 422 '"pointer":"/gap"'
