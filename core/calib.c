@@ -305,10 +305,13 @@ uniap_code calib_predict(const struct cluster_profile *c, const struct calib_run
 		if (!out->peak_memory_bytes)
 			rc = err_set(err, UNIAP_E_NOMEM, "plan: out of memory");
 		/* the cost model's limit is (capacity - reserved - transients) / (1 + fragmentation),
-		 * so the peak is the capacity less the stage's headroom scaled back */
+		 * so the peak is the capacity less the stage's headroom scaled back; under
+		 * interleaving a stage's is its device's (the chunks peak apart, cost.h) */
 		for (i = 0; rc == UNIAP_OK && i < out->pp; i++)
 			out->peak_memory_bytes[i] = out->capacity_bytes -
-				(a.cand.memory_limit_bytes - a.eval.stage_memory_bytes[i]) *
+				(a.cand.memory_limit_bytes - (a.eval.virtual_stages > 1
+				                              ? a.eval.device_memory_bytes[i % a.eval.devices]
+				                              : a.eval.stage_memory_bytes[i])) *
 				(1.0 + c->memory_fragmentation);
 	}
 	plan_applied_release(&a);

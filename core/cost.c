@@ -629,6 +629,17 @@ static uniap_code cost_check_options(const struct cluster_profile *cluster,
 	return UNIAP_OK;
 }
 
+/* 1 when x <= y in each of the v chunks */
+static int cost_row_le(const long *x, const long *y, int v)
+{
+	int j;
+
+	for (j = 0; j < v; j++)
+		if (x[j] > y[j])
+			return 0;
+	return 1;
+}
+
 /*
  * Activations in flight per model chunk under Megatron-LM's interleaved 1F1B
  * (schedules.py, forward_backward_pipelining_with_interleaving): device d of
@@ -637,14 +648,21 @@ static uniap_code cost_check_options(const struct cluster_profile *cluster,
  * min(c v, 2 (pp - d - 1) + (v - 1) pp) forwards (all of them when c = pp),
  * then alternates one forward and one backward, then drains.  inflight[i]
  * for stage i = d + pp j is the most micro-batches chunk j of device d holds
- * at once over that order: the sum over a device's chunks is an upper bound
- * on its peak (docs/cost-model.md, "Interleaved 1F1B").
+ * at once over that order.  The device's peak is not the sum of those (its
+ * chunks peak at different moments): the moments that can be its peak are
+ * those right before a backward, and of them only the ones no other moment
+ * exceeds in every chunk matter.  *peaks gets those rows, {d, h_0 .. h_{v-1}}
+ * each, *n_peaks their count (docs/cost-model.md, "Interleaved 1F1B").
+ * Returns 0, or -1 out of memory.
  */
-static void cost_interleaved_inflight(int pp, int v, long c, long *inflight)
+static int cost_interleaved_inflight(int pp, int v, long c, long *inflight, long **peaks, size_t *n_peaks)
 {
-	long total = c * v, held[COST_MAX_VIRTUAL_STAGES], f, b, warm;
-	int d, j;
+	long total = c * v, held[COST_MAX_VIRTUAL_STAGES], f, b, warm, *rows = NULL, *all = NULL;
+	size_t n_rows = 0, n_all = 0, cap = 0, r, q, first;
+	int d, j, last_fwd;
 
+	*peaks = NULL;
+	*n_peaks = 0;
 	for (d = 0; d < pp; d++) {
 		memset(held, 0, sizeof(held));
 		for (j = 0; j < v; j++)
@@ -652,20 +670,123 @@ static void cost_interleaved_inflight(int pp, int v, long c, long *inflight)
 		warm = c == pp ? total : 2L * (pp - d - 1) + (long)(v - 1) * pp;
 		if (warm > total)
 			warm = total;
+		n_rows = 0;
 		/* f forwards and b backwards done; the forward unit f goes before backward b */
-		for (f = 0, b = 0; b < total;) {
+		for (f = 0, b = 0, last_fwd = 0; b < total;) {
 			if (f < total && (f < warm || f - warm <= b)) {
 				j = (int)((f % ((long)pp * v)) / pp);
 				if (++held[j] > inflight[d + pp * j])
 					inflight[d + pp * j] = held[j];
 				f++;
-			} else {
-				j = v - 1 - (int)((b % ((long)pp * v)) / pp);
-				held[j]--;
-				b++;
+				last_fwd = 1;
+				continue;
 			}
+			if (last_fwd) {
+				/* a moment right before a backward: a candidate peak */
+				if (n_rows == cap) {
+					size_t nc = cap ? cap * 2 : 64;
+					long *g = realloc(rows, nc * (size_t)v * sizeof(*rows));
+
+					if (!g)
+						goto nomem;
+					rows = g;
+					cap = nc;
+				}
+				memcpy(rows + n_rows * (size_t)v, held, (size_t)v * sizeof(*rows));
+				n_rows++;
+			}
+			last_fwd = 0;
+			j = v - 1 - (int)((b % ((long)pp * v)) / pp);
+			held[j]--;
+			b++;
+		}
+		/* keep the rows no other row dominates (equal rows once): each row in turn
+		 * is dropped if a kept row dominates it, else it drops the kept rows it
+		 * dominates and is kept */
+		first = n_all;
+		for (r = 0; r < n_rows; r++) {
+			const long *x = rows + r * (size_t)v;
+			int dominated = 0;
+
+			for (q = first; q < n_all && !dominated; q++)
+				dominated = cost_row_le(x, all + q * (size_t)(v + 1) + 1, v);
+			if (dominated)
+				continue;
+			for (q = first; q < n_all;)
+				if (cost_row_le(all + q * (size_t)(v + 1) + 1, x, v)) {
+					memmove(all + q * (size_t)(v + 1), all + (q + 1) * (size_t)(v + 1),
+					        (n_all - q - 1) * (size_t)(v + 1) * sizeof(*all));
+					n_all--;
+				} else {
+					q++;
+				}
+			{
+				long *g = realloc(all, (n_all + 1) * (size_t)(v + 1) * sizeof(*all));
+
+				if (!g)
+					goto nomem;
+				all = g;
+			}
+			all[n_all * (size_t)(v + 1)] = d;
+			memcpy(all + n_all * (size_t)(v + 1) + 1, x, (size_t)v * sizeof(*all));
+			n_all++;
 		}
 	}
+	free(rows);
+	*peaks = all;
+	*n_peaks = n_all;
+	return 0;
+nomem:
+	free(rows);
+	free(all);
+	return -1;
+}
+
+long cost_device_inflight(const struct cost_candidate *c, int d)
+{
+	int v = cost_virtual(c), j;
+	long best = -1, sum;
+	size_t r;
+
+	for (r = 0; r < c->n_peaks && c->peaks; r++) {
+		const long *h = c->peaks + r * (size_t)(v + 1);
+
+		if (h[0] != d)
+			continue;
+		for (sum = 0, j = 0; j < v; j++)
+			sum += h[1 + j];
+		if (sum > best)
+			best = sum;
+	}
+	if (best >= 0)
+		return best;
+	for (sum = 0, j = 0; j < v; j++)
+		sum += c->inflight[d + c->pp * j];
+	return sum;
+}
+
+double cost_device_activation(const struct cost_candidate *c, int d, const double *act)
+{
+	int v = cost_virtual(c), j, any = 0;
+	double best = 0, sum;
+	size_t r;
+
+	for (r = 0; r < c->n_peaks && c->peaks; r++) {
+		const long *h = c->peaks + r * (size_t)(v + 1);
+
+		if (h[0] != d)
+			continue;
+		any = 1;
+		for (sum = 0, j = 0; j < v; j++)
+			sum += (double)h[1 + j] * act[j];
+		if (sum > best)
+			best = sum;
+	}
+	if (any)
+		return best;
+	for (sum = 0, j = 0; j < v; j++)
+		sum += (double)c->inflight[d + c->pp * j] * act[j];
+	return sum;
 }
 
 int cost_chunk_count(long batch, long c)
@@ -832,7 +953,7 @@ uniap_code cost_stage_memory(const struct cluster_profile *cluster, const struct
                              struct cost_stage_memory *out, struct uniap_err *err)
 {
 	size_t K = cost_k(cand), u;
-	double transient;
+	double transient, *act;
 	int i, j;
 
 	if (cand->n_layers != model->n_layers)
@@ -842,6 +963,9 @@ uniap_code cost_stage_memory(const struct cluster_profile *cluster, const struct
 		if (stage[u] < 0 || stage[u] >= cost_stages(cand) || strategy[u] >= K)
 			return err_set(err, UNIAP_E_INVALID, "layers[%zu]: stage %d or strategy %zu out of range", u,
 			               stage[u], strategy[u]);
+	act = calloc((size_t)cost_stages(cand), sizeof(*act));
+	if (!act)
+		return err_set(err, UNIAP_E_NOMEM, "stage memory: out of memory");
 	transient = cost_fsdp_transient(model, &cand->strategies, strategy, cand->n_layers, cand->microbatches);
 	memset(out, 0, (size_t)cand->pp * sizeof(*out));
 	for (u = 0; u < cand->n_layers; u++) {
@@ -849,20 +973,33 @@ uniap_code cost_stage_memory(const struct cluster_profile *cluster, const struct
 		const struct strategy *s = &cand->strategies.items[strategy[u]];
 		struct cost_stage_memory *o = &out[stage[u] % cand->pp]; /* the stage's device */
 		size_t at = u * K + strategy[u];
-		double act = (double)cand->inflight[stage[u]] * cand->memory_per_microbatch_bytes[at];
 
 		o->model_states_bytes += cost_states_bytes(model, t, s) + cost_fp8_weight_bytes(cand->fp8, t, s);
 		o->fsdp_accumulation_bytes += cost_accumulation_bytes(model, t, s, cand->microbatches);
-		o->activation_bytes += act;
-		/* the audit sum, term for term as plan_evaluate adds it */
-		o->allocated_bytes += cand->memory_fixed_bytes[at] + act;
+		/* the audit sum, term for term as plan_evaluate adds it: per layer
+		 * without peak rows, else the fixed sum, then the device's peak */
+		if (cand->n_peaks > 0) {
+			o->allocated_bytes += cand->memory_fixed_bytes[at];
+			act[stage[u]] += cand->memory_per_microbatch_bytes[at];
+		} else {
+			double a = (double)cand->inflight[stage[u]] * cand->memory_per_microbatch_bytes[at];
+
+			o->allocated_bytes += cand->memory_fixed_bytes[at] + a;
+			o->activation_bytes += a;
+		}
 	}
 	for (i = 0; i < cand->pp; i++) {
 		struct cost_stage_memory *o = &out[i];
+		double chunk[COST_MAX_VIRTUAL_STAGES];
+		int v = cost_virtual(cand);
 
-		o->inflight_microbatches = 0;
-		for (j = i; j < cost_stages(cand); j += cand->pp)
-			o->inflight_microbatches += cand->inflight[j];
+		if (cand->n_peaks > 0) {
+			for (j = 0; j < v; j++)
+				chunk[j] = act[i + cand->pp * j];
+			o->activation_bytes = cost_device_activation(cand, i, chunk);
+			o->allocated_bytes += o->activation_bytes;
+		}
+		o->inflight_microbatches = cost_device_inflight(cand, i);
 		o->memory_limit_bytes = cost_memory_limit(cluster, transient);
 		o->fragmentation_bytes = cluster->memory_fragmentation * o->allocated_bytes;
 		o->fsdp_transient_bytes = transient;
@@ -872,6 +1009,7 @@ uniap_code cost_stage_memory(const struct cluster_profile *cluster, const struct
 		o->free_bytes = o->device_memory_bytes - o->margin_bytes - o->reserved_bytes -
 		                o->fsdp_transient_bytes - o->fragmentation_bytes - o->allocated_bytes;
 	}
+	free(act);
 	return UNIAP_OK;
 }
 
@@ -979,8 +1117,11 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 		out->inflight[i] = opt->schedule == COST_1F1B && behind < out->microbatches
 			? behind : out->microbatches;
 	}
-	if (cost_virtual(out) > 1)
-		cost_interleaved_inflight(out->pp, out->virtual_stages, out->microbatches, out->inflight);
+	if (cost_virtual(out) > 1 && cost_interleaved_inflight(out->pp, out->virtual_stages, out->microbatches,
+	                                                       out->inflight, &out->peaks, &out->n_peaks) != 0) {
+		rc = err_set(err, UNIAP_E_NOMEM, "cost matrices: out of memory");
+		goto out;
+	}
 	/* no pipeline: the micro-batches are gradient accumulation, each one's forward and
 	 * backward done before the next starts, under either schedule (docs/cost-model.md) */
 	if (out->pp == 1)
@@ -1177,6 +1318,7 @@ void cost_candidate_release(struct cost_candidate *c)
 			free(c->layer_names[u]);
 	free(c->layer_names);
 	free(c->inflight);
+	free(c->peaks);
 	free(c->time_s);
 	free(c->memory_fixed_bytes);
 	free(c->memory_per_microbatch_bytes);

@@ -23,7 +23,15 @@
  * d's stages and O_d the sum of o_j over link d's boundaries,
  *   TPI = (sum p + sum o) / v + (c - 1/v) * max(P u O)
  *   memory_d = sum of memory_i over device d's stages <= memory_limit_bytes
- * which is the formula above when v = 1.  cost_stages() is S.
+ * which is the formula above when v = 1.  cost_stages() is S.  When the
+ * candidate has peak rows (cost_build gives them to every interleaved
+ * candidate), device d holds instead, with a_j the activations of one
+ * micro-batch of its chunk j (stage d + pp j),
+ *   memory_d = sum of memory_fixed_bytes over its layers
+ *            + max over d's rows h of sum_j h_j * a_j
+ * a row being how many micro-batches each chunk holds at one moment of the
+ * schedule (cost_device_activation); inflight[i] is then the most chunk i
+ * ever holds, the largest h_j over the rows.
  *
  * docs/cost-model.md gives every formula with its source.  The optimizer sees
  * only this struct, never the profiles.
@@ -47,6 +55,7 @@ enum cost_schedule {
 
 /* Most virtual stages per device a candidate accepts. */
 #define COST_MAX_VIRTUAL_STAGES 64
+#define COST_MAX_PEAK_ROWS (1L << 20) /* cost_candidate.n_peaks at most */
 
 /* "gpipe" / "1f1b" / "interleaved" */
 const char *cost_schedule_name(enum cost_schedule s);
@@ -166,6 +175,10 @@ struct cost_candidate {
 	double memory_limit_bytes;
 	double device_memory_bytes;  /* the cluster's memory_bytes (for a runtime's admission rule) */
 	long *inflight;              /* [cost_stages()] micro-batches of activations held by stage i */
+	size_t n_peaks;              /* rows of peaks; 0: a device holds the sum of its stages' */
+	long *peaks;                 /* [n_peaks * (1 + v)] owned or NULL: row r is {device d, then
+	                                h_0 .. h_{v-1}}, the micro-batches d's chunks hold at one
+	                                moment that no other moment exceeds in every chunk */
 	struct strategy_set strategies; /* owned; the same K strategies for every layer */
 	size_t n_layers;
 	char **layer_names;          /* owned copies */
@@ -278,9 +291,23 @@ struct cost_stage_memory {
 };
 
 /*
+ * The activation bytes device d of c holds at its peak, act[j] (borrowed, v
+ * entries) being the activations of one micro-batch of its chunk j (stage
+ * d + pp j): max over d's peak rows h of sum_j h_j act[j], or without rows
+ * sum_j inflight[d + pp j] act[j] (cost.h, top).  Every memory rule of the
+ * optimizer, the evaluation and the tests goes through it.
+ */
+double cost_device_activation(const struct cost_candidate *c, int d, const double *act);
+
+/* The chunk micro-batches device d of c holds at its fullest moment: the
+ * largest sum of one of its peak rows, or without rows the sum of its
+ * stages' inflight.  The inflight_microbatches of evaluations. */
+long cost_device_inflight(const struct cost_candidate *c, int d);
+
+/*
  * Fills out[0 .. cand->pp) (caller-owned) with the memory of every device (a
- * stage, or under interleaving the sum of its v stages, inflight_microbatches
- * their in-flight counts summed) for
+ * stage, or under interleaving its v stages at their peak, inflight_microbatches
+ * the chunk micro-batches it then holds) for
  * the assignment stage[u], strategy[u] (borrowed, cand->n_layers entries) of
  * cand, which cost_build made from cluster and model (borrowed).  The FSDP
  * transient and memory_limit_bytes are the plan's own (cost_plan_memory_limit),

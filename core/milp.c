@@ -302,7 +302,13 @@ static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, dou
 	int pp = cost_stages(c), dev = c->pp, v = cost_virtual(c), i, j, mi;
 	int n_links = v > 1 ? dev : dev - 1, n_trows = dev + n_links;
 	double wsum = 1.0 / v, wmax = (double)c->microbatches - 1.0 / v;
-	int *lo = NULL, *hi = NULL, *mem_row = NULL;
+	int *lo = NULL, *hi = NULL, *mem_row = NULL, *mem_n = NULL, *mem_off = NULL;
+	/* memory rows: device d has mem_n[d] of them from mem_row[d] on, one per
+	 * peak row of d (cost.h; mem_h[mem_off[d] ..], NULL for the stages'
+	 * inflight), or one for its stages' inflight; none when even its largest
+	 * layers fit */
+	const long **mem_h = NULL;
+	size_t n_mem = 0;
 	int row_assign0, row_nonempty0 = -1, row_tp0 = -1, row_to0 = -1;
 	size_t *out_cnt = NULL, *out_adj = NULL, *in_cnt = NULL, *in_adj = NULL;
 	double ts = 0, cmul, limit = c->memory_limit_bytes, t_lb = 0, keep, tshare;
@@ -318,6 +324,9 @@ static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, dou
 	lo = calloc(n, sizeof(int));
 	hi = calloc(n, sizeof(int));
 	mem_row = calloc((size_t)dev, sizeof(int));
+	mem_n = calloc((size_t)dev, sizeof(int));
+	mem_off = calloc((size_t)dev, sizeof(int));
+	mem_h = calloc(c->n_peaks + (size_t)dev, sizeof(*mem_h));
 	md->xcol = malloc(n * (size_t)pp * K * sizeof(int));
 	md->eu_row = malloc((E ? E : 1) * (size_t)pp * K * sizeof(int));
 	md->ev_row = malloc((E ? E : 1) * (size_t)pp * K * sizeof(int));
@@ -325,7 +334,7 @@ static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, dou
 	in_cnt = calloc(n + 1, sizeof(size_t));
 	out_adj = calloc(E + 1, sizeof(size_t));
 	in_adj = calloc(E + 1, sizeof(size_t));
-	if (!lo || !hi || !mem_row || !md->xcol || !md->eu_row || !md->ev_row || !out_cnt || !in_cnt ||
+	if (!lo || !hi || !mem_row || !mem_n || !mem_off || !mem_h || !md->xcol || !md->eu_row || !md->ev_row || !out_cnt || !in_cnt ||
 	    !out_adj || !in_adj || milp_stage_ranges(c, lo, hi) != 0)
 		goto nomem;
 	/* edges by tail and by head */
@@ -398,8 +407,21 @@ static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, dou
 						w = fmax(w, milp_mem(c, u, i, k));
 			worst += w;
 		}
-		if (limit > 0 && !(worst <= limit))
-			mem_row[mi] = (int)md->nrows++;
+		if (limit > 0 && !(worst <= limit)) {
+			size_t q;
+
+			mem_row[mi] = (int)md->nrows;
+			mem_off[mi] = (int)n_mem;
+			for (q = 0; q < c->n_peaks; q++)
+				if (c->peaks[q * (size_t)(v + 1)] == mi) {
+					mem_h[n_mem + (size_t)mem_n[mi]] = c->peaks + q * (size_t)(v + 1) + 1;
+					mem_n[mi]++;
+				}
+			if (mem_n[mi] == 0)
+				mem_h[n_mem + (size_t)mem_n[mi]++] = NULL;
+			n_mem += (size_t)mem_n[mi];
+			md->nrows += (size_t)mem_n[mi];
+		}
 	}
 	if (use_t) {
 		row_tp0 = (int)md->nrows;
@@ -436,9 +458,9 @@ static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, dou
 		md->row_ub[row_nonempty0 + i] = MILP_INF;
 	}
 	for (i = 0; i < dev; i++)
-		if (mem_row[i] >= 0) {
-			md->row_lb[mem_row[i]] = -MILP_INF;
-			md->row_ub[mem_row[i]] = mem_rhs;
+		for (j = 0; mem_row[i] >= 0 && j < mem_n[i]; j++) {
+			md->row_lb[mem_row[i] + j] = -MILP_INF;
+			md->row_ub[mem_row[i] + j] = mem_rhs;
 		}
 	if (use_t)
 		for (r = 0; r < (size_t)n_trows; r++) {
@@ -464,8 +486,16 @@ static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, dou
 				milp_nz(m, row_assign0 + (int)u, 1);
 				if (pp > 1)
 					milp_nz(m, row_nonempty0 + i, 1);
-				if (mem_row[i % dev] >= 0)
-					milp_nz(m, mem_row[i % dev], milp_mem(c, u, i, k) / limit);
+				if (mem_row[i % dev] >= 0) {
+					int d = i % dev, q;
+					const long **h = mem_h + mem_off[d];
+
+					for (q = 0; q < mem_n[d]; q++)
+						milp_nz(m, mem_row[d] + q,
+						        (h[q] ? c->memory_fixed_bytes[u * K + k] +
+						                (double)h[q][i / dev] * c->memory_per_microbatch_bytes[u * K + k]
+						              : milp_mem(c, u, i, k)) / limit);
+				}
 				if (use_t && a != 0)
 					milp_nz(m, row_tp0 + i % dev, -a);
 				for (r = out_cnt[u]; r < out_cnt[u + 1]; r++)
@@ -534,6 +564,9 @@ out:
 	free(lo);
 	free(hi);
 	free(mem_row);
+	free(mem_n);
+	free(mem_off);
+	free(mem_h);
 	free(out_cnt);
 	free(in_cnt);
 	free(out_adj);

@@ -78,19 +78,20 @@ double opt_tpi(const struct cost_candidate *c, const int *stage, const size_t *s
 {
 	size_t K = cost_k(c), u, e;
 	int pp = c->pp, S = cost_stages(c), v = cost_virtual(c), i;
-	double *p = NULL, *o, *mem, *load, sum = 0, mx = 0, tpi = INFINITY;
+	double *p = NULL, *o, *mem, *load, *act, sum = 0, mx = 0, tpi = INFINITY;
 	unsigned char *used;
 
 	if (pp < 1 || !stage || !strategy || K == 0)
 		return INFINITY;
-	/* p[S], o[S], mem[pp], load[2 pp], used[S] */
-	p = calloc((size_t)S * 2 + (size_t)pp * 3, sizeof(double));
+	/* p[S], o[S], mem[pp], load[2 pp], act[S], used[S] */
+	p = calloc((size_t)S * 3 + (size_t)pp * 3, sizeof(double));
 	used = calloc((size_t)S, 1);
 	if (!p || !used)
 		goto out;
 	o = p + S;
 	mem = o + S;
 	load = mem + pp;
+	act = load + 2 * pp;
 	for (u = 0; u < c->n_layers; u++) {
 		size_t k = strategy[u];
 
@@ -99,12 +100,27 @@ double opt_tpi(const struct cost_candidate *c, const int *stage, const size_t *s
 			goto out;
 		used[i] = 1;
 		p[i] += c->time_s[u * K + k];
-		mem[i % pp] += c->memory_fixed_bytes[u * K + k] +
-		               (double)c->inflight[i] * c->memory_per_microbatch_bytes[u * K + k];
+		if (c->n_peaks > 0) {
+			/* the fixed sum, then the device's peak (cost_device_activation) */
+			mem[i % pp] += c->memory_fixed_bytes[u * K + k];
+			act[i] += c->memory_per_microbatch_bytes[u * K + k];
+		} else {
+			mem[i % pp] += c->memory_fixed_bytes[u * K + k] +
+			               (double)c->inflight[i] * c->memory_per_microbatch_bytes[u * K + k];
+		}
 	}
 	for (i = 0; i < S; i++)
 		if (!used[i])
 			goto out;
+	if (c->n_peaks > 0)
+		for (i = 0; i < pp; i++) {
+			double chunk[COST_MAX_VIRTUAL_STAGES];
+			int j;
+
+			for (j = 0; j < v; j++)
+				chunk[j] = act[i + pp * j];
+			mem[i] += cost_device_activation(c, i, chunk);
+		}
 	for (i = 0; i < pp; i++)
 		if (!(mem[i] <= c->memory_limit_bytes))
 			goto out;
@@ -202,6 +218,21 @@ uniap_code opt_candidate_check(const struct cost_candidate *c, struct uniap_err 
 		if (c->inflight[i] < 0)
 			return err_set(err, UNIAP_E_INVALID, "candidate.inflight[%zu]: must be >= 0, got %ld",
 			               i, c->inflight[i]);
+	if (c->n_peaks > 0 && (!c->peaks || c->n_peaks > COST_MAX_PEAK_ROWS))
+		return err_set(err, UNIAP_E_INVALID, "candidate.peaks: %zu rows, must be in [1, %ld] and given",
+		               c->n_peaks, COST_MAX_PEAK_ROWS);
+	for (u = 0; u < c->n_peaks; u++) {
+		const long *h = c->peaks + u * (size_t)(cost_virtual(c) + 1);
+		int j;
+
+		if (h[0] < 0 || h[0] >= c->pp)
+			return err_set(err, UNIAP_E_INVALID, "candidate.peaks[%zu]: device must be in [0, %d), got %ld",
+			               u, c->pp, h[0]);
+		for (j = 1; j <= cost_virtual(c); j++)
+			if (h[j] < 0 || h[j] > c->inflight[h[0] + (long)c->pp * (j - 1)])
+				return err_set(err, UNIAP_E_INVALID, "candidate.peaks[%zu][%d]: must be in [0, inflight "
+				               "of its stage], got %ld", u, j, h[j]);
+	}
 	for (u = 0; u < n * K; u++) {
 		if (opt_bad_cost(c->time_s[u]))
 			return err_set(err, UNIAP_E_INVALID,

@@ -21,8 +21,8 @@
  * as their IEEE-754 bits.  Every count is checked against a cap and against
  * the bytes left before anything is allocated.
  */
-#define OPT_PACK_VERSION 4u /* 2: a strategy's ZeRO stage and sequence parallelism; 3: the batch;
-                               4: virtual stages */
+#define OPT_PACK_VERSION 5u /* 2: a strategy's ZeRO stage and sequence parallelism; 3: the batch;
+                               4: virtual stages; 5: the interleaved peak rows */
 #define OPT_NAME_PACK_MAX 4096u
 
 struct opt_wbuf {
@@ -329,6 +329,9 @@ uniap_code opt_candidate_pack(const struct cost_candidate *c, unsigned char **bu
 	opt_w_u32(&w, c->layer_names ? 1 : 0);
 	for (i = 0; i < (size_t)cost_stages(c); i++)
 		opt_w_i64(&w, c->inflight[i]);
+	opt_w_u64(&w, c->n_peaks);
+	for (i = 0; i < c->n_peaks * (size_t)(cost_virtual(c) + 1); i++)
+		opt_w_i64(&w, c->peaks[i]);
 	if (c->strategies.items)
 		for (i = 0; i < K; i++)
 			opt_w_strategy(&w, &c->strategies.items[i]);
@@ -422,6 +425,24 @@ uniap_code opt_candidate_unpack(const unsigned char *buf, size_t len, struct cos
 	}
 	for (i = 0; i < (size_t)(pp * vs); i++)
 		c->inflight[i] = (long)opt_r_i64(&r);
+	{
+		uint64_t np = opt_r_u64(&r);
+
+		if (r.failed || np > (uint64_t)COST_MAX_PEAK_ROWS || np * (uint64_t)(vs + 1) > opt_r_left(&r) / 8) {
+			rc = err_set(err, UNIAP_E_INVALID, "candidate buffer: peak rows out of range or truncated");
+			goto out;
+		}
+		if (np > 0) {
+			c->peaks = malloc((size_t)np * (size_t)(vs + 1) * sizeof(*c->peaks));
+			if (!c->peaks) {
+				nomem = 1;
+				goto out;
+			}
+			for (i = 0; i < (size_t)np * (size_t)(vs + 1); i++)
+				c->peaks[i] = (long)opt_r_i64(&r);
+			c->n_peaks = (size_t)np;
+		}
+	}
 	c->strategies.count = (size_t)K;
 	if (has_items) {
 		/* each strategy takes at least 60 bytes */

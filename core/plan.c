@@ -64,7 +64,7 @@ uniap_code plan_evaluate(const struct cost_candidate *cand, const int *stage, co
 {
 	size_t K = cost_k(cand), u, ed;
 	int i, j, pp = cost_stages(cand), dev = cand->pp, v = cost_virtual(cand);
-	double sum = 0, worst = 0, *load = NULL;
+	double sum = 0, worst = 0, *load = NULL, *act;
 
 	memset(out, 0, sizeof(*out));
 	for (u = 0; u < cand->n_layers; u++) {
@@ -92,12 +92,26 @@ uniap_code plan_evaluate(const struct cost_candidate *cand, const int *stage, co
 	}
 	plan_check_order(cand, stage, out);
 
+	/* load[] is [2 dev] for the loads below; act[] ([pp]) the activations of one
+	 * micro-batch per stage, for the device's peak (cost_device_activation) */
+	act = calloc((size_t)pp, sizeof(double));
+	if (!act) {
+		free(load);
+		plan_eval_release(out);
+		return err_set(err, UNIAP_E_NOMEM, "plan evaluation: out of memory");
+	}
 	for (u = 0; u < cand->n_layers; u++) {
 		size_t at = u * K + strategy[u];
 
 		out->stage_time_s[stage[u]] += cand->time_s[at];
 		out->stage_memory_bytes[stage[u]] += cand->memory_fixed_bytes[at] +
 			(double)cand->inflight[stage[u]] * cand->memory_per_microbatch_bytes[at];
+		/* with peak rows, the device's fixed sum, term for term as
+		 * cost_stage_memory adds it, then its peak activations below */
+		if (cand->n_peaks > 0) {
+			out->device_memory_bytes[stage[u] % dev] += cand->memory_fixed_bytes[at];
+			act[stage[u]] += cand->memory_per_microbatch_bytes[at];
+		}
 	}
 	for (ed = 0; ed < cand->n_edges; ed++) {
 		const struct cost_edge *e = &cand->edges[ed];
@@ -138,8 +152,18 @@ uniap_code plan_evaluate(const struct cost_candidate *cand, const int *stage, co
 	}
 	free(load);
 
-	for (i = 0; i < pp; i++)
-		out->device_memory_bytes[i % dev] += out->stage_memory_bytes[i];
+	if (cand->n_peaks > 0)
+		for (i = 0; i < dev; i++) {
+			double chunk[COST_MAX_VIRTUAL_STAGES];
+
+			for (j = 0; j < v; j++)
+				chunk[j] = act[i + dev * j];
+			out->device_memory_bytes[i] += cost_device_activation(cand, i, chunk);
+		}
+	else
+		for (i = 0; i < pp; i++)
+			out->device_memory_bytes[i % dev] += out->stage_memory_bytes[i];
+	free(act);
 	out->fits = 1;
 	for (i = 0; i < dev; i++)
 		if (out->device_memory_bytes[i] > cand->memory_limit_bytes) {

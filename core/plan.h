@@ -25,8 +25,10 @@ struct plan_eval {
 	int virtual_stages;           /* v: stage i runs on device i mod devices */
 	double *stage_time_s;         /* [pp]  p_i */
 	double *comm_time_s;          /* [pp-1] o_j (NULL when pp == 1) */
-	double *stage_memory_bytes;   /* [pp]: stage i's share of its device's memory */
-	double *device_memory_bytes;  /* [devices]: the sum over each device's stages */
+	double *stage_memory_bytes;   /* [pp]: stage i's layers, their activations at its own peak */
+	double *device_memory_bytes;  /* [devices]: the sum over each device's stages, or with peak
+	                                 rows (interleaved, cost.h) their fixed sum and the device's
+	                                 peak activations: what must fit */
 	char reason[PLAN_REASON_MAX]; /* why !valid or !fits; "" otherwise */
 };
 

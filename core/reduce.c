@@ -72,6 +72,8 @@ static uniap_code reduce_copy(const struct cost_candidate *c, const unsigned cha
 		K2 += keep[k];
 	*out = *c;
 	out->inflight = NULL;
+	out->peaks = NULL;
+	out->n_peaks = 0;
 	out->layer_names = NULL;
 	out->time_s = out->memory_fixed_bytes = out->memory_per_microbatch_bytes = NULL;
 	out->edges = NULL;
@@ -87,6 +89,15 @@ static uniap_code reduce_copy(const struct cost_candidate *c, const unsigned cha
 	    !out->memory_fixed_bytes || !out->memory_per_microbatch_bytes || !out->edges)
 		goto nomem;
 	memcpy(out->inflight, c->inflight, (size_t)cost_stages(c) * sizeof(*out->inflight));
+	if (c->n_peaks > 0) {
+		size_t w = c->n_peaks * (size_t)(cost_virtual(c) + 1);
+
+		out->peaks = malloc(w * sizeof(*out->peaks));
+		if (!out->peaks)
+			goto nomem;
+		memcpy(out->peaks, c->peaks, w * sizeof(*out->peaks));
+		out->n_peaks = c->n_peaks;
+	}
 	for (k = 0, a = 0; k < K; k++)
 		if (keep[k])
 			out->strategies.items[a++] = c->strategies.items[k];

@@ -422,6 +422,33 @@ static double uop_time_bound(const struct cost_candidate *c)
 	for (i = 1; i < cost_stages(c); i++)
 		if (c->inflight[i] < m_in)
 			m_in = c->inflight[i];
+	/* with peak rows a device holds at least one row: sum_j h_j a_j >= min_j h_j
+	 * sum_j a_j, so the count every device surely holds in each chunk is the
+	 * least over devices of the best row's least entry */
+	if (c->n_peaks > 0) {
+		int d, v = cost_virtual(c);
+		size_t r;
+
+		m_in = -1;
+		for (d = 0; d < c->pp; d++) {
+			long top = 0;
+
+			for (r = 0; r < c->n_peaks; r++) {
+				const long *h = c->peaks + r * (size_t)(v + 1);
+				long low = h[1];
+
+				if (h[0] != d)
+					continue;
+				for (j = 1; j < v; j++)
+					if (h[1 + j] < low)
+						low = h[1 + j];
+				if (low > top)
+					top = low;
+			}
+			if (m_in < 0 || top < m_in)
+				m_in = top;
+		}
+	}
 	for (u = 0; u < c->n_layers; u++) {
 		double t = INFINITY, m = INFINITY;
 

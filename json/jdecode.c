@@ -1894,7 +1894,8 @@ static uniap_code jdec_plan_stage(const cJSON *st, const char *sp, int s, const 
                                   const struct plan_doc *out, const long long *width, unsigned char *used,
                                   int *where, struct uniap_err *err)
 {
-	static const char *const keys[] = {"devices", "layers", "time_s", "memory_bytes", "transfer_s", NULL};
+	static const char *const keys[] = {"devices", "layers", "time_s", "memory_bytes", "transfer_s",
+	                                   "rank_memory_bytes", NULL};
 	char p[JDEC_PATH_MAX], ep[JDEC_PATH_MAX];
 	const cJSON *arr, *it;
 	size_t n_dev, n, i = 0;
@@ -1908,6 +1909,8 @@ static uniap_code jdec_plan_stage(const cJSON *st, const char *sp, int s, const 
 		rc = jdec_num(st, "memory_bytes", sp, 1, 0.0, 0.0, DBL_MAX, &x, err);
 	if (rc == UNIAP_OK)
 		rc = jdec_num(st, "transfer_s", sp, 0, 0.0, 0.0, DBL_MAX, &x, err);
+	if (rc == UNIAP_OK)
+		rc = jdec_num(st, "rank_memory_bytes", sp, 0, 0.0, 0.0, DBL_MAX, &x, err);
 	if (rc == UNIAP_OK)
 		rc = jdec_arr(st, "devices", sp, 1, 1, MODEL_MAX_DEVICES, &arr, &n_dev, err);
 	if (rc != UNIAP_OK)

@@ -132,6 +132,20 @@ static cJSON *jenc_longs(const long *v, size_t n)
 	return a;
 }
 
+/* The interleaved peak rows of c (cost.h): [[device, h_0, .., h_{v-1}], ..]. */
+static cJSON *jenc_peaks(const struct cost_candidate *c)
+{
+	cJSON *a = cJSON_CreateArray();
+	size_t r, w = (size_t)cost_virtual(c) + 1;
+
+	for (r = 0; a && r < c->n_peaks; r++)
+		if (!jenc_append(a, jenc_longs(c->peaks + r * w, w))) {
+			cJSON_Delete(a);
+			return NULL;
+		}
+	return a;
+}
+
 cJSON *jenc_costs(const struct cost_candidate *c)
 {
 	cJSON *root = cJSON_CreateObject(), *layers, *edges, *names = NULL;
@@ -152,6 +166,7 @@ cJSON *jenc_costs(const struct cost_candidate *c)
 	     (!c->cp_a2a || cJSON_AddStringToObject(root, "cp_comm", "a2a")) &&
 	     jenc_add_num(root, "memory_limit_bytes", c->memory_limit_bytes) &&
 	     jenc_add(root, "inflight_microbatches", jenc_longs(c->inflight, (size_t)cost_stages(c))) &&
+	     (c->n_peaks == 0 || jenc_add(root, "memory_peaks", jenc_peaks(c))) &&
 	     (layers = cJSON_AddArrayToObject(root, "layers")) &&
 	     (edges = cJSON_AddArrayToObject(root, "edges"));
 	if (ok && (names = cJSON_CreateArray()))
@@ -208,7 +223,9 @@ static cJSON *jenc_stages(const struct cost_candidate *c, const int *stage,
 		 * audit TPI is sum p + sum o + (c - 1) max(p u o)) */
 		ok = ok && jenc_add_num(s, "time_s", ev->stage_time_s[i]) &&
 		     (i + 1 >= cost_stages(c) || jenc_add_num(s, "transfer_s", ev->comm_time_s[i])) &&
-		     jenc_add_num(s, "memory_bytes", ev->stage_memory_bytes[i]);
+		     jenc_add_num(s, "memory_bytes", ev->stage_memory_bytes[i]) &&
+		     (cost_virtual(c) == 1 ||
+		      jenc_add_num(s, "rank_memory_bytes", ev->device_memory_bytes[i % c->pp]));
 	}
 	if (!ok) {
 		cJSON_Delete(stages);
@@ -302,9 +319,12 @@ cJSON *jenc_evaluation(const struct cost_candidate *c, const struct plan_eval *e
 	for (i = 0; ok && i < cost_stages(c); i++) {
 		cJSON *s = cJSON_CreateObject();
 
-		/* interleaved: memory is the device's (pipeline rank i mod pp), its stages together */
+		/* interleaved: memory is the device's (pipeline rank i mod pp), its stages together
+		 * at its peak; memory_bytes is the stage's own, at the stage's own peak */
 		ok = jenc_append(stages, s) && jenc_add_num(s, "time_s", ev->stage_time_s[i]) &&
 		     jenc_add_num(s, "memory_bytes", ev->stage_memory_bytes[i]) &&
+		     (cost_virtual(c) == 1 ||
+		      jenc_add_num(s, "rank_memory_bytes", ev->device_memory_bytes[i % c->pp])) &&
 		     jenc_add_num(s, "inflight_microbatches", (double)c->inflight[i]) &&
 		     (cost_virtual(c) == 1 || jenc_add_num(s, "device", i % c->pp)) &&
 		     (!mem || jenc_add(s, "memory", jenc_stage_memory(&mem[i % c->pp])));

@@ -82,7 +82,8 @@ S['EvaluateReport'] = {'type': 'object', 'description': 'What `uniap evaluate` p
     'memory_limit_bytes': {'type': 'number', 'description': 'What one device may allocate (docs/cost-model.md, "Memory").'},
     'stages': {'type': 'array', 'items': R('EvaluateStage')}}}
 S['EvaluateStage'] = {'type': 'object', 'additionalProperties': True, 'properties': {
-    'time_s': {'type': 'number'}, 'memory_bytes': {'type': 'number', 'description': 'The audit format\'s stage memory (= memory.allocated_bytes).'},
+    'time_s': {'type': 'number'}, 'memory_bytes': {'type': 'number', 'description': 'The audit format\'s stage memory (= memory.allocated_bytes; interleaved: the stage\'s own layers at the stage\'s own peak).'},
+    'rank_memory_bytes': {'type': 'number', 'description': 'Interleaved only: the memory of the pipeline rank that runs the stage, its chunks together at its fullest moment (= memory.allocated_bytes; docs/cost-model.md, "Interleaved 1F1B").'},
     'inflight_microbatches': {'type': 'integer'}, 'memory': R('StageMemory')}}
 _mem = lambda d: {'type': 'number', 'description': d}
 S['StageMemory'] = {'type': 'object', 'description': ('Where one device of the stage spends its memory, in bytes (core/cost.h, struct cost_stage_memory): '

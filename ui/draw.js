@@ -298,10 +298,16 @@ export function stageTable(plan, sim) {
 // ---------------------------------------------------------------- memory
 
 // Per pipeline rank: its memory, the plan's limit and, with the cluster's
-// device memory, the safety margin (the fraction no plan may use).
+// device memory, the safety margin (the fraction no plan may use).  An
+// interleaved plan's stages carry their rank's memory at its peak
+// (rank_memory_bytes): its chunks peak at different moments, so the sum of
+// their memory_bytes would overstate it.
 export function memoryBars(plan, device, margin) {
   const used = [];
-  plan.stages.forEach((st, i) => { used[rank(plan, i)] = (used[rank(plan, i)] || 0) + st.memory_bytes; });
+  plan.stages.forEach((st, i) => {
+    const r = rank(plan, i);
+    used[r] = st.rank_memory_bytes !== undefined ? st.rank_memory_bytes : (used[r] || 0) + st.memory_bytes;
+  });
   const limit = plan.memory_limit_bytes;
   const cap = device && device.memory_bytes ? device.memory_bytes : Math.max(...used, limit || 0) * 1.1;
   const W = 1000, left = 70, right = 170, bar = 18, gap = 8;

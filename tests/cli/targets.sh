@@ -293,6 +293,17 @@ check vpp-costs 0 '"schedule":"interleaved","virtual_stages":3' -- "$UNIAP" cost
 	--model gpt-39b --batch 64 --pp 4 --microbatches 8 --schedule interleaved --virtual-stages 3
 cp "$tmp/out" "$tmp/vcosts.json"
 check vpp-costs-inflight 0 '"inflight_microbatches":[8,8,8,8,7,5,4,4,4,4,3,1]' -- cat "$tmp/vcosts.json"
+# a device's chunks peak at different moments: the fullest moment of each
+# device holds 15, 13, 11, 9 chunk micro-batches, not the 19, 17, 15, 13 of
+# its chunks' own peaks (Megatron-LM's order, docs/cost-model.md)
+check vpp-costs-peaks 0 '[15,13,11,9]' -- jq -c '[.memory_peaks | group_by(.[0])[] | map(.[1:] | add) | max]' \
+	"$tmp/vcosts.json"
+# the plan document gives each interleaved stage its device's memory at that peak: no more than the
+# sum of the device's stages' own peaks, and the same on every stage of a device
+check vpp-doc-device-memory 0 'true' -- jq -c '[.stages as $s | range(0; .pp) as $d |
+	[$s[] | select((.devices[0] / ($s[0].devices | length) | floor) == $d)] |
+	(map(.rank_memory_bytes) | unique | length == 1) and (.[0].rank_memory_bytes <= (map(.memory_bytes) | add))] | all' \
+	"$tmp/vplan.json"
 check vpp-costs-c 2 "microbatches: the interleaved schedule needs a multiple of pp 4, got 6" -- "$UNIAP" costs \
 	--cluster dgx-a100-x2 --model gpt-39b --batch 48 --pp 4 --microbatches 6 --schedule interleaved
 check vpp-costs-layers 2 "virtual_stages: pp 4 x 64 model chunks exceed the layer count 50" -- "$UNIAP" costs \

@@ -17,7 +17,7 @@ static int brute_stages(const struct cost_candidate *c)
 
 double brute_tpi(const struct cost_candidate *c, const int *stage, const size_t *strategy)
 {
-	double p[BRUTE_MAX_PP] = {0}, o[BRUTE_MAX_PP] = {0}, mem[BRUTE_MAX_PP] = {0};
+	double p[BRUTE_MAX_PP] = {0}, o[BRUTE_MAX_PP] = {0}, mem[BRUTE_MAX_PP] = {0}, act[BRUTE_MAX_PP] = {0};
 	double dev_p[BRUTE_MAX_PP] = {0}, link_o[BRUTE_MAX_PP] = {0};
 	int count[BRUTE_MAX_PP] = {0}, S = brute_stages(c), v = c->virtual_stages > 1 ? c->virtual_stages : 1;
 	size_t K = c->strategies.count, u, e;
@@ -31,13 +31,36 @@ double brute_tpi(const struct cost_candidate *c, const int *stage, const size_t 
 			return INFINITY;
 		count[stage[u]]++;
 		p[stage[u]] += c->time_s[u * K + strategy[u]];
-		/* memory is per device: stage s runs on device s mod pp */
-		mem[stage[u] % c->pp] += c->memory_fixed_bytes[u * K + strategy[u]] +
-		                 (double)c->inflight[stage[u]] * c->memory_per_microbatch_bytes[u * K + strategy[u]];
+		/* memory is per device: stage s runs on device s mod pp; with peak
+		 * rows its activations are those of its fullest row (below) */
+		if (c->n_peaks > 0) {
+			mem[stage[u] % c->pp] += c->memory_fixed_bytes[u * K + strategy[u]];
+			act[stage[u]] += c->memory_per_microbatch_bytes[u * K + strategy[u]];
+		} else {
+			mem[stage[u] % c->pp] += c->memory_fixed_bytes[u * K + strategy[u]] +
+			                 (double)c->inflight[stage[u]] * c->memory_per_microbatch_bytes[u * K + strategy[u]];
+		}
 	}
 	for (i = 0; i < S; i++)
 		if (count[i] == 0)
 			return INFINITY;
+	if (c->n_peaks > 0) {
+		double most[BRUTE_MAX_PP] = {0};
+		size_t r;
+
+		for (r = 0; r < c->n_peaks; r++) {
+			const long *h = c->peaks + r * (size_t)(v + 1);
+			double a = 0;
+			int j;
+
+			for (j = 0; j < v; j++)
+				a += (double)h[1 + j] * act[h[0] + c->pp * j];
+			if (a > most[h[0]])
+				most[h[0]] = a;
+		}
+		for (i = 0; i < c->pp; i++)
+			mem[i] += most[i];
+	}
 	for (i = 0; i < c->pp; i++)
 		if (mem[i] > c->memory_limit_bytes)
 			return INFINITY;

@@ -289,6 +289,111 @@ static void test_deadline(void **state)
 	cluster_release(&cl);
 }
 
+/*
+ * The peak rows of interleaved candidates (cost.h): for every device, the
+ * activations at its fullest moment, max over rows of sum_j h_j a_j, equal
+ * the most it holds at any moment of Megatron-LM's order replayed here on its
+ * own (warm-up of 2 (pp - d - 1) + (v - 1) pp forwards, all when c = pp, then
+ * one forward and one backward, forwards of chunk (f mod pp v) / pp,
+ * backwards in the reverse chunk order), for random per-chunk activations;
+ * every row stays within inflight, and the device's peak is below the sum of
+ * its chunks' peaks where chunks peak apart (pp 2, v 24 as Megatron-Bridge's
+ * Qwen3-30B-A3B run: 49 chunk micro-batches, not 72).
+ */
+static void cluster8(struct cluster_profile *c);
+
+static long replay_peak(int pp, int v, long c, int d, const double *a, double *most)
+{
+	long total = c * v, f = 0, b = 0, warm = c == pp ? total : 2L * (pp - d - 1) + (long)(v - 1) * pp;
+	long held[COST_MAX_VIRTUAL_STAGES] = {0}, sum = 0, top = 0;
+	int j;
+
+	if (warm > total)
+		warm = total;
+	*most = 0;
+	while (b < total) {
+		if (f < total && (f < warm || f - warm <= b)) {
+			double x = 0;
+
+			held[(f % ((long)pp * v)) / pp]++;
+			f++;
+			sum++;
+			for (j = 0; j < v; j++)
+				x += (double)held[j] * a[j];
+			if (x > *most)
+				*most = x;
+			if (sum > top)
+				top = sum;
+		} else {
+			held[v - 1 - (b % ((long)pp * v)) / pp]--;
+			b++;
+			sum--;
+		}
+	}
+	return top;
+}
+
+static void test_interleaved_peaks(void **state)
+{
+	static const int cases[][3] = { { 2, 24, 32 }, { 4, 2, 8 }, { 8, 5, 64 }, { 8, 8, 64 }, { 4, 3, 4 },
+	                                { 2, 2, 6 }, { 8, 4, 256 }, { 4, 6, 12 } };
+	struct cluster_profile cl;
+	struct model_profile m;
+	struct uniap_err err;
+	unsigned seed = 7;
+	size_t n;
+
+	(void)state;
+	for (n = 0; n < sizeof(cases) / sizeof(cases[0]); n++) {
+		int pp = cases[n][0], v = cases[n][1], d, j, trial;
+		long c = cases[n][2];
+		struct cost_options o = { .batch = c, .pp = pp, .microbatches = c, .schedule = COST_INTERLEAVED,
+		                          .virtual_stages = v };
+		struct cost_candidate cand;
+
+		/* 8 devices, pp v layers at least */
+		cluster8(&cl);
+		model(&m, (size_t)pp * (size_t)v, MODEL_FP32);
+		assert_int_equal(cost_build(&cl, &m, &o, &cand, &err), UNIAP_OK);
+		assert_true(cand.n_peaks >= (size_t)pp && cand.peaks != NULL);
+		for (d = 0; d < pp; d++) {
+			double a[COST_MAX_VIRTUAL_STAGES], most, ones[COST_MAX_VIRTUAL_STAGES];
+			long top, sum_inflight = 0;
+			size_t r;
+
+			for (r = 0; r < cand.n_peaks; r++) {
+				const long *h = cand.peaks + r * (size_t)(v + 1);
+
+				if (h[0] != d)
+					continue;
+				for (j = 0; j < v; j++)
+					assert_true(h[1 + j] >= 0 && h[1 + j] <= cand.inflight[d + pp * j]);
+			}
+			for (j = 0; j < v; j++) {
+				ones[j] = 1;
+				sum_inflight += cand.inflight[d + pp * j];
+			}
+			top = replay_peak(pp, v, c, d, ones, &most);
+			assert_int_equal(cost_device_inflight(&cand, d), top);
+			assert_true(fabs(cost_device_activation(&cand, d, ones) - (double)top) < 1e-9);
+			assert_true(top <= sum_inflight);
+			if (pp == 2 && v == 24 && d == 0) {
+				assert_int_equal(top, 49);
+				assert_int_equal(sum_inflight, 72);
+			}
+			for (trial = 0; trial < 20; trial++) {
+				for (j = 0; j < v; j++)
+					a[j] = (double)(rand_r(&seed) % 1000) * (trial % 3 == 0 && j % 2 ? 0 : 1);
+				(void)replay_peak(pp, v, c, d, a, &most);
+				assert_true(fabs(cost_device_activation(&cand, d, a) - most) <= 1e-9 * (1 + most));
+			}
+		}
+		cost_candidate_release(&cand);
+		model_release(&m);
+		cluster_release(&cl);
+	}
+}
+
 static void test_interleaved_terms(void **state)
 {
 	struct cluster_profile cl;
@@ -1285,6 +1390,7 @@ int main(void)
 		cmocka_unit_test(test_layer_time_flops),
 		cmocka_unit_test(test_inflight),
 		cmocka_unit_test(test_interleaved_terms),
+		cmocka_unit_test(test_interleaved_peaks),
 		cmocka_unit_test(test_uneven_batch),
 		cmocka_unit_test(test_resharding),
 		cmocka_unit_test(test_bad_options),
