@@ -372,25 +372,26 @@ fi
 echo
 echo "(e) Megatron-Bridge 25.11 measured runs on DGX H100 / B200, on their stated configuration (datasheet)"
 echo
-echo "| cluster | run | kind | layout | measured samples/s | predicted | error % (iteration time, the ratchet's) | predicted peak memory GiB (stage 0) |"
-echo "|---|---|---|---|---|---|---|---|"
+echo "| cluster | run | kind | layout | measured samples/s | predicted | error % (iteration time, the ratchet's) | predicted peak memory GiB (pipeline rank 0) | fits uniap's memory |"
+echo "|---|---|---|---|---|---|---|---|---|"
 : >"$tmp/mb.err"
 for f in bench/fidelity/sets/mbridge-*.json; do
 	[ -s "$f" ] || continue
 	cl=$(basename "$f" .json)
 	cl=${cl#mbridge-}
 	if ! "$UNIAP" calibrate --cluster "$cl" --runs "$f" --predict-only >"$tmp/mb.json" 2>"$tmp/mb.txt"; then
-		echo "| $cl | - | - | - | - | - | $(head -c 100 "$tmp/mb.txt") | - |"
+		echo "| $cl | - | - | - | - | - | $(head -c 100 "$tmp/mb.txt") | - | - |"
 		continue
 	fi
 	jq -r --arg c "$cl" '.runs[] | [$c, .name, (if (.strategy | test("\\+ep")) then "MoE" else "dense" end),
 		"pp \(.pp) x \(.strategy), c \(.microbatches)", .measured_samples_per_s, .datasheet_samples_per_s,
-		.datasheet_relative_error, ((.datasheet_peak_memory_bytes // [0])[0] / 1073741824)] | @tsv' "$tmp/mb.json" |
-		while IFS='	' read -r c name kind layout meas pred e mem; do
-			printf '| %s | %s | %s | %s | %.4g | %.4g | %+.1f | %.1f |\n' "$c" "$name" "$kind" "$layout" "$meas" "$pred" \
-				"$(echo "$e" | awk '{ print 100 * $1 }')" "$mem"
+		.datasheet_relative_error, ((.datasheet_peak_memory_bytes // [0])[0] / 1073741824),
+		(if .datasheet_oom then "no" else "yes" end)] | @tsv' "$tmp/mb.json" |
+		while IFS='	' read -r c name kind layout meas pred e mem fits; do
+			printf '| %s | %s | %s | %s | %.4g | %.4g | %+.1f | %.1f | %s |\n' "$c" "$name" "$kind" "$layout" "$meas" "$pred" \
+				"$(echo "$e" | awk '{ print 100 * $1 }')" "$mem" "$fits"
 			echo "$kind $e" >>"$tmp/mb.err"
 		done
 done
 awk '{ e = $2 < 0 ? -$2 : $2; s[$1] += e; n[$1]++ }
-     END { for (k in s) printf "| mean abs error, %s | | | | | %d runs | %.1f | |\n", k, n[k], 100 * s[k] / n[k] }' "$tmp/mb.err" | sort
+     END { for (k in s) printf "| mean abs error, %s | | | | | %d runs | %.1f | | |\n", k, n[k], 100 * s[k] / n[k] }' "$tmp/mb.err" | sort
