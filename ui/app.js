@@ -252,6 +252,24 @@ async function newPlanView() {
   const schedule = h('select', { id: 'schedule' }, ['gpipe', '1f1b', 'interleaved'].map((x) => h('option', { value: x }, x)));
   const space = h('select', { id: 'space' }, [['unified', 'unified (UniAP)'], ['inter', 'inter-layer only'], ['intra', 'intra-layer only'], ['uniform', 'uniform (Megatron-style)']].map(([v, t]) => h('option', { value: v }, t)));
   const targets = ['megatron', 'deepspeed', 'galvatron'].map((t) => h('label', { class: 'check' }, h('input', { type: 'checkbox', name: 'target', value: t }), ` ${t}`));
+  // the strategy dictionary's optional dimensions (POST /v1/plans; docs/cost-model.md): each adds
+  // variants the optimizer may choose, none is forced on a layer
+  const opts = [['recompute', 'full recomputation'], ['selective_recompute', 'selective recomputation'],
+    ['zero', 'ZeRO-1/2 (distributed optimizer)'], ['sequence_parallel', 'sequence parallelism'],
+    ['fp8', 'FP8 training'], ['uneven_microbatches', 'uneven micro-batches']].map(([v, t]) =>
+    h('label', { class: 'check' }, h('input', { type: 'checkbox', name: 'option', value: v, id: `opt-${v}` }), ` ${t}`));
+  const vstages = h('input', { id: 'virtual-stages', type: 'number', min: 2, max: 64, placeholder: 'search 2–4' });
+  const vsRow = h('div', { class: 'field', id: 'virtual-stages-field' }, h('label', { for: 'virtual-stages' }, 'Model chunks per rank'), vstages);
+  const syncSchedule = () => { vsRow.hidden = schedule.value !== 'interleaved'; };
+  schedule.addEventListener('change', syncSchedule);
+  syncSchedule();
+  const cp = h('input', { id: 'context-parallel', type: 'number', min: 1, max: 1024, placeholder: '1' });
+  const cpComm = h('select', { id: 'cp-comm' }, [['p2p', 'ring (p2p)'], ['a2a', 'Ulysses (all-to-all)']].map(([v, t]) => h('option', { value: v }, t)));
+  const cpCommRow = h('div', { class: 'field', id: 'cp-comm-field' }, h('label', { for: 'cp-comm' }, 'Context-parallel exchange'), cpComm);
+  const syncCp = () => { cpCommRow.hidden = !(Number(cp.value) > 1); };
+  cp.addEventListener('input', syncCp);
+  syncCp();
+  const deadline = h('input', { id: 'deadline', type: 'number', min: 0.001, step: 'any', placeholder: 'none' });
   const limit = h('input', { id: 'time-limit', type: 'number', min: 0.1, step: 'any', value: 60 });
   const margin = h('input', { id: 'margin', type: 'number', min: 0, max: 0.5, step: 'any', placeholder: 'the cluster’s' });
   const status = h('div', { id: 'upload-status', 'aria-live': 'polite' });
@@ -278,7 +296,10 @@ async function newPlanView() {
     h('div', { class: 'field' }, h('label', { for: 'schedule' }, 'Schedule'), schedule),
     h('div', { class: 'field' }, h('label', { for: 'space' }, 'Space'), space),
     h('fieldset', { class: 'field' }, h('legend', {}, 'Runtime targets'), targets),
+    h('fieldset', { class: 'field wide', id: 'options' }, h('legend', {}, 'Also consider'), opts), vsRow,
+    h('div', { class: 'field' }, h('label', { for: 'context-parallel' }, 'Context parallelism'), cp), cpCommRow,
     h('div', { class: 'field' }, h('label', { for: 'time-limit' }, 'Time limit per candidate (s)'), limit),
+    h('div', { class: 'field' }, h('label', { for: 'deadline' }, 'Deadline for the whole plan (s)'), deadline),
     h('div', { class: 'field' }, h('label', { for: 'margin' }, 'Memory margin (0–0.5)'), margin),
     h('div', { class: 'field wide row' }, submit), err);
   form.addEventListener('submit', async (ev) => {
@@ -291,6 +312,10 @@ async function newPlanView() {
     const t = targets.map((l) => l.querySelector('input')).filter((i) => i.checked).map((i) => i.value);
     if (t.length) body.targets = t;
     if (margin.value !== '') body.memory_margin = Number(margin.value);
+    opts.map((l) => l.querySelector('input')).filter((i) => i.checked).forEach((i) => { body[i.value] = true; });
+    if (schedule.value === 'interleaved' && vstages.value !== '') body.virtual_stages = Number(vstages.value);
+    if (Number(cp.value) > 1) { body.context_parallel = Number(cp.value); body.cp_comm = cpComm.value; }
+    if (deadline.value !== '') body.deadline_s = Number(deadline.value);
     submit.disabled = true;
     try {
       const r = await api('POST', '/v1/plans', { body });
@@ -385,7 +410,17 @@ async function jobView(id) {
   renderResult(body, job, device);
 }
 
-function summary(plan, res, extra) {
+// The dictionary options a plan request asked for, as words ('' for none).
+function requestOptions(req) {
+  if (!req) return '';
+  const said = [['recompute', 'recomputation'], ['selective_recompute', 'selective recomputation'], ['zero', 'ZeRO'],
+    ['sequence_parallel', 'sequence parallelism'], ['fp8', 'FP8'], ['uneven_microbatches', 'uneven micro-batches']]
+    .filter(([k]) => req[k] === true).map(([, t]) => t);
+  if (req.context_parallel > 1) said.push(`context parallelism ${req.context_parallel} (${req.cp_comm || 'p2p'})`);
+  return said.join(', ');
+}
+
+function summary(plan, res, extra, options) {
   const f = (label, value, id) => h('div', { class: 'stat' }, h('dt', {}, label), h('dd', id ? { id } : {}, value));
   return h('dl', { class: 'stats summary' },
     f('TPI', secs(plan.tpi_s), 'tpi'), f('Throughput', `${num(plan.throughput_samples_per_s)} samples/s`),
@@ -393,7 +428,8 @@ function summary(plan, res, extra) {
     f('Gap', res.gap === undefined || res.gap === null ? '–' : pct(res.gap)),
     f('Bound', secs(res.bound_s)),
     f('Pipeline', `${plan.pp} stage${plan.pp === 1 ? '' : 's'}${plan.virtual_stages ? ` × ${plan.virtual_stages} chunks` : ''}, ${plan.microbatches} micro-batch${plan.microbatches === 1 ? '' : 'es'} of ${plan.microbatch_size}`),
-    f('Schedule', plan.schedule), f('Solve', secs(res.solve_s)), extra ? f('Space', extra) : null);
+    f('Schedule', plan.schedule), f('Solve', secs(res.solve_s)), extra ? f('Space', extra) : null,
+    options ? f('Options', options, 'options-used') : null);
 }
 
 function exportsPanel(job, target) {
@@ -445,7 +481,8 @@ function renderResult(body, job, device) {
   const show = (plan, res2, target) => {
     clear(wrap);
     if (!plan) {
-      wrap.append(h('div', { class: 'card' }, h('p', { id: 'no-plan' }, 'Nothing fits: no candidate has a plan within memory.')));
+      wrap.append(h('div', { class: 'card' }, h('p', { id: 'no-plan' }, 'Nothing fits: no candidate has a plan within memory. ',
+        'Ask for more ways to save memory under “Also consider” (ZeRO, recomputation, sequence parallelism, FP8), more nodes, or a smaller batch.')));
       if (res2.candidates) wrap.append(section('Candidates', heatmap(res2.candidates, null)));
       return;
     }
@@ -456,7 +493,7 @@ function renderResult(body, job, device) {
     const d = device && device.device;
     const margin = job.request && job.request.memory_margin !== undefined ? job.request.memory_margin : d ? d.memory_margin || 0 : 0;
     wrap.append(
-      section(target ? `Plan for ${target}` : 'Plan', summary(plan, res2, res.space)),
+      section(target ? `Plan for ${target}` : 'Plan', summary(plan, res2, res.space, requestOptions(job.request))),
       section('Devices', stageLegend(plan), scroller(deviceGrid(plan, device && device.devices_per_node))),
       section('Layers', layerStrip(plan)),
       section('Timeline', h('p', { class: 'help' },

@@ -329,6 +329,8 @@ async function steps() {
     await page.select('#schedule', 'gpipe');
     await page.click('input[name="target"][value="megatron"]');
     await page.click('input[name="target"][value="galvatron"]');
+    await page.click('#opt-zero');
+    await page.click('#opt-sequence_parallel');
     await page.click('#submit-plan');
     await page.waitForSelector('#progress');
     const shift0 = await page.evaluate(() => window.__shift);
@@ -366,6 +368,10 @@ async function steps() {
       mem: document.querySelectorAll('#plan-view .mem-used').length,
       targets: document.querySelectorAll('tr[data-target]').length,
     }));
+    must(job.request.zero === true && job.request.sequence_parallel === true && job.request.recompute === undefined,
+      `the form's options reached the request: ${JSON.stringify(job.request)}`);
+    const used = await page.$eval('#options-used', (e) => e.textContent);
+    must(used === 'ZeRO, sequence parallelism', `options shown: "${used}"`);
     must(v.stages === plan.stages.length, `${v.stages} stages drawn, the plan has ${plan.stages.length}`);
     must(v.layers === plan.layers.length, `${v.layers} layers drawn, the plan has ${plan.layers.length}`);
     must(v.legend === plan.pp, `${v.legend} legend entries for pp ${plan.pp}`);
