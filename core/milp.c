@@ -768,9 +768,11 @@ uniap_code milp_solve(const struct cost_candidate *c, const struct opt_options *
 		rc = err_set(err, UNIAP_E_NOMEM, "milp: out of memory");
 		goto out;
 	}
-	/* the warm start's TPI, or the cutoff, bounds every plan worth finding */
-	ub = fmin(o->cutoff_tpi, start_stage && start_strategy ? opt_tpi(c, start_stage, start_strategy)
-	                                                       : INFINITY);
+	/* the warm start's TPI bounds every plan worth finding.  Not the cutoff: it
+	 * comes from other candidates, so it depends on which finished first (the
+	 * thread count), and the columns kept decide the certification below; the
+	 * cutoff goes to CBC alone, whose "pruned" is a claim about the cutoff */
+	ub = start_stage && start_strategy ? opt_tpi(c, start_stage, start_strategy) : INFINITY;
 	rc = milp_build(c, 1.0, ub, &md, err);
 	if (rc != UNIAP_OK)
 		goto out;

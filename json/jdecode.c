@@ -2003,7 +2003,7 @@ uniap_code jdec_plan_json(const cJSON *root, const char *path, struct plan_doc *
 	                                   "layers", "batch", "virtual_stages", "runtime", "fp8", "context_parallel",
 	                                   "cp_comm", NULL};
 	/* written by the optimizer next to the plan; accepted and ignored */
-	static const char *const ignored[] = {"optimal", "gap",   "candidates", "solve_s", "space",
+	static const char *const ignored[] = {"optimal", "claim_tolerance", "gap", "candidates", "solve_s", "space",
 	                                      "cluster", "model", "devices",    "bound",   "bound_s", "status",
 	                                      "target",  "targets", "memory_limit_bytes", NULL};
 	static const char *const schedules[] = {"gpipe", "1f1b", "interleaved"};

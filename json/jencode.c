@@ -694,7 +694,8 @@ int jenc_add_run_report(cJSON *obj, const struct uop_result *r, enum uop_space s
 		return 0;
 	}
 	return cJSON_AddStringToObject(obj, "space", uop_space_name(space)) &&
-	       cJSON_AddBoolToObject(obj, "optimal", r->optimal) && jenc_add_num(obj, "gap", r->gap) &&
+	       cJSON_AddBoolToObject(obj, "optimal", r->optimal) &&
+	       jenc_add_num(obj, "claim_tolerance", OPT_CLAIM_TOLERANCE) && jenc_add_num(obj, "gap", r->gap) &&
 	       jenc_add_num(obj, "bound_s", r->bound_s) && jenc_add_num(obj, "solve_s", r->solve_s);
 }
 
