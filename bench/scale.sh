@@ -30,3 +30,9 @@ run "80 layers (Llama-70B-like), 1024 x H100, B=1024" \
 	--cluster $D/cluster-1024-h100.json --model $D/model-llama-80.json --batch 1024
 run "126 layers (hidden 16384, 8 KV heads, seq 8192), 16384 x H100, B=2048" \
 	--cluster $D/cluster-16384-h100.json --model $D/model-llama-126.json --batch 2048 --deadline 60
+# past the old cap of 65,536 devices (now 1,048,576): targets 65,536 proven in <= 20 s and
+# 131,072 in <= 60 s on 2 cores (the schedule issue)
+run "126 layers, 65536 x H100, B=8192" \
+	--cluster $D/cluster-65536-h100.json --model $D/model-llama-126.json --batch 8192 --deadline 120
+run "126 layers, 131072 x H100, B=16384" \
+	--cluster $D/cluster-131072-h100.json --model $D/model-llama-126.json --batch 16384 --deadline 120

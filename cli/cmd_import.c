@@ -152,7 +152,7 @@ static void import_option(struct import_args *a, int opt, const char *arg, struc
 	case IMP_OVERLAP: a->hw.overlap_path = arg, a->want_hw = 1; break;
 	case IMP_SP_TIME: a->hw.sp_time_path = arg, a->want_hw = 1; break;
 	case IMP_NODES:
-		if (cli_parse_long("--nodes", arg, 1, 65536, &v, err) == UNIAP_OK)
+		if (cli_parse_long("--nodes", arg, 1, MODEL_MAX_DEVICES, &v, err) == UNIAP_OK)
 			a->hw.nodes = (int)v;
 		break;
 	case IMP_GPUS:

@@ -20,7 +20,7 @@
 #include <string.h>
 
 /* Ranges of the documents (see schema/cluster.schema.json, schema/model.schema.json). */
-#define MODEL_MAX_NODES 65536
+#define MODEL_MAX_NODES 1048576
 #define MODEL_MAX_DEVICES_PER_NODE 1024
 #define MODEL_MAX_MEMORY_BYTES 1125899906842624.0 /* 2^50 */
 #define MODEL_MAX_BW_BYTES_PER_S 1e15             /* 1e6 GB/s */

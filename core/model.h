@@ -22,7 +22,7 @@
 #include "err.h"
 
 /* Caps on document sizes: every array a decoder fills is bounded. */
-#define MODEL_MAX_DEVICES 65536
+#define MODEL_MAX_DEVICES 1048576
 #define MODEL_MAX_LEVELS 8
 #define MODEL_MAX_BW_ENTRIES 256
 #define MODEL_MAX_LAYERS 4096

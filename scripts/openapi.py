@@ -120,7 +120,7 @@ S['PlanRequest'] = {'type': 'object', 'required': ['cluster', 'model', 'batch'],
     'early_stop': {'type': 'boolean', 'default': False},
     'fp8': {'type': 'boolean', 'description': 'Train in FP8 (docs/cost-model.md, "FP8"): a mixed-precision model, a device with peak_tflops.fp8, targets any or megatron; default false. Part of the cost cache\'s key.'},
     'cp_comm': {'enum': ['p2p', 'a2a'], 'description': 'How context parallelism exchanges keys and values: "p2p" (ring attention) or "a2a" (Ulysses all-to-alls; tp x context_parallel must divide the heads); only with context_parallel > 1; default "p2p". Part of the cost cache\'s key.'},
-    'context_parallel': {'type': 'integer', 'minimum': 1, 'maximum': 65536, 'description': 'Context parallelism (docs/cost-model.md, "Context parallelism"): every strategy splits each sequence over this many ranks of its dp group, ring attention exchanging keys and values; it must divide the cluster\'s devices and every layer type\'s tokens_per_sample; targets any or megatron; default 1 (none). Part of the cost cache\'s key.'},
+    'context_parallel': {'type': 'integer', 'minimum': 1, 'maximum': 1048576, 'description': 'Context parallelism (docs/cost-model.md, "Context parallelism"): every strategy splits each sequence over this many ranks of its dp group, ring attention exchanging keys and values; it must divide the cluster\'s devices and every layer type\'s tokens_per_sample; targets any or megatron; default 1 (none). Part of the cost cache\'s key.'},
     'runtime': {'type': 'string', 'enum': ['default', 'megatron-lm', 'pytorch', 'galvatron', 'deepspeed', 'megatron-deepspeed'],
         'description': 'The training runtime the plans are priced for (docs/cost-model.md, "Runtime profile"); default: each target\'s own (any: "default"). Part of the cost cache\'s key.'},
     'memory_margin': {'type': 'number', 'minimum': 0, 'maximum': 0.5, 'description': 'Fraction of each device\'s memory no plan may use, for this request; default: the cluster\'s device.memory_margin (itself 0.02 by default). Part of the cost cache\'s key.'},
@@ -303,7 +303,7 @@ for res, doc, tag in (('clusters', 'Cluster', 'clusters'), ('models', 'Model', '
 # imports (?format=, server/api_import.c): the body names the input files, the stored document is built from them
 S['GalvatronClusterImport'] = {'type': 'object', 'additionalProperties': False, 'required': ['nodes', 'gpus_per_node', 'allreduce'],
     'description': '?format=galvatron: Galvatron hardware files (docs/galvatron.md).', 'properties': {
-    'name': {'type': 'string', 'maxLength': 128}, 'nodes': {'type': 'integer', 'minimum': 1, 'maximum': 65536},
+    'name': {'type': 'string', 'maxLength': 128}, 'nodes': {'type': 'integer', 'minimum': 1, 'maximum': 1048576},
     'gpus_per_node': {'type': 'integer', 'minimum': 1, 'maximum': 1024},
     'memory_bytes': {'type': 'number', 'description': 'Per device; default 80 GiB.'},
     'reserved_bytes': {'type': 'number', 'description': 'Per device; default 2 GiB.'},

@@ -127,7 +127,7 @@ static uniap_code imp_galv_cluster(const cJSON *body, cJSON **out, struct uniap_
 	uniap_code rc;
 
 	if ((rc = imp_keys(body, keys, err)) != UNIAP_OK ||
-	    (rc = imp_int(body, "nodes", 1, 1, 65536, &nodes, err)) != UNIAP_OK ||
+	    (rc = imp_int(body, "nodes", 1, 1, MODEL_MAX_DEVICES, &nodes, err)) != UNIAP_OK ||
 	    (rc = imp_int(body, "gpus_per_node", 1, 1, 1024, &gpus, err)) != UNIAP_OK ||
 	    (rc = imp_num(body, "memory_bytes", 1, 1125899906842624.0, &in.memory_bytes, err)) != UNIAP_OK ||
 	    (rc = imp_num(body, "reserved_bytes", 0, 1125899906842624.0, &in.reserved_bytes, err)) != UNIAP_OK ||

@@ -41,6 +41,9 @@ function parallelGroups(st, r) {
   return bits.length ? `, ${bits.join(', ')}` : '';
 }
 
+// The most cells the device grid draws (one per device up to here).
+const GRID_CELLS = 65536;
+
 export function deviceGrid(plan, perNode) {
   const owner = new Map();
   plan.stages.forEach((st, i) => { if (i < plan.pp) st.devices.forEach((d) => owner.set(d, i)); });
@@ -50,25 +53,34 @@ export function deviceGrid(plan, perNode) {
     const st = l.strategy;
     if (st && (st.cp > 1 || st.ep > 1) && !parallel.has(rank(plan, l.stage))) parallel.set(rank(plan, l.stage), st);
   });
-  const n = Math.max(...owner.keys()) + 1;
-  let cols = perNode && perNode > 0 && perNode <= 64 ? perNode : Math.ceil(Math.sqrt(n * 2));
-  if (n > 512 && cols < 32) cols = Math.ceil(Math.sqrt(n * 2));
-  const rows = Math.ceil(n / cols);
-  const cell = n > 4096 ? 4 : n > 512 ? 8 : n > 64 ? 16 : 28;
+  // the device count by a loop (a spread of a million keys would overflow the call stack)
+  let n = 0;
+  owner.forEach((_, d) => { if (d + 1 > n) n = d + 1; });
+  // past GRID_CELLS devices each cell stands for `per` consecutive devices (the stage of its
+  // first): a cluster of up to 1,048,576 devices is drawn with at most GRID_CELLS cells
+  const per = Math.max(1, Math.ceil(n / GRID_CELLS));
+  const cells = Math.ceil(n / per);
+  let cols = per === 1 && perNode && perNode > 0 && perNode <= 64 ? perNode : Math.ceil(Math.sqrt(cells * 2));
+  if (cells > 512 && cols < 32) cols = Math.ceil(Math.sqrt(cells * 2));
+  const rows = Math.ceil(cells / cols);
+  const cell = cells > 4096 ? 4 : cells > 512 ? 8 : cells > 64 ? 16 : 28;
   const gap = cell >= 16 ? 3 : 1;
   const w = cols * (cell + gap), ht = rows * (cell + gap);
   const svg = s('svg', {
     class: 'devices', viewBox: `0 0 ${w} ${ht}`, width: w, height: ht, role: 'img',
-    'aria-label': `${n} devices in ${plan.pp} pipeline stages${perNode ? `, ${perNode} per node` : ''}`,
+    'aria-label': `${n} devices in ${plan.pp} pipeline stages${perNode ? `, ${perNode} per node` : ''}${per > 1 ? `; each cell is ${per} consecutive devices` : ''}`,
   });
-  for (let d = 0; d < n; d++) {
+  // each device's index in its stage, once (indexOf per device would be quadratic)
+  const local = new Map();
+  if (cells <= 4096) plan.stages.forEach((st, i) => { if (i < plan.pp) st.devices.forEach((d, j) => local.set(d, j)); });
+  for (let c = 0; c < cells; c++) {
+    const d = c * per;
     const st = owner.has(d) ? owner.get(d) : -1;
     const r = s('rect', {
-      x: (d % cols) * (cell + gap), y: Math.floor(d / cols) * (cell + gap), width: cell, height: cell, rx: cell > 8 ? 3 : 0,
+      x: (c % cols) * (cell + gap), y: Math.floor(c / cols) * (cell + gap), width: cell, height: cell, rx: cell > 8 ? 3 : 0,
       class: st >= 0 ? `device ${stageClass(st)}` : 'device unused', 'data-device': d, 'data-stage': st,
     });
-    const local = st >= 0 ? plan.stages[st].devices.indexOf(d) : -1;
-    if (n <= 4096) r.append(s('title', { text: st >= 0 ? `device ${d}: stage ${st}${parallelGroups(parallel.get(st), local)}` : `device ${d}: unused` }));
+    if (cells <= 4096) r.append(s('title', { text: st >= 0 ? `device ${d}: stage ${st}${parallelGroups(parallel.get(st), local.get(d))}` : `device ${d}: unused` }));
     svg.append(r);
   }
   return svg;

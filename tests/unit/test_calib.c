@@ -488,7 +488,7 @@ static void test_decode_errors(void **state)
 		  "runs[0]: give exactly one of plan, uniform, megatron" },
 		{ "{\"runs\":[{\"name\":\"a\",\"batch\":8,\"uniform\":{\"pp\":0,\"tp\":1,\"dp\":8,\"microbatches\":1},"
 		  "\"measured\":{\"iteration_s\":1}}]}",
-		  "runs[0].uniform.pp: must be an integer between 1 and 65536, got 0" },
+		  "runs[0].uniform.pp: must be an integer between 1 and 1048576, got 0" },
 		{ "{\"runs\":[{\"name\":\"a\",\"batch\":8,\"megatron\":\"--tensor-model-parallel-size x\","
 		  "\"measured\":{\"iteration_s\":1}}]}",
 		  "runs[0].megatron: --tensor-model-parallel-size: must be a positive integer, got \"x\"" },
