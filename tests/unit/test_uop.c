@@ -210,6 +210,88 @@ static void test_matches_brute_force(void **state)
  * every split into pp v stages; and each candidate's MILP answer equals brute
  * force on its own matrices.
  */
+/*
+ * Interleaved memory is each rank's fullest moment (cost.h, peak rows): on
+ * candidates whose memory limit lies between what the best plan needs under
+ * that rule and what it needed under the old one (the sum of each chunk's own
+ * peak), the MILP equals brute force under the exact rule (brute.c, its own
+ * code), and on some of them the exact rule admits a faster plan than the old
+ * one would, so a MILP that kept the old rows fails here.
+ */
+static void test_interleaved_peak_memory(void **state)
+{
+	int trial, differ = 0, solved = 0;
+
+	(void)state;
+	for (trial = 0; trial < 40; trial++) {
+		struct cluster_profile cl;
+		struct model_profile m;
+		struct uniap_err err;
+		long batch;
+		int v = 2 + trial % 2;
+		struct cost_options co;
+		struct cost_candidate cand, old;
+		struct opt_result res;
+		double loose, exact, sum_rule, lo, hi;
+		int k;
+
+		random_instance_at(&cl, &m, &batch, (size_t)(2 * v), 1);
+		memset(&co, 0, sizeof(co));
+		co.batch = batch;
+		co.pp = 2;
+		co.microbatches = 2 * (1 + trial % 3); /* c > pp: the chunks peak apart */
+		co.schedule = COST_INTERLEAVED;
+		co.virtual_stages = v;
+		if (co.microbatches > batch || cost_build(&cl, &m, &co, &cand, &err) != UNIAP_OK) {
+			model_release(&m);
+			cluster_release(&cl);
+			continue;
+		}
+		assert_true(cand.n_peaks > 0);
+		/* the same matrices under the old rule: no peak rows */
+		old = cand;
+		old.n_peaks = 0;
+		old.peaks = NULL;
+		cand.memory_limit_bytes = INFINITY;
+		assert_int_equal(brute_solve(&cand, &loose, NULL, NULL, NULL), 0);
+		/* bisect the limit at which the exact rule first admits the unconstrained optimum's
+		 * speed, then pick a limit where the old rule is tighter */
+		lo = 0;
+		hi = 1e15;
+		for (k = 0; k < 60; k++) {
+			double mid = (lo + hi) / 2, b;
+
+			cand.memory_limit_bytes = mid;
+			assert_int_equal(brute_solve(&cand, &b, NULL, NULL, NULL), 0);
+			if (b <= loose * (1 + 1e-12))
+				hi = mid;
+			else
+				lo = mid;
+		}
+		cand.memory_limit_bytes = old.memory_limit_bytes = hi * (1 + 1e-9);
+		assert_int_equal(brute_solve(&cand, &exact, NULL, NULL, NULL), 0);
+		assert_int_equal(brute_solve(&old, &sum_rule, NULL, NULL, NULL), 0);
+		assert_true(exact <= sum_rule * (1 + 1e-12)); /* the exact rule never charges more */
+		differ += exact < sum_rule * (1 - 1e-9);
+		assert_int_equal(opt_solve(&cand, NULL, &res, &err), UNIAP_OK);
+		if (res.status == OPT_OPTIMAL) {
+			assert_true(fabs(res.tpi_s - exact) <= 1e-9 * exact);
+			assert_true(fabs(brute_tpi(&cand, res.stage, res.strategy) - res.tpi_s) <= 1e-12 * exact);
+			solved++;
+		} else {
+			/* a MILP the certification refuses still may not beat brute force */
+			assert_true(res.status == OPT_FEASIBLE && res.tpi_s >= exact * (1 - 1e-9));
+		}
+		opt_result_release(&res);
+		cost_candidate_release(&cand);
+		model_release(&m);
+		cluster_release(&cl);
+	}
+	fprintf(stderr, "interleaved peak memory: %d proven, the exact rule faster than the sum rule on %d\n",
+	        solved, differ);
+	assert_true(solved > 0 && differ > 0);
+}
+
 static void test_interleaved_matches_brute_force(void **state)
 {
 	int trial;
@@ -838,6 +920,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_matches_brute_force),
 		cmocka_unit_test(test_interleaved_matches_brute_force),
+		cmocka_unit_test(test_interleaved_peak_memory),
 		cmocka_unit_test(test_workers_equal_inline),
 		cmocka_unit_test(test_spaces),
 		cmocka_unit_test(test_cancel),
