@@ -1,0 +1,487 @@
+/*
+ * alloc.c - exact allocation of a cluster's devices among jobs (alloc.h).
+ *
+ * The devices are the only resource (alloc.h says why the nodes need no
+ * constraint of their own), so:
+ *   - throughput is a multiple-choice knapsack: best[j][d] the largest
+ *     weighted normalised throughput of jobs 0 .. j-1 on at most d device
+ *     units (the gcd of the sizes), each job taking one size or, when its
+ *     minimum allows, nothing;
+ *   - fair and deadline are bottleneck problems: for a threshold t, each job
+ *     needs its smallest size whose ratio reaches t (whose finish is within
+ *     t); t is feasible when those sizes fit together, so the best t is the
+ *     largest (least) feasible one among the values the curves take, found by
+ *     a sweep over them in order; the knapsack then picks the best throughput
+ *     among the allocations that keep t.
+ * Ties go to the fewer devices, then to the earlier jobs' smaller sizes, so the
+ * answer depends on the input alone.
+ *
+ * Thread safety: reentrant.  Never: I/O, globals.
+ */
+#include "alloc.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *alloc_objective_name(enum alloc_objective o)
+{
+	switch (o) {
+	case ALLOC_THROUGHPUT: return "throughput";
+	case ALLOC_FAIR: return "fair";
+	case ALLOC_DEADLINE: return "deadline";
+	}
+	return "unknown";
+}
+
+int alloc_objective_parse(const char *s)
+{
+	if (!s)
+		return -1;
+	if (strcmp(s, "throughput") == 0)
+		return ALLOC_THROUGHPUT;
+	if (strcmp(s, "fair") == 0)
+		return ALLOC_FAIR;
+	if (strcmp(s, "deadline") == 0)
+		return ALLOC_DEADLINE;
+	return -1;
+}
+
+size_t alloc_sizes(int nodes, int per_node, int *out, size_t max)
+{
+	size_t n = 0;
+	int s, k;
+
+	if (nodes < 1 || per_node < 1)
+		return 0;
+	for (s = 1; s < per_node; s *= 2)
+		if (per_node % s == 0) {
+			if (n >= max)
+				return 0;
+			out[n++] = s;
+		}
+	for (k = 1; k <= nodes; k++) {
+		if (n >= max)
+			return 0;
+		out[n++] = k * per_node;
+	}
+	return n;
+}
+
+void alloc_result_release(struct alloc_result *r)
+{
+	if (!r)
+		return;
+	free(r->size_index);
+	memset(r, 0, sizeof(*r));
+}
+
+static int alloc_gcd(int a, int b)
+{
+	while (b) {
+		int t = a % b;
+
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+/* 1 when job j may take size index k: within its bounds, with a plan there. */
+static int alloc_allowed(const struct alloc_job *j, const int *sizes, size_t k)
+{
+	return sizes[k] >= j->min_devices && (j->max_devices <= 0 || sizes[k] <= j->max_devices) &&
+	       j->throughput[k] > 0;
+}
+
+/*
+ * The knapsack: value[j][k] (n x n_sizes, NAN where job j may not take k)
+ * over `units` device units of `unit` devices; keep[j] marks jobs that must
+ * take a size (no "nothing").  Fills choice[j] (index or -1), returns the best
+ * value, or -INFINITY when no choice fits.  Ties: fewer devices, then smaller
+ * sizes for earlier jobs (the table is filled in that order).
+ */
+static double alloc_knapsack(size_t n, const int *sizes, size_t n_sizes, const double *value,
+                             const unsigned char *must, int unit, int units, int *choice, int *used,
+                             uniap_code *rc)
+{
+	size_t W = (size_t)units + 1, j, k;
+	double *best = NULL, result = -INFINITY;
+	short *pick = NULL;
+	int d;
+
+	*rc = UNIAP_OK;
+	best = malloc((n + 1) * W * sizeof(*best));
+	pick = malloc(n * W * sizeof(*pick));
+	if (!best || !pick) {
+		*rc = UNIAP_E_NOMEM;
+		goto out;
+	}
+	/* best[j][d]: jobs 0 .. j-1 on exactly d units (-INF: impossible) */
+	for (d = 0; d <= units; d++)
+		best[d] = d == 0 ? 0 : -INFINITY;
+	for (j = 0; j < n; j++) {
+		const double *prev = best + j * W;
+		double *cur = best + (j + 1) * W;
+
+		for (d = 0; d <= units; d++) {
+			double v = must[j] ? -INFINITY : prev[d];
+			short p = -1;
+
+			for (k = 0; k < n_sizes; k++) {
+				int u = sizes[k] / unit;
+				double x = value[j * n_sizes + k];
+
+				if (isnan(x) || u > d || prev[d - u] == -INFINITY)
+					continue;
+				if (prev[d - u] + x > v) {
+					v = prev[d - u] + x;
+					p = (short)k;
+				}
+			}
+			cur[d] = v;
+			pick[j * W + (size_t)d] = p;
+		}
+	}
+	/* the best value, on the fewest units */
+	{
+		int at = -1;
+
+		for (d = 0; d <= units; d++)
+			if (best[n * W + (size_t)d] > result) {
+				result = best[n * W + (size_t)d];
+				at = d;
+			}
+		if (at < 0)
+			goto out;
+		*used = at * unit;
+		for (j = n; j-- > 0;) {
+			short p = pick[j * W + (size_t)at];
+
+			choice[j] = p;
+			if (p >= 0)
+				at -= sizes[p] / unit;
+		}
+	}
+out:
+	free(best);
+	free(pick);
+	return result;
+}
+
+/* The throughput objective's value of job j at size k: weight x thr / its best. */
+static double alloc_norm_value(const struct alloc_job *job, const int *sizes, size_t n_sizes, size_t k)
+{
+	double top = 0;
+	size_t q;
+
+	for (q = 0; q < n_sizes; q++)
+		if (alloc_allowed(job, sizes, q) && job->throughput[q] > top)
+			top = job->throughput[q];
+	return top > 0 ? job->weight * job->throughput[k] / top : 0;
+}
+
+/*
+ * Fair: job j's reference throughput, that of the largest allowed size with a
+ * plan at most the equal share `share` (or, when none, of its smallest size
+ * with a plan: a job that cannot run on an equal share is measured against
+ * the least it runs on).  0 when it has no size with a plan at all.
+ */
+static double alloc_fair_ref(const struct alloc_job *job, const int *sizes, size_t n_sizes, double share)
+{
+	double ref = 0, first = 0;
+	size_t k;
+
+	for (k = 0; k < n_sizes; k++) {
+		if (!alloc_allowed(job, sizes, k))
+			continue;
+		if (first == 0)
+			first = job->throughput[k];
+		if (sizes[k] <= share)
+			ref = job->throughput[k];
+	}
+	return ref > 0 ? ref : first;
+}
+
+/* The score of job j at size k under a bottleneck objective (larger is better). */
+static double alloc_score(enum alloc_objective o, const struct alloc_job *job, size_t k, double ref)
+{
+	if (o == ALLOC_FAIR)
+		return job->throughput[k] / ref;
+	return -job->samples / job->throughput[k]; /* deadline: minus the finish time */
+}
+
+static int alloc_cmp_desc(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+uniap_code alloc_solve(const struct alloc_job *jobs, size_t n, const int *sizes, size_t n_sizes, int devices,
+                       enum alloc_objective objective, struct alloc_result *out, struct uniap_err *err)
+{
+	double *value = NULL, *ref = NULL, *levels = NULL, best;
+	unsigned char *must = NULL;
+	int *choice = NULL, unit = 0, units, used = 0;
+	size_t j, k, n_levels = 0;
+	uniap_code rc = UNIAP_OK;
+
+	memset(out, 0, sizeof(*out));
+	if (n < 1 || n > ALLOC_MAX_JOBS)
+		return err_set(err, UNIAP_E_INVALID, "jobs: must have 1 to %d entries, got %zu", ALLOC_MAX_JOBS, n);
+	if (n_sizes < 1 || n_sizes > ALLOC_MAX_SIZES || devices < 1)
+		return err_set(err, UNIAP_E_INVALID, "sizes: must have 1 to %d entries and devices >= 1",
+		               ALLOC_MAX_SIZES);
+	for (k = 0; k < n_sizes; k++) {
+		if (sizes[k] < 1 || (k > 0 && sizes[k] <= sizes[k - 1]))
+			return err_set(err, UNIAP_E_INVALID, "sizes[%zu]: must be ascending and >= 1, got %d", k,
+			               sizes[k]);
+		unit = alloc_gcd(unit, sizes[k]);
+	}
+	for (j = 0; j < n; j++) {
+		const struct alloc_job *a = &jobs[j];
+
+		if (!(a->weight > 0) || !isfinite(a->weight))
+			return err_set(err, UNIAP_E_INVALID, "jobs[%zu].weight: must be > 0, got %g", j, a->weight);
+		if (a->min_devices < 0 || a->max_devices < 0 || (a->max_devices > 0 && a->max_devices < a->min_devices))
+			return err_set(err, UNIAP_E_INVALID, "jobs[%zu].max_devices: must be >= min_devices (%d), got %d",
+			               j, a->min_devices, a->max_devices);
+		if (objective == ALLOC_DEADLINE && !(a->samples > 0 && isfinite(a->samples)))
+			return err_set(err, UNIAP_E_INVALID, "jobs[%zu].samples: the deadline objective needs the "
+			               "samples to go, > 0, got %g", j, a->samples);
+		for (k = 0; k < n_sizes; k++)
+			if (!(a->throughput[k] >= 0) || !isfinite(a->throughput[k]))
+				return err_set(err, UNIAP_E_INVALID, "jobs[%zu].throughput[%zu]: must be finite and >= 0", j,
+				               k);
+	}
+	units = devices / unit;
+	if ((double)n * ((double)units + 1) > ALLOC_MAX_TABLE)
+		return err_set(err, UNIAP_E_LIMIT, "allocation: %zu jobs x %d device units is over the table cap", n,
+		               units);
+	value = malloc(n * n_sizes * sizeof(*value));
+	ref = calloc(n, sizeof(*ref));
+	levels = malloc((n * n_sizes + 1) * sizeof(*levels));
+	must = calloc(n, 1);
+	choice = malloc(n * sizeof(*choice));
+	out->size_index = malloc(n * sizeof(*out->size_index));
+	if (!value || !ref || !levels || !must || !choice || !out->size_index) {
+		rc = err_set(err, UNIAP_E_NOMEM, "allocation: out of memory");
+		goto out;
+	}
+	/* every job with a minimum must run, and must have a size to run on */
+	for (j = 0; j < n; j++) {
+		int any = 0;
+
+		must[j] = jobs[j].min_devices > 0 || objective != ALLOC_THROUGHPUT;
+		for (k = 0; k < n_sizes; k++)
+			any |= alloc_allowed(&jobs[j], sizes, k);
+		if (must[j] && !any) {
+			rc = err_set(err, UNIAP_E_INFEASIBLE, "jobs[%zu] (%s): no allowed size between %d and %d devices "
+			             "has a plan that fits", j, jobs[j].name ? jobs[j].name : "", jobs[j].min_devices,
+			             jobs[j].max_devices);
+			goto out;
+		}
+		if (objective == ALLOC_FAIR)
+			ref[j] = alloc_fair_ref(&jobs[j], sizes, n_sizes, (double)devices / (double)n);
+	}
+	/* the bottleneck objectives: the best threshold t among the scores, by a sweep from the best */
+	if (objective != ALLOC_THROUGHPUT) {
+		size_t li;
+		double t = -INFINITY;
+
+		for (j = 0; j < n; j++)
+			for (k = 0; k < n_sizes; k++)
+				if (alloc_allowed(&jobs[j], sizes, k))
+					levels[n_levels++] = alloc_score(objective, &jobs[j], k, ref[j]);
+		qsort(levels, n_levels, sizeof(*levels), alloc_cmp_desc);
+		for (li = 0; li < n_levels && !(t > -INFINITY); li++) {
+			long need = 0;
+
+			if (li > 0 && levels[li] == levels[li - 1])
+				continue;
+			for (j = 0; j < n && need <= devices; j++) {
+				int got = 0;
+
+				for (k = 0; k < n_sizes && !got; k++)
+					if (alloc_allowed(&jobs[j], sizes, k) &&
+					    alloc_score(objective, &jobs[j], k, ref[j]) >= levels[li]) {
+						need += sizes[k];
+						got = 1;
+					}
+				if (!got)
+					need = (long)devices + 1;
+			}
+			if (need <= devices)
+				t = levels[li];
+		}
+		if (!(t > -INFINITY)) {
+			rc = err_set(err, UNIAP_E_INFEASIBLE, "allocation: the %zu jobs do not fit together on %d devices "
+			             "at their smallest sizes with a plan", n, devices);
+			goto out;
+		}
+		out->objective = objective == ALLOC_FAIR ? t : -t;
+		/* keep the sizes that reach t */
+		for (j = 0; j < n; j++)
+			for (k = 0; k < n_sizes; k++)
+				value[j * n_sizes + k] = alloc_allowed(&jobs[j], sizes, k) &&
+				                                 alloc_score(objective, &jobs[j], k, ref[j]) >= t
+				                         ? alloc_norm_value(&jobs[j], sizes, n_sizes, k)
+				                         : NAN;
+	} else {
+		for (j = 0; j < n; j++)
+			for (k = 0; k < n_sizes; k++)
+				value[j * n_sizes + k] = alloc_allowed(&jobs[j], sizes, k)
+				                         ? alloc_norm_value(&jobs[j], sizes, n_sizes, k)
+				                         : NAN;
+	}
+	best = alloc_knapsack(n, sizes, n_sizes, value, must, unit, units, choice, &used, &rc);
+	if (rc != UNIAP_OK) {
+		err_set(err, rc, "allocation: out of memory");
+		goto out;
+	}
+	if (best == -INFINITY) {
+		rc = err_set(err, UNIAP_E_INFEASIBLE, "allocation: the jobs' minimums (%zu jobs) do not fit together "
+		             "on %d devices", n, devices);
+		goto out;
+	}
+	memcpy(out->size_index, choice, n * sizeof(*choice));
+	out->throughput_value = best;
+	out->devices_used = used;
+	if (objective == ALLOC_THROUGHPUT)
+		out->objective = best;
+out:
+	free(value);
+	free(ref);
+	free(levels);
+	free(must);
+	free(choice);
+	if (rc != UNIAP_OK)
+		alloc_result_release(out);
+	return rc;
+}
+
+int alloc_place(const struct alloc_result *r, size_t n, const int *sizes, int nodes, int per_node,
+                int *first_device)
+{
+	size_t j, q, *order = malloc((n ? n : 1) * sizeof(*order));
+	int next_node = 0, *fill = NULL, rc = 0, i;
+
+	fill = calloc((size_t)nodes, sizeof(*fill));
+	if (!order || !fill) {
+		free(order);
+		free(fill);
+		return -1;
+	}
+	/* largest first, ties by job index */
+	for (j = 0; j < n; j++)
+		order[j] = j;
+	for (j = 1; j < n; j++)
+		for (q = j; q > 0; q--) {
+			int a = r->size_index[order[q - 1]], b = r->size_index[order[q]];
+
+			if ((a < 0 ? 0 : sizes[a]) >= (b < 0 ? 0 : sizes[b]))
+				break;
+			size_t t = order[q - 1];
+
+			order[q - 1] = order[q];
+			order[q] = t;
+		}
+	for (q = 0; q < n && rc == 0; q++) {
+		size_t jj = order[q];
+		int s = r->size_index[jj] < 0 ? 0 : sizes[r->size_index[jj]];
+
+		first_device[jj] = -1;
+		if (s == 0)
+			continue;
+		if (s >= per_node) {
+			int k = s / per_node;
+
+			if (next_node + k > nodes) {
+				rc = -1;
+				break;
+			}
+			first_device[jj] = next_node * per_node;
+			for (i = next_node; i < next_node + k; i++)
+				fill[i] = per_node;
+			next_node += k;
+			continue;
+		}
+		/* a share of a node: the first node past the whole-node jobs with room; sizes are
+		 * powers of two dividing per_node, placed largest first, so the fill of a node is
+		 * always a multiple of the size being placed (aligned) */
+		for (i = next_node; i < nodes && fill[i] + s > per_node; i++)
+			;
+		if (i >= nodes) {
+			rc = -1;
+			break;
+		}
+		first_device[jj] = i * per_node + fill[i];
+		fill[i] += s;
+	}
+	free(order);
+	free(fill);
+	return rc;
+}
+
+uniap_code cluster_slice(const struct cluster_profile *c, int devices, struct cluster_profile *out,
+                         struct uniap_err *err)
+{
+	int total = cluster_devices(c), k;
+	size_t i, keep = 0;
+	uniap_code rc;
+
+	if (devices < 1 || devices > total)
+		return err_set(err, UNIAP_E_INVALID, "devices: must be in [1, %d], got %d", total, devices);
+	if (devices >= c->devices_per_node ? devices % c->devices_per_node != 0 : c->devices_per_node % devices != 0)
+		return err_set(err, UNIAP_E_INVALID, "devices: %d is neither whole nodes of %d nor a share dividing one",
+		               devices, c->devices_per_node);
+	rc = cluster_copy(c, out, err);
+	if (rc != UNIAP_OK)
+		return rc;
+	if (devices >= c->devices_per_node) {
+		out->nodes = devices / c->devices_per_node;
+	} else {
+		out->nodes = 1;
+		out->devices_per_node = devices;
+	}
+	/* the levels below the size, then one spanning it with the first level's that reaches it */
+	for (i = 0; i < out->n_levels && out->levels[i].devices < devices; i++)
+		keep++;
+	if (keep < out->n_levels) {
+		struct cluster_level *l = &out->levels[keep];
+
+		if (keep > 0 && devices % out->levels[keep - 1].devices != 0) {
+			cluster_release(out);
+			return err_set(err, UNIAP_E_INVALID, "devices: %d does not divide into the %s level's groups of %d",
+			               devices, out->levels[keep - 1].name, out->levels[keep - 1].devices);
+		}
+		l->devices = devices;
+		if (l->shared_by > 1 && keep > 0 && l->shared_by > out->levels[keep - 1].devices)
+			l->shared_by = out->levels[keep - 1].devices;
+		for (i = keep + 1; i < out->n_levels; i++)
+			free(out->levels[i].name);
+		out->n_levels = keep + 1;
+	}
+	/* measured collectives of groups that still fit, pipelines that still divide */
+	for (k = 0; k < CLUSTER_COLL_COUNT; k++) {
+		size_t w = 0;
+
+		for (i = 0; i < out->n_coll[k]; i++)
+			if (out->coll[k][i].size <= devices)
+				out->coll[k][w++] = out->coll[k][i];
+		out->n_coll[k] = w;
+	}
+	{
+		size_t w = 0;
+
+		for (i = 0; i < out->n_p2p; i++)
+			if (out->p2p[i].pp <= devices && devices % out->p2p[i].pp == 0)
+				out->p2p[w++] = out->p2p[i];
+		out->n_p2p = w;
+	}
+	rc = cluster_validate(out, err);
+	if (rc != UNIAP_OK)
+		cluster_release(out);
+	return rc;
+}

@@ -1,0 +1,289 @@
+/*
+ * test_alloc.c - the exact allocation (core/alloc.c) against brute force:
+ * on random small instances (up to 5 jobs, up to 4 nodes of 1 to 8 devices,
+ * curves with holes, weights, minimums and caps) every objective's value and
+ * the throughput value it keeps equal the best over every combination of
+ * sizes; the placement puts each job on its own devices, whole nodes for
+ * node-sized jobs and one node for shares; slicing a catalog cluster gives
+ * valid clusters of every allowed size.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "catalog.h"
+
+static unsigned long rng = 4242;
+
+static unsigned rnd(unsigned n)
+{
+	rng = rng * 6364136223846793005UL + 1442695040888963407UL;
+	return (unsigned)((rng >> 33) % n);
+}
+
+#define MAXJ 5
+
+struct inst {
+	int nodes, per_node, sizes[ALLOC_MAX_SIZES];
+	size_t n, n_sizes;
+	double thr[MAXJ][ALLOC_MAX_SIZES];
+	struct alloc_job jobs[MAXJ];
+};
+
+static void make(struct inst *in)
+{
+	static const int per[] = { 1, 2, 4, 8 };
+	size_t j, k;
+
+	memset(in, 0, sizeof(*in));
+	in->nodes = 1 + (int)rnd(4);
+	in->per_node = per[rnd(4)];
+	in->n_sizes = alloc_sizes(in->nodes, in->per_node, in->sizes, ALLOC_MAX_SIZES);
+	assert_true(in->n_sizes > 0);
+	in->n = 1 + rnd(MAXJ);
+	for (j = 0; j < in->n; j++) {
+		struct alloc_job *a = &in->jobs[j];
+		double t = 0;
+
+		for (k = 0; k < in->n_sizes; k++) {
+			/* mostly growing with the size, sometimes not, sometimes no plan */
+			t += rnd(4) == 0 ? -(double)rnd(3) : (double)(1 + rnd(5));
+			in->thr[j][k] = rnd(6) == 0 || t <= 0 ? 0 : t;
+		}
+		a->name = "job";
+		a->weight = 1 + rnd(3);
+		a->min_devices = rnd(3) == 0 ? in->sizes[rnd((unsigned)in->n_sizes)] : 0;
+		a->max_devices = rnd(4) == 0 ? in->sizes[rnd((unsigned)in->n_sizes)] : 0;
+		if (a->max_devices > 0 && a->max_devices < a->min_devices)
+			a->max_devices = 0;
+		a->samples = 100 * (1 + rnd(9));
+		a->throughput = in->thr[j];
+	}
+}
+
+static int allowed(const struct inst *in, size_t j, size_t k)
+{
+	const struct alloc_job *a = &in->jobs[j];
+
+	return in->sizes[k] >= a->min_devices && (a->max_devices <= 0 || in->sizes[k] <= a->max_devices) &&
+	       a->throughput[k] > 0;
+}
+
+static double best_of(const struct inst *in, size_t j)
+{
+	double b = 0;
+	size_t k;
+
+	for (k = 0; k < in->n_sizes; k++)
+		if (allowed(in, j, k) && in->thr[j][k] > b)
+			b = in->thr[j][k];
+	return b;
+}
+
+/* the fair reference (alloc.h): the largest allowed size with a plan within the equal share,
+ * else the smallest with a plan */
+static double fair_ref(const struct inst *in, size_t j)
+{
+	double share = (double)(in->nodes * in->per_node) / (double)in->n, ref = 0, first = 0;
+	size_t k;
+
+	for (k = 0; k < in->n_sizes; k++) {
+		if (!allowed(in, j, k))
+			continue;
+		if (first == 0)
+			first = in->thr[j][k];
+		if (in->sizes[k] <= share)
+			ref = in->thr[j][k];
+	}
+	return ref > 0 ? ref : first;
+}
+
+/*
+ * Brute force: every job takes one allowed size or (throughput objective and no minimum)
+ * nothing; the best primary objective, then the best throughput value among those.
+ * Returns 0 with *prim and *thr set, or -1 when nothing fits.
+ */
+static int brute(const struct inst *in, enum alloc_objective o, double *prim, double *thr)
+{
+	int pick[MAXJ], found = 0;
+	size_t j;
+
+	for (j = 0; j < in->n; j++)
+		pick[j] = -1;
+	for (;;) {
+		int ok = 1, used = 0;
+		double p = o == ALLOC_THROUGHPUT ? 0 : INFINITY, t = 0;
+
+		for (j = 0; j < in->n && ok; j++) {
+			int k = pick[j];
+
+			if (k < 0) {
+				ok = o == ALLOC_THROUGHPUT && in->jobs[j].min_devices == 0;
+				continue;
+			}
+			ok = allowed(in, j, (size_t)k);
+			if (!ok)
+				break;
+			used += in->sizes[k];
+			t += in->jobs[j].weight * in->thr[j][k] / best_of(in, j);
+			if (o == ALLOC_FAIR)
+				p = fmin(p, in->thr[j][k] / fair_ref(in, j));
+			if (o == ALLOC_DEADLINE)
+				p = fmin(p, -in->jobs[j].samples / in->thr[j][k]);
+		}
+		if (ok && used <= in->nodes * in->per_node) {
+			if (o == ALLOC_THROUGHPUT)
+				p = t;
+			if (!found || p > *prim + 1e-12 || (fabs(p - *prim) <= 1e-12 && t > *thr + 1e-12)) {
+				*prim = p;
+				*thr = t;
+				found = 1;
+			}
+		}
+		/* next combination: each pick in -1 .. n_sizes - 1 */
+		for (j = 0; j < in->n; j++) {
+			if (++pick[j] < (int)in->n_sizes)
+				break;
+			pick[j] = -1;
+		}
+		if (j == in->n)
+			break;
+	}
+	if (found && o == ALLOC_DEADLINE)
+		*prim = -*prim;
+	return found ? 0 : -1;
+}
+
+static void check_place(const struct inst *in, const struct alloc_result *r)
+{
+	int first[MAXJ], owner[32], d;
+	size_t j;
+
+	assert_int_equal(alloc_place(r, in->n, in->sizes, in->nodes, in->per_node, first), 0);
+	for (d = 0; d < 32; d++)
+		owner[d] = -1;
+	for (j = 0; j < in->n; j++) {
+		int s = r->size_index[j] < 0 ? 0 : in->sizes[r->size_index[j]];
+
+		if (s == 0) {
+			assert_int_equal(first[j], -1);
+			continue;
+		}
+		assert_true(first[j] >= 0 && first[j] + s <= in->nodes * in->per_node);
+		if (s >= in->per_node)
+			assert_int_equal(first[j] % in->per_node, 0); /* whole nodes */
+		else
+			assert_int_equal(first[j] / in->per_node, (first[j] + s - 1) / in->per_node); /* one node */
+		for (d = first[j]; d < first[j] + s; d++) {
+			assert_int_equal(owner[d], -1);
+			owner[d] = (int)j;
+		}
+	}
+}
+
+static void test_matches_brute_force(void **state)
+{
+	int trial, o, solved = 0, infeasible = 0;
+
+	(void)state;
+	for (trial = 0; trial < 600; trial++) {
+		struct inst in;
+
+		make(&in);
+		for (o = ALLOC_THROUGHPUT; o <= ALLOC_DEADLINE; o++) {
+			struct alloc_result r;
+			struct uniap_err err;
+			double prim = 0, thr = 0;
+			int b = brute(&in, (enum alloc_objective)o, &prim, &thr);
+			uniap_code rc = alloc_solve(in.jobs, in.n, in.sizes, in.n_sizes, in.nodes * in.per_node,
+			                            (enum alloc_objective)o, &r, &err);
+
+			if (b != 0) {
+				if (rc != UNIAP_E_INFEASIBLE)
+					fail_msg("trial %d objective %s: brute force finds nothing, alloc_solve %d", trial,
+					         alloc_objective_name((enum alloc_objective)o), (int)rc);
+				infeasible++;
+				continue;
+			}
+			if (rc != UNIAP_OK)
+				fail_msg("trial %d objective %s: %s", trial, alloc_objective_name((enum alloc_objective)o),
+				         err.msg);
+			if (fabs(r.objective - prim) > 1e-9 * (1 + fabs(prim)) ||
+			    fabs(r.throughput_value - thr) > 1e-9 * (1 + fabs(thr)))
+				fail_msg("trial %d objective %s: alloc %.12g (throughput %.12g), brute %.12g (%.12g)", trial,
+				         alloc_objective_name((enum alloc_objective)o), r.objective, r.throughput_value, prim,
+				         thr);
+			assert_true(r.devices_used <= in.nodes * in.per_node);
+			check_place(&in, &r);
+			solved++;
+			alloc_result_release(&r);
+		}
+	}
+	fprintf(stderr, "allocation: %d solved, %d infeasible, all equal to brute force\n", solved, infeasible);
+	assert_true(solved > 1000 && infeasible > 0);
+}
+
+static void test_errors(void **state)
+{
+	double thr[3] = { 1, 2, 3 };
+	int sizes[3] = { 1, 2, 4 };
+	struct alloc_job j[2] = { { "a", 1, 0, 0, 10, thr }, { "b", 1, 4, 0, 10, thr } };
+	struct alloc_result r;
+	struct uniap_err err;
+
+	(void)state;
+	j[0].weight = 0;
+	assert_int_equal(alloc_solve(j, 2, sizes, 3, 4, ALLOC_THROUGHPUT, &r, &err), UNIAP_E_INVALID);
+	assert_non_null(strstr(err.msg, "jobs[0].weight"));
+	j[0].weight = 1;
+	j[0].min_devices = 4; /* both want 4 of 4 devices */
+	assert_int_equal(alloc_solve(j, 2, sizes, 3, 4, ALLOC_THROUGHPUT, &r, &err), UNIAP_E_INFEASIBLE);
+	j[0].samples = 0;
+	j[0].min_devices = 0;
+	assert_int_equal(alloc_solve(j, 2, sizes, 3, 8, ALLOC_DEADLINE, &r, &err), UNIAP_E_INVALID);
+	assert_non_null(strstr(err.msg, "jobs[0].samples"));
+	assert_int_equal(alloc_objective_parse("fair"), ALLOC_FAIR);
+	assert_int_equal(alloc_objective_parse("fastest"), -1);
+}
+
+static void test_slice(void **state)
+{
+	struct cluster_profile c, s;
+	struct uniap_err err;
+	int sizes[ALLOC_MAX_SIZES];
+	size_t n, k;
+
+	(void)state;
+	assert_int_equal(catalog_cluster("dgx-h100-x4", &c, &err), UNIAP_OK);
+	n = alloc_sizes(c.nodes, c.devices_per_node, sizes, ALLOC_MAX_SIZES);
+	assert_int_equal(n, 3 + 4); /* 1, 2, 4 of a node, then 1 to 4 nodes */
+	for (k = 0; k < n; k++) {
+		assert_int_equal(cluster_slice(&c, sizes[k], &s, &err), UNIAP_OK);
+		assert_int_equal(cluster_devices(&s), sizes[k]);
+		assert_int_equal(s.levels[s.n_levels - 1].devices, sizes[k]);
+		/* a share of a node keeps NVLink's bandwidth; whole nodes keep the network above it */
+		assert_true(s.levels[s.n_levels - 1].bw_bytes_per_s ==
+		            c.levels[sizes[k] <= c.devices_per_node ? 0 : c.n_levels - 1].bw_bytes_per_s);
+		cluster_release(&s);
+	}
+	assert_int_equal(cluster_slice(&c, 12, &s, &err), UNIAP_E_INVALID);
+	assert_int_equal(cluster_slice(&c, 3, &s, &err), UNIAP_E_INVALID);
+	cluster_release(&c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_matches_brute_force),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_slice),
+	};
+
+	return cmocka_run_group_tests_name("alloc", tests, NULL, NULL);
+}
