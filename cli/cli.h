@@ -149,5 +149,6 @@ int cli_cmd_import(int argc, char **argv);
 int cli_cmd_catalog(int argc, char **argv);
 int cli_cmd_export(int argc, char **argv);
 int cli_cmd_calibrate(int argc, char **argv);
+int cli_cmd_allocate(int argc, char **argv);
 
 #endif

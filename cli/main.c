@@ -15,6 +15,7 @@ static const struct cli_command cli_commands[] = {
 	{ "import", cli_cmd_import, "turn another planner's profiles (galvatron, nccl-tests) into uniap documents" },
 	{ "catalog", cli_cmd_catalog, "list the built-in clusters and models, or print one as JSON" },
 	{ "calibrate", cli_cmd_calibrate, "fit a cluster's hardware parameters to measured training runs" },
+	{ "allocate", cli_cmd_allocate, "share a cluster among many training jobs, each with its plan" },
 };
 
 #define CLI_N_COMMANDS (sizeof(cli_commands) / sizeof(cli_commands[0]))

@@ -1,0 +1,244 @@
+/*
+ * jobs.c - the jobs document and the allocation report (jobs.h,
+ * schema/jobs.schema.json, docs/allocation.md).
+ *
+ * Field readers are jdecode.c's (jdec_int.h), so messages and checks match
+ * the other documents.  A job's model is a catalog name or an inline model
+ * document, decoded once per job.
+ *
+ * Never: print, exit, read files, keep state.
+ */
+#include "jobs.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "catalog.h"
+#include "jdec_int.h"
+#include "jdecode.h"
+#include "jencode.h"
+
+#define JOBS_MAX_NAME 128
+#define JOBS_MAX_BATCH 1000000000LL
+
+void jobs_doc_release(struct jobs_doc *d)
+{
+	size_t i;
+
+	if (!d)
+		return;
+	for (i = 0; d->jobs && i < d->n_jobs; i++)
+		free(d->jobs[i].name);
+	free(d->jobs);
+	for (i = 0; d->models && i < d->n_models; i++)
+		model_release(&d->models[i]);
+	free(d->models);
+	memset(d, 0, sizeof(*d));
+}
+
+/* obj.key as a boolean (0 when absent). */
+static uniap_code jobs_bool(const cJSON *obj, const char *key, const char *path, int *out, struct uniap_err *err)
+{
+	char p[JDEC_PATH_MAX];
+	const cJSON *v;
+	uniap_code rc = jdec_get(obj, key, path, 0, p, &v, err);
+
+	*out = 0;
+	if (rc != UNIAP_OK || !v)
+		return rc;
+	if (!cJSON_IsBool(v))
+		return err_set(err, UNIAP_E_INVALID, "%s: must be a boolean, got %s", p, jdec_type_name(v));
+	*out = cJSON_IsTrue(v);
+	return UNIAP_OK;
+}
+
+static uniap_code jobs_job(const cJSON *o, const char *jp, struct jobs_doc *d, struct jobs_job *j,
+                           struct uniap_err *err)
+{
+	static const char *const keys[] = { "name", "model", "batch", "weight", "min_devices", "max_devices",
+		                            "samples", "schedule", "recompute", "zero", "sequence_parallel",
+		                            "selective_recompute", "fp8", NULL };
+	static const char *const schedules[] = { "gpipe", "1f1b" };
+	char p[JDEC_PATH_MAX];
+	const cJSON *v;
+	long long x = 0;
+	int s = 0;
+	uniap_code rc = jdec_keys(o, jp, keys, NULL, err);
+
+	if (rc == UNIAP_OK)
+		rc = jdec_str(o, "name", jp, 1, 1, JOBS_MAX_NAME, &j->name, err);
+	if (rc == UNIAP_OK)
+		rc = jdec_get(o, "model", jp, 1, p, &v, err);
+	if (rc == UNIAP_OK) {
+		struct model_profile *m = &d->models[d->n_models];
+
+		if (cJSON_IsString(v) && v->valuestring) {
+			rc = catalog_model(v->valuestring, m, err);
+			if (rc == UNIAP_E_NOTFOUND) { /* a name the document gives: invalid input */
+				rc = UNIAP_E_INVALID;
+				if (err)
+					err->code = rc;
+			}
+			if (rc != UNIAP_OK)
+				err_prefix(err, "%s", p);
+		} else if (cJSON_IsObject(v)) {
+			rc = jdec_model_json(v, p, m, err);
+		} else {
+			rc = err_set(err, UNIAP_E_INVALID, "%s: must be a catalog model name or a model document, got %s",
+			             p, jdec_type_name(v));
+		}
+		if (rc == UNIAP_OK)
+			j->model = d->n_models++;
+	}
+	if (rc == UNIAP_OK)
+		rc = jdec_int(o, "batch", jp, 1, 0, 1, JOBS_MAX_BATCH, &x, err);
+	j->batch = (long)x;
+	if (rc == UNIAP_OK)
+		rc = jdec_num(o, "weight", jp, 0, 1.0, DBL_MIN, 1e9, &j->weight, err);
+	if (rc == UNIAP_OK)
+		rc = jdec_int(o, "min_devices", jp, 0, 0, 0, MODEL_MAX_DEVICES, &x, err);
+	j->min_devices = (long)x;
+	if (rc == UNIAP_OK)
+		rc = jdec_int(o, "max_devices", jp, 0, 0, 0, MODEL_MAX_DEVICES, &x, err);
+	j->max_devices = (long)x;
+	if (rc == UNIAP_OK && j->max_devices > 0 && j->max_devices < j->min_devices)
+		rc = err_set(err, UNIAP_E_INVALID, "%s.max_devices: must be >= min_devices (%ld), got %ld", jp,
+		             j->min_devices, j->max_devices);
+	if (rc == UNIAP_OK)
+		rc = jdec_num(o, "samples", jp, 0, 0.0, DBL_MIN, 1e18, &j->samples, err);
+	j->schedule = COST_GPIPE;
+	if (rc == UNIAP_OK)
+		rc = jdec_get(o, "schedule", jp, 0, p, &v, err);
+	if (rc == UNIAP_OK && v) {
+		rc = jdec_enum_value(v, p, schedules, 2, &s, err);
+		j->schedule = s == 1 ? COST_1F1B : COST_GPIPE;
+	}
+	if (rc == UNIAP_OK)
+		rc = jobs_bool(o, "recompute", jp, &j->recompute, err);
+	if (rc == UNIAP_OK)
+		rc = jobs_bool(o, "zero", jp, &j->zero, err);
+	if (rc == UNIAP_OK)
+		rc = jobs_bool(o, "sequence_parallel", jp, &j->sp, err);
+	if (rc == UNIAP_OK)
+		rc = jobs_bool(o, "selective_recompute", jp, &j->selective, err);
+	if (rc == UNIAP_OK)
+		rc = jobs_bool(o, "fp8", jp, &j->fp8, err);
+	return rc;
+}
+
+uniap_code jobs_decode(const char *text, size_t len, struct jobs_doc *out, struct uniap_err *err)
+{
+	static const char *const keys[] = { "jobs", "description", NULL };
+	cJSON *root = NULL;
+	const cJSON *arr, *it;
+	char p[JDEC_PATH_MAX];
+	size_t n = 0, i = 0, k;
+	uniap_code rc;
+
+	if (!out)
+		return err_set(err, UNIAP_E_ARG, "jobs_decode: out is NULL");
+	memset(out, 0, sizeof(*out));
+	rc = jdec_parse(text, len, "jobs document", &root, err);
+	if (rc == UNIAP_OK)
+		rc = jdec_check_depth(root, "jobs document", err);
+	if (rc == UNIAP_OK)
+		rc = jdec_keys(root, "jobs document", keys, NULL, err);
+	if (rc != UNIAP_OK)
+		goto out;
+	arr = cJSON_GetObjectItemCaseSensitive(root, "jobs");
+	for (it = arr ? arr->child : NULL; it; it = it->next)
+		n++;
+	if (!arr)
+		rc = err_set(err, UNIAP_E_INVALID, "jobs: is required");
+	else if (!cJSON_IsArray(arr))
+		rc = err_set(err, UNIAP_E_INVALID, "jobs: must be an array, got %s", jdec_type_name(arr));
+	else if (n < 1 || n > ALLOC_MAX_JOBS)
+		rc = err_set(err, n < 1 ? UNIAP_E_INVALID : UNIAP_E_LIMIT, "jobs: must have 1 to %d entries, got %zu",
+		             ALLOC_MAX_JOBS, n);
+	if (rc != UNIAP_OK)
+		goto out;
+	out->jobs = calloc(n, sizeof(*out->jobs));
+	out->models = calloc(n, sizeof(*out->models));
+	if (!out->jobs || !out->models) {
+		rc = err_set(err, UNIAP_E_NOMEM, "jobs: out of memory");
+		goto out;
+	}
+	cJSON_ArrayForEach(it, arr) {
+		jdec_pidx(p, "jobs", i);
+		if (!cJSON_IsObject(it)) {
+			rc = err_set(err, UNIAP_E_INVALID, "%s: must be an object, got %s", p, jdec_type_name(it));
+			break;
+		}
+		out->n_jobs = i + 1;
+		rc = jobs_job(it, p, out, &out->jobs[i], err);
+		for (k = 0; rc == UNIAP_OK && k < i; k++)
+			if (strcmp(out->jobs[k].name, out->jobs[i].name) == 0)
+				rc = err_set(err, UNIAP_E_INVALID, "%s.name: duplicate of jobs[%zu].name \"%s\"", p, k,
+				             out->jobs[i].name);
+		if (rc != UNIAP_OK)
+			break;
+		i++;
+	}
+out:
+	cJSON_Delete(root);
+	if (rc != UNIAP_OK)
+		jobs_doc_release(out);
+	return rc;
+}
+
+cJSON *jobs_report(const struct jobs_doc *d, const int *sizes, size_t n_sizes, int devices, int per_node,
+                   enum alloc_objective objective, const struct alloc_result *r, double best_throughput,
+                   const struct jobs_report_job *jobs)
+{
+	cJSON *o = cJSON_CreateObject(), *arr = NULL, *sz = NULL;
+	size_t j, k;
+	int ok = o != NULL;
+
+	ok = ok && cJSON_AddStringToObject(o, "objective", alloc_objective_name(objective)) &&
+	     jenc_add_num(o, "value", r->objective) && jenc_add_num(o, "throughput_value", r->throughput_value) &&
+	     (!(best_throughput > 0) || objective == ALLOC_THROUGHPUT ||
+	      jenc_add_num(o, "price_of_fairness", 1.0 - r->throughput_value / best_throughput)) &&
+	     jenc_add_num(o, "devices", devices) && jenc_add_num(o, "devices_used", r->devices_used) &&
+	     (sz = cJSON_AddArrayToObject(o, "sizes")) && (arr = cJSON_AddArrayToObject(o, "jobs"));
+	for (k = 0; ok && k < n_sizes; k++)
+		ok = cJSON_AddItemToArray(sz, cJSON_CreateNumber(sizes[k]));
+	for (j = 0; ok && j < d->n_jobs; j++) {
+		const struct jobs_job *jb = &d->jobs[j];
+		cJSON *x = cJSON_CreateObject(), *curve = NULL;
+		int s = r->size_index[j] >= 0 ? sizes[r->size_index[j]] : 0;
+		double thr = s > 0 ? jobs[j].curve[r->size_index[j]] : 0, top = 0;
+
+		for (k = 0; k < n_sizes; k++)
+			top = fmax(top, jobs[j].curve[k]);
+		ok = x && cJSON_AddItemToArray(arr, x) && cJSON_AddStringToObject(x, "name", jb->name) &&
+		     jenc_add_num(x, "devices", s) && jenc_add_num(x, "throughput_samples_per_s", thr) &&
+		     jenc_add_num(x, "normalized_throughput", top > 0 ? thr / top : 0);
+		if (ok && s > 0) {
+			cJSON *nodes = cJSON_AddArrayToObject(x, "nodes");
+			int first = jobs[j].first_device, nd;
+
+			ok = nodes && jenc_add_num(x, "first_device", first);
+			for (nd = first / per_node; ok && nd <= (first + s - 1) / per_node; nd++)
+				ok = cJSON_AddItemToArray(nodes, cJSON_CreateNumber(nd));
+			if (ok && jb->samples > 0 && thr > 0)
+				ok = jenc_add_num(x, "finish_s", jb->samples / thr);
+		}
+		ok = ok && (curve = cJSON_AddArrayToObject(x, "curve"));
+		for (k = 0; ok && k < n_sizes; k++)
+			ok = cJSON_AddItemToArray(curve, jobs[j].curve[k] > 0 ? cJSON_CreateNumber(jobs[j].curve[k])
+			                                                      : cJSON_CreateNull());
+		if (ok)
+			ok = jobs[j].plan ? cJSON_AddItemToObject(x, "plan", cJSON_Duplicate(jobs[j].plan, 1)) != 0
+			                  : cJSON_AddNullToObject(x, "plan") != NULL;
+	}
+	if (!ok) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}

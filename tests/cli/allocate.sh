@@ -1,0 +1,61 @@
+#!/bin/sh
+# tests/cli/allocate.sh - `uniap allocate` (docs/allocation.md): three jobs of
+# the example BERT-Large chain share one 8-GPU node under each objective; the
+# answer gives every job its own devices, whole inside the node, a curve per
+# size with a plan for the size chosen, and the price of fairness; bad jobs
+# documents are refused naming the field, jobs whose minimums cannot all run
+# exit 3 saying so.  Uses tiny models: the whole script plans in about a second.
+# Prints "allocate: N passed, N failed".
+set -u
+. "$(dirname "$0")/lib.inc"
+
+EX=schema/examples
+CL=$EX/cluster-8gpu-nvlink.json
+command -v jq >/dev/null 2>&1 || { echo "allocate: skipped (needs jq)"; echo "allocate: 0 passed, 0 failed, 1 skipped"; exit 0; }
+jobs() { # jobs FILE JSON-ARRAY-OF-JOBS (model "M" stands for the example model)
+	jq -n --slurpfile m "$EX/model-bert-chain.json" --argjson j "$2" \
+		'{jobs: [$j[] | if .model == "M" then .model = $m[0] else . end]}' >"$1"
+}
+jobs "$tmp/j.json" '[{"name":"a","model":"M","batch":32},
+	{"name":"b","model":"M","batch":16,"weight":3,"samples":1000},
+	{"name":"c","model":"M","batch":8,"min_devices":2,"samples":500}]'
+
+check help 0 "usage: uniap allocate" -- "$UNIAP" allocate --help
+check listed 2 "allocate" -- "$UNIAP"
+for o in throughput fair; do
+	check "$o" 0 "\"objective\":\"$o\"" -- "$UNIAP" allocate --cluster $CL --jobs "$tmp/j.json" --objective $o --threads 2 --quiet
+	cp "$tmp/out" "$tmp/$o.json"
+	# every device once at most, a job inside one node or on whole nodes, a plan for each size given
+	check "$o-devices" 0 true -- jq -e '[.jobs[] | select(.devices > 0) | range(.first_device; .first_device + .devices)]
+		| (length == (unique | length)) and all(. >= 0 and . < 8)' "$tmp/$o.json"
+	check "$o-plans" 0 true -- jq -e '.sizes as $s | all(.jobs[]; (.curve | length) == ($s | length)
+		and (if .devices > 0 then .plan.pp >= 1 and .throughput_samples_per_s > 0 else .plan == null end))' "$tmp/$o.json"
+	check "$o-used" 0 true -- jq -e '.devices_used == ([.jobs[].devices] | add) and .devices_used <= .devices' "$tmp/$o.json"
+done
+# fairness costs throughput or nothing, never more than the optimum
+check fair-price 0 true -- jq -e '.price_of_fairness >= 0 and .price_of_fairness < 1' "$tmp/fair.json"
+check fair-not-better 0 true -- jq -e --slurpfile t "$tmp/throughput.json" '.throughput_value <= $t[0].value + 1e-9' \
+	"$tmp/fair.json"
+check minimum-kept 0 true -- jq -e '.jobs[2].devices >= 2' "$tmp/throughput.json"
+
+# bad input: the field named, exit 1; nothing fits together: exit 3
+check deadline-needs-samples 1 "jobs[0].samples: the deadline objective needs the samples to go" -- \
+	"$UNIAP" allocate --cluster $CL --jobs "$tmp/j.json" --objective deadline --quiet
+jobs "$tmp/dup.json" '[{"name":"a","model":"M","batch":8},{"name":"a","model":"M","batch":8}]'
+check duplicate-name 1 'jobs[1].name: duplicate of jobs[0].name "a"' -- \
+	"$UNIAP" allocate --cluster $CL --jobs "$tmp/dup.json" --quiet
+jobs "$tmp/unk.json" '[{"name":"a","model":"no-such-model","batch":8}]'
+check unknown-model 1 "jobs[0].model" -- "$UNIAP" allocate --cluster $CL --jobs "$tmp/unk.json" --quiet
+jobs "$tmp/max.json" '[{"name":"a","model":"M","batch":8,"min_devices":4,"max_devices":2}]'
+check max-below-min 1 "jobs[0].max_devices: must be >= min_devices (4), got 2" -- \
+	"$UNIAP" allocate --cluster $CL --jobs "$tmp/max.json" --quiet
+jobs "$tmp/key.json" '[{"name":"a","model":"M","batch":8,"gpus":2}]'
+check unknown-key 1 "jobs[0]" -- "$UNIAP" allocate --cluster $CL --jobs "$tmp/key.json" --quiet
+jobs "$tmp/full.json" '[{"name":"a","model":"M","batch":8,"min_devices":8},{"name":"b","model":"M","batch":8,"min_devices":8}]'
+check minimums-do-not-fit 3 "do not fit together" -- "$UNIAP" allocate --cluster $CL --jobs "$tmp/full.json" --quiet
+check bad-objective 2 "--objective: must be throughput, fair or deadline" -- \
+	"$UNIAP" allocate --cluster $CL --jobs "$tmp/j.json" --objective fastest
+check missing-jobs 2 "--cluster and --jobs are required" -- "$UNIAP" allocate --cluster $CL
+
+echo "allocate: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
