@@ -218,8 +218,19 @@ static int alloc_cmp_desc(const void *a, const void *b)
 	return x < y ? 1 : x > y ? -1 : 0;
 }
 
+/* The throughput objective's value of job j at size k, less the restart cost of a move (alloc.h). */
+static double alloc_value(const struct alloc_job *job, const int *sizes, size_t n_sizes, size_t k, double restart)
+{
+	double v = alloc_norm_value(job, sizes, n_sizes, k);
+
+	if (job->current >= 0 && (size_t)job->current != k)
+		v -= job->weight * restart;
+	return v;
+}
+
 uniap_code alloc_solve(const struct alloc_job *jobs, size_t n, const int *sizes, size_t n_sizes, int devices,
-                       enum alloc_objective objective, struct alloc_result *out, struct uniap_err *err)
+                       enum alloc_objective objective, double restart_cost, struct alloc_result *out,
+                       struct uniap_err *err)
 {
 	double *value = NULL, *ref = NULL, *levels = NULL, best;
 	unsigned char *must = NULL;
@@ -239,9 +250,14 @@ uniap_code alloc_solve(const struct alloc_job *jobs, size_t n, const int *sizes,
 			               sizes[k]);
 		unit = alloc_gcd(unit, sizes[k]);
 	}
+	if (!(restart_cost >= 0) || !isfinite(restart_cost))
+		return err_set(err, UNIAP_E_INVALID, "restart_cost: must be finite and >= 0, got %g", restart_cost);
 	for (j = 0; j < n; j++) {
 		const struct alloc_job *a = &jobs[j];
 
+		if (a->current < -1 || a->current >= (int)n_sizes)
+			return err_set(err, UNIAP_E_INVALID, "jobs[%zu].current: must be -1 or a size index below %zu, got %d",
+			               j, n_sizes, a->current);
 		if (!(a->weight > 0) || !isfinite(a->weight))
 			return err_set(err, UNIAP_E_INVALID, "jobs[%zu].weight: must be > 0, got %g", j, a->weight);
 		if (a->min_devices < 0 || a->max_devices < 0 || (a->max_devices > 0 && a->max_devices < a->min_devices))
@@ -326,13 +342,13 @@ uniap_code alloc_solve(const struct alloc_job *jobs, size_t n, const int *sizes,
 			for (k = 0; k < n_sizes; k++)
 				value[j * n_sizes + k] = alloc_allowed(&jobs[j], sizes, k) &&
 				                                 alloc_score(objective, &jobs[j], k, ref[j]) >= t
-				                         ? alloc_norm_value(&jobs[j], sizes, n_sizes, k)
+				                         ? alloc_value(&jobs[j], sizes, n_sizes, k, restart_cost)
 				                         : NAN;
 	} else {
 		for (j = 0; j < n; j++)
 			for (k = 0; k < n_sizes; k++)
 				value[j * n_sizes + k] = alloc_allowed(&jobs[j], sizes, k)
-				                         ? alloc_norm_value(&jobs[j], sizes, n_sizes, k)
+				                         ? alloc_value(&jobs[j], sizes, n_sizes, k, restart_cost)
 				                         : NAN;
 	}
 	best = alloc_knapsack(n, sizes, n_sizes, value, must, unit, units, choice, &used, &rc);
@@ -361,67 +377,103 @@ out:
 	return rc;
 }
 
-int alloc_place(const struct alloc_result *r, size_t n, const int *sizes, int nodes, int per_node,
-                int *first_device)
+/* 1 when devices d .. d + s - 1 are all free. */
+static int alloc_free(const unsigned char *used, int d, int s)
 {
-	size_t j, q, *order = malloc((n ? n : 1) * sizeof(*order));
-	int next_node = 0, *fill = NULL, rc = 0, i;
+	int i;
 
-	fill = calloc((size_t)nodes, sizeof(*fill));
-	if (!order || !fill) {
+	for (i = d; i < d + s; i++)
+		if (used[i])
+			return 0;
+	return 1;
+}
+
+/* 1 when job size s may start at device d: whole nodes from a node's start, a share aligned inside one node. */
+static int alloc_aligned(int d, int s, int per_node, int total)
+{
+	if (d < 0 || d + s > total)
+		return 0;
+	return s >= per_node ? d % per_node == 0 : d % s == 0 && d / per_node == (d + s - 1) / per_node;
+}
+
+/* Places the jobs not placed yet, largest first (ties by index): the first free aligned slot. */
+static int alloc_place_rest(const struct alloc_result *r, size_t n, const int *sizes, int per_node, int total,
+                            const size_t *order, unsigned char *used, int *first_device)
+{
+	size_t q;
+	int d;
+
+	for (q = 0; q < n; q++) {
+		size_t j = order[q];
+		int s = r->size_index[j] < 0 ? 0 : sizes[r->size_index[j]], step;
+
+		if (s == 0 || first_device[j] >= 0)
+			continue;
+		step = s >= per_node ? per_node : s;
+		for (d = 0; d + s <= total; d += step)
+			if (alloc_aligned(d, s, per_node, total) && alloc_free(used, d, s))
+				break;
+		if (d + s > total)
+			return -1;
+		memset(used + d, 1, (size_t)s);
+		first_device[j] = d;
+	}
+	return 0;
+}
+
+int alloc_place(const struct alloc_result *r, size_t n, const int *sizes, int nodes, int per_node,
+                const int *keep, int *first_device)
+{
+	size_t j, q, *order = calloc(n ? n : 1, sizeof(*order));
+	int total = nodes * per_node, kept = 0;
+	unsigned char *used = calloc((size_t)total, 1);
+
+	if (!order || !used) {
 		free(order);
-		free(fill);
+		free(used);
 		return -1;
 	}
-	/* largest first, ties by job index */
+	/* largest first, ties by job index (an insertion sort: stable) */
 	for (j = 0; j < n; j++)
 		order[j] = j;
 	for (j = 1; j < n; j++)
 		for (q = j; q > 0; q--) {
 			int a = r->size_index[order[q - 1]], b = r->size_index[order[q]];
+			size_t t;
 
 			if ((a < 0 ? 0 : sizes[a]) >= (b < 0 ? 0 : sizes[b]))
 				break;
-			size_t t = order[q - 1];
-
+			t = order[q - 1];
 			order[q - 1] = order[q];
 			order[q] = t;
 		}
-	for (q = 0; q < n && rc == 0; q++) {
-		size_t jj = order[q];
-		int s = r->size_index[jj] < 0 ? 0 : sizes[r->size_index[jj]];
+	for (j = 0; j < n; j++)
+		first_device[j] = -1;
+	/* the kept jobs where they are, when their devices are free and aligned */
+	for (q = 0; keep && q < n; q++) {
+		int s;
 
-		first_device[jj] = -1;
-		if (s == 0)
-			continue;
-		if (s >= per_node) {
-			int k = s / per_node;
-
-			if (next_node + k > nodes) {
-				rc = -1;
-				break;
-			}
-			first_device[jj] = next_node * per_node;
-			for (i = next_node; i < next_node + k; i++)
-				fill[i] = per_node;
-			next_node += k;
-			continue;
+		j = order[q];
+		s = r->size_index[j] < 0 ? 0 : sizes[r->size_index[j]];
+		if (s > 0 && keep[j] >= 0 && alloc_aligned(keep[j], s, per_node, total) && alloc_free(used, keep[j], s)) {
+			memset(used + keep[j], 1, (size_t)s);
+			first_device[j] = keep[j];
+			kept++;
 		}
-		/* a share of a node: the first node past the whole-node jobs with room; sizes are
-		 * powers of two dividing per_node, placed largest first, so the fill of a node is
-		 * always a multiple of the size being placed (aligned) */
-		for (i = next_node; i < nodes && fill[i] + s > per_node; i++)
-			;
-		if (i >= nodes) {
-			rc = -1;
-			break;
-		}
-		first_device[jj] = i * per_node + fill[i];
-		fill[i] += s;
+	}
+	/* the rest; when the kept ones leave no room (they pack worse than largest-first, which
+	 * always fits: alloc.h), everything afresh */
+	if (alloc_place_rest(r, n, sizes, per_node, total, order, used, first_device) != 0) {
+		memset(used, 0, (size_t)total);
+		for (j = 0; j < n; j++)
+			first_device[j] = -1;
+		kept = 0;
+		if (alloc_place_rest(r, n, sizes, per_node, total, order, used, first_device) != 0)
+			kept = -1;
 	}
 	free(order);
-	free(fill);
-	return rc;
+	free(used);
+	return kept;
 }
 
 uniap_code cluster_slice(const struct cluster_profile *c, int devices, struct cluster_profile *out,

@@ -51,6 +51,8 @@ struct alloc_job {
 	double samples;         /* samples to go (deadline objective), > 0 there */
 	const double *throughput; /* borrowed, [n_sizes]: samples/s at each size of the
 	                             allocation's size list; 0 where no plan fits */
+	int current;            /* re-planning: the size index the job runs on now, -1: none
+	                           (a new job, or a first allocation) */
 };
 
 /*
@@ -71,14 +73,20 @@ struct alloc_result {
 
 /*
  * Solves the allocation of jobs[0 .. n) (borrowed) over sizes[0 .. n_sizes)
- * (alloc_sizes' list) on `devices` devices.  UNIAP_E_INVALID naming
+ * (alloc_sizes' list) on `devices` devices.  restart_cost >= 0 re-plans: a job
+ * that runs now (current >= 0) and is given another size loses restart_cost x
+ * its weight of normalised throughput in the throughput objective (the
+ * secondary one of fair and deadline), the minutes of work a restart costs
+ * over the minutes the allocation is to last, so that jobs are not moved for
+ * less than that.  UNIAP_E_INVALID naming
  * "jobs[j]...." for bad input; UNIAP_E_INFEASIBLE, with err naming the jobs,
  * when their minimums cannot be met together or a job's minimum has no size
  * with a plan; UNIAP_E_LIMIT when the table would exceed ALLOC_MAX_TABLE.
  * The caller releases *out with alloc_result_release.
  */
 uniap_code alloc_solve(const struct alloc_job *jobs, size_t n, const int *sizes, size_t n_sizes, int devices,
-                       enum alloc_objective objective, struct alloc_result *out, struct uniap_err *err);
+                       enum alloc_objective objective, double restart_cost, struct alloc_result *out,
+                       struct uniap_err *err);
 
 void alloc_result_release(struct alloc_result *r);
 
@@ -87,11 +95,16 @@ void alloc_result_release(struct alloc_result *r);
  * consecutive nodes (largest first), the shares of a node packed into the
  * nodes left, largest first, each aligned to its size.  first_device[j] gets
  * job j's first device (-1 for nothing); its devices are first_device[j] ..
- * first_device[j] + sizes[size_index[j]] - 1.  Returns 0, or -1 when they do
- * not fit (which alloc_solve's results never do).
+ * first_device[j] + sizes[size_index[j]] - 1.  With keep (NULL: none), a job
+ * with keep[j] >= 0 stays on the devices from keep[j] when they are free and
+ * aligned (re-planning: a job that keeps its size need not move); the others
+ * go into the free nodes and gaps as above; when the kept jobs leave no room
+ * for the others, everything is placed afresh.  Returns the number of kept
+ * jobs that stay, or -1 when the allocation does not fit (which alloc_solve's
+ * results never do).
  */
 int alloc_place(const struct alloc_result *r, size_t n, const int *sizes, int nodes, int per_node,
-                int *first_device);
+                const int *keep, int *first_device);
 
 /*
  * A copy of cluster c cut to `devices` devices: k whole nodes when devices is

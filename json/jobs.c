@@ -32,8 +32,10 @@ void jobs_doc_release(struct jobs_doc *d)
 
 	if (!d)
 		return;
-	for (i = 0; d->jobs && i < d->n_jobs; i++)
+	for (i = 0; d->jobs && i < d->n_jobs; i++) {
 		free(d->jobs[i].name);
+		cJSON_Delete(d->jobs[i].spec);
+	}
 	free(d->jobs);
 	for (i = 0; d->models && i < d->n_models; i++)
 		model_release(&d->models[i]);
@@ -176,6 +178,8 @@ uniap_code jobs_decode(const char *text, size_t len, struct jobs_doc *out, struc
 		}
 		out->n_jobs = i + 1;
 		rc = jobs_job(it, p, out, &out->jobs[i], err);
+		if (rc == UNIAP_OK && !(out->jobs[i].spec = cJSON_Duplicate(it, 1)))
+			rc = err_set(err, UNIAP_E_NOMEM, "jobs: out of memory");
 		for (k = 0; rc == UNIAP_OK && k < i; k++)
 			if (strcmp(out->jobs[k].name, out->jobs[i].name) == 0)
 				rc = err_set(err, UNIAP_E_INVALID, "%s.name: duplicate of jobs[%zu].name \"%s\"", p, k,
@@ -191,42 +195,56 @@ out:
 	return rc;
 }
 
-cJSON *jobs_report(const struct jobs_doc *d, const int *sizes, size_t n_sizes, int devices, int per_node,
+cJSON *jobs_report(const struct jobs_doc *d, const int *sizes, size_t n_sizes, int per_node,
                    enum alloc_objective objective, const struct alloc_result *r, double best_throughput,
-                   const struct jobs_report_job *jobs)
+                   const struct jobs_report_job *jobs, const struct jobs_report_frame *f)
 {
-	cJSON *o = cJSON_CreateObject(), *arr = NULL, *sz = NULL;
+	cJSON *o = cJSON_CreateObject(), *arr = NULL, *sz = NULL, *dr = NULL;
 	size_t j, k;
-	int ok = o != NULL;
+	int ok = o != NULL, moves = 0;
 
 	ok = ok && cJSON_AddStringToObject(o, "objective", alloc_objective_name(objective)) &&
 	     jenc_add_num(o, "value", r->objective) && jenc_add_num(o, "throughput_value", r->throughput_value) &&
 	     (!(best_throughput > 0) || objective == ALLOC_THROUGHPUT ||
 	      jenc_add_num(o, "price_of_fairness", 1.0 - r->throughput_value / best_throughput)) &&
-	     jenc_add_num(o, "devices", devices) && jenc_add_num(o, "devices_used", r->devices_used) &&
-	     (sz = cJSON_AddArrayToObject(o, "sizes")) && (arr = cJSON_AddArrayToObject(o, "jobs"));
+	     jenc_add_num(o, "devices", cluster_devices(f->cluster) - (double)f->n_drained * per_node) &&
+	     jenc_add_num(o, "devices_used", r->devices_used) && jenc_add_num(o, "planner_runs", (double)f->planner_runs) &&
+	     (sz = cJSON_AddArrayToObject(o, "sizes")) && (dr = cJSON_AddArrayToObject(o, "drained_nodes")) &&
+	     (arr = cJSON_AddArrayToObject(o, "jobs"));
 	for (k = 0; ok && k < n_sizes; k++)
 		ok = cJSON_AddItemToArray(sz, cJSON_CreateNumber(sizes[k]));
+	for (k = 0; ok && k < f->n_drained; k++)
+		ok = cJSON_AddItemToArray(dr, cJSON_CreateNumber(f->drained[k]));
 	for (j = 0; ok && j < d->n_jobs; j++) {
 		const struct jobs_job *jb = &d->jobs[j];
 		cJSON *x = cJSON_CreateObject(), *curve = NULL;
-		int s = r->size_index[j] >= 0 ? sizes[r->size_index[j]] : 0;
+		int s = r->size_index[j] >= 0 ? sizes[r->size_index[j]] : 0, first = -1;
 		double thr = s > 0 ? jobs[j].curve[r->size_index[j]] : 0, top = 0;
 
 		for (k = 0; k < n_sizes; k++)
 			top = fmax(top, jobs[j].curve[k]);
+		if (s > 0)
+			first = f->node_map[jobs[j].first_device / per_node] * per_node + jobs[j].first_device % per_node;
 		ok = x && cJSON_AddItemToArray(arr, x) && cJSON_AddStringToObject(x, "name", jb->name) &&
 		     jenc_add_num(x, "devices", s) && jenc_add_num(x, "throughput_samples_per_s", thr) &&
 		     jenc_add_num(x, "normalized_throughput", top > 0 ? thr / top : 0);
 		if (ok && s > 0) {
 			cJSON *nodes = cJSON_AddArrayToObject(x, "nodes");
-			int first = jobs[j].first_device, nd;
+			int nd;
 
 			ok = nodes && jenc_add_num(x, "first_device", first);
-			for (nd = first / per_node; ok && nd <= (first + s - 1) / per_node; nd++)
-				ok = cJSON_AddItemToArray(nodes, cJSON_CreateNumber(nd));
+			for (nd = jobs[j].first_device / per_node; ok && nd <= (jobs[j].first_device + s - 1) / per_node; nd++)
+				ok = cJSON_AddItemToArray(nodes, cJSON_CreateNumber(f->node_map[nd]));
 			if (ok && jb->samples > 0 && thr > 0)
 				ok = jenc_add_num(x, "finish_s", jb->samples / thr);
+		}
+		if (ok && f->replanning) {
+			int moved = jobs[j].previous_devices > 0 &&
+			            (s != jobs[j].previous_devices || first != jobs[j].previous_first_device);
+
+			moves += moved;
+			ok = jenc_add_num(x, "previous_devices", jobs[j].previous_devices > 0 ? jobs[j].previous_devices : 0) &&
+			     cJSON_AddBoolToObject(x, "moved", moved) != NULL;
 		}
 		ok = ok && (curve = cJSON_AddArrayToObject(x, "curve"));
 		for (k = 0; ok && k < n_sizes; k++)
@@ -235,7 +253,18 @@ cJSON *jobs_report(const struct jobs_doc *d, const int *sizes, size_t n_sizes, i
 		if (ok)
 			ok = jobs[j].plan ? cJSON_AddItemToObject(x, "plan", cJSON_Duplicate(jobs[j].plan, 1)) != 0
 			                  : cJSON_AddNullToObject(x, "plan") != NULL;
+		if (ok && jb->spec)
+			ok = cJSON_AddItemToObject(x, "spec", cJSON_Duplicate(jb->spec, 1)) != 0;
 	}
+	if (ok && f->replanning) {
+		cJSON *en = cJSON_AddArrayToObject(o, "ended");
+
+		ok = en && jenc_add_num(o, "moves", moves);
+		for (k = 0; ok && k < f->n_ended; k++)
+			ok = cJSON_AddItemToArray(en, cJSON_CreateString(f->ended[k]));
+	}
+	if (ok)
+		ok = cJSON_AddItemToObject(o, "cluster", jenc_cluster(f->cluster)) != 0;
 	if (!ok) {
 		cJSON_Delete(o);
 		return NULL;

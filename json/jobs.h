@@ -29,6 +29,7 @@ struct jobs_job {
 	double samples;           /* samples to go; 0 when not given */
 	enum cost_schedule schedule; /* default gpipe, as uniap plan */
 	int recompute, zero, sp, selective, fp8;
+	struct cJSON *spec;       /* owned: the job's object as given (re-planning compares it) */
 };
 
 struct jobs_doc {
@@ -47,19 +48,36 @@ void jobs_doc_release(struct jobs_doc *d);
 struct jobs_report_job {
 	const double *curve;      /* [n_sizes] samples/s, 0 where no plan fits (written null) */
 	const struct cJSON *plan; /* the plan document at the chosen size, or NULL */
-	int first_device;         /* -1: nothing */
+	int first_device;         /* -1: nothing; on the cluster without its drained nodes */
+	int previous_devices;     /* re-planning: what it ran on before; -1: it did not run */
+	int previous_first_device;/* ... and where (physical), -1: nowhere */
+};
+
+/* The report's frame: the cluster and what happened to it (all borrowed). */
+struct jobs_report_frame {
+	const struct cluster_profile *cluster; /* the cluster as given (written whole) */
+	const int *node_map;      /* [nodes left]: each node of the allocation's cluster -> the
+	                             cluster's node (the drained ones skipped) */
+	const int *drained;       /* the drained nodes, n_drained of them */
+	size_t n_drained;
+	int replanning;           /* a --current allocation was given: moves are reported */
+	const char *const *ended; /* jobs of the current allocation that are gone, n_ended */
+	size_t n_ended;
+	long planner_runs;        /* planner runs this allocation needed (the rest reused) */
 };
 
 /*
  * The allocation report: objective and its value, the throughput value, the
  * price of fairness (when best_throughput > 0: 1 - this allocation's
- * throughput value / the throughput objective's optimum), the sizes, and per
- * job its devices, nodes, throughput, normalised throughput, finish time
- * (when it has samples to go), curve and plan.  Returns an owned object,
- * NULL on out of memory.
+ * throughput value / the throughput objective's optimum), the sizes, the
+ * cluster, and per job its devices, nodes, throughput, normalised throughput,
+ * finish time (when it has samples to go), curve, plan and spec; when
+ * re-planning, whether it moves and from where, and the jobs that ended.
+ * Devices and nodes are the cluster's own (frame->node_map).  Returns an owned
+ * object, NULL on out of memory.
  */
-struct cJSON *jobs_report(const struct jobs_doc *d, const int *sizes, size_t n_sizes, int devices,
-                          int per_node, enum alloc_objective objective, const struct alloc_result *r,
-                          double best_throughput, const struct jobs_report_job *jobs);
+struct cJSON *jobs_report(const struct jobs_doc *d, const int *sizes, size_t n_sizes, int per_node,
+                          enum alloc_objective objective, const struct alloc_result *r, double best_throughput,
+                          const struct jobs_report_job *jobs, const struct jobs_report_frame *frame);
 
 #endif

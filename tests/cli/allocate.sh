@@ -57,5 +57,33 @@ check bad-objective 2 "--objective: must be throughput, fair or deadline" -- \
 	"$UNIAP" allocate --cluster $CL --jobs "$tmp/j.json" --objective fastest
 check missing-jobs 2 "--cluster and --jobs are required" -- "$UNIAP" allocate --cluster $CL
 
+# re-planning (docs/allocation.md): 4 nodes of 4; the allocation in force, then changes
+C4=$EX/cluster-16gpu-pcie-pairs.json
+check first 0 '"planner_runs":' -- "$UNIAP" allocate --cluster $C4 --jobs "$tmp/j.json" --quiet
+cp "$tmp/out" "$tmp/a1.json"
+# nothing changed: every curve and plan carries over, nobody moves
+check unchanged 0 '"planner_runs":0,' -- "$UNIAP" allocate --cluster $C4 --jobs "$tmp/j.json" --current "$tmp/a1.json" --quiet
+cp "$tmp/out" "$tmp/same.json"
+check unchanged-moves 0 true -- jq -e '.moves == 0 and .ended == [] and all(.jobs[]; .moved == false)' "$tmp/same.json"
+# a node out of service: no job on it, jobs elsewhere that keep their size stay where they are
+n=$(jq '[.jobs[] | select(.devices > 0) | .nodes[0]][0]' "$tmp/a1.json")
+check drain 0 "\"drained_nodes\":[$n]" -- "$UNIAP" allocate --cluster $C4 --jobs "$tmp/j.json" --current "$tmp/a1.json" \
+	--drain "$n" --quiet
+cp "$tmp/out" "$tmp/a2.json"
+check drain-off 0 true -- jq -e --argjson n "$n" 'all(.jobs[]; (.nodes // []) | index($n) == null) and .devices == 12' "$tmp/a2.json"
+check drain-moves 0 true -- jq -e '.moves == ([.jobs[] | select(.moved)] | length) and .moves >= 1' "$tmp/a2.json"
+check drain-stays 0 true -- jq -e --slurpfile a "$tmp/a1.json" '[.jobs[] | select(.moved == false and .devices > 0)
+	| . as $j | $a[0].jobs[] | select(.name == $j.name) | .first_device == $j.first_device] | all' "$tmp/a2.json"
+# a job ends and another arrives: the first is listed as ended, only the newcomer is planned
+jq '.jobs |= (map(select(.name != "a")) + [(.[0] | .name = "d")])' "$tmp/j.json" >"$tmp/j2.json"
+check arrive-end 0 '"ended":["a"]' -- "$UNIAP" allocate --cluster $C4 --jobs "$tmp/j2.json" --current "$tmp/a1.json" --quiet
+cp "$tmp/out" "$tmp/a3.json"
+check arrive-planned 0 true -- jq -e \
+	'.planner_runs <= (.sizes | length) + ([.jobs[] | select(.devices > 0)] | length)' "$tmp/a3.json"
+check bad-drain 2 "--drain: must be node indices 0 .. 3" -- "$UNIAP" allocate --cluster $C4 --jobs "$tmp/j.json" --drain 9
+check drain-all 2 "--drain: must leave at least one" -- "$UNIAP" allocate --cluster $C4 --jobs "$tmp/j.json" --drain 0,1,2,3
+check bad-current 1 "current: must be a report of uniap allocate" -- \
+	"$UNIAP" allocate --cluster $C4 --jobs "$tmp/j.json" --current "$tmp/j.json" --quiet
+
 echo "allocate: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -32,6 +32,7 @@ static unsigned rnd(unsigned n)
 struct inst {
 	int nodes, per_node, sizes[ALLOC_MAX_SIZES];
 	size_t n, n_sizes;
+	double restart; /* re-planning: the restart cost (0: a first allocation) */
 	double thr[MAXJ][ALLOC_MAX_SIZES];
 	struct alloc_job jobs[MAXJ];
 };
@@ -64,7 +65,9 @@ static void make(struct inst *in)
 			a->max_devices = 0;
 		a->samples = 100 * (1 + rnd(9));
 		a->throughput = in->thr[j];
+		a->current = rnd(2) ? -1 : (int)rnd((unsigned)in->n_sizes);
 	}
+	in->restart = rnd(3) == 0 ? 0 : 0.1 * rnd(5);
 }
 
 static int allowed(const struct inst *in, size_t j, size_t k)
@@ -132,6 +135,8 @@ static int brute(const struct inst *in, enum alloc_objective o, double *prim, do
 				break;
 			used += in->sizes[k];
 			t += in->jobs[j].weight * in->thr[j][k] / best_of(in, j);
+			if (in->jobs[j].current >= 0 && in->jobs[j].current != k)
+				t -= in->jobs[j].weight * in->restart; /* a move costs its restart */
 			if (o == ALLOC_FAIR)
 				p = fmin(p, in->thr[j][k] / fair_ref(in, j));
 			if (o == ALLOC_DEADLINE)
@@ -160,12 +165,12 @@ static int brute(const struct inst *in, enum alloc_objective o, double *prim, do
 	return found ? 0 : -1;
 }
 
-static void check_place(const struct inst *in, const struct alloc_result *r)
+static void check_place(const struct inst *in, const struct alloc_result *r, const int *keep)
 {
 	int first[MAXJ], owner[32], d;
 	size_t j;
 
-	assert_int_equal(alloc_place(r, in->n, in->sizes, in->nodes, in->per_node, first), 0);
+	assert_true(alloc_place(r, in->n, in->sizes, in->nodes, in->per_node, keep, first) >= 0);
 	for (d = 0; d < 32; d++)
 		owner[d] = -1;
 	for (j = 0; j < in->n; j++) {
@@ -202,7 +207,7 @@ static void test_matches_brute_force(void **state)
 			double prim = 0, thr = 0;
 			int b = brute(&in, (enum alloc_objective)o, &prim, &thr);
 			uniap_code rc = alloc_solve(in.jobs, in.n, in.sizes, in.n_sizes, in.nodes * in.per_node,
-			                            (enum alloc_objective)o, &r, &err);
+			                            (enum alloc_objective)o, in.restart, &r, &err);
 
 			if (b != 0) {
 				if (rc != UNIAP_E_INFEASIBLE)
@@ -220,7 +225,23 @@ static void test_matches_brute_force(void **state)
 				         alloc_objective_name((enum alloc_objective)o), r.objective, r.throughput_value, prim,
 				         thr);
 			assert_true(r.devices_used <= in.nodes * in.per_node);
-			check_place(&in, &r);
+			check_place(&in, &r, NULL);
+			{
+				/* re-placing with some jobs asked to stay on random devices: still a placement;
+				 * asked to stay where they are: every job stays */
+				int keep[MAXJ], again[MAXJ], placed = 0;
+				size_t q;
+
+				assert_true(alloc_place(&r, in.n, in.sizes, in.nodes, in.per_node, NULL, keep) >= 0);
+				for (q = 0; q < in.n; q++)
+					placed += keep[q] >= 0;
+				assert_int_equal(alloc_place(&r, in.n, in.sizes, in.nodes, in.per_node, keep, again), placed);
+				assert_memory_equal(keep, again, in.n * sizeof(int));
+
+				for (q = 0; q < in.n; q++)
+					keep[q] = rnd(2) ? -1 : (int)rnd((unsigned)(in.nodes * in.per_node));
+				check_place(&in, &r, keep);
+			}
 			solved++;
 			alloc_result_release(&r);
 		}
@@ -233,20 +254,22 @@ static void test_errors(void **state)
 {
 	double thr[3] = { 1, 2, 3 };
 	int sizes[3] = { 1, 2, 4 };
-	struct alloc_job j[2] = { { "a", 1, 0, 0, 10, thr }, { "b", 1, 4, 0, 10, thr } };
+	struct alloc_job j[2] = { { "a", 1, 0, 0, 10, thr, -1 }, { "b", 1, 4, 0, 10, thr, -1 } };
 	struct alloc_result r;
 	struct uniap_err err;
 
 	(void)state;
 	j[0].weight = 0;
-	assert_int_equal(alloc_solve(j, 2, sizes, 3, 4, ALLOC_THROUGHPUT, &r, &err), UNIAP_E_INVALID);
+	assert_int_equal(alloc_solve(j, 2, sizes, 3, 4, ALLOC_THROUGHPUT, 0, &r, &err), UNIAP_E_INVALID);
 	assert_non_null(strstr(err.msg, "jobs[0].weight"));
 	j[0].weight = 1;
 	j[0].min_devices = 4; /* both want 4 of 4 devices */
-	assert_int_equal(alloc_solve(j, 2, sizes, 3, 4, ALLOC_THROUGHPUT, &r, &err), UNIAP_E_INFEASIBLE);
+	assert_int_equal(alloc_solve(j, 2, sizes, 3, 4, ALLOC_THROUGHPUT, 0, &r, &err), UNIAP_E_INFEASIBLE);
+	assert_int_equal(alloc_solve(j, 2, sizes, 3, 8, ALLOC_THROUGHPUT, -1, &r, &err), UNIAP_E_INVALID);
+	assert_non_null(strstr(err.msg, "restart_cost"));
 	j[0].samples = 0;
 	j[0].min_devices = 0;
-	assert_int_equal(alloc_solve(j, 2, sizes, 3, 8, ALLOC_DEADLINE, &r, &err), UNIAP_E_INVALID);
+	assert_int_equal(alloc_solve(j, 2, sizes, 3, 8, ALLOC_DEADLINE, 0, &r, &err), UNIAP_E_INVALID);
 	assert_non_null(strstr(err.msg, "jobs[0].samples"));
 	assert_int_equal(alloc_objective_parse("fair"), ALLOC_FAIR);
 	assert_int_equal(alloc_objective_parse("fastest"), -1);
