@@ -23,12 +23,13 @@
 #include "jdecode.h"
 #include "model.h"
 #include "plan.h"
+#include "jobs.h"
 #include "runs.h"
 
 #define EXAMPLES_DIR "schema/examples"
 #define EXAMPLE_MAX_BYTES (1u << 20)
 
-enum doc_kind { DOC_CLUSTER, DOC_MODEL, DOC_PLAN, DOC_RUNS };
+enum doc_kind { DOC_CLUSTER, DOC_MODEL, DOC_PLAN, DOC_RUNS, DOC_JOBS };
 
 /* Decodes text as kind; releases whatever was decoded; returns the code. */
 static uniap_code decode_and_release(enum doc_kind kind, const char *text, size_t len, struct uniap_err *err)
@@ -37,9 +38,16 @@ static uniap_code decode_and_release(enum doc_kind kind, const char *text, size_
 	struct model_profile m;
 	struct plan_doc p;
 	struct runs_doc r;
+	struct jobs_doc jd;
 	uniap_code rc;
 
 	switch (kind) {
+	case DOC_JOBS:
+		rc = jobs_decode(text, len, &jd, err);
+		if (rc != UNIAP_OK)
+			assert_int_equal(jd.n_jobs, 0);
+		jobs_doc_release(&jd);
+		break;
 	case DOC_RUNS:
 		rc = runs_decode(text, len, &r, err);
 		if (rc != UNIAP_OK)
@@ -107,8 +115,10 @@ static void test_every_example_decodes(void **state)
 			kind = DOC_PLAN;
 		else if (strncmp(e->d_name, "runs-", 5) == 0)
 			kind = DOC_RUNS;
+		else if (strncmp(e->d_name, "jobs-", 5) == 0)
+			kind = DOC_JOBS;
 		else
-			fail_msg("%s: example name must start with cluster-, model-, plan- or runs-", e->d_name);
+			fail_msg("%s: example name must start with cluster-, model-, plan-, runs- or jobs-", e->d_name);
 		text = read_example(e->d_name, &len);
 		rc = decode_and_release(kind, text, len, &err);
 		free(text);
