@@ -238,7 +238,7 @@ int cli_cmd_allocate(int argc, char **argv)
 	struct alloc_result r, best_r;
 	struct uniap_err err;
 	double *thr = NULL, limit = 10, best_thr = 0, restart = 0.05;
-	cJSON **plans = NULL, *report = NULL;
+	cJSON **plans = NULL, **keys = NULL, *report = NULL;
 	const char **ended = NULL;
 	int sizes[ALLOC_MAX_SIZES], *first = NULL, *keep = NULL, *node_map = NULL, *drained = NULL;
 	int objective = ALLOC_THROUGHPUT, quiet = 0, pretty = 0, opt, have_cluster = 0, have_logical = 0, i;
@@ -341,15 +341,28 @@ int cli_cmd_allocate(int argc, char **argv)
 	thr = calloc(doc.n_jobs * n_sizes, sizeof(*thr));
 	plans = calloc(doc.n_jobs * n_sizes, sizeof(*plans));
 	reuse = calloc(doc.n_jobs * n_sizes, 1);
+	keys = calloc(doc.n_jobs, sizeof(*keys));
 	aj = calloc(doc.n_jobs, sizeof(*aj));
 	rj = calloc(doc.n_jobs, sizeof(*rj));
 	first = calloc(doc.n_jobs, sizeof(*first));
 	keep = calloc(doc.n_jobs, sizeof(*keep));
 	ended = calloc(cur.jobs ? (size_t)cJSON_GetArraySize(cur.jobs) + 1 : 1, sizeof(*ended));
-	if (!thr || !plans || !reuse || !aj || !rj || !first || !keep || !ended) {
+	if (!thr || !plans || !reuse || !keys || !aj || !rj || !first || !keep || !ended) {
 		err_set(&err, UNIAP_E_NOMEM, "allocate: out of memory");
 		status = cli_fail("allocate", &err);
 		goto out;
+	}
+	/* what a job's curve depends on: its spec without name, weight, bounds and samples */
+	for (j = 0; j < doc.n_jobs; j++) {
+		static const char *const not_planning[] = { "name", "weight", "min_devices", "max_devices", "samples" };
+
+		if (!(keys[j] = cJSON_Duplicate(doc.jobs[j].spec, 1))) {
+			err_set(&err, UNIAP_E_NOMEM, "allocate: out of memory");
+			status = cli_fail("allocate", &err);
+			goto out;
+		}
+		for (k = 0; k < sizeof(not_planning) / sizeof(not_planning[0]); k++)
+			cJSON_DeleteItemFromObjectCaseSensitive(keys[j], not_planning[k]);
 	}
 	/* which sizes carry over from the current allocation: the same slice of the cluster */
 	for (k = 0; k < n_sizes; k++)
@@ -392,7 +405,21 @@ int cli_cmd_allocate(int argc, char **argv)
 					continue;
 				}
 			}
+			/* an earlier job of the same model, batch and options has this point: share it */
+			for (q = 0; q < j && !(reuse[q * n_sizes + k] && cJSON_Compare(keys[q], keys[j], 1)); q++)
+				;
+			if (q < j) {
+				thr[j * n_sizes + k] = thr[q * n_sizes + k];
+				reuse[j * n_sizes + k] = 1;
+				if (plans[q * n_sizes + k] && !(plans[j * n_sizes + k] = cJSON_Duplicate(plans[q * n_sizes + k], 1))) {
+					err_set(&err, UNIAP_E_NOMEM, "allocate: out of memory");
+					status = cli_fail("allocate", &err);
+					goto out;
+				}
+				continue;
+			}
 			runs++;
+			reuse[j * n_sizes + k] = 1;
 			if (allocate_curve_point(&logical, &doc, j, sizes[k], (int)threads, limit, &thr[j * n_sizes + k],
 			                         &plans[j * n_sizes + k], &err) != UNIAP_OK) {
 				err_prefix(&err, "jobs[%zu] (%s) on %d devices", j, jb->name, sizes[k]);
@@ -499,6 +526,9 @@ out:
 	for (j = 0; plans && j < doc.n_jobs * n_sizes; j++)
 		cJSON_Delete(plans[j]);
 	free(plans);
+	for (j = 0; keys && j < doc.n_jobs; j++)
+		cJSON_Delete(keys[j]);
+	free(keys);
 	free(thr);
 	free(reuse);
 	free(aj);

@@ -57,6 +57,10 @@ check bad-objective 2 "--objective: must be throughput, fair or deadline" -- \
 	"$UNIAP" allocate --cluster $CL --jobs "$tmp/j.json" --objective fastest
 check missing-jobs 2 "--cluster and --jobs are required" -- "$UNIAP" allocate --cluster $CL
 
+# jobs of the same model, batch and options share their curve: planned once (4 sizes on 8 GPUs)
+jobs "$tmp/twins.json" '[{"name":"a","model":"M","batch":16},{"name":"b","model":"M","batch":16,"weight":2,"min_devices":2}]'
+check twins 0 '"planner_runs":4,' -- "$UNIAP" allocate --cluster $CL --jobs "$tmp/twins.json" --quiet
+
 # re-planning (docs/allocation.md): 4 nodes of 4; the allocation in force, then changes
 C4=$EX/cluster-16gpu-pcie-pairs.json
 check first 0 '"planner_runs":' -- "$UNIAP" allocate --cluster $C4 --jobs "$tmp/j.json" --quiet
