@@ -24,6 +24,7 @@
 static const char allocate_usage[] =
 	"usage: uniap allocate --cluster FILE --jobs FILE [--objective O]\n"
 	"                      [--current FILE [--restart-cost F]] [--drain NODES]\n"
+	"                      [--curves FILE] [--no-plans]\n"
 	"                      [--threads N] [--time-limit S] [--quiet] [--pretty]\n"
 	"\n"
 	"Shares the cluster among the jobs of the jobs document (schema/jobs.schema.json:\n"
@@ -57,6 +58,11 @@ static const char allocate_usage[] =
 	"  --restart-cost F   with --current: the normalised throughput a move costs,\n"
 	"                     a restart's minutes over the allocation's (default 0.05)\n"
 	"  --drain NODES      nodes out of service, e.g. 3,17\n"
+	"  --curves FILE      a report of this command whose curves are reused for every\n"
+	"                     job that plans alike (same model, batch and options; any\n"
+	"                     name), where the cluster slice is the same: a curve cache\n"
+	"  --no-plans         leave out the plans of sizes whose curve point was reused\n"
+	"                     (plan null there): the sizes alone, no planner run\n"
 	"  --threads N        candidates solved at once per planner run (default: cores)\n"
 	"  --time-limit S     per candidate of each planner run (default 10)\n"
 	"  --quiet            no progress lines on stderr\n"
@@ -159,6 +165,56 @@ static const cJSON *allocate_current_job(const struct allocate_current *cur, con
 	return NULL;
 }
 
+/* What a job's curve depends on: its spec without name, weight, bounds and samples (owned; NULL: none). */
+static cJSON *allocate_key(const cJSON *spec)
+{
+	static const char *const not_planning[] = { "name", "weight", "min_devices", "max_devices", "samples" };
+	cJSON *k = cJSON_IsObject(spec) ? cJSON_Duplicate(spec, 1) : NULL;
+	size_t i;
+
+	for (i = 0; k && i < sizeof(not_planning) / sizeof(not_planning[0]); i++)
+		cJSON_DeleteItemFromObjectCaseSensitive(k, not_planning[i]);
+	return k;
+}
+
+/* The curve of a job of the report src whose spec plans like key (any name), or NULL. */
+static const cJSON *allocate_curve_by_key(const struct allocate_current *src, const cJSON *key)
+{
+	const cJSON *it;
+
+	if (!src->root || !key)
+		return NULL;
+	cJSON_ArrayForEach(it, src->jobs) {
+		cJSON *k = allocate_key(cJSON_GetObjectItemCaseSensitive(it, "spec"));
+		const cJSON *curve = cJSON_GetObjectItemCaseSensitive(it, "curve");
+		int same = k && cJSON_Compare(k, key, 1) && cJSON_IsArray(curve) &&
+		           (size_t)cJSON_GetArraySize(curve) == src->n_sizes;
+
+		cJSON_Delete(k);
+		if (same)
+			return curve;
+	}
+	return NULL;
+}
+
+/* The curve point of src's curve (NULL: none) at `devices`, when the slice is the same: 1 and *thr. */
+static int allocate_point(const struct allocate_current *src, const cJSON *curve, const unsigned char *same_slice,
+                          size_t k, int devices, double *thr)
+{
+	size_t q;
+	const cJSON *x;
+
+	if (!curve || !same_slice[k])
+		return 0;
+	for (q = 0; q < src->n_sizes && src->sizes[q] != devices; q++)
+		;
+	if (q == src->n_sizes)
+		return 0;
+	x = cJSON_GetArrayItem(curve, (int)q);
+	*thr = cJSON_IsNumber(x) && x->valuedouble > 0 ? x->valuedouble : 0;
+	return 1;
+}
+
 static int allocate_int(const cJSON *o, const char *key, int dflt)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
@@ -226,12 +282,13 @@ int cli_cmd_allocate(int argc, char **argv)
 		{ "time-limit", required_argument, NULL, 'l' }, { "quiet", no_argument, NULL, 'q' },
 		{ "pretty", no_argument, NULL, 'p' },           { "help", no_argument, NULL, 'h' },
 		{ "current", required_argument, NULL, 'C' },   { "restart-cost", required_argument, NULL, 'r' },
-		{ "drain", required_argument, NULL, 'd' },     { NULL, 0, NULL, 0 }
+		{ "drain", required_argument, NULL, 'd' },     { "curves", required_argument, NULL, 'u' },
+		{ "no-plans", no_argument, NULL, 'n' },        { NULL, 0, NULL, 0 }
 	};
-	const char *cluster_path = NULL, *jobs_path = NULL, *current_path = NULL, *drain_arg = NULL;
+	const char *cluster_path = NULL, *jobs_path = NULL, *current_path = NULL, *drain_arg = NULL, *curves_path = NULL;
 	struct cluster_profile cluster, logical;
 	struct jobs_doc doc;
-	struct allocate_current cur;
+	struct allocate_current cur, cache;
 	struct alloc_job *aj = NULL;
 	struct jobs_report_job *rj = NULL;
 	struct jobs_report_frame frame;
@@ -242,7 +299,8 @@ int cli_cmd_allocate(int argc, char **argv)
 	const char **ended = NULL;
 	int sizes[ALLOC_MAX_SIZES], *first = NULL, *keep = NULL, *node_map = NULL, *drained = NULL;
 	int objective = ALLOC_THROUGHPUT, quiet = 0, pretty = 0, opt, have_cluster = 0, have_logical = 0, i;
-	unsigned char *reuse = NULL, same_slice[ALLOC_MAX_SIZES];
+	unsigned char *reuse = NULL, same_slice[ALLOC_MAX_SIZES], cache_slice[ALLOC_MAX_SIZES];
+	int no_plans = 0;
 	long threads = sysconf(_SC_NPROCESSORS_ONLN) > 0 ? sysconf(_SC_NPROCESSORS_ONLN) : 1, v, runs = 0;
 	size_t n_sizes = 0, n_drained = 0, n_ended = 0, j, k, q;
 	char *text = NULL, *out = NULL;
@@ -251,6 +309,7 @@ int cli_cmd_allocate(int argc, char **argv)
 
 	memset(&doc, 0, sizeof(doc));
 	memset(&cur, 0, sizeof(cur));
+	memset(&cache, 0, sizeof(cache));
 	memset(&r, 0, sizeof(r));
 	memset(&best_r, 0, sizeof(best_r));
 	memset(&frame, 0, sizeof(frame));
@@ -265,6 +324,10 @@ int cli_cmd_allocate(int argc, char **argv)
 			current_path = optarg;
 		} else if (opt == 'd') {
 			drain_arg = optarg;
+		} else if (opt == 'u') {
+			curves_path = optarg;
+		} else if (opt == 'n') {
+			no_plans = 1;
 		} else if (opt == 'r') {
 			cli_parse_double("--restart-cost", optarg, 0, 1e6, &restart, &err);
 		} else if (opt == 'o') {
@@ -331,6 +394,11 @@ int cli_cmd_allocate(int argc, char **argv)
 		status = cli_fail("allocate", &err);
 		goto out;
 	}
+	if (curves_path && allocate_load_current(curves_path, &cache, &err) != UNIAP_OK) {
+		err_prefix(&err, "%s", curves_path);
+		status = cli_fail("allocate", &err);
+		goto out;
+	}
 	n_sizes = alloc_sizes(logical.nodes, logical.devices_per_node, sizes, ALLOC_MAX_SIZES);
 	if (n_sizes == 0) {
 		err_set(&err, UNIAP_E_LIMIT, "cluster: more than %d allocation sizes (%d nodes)", ALLOC_MAX_SIZES,
@@ -353,20 +421,17 @@ int cli_cmd_allocate(int argc, char **argv)
 		goto out;
 	}
 	/* what a job's curve depends on: its spec without name, weight, bounds and samples */
-	for (j = 0; j < doc.n_jobs; j++) {
-		static const char *const not_planning[] = { "name", "weight", "min_devices", "max_devices", "samples" };
-
-		if (!(keys[j] = cJSON_Duplicate(doc.jobs[j].spec, 1))) {
+	for (j = 0; j < doc.n_jobs; j++)
+		if (!(keys[j] = allocate_key(doc.jobs[j].spec))) {
 			err_set(&err, UNIAP_E_NOMEM, "allocate: out of memory");
 			status = cli_fail("allocate", &err);
 			goto out;
 		}
-		for (k = 0; k < sizeof(not_planning) / sizeof(not_planning[0]); k++)
-			cJSON_DeleteItemFromObjectCaseSensitive(keys[j], not_planning[k]);
-	}
 	/* which sizes carry over from the current allocation: the same slice of the cluster */
-	for (k = 0; k < n_sizes; k++)
+	for (k = 0; k < n_sizes; k++) {
 		same_slice[k] = cur.have_cluster && allocate_same_slice(&cur.cluster, &logical, sizes[k]);
+		cache_slice[k] = cache.have_cluster && allocate_same_slice(&cache.cluster, &logical, sizes[k]);
+	}
 	/* the curves: the planner on every size each job may take, unless the current allocation has it */
 	for (j = 0; j < doc.n_jobs; j++) {
 		const struct jobs_job *jb = &doc.jobs[j];
@@ -376,6 +441,8 @@ int cli_cmd_allocate(int argc, char **argv)
 		int same = spec && jb->spec && cJSON_Compare(spec, jb->spec, 1) && cJSON_IsArray(curve) &&
 		           (size_t)cJSON_GetArraySize(curve) == cur.n_sizes;
 		int prev = old ? allocate_int(old, "devices", 0) : 0;
+		const cJSON *by_key = same ? NULL : allocate_curve_by_key(&cur, keys[j]);
+		const cJSON *cached = allocate_curve_by_key(&cache, keys[j]);
 
 		aj[j].current = -1;
 		rj[j].previous_devices = prev > 0 ? prev : -1;
@@ -385,6 +452,7 @@ int cli_cmd_allocate(int argc, char **argv)
 				aj[j].current = (int)k;
 			if (sizes[k] < jb->min_devices || (jb->max_devices > 0 && sizes[k] > jb->max_devices))
 				continue;
+			/* the job itself in the current allocation (its curve, and its plan where it stays) */
 			if (same && same_slice[k]) {
 				for (q = 0; q < cur.n_sizes && cur.sizes[q] != sizes[k]; q++)
 					;
@@ -404,6 +472,12 @@ int cli_cmd_allocate(int argc, char **argv)
 					}
 					continue;
 				}
+			}
+			/* another job of the current allocation, or of the curves cache, that plans alike */
+			if (allocate_point(&cur, by_key, same_slice, k, sizes[k], &thr[j * n_sizes + k]) ||
+			    allocate_point(&cache, cached, cache_slice, k, sizes[k], &thr[j * n_sizes + k])) {
+				reuse[j * n_sizes + k] = 1;
+				continue;
 			}
 			/* an earlier job of the same model, batch and options has this point: share it */
 			for (q = 0; q < j && !(reuse[q * n_sizes + k] && cJSON_Compare(keys[q], keys[j], 1)); q++)
@@ -453,7 +527,7 @@ int cli_cmd_allocate(int argc, char **argv)
 	for (j = 0; j < doc.n_jobs; j++) {
 		int kk = r.size_index[j];
 
-		if (kk < 0 || plans[j * n_sizes + (size_t)kk])
+		if (kk < 0 || plans[j * n_sizes + (size_t)kk] || no_plans)
 			continue;
 		runs++;
 		if (allocate_curve_point(&logical, &doc, j, sizes[kk], (int)threads, limit, &thr[j * n_sizes + (size_t)kk],
@@ -544,6 +618,9 @@ out:
 	cJSON_Delete(cur.root);
 	if (cur.have_cluster)
 		cluster_release(&cur.cluster);
+	cJSON_Delete(cache.root);
+	if (cache.have_cluster)
+		cluster_release(&cache.cluster);
 	alloc_result_release(&r);
 	alloc_result_release(&best_r);
 	jobs_doc_release(&doc);

@@ -60,6 +60,14 @@ check missing-jobs 2 "--cluster and --jobs are required" -- "$UNIAP" allocate --
 # jobs of the same model, batch and options share their curve: planned once (4 sizes on 8 GPUs)
 jobs "$tmp/twins.json" '[{"name":"a","model":"M","batch":16},{"name":"b","model":"M","batch":16,"weight":2,"min_devices":2}]'
 check twins 0 '"planner_runs":4,' -- "$UNIAP" allocate --cluster $CL --jobs "$tmp/twins.json" --quiet
+cp "$tmp/out" "$tmp/twins-report.json"
+# a report as a curve cache: a job of another name that plans alike needs no planner run for its
+# curve, and none at all without plans
+jobs "$tmp/other.json" '[{"name":"z","model":"M","batch":16,"weight":5}]'
+check curves-cache 0 '"planner_runs":0,' -- "$UNIAP" allocate --cluster $CL --jobs "$tmp/other.json" \
+	--curves "$tmp/twins-report.json" --no-plans --quiet
+check curves-cache-plan 0 '"planner_runs":1,' -- "$UNIAP" allocate --cluster $CL --jobs "$tmp/other.json" \
+	--curves "$tmp/twins-report.json" --quiet
 
 # re-planning (docs/allocation.md): 4 nodes of 4; the allocation in force, then changes
 C4=$EX/cluster-16gpu-pcie-pairs.json
