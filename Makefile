@@ -396,7 +396,7 @@ clean:
 # (var/uniap.db; var/ is git-ignored), no keys (--no-auth is loopback-only).
 # Ctrl-C stops it.  tests/cli/readme.sh starts uniapd with this recipe
 # (make -n run PORT=0 DB=...), so the README's flow is tested against it.
-.PHONY: run bench-http bench-jobs bench-fidelity bench-recipes bench-galvatron fidelity-baseline bench-attack bench-scale bench-replicas
+.PHONY: run bench-http bench-jobs bench-fidelity bench-recipes bench-galvatron fidelity-baseline bench-attack bench-scale bench-replicas bench-allocate
 PORT ?= 8080
 DB ?= var/uniap.db
 run: all
@@ -418,6 +418,12 @@ bench-replicas: all
 # (about 30 s on 2 cores; bench/scale.sh).
 bench-scale: all
 	@sh bench/scale.sh $(BUILD)/uniap
+
+# Sharing a cluster: a seeded 50-job workload on 64 DGX A100 nodes replayed under
+# uniap allocate and three baselines (bench/allocate.py, docs/allocation.md); a few
+# minutes, most of them planning each kind of job once per size.
+bench-allocate: all
+	@python3 bench/allocate.py $(BUILD)/uniap
 
 # The "under attack" line: a well-behaved tenant's GET p99 and small plan job
 # while a slowloris, heavy evaluates and another tenant's heavy jobs run at once.

@@ -60,7 +60,7 @@ size_t alloc_sizes(int nodes, int per_node, int *out, size_t max)
 				return 0;
 			out[n++] = s;
 		}
-	for (k = 1; k <= nodes; k++) {
+	for (k = 1; k <= nodes; k = k < ALLOC_EVERY_NODES ? k + 1 : k * 2 > nodes && k < nodes ? nodes : k * 2) {
 		if (n >= max)
 			return 0;
 		out[n++] = k * per_node;

@@ -33,7 +33,9 @@
 #include "model.h"
 
 #define ALLOC_MAX_JOBS 1024
-#define ALLOC_MAX_SIZES 64
+#define ALLOC_MAX_SIZES 128
+/* whole-node sizes: every node count up to this, then powers of two and the whole cluster */
+#define ALLOC_EVERY_NODES 64
 /* the dynamic program's table: jobs x (device units + 1) entries at most */
 #define ALLOC_MAX_TABLE 200000000.0
 
@@ -58,8 +60,10 @@ struct alloc_job {
 /*
  * The allowed allocation sizes of a cluster of `nodes` nodes of `per_node`
  * devices, ascending: the powers of two below per_node that divide it, then
- * k * per_node for k = 1 .. nodes.  Writes at most `max` into out; returns the
- * count (0 when max is too small for them all).
+ * k * per_node for k = 1 .. min(nodes, ALLOC_EVERY_NODES), then for the powers
+ * of two k above that up to nodes, and nodes itself (each size is a planner
+ * run per kind of job: a cluster of 16,384 nodes gets 64 + 9 + 1 of them).
+ * Writes at most `max` into out; returns the count (0 when max is too small).
  */
 size_t alloc_sizes(int nodes, int per_node, int *out, size_t max);
 

@@ -68,6 +68,11 @@ check curves-cache 0 '"planner_runs":0,' -- "$UNIAP" allocate --cluster $CL --jo
 	--curves "$tmp/twins-report.json" --no-plans --quiet
 check curves-cache-plan 0 '"planner_runs":1,' -- "$UNIAP" allocate --cluster $CL --jobs "$tmp/other.json" \
 	--curves "$tmp/twins-report.json" --quiet
+# the same with a catalog cluster, whose figures a report rounds: the slices still match
+check catalog-twins 0 '"planner_runs":' -- "$UNIAP" allocate --cluster envb --jobs "$tmp/twins.json" --quiet
+cp "$tmp/out" "$tmp/envb-report.json"
+check catalog-cache 0 '"planner_runs":0,' -- "$UNIAP" allocate --cluster envb --jobs "$tmp/other.json" \
+	--curves "$tmp/envb-report.json" --no-plans --quiet
 
 # re-planning (docs/allocation.md): 4 nodes of 4; the allocation in force, then changes
 C4=$EX/cluster-16gpu-pcie-pairs.json
