@@ -33,7 +33,7 @@ SERVER_LIBS := $(shell pkg-config --libs $(SERVER_PKGS) 2>/dev/null)
 # pkg-config module or library (every -l of the modules' --libs) in one line.
 # make CHECK_DEPS= skips the check (a machine whose packages have other names).
 BUILD_NEEDS := cmd:$(firstword $(CC)) $(PKGS:%=pc:%) $(SERVER_PKGS:%=pc:%)
-TEST_NEEDS := $(BUILD_NEEDS) pc:cmocka pc:libcurl cmd:curl cmd:sqlite3
+TEST_NEEDS := $(BUILD_NEEDS) pc:cmocka pc:libcurl cmd:curl cmd:sqlite3 cmd:jq
 # the fuzz targets (make fuzz, and briefly in make test): clang and its libFuzzer runtime
 FUZZ_CC ?= clang
 FUZZ_NEEDS := cmd:$(FUZZ_CC) lib:clang_rt.fuzzer-$(shell uname -m)
