@@ -21,6 +21,7 @@
 #include "alloc.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -228,6 +229,56 @@ static double alloc_value(const struct alloc_job *job, const int *sizes, size_t 
 	return v;
 }
 
+/*
+ * The jobs must run (must[j]) but do not fit together: the error names the
+ * smallest set of them that does not fit, the ones with the largest smallest
+ * size with a plan, taken until their sum exceeds the devices (a set of fewer
+ * jobs has a smaller sum, so none is smaller), and says that no smaller set
+ * fails.  order is scratch ([n]).
+ */
+static uniap_code alloc_no_fit(const struct alloc_job *jobs, size_t n, const int *sizes, size_t n_sizes,
+                               int devices, const unsigned char *must, size_t *order, struct uniap_err *err)
+{
+	char names[512];
+	size_t j, q, m = 0, used = 0, len = 0;
+	long sum = 0;
+	int least[ALLOC_MAX_JOBS];
+
+	for (j = 0; j < n; j++) {
+		size_t k;
+
+		least[j] = 0;
+		for (k = 0; k < n_sizes && !least[j]; k++)
+			if (alloc_allowed(&jobs[j], sizes, k))
+				least[j] = sizes[k];
+		if (must[j])
+			order[m++] = j;
+	}
+	/* largest smallest size first (ties by index) */
+	for (j = 1; j < m; j++)
+		for (q = j; q > 0 && least[order[q - 1]] < least[order[q]]; q--) {
+			size_t t = order[q - 1];
+
+			order[q - 1] = order[q];
+			order[q] = t;
+		}
+	names[0] = '\0';
+	for (q = 0; q < m && sum <= devices; q++) {
+		const char *nm = jobs[order[q]].name ? jobs[order[q]].name : "";
+		int w = snprintf(names + len, sizeof(names) - len, "%s%s (%d)", q ? ", " : "", nm, least[order[q]]);
+
+		if (w > 0 && len + (size_t)w < sizeof(names))
+			len += (size_t)w;
+		sum += least[order[q]];
+		used++;
+	}
+	if (sum <= devices) /* cannot happen when called: the minimums do not fit */
+		return err_set(err, UNIAP_E_INFEASIBLE, "allocation: the jobs do not fit together on %d devices", devices);
+	return err_set(err, UNIAP_E_INFEASIBLE, "allocation: %zu jobs cannot run together on %d devices: %s need "
+	               "%ld at their smallest sizes with a plan (no set of fewer jobs exceeds the devices)",
+	               used, devices, names, sum);
+}
+
 uniap_code alloc_solve(const struct alloc_job *jobs, size_t n, const int *sizes, size_t n_sizes, int devices,
                        enum alloc_objective objective, double restart_cost, struct alloc_result *out,
                        struct uniap_err *err)
@@ -332,8 +383,11 @@ uniap_code alloc_solve(const struct alloc_job *jobs, size_t n, const int *sizes,
 				t = levels[li];
 		}
 		if (!(t > -INFINITY)) {
-			rc = err_set(err, UNIAP_E_INFEASIBLE, "allocation: the %zu jobs do not fit together on %d devices "
-			             "at their smallest sizes with a plan", n, devices);
+			size_t *order = malloc(n * sizeof(*order));
+
+			rc = order ? alloc_no_fit(jobs, n, sizes, n_sizes, devices, must, order, err)
+			           : err_set(err, UNIAP_E_NOMEM, "allocation: out of memory");
+			free(order);
 			goto out;
 		}
 		out->objective = objective == ALLOC_FAIR ? t : -t;
@@ -357,8 +411,11 @@ uniap_code alloc_solve(const struct alloc_job *jobs, size_t n, const int *sizes,
 		goto out;
 	}
 	if (best == -INFINITY) {
-		rc = err_set(err, UNIAP_E_INFEASIBLE, "allocation: the jobs' minimums (%zu jobs) do not fit together "
-		             "on %d devices", n, devices);
+		size_t *order = malloc(n * sizeof(*order));
+
+		rc = order ? alloc_no_fit(jobs, n, sizes, n_sizes, devices, must, order, err)
+		           : err_set(err, UNIAP_E_NOMEM, "allocation: out of memory");
+		free(order);
 		goto out;
 	}
 	memcpy(out->size_index, choice, n * sizeof(*choice));

@@ -51,7 +51,7 @@ check max-below-min 1 "jobs[0].max_devices: must be >= min_devices (4), got 2" -
 jobs "$tmp/key.json" '[{"name":"a","model":"M","batch":8,"gpus":2}]'
 check unknown-key 1 "jobs[0]" -- "$UNIAP" allocate --cluster $CL --jobs "$tmp/key.json" --quiet
 jobs "$tmp/full.json" '[{"name":"a","model":"M","batch":8,"min_devices":8},{"name":"b","model":"M","batch":8,"min_devices":8}]'
-check minimums-do-not-fit 3 "do not fit together" -- "$UNIAP" allocate --cluster $CL --jobs "$tmp/full.json" --quiet
+check minimums-do-not-fit 3 "2 jobs cannot run together on 8 devices: a (8), b (8) need 16" -- "$UNIAP" allocate --cluster $CL --jobs "$tmp/full.json" --quiet
 check bad-objective 2 "--objective: must be throughput, fair or deadline" -- \
 	"$UNIAP" allocate --cluster $CL --jobs "$tmp/j.json" --objective fastest
 check missing-jobs 2 "--cluster and --jobs are required" -- "$UNIAP" allocate --cluster $CL

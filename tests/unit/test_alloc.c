@@ -265,6 +265,16 @@ static void test_errors(void **state)
 	j[0].weight = 1;
 	j[0].min_devices = 4; /* both want 4 of 4 devices */
 	assert_int_equal(alloc_solve(j, 2, sizes, 3, 4, ALLOC_THROUGHPUT, 0, &r, &err), UNIAP_E_INFEASIBLE);
+	assert_non_null(strstr(err.msg, "2 jobs cannot run together on 4 devices: a (4), b (4) need 8"));
+	{
+		/* the smallest set that does not fit: the largest minimums first until they exceed the
+		 * devices (d has no minimum and is never named) */
+		struct alloc_job k[4] = { { "a", 1, 1, 0, 10, thr, -1 }, { "b", 1, 4, 0, 10, thr, -1 },
+			                  { "c", 1, 2, 0, 10, thr, -1 }, { "d", 1, 0, 0, 10, thr, -1 } };
+
+		assert_int_equal(alloc_solve(k, 4, sizes, 3, 6, ALLOC_THROUGHPUT, 0, &r, &err), UNIAP_E_INFEASIBLE);
+		assert_non_null(strstr(err.msg, "3 jobs cannot run together on 6 devices: b (4), c (2), a (1) need 7"));
+	}
 	assert_int_equal(alloc_solve(j, 2, sizes, 3, 8, ALLOC_THROUGHPUT, -1, &r, &err), UNIAP_E_INVALID);
 	assert_non_null(strstr(err.msg, "restart_cost"));
 	j[0].samples = 0;
