@@ -61,6 +61,14 @@ uniap_code jdec_arr(const struct cJSON *obj, const char *key, const char *path, 
 uniap_code jdec_obj(const struct cJSON *obj, const char *key, const char *path, int required,
                     const char *const *allowed, const struct cJSON **out, struct uniap_err *err);
 
+/* obj.key as a boolean; dflt when absent. */
+uniap_code jdec_bool(const struct cJSON *obj, const char *key, const char *path, int dflt, int *out,
+                     struct uniap_err *err);
+/* v (at path): a catalog model name or an inline model document, into out (caller releases);
+ * an unknown name is UNIAP_E_INVALID naming path. */
+uniap_code jdec_model_ref(const struct cJSON *v, const char *path, struct model_profile *out,
+                          struct uniap_err *err);
+
 /* Rewrites a message rooted at from ("model") to start with to ("runs[2].model"). */
 void jdec_reroot(struct uniap_err *err, const char *from, const char *to);
 

@@ -246,6 +246,27 @@ uniap_code jdec_get(const cJSON *obj, const char *key, const char *path, int req
 	return UNIAP_OK;
 }
 
+uniap_code jdec_model_ref(const cJSON *v, const char *path, struct model_profile *out, struct uniap_err *err)
+{
+	uniap_code rc;
+
+	if (cJSON_IsString(v) && v->valuestring) {
+		rc = catalog_model(v->valuestring, out, err);
+		if (rc == UNIAP_E_NOTFOUND) { /* a name the document gives: invalid input */
+			rc = UNIAP_E_INVALID;
+			if (err)
+				err->code = rc;
+		}
+		if (rc != UNIAP_OK)
+			err_prefix(err, "%s", path);
+		return rc;
+	}
+	if (cJSON_IsObject(v))
+		return jdec_model_json(v, path, out, err);
+	return err_set(err, UNIAP_E_INVALID, "%s: must be a catalog model name or a model document, got %s", path,
+	               jdec_type_name(v));
+}
+
 /* obj.key as a finite number in [lo, hi]; dflt when absent and not required. */
 uniap_code jdec_num(const cJSON *obj, const char *key, const char *path, int required, double dflt,
                            double lo, double hi, double *out, struct uniap_err *err)
@@ -1329,9 +1350,9 @@ out:
 	return rc;
 }
 
-/* obj.key as a boolean; dflt when absent. */
-static uniap_code jdec_bool(const cJSON *obj, const char *key, const char *path, int dflt, int *out,
-                            struct uniap_err *err)
+/* obj.key as a boolean; dflt when absent (jdec_int.h). */
+uniap_code jdec_bool(const cJSON *obj, const char *key, const char *path, int dflt, int *out,
+                     struct uniap_err *err)
 {
 	char p[JDEC_PATH_MAX];
 	const cJSON *v;

@@ -18,7 +18,6 @@
 
 #include <cjson/cJSON.h>
 
-#include "catalog.h"
 #include "jdec_int.h"
 #include "jdecode.h"
 #include "jencode.h"
@@ -43,22 +42,6 @@ void jobs_doc_release(struct jobs_doc *d)
 	memset(d, 0, sizeof(*d));
 }
 
-/* obj.key as a boolean (0 when absent). */
-static uniap_code jobs_bool(const cJSON *obj, const char *key, const char *path, int *out, struct uniap_err *err)
-{
-	char p[JDEC_PATH_MAX];
-	const cJSON *v;
-	uniap_code rc = jdec_get(obj, key, path, 0, p, &v, err);
-
-	*out = 0;
-	if (rc != UNIAP_OK || !v)
-		return rc;
-	if (!cJSON_IsBool(v))
-		return err_set(err, UNIAP_E_INVALID, "%s: must be a boolean, got %s", p, jdec_type_name(v));
-	*out = cJSON_IsTrue(v);
-	return UNIAP_OK;
-}
-
 static uniap_code jobs_job(const cJSON *o, const char *jp, struct jobs_doc *d, struct jobs_job *j,
                            struct uniap_err *err)
 {
@@ -76,27 +59,10 @@ static uniap_code jobs_job(const cJSON *o, const char *jp, struct jobs_doc *d, s
 		rc = jdec_str(o, "name", jp, 1, 1, JOBS_MAX_NAME, &j->name, err);
 	if (rc == UNIAP_OK)
 		rc = jdec_get(o, "model", jp, 1, p, &v, err);
-	if (rc == UNIAP_OK) {
-		struct model_profile *m = &d->models[d->n_models];
-
-		if (cJSON_IsString(v) && v->valuestring) {
-			rc = catalog_model(v->valuestring, m, err);
-			if (rc == UNIAP_E_NOTFOUND) { /* a name the document gives: invalid input */
-				rc = UNIAP_E_INVALID;
-				if (err)
-					err->code = rc;
-			}
-			if (rc != UNIAP_OK)
-				err_prefix(err, "%s", p);
-		} else if (cJSON_IsObject(v)) {
-			rc = jdec_model_json(v, p, m, err);
-		} else {
-			rc = err_set(err, UNIAP_E_INVALID, "%s: must be a catalog model name or a model document, got %s",
-			             p, jdec_type_name(v));
-		}
-		if (rc == UNIAP_OK)
-			j->model = d->n_models++;
-	}
+	if (rc == UNIAP_OK)
+		rc = jdec_model_ref(v, p, &d->models[d->n_models], err);
+	if (rc == UNIAP_OK)
+		j->model = d->n_models++;
 	if (rc == UNIAP_OK)
 		rc = jdec_int(o, "batch", jp, 1, 0, 1, JOBS_MAX_BATCH, &x, err);
 	j->batch = (long)x;
@@ -121,15 +87,15 @@ static uniap_code jobs_job(const cJSON *o, const char *jp, struct jobs_doc *d, s
 		j->schedule = s == 1 ? COST_1F1B : COST_GPIPE;
 	}
 	if (rc == UNIAP_OK)
-		rc = jobs_bool(o, "recompute", jp, &j->recompute, err);
+		rc = jdec_bool(o, "recompute", jp, 0, &j->recompute, err);
 	if (rc == UNIAP_OK)
-		rc = jobs_bool(o, "zero", jp, &j->zero, err);
+		rc = jdec_bool(o, "zero", jp, 0, &j->zero, err);
 	if (rc == UNIAP_OK)
-		rc = jobs_bool(o, "sequence_parallel", jp, &j->sp, err);
+		rc = jdec_bool(o, "sequence_parallel", jp, 0, &j->sp, err);
 	if (rc == UNIAP_OK)
-		rc = jobs_bool(o, "selective_recompute", jp, &j->selective, err);
+		rc = jdec_bool(o, "selective_recompute", jp, 0, &j->selective, err);
 	if (rc == UNIAP_OK)
-		rc = jobs_bool(o, "fp8", jp, &j->fp8, err);
+		rc = jdec_bool(o, "fp8", jp, 0, &j->fp8, err);
 	return rc;
 }
 

@@ -19,7 +19,6 @@
 
 #include <cjson/cJSON.h>
 
-#include "catalog.h"
 #include "jdec_int.h"
 #include "jdecode.h"
 #include "jencode.h"
@@ -57,30 +56,11 @@ void runs_doc_release(struct runs_doc *d)
 static uniap_code runs_model(const cJSON *v, const char *path, struct runs_doc *d, long *index,
                              struct uniap_err *err)
 {
-	struct model_profile *m = &d->models[d->n_models];
-	uniap_code rc;
+	uniap_code rc = jdec_model_ref(v, path, &d->models[d->n_models], err);
 
-	if (cJSON_IsString(v) && v->valuestring) {
-		rc = catalog_model(v->valuestring, m, err);
-		if (rc == UNIAP_E_NOTFOUND) { /* a name the document gives: invalid input */
-			rc = UNIAP_E_INVALID;
-			if (err)
-				err->code = rc;
-		}
-		if (rc != UNIAP_OK) {
-			err_prefix(err, "%s", path);
-			return rc;
-		}
-	} else if (cJSON_IsObject(v)) {
-		rc = jdec_model_json(v, path, m, err);
-		if (rc != UNIAP_OK)
-			return rc;
-	} else {
-		return err_set(err, UNIAP_E_INVALID, "%s: must be a catalog model name or a model document, got %s",
-		               path, jdec_type_name(v));
-	}
-	*index = (long)d->n_models++;
-	return UNIAP_OK;
+	if (rc == UNIAP_OK)
+		*index = (long)d->n_models++;
+	return rc;
 }
 
 /* obj.key as a number > 0 (0 when absent). */
@@ -100,23 +80,6 @@ static uniap_code runs_positive(const cJSON *obj, const char *key, const char *p
 	return rc;
 }
 
-/* obj.key as a boolean (dflt when absent). */
-static uniap_code runs_bool(const cJSON *obj, const char *key, const char *path, int dflt, int *out,
-                            struct uniap_err *err)
-{
-	char p[JDEC_PATH_MAX];
-	const cJSON *v;
-	uniap_code rc = jdec_get(obj, key, path, 0, p, &v, err);
-
-	*out = dflt;
-	if (rc != UNIAP_OK || !v)
-		return rc;
-	if (!cJSON_IsBool(v))
-		return err_set(err, UNIAP_E_INVALID, "%s: must be a boolean, got %s", p, jdec_type_name(v));
-	*out = cJSON_IsTrue(v);
-	return UNIAP_OK;
-}
-
 static uniap_code runs_measured(const cJSON *run, const char *rp, struct runs_run *r, struct uniap_err *err)
 {
 	static const char *const keys[] = { "iteration_s", "samples_per_s", "peak_memory_bytes", "oom", NULL };
@@ -131,7 +94,7 @@ static uniap_code runs_measured(const cJSON *run, const char *rp, struct runs_ru
 	if (rc == UNIAP_OK)
 		rc = runs_positive(m, "samples_per_s", mp, &r->samples_per_s, err);
 	if (rc == UNIAP_OK)
-		rc = runs_bool(m, "oom", mp, 0, &r->oom, err);
+		rc = jdec_bool(m, "oom", mp, 0, &r->oom, err);
 	if (rc != UNIAP_OK)
 		return rc;
 	if (r->iteration_s > 0 && r->samples_per_s > 0)
@@ -178,9 +141,9 @@ static uniap_code runs_uniform(const cJSON *run, const char *rp, struct runs_run
 	if (rc == UNIAP_OK)
 		rc = jdec_int(u, "microbatches", up, 1, 1, 1, RUNS_MAX_COUNT, &mb, err);
 	if (rc == UNIAP_OK)
-		rc = runs_bool(u, "recompute", up, 0, &r->uniform.recompute, err);
+		rc = jdec_bool(u, "recompute", up, 0, &r->uniform.recompute, err);
 	if (rc == UNIAP_OK)
-		rc = runs_bool(u, "tp_inner", up, 1, &r->uniform.tp_inner, err);
+		rc = jdec_bool(u, "tp_inner", up, 1, &r->uniform.tp_inner, err);
 	r->uniform.pp = (int)pp;
 	r->uniform.tp = (int)tp;
 	r->uniform.dp = (int)dp;
