@@ -1,9 +1,10 @@
 /*
- * cmd_allocate.c - `uniap allocate`: share one cluster among many training
- * jobs (docs/allocation.md).  Each job's throughput curve comes from the
- * planner, one run per allowed size on the cluster cut to that size
- * (cluster_slice); core/alloc.c then picks every job's size exactly for the
- * objective and places it on nodes and GPUs.
+ * cmd_allocate.c - `uniap allocate`: share one cluster, or several pools of
+ * one device type each, among many training jobs (docs/allocation.md).  Each
+ * job's throughput curve comes from the planner, one run per allowed size of
+ * each pool on its cluster cut to that size (cluster_slice); core/alloc.c
+ * then picks every job's pool and size exactly for the objective and places
+ * it on that pool's nodes and GPUs.
  */
 #include <getopt.h>
 #include <math.h>
@@ -22,28 +23,34 @@
 #include "uop.h"
 
 static const char allocate_usage[] =
-	"usage: uniap allocate --cluster FILE --jobs FILE [--objective O]\n"
+	"usage: uniap allocate --cluster FILE [--cluster FILE ...] --jobs FILE [--objective O]\n"
 	"                      [--current FILE [--restart-cost F]] [--drain NODES]\n"
 	"                      [--curves FILE] [--no-plans]\n"
 	"                      [--threads N] [--time-limit S] [--quiet] [--pretty]\n"
 	"\n"
 	"Shares the cluster among the jobs of the jobs document (schema/jobs.schema.json:\n"
 	"{\"jobs\": [{name, model, batch, weight, min_devices, max_devices, samples,\n"
-	"schedule, recompute, zero, sequence_parallel, selective_recompute, fp8}]}).\n"
-	"Each job may get a power-of-two share of one node or whole nodes; its\n"
+	"deadline_s, schedule, recompute, zero, sequence_parallel, selective_recompute,\n"
+	"fp8}]}).  Each job may get a power-of-two share of one node or whole nodes; its\n"
 	"throughput at every such size is the planner's optimum on the cluster cut to\n"
 	"that size (sizes without a plan that fits are marked null, never guessed).\n"
+	"Several --cluster options make pools (one device type each, up to 8): each job\n"
+	"runs inside one pool, on its curve there.\n"
 	"The allocation is exact for the objective (docs/allocation.md):\n"
 	"  throughput  the largest sum of weight x throughput / the job's best (default)\n"
 	"  fair        the largest least throughput relative to an equal share, then\n"
 	"              the throughput objective; reports the price of fairness\n"
 	"  deadline    the earliest latest finish (samples / throughput; every job needs\n"
 	"              \"samples\"), then the throughput objective\n"
+	"  missed      the fewest jobs past their \"deadline_s\" (jobs without one never\n"
+	"              miss), then the throughput objective\n"
 	"Prints {objective, value, throughput_value, [price_of_fairness,] devices,\n"
 	"devices_used, planner_runs, sizes, drained_nodes, jobs:[{name, devices,\n"
 	"first_device, nodes, throughput_samples_per_s, normalized_throughput,\n"
-	"[finish_s,] [previous_devices, moved,] curve, plan, spec}], [moves, ended,]\n"
-	"cluster}.\n"
+	"[finish_s,] [meets_deadline,] [previous_devices, moved,] curve, plan, spec}],\n"
+	"[moves, ended,] cluster}; with pools, \"pools\" [{name, devices, devices_used,\n"
+	"first_size, sizes_count, drained_nodes, cluster}] instead of drained_nodes and\n"
+	"cluster, and each job's \"pool\" (its devices and nodes are the pool's).\n"
 	"Re-planning after a change: give the allocation in force with --current\n"
 	"(this command's output) and the jobs and cluster as they are now; jobs whose\n"
 	"spec and cluster slice are unchanged reuse their curves and plans (no planner\n"
@@ -51,13 +58,14 @@ static const char allocate_usage[] =
 	"restart cost, so jobs move only for a gain larger than that.  --drain takes\n"
 	"nodes (0-based, comma-separated) out of service: their jobs move.\n"
 	"\n"
-	"  --cluster FILE     cluster profile or catalog name\n"
+	"  --cluster FILE     cluster profile or catalog name; again for another pool\n"
 	"  --jobs FILE        jobs document\n"
-	"  --objective O      throughput (default), fair or deadline\n"
+	"  --objective O      throughput (default), fair, deadline or missed\n"
 	"  --current FILE     the allocation in force (a report of this command)\n"
 	"  --restart-cost F   with --current: the normalised throughput a move costs,\n"
 	"                     a restart's minutes over the allocation's (default 0.05)\n"
-	"  --drain NODES      nodes out of service, e.g. 3,17\n"
+	"  --drain NODES      nodes out of service, e.g. 3,17; with pools POOL:NODE,\n"
+	"                     POOL a cluster's name or its 0-based index, e.g. 1:3\n"
 	"  --curves FILE      a report of this command whose curves are reused for every\n"
 	"                     job that plans alike (same model, batch and options; any\n"
 	"                     name), where the cluster slice is the same: a curve cache\n"
@@ -113,21 +121,67 @@ static uniap_code allocate_curve_point(const struct cluster_profile *cluster, co
 	return rc;
 }
 
-/* The allocation in force (--current): per job name its spec, devices, first device and curve. */
-struct allocate_current {
-	cJSON *root;
-	const cJSON *jobs;
+/* A pool of an earlier report (--current, --curves): its sizes in the report's curves and its cluster. */
+struct allocate_src_pool {
+	const char *name;         /* borrowed from the report */
 	int sizes[ALLOC_MAX_SIZES];
-	size_t n_sizes;
+	size_t n_sizes, first;    /* the curves' entries first .. first + n_sizes - 1 */
 	struct cluster_profile cluster;
 	int have_cluster;
 };
+
+/* An earlier report (the allocation in force, or a curve cache): per job name its spec, pool,
+ * devices, first device and curve, and per pool its sizes and cluster. */
+struct allocate_current {
+	cJSON *root;
+	const cJSON *jobs;
+	struct allocate_src_pool pools[ALLOC_MAX_POOLS];
+	size_t n_pools, n_sizes;  /* n_sizes: every pool's, the length of a curve */
+};
+
+static void allocate_current_release(struct allocate_current *cur)
+{
+	size_t p;
+
+	for (p = 0; p < cur->n_pools; p++)
+		if (cur->pools[p].have_cluster)
+			cluster_release(&cur->pools[p].cluster);
+	cJSON_Delete(cur->root);
+	memset(cur, 0, sizeof(*cur));
+}
+
+/* One pool of a report: sizes (numbers) and cluster (an object) under path. */
+static uniap_code allocate_load_pool(const cJSON *sz, const cJSON *cl, const char *name, const char *path,
+                                     struct allocate_current *cur, struct uniap_err *err)
+{
+	struct allocate_src_pool *sp = &cur->pools[cur->n_pools];
+	char p[64];
+	const cJSON *it;
+	uniap_code rc;
+
+	if (!cJSON_IsArray(sz) || !cJSON_IsObject(cl))
+		return err_set(err, UNIAP_E_INVALID, "%s: must be a report of uniap allocate (sizes, jobs, cluster or "
+		               "pools)", path);
+	sp->name = name;
+	sp->first = cur->n_sizes;
+	cJSON_ArrayForEach(it, sz) {
+		if (!cJSON_IsNumber(it) || sp->n_sizes >= ALLOC_MAX_SIZES)
+			return err_set(err, UNIAP_E_INVALID, "%s.sizes: must be at most %d numbers", path, ALLOC_MAX_SIZES);
+		sp->sizes[sp->n_sizes++] = (int)it->valuedouble;
+	}
+	snprintf(p, sizeof(p), "%s.cluster", path);
+	rc = jdec_cluster_json(cl, p, &sp->cluster, err);
+	sp->have_cluster = rc == UNIAP_OK;
+	cur->n_sizes += sp->n_sizes;
+	cur->n_pools++;
+	return rc;
+}
 
 static uniap_code allocate_load_current(const char *path, struct allocate_current *cur, struct uniap_err *err)
 {
 	char *text = NULL;
 	size_t len = 0;
-	const cJSON *sz, *it, *cl;
+	const cJSON *sz, *pools, *it;
 	uniap_code rc = jdec_read_file(path, CLI_MAX_DOC_BYTES, &text, &len, err);
 
 	if (rc == UNIAP_OK)
@@ -137,17 +191,58 @@ static uniap_code allocate_load_current(const char *path, struct allocate_curren
 		return rc;
 	sz = cJSON_GetObjectItemCaseSensitive(cur->root, "sizes");
 	cur->jobs = cJSON_GetObjectItemCaseSensitive(cur->root, "jobs");
-	cl = cJSON_GetObjectItemCaseSensitive(cur->root, "cluster");
-	if (!cJSON_IsArray(sz) || !cJSON_IsArray(cur->jobs) || !cJSON_IsObject(cl))
-		return err_set(err, UNIAP_E_INVALID, "current: must be a report of uniap allocate (sizes, jobs, cluster)");
-	cJSON_ArrayForEach(it, sz) {
-		if (!cJSON_IsNumber(it) || cur->n_sizes >= ALLOC_MAX_SIZES)
-			return err_set(err, UNIAP_E_INVALID, "current.sizes: must be at most %d numbers", ALLOC_MAX_SIZES);
-		cur->sizes[cur->n_sizes++] = (int)it->valuedouble;
+	pools = cJSON_GetObjectItemCaseSensitive(cur->root, "pools");
+	if (!cJSON_IsArray(sz) || !cJSON_IsArray(cur->jobs))
+		return err_set(err, UNIAP_E_INVALID, "current: must be a report of uniap allocate (sizes, jobs, cluster or "
+		               "pools)");
+	if (!pools) {
+		const cJSON *cl = cJSON_GetObjectItemCaseSensitive(cur->root, "cluster");
+		const cJSON *nm = cJSON_GetObjectItemCaseSensitive(cl, "name");
+
+		return allocate_load_pool(sz, cl, cJSON_IsString(nm) ? nm->valuestring : "", "current", cur, err);
 	}
-	rc = jdec_cluster_json(cl, "current.cluster", &cur->cluster, err);
-	cur->have_cluster = rc == UNIAP_OK;
-	return rc;
+	/* several pools: their sizes are the report's, in turn */
+	cJSON_ArrayForEach(it, pools) {
+		const cJSON *nm = cJSON_GetObjectItemCaseSensitive(it, "name");
+		const cJSON *first = cJSON_GetObjectItemCaseSensitive(it, "first_size");
+		const cJSON *count = cJSON_GetObjectItemCaseSensitive(it, "sizes_count");
+		cJSON *part;
+		char p[32];
+		int i;
+
+		snprintf(p, sizeof(p), "current.pools[%zu]", cur->n_pools);
+		if (cur->n_pools >= ALLOC_MAX_POOLS || !cJSON_IsString(nm) || !cJSON_IsNumber(first) ||
+		    !cJSON_IsNumber(count) || (size_t)first->valuedouble != cur->n_sizes || count->valuedouble < 1 ||
+		    first->valuedouble + count->valuedouble > cJSON_GetArraySize(sz))
+			return err_set(err, UNIAP_E_INVALID, "%s: must be a pool of a report of uniap allocate (name, "
+			               "first_size, sizes_count, cluster; at most %d pools)", p, ALLOC_MAX_POOLS);
+		if (!(part = cJSON_CreateArray()))
+			return err_set(err, UNIAP_E_NOMEM, "current: out of memory");
+		for (i = (int)first->valuedouble; i < (int)(first->valuedouble + count->valuedouble); i++)
+			cJSON_AddItemToArray(part, cJSON_CreateNumber(cJSON_GetArrayItem(sz, i)->valuedouble));
+		rc = allocate_load_pool(part, cJSON_GetObjectItemCaseSensitive(it, "cluster"), nm->valuestring, p, cur, err);
+		cJSON_Delete(part);
+		if (rc != UNIAP_OK)
+			return rc;
+	}
+	if (cur->n_pools == 0 || cur->n_sizes != (size_t)cJSON_GetArraySize(sz))
+		return err_set(err, UNIAP_E_INVALID, "current.pools: must cover the report's sizes");
+	return UNIAP_OK;
+}
+
+/* The pool of src that is the pool named name of an allocation of n_now pools: one pool each,
+ * whatever their names, or the one of that name; NULL: none. */
+static const struct allocate_src_pool *allocate_src_pool(const struct allocate_current *src, const char *name,
+                                                         size_t n_now)
+{
+	size_t p;
+
+	if (src->n_pools == 1 && n_now == 1)
+		return &src->pools[0];
+	for (p = 0; p < src->n_pools; p++)
+		if (strcmp(src->pools[p].name, name) == 0)
+			return &src->pools[p];
+	return NULL;
 }
 
 /* The current allocation's job named name, or NULL. */
@@ -168,7 +263,8 @@ static const cJSON *allocate_current_job(const struct allocate_current *cur, con
 /* What a job's curve depends on: its spec without name, weight, bounds and samples (owned; NULL: none). */
 static cJSON *allocate_key(const cJSON *spec)
 {
-	static const char *const not_planning[] = { "name", "weight", "min_devices", "max_devices", "samples" };
+	static const char *const not_planning[] = { "name", "weight", "min_devices", "max_devices", "samples",
+		                                    "deadline_s" };
 	cJSON *k = cJSON_IsObject(spec) ? cJSON_Duplicate(spec, 1) : NULL;
 	size_t i;
 
@@ -197,20 +293,21 @@ static const cJSON *allocate_curve_by_key(const struct allocate_current *src, co
 	return NULL;
 }
 
-/* The curve point of src's curve (NULL: none) at `devices`, when the slice is the same: 1 and *thr. */
-static int allocate_point(const struct allocate_current *src, const cJSON *curve, const unsigned char *same_slice,
+/* The curve point of src's curve (NULL: none) for size k of the allocation (pool sp of src, NULL:
+ * none), when the slice is the same: 1 and *thr. */
+static int allocate_point(const struct allocate_src_pool *sp, const cJSON *curve, const unsigned char *same_slice,
                           size_t k, int devices, double *thr)
 {
 	size_t q;
 	const cJSON *x;
 
-	if (!curve || !same_slice[k])
+	if (!curve || !sp || !same_slice[k])
 		return 0;
-	for (q = 0; q < src->n_sizes && src->sizes[q] != devices; q++)
+	for (q = 0; q < sp->n_sizes && sp->sizes[q] != devices; q++)
 		;
-	if (q == src->n_sizes)
+	if (q == sp->n_sizes)
 		return 0;
-	x = cJSON_GetArrayItem(curve, (int)q);
+	x = cJSON_GetArrayItem(curve, (int)(sp->first + q));
 	*thr = cJSON_IsNumber(x) && x->valuedouble > 0 ? x->valuedouble : 0;
 	return 1;
 }
@@ -269,29 +366,78 @@ static int allocate_same_slice(const struct cluster_profile *a, const struct clu
 	return same;
 }
 
-/* --drain LIST: node indices, comma-separated, each below nodes, none twice. */
-static uniap_code allocate_parse_drain(const char *arg, int nodes, int *out, size_t *n, struct uniap_err *err)
+/* A pool of the allocation: one cluster given with --cluster. */
+struct allocate_pool {
+	struct cluster_profile cluster;  /* as given */
+	struct cluster_profile logical;  /* its nodes in service, as a cluster of their own */
+	int have_cluster, have_logical;
+	int *drained, *node_map;         /* [cluster.nodes]: the drained nodes; node i of logical is
+	                                    node_map[i] of the cluster */
+	size_t n_drained;
+	size_t first, n_sizes;           /* its sizes in the allocation's list */
+	unsigned char same_slice[ALLOC_MAX_SIZES], cache_slice[ALLOC_MAX_SIZES]; /* per size of the pool */
+};
+
+/*
+ * --drain LIST: comma-separated nodes, each NODE (one pool) or POOL:NODE (POOL
+ * a pool's name or 0-based index), each below its pool's nodes, none twice,
+ * leaving each pool a node.
+ */
+static uniap_code allocate_parse_drain(const char *arg, struct allocate_pool *pools, size_t n_pools,
+                                       struct uniap_err *err)
 {
 	const char *p = arg;
 
-	*n = 0;
 	while (*p) {
+		const char *colon = strchr(p, ':'), *comma = strchr(p, ',');
+		size_t pool = 0, k;
 		char *end;
-		long v = strtol(p, &end, 10);
-		size_t k;
+		long v;
 
-		if (end == p || v < 0 || v >= nodes || (*end && *end != ','))
-			return err_set(err, UNIAP_E_ARG, "--drain: must be node indices 0 .. %d, comma-separated, got \"%.64s\"",
-			               nodes - 1, arg);
-		for (k = 0; k < *n; k++)
-			if (out[k] == (int)v)
-				return err_set(err, UNIAP_E_ARG, "--drain: node %ld is listed twice", v);
-		out[(*n)++] = (int)v;
+		if (colon && (!comma || colon < comma)) {
+			size_t len = (size_t)(colon - p), q;
+			char *e2;
+			long idx = strtol(p, &e2, 10);
+
+			for (q = 0; q < n_pools; q++)
+				if (strlen(pools[q].cluster.name) == len && strncmp(pools[q].cluster.name, p, len) == 0)
+					break;
+			if (q == n_pools && e2 == colon && idx >= 0 && (size_t)idx < n_pools)
+				q = (size_t)idx;
+			if (q == n_pools)
+				return err_set(err, UNIAP_E_ARG, "--drain: no pool named \"%.*s\" (a cluster's name or its "
+				               "0-based index)", (int)(len > 64 ? 64 : len), p);
+			pool = q;
+			p = colon + 1;
+		} else if (n_pools > 1) {
+			return err_set(err, UNIAP_E_ARG, "--drain: with several clusters each node is POOL:NODE, got \"%.64s\"",
+			               arg);
+		}
+		v = strtol(p, &end, 10);
+		if (end == p || v < 0 || v >= pools[pool].cluster.nodes || (*end && *end != ','))
+			return err_set(err, UNIAP_E_ARG, "--drain: must be node indices 0 .. %d of %s, comma-separated, got "
+			               "\"%.64s\"", pools[pool].cluster.nodes - 1, pools[pool].cluster.name, arg);
+		for (k = 0; k < pools[pool].n_drained; k++)
+			if (pools[pool].drained[k] == (int)v)
+				return err_set(err, UNIAP_E_ARG, "--drain: node %ld of %s is listed twice", v,
+				               pools[pool].cluster.name);
+		pools[pool].drained[pools[pool].n_drained++] = (int)v;
+		if (pools[pool].n_drained >= (size_t)pools[pool].cluster.nodes)
+			return err_set(err, UNIAP_E_ARG, "--drain: must leave at least one of the %d nodes of %s, got \"%.64s\"",
+			               pools[pool].cluster.nodes, pools[pool].cluster.name, arg);
 		p = *end ? end + 1 : end;
 	}
-	if (*n == 0 || *n >= (size_t)nodes)
-		return err_set(err, UNIAP_E_ARG, "--drain: must leave at least one of the %d nodes, got \"%.64s\"", nodes, arg);
 	return UNIAP_OK;
+}
+
+/* Fails the command with err: exit 3 for an allocation that cannot run, else as cli_fail. */
+static int allocate_fail(struct uniap_err *err)
+{
+	if (err->code == UNIAP_E_INFEASIBLE) {
+		fprintf(stderr, "uniap allocate: %s\n", err->msg);
+		return CLI_EXIT_INFEASIBLE;
+	}
+	return cli_fail("allocate", err);
 }
 
 int cli_cmd_allocate(int argc, char **argv)
@@ -305,8 +451,12 @@ int cli_cmd_allocate(int argc, char **argv)
 		{ "drain", required_argument, NULL, 'd' },     { "curves", required_argument, NULL, 'u' },
 		{ "no-plans", no_argument, NULL, 'n' },        { NULL, 0, NULL, 0 }
 	};
-	const char *cluster_path = NULL, *jobs_path = NULL, *current_path = NULL, *drain_arg = NULL, *curves_path = NULL;
-	struct cluster_profile cluster, logical;
+	const char *cluster_paths[ALLOC_MAX_POOLS], *jobs_path = NULL, *current_path = NULL, *drain_arg = NULL;
+	const char *curves_path = NULL;
+	struct allocate_pool pools[ALLOC_MAX_POOLS];
+	struct jobs_report_pool rpools[ALLOC_MAX_POOLS];
+	int pool_devices[ALLOC_MAX_POOLS];
+	struct alloc_pools ap;
 	struct jobs_doc doc;
 	struct allocate_current cur, cache;
 	struct alloc_job *aj = NULL;
@@ -317,16 +467,19 @@ int cli_cmd_allocate(int argc, char **argv)
 	double *thr = NULL, limit = 10, best_thr = 0, restart = 0.05;
 	cJSON **plans = NULL, **keys = NULL, *report = NULL;
 	const char **ended = NULL;
-	int sizes[ALLOC_MAX_SIZES], *first = NULL, *keep = NULL, *node_map = NULL, *drained = NULL;
-	int objective = ALLOC_THROUGHPUT, quiet = 0, pretty = 0, opt, have_cluster = 0, have_logical = 0, i;
-	unsigned char *reuse = NULL, same_slice[ALLOC_MAX_SIZES], cache_slice[ALLOC_MAX_SIZES];
+	int sizes[ALLOC_MAX_SIZES * ALLOC_MAX_POOLS], pool_of[ALLOC_MAX_SIZES * ALLOC_MAX_POOLS];
+	int *first = NULL, *keep = NULL, *pfirst = NULL, *masked = NULL;
+	int objective = ALLOC_THROUGHPUT, quiet = 0, pretty = 0, opt, i;
+	unsigned char *reuse = NULL;
 	int no_plans = 0;
 	long threads = sysconf(_SC_NPROCESSORS_ONLN) > 0 ? sysconf(_SC_NPROCESSORS_ONLN) : 1, v, runs = 0;
-	size_t n_sizes = 0, n_drained = 0, n_ended = 0, j, k, q;
+	size_t n_sizes = 0, n_pools = 0, n_ended = 0, j, k, q, p;
 	char *text = NULL, *out = NULL;
 	size_t len = 0;
 	int status = CLI_EXIT_ERROR;
 
+	memset(pools, 0, sizeof(pools));
+	memset(rpools, 0, sizeof(rpools));
 	memset(&doc, 0, sizeof(doc));
 	memset(&cur, 0, sizeof(cur));
 	memset(&cache, 0, sizeof(cache));
@@ -337,7 +490,10 @@ int cli_cmd_allocate(int argc, char **argv)
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		if (opt == 'c') {
-			cluster_path = optarg;
+			if (n_pools >= ALLOC_MAX_POOLS)
+				err_set(&err, UNIAP_E_ARG, "--cluster: at most %d clusters (pools)", ALLOC_MAX_POOLS);
+			else
+				cluster_paths[n_pools++] = optarg;
 		} else if (opt == 'j') {
 			jobs_path = optarg;
 		} else if (opt == 'C') {
@@ -353,8 +509,8 @@ int cli_cmd_allocate(int argc, char **argv)
 		} else if (opt == 'o') {
 			objective = alloc_objective_parse(optarg);
 			if (objective < 0)
-				err_set(&err, UNIAP_E_ARG, "--objective: must be throughput, fair or deadline, got \"%.64s\"",
-				        optarg);
+				err_set(&err, UNIAP_E_ARG, "--objective: must be throughput, fair, deadline or missed, got "
+				        "\"%.64s\"", optarg);
 		} else if (opt == 't') {
 			if (cli_parse_long("--threads", optarg, 1, 256, &v, &err) == UNIAP_OK)
 				threads = v;
@@ -375,34 +531,65 @@ int cli_cmd_allocate(int argc, char **argv)
 	}
 	if (optind < argc)
 		return cli_usage_error("allocate", "unexpected argument");
-	if (!cluster_path || !jobs_path)
+	if (n_pools == 0 || !jobs_path)
 		return cli_usage_error("allocate", "--cluster and --jobs are required");
-	if (cli_load_cluster(cluster_path, &cluster, &err) != UNIAP_OK)
-		return cli_fail("allocate", &err);
-	have_cluster = 1;
-	drained = calloc((size_t)cluster.nodes, sizeof(*drained));
-	node_map = calloc((size_t)cluster.nodes, sizeof(*node_map));
-	if (!drained || !node_map) {
-		err_set(&err, UNIAP_E_NOMEM, "allocate: out of memory");
-		status = cli_fail("allocate", &err);
-		goto out;
+	/* the pools: each cluster given, its nodes in service, its sizes */
+	for (p = 0; p < n_pools; p++) {
+		struct allocate_pool *pl = &pools[p];
+
+		if (cli_load_cluster(cluster_paths[p], &pl->cluster, &err) != UNIAP_OK) {
+			status = cli_fail("allocate", &err);
+			goto out;
+		}
+		pl->have_cluster = 1;
+		for (q = 0; q < p; q++)
+			if (strcmp(pools[q].cluster.name, pl->cluster.name) == 0) {
+				err_set(&err, UNIAP_E_ARG, "--cluster: two clusters are named \"%.64s\"; a pool is known by its "
+				        "cluster's name", pl->cluster.name);
+				status = cli_usage_error("allocate", err.msg);
+				goto out;
+			}
+		pl->drained = calloc((size_t)pl->cluster.nodes, sizeof(*pl->drained));
+		pl->node_map = calloc((size_t)pl->cluster.nodes, sizeof(*pl->node_map));
+		if (!pl->drained || !pl->node_map) {
+			err_set(&err, UNIAP_E_NOMEM, "allocate: out of memory");
+			status = cli_fail("allocate", &err);
+			goto out;
+		}
 	}
-	if (drain_arg && allocate_parse_drain(drain_arg, cluster.nodes, drained, &n_drained, &err) != UNIAP_OK) {
+	if (drain_arg && allocate_parse_drain(drain_arg, pools, n_pools, &err) != UNIAP_OK) {
 		status = cli_usage_error("allocate", err.msg);
 		goto out;
 	}
-	/* the nodes in service, as a cluster of their own: node i of it is node_map[i] of the cluster */
-	for (i = 0, q = 0; i < cluster.nodes; i++) {
-		for (k = 0; k < n_drained && drained[k] != i; k++)
-			;
-		if (k == n_drained)
-			node_map[q++] = i;
+	for (p = 0; p < n_pools; p++) {
+		struct allocate_pool *pl = &pools[p];
+		size_t got;
+
+		for (i = 0, q = 0; i < pl->cluster.nodes; i++) {
+			for (k = 0; k < pl->n_drained && pl->drained[k] != i; k++)
+				;
+			if (k == pl->n_drained)
+				pl->node_map[q++] = i;
+		}
+		if (cluster_slice(&pl->cluster, (int)q * pl->cluster.devices_per_node, &pl->logical, &err) != UNIAP_OK) {
+			status = cli_fail("allocate", &err);
+			goto out;
+		}
+		pl->have_logical = 1;
+		pl->first = n_sizes;
+		got = alloc_sizes(pl->logical.nodes, pl->logical.devices_per_node, sizes + n_sizes, ALLOC_MAX_SIZES);
+		if (got == 0) {
+			err_set(&err, UNIAP_E_LIMIT, "cluster %s: more than %d allocation sizes (%d nodes)", pl->cluster.name,
+			        ALLOC_MAX_SIZES, pl->logical.nodes);
+			status = cli_fail("allocate", &err);
+			goto out;
+		}
+		for (k = n_sizes; k < n_sizes + got; k++)
+			pool_of[k] = (int)p;
+		pl->n_sizes = got;
+		n_sizes += got;
+		pool_devices[p] = cluster_devices(&pl->logical);
 	}
-	if (cluster_slice(&cluster, (int)q * cluster.devices_per_node, &logical, &err) != UNIAP_OK) {
-		status = cli_fail("allocate", &err);
-		goto out;
-	}
-	have_logical = 1;
 	if (jdec_read_file(jobs_path, CLI_MAX_DOC_BYTES, &text, &len, &err) != UNIAP_OK ||
 	    jobs_decode(text, len, &doc, &err) != UNIAP_OK) {
 		err_prefix(&err, "%s", jobs_path);
@@ -419,13 +606,6 @@ int cli_cmd_allocate(int argc, char **argv)
 		status = cli_fail("allocate", &err);
 		goto out;
 	}
-	n_sizes = alloc_sizes(logical.nodes, logical.devices_per_node, sizes, ALLOC_MAX_SIZES);
-	if (n_sizes == 0) {
-		err_set(&err, UNIAP_E_LIMIT, "cluster: more than %d allocation sizes (%d nodes)", ALLOC_MAX_SIZES,
-		        logical.nodes);
-		status = cli_fail("allocate", &err);
-		goto out;
-	}
 	thr = calloc(doc.n_jobs * n_sizes, sizeof(*thr));
 	plans = calloc(doc.n_jobs * n_sizes, sizeof(*plans));
 	reuse = calloc(doc.n_jobs * n_sizes, 1);
@@ -433,69 +613,82 @@ int cli_cmd_allocate(int argc, char **argv)
 	aj = calloc(doc.n_jobs, sizeof(*aj));
 	rj = calloc(doc.n_jobs, sizeof(*rj));
 	first = calloc(doc.n_jobs, sizeof(*first));
+	pfirst = calloc(doc.n_jobs, sizeof(*pfirst));
+	masked = calloc(doc.n_jobs, sizeof(*masked));
 	keep = calloc(doc.n_jobs, sizeof(*keep));
 	ended = calloc(cur.jobs ? (size_t)cJSON_GetArraySize(cur.jobs) + 1 : 1, sizeof(*ended));
-	if (!thr || !plans || !reuse || !keys || !aj || !rj || !first || !keep || !ended) {
+	if (!thr || !plans || !reuse || !keys || !aj || !rj || !first || !pfirst || !masked || !keep || !ended) {
 		err_set(&err, UNIAP_E_NOMEM, "allocate: out of memory");
 		status = cli_fail("allocate", &err);
 		goto out;
 	}
-	/* what a job's curve depends on: its spec without name, weight, bounds and samples */
+	/* what a job's curve depends on: its spec without name, weight, bounds, samples and deadline */
 	for (j = 0; j < doc.n_jobs; j++)
 		if (!(keys[j] = allocate_key(doc.jobs[j].spec))) {
 			err_set(&err, UNIAP_E_NOMEM, "allocate: out of memory");
 			status = cli_fail("allocate", &err);
 			goto out;
 		}
-	/* which sizes carry over from the current allocation: the same slice of the cluster */
-	for (k = 0; k < n_sizes; k++) {
-		same_slice[k] = cur.have_cluster && allocate_same_slice(&cur.cluster, &logical, sizes[k]);
-		cache_slice[k] = cache.have_cluster && allocate_same_slice(&cache.cluster, &logical, sizes[k]);
+	/* which sizes carry over from the current allocation and the cache: the same slice of the pool */
+	for (p = 0; p < n_pools; p++) {
+		const struct allocate_src_pool *cp = allocate_src_pool(&cur, pools[p].cluster.name, n_pools);
+		const struct allocate_src_pool *hp = allocate_src_pool(&cache, pools[p].cluster.name, n_pools);
+
+		for (k = 0; k < pools[p].n_sizes; k++) {
+			int s = sizes[pools[p].first + k];
+
+			pools[p].same_slice[k] = cp && cp->have_cluster && allocate_same_slice(&cp->cluster, &pools[p].logical, s);
+			pools[p].cache_slice[k] = hp && hp->have_cluster && allocate_same_slice(&hp->cluster, &pools[p].logical, s);
+		}
 	}
-	/* the curves: the planner on every size each job may take, unless the current allocation has it */
+	/* the curves: the planner on every size each job may take, unless an earlier report has it */
 	for (j = 0; j < doc.n_jobs; j++) {
 		const struct jobs_job *jb = &doc.jobs[j];
 		const cJSON *old = allocate_current_job(&cur, jb->name);
 		const cJSON *spec = old ? cJSON_GetObjectItemCaseSensitive(old, "spec") : NULL;
 		const cJSON *curve = old ? cJSON_GetObjectItemCaseSensitive(old, "curve") : NULL;
+		const cJSON *opool = old ? cJSON_GetObjectItemCaseSensitive(old, "pool") : NULL;
 		int same = spec && jb->spec && cJSON_Compare(spec, jb->spec, 1) && cJSON_IsArray(curve) &&
 		           (size_t)cJSON_GetArraySize(curve) == cur.n_sizes;
 		int prev = old ? allocate_int(old, "devices", 0) : 0;
 		const cJSON *by_key = same ? NULL : allocate_curve_by_key(&cur, keys[j]);
 		const cJSON *cached = allocate_curve_by_key(&cache, keys[j]);
+		/* the pool it runs on: named in a report of several pools, the only one otherwise */
+		const char *prev_pool = cJSON_IsString(opool) ? opool->valuestring
+		                        : cur.n_pools == 1 ? cur.pools[0].name : NULL;
 
 		aj[j].current = -1;
 		rj[j].previous_devices = prev > 0 ? prev : -1;
 		rj[j].previous_first_device = prev > 0 ? allocate_int(old, "first_device", -1) : -1;
+		rj[j].previous_pool = prev > 0 ? prev_pool : NULL;
 		for (k = 0; k < n_sizes; k++) {
-			if (prev > 0 && sizes[k] == prev)
+			struct allocate_pool *pl = &pools[pool_of[k]];
+			const struct allocate_src_pool *cp = allocate_src_pool(&cur, pl->cluster.name, n_pools);
+			const struct allocate_src_pool *hp = allocate_src_pool(&cache, pl->cluster.name, n_pools);
+			size_t kp = k - pl->first; /* the size's index in its pool */
+			int here = prev > 0 && prev_pool && cp && strcmp(cp->name, prev_pool) == 0;
+
+			if (here && sizes[k] == prev)
 				aj[j].current = (int)k;
 			if (sizes[k] < jb->min_devices || (jb->max_devices > 0 && sizes[k] > jb->max_devices))
 				continue;
 			/* the job itself in the current allocation (its curve, and its plan where it stays) */
-			if (same && same_slice[k]) {
-				for (q = 0; q < cur.n_sizes && cur.sizes[q] != sizes[k]; q++)
-					;
-				if (q < cur.n_sizes) {
-					const cJSON *x = cJSON_GetArrayItem(curve, (int)q);
+			if (same && allocate_point(cp, curve, pl->same_slice, kp, sizes[k], &thr[j * n_sizes + k])) {
+				reuse[j * n_sizes + k] = 1;
+				if (here && prev == sizes[k] && thr[j * n_sizes + k] > 0) {
+					const cJSON *pl_doc = cJSON_GetObjectItemCaseSensitive(old, "plan");
 
-					thr[j * n_sizes + k] = cJSON_IsNumber(x) && x->valuedouble > 0 ? x->valuedouble : 0;
-					reuse[j * n_sizes + k] = 1;
-					if (prev == sizes[k] && thr[j * n_sizes + k] > 0) {
-						const cJSON *pl = cJSON_GetObjectItemCaseSensitive(old, "plan");
-
-						if (cJSON_IsObject(pl) && !(plans[j * n_sizes + k] = cJSON_Duplicate(pl, 1))) {
-							err_set(&err, UNIAP_E_NOMEM, "allocate: out of memory");
-							status = cli_fail("allocate", &err);
-							goto out;
-						}
+					if (cJSON_IsObject(pl_doc) && !(plans[j * n_sizes + k] = cJSON_Duplicate(pl_doc, 1))) {
+						err_set(&err, UNIAP_E_NOMEM, "allocate: out of memory");
+						status = cli_fail("allocate", &err);
+						goto out;
 					}
-					continue;
 				}
+				continue;
 			}
 			/* another job of the current allocation, or of the curves cache, that plans alike */
-			if (allocate_point(&cur, by_key, same_slice, k, sizes[k], &thr[j * n_sizes + k]) ||
-			    allocate_point(&cache, cached, cache_slice, k, sizes[k], &thr[j * n_sizes + k])) {
+			if (allocate_point(cp, by_key, pl->same_slice, kp, sizes[k], &thr[j * n_sizes + k]) ||
+			    allocate_point(hp, cached, pl->cache_slice, kp, sizes[k], &thr[j * n_sizes + k])) {
 				reuse[j * n_sizes + k] = 1;
 				continue;
 			}
@@ -514,14 +707,19 @@ int cli_cmd_allocate(int argc, char **argv)
 			}
 			runs++;
 			reuse[j * n_sizes + k] = 1;
-			if (allocate_curve_point(&logical, &doc, j, sizes[k], (int)threads, limit, &thr[j * n_sizes + k],
+			if (allocate_curve_point(&pl->logical, &doc, j, sizes[k], (int)threads, limit, &thr[j * n_sizes + k],
 			                         &plans[j * n_sizes + k], &err) != UNIAP_OK) {
-				err_prefix(&err, "jobs[%zu] (%s) on %d devices", j, jb->name, sizes[k]);
+				if (n_pools > 1)
+					err_prefix(&err, "jobs[%zu] (%s) on %d devices of %s", j, jb->name, sizes[k],
+					           pl->cluster.name);
+				else
+					err_prefix(&err, "jobs[%zu] (%s) on %d devices", j, jb->name, sizes[k]);
 				status = cli_fail("allocate", &err);
 				goto out;
 			}
 			if (!quiet)
-				fprintf(stderr, "uniap allocate: %s on %d devices: %s\n", jb->name, sizes[k],
+				fprintf(stderr, "uniap allocate: %s on %d devices%s%s: %s\n", jb->name, sizes[k],
+				        n_pools > 1 ? " of " : "", n_pools > 1 ? pl->cluster.name : "",
 				        thr[j * n_sizes + k] > 0 ? "planned" : "nothing fits");
 		}
 		aj[j].name = jb->name;
@@ -529,19 +727,21 @@ int cli_cmd_allocate(int argc, char **argv)
 		aj[j].min_devices = (int)jb->min_devices;
 		aj[j].max_devices = (int)jb->max_devices;
 		aj[j].samples = jb->samples;
+		aj[j].deadline_s = jb->deadline_s;
 		aj[j].throughput = thr + j * n_sizes;
 	}
-	if (alloc_solve(aj, doc.n_jobs, sizes, n_sizes, cluster_devices(&logical), (enum alloc_objective)objective,
-	                cur.root ? restart : 0, &r, &err) != UNIAP_OK) {
-		status = err.code == UNIAP_E_INFEASIBLE ? (fprintf(stderr, "uniap allocate: %s\n", err.msg),
-		                                           CLI_EXIT_INFEASIBLE)
-		                                        : cli_fail("allocate", &err);
+	ap.n = n_pools;
+	ap.devices = pool_devices;
+	ap.pool_of = pool_of;
+	if (alloc_solve_pools(aj, doc.n_jobs, sizes, n_sizes, &ap, (enum alloc_objective)objective,
+	                      cur.root ? restart : 0, &r, &err) != UNIAP_OK) {
+		status = allocate_fail(&err);
 		goto out;
 	}
 	/* the price of fairness: against the throughput objective's optimum (the same restart costs) */
 	if (objective != ALLOC_THROUGHPUT &&
-	    alloc_solve(aj, doc.n_jobs, sizes, n_sizes, cluster_devices(&logical), ALLOC_THROUGHPUT,
-	                cur.root ? restart : 0, &best_r, &err) == UNIAP_OK)
+	    alloc_solve_pools(aj, doc.n_jobs, sizes, n_sizes, &ap, ALLOC_THROUGHPUT, cur.root ? restart : 0, &best_r,
+	                      &err) == UNIAP_OK)
 		best_thr = best_r.objective;
 	/* the plans of the sizes chosen whose curve point carried over without its plan */
 	for (j = 0; j < doc.n_jobs; j++) {
@@ -550,36 +750,54 @@ int cli_cmd_allocate(int argc, char **argv)
 		if (kk < 0 || plans[j * n_sizes + (size_t)kk] || no_plans)
 			continue;
 		runs++;
-		if (allocate_curve_point(&logical, &doc, j, sizes[kk], (int)threads, limit, &thr[j * n_sizes + (size_t)kk],
-		                         &plans[j * n_sizes + (size_t)kk], &err) != UNIAP_OK) {
+		if (allocate_curve_point(&pools[pool_of[kk]].logical, &doc, j, sizes[kk], (int)threads, limit,
+		                         &thr[j * n_sizes + (size_t)kk], &plans[j * n_sizes + (size_t)kk], &err) != UNIAP_OK) {
 			err_prefix(&err, "jobs[%zu] (%s) on %d devices", j, doc.jobs[j].name, sizes[kk]);
 			status = cli_fail("allocate", &err);
 			goto out;
 		}
 	}
-	/* a job that keeps its size stays on its devices where they are still in service */
+	/* a job that keeps its pool and size stays on its devices where they are still in service */
 	for (j = 0; j < doc.n_jobs; j++) {
-		int pf = rj[j].previous_first_device, node = pf >= 0 ? pf / cluster.devices_per_node : -1;
+		int kk = r.size_index[j], pf = rj[j].previous_first_device, node;
+		struct allocate_pool *pl = kk >= 0 ? &pools[pool_of[kk]] : NULL;
 
 		keep[j] = -1;
-		if (r.size_index[j] < 0 || rj[j].previous_devices != sizes[r.size_index[j]] || node < 0)
+		if (!pl || rj[j].previous_devices != sizes[kk] || pf < 0 || !rj[j].previous_pool ||
+		    (n_pools > 1 && strcmp(rj[j].previous_pool, pl->cluster.name) != 0))
 			continue;
-		for (q = 0; q < (size_t)logical.nodes && node_map[q] != node; q++)
+		node = pf / pl->cluster.devices_per_node;
+		for (q = 0; q < (size_t)pl->logical.nodes && pl->node_map[q] != node; q++)
 			;
 		/* whole nodes stay only when none of them was drained: their last one is still the
 		 * same distance from the first */
-		if (q < (size_t)logical.nodes) {
-			int span = sizes[r.size_index[j]] / cluster.devices_per_node;
+		if (q < (size_t)pl->logical.nodes) {
+			int span = sizes[kk] / pl->cluster.devices_per_node;
 
-			if (span <= 1 || (q + (size_t)span <= (size_t)logical.nodes &&
-			                  node_map[q + (size_t)span - 1] == node + span - 1))
-				keep[j] = (int)q * cluster.devices_per_node + pf % cluster.devices_per_node;
+			if (span <= 1 || (q + (size_t)span <= (size_t)pl->logical.nodes &&
+			                  pl->node_map[q + (size_t)span - 1] == node + span - 1))
+				keep[j] = (int)q * pl->cluster.devices_per_node + pf % pl->cluster.devices_per_node;
 		}
 	}
-	if (alloc_place(&r, doc.n_jobs, sizes, logical.nodes, logical.devices_per_node, keep, first) < 0) {
-		err_set(&err, UNIAP_E_INTERNAL, "allocate: the allocation does not fit the nodes");
-		status = cli_fail("allocate", &err);
-		goto out;
+	/* each pool's jobs on its nodes */
+	for (j = 0; j < doc.n_jobs; j++)
+		first[j] = -1;
+	for (p = 0; p < n_pools; p++) {
+		struct alloc_result m = r;
+
+		m.size_index = masked;
+		for (j = 0; j < doc.n_jobs; j++)
+			masked[j] = r.size_index[j] >= 0 && (size_t)pool_of[r.size_index[j]] == p ? r.size_index[j] : -1;
+		if (alloc_place(&m, doc.n_jobs, sizes, pools[p].logical.nodes, pools[p].logical.devices_per_node, keep,
+		                pfirst) < 0) {
+			err_set(&err, UNIAP_E_INTERNAL, "allocate: the allocation does not fit the nodes of %s",
+			        pools[p].cluster.name);
+			status = cli_fail("allocate", &err);
+			goto out;
+		}
+		for (j = 0; j < doc.n_jobs; j++)
+			if (masked[j] >= 0)
+				first[j] = pfirst[j];
 	}
 	for (j = 0; j < doc.n_jobs; j++) {
 		rj[j].curve = thr + j * n_sizes;
@@ -599,16 +817,22 @@ int cli_cmd_allocate(int argc, char **argv)
 				ended[n_ended++] = n->valuestring;
 		}
 	}
-	frame.cluster = &cluster;
-	frame.node_map = node_map;
-	frame.drained = drained;
-	frame.n_drained = n_drained;
+	for (p = 0; p < n_pools; p++) {
+		rpools[p].name = pools[p].cluster.name;
+		rpools[p].cluster = &pools[p].cluster;
+		rpools[p].node_map = pools[p].node_map;
+		rpools[p].drained = pools[p].drained;
+		rpools[p].n_drained = pools[p].n_drained;
+		rpools[p].first = pools[p].first;
+		rpools[p].n_sizes = pools[p].n_sizes;
+	}
+	frame.pools = rpools;
+	frame.n_pools = n_pools;
 	frame.replanning = cur.root != NULL;
 	frame.ended = ended;
 	frame.n_ended = n_ended;
 	frame.planner_runs = runs;
-	report = jobs_report(&doc, sizes, n_sizes, cluster.devices_per_node, (enum alloc_objective)objective, &r,
-	                     best_thr, rj, &frame);
+	report = jobs_report(&doc, sizes, n_sizes, pool_of, (enum alloc_objective)objective, &r, best_thr, rj, &frame);
 	out = report ? jenc_print(report, pretty) : NULL;
 	if (!out || cli_write(out) != 0) {
 		err_set(&err, out ? UNIAP_E_IO : UNIAP_E_NOMEM, "stdout: write failed");
@@ -628,25 +852,25 @@ out:
 	free(aj);
 	free(rj);
 	free(first);
+	free(pfirst);
+	free(masked);
 	free(keep);
 	free(ended);
-	free(node_map);
-	free(drained);
 	free(text);
 	cJSON_free(out);
 	cJSON_Delete(report);
-	cJSON_Delete(cur.root);
-	if (cur.have_cluster)
-		cluster_release(&cur.cluster);
-	cJSON_Delete(cache.root);
-	if (cache.have_cluster)
-		cluster_release(&cache.cluster);
+	allocate_current_release(&cur);
+	allocate_current_release(&cache);
 	alloc_result_release(&r);
 	alloc_result_release(&best_r);
 	jobs_doc_release(&doc);
-	if (have_logical)
-		cluster_release(&logical);
-	if (have_cluster)
-		cluster_release(&cluster);
+	for (p = 0; p < n_pools; p++) {
+		free(pools[p].drained);
+		free(pools[p].node_map);
+		if (pools[p].have_logical)
+			cluster_release(&pools[p].logical);
+		if (pools[p].have_cluster)
+			cluster_release(&pools[p].cluster);
+	}
 	return status;
 }

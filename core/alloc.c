@@ -11,8 +11,13 @@
  *     needs its smallest size whose ratio reaches t (whose finish is within
  *     t); t is feasible when those sizes fit together, so the best t is the
  *     largest (least) feasible one among the values the curves take, found by
- *     a sweep over them in order; the knapsack then picks the best throughput
- *     among the allocations that keep t.
+ *     a binary search over them in order; the knapsack then picks the best
+ *     throughput among the allocations that keep t;
+ *   - missed is the knapsack with a met deadline worth more than any sum of
+ *     throughput values;
+ *   - several pools make the knapsack's state the units each pool gives out
+ *     (a mixed-radix number), and the feasibility of a threshold a knapsack
+ *     too.
  * Ties go to the fewer devices, then to the earlier jobs' smaller sizes, so the
  * answer depends on the input alone.
  *
@@ -31,6 +36,7 @@ const char *alloc_objective_name(enum alloc_objective o)
 	case ALLOC_THROUGHPUT: return "throughput";
 	case ALLOC_FAIR: return "fair";
 	case ALLOC_DEADLINE: return "deadline";
+	case ALLOC_MISSED: return "missed";
 	}
 	return "unknown";
 }
@@ -45,6 +51,8 @@ int alloc_objective_parse(const char *s)
 		return ALLOC_FAIR;
 	if (strcmp(s, "deadline") == 0)
 		return ALLOC_DEADLINE;
+	if (strcmp(s, "missed") == 0)
+		return ALLOC_MISSED;
 	return -1;
 }
 
@@ -96,81 +104,142 @@ static int alloc_allowed(const struct alloc_job *j, const int *sizes, size_t k)
 }
 
 /*
- * The knapsack: value[j][k] (n x n_sizes, NAN where job j may not take k)
- * over `units` device units of `unit` devices; keep[j] marks jobs that must
- * take a size (no "nothing").  Fills choice[j] (index or -1), returns the best
- * value, or -INFINITY when no choice fits.  Ties: fewer devices, then smaller
- * sizes for earlier jobs (the table is filled in that order).
+ * The space of the knapsack: a state is how many device units each pool has
+ * given out, a mixed-radix number (pool p's digit has units[p] + 1 values,
+ * worth stride[p]); a unit of pool p is the gcd of its sizes.
  */
-static double alloc_knapsack(size_t n, const int *sizes, size_t n_sizes, const double *value,
-                             const unsigned char *must, int unit, int units, int *choice, int *used,
+struct alloc_space {
+	size_t n_pools;
+	int unit[ALLOC_MAX_POOLS], units[ALLOC_MAX_POOLS];
+	size_t stride[ALLOC_MAX_POOLS], states;
+	const int *pool_of; /* [n_sizes] */
+};
+
+/* Pool p's digit of state s. */
+static int alloc_digit(const struct alloc_space *sp, size_t s, size_t p)
+{
+	return (int)(s / sp->stride[p] % (size_t)(sp->units[p] + 1));
+}
+
+/* The devices state s stands for. */
+static long alloc_state_devices(const struct alloc_space *sp, size_t s)
+{
+	long d = 0;
+	size_t p;
+
+	for (p = 0; p < sp->n_pools; p++)
+		d += (long)alloc_digit(sp, s, p) * sp->unit[p];
+	return d;
+}
+
+/*
+ * The knapsack: value[j][k] (n x n_sizes, NAN where job j may not take k)
+ * over the states of sp; must[j] marks jobs that must take a size (no
+ * "nothing").  Fills choice[j] (index or -1), returns the best value, or
+ * -INFINITY when no choice fits.  Ties: fewer devices, then the lower state,
+ * then smaller sizes for earlier jobs (the table is filled in that order).
+ */
+static double alloc_knapsack(const struct alloc_space *sp, size_t n, const int *sizes, size_t n_sizes,
+                             const double *value, const unsigned char *must, int *choice, int *used,
                              uniap_code *rc)
 {
-	size_t W = (size_t)units + 1, j, k;
-	double *best = NULL, result = -INFINITY;
+	size_t W = sp->states, P = sp->n_pools, j, k, s, d;
+	double *prev = NULL, *cur = NULL, result = -INFINITY;
 	short *pick = NULL;
-	int d;
+	int *digit = NULL;
+	size_t *cand = NULL, n_cand, c;
+	long at_dev = 0;
 
 	*rc = UNIAP_OK;
-	best = malloc((n + 1) * W * sizeof(*best));
+	prev = malloc(W * sizeof(*prev));
+	cur = malloc(W * sizeof(*cur));
 	pick = malloc(n * W * sizeof(*pick));
-	if (!best || !pick) {
+	digit = malloc(W * P * sizeof(*digit));
+	cand = malloc(n_sizes * sizeof(*cand));
+	if (!prev || !cur || !pick || !digit || !cand) {
 		*rc = UNIAP_E_NOMEM;
 		goto out;
 	}
-	/* best[j][d]: jobs 0 .. j-1 on exactly d units (-INF: impossible) */
-	for (d = 0; d <= units; d++)
-		best[d] = d == 0 ? 0 : -INFINITY;
+	for (s = 0; s < W; s++)
+		for (d = 0; d < P; d++)
+			digit[s * P + d] = alloc_digit(sp, s, d);
+	/* prev[s]: jobs 0 .. j-1 on exactly the units of state s (-INF: impossible) */
+	for (s = 0; s < W; s++)
+		prev[s] = s == 0 ? 0 : -INFINITY;
 	for (j = 0; j < n; j++) {
-		const double *prev = best + j * W;
-		double *cur = best + (j + 1) * W;
+		double *t;
 
-		for (d = 0; d <= units; d++) {
-			double v = must[j] ? -INFINITY : prev[d];
+		/* the sizes job j may take, in order */
+		for (k = 0, n_cand = 0; k < n_sizes; k++)
+			if (!isnan(value[j * n_sizes + k]))
+				cand[n_cand++] = k;
+		for (s = 0; s < W; s++) {
+			double v = must[j] ? -INFINITY : prev[s];
 			short p = -1;
 
-			for (k = 0; k < n_sizes; k++) {
-				int u = sizes[k] / unit;
-				double x = value[j * n_sizes + k];
+			for (c = 0; c < n_cand; c++) {
+				size_t pool = (size_t)sp->pool_of[cand[c]], back;
+				int u = sizes[cand[c]] / sp->unit[pool];
+				double x = value[j * n_sizes + cand[c]];
 
-				if (isnan(x) || u > d || prev[d - u] == -INFINITY)
+				k = cand[c];
+				if (u > digit[s * P + pool])
 					continue;
-				if (prev[d - u] + x > v) {
-					v = prev[d - u] + x;
+				back = s - (size_t)u * sp->stride[pool];
+				if (prev[back] == -INFINITY)
+					continue;
+				if (prev[back] + x > v) {
+					v = prev[back] + x;
 					p = (short)k;
 				}
 			}
-			cur[d] = v;
-			pick[j * W + (size_t)d] = p;
+			cur[s] = v;
+			pick[j * W + s] = p;
 		}
+		t = prev;
+		prev = cur;
+		cur = t;
 	}
-	/* the best value, on the fewest units */
+	/* the best value, on the fewest devices */
 	{
-		int at = -1;
+		size_t at = W;
 
-		for (d = 0; d <= units; d++)
-			if (best[n * W + (size_t)d] > result) {
-				result = best[n * W + (size_t)d];
-				at = d;
+		for (s = 0; s < W; s++) {
+			long dv;
+
+			if (prev[s] == -INFINITY || prev[s] < result)
+				continue;
+			dv = alloc_state_devices(sp, s);
+			if (prev[s] > result || dv < at_dev) {
+				result = prev[s];
+				at = s;
+				at_dev = dv;
 			}
-		if (at < 0)
+		}
+		if (at == W)
 			goto out;
-		*used = at * unit;
+		*used = (int)at_dev;
 		for (j = n; j-- > 0;) {
-			short p = pick[j * W + (size_t)at];
+			short p = pick[j * W + at];
 
 			choice[j] = p;
-			if (p >= 0)
-				at -= sizes[p] / unit;
+			if (p >= 0) {
+				size_t pool = (size_t)sp->pool_of[p];
+
+				at -= (size_t)(sizes[p] / sp->unit[pool]) * sp->stride[pool];
+			}
 		}
 	}
 out:
-	free(best);
+	free(prev);
+	free(cur);
 	free(pick);
+	free(digit);
+	free(cand);
 	return result;
 }
 
-/* The throughput objective's value of job j at size k: weight x thr / its best. */
+/* The throughput objective's value of job j at size k: weight x thr / its best (over every pool). */
 static double alloc_norm_value(const struct alloc_job *job, const int *sizes, size_t n_sizes, size_t k)
 {
 	double top = 0;
@@ -186,20 +255,28 @@ static double alloc_norm_value(const struct alloc_job *job, const int *sizes, si
  * Fair: job j's reference throughput, that of the largest allowed size with a
  * plan at most the equal share `share` (or, when none, of its smallest size
  * with a plan: a job that cannot run on an equal share is measured against
- * the least it runs on).  0 when it has no size with a plan at all.
+ * the least it runs on); where pools offer the same size, the best of them.
+ * 0 when it has no size with a plan at all.
  */
 static double alloc_fair_ref(const struct alloc_job *job, const int *sizes, size_t n_sizes, double share)
 {
 	double ref = 0, first = 0;
+	int ref_size = 0, first_size = 0;
 	size_t k;
 
 	for (k = 0; k < n_sizes; k++) {
+		double t = job->throughput[k];
+
 		if (!alloc_allowed(job, sizes, k))
 			continue;
-		if (first == 0)
-			first = job->throughput[k];
-		if (sizes[k] <= share)
-			ref = job->throughput[k];
+		if (first_size == 0 || sizes[k] < first_size || (sizes[k] == first_size && t > first)) {
+			first_size = sizes[k];
+			first = t;
+		}
+		if (sizes[k] <= share && (sizes[k] > ref_size || (sizes[k] == ref_size && t > ref))) {
+			ref_size = sizes[k];
+			ref = t;
+		}
 	}
 	return ref > 0 ? ref : first;
 }
@@ -210,6 +287,12 @@ static double alloc_score(enum alloc_objective o, const struct alloc_job *job, s
 	if (o == ALLOC_FAIR)
 		return job->throughput[k] / ref;
 	return -job->samples / job->throughput[k]; /* deadline: minus the finish time */
+}
+
+/* 1 when job j finishes its samples by its deadline at size k (the missed objective). */
+static int alloc_meets(const struct alloc_job *job, size_t k)
+{
+	return job->deadline_s > 0 && job->throughput[k] > 0 && job->samples / job->throughput[k] <= job->deadline_s;
 }
 
 static int alloc_cmp_desc(const void *a, const void *b)
@@ -229,32 +312,29 @@ static double alloc_value(const struct alloc_job *job, const int *sizes, size_t 
 	return v;
 }
 
-/*
- * The jobs must run (must[j]) but do not fit together: the error names the
- * smallest set of them that does not fit, the ones with the largest smallest
- * size with a plan, taken until their sum exceeds the devices (a set of fewer
- * jobs has a smaller sum, so none is smaller), and says that no smaller set
- * fails.  order is scratch ([n]).
- */
-static uniap_code alloc_no_fit(const struct alloc_job *jobs, size_t n, const int *sizes, size_t n_sizes,
-                               int devices, const unsigned char *must, size_t *order, struct uniap_err *err)
+/* Job j's smallest allowed size with a plan, over every pool (0: none). */
+static int alloc_least(const struct alloc_job *job, const int *sizes, size_t n_sizes)
 {
-	char names[512];
-	size_t j, q, m = 0, used = 0, len = 0;
-	long sum = 0;
-	int least[ALLOC_MAX_JOBS];
+	int least = 0;
+	size_t k;
+
+	for (k = 0; k < n_sizes; k++)
+		if (alloc_allowed(job, sizes, k) && (least == 0 || sizes[k] < least))
+			least = sizes[k];
+	return least;
+}
+
+/* Job j's jobs of the largest smallest size first (ties by index): order[0 .. m) of the must ones. */
+static size_t alloc_order_must(const struct alloc_job *jobs, size_t n, const int *sizes, size_t n_sizes,
+                               const unsigned char *must, size_t *order, int *least)
+{
+	size_t j, q, m = 0;
 
 	for (j = 0; j < n; j++) {
-		size_t k;
-
-		least[j] = 0;
-		for (k = 0; k < n_sizes && !least[j]; k++)
-			if (alloc_allowed(&jobs[j], sizes, k))
-				least[j] = sizes[k];
+		least[j] = alloc_least(&jobs[j], sizes, n_sizes);
 		if (must[j])
 			order[m++] = j;
 	}
-	/* largest smallest size first (ties by index) */
 	for (j = 1; j < m; j++)
 		for (q = j; q > 0 && least[order[q - 1]] < least[order[q]]; q--) {
 			size_t t = order[q - 1];
@@ -262,6 +342,25 @@ static uniap_code alloc_no_fit(const struct alloc_job *jobs, size_t n, const int
 			order[q - 1] = order[q];
 			order[q] = t;
 		}
+	return m;
+}
+
+/*
+ * The jobs must run (must[j]) but do not fit together on one pool of
+ * `devices`: the error names the smallest set of them that does not fit, the
+ * ones with the largest smallest size with a plan, taken until their sum
+ * exceeds the devices (a set of fewer jobs has a smaller sum, so none is
+ * smaller), and says that no smaller set fails.  order is scratch ([n]).
+ */
+static uniap_code alloc_no_fit(const struct alloc_job *jobs, size_t n, const int *sizes, size_t n_sizes,
+                               int devices, const unsigned char *must, size_t *order, struct uniap_err *err)
+{
+	char names[512];
+	size_t q, m, used = 0, len = 0;
+	long sum = 0;
+	int least[ALLOC_MAX_JOBS];
+
+	m = alloc_order_must(jobs, n, sizes, n_sizes, must, order, least);
 	names[0] = '\0';
 	for (q = 0; q < m && sum <= devices; q++) {
 		const char *nm = jobs[order[q]].name ? jobs[order[q]].name : "";
@@ -279,53 +378,275 @@ static uniap_code alloc_no_fit(const struct alloc_job *jobs, size_t n, const int
 	               used, devices, names, sum);
 }
 
-uniap_code alloc_solve(const struct alloc_job *jobs, size_t n, const int *sizes, size_t n_sizes, int devices,
-                       enum alloc_objective objective, double restart_cost, struct alloc_result *out,
-                       struct uniap_err *err)
+/*
+ * 1 when job j has a smaller allowed size than k in k's pool that reaches
+ * score t under *o (o NULL: any allowed size): for feasibility, k need not be
+ * tried.
+ */
+static int alloc_smaller_in_pool(const struct alloc_space *sp, const struct alloc_job *job, const int *sizes,
+                                 size_t k, const enum alloc_objective *o, double ref, double t)
 {
-	double *value = NULL, *ref = NULL, *levels = NULL, best;
+	size_t q;
+
+	for (q = k; q-- > 0 && sp->pool_of[q] == sp->pool_of[k];)
+		if (alloc_allowed(job, sizes, q) && (!o || alloc_score(*o, job, q, ref) >= t))
+			return 1;
+	return 0;
+}
+
+/*
+ * 1 when the jobs with in[j] can all run together, each on any allowed size
+ * with a plan in any pool (a knapsack without values); -1 out of memory.
+ */
+static int alloc_fits(const struct alloc_space *sp, const struct alloc_job *jobs, size_t n, const int *sizes,
+                      size_t n_sizes, const unsigned char *in, double *value, int *choice)
+{
+	size_t j, k;
+	int used = 0;
+	uniap_code rc;
+	double v;
+
+	/* a job's smallest size in a pool fits wherever a larger one there does: the others need no try */
+	for (j = 0; j < n; j++)
+		for (k = 0; k < n_sizes; k++)
+			value[j * n_sizes + k] = in[j] && alloc_allowed(&jobs[j], sizes, k) &&
+			                                 !alloc_smaller_in_pool(sp, &jobs[j], sizes, k, NULL, 0, 0)
+			                         ? 0
+			                         : NAN;
+	v = alloc_knapsack(sp, n, sizes, n_sizes, value, in, choice, &used, &rc);
+	if (rc != UNIAP_OK)
+		return -1;
+	return v > -INFINITY;
+}
+
+/*
+ * The pools' version of alloc_no_fit: a set of the must jobs that cannot run
+ * together and from which no job can be left out and still fail (a deletion
+ * filter over the jobs of the largest smallest size first: each is left out
+ * when the rest still fail).  With several pools a smallest such set is a
+ * harder problem than the allocation; an irreducible one names what to drop.
+ */
+static uniap_code alloc_no_fit_pools(const struct alloc_space *sp, const struct alloc_job *jobs, size_t n,
+                                     const int *sizes, size_t n_sizes, const unsigned char *must,
+                                     struct uniap_err *err)
+{
+	char names[512];
+	size_t *order = malloc(n * sizeof(*order)), q, m, len = 0, count = 0;
+	unsigned char *in = malloc(n);
+	double *value = malloc(n * n_sizes * sizeof(*value));
+	int *choice = malloc(n * sizeof(*choice)), least[ALLOC_MAX_JOBS];
+	uniap_code rc = UNIAP_OK;
+
+	if (!order || !in || !value || !choice) {
+		rc = err_set(err, UNIAP_E_NOMEM, "allocation: out of memory");
+		goto out;
+	}
+	m = alloc_order_must(jobs, n, sizes, n_sizes, must, order, least);
+	memcpy(in, must, n);
+	for (q = 0; q < m; q++) {
+		int f;
+
+		in[order[q]] = 0;
+		f = alloc_fits(sp, jobs, n, sizes, n_sizes, in, value, choice);
+		if (f < 0) {
+			rc = err_set(err, UNIAP_E_NOMEM, "allocation: out of memory");
+			goto out;
+		}
+		if (f) /* the rest fit without it: it is part of the reason */
+			in[order[q]] = 1;
+	}
+	names[0] = '\0';
+	for (q = 0; q < m; q++) {
+		const char *nm;
+		int w;
+
+		if (!in[order[q]])
+			continue;
+		nm = jobs[order[q]].name ? jobs[order[q]].name : "";
+		w = snprintf(names + len, sizeof(names) - len, "%s%s (%d)", count ? ", " : "", nm, least[order[q]]);
+		if (w > 0 && len + (size_t)w < sizeof(names))
+			len += (size_t)w;
+		count++;
+	}
+	rc = err_set(err, UNIAP_E_INFEASIBLE, "allocation: %zu jobs cannot run together in the %zu pools: %s at their "
+	             "smallest sizes with a plan (each job runs inside one pool; without any one of them the "
+	             "others fit)", count, sp->n_pools, names);
+out:
+	free(order);
+	free(in);
+	free(value);
+	free(choice);
+	return rc;
+}
+
+/* The jobs that must run do not fit: the error, for one pool or several. */
+static uniap_code alloc_fail_fit(const struct alloc_space *sp, const struct alloc_job *jobs, size_t n,
+                                 const int *sizes, size_t n_sizes, int devices, const unsigned char *must,
+                                 struct uniap_err *err)
+{
+	size_t *order;
+	uniap_code rc;
+
+	if (sp->n_pools > 1)
+		return alloc_no_fit_pools(sp, jobs, n, sizes, n_sizes, must, err);
+	order = malloc(n * sizeof(*order));
+	rc = order ? alloc_no_fit(jobs, n, sizes, n_sizes, devices, must, order, err)
+	           : err_set(err, UNIAP_E_NOMEM, "allocation: out of memory");
+	free(order);
+	return rc;
+}
+
+/*
+ * Bottleneck objectives: 1 when every job can reach score t together (each
+ * job's sizes whose score reaches t); one pool: each job's smallest such size,
+ * summed; several: a knapsack over the pools.  -1 out of memory.
+ */
+static int alloc_reaches(const struct alloc_space *sp, const struct alloc_job *jobs, size_t n, const int *sizes,
+                         size_t n_sizes, int devices, enum alloc_objective objective, const double *ref, double t,
+                         const unsigned char *must, double *value, int *choice)
+{
+	size_t j, k;
+
+	if (sp->n_pools == 1) {
+		long need = 0;
+
+		for (j = 0; j < n && need <= devices; j++) {
+			int got = 0;
+
+			for (k = 0; k < n_sizes && !got; k++)
+				if (alloc_allowed(&jobs[j], sizes, k) && alloc_score(objective, &jobs[j], k, ref[j]) >= t) {
+					need += sizes[k];
+					got = 1;
+				}
+			if (!got)
+				return 0;
+		}
+		return need <= devices;
+	}
+	{
+		int used = 0;
+		uniap_code rc;
+		double v;
+
+		/* each job's smallest size reaching t in each pool (a larger one there fits no better) */
+		for (j = 0; j < n; j++)
+			for (k = 0; k < n_sizes; k++)
+				value[j * n_sizes + k] = alloc_allowed(&jobs[j], sizes, k) &&
+				                                 alloc_score(objective, &jobs[j], k, ref[j]) >= t &&
+				                                 !alloc_smaller_in_pool(sp, &jobs[j], sizes, k, &objective, ref[j], t)
+				                         ? 0
+				                         : NAN;
+		v = alloc_knapsack(sp, n, sizes, n_sizes, value, must, choice, &used, &rc);
+		if (rc != UNIAP_OK)
+			return -1;
+		return v > -INFINITY;
+	}
+}
+
+uniap_code alloc_solve_pools(const struct alloc_job *jobs, size_t n, const int *sizes, size_t n_sizes,
+                             const struct alloc_pools *pools, enum alloc_objective objective, double restart_cost,
+                             struct alloc_result *out, struct uniap_err *err)
+{
+	double *value = NULL, *ref = NULL, *levels = NULL, best, big = 1;
 	unsigned char *must = NULL;
-	int *choice = NULL, unit = 0, units, used = 0;
-	size_t j, k, n_levels = 0;
+	int *choice = NULL, *zeros = NULL, used = 0, devices = 0;
+	size_t j, k, p, n_levels = 0;
+	struct alloc_space sp;
 	uniap_code rc = UNIAP_OK;
 
 	memset(out, 0, sizeof(*out));
+	memset(&sp, 0, sizeof(sp));
 	if (n < 1 || n > ALLOC_MAX_JOBS)
 		return err_set(err, UNIAP_E_INVALID, "jobs: must have 1 to %d entries, got %zu", ALLOC_MAX_JOBS, n);
-	if (n_sizes < 1 || n_sizes > ALLOC_MAX_SIZES || devices < 1)
-		return err_set(err, UNIAP_E_INVALID, "sizes: must have 1 to %d entries and devices >= 1",
-		               ALLOC_MAX_SIZES);
+	if (!pools || pools->n < 1 || pools->n > ALLOC_MAX_POOLS)
+		return err_set(err, UNIAP_E_INVALID, "pools: must have 1 to %d entries", ALLOC_MAX_POOLS);
+	if (n_sizes < 1 || n_sizes > ALLOC_MAX_SIZES * pools->n)
+		return err_set(err, UNIAP_E_INVALID, "sizes: must have 1 to %d entries per pool", ALLOC_MAX_SIZES);
+	if ((int)objective < 0 || (int)objective >= ALLOC_OBJECTIVE_COUNT)
+		return err_set(err, UNIAP_E_INVALID, "objective: unknown (%d)", (int)objective);
+	sp.n_pools = pools->n;
+	for (p = 0; p < pools->n; p++) {
+		if (pools->devices[p] < 1)
+			return err_set(err, UNIAP_E_INVALID, "pools[%zu].devices: must be >= 1, got %d", p, pools->devices[p]);
+		devices += pools->devices[p];
+	}
 	for (k = 0; k < n_sizes; k++) {
-		if (sizes[k] < 1 || (k > 0 && sizes[k] <= sizes[k - 1]))
-			return err_set(err, UNIAP_E_INVALID, "sizes[%zu]: must be ascending and >= 1, got %d", k,
+		int pk = pools->pool_of ? pools->pool_of[k] : 0;
+
+		if (pk < 0 || (size_t)pk >= pools->n || (k > 0 && pools->pool_of && pk < pools->pool_of[k - 1]))
+			return err_set(err, UNIAP_E_INVALID, "sizes[%zu]: its pool must be in [0, %zu) and not below the "
+			               "previous size's, got %d", k, pools->n, pk);
+		if (sizes[k] < 1 || (k > 0 && (pools->pool_of ? pools->pool_of[k - 1] : 0) == pk && sizes[k] <= sizes[k - 1]))
+			return err_set(err, UNIAP_E_INVALID, "sizes[%zu]: must be ascending within a pool and >= 1, got %d", k,
 			               sizes[k]);
-		unit = alloc_gcd(unit, sizes[k]);
+		sp.unit[pk] = alloc_gcd(sp.unit[pk], sizes[k]);
+	}
+	if (!pools->pool_of && pools->n != 1)
+		return err_set(err, UNIAP_E_INVALID, "pools: several pools need the pool of each size");
+	if (!pools->pool_of && !(zeros = calloc(n_sizes, sizeof(*zeros))))
+		return err_set(err, UNIAP_E_NOMEM, "allocation: out of memory");
+	sp.pool_of = pools->pool_of ? pools->pool_of : zeros;
+	sp.states = 1;
+	for (p = 0; p < pools->n; p++) {
+		if (sp.unit[p] == 0) /* a pool without sizes: nothing runs there */
+			sp.unit[p] = pools->devices[p];
+		sp.units[p] = pools->devices[p] / sp.unit[p];
+		sp.stride[p] = sp.states;
+		if ((double)sp.states * ((double)sp.units[p] + 1) * (double)n > ALLOC_MAX_TABLE)
+			{
+			rc = err_set(err, UNIAP_E_LIMIT, "allocation: %zu jobs over the pools' device units is over the "
+			               "table cap", n);
+			goto out;
+		}
+		sp.states *= (size_t)sp.units[p] + 1;
 	}
 	if (!(restart_cost >= 0) || !isfinite(restart_cost))
-		return err_set(err, UNIAP_E_INVALID, "restart_cost: must be finite and >= 0, got %g", restart_cost);
+		{
+			rc = err_set(err, UNIAP_E_INVALID, "restart_cost: must be finite and >= 0, got %g", restart_cost);
+			goto out;
+		}
 	for (j = 0; j < n; j++) {
 		const struct alloc_job *a = &jobs[j];
 
 		if (a->current < -1 || a->current >= (int)n_sizes)
-			return err_set(err, UNIAP_E_INVALID, "jobs[%zu].current: must be -1 or a size index below %zu, got %d",
+			{
+			rc = err_set(err, UNIAP_E_INVALID, "jobs[%zu].current: must be -1 or a size index below %zu, got %d",
 			               j, n_sizes, a->current);
+			goto out;
+		}
 		if (!(a->weight > 0) || !isfinite(a->weight))
-			return err_set(err, UNIAP_E_INVALID, "jobs[%zu].weight: must be > 0, got %g", j, a->weight);
+			{
+			rc = err_set(err, UNIAP_E_INVALID, "jobs[%zu].weight: must be > 0, got %g", j, a->weight);
+			goto out;
+		}
 		if (a->min_devices < 0 || a->max_devices < 0 || (a->max_devices > 0 && a->max_devices < a->min_devices))
-			return err_set(err, UNIAP_E_INVALID, "jobs[%zu].max_devices: must be >= min_devices (%d), got %d",
+			{
+			rc = err_set(err, UNIAP_E_INVALID, "jobs[%zu].max_devices: must be >= min_devices (%d), got %d",
 			               j, a->min_devices, a->max_devices);
-		if (objective == ALLOC_DEADLINE && !(a->samples > 0 && isfinite(a->samples)))
-			return err_set(err, UNIAP_E_INVALID, "jobs[%zu].samples: the deadline objective needs the "
-			               "samples to go, > 0, got %g", j, a->samples);
+			goto out;
+		}
+		if (!(a->deadline_s >= 0) || !isfinite(a->deadline_s))
+			{
+			rc = err_set(err, UNIAP_E_INVALID, "jobs[%zu].deadline_s: must be finite and >= 0, got %g", j,
+			               a->deadline_s);
+			goto out;
+		}
+		if ((objective == ALLOC_DEADLINE || (objective == ALLOC_MISSED && a->deadline_s > 0)) &&
+		    !(a->samples > 0 && isfinite(a->samples)))
+			{
+			rc = err_set(err, UNIAP_E_INVALID, "jobs[%zu].samples: the %s objective needs the samples to go, "
+			               "> 0, got %g", j, alloc_objective_name(objective), a->samples);
+			goto out;
+		}
 		for (k = 0; k < n_sizes; k++)
 			if (!(a->throughput[k] >= 0) || !isfinite(a->throughput[k]))
-				return err_set(err, UNIAP_E_INVALID, "jobs[%zu].throughput[%zu]: must be finite and >= 0", j,
+				{
+			rc = err_set(err, UNIAP_E_INVALID, "jobs[%zu].throughput[%zu]: must be finite and >= 0", j,
 				               k);
+			goto out;
+		}
+		big += 2 * a->weight * (1 + restart_cost);
 	}
-	units = devices / unit;
-	if ((double)n * ((double)units + 1) > ALLOC_MAX_TABLE)
-		return err_set(err, UNIAP_E_LIMIT, "allocation: %zu jobs x %d device units is over the table cap", n,
-		               units);
 	value = malloc(n * n_sizes * sizeof(*value));
 	ref = calloc(n, sizeof(*ref));
 	levels = malloc((n * n_sizes + 1) * sizeof(*levels));
@@ -340,7 +661,7 @@ uniap_code alloc_solve(const struct alloc_job *jobs, size_t n, const int *sizes,
 	for (j = 0; j < n; j++) {
 		int any = 0;
 
-		must[j] = jobs[j].min_devices > 0 || objective != ALLOC_THROUGHPUT;
+		must[j] = jobs[j].min_devices > 0 || objective == ALLOC_FAIR || objective == ALLOC_DEADLINE;
 		for (k = 0; k < n_sizes; k++)
 			any |= alloc_allowed(&jobs[j], sizes, k);
 		if (must[j] && !any) {
@@ -352,44 +673,42 @@ uniap_code alloc_solve(const struct alloc_job *jobs, size_t n, const int *sizes,
 		if (objective == ALLOC_FAIR)
 			ref[j] = alloc_fair_ref(&jobs[j], sizes, n_sizes, (double)devices / (double)n);
 	}
-	/* the bottleneck objectives: the best threshold t among the scores, by a sweep from the best */
-	if (objective != ALLOC_THROUGHPUT) {
-		size_t li;
-		double t = -INFINITY;
+	if (objective == ALLOC_FAIR || objective == ALLOC_DEADLINE) {
+		/* the best threshold t among the scores: feasibility only grows as t loosens, so a
+		 * binary search over the distinct values in order, from the best */
+		size_t lo, hi, w = 0;
+		double t;
 
 		for (j = 0; j < n; j++)
 			for (k = 0; k < n_sizes; k++)
 				if (alloc_allowed(&jobs[j], sizes, k))
 					levels[n_levels++] = alloc_score(objective, &jobs[j], k, ref[j]);
 		qsort(levels, n_levels, sizeof(*levels), alloc_cmp_desc);
-		for (li = 0; li < n_levels && !(t > -INFINITY); li++) {
-			long need = 0;
+		for (k = 0; k < n_levels; k++)
+			if (w == 0 || levels[k] != levels[w - 1])
+				levels[w++] = levels[k];
+		n_levels = w;
+		lo = 0;
+		hi = n_levels; /* the first feasible level is in [lo, hi]; hi = n_levels: none */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			int f = alloc_reaches(&sp, jobs, n, sizes, n_sizes, devices, objective, ref, levels[mid], must, value,
+			                      choice);
 
-			if (li > 0 && levels[li] == levels[li - 1])
-				continue;
-			for (j = 0; j < n && need <= devices; j++) {
-				int got = 0;
-
-				for (k = 0; k < n_sizes && !got; k++)
-					if (alloc_allowed(&jobs[j], sizes, k) &&
-					    alloc_score(objective, &jobs[j], k, ref[j]) >= levels[li]) {
-						need += sizes[k];
-						got = 1;
-					}
-				if (!got)
-					need = (long)devices + 1;
+			if (f < 0) {
+				rc = err_set(err, UNIAP_E_NOMEM, "allocation: out of memory");
+				goto out;
 			}
-			if (need <= devices)
-				t = levels[li];
+			if (f)
+				hi = mid;
+			else
+				lo = mid + 1;
 		}
-		if (!(t > -INFINITY)) {
-			size_t *order = malloc(n * sizeof(*order));
-
-			rc = order ? alloc_no_fit(jobs, n, sizes, n_sizes, devices, must, order, err)
-			           : err_set(err, UNIAP_E_NOMEM, "allocation: out of memory");
-			free(order);
+		if (lo == n_levels) {
+			rc = alloc_fail_fit(&sp, jobs, n, sizes, n_sizes, devices, must, err);
 			goto out;
 		}
+		t = levels[lo];
 		out->objective = objective == ALLOC_FAIR ? t : -t;
 		/* keep the sizes that reach t */
 		for (j = 0; j < n; j++)
@@ -399,39 +718,72 @@ uniap_code alloc_solve(const struct alloc_job *jobs, size_t n, const int *sizes,
 				                         ? alloc_value(&jobs[j], sizes, n_sizes, k, restart_cost)
 				                         : NAN;
 	} else {
+		/* throughput; missed: a met deadline outweighs every throughput value (big exceeds
+		 * the range of their sum), so the knapsack meets the most, then the best throughput */
 		for (j = 0; j < n; j++)
 			for (k = 0; k < n_sizes; k++)
-				value[j * n_sizes + k] = alloc_allowed(&jobs[j], sizes, k)
-				                         ? alloc_value(&jobs[j], sizes, n_sizes, k, restart_cost)
-				                         : NAN;
+				value[j * n_sizes + k] =
+					alloc_allowed(&jobs[j], sizes, k)
+						? alloc_value(&jobs[j], sizes, n_sizes, k, restart_cost) +
+						          (objective == ALLOC_MISSED && alloc_meets(&jobs[j], k) ? big : 0)
+						: NAN;
 	}
-	best = alloc_knapsack(n, sizes, n_sizes, value, must, unit, units, choice, &used, &rc);
+	best = alloc_knapsack(&sp, n, sizes, n_sizes, value, must, choice, &used, &rc);
 	if (rc != UNIAP_OK) {
 		err_set(err, rc, "allocation: out of memory");
 		goto out;
 	}
 	if (best == -INFINITY) {
-		size_t *order = malloc(n * sizeof(*order));
-
-		rc = order ? alloc_no_fit(jobs, n, sizes, n_sizes, devices, must, order, err)
-		           : err_set(err, UNIAP_E_NOMEM, "allocation: out of memory");
-		free(order);
+		rc = alloc_fail_fit(&sp, jobs, n, sizes, n_sizes, devices, must, err);
 		goto out;
 	}
 	memcpy(out->size_index, choice, n * sizeof(*choice));
-	out->throughput_value = best;
 	out->devices_used = used;
-	if (objective == ALLOC_THROUGHPUT)
-		out->objective = best;
+	{
+		double thr = 0;
+		int missed = 0;
+
+		for (j = 0; j < n; j++) {
+			int kk = choice[j];
+
+			if (kk >= 0)
+				thr += alloc_value(&jobs[j], sizes, n_sizes, (size_t)kk, restart_cost);
+			if (jobs[j].deadline_s > 0 && (kk < 0 || !alloc_meets(&jobs[j], (size_t)kk)))
+				missed++;
+		}
+		out->throughput_value = thr;
+		if (objective == ALLOC_THROUGHPUT)
+			out->objective = thr;
+		if (objective == ALLOC_MISSED)
+			out->objective = missed;
+	}
 out:
 	free(value);
 	free(ref);
 	free(levels);
 	free(must);
 	free(choice);
+	free(zeros);
 	if (rc != UNIAP_OK)
 		alloc_result_release(out);
 	return rc;
+}
+
+uniap_code alloc_solve(const struct alloc_job *jobs, size_t n, const int *sizes, size_t n_sizes, int devices,
+                       enum alloc_objective objective, double restart_cost, struct alloc_result *out,
+                       struct uniap_err *err)
+{
+	struct alloc_pools one = { 1, &devices, NULL };
+
+	if (devices < 1) {
+		memset(out, 0, sizeof(*out));
+		return err_set(err, UNIAP_E_INVALID, "sizes: must have 1 to %d entries and devices >= 1", ALLOC_MAX_SIZES);
+	}
+	if (n_sizes > ALLOC_MAX_SIZES) {
+		memset(out, 0, sizeof(*out));
+		return err_set(err, UNIAP_E_INVALID, "sizes: must have 1 to %d entries and devices >= 1", ALLOC_MAX_SIZES);
+	}
+	return alloc_solve_pools(jobs, n, sizes, n_sizes, &one, objective, restart_cost, out, err);
 }
 
 /* 1 when devices d .. d + s - 1 are all free. */

@@ -12,6 +12,9 @@
  *               the allocations that reach it
  *   deadline    minimise the latest finish max_j samples_j / thr_j(s_j), then
  *               the throughput objective among the allocations that reach it
+ *   missed      minimise the number of jobs with a deadline that miss it
+ *               (samples_j / thr_j(s_j) > deadline_j, or no devices), then the
+ *               throughput objective
  *
  * A job's curve thr_j(s) (samples/s at each allowed size; 0: no plan fits) is
  * the caller's (the CLI runs the planner on each size: cluster_slice below).
@@ -20,7 +23,10 @@
  * also fits the nodes (below-node shares pack into the free nodes by halving,
  * largest first): the devices are the only resource, and the solver is an
  * exact dynamic program over them (a knapsack; the thresholds of fair and
- * deadline by a sweep), proven equal to brute force in tests/unit/test_alloc.c.
+ * deadline by a search over the values the curves take), proven equal to
+ * brute force in tests/unit/test_alloc.c.  A cluster of several pools (device
+ * types: alloc_solve_pools) runs each job inside one pool: the knapsack's
+ * state is then the devices each pool gives out.
  *
  * Thread safety: reentrant.  Never: I/O, globals, solver libraries.
  */
@@ -33,15 +39,18 @@
 #include "model.h"
 
 #define ALLOC_MAX_JOBS 1024
+/* pools (clusters of one device type each) one allocation shares out */
+#define ALLOC_MAX_POOLS 8
 #define ALLOC_MAX_SIZES 128
 /* whole-node sizes: every node count up to this, then powers of two and the whole cluster */
 #define ALLOC_EVERY_NODES 64
-/* the dynamic program's table: jobs x (device units + 1) entries at most */
+/* the dynamic program's table: jobs x the product over pools of (device units + 1), at most */
 #define ALLOC_MAX_TABLE 200000000.0
 
-enum alloc_objective { ALLOC_THROUGHPUT = 0, ALLOC_FAIR, ALLOC_DEADLINE };
+enum alloc_objective { ALLOC_THROUGHPUT = 0, ALLOC_FAIR, ALLOC_DEADLINE, ALLOC_MISSED };
+#define ALLOC_OBJECTIVE_COUNT 4
 
-/* "throughput", "fair", "deadline"; and back (-1: unknown). */
+/* "throughput", "fair", "deadline", "missed"; and back (-1: unknown). */
 const char *alloc_objective_name(enum alloc_objective o);
 int alloc_objective_parse(const char *s);
 
@@ -50,11 +59,12 @@ struct alloc_job {
 	double weight;          /* > 0 */
 	int min_devices;        /* 0: the job may get nothing */
 	int max_devices;        /* 0: no cap */
-	double samples;         /* samples to go (deadline objective), > 0 there */
+	double samples;         /* samples to go (deadline objective; missed, with a deadline), > 0 there */
 	const double *throughput; /* borrowed, [n_sizes]: samples/s at each size of the
 	                             allocation's size list; 0 where no plan fits */
 	int current;            /* re-planning: the size index the job runs on now, -1: none
 	                           (a new job, or a first allocation) */
+	double deadline_s;      /* missed objective: seconds from now to finish by; 0: none */
 };
 
 /*
@@ -70,7 +80,8 @@ size_t alloc_sizes(int nodes, int per_node, int *out, size_t max);
 struct alloc_result {
 	int *size_index;        /* owned, [n_jobs]: index into the sizes, -1 for nothing */
 	double objective;       /* the objective's value (throughput: the weighted sum;
-	                           fair: the least ratio; deadline: the latest finish, s) */
+	                           fair: the least ratio; deadline: the latest finish, s;
+	                           missed: the jobs that miss their deadline) */
 	double throughput_value;/* the throughput objective of this allocation */
 	int devices_used;
 };
@@ -91,6 +102,27 @@ struct alloc_result {
 uniap_code alloc_solve(const struct alloc_job *jobs, size_t n, const int *sizes, size_t n_sizes, int devices,
                        enum alloc_objective objective, double restart_cost, struct alloc_result *out,
                        struct uniap_err *err);
+
+/*
+ * Several pools: sizes[0 .. n_sizes) are the pools' size lists one after
+ * another (pool_of[k] the pool of size k, non-decreasing; each pool's sizes
+ * ascending, alloc_sizes of its own cluster), jobs' throughput and current are
+ * over that whole list, and a job takes one size of one pool: its curve in
+ * each pool is its own (0 where it has none).  The normalised throughput is
+ * against the job's best over every pool, the fair share is all the devices
+ * over the jobs.  When the jobs that must run do not fit, err names a set of
+ * them none of which can be left out and the rest still fail.  Otherwise as
+ * alloc_solve, which is the one-pool case.
+ */
+struct alloc_pools {
+	size_t n;               /* 1 .. ALLOC_MAX_POOLS */
+	const int *devices;     /* borrowed, [n]: each pool's devices */
+	const int *pool_of;     /* borrowed, [n_sizes]; NULL when n is 1 */
+};
+
+uniap_code alloc_solve_pools(const struct alloc_job *jobs, size_t n, const int *sizes, size_t n_sizes,
+                             const struct alloc_pools *pools, enum alloc_objective objective, double restart_cost,
+                             struct alloc_result *out, struct uniap_err *err);
 
 void alloc_result_release(struct alloc_result *r);
 

@@ -54,10 +54,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* made-up curves: grow with the size, none at sizes over the batch */
 		for (k = 0; k < n_sizes; k++)
 			thr[i * n_sizes + k] = sizes[k] <= j->batch ? (double)sizes[k] * (1.0 + (double)(i % 3)) : 0;
+		FUZZ_CHECK(j->deadline_s >= 0 && (j->deadline_s == 0 || j->samples > 0), "job %zu: deadline %g samples %g",
+		           i, j->deadline_s, j->samples);
 		aj[i] = (struct alloc_job){ j->name, j->weight, (int)j->min_devices, (int)j->max_devices, j->samples,
-		                            thr + i * n_sizes, -1 };
+		                            thr + i * n_sizes, -1, j->deadline_s };
 	}
-	for (o = ALLOC_THROUGHPUT; o <= ALLOC_DEADLINE; o++) {
+	for (o = ALLOC_THROUGHPUT; o < ALLOC_OBJECTIVE_COUNT; o++) {
 		struct alloc_result r;
 		int first[ALLOC_MAX_JOBS], used[16] = { 0 }, dv;
 

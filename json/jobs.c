@@ -46,8 +46,8 @@ static uniap_code jobs_job(const cJSON *o, const char *jp, struct jobs_doc *d, s
                            struct uniap_err *err)
 {
 	static const char *const keys[] = { "name", "model", "batch", "weight", "min_devices", "max_devices",
-		                            "samples", "schedule", "recompute", "zero", "sequence_parallel",
-		                            "selective_recompute", "fp8", NULL };
+		                            "samples", "deadline_s", "schedule", "recompute", "zero",
+		                            "sequence_parallel", "selective_recompute", "fp8", NULL };
 	static const char *const schedules[] = { "gpipe", "1f1b" };
 	char p[JDEC_PATH_MAX];
 	const cJSON *v;
@@ -79,6 +79,10 @@ static uniap_code jobs_job(const cJSON *o, const char *jp, struct jobs_doc *d, s
 		             j->min_devices, j->max_devices);
 	if (rc == UNIAP_OK)
 		rc = jdec_num(o, "samples", jp, 0, 0.0, DBL_MIN, 1e18, &j->samples, err);
+	if (rc == UNIAP_OK)
+		rc = jdec_num(o, "deadline_s", jp, 0, 0.0, DBL_MIN, 1e12, &j->deadline_s, err);
+	if (rc == UNIAP_OK && j->deadline_s > 0 && !(j->samples > 0))
+		rc = err_set(err, UNIAP_E_INVALID, "%s.deadline_s: a deadline needs \"samples\", the samples to go", jp);
 	j->schedule = COST_GPIPE;
 	if (rc == UNIAP_OK)
 		rc = jdec_get(o, "schedule", jp, 0, p, &v, err);
@@ -161,37 +165,72 @@ out:
 	return rc;
 }
 
-cJSON *jobs_report(const struct jobs_doc *d, const int *sizes, size_t n_sizes, int per_node,
+cJSON *jobs_report(const struct jobs_doc *d, const int *sizes, size_t n_sizes, const int *pool_of,
                    enum alloc_objective objective, const struct alloc_result *r, double best_throughput,
                    const struct jobs_report_job *jobs, const struct jobs_report_frame *f)
 {
-	cJSON *o = cJSON_CreateObject(), *arr = NULL, *sz = NULL, *dr = NULL;
-	size_t j, k;
-	int ok = o != NULL, moves = 0;
+	cJSON *o = cJSON_CreateObject(), *arr = NULL, *sz = NULL;
+	size_t j, k, p;
+	int ok = o != NULL, moves = 0, several = f->n_pools > 1;
+	double devices = 0;
 
+	for (p = 0; p < f->n_pools; p++)
+		devices += cluster_devices(f->pools[p].cluster) -
+		           (double)f->pools[p].n_drained * f->pools[p].cluster->devices_per_node;
 	ok = ok && cJSON_AddStringToObject(o, "objective", alloc_objective_name(objective)) &&
 	     jenc_add_num(o, "value", r->objective) && jenc_add_num(o, "throughput_value", r->throughput_value) &&
 	     (!(best_throughput > 0) || objective == ALLOC_THROUGHPUT ||
 	      jenc_add_num(o, "price_of_fairness", 1.0 - r->throughput_value / best_throughput)) &&
-	     jenc_add_num(o, "devices", cluster_devices(f->cluster) - (double)f->n_drained * per_node) &&
-	     jenc_add_num(o, "devices_used", r->devices_used) && jenc_add_num(o, "planner_runs", (double)f->planner_runs) &&
-	     (sz = cJSON_AddArrayToObject(o, "sizes")) && (dr = cJSON_AddArrayToObject(o, "drained_nodes")) &&
-	     (arr = cJSON_AddArrayToObject(o, "jobs"));
+	     jenc_add_num(o, "devices", devices) && jenc_add_num(o, "devices_used", r->devices_used) &&
+	     jenc_add_num(o, "planner_runs", (double)f->planner_runs) && (sz = cJSON_AddArrayToObject(o, "sizes"));
 	for (k = 0; ok && k < n_sizes; k++)
 		ok = cJSON_AddItemToArray(sz, cJSON_CreateNumber(sizes[k]));
-	for (k = 0; ok && k < f->n_drained; k++)
-		ok = cJSON_AddItemToArray(dr, cJSON_CreateNumber(f->drained[k]));
+	/* one pool: its drained nodes and cluster at the top (below); several: a "pools" entry each */
+	if (ok && !several) {
+		cJSON *dr = cJSON_AddArrayToObject(o, "drained_nodes");
+
+		ok = dr != NULL;
+		for (k = 0; ok && k < f->pools[0].n_drained; k++)
+			ok = cJSON_AddItemToArray(dr, cJSON_CreateNumber(f->pools[0].drained[k]));
+	}
+	if (ok && several) {
+		cJSON *pa = cJSON_AddArrayToObject(o, "pools");
+
+		ok = pa != NULL;
+		for (p = 0; ok && p < f->n_pools; p++) {
+			const struct jobs_report_pool *pl = &f->pools[p];
+			cJSON *x = cJSON_CreateObject(), *dr = NULL;
+			int used = 0;
+
+			for (j = 0; j < d->n_jobs; j++)
+				if (r->size_index[j] >= 0 && (size_t)pool_of[r->size_index[j]] == p)
+					used += sizes[r->size_index[j]];
+			ok = x && cJSON_AddItemToArray(pa, x) && cJSON_AddStringToObject(x, "name", pl->name) &&
+			     jenc_add_num(x, "devices", cluster_devices(pl->cluster) -
+			                                       (double)pl->n_drained * pl->cluster->devices_per_node) &&
+			     jenc_add_num(x, "devices_used", used) && jenc_add_num(x, "first_size", (double)pl->first) &&
+			     jenc_add_num(x, "sizes_count", (double)pl->n_sizes) &&
+			     (dr = cJSON_AddArrayToObject(x, "drained_nodes"));
+			for (k = 0; ok && k < pl->n_drained; k++)
+				ok = cJSON_AddItemToArray(dr, cJSON_CreateNumber(pl->drained[k]));
+			ok = ok && cJSON_AddItemToObject(x, "cluster", jenc_cluster(pl->cluster)) != 0;
+		}
+	}
+	ok = ok && (arr = cJSON_AddArrayToObject(o, "jobs"));
 	for (j = 0; ok && j < d->n_jobs; j++) {
 		const struct jobs_job *jb = &d->jobs[j];
 		cJSON *x = cJSON_CreateObject(), *curve = NULL;
-		int s = r->size_index[j] >= 0 ? sizes[r->size_index[j]] : 0, first = -1;
-		double thr = s > 0 ? jobs[j].curve[r->size_index[j]] : 0, top = 0;
+		int kk = r->size_index[j], s = kk >= 0 ? sizes[kk] : 0, first = -1;
+		const struct jobs_report_pool *pl = kk >= 0 ? &f->pools[pool_of[kk]] : NULL;
+		int per_node = pl ? pl->cluster->devices_per_node : 1;
+		double thr = s > 0 ? jobs[j].curve[kk] : 0, top = 0;
 
 		for (k = 0; k < n_sizes; k++)
 			top = fmax(top, jobs[j].curve[k]);
 		if (s > 0)
-			first = f->node_map[jobs[j].first_device / per_node] * per_node + jobs[j].first_device % per_node;
+			first = pl->node_map[jobs[j].first_device / per_node] * per_node + jobs[j].first_device % per_node;
 		ok = x && cJSON_AddItemToArray(arr, x) && cJSON_AddStringToObject(x, "name", jb->name) &&
+		     (!several || !pl || cJSON_AddStringToObject(x, "pool", pl->name)) &&
 		     jenc_add_num(x, "devices", s) && jenc_add_num(x, "throughput_samples_per_s", thr) &&
 		     jenc_add_num(x, "normalized_throughput", top > 0 ? thr / top : 0);
 		if (ok && s > 0) {
@@ -200,16 +239,22 @@ cJSON *jobs_report(const struct jobs_doc *d, const int *sizes, size_t n_sizes, i
 
 			ok = nodes && jenc_add_num(x, "first_device", first);
 			for (nd = jobs[j].first_device / per_node; ok && nd <= (jobs[j].first_device + s - 1) / per_node; nd++)
-				ok = cJSON_AddItemToArray(nodes, cJSON_CreateNumber(f->node_map[nd]));
+				ok = cJSON_AddItemToArray(nodes, cJSON_CreateNumber(pl->node_map[nd]));
 			if (ok && jb->samples > 0 && thr > 0)
 				ok = jenc_add_num(x, "finish_s", jb->samples / thr);
 		}
+		if (ok && jb->deadline_s > 0)
+			ok = cJSON_AddBoolToObject(x, "meets_deadline", s > 0 && thr > 0 && jb->samples / thr <= jb->deadline_s) !=
+			     NULL;
 		if (ok && f->replanning) {
 			int moved = jobs[j].previous_devices > 0 &&
-			            (s != jobs[j].previous_devices || first != jobs[j].previous_first_device);
+			            (s != jobs[j].previous_devices || first != jobs[j].previous_first_device ||
+			             (several && (!pl || !jobs[j].previous_pool || strcmp(pl->name, jobs[j].previous_pool) != 0)));
 
 			moves += moved;
 			ok = jenc_add_num(x, "previous_devices", jobs[j].previous_devices > 0 ? jobs[j].previous_devices : 0) &&
+			     (!several || !jobs[j].previous_pool ||
+			      cJSON_AddStringToObject(x, "previous_pool", jobs[j].previous_pool)) &&
 			     cJSON_AddBoolToObject(x, "moved", moved) != NULL;
 		}
 		ok = ok && (curve = cJSON_AddArrayToObject(x, "curve"));
@@ -229,8 +274,8 @@ cJSON *jobs_report(const struct jobs_doc *d, const int *sizes, size_t n_sizes, i
 		for (k = 0; ok && k < f->n_ended; k++)
 			ok = cJSON_AddItemToArray(en, cJSON_CreateString(f->ended[k]));
 	}
-	if (ok)
-		ok = cJSON_AddItemToObject(o, "cluster", jenc_cluster(f->cluster)) != 0;
+	if (ok && !several)
+		ok = cJSON_AddItemToObject(o, "cluster", jenc_cluster(f->pools[0].cluster)) != 0;
 	if (!ok) {
 		cJSON_Delete(o);
 		return NULL;

@@ -27,6 +27,7 @@ struct jobs_job {
 	long min_devices;         /* 0: may get nothing (the throughput objective) */
 	long max_devices;         /* 0: no cap */
 	double samples;           /* samples to go; 0 when not given */
+	double deadline_s;        /* seconds from now to finish by (the missed objective); 0: none */
 	enum cost_schedule schedule; /* default gpipe, as uniap plan */
 	int recompute, zero, sp, selective, fp8;
 	struct cJSON *spec;       /* owned: the job's object as given (re-planning compares it) */
@@ -50,16 +51,25 @@ struct jobs_report_job {
 	const struct cJSON *plan; /* the plan document at the chosen size, or NULL */
 	int first_device;         /* -1: nothing; on the cluster without its drained nodes */
 	int previous_devices;     /* re-planning: what it ran on before; -1: it did not run */
-	int previous_first_device;/* ... and where (physical), -1: nowhere */
+	int previous_first_device;/* ... and where (physical, in its pool), -1: nowhere */
+	const char *previous_pool;/* ... and in which pool (NULL: unknown or one pool) */
 };
 
-/* The report's frame: the cluster and what happened to it (all borrowed). */
-struct jobs_report_frame {
-	const struct cluster_profile *cluster; /* the cluster as given (written whole) */
-	const int *node_map;      /* [nodes left]: each node of the allocation's cluster -> the
+/* One pool of the report: a cluster given to the allocation (all borrowed). */
+struct jobs_report_pool {
+	const char *name;         /* the pool's name (its cluster's) */
+	const struct cluster_profile *cluster; /* as given (written whole) */
+	const int *node_map;      /* [nodes left]: each node of the pool's allocation cluster -> the
 	                             cluster's node (the drained ones skipped) */
 	const int *drained;       /* the drained nodes, n_drained of them */
 	size_t n_drained;
+	size_t first, n_sizes;    /* its sizes in the allocation's size list */
+};
+
+/* The report's frame: the pools and what happened to them (all borrowed). */
+struct jobs_report_frame {
+	const struct jobs_report_pool *pools; /* the pools, n_pools (1 .. ALLOC_MAX_POOLS) */
+	size_t n_pools;
 	int replanning;           /* a --current allocation was given: moves are reported */
 	const char *const *ended; /* jobs of the current allocation that are gone, n_ended */
 	size_t n_ended;
@@ -69,14 +79,17 @@ struct jobs_report_frame {
 /*
  * The allocation report: objective and its value, the throughput value, the
  * price of fairness (when best_throughput > 0: 1 - this allocation's
- * throughput value / the throughput objective's optimum), the sizes, the
- * cluster, and per job its devices, nodes, throughput, normalised throughput,
- * finish time (when it has samples to go), curve, plan and spec; when
+ * throughput value / the throughput objective's optimum), the sizes (every
+ * pool's in turn; pool_of[k] the pool of size k), the cluster (one pool) or
+ * the pools (several: each one's name, devices, devices used, sizes, drained
+ * nodes and cluster), and per job its pool (several), devices, nodes,
+ * throughput, normalised throughput, finish time (when it has samples to go),
+ * whether it meets its deadline (when it has one), curve, plan and spec; when
  * re-planning, whether it moves and from where, and the jobs that ended.
- * Devices and nodes are the cluster's own (frame->node_map).  Returns an owned
+ * Devices and nodes are the pool's own (its node_map).  Returns an owned
  * object, NULL on out of memory.
  */
-struct cJSON *jobs_report(const struct jobs_doc *d, const int *sizes, size_t n_sizes, int per_node,
+struct cJSON *jobs_report(const struct jobs_doc *d, const int *sizes, size_t n_sizes, const int *pool_of,
                           enum alloc_objective objective, const struct alloc_result *r, double best_throughput,
                           const struct jobs_report_job *jobs, const struct jobs_report_frame *frame);
 

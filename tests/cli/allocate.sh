@@ -52,7 +52,7 @@ jobs "$tmp/key.json" '[{"name":"a","model":"M","batch":8,"gpus":2}]'
 check unknown-key 1 "jobs[0]" -- "$UNIAP" allocate --cluster $CL --jobs "$tmp/key.json" --quiet
 jobs "$tmp/full.json" '[{"name":"a","model":"M","batch":8,"min_devices":8},{"name":"b","model":"M","batch":8,"min_devices":8}]'
 check minimums-do-not-fit 3 "2 jobs cannot run together on 8 devices: a (8), b (8) need 16" -- "$UNIAP" allocate --cluster $CL --jobs "$tmp/full.json" --quiet
-check bad-objective 2 "--objective: must be throughput, fair or deadline" -- \
+check bad-objective 2 "--objective: must be throughput, fair, deadline or missed" -- \
 	"$UNIAP" allocate --cluster $CL --jobs "$tmp/j.json" --objective fastest
 check missing-jobs 2 "--cluster and --jobs are required" -- "$UNIAP" allocate --cluster $CL
 
@@ -100,6 +100,58 @@ check bad-drain 2 "--drain: must be node indices 0 .. 3" -- "$UNIAP" allocate --
 check drain-all 2 "--drain: must leave at least one" -- "$UNIAP" allocate --cluster $C4 --jobs "$tmp/j.json" --drain 0,1,2,3
 check bad-current 1 "current: must be a report of uniap allocate" -- \
 	"$UNIAP" allocate --cluster $C4 --jobs "$tmp/j.json" --current "$tmp/j.json" --quiet
+
+# the missed objective: the fewest jobs past their deadline, then throughput.  b's deadline is
+# met only with at least half of the node (its finish on 4 devices, from the throughput curve),
+# c's never; a has none.
+check m-curves 0 '"objective":"throughput"' -- "$UNIAP" allocate --cluster $CL --jobs "$tmp/j.json" --quiet
+cp "$tmp/out" "$tmp/m0.json"
+need=$(jq '.sizes as $s | .jobs[1] | 1000 / .curve[($s | index(4))]' "$tmp/m0.json")
+jq --argjson d "$need" '.jobs[1].deadline_s = $d | .jobs[2].deadline_s = 1e-6' "$tmp/j.json" >"$tmp/jm.json"
+check missed 0 '"objective":"missed","value":1,' -- "$UNIAP" allocate --cluster $CL --jobs "$tmp/jm.json" \
+	--objective missed --quiet
+cp "$tmp/out" "$tmp/m1.json"
+check missed-meets 0 true -- jq -e '.jobs[1].meets_deadline == true and .jobs[1].devices >= 4
+	and .jobs[2].meets_deadline == false and (.jobs[0] | has("meets_deadline") | not)' "$tmp/m1.json"
+jq '.jobs[0].deadline_s = 10' "$tmp/j.json" >"$tmp/jd.json"
+check deadline-needs-samples-too 1 'jobs[0].deadline_s: a deadline needs "samples"' -- \
+	"$UNIAP" allocate --cluster $CL --jobs "$tmp/jd.json" --objective missed --quiet
+
+# pools: an 8-GPU node and 4 nodes of 4 as two pools; each job inside one of them, every device
+# of a pool once at most, curves over both pools' sizes
+check pools 0 '"pools":[' -- "$UNIAP" allocate --cluster $CL --cluster $C4 --jobs "$tmp/j.json" --quiet
+cp "$tmp/out" "$tmp/p1.json"
+check pools-shape 0 true -- jq -e '.sizes as $s | (.pools | length) == 2 and .devices == 24 and ($s | length) ==
+	(.pools[0].sizes_count + .pools[1].sizes_count) and all(.jobs[]; (.curve | length) == ($s | length))
+	and (has("cluster") | not)' "$tmp/p1.json"
+check pools-devices 0 true -- jq -e '[.pools[].name] as $n | all($n[]; . as $p |
+	[$_jobs[] | select(.pool == $p) | range(.first_device; .first_device + .devices)] | length == (unique | length))
+	and all(.jobs[]; .devices == 0 or (.pool as $p | $n | index($p) != null))' --argjson _jobs "$(jq .jobs "$tmp/p1.json")" "$tmp/p1.json"
+check pools-used 0 true -- jq -e '.devices_used == ([.pools[].devices_used] | add) and
+	all(.pools[]; .devices_used <= .devices)' "$tmp/p1.json"
+# re-planning on pools: nothing changed, nothing planned, nobody moves; a drained node of one pool
+check pools-unchanged 0 '"planner_runs":0,' -- "$UNIAP" allocate --cluster $CL --cluster $C4 --jobs "$tmp/j.json" \
+	--current "$tmp/p1.json" --quiet
+cp "$tmp/out" "$tmp/p2.json"
+check pools-unchanged-moves 0 true -- jq -e '.moves == 0 and all(.jobs[]; .moved == false)' "$tmp/p2.json"
+p4=$(jq -r '.pools[1].name' "$tmp/p1.json")
+check pools-drain 0 '"drained_nodes":[2]' -- "$UNIAP" allocate --cluster $CL --cluster $C4 --jobs "$tmp/j.json" \
+	--current "$tmp/p1.json" --drain "$p4:2" --quiet
+cp "$tmp/out" "$tmp/p3.json"
+check pools-drain-off 0 true -- jq -e --arg p "$p4" '.pools[1].devices == 12 and
+	all(.jobs[]; .pool != $p or ((.nodes // []) | index(2) == null))' "$tmp/p3.json"
+check pools-drain-index 0 '"drained_nodes":[2]' -- "$UNIAP" allocate --cluster $CL --cluster $C4 --jobs "$tmp/j.json" \
+	--curves "$tmp/p1.json" --drain 1:2 --no-plans --quiet
+check pools-drain-named 2 "--drain: with several clusters each node is POOL:NODE" -- \
+	"$UNIAP" allocate --cluster $CL --cluster $C4 --jobs "$tmp/j.json" --drain 2
+check pools-drain-unknown 2 '--drain: no pool named "nowhere"' -- \
+	"$UNIAP" allocate --cluster $CL --cluster $C4 --jobs "$tmp/j.json" --drain nowhere:2
+check pools-twice 2 'two clusters are named' -- "$UNIAP" allocate --cluster $CL --cluster $CL --jobs "$tmp/j.json"
+# one job too many for both pools at their minimums: named, with the others
+jobs "$tmp/pfull.json" '[{"name":"a","model":"M","batch":32,"min_devices":8},{"name":"b","model":"M","batch":32,"min_devices":16},
+	{"name":"c","model":"M","batch":32,"min_devices":8}]'
+check pools-full 3 "jobs cannot run together in the 2 pools" -- \
+	"$UNIAP" allocate --cluster $CL --cluster $C4 --jobs "$tmp/pfull.json" --quiet
 
 echo "allocate: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -3,9 +3,10 @@
  * on random small instances (up to 5 jobs, up to 4 nodes of 1 to 8 devices,
  * curves with holes, weights, minimums and caps) every objective's value and
  * the throughput value it keeps equal the best over every combination of
- * sizes; the placement puts each job on its own devices, whole nodes for
- * node-sized jobs and one node for shares; slicing a catalog cluster gives
- * valid clusters of every allowed size.
+ * sizes; the same for clusters of two or three pools (each job inside one);
+ * the placement puts each job on its own devices, whole nodes for node-sized
+ * jobs and one node for shares; slicing a catalog cluster gives valid
+ * clusters of every allowed size.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -28,26 +29,45 @@ static unsigned rnd(unsigned n)
 }
 
 #define MAXJ 5
+#define MAXP 3
 
 struct inst {
-	int nodes, per_node, sizes[ALLOC_MAX_SIZES];
+	int nodes, per_node, sizes[ALLOC_MAX_SIZES]; /* pool 0's; with pools, every pool's sizes in turn */
 	size_t n, n_sizes;
+	size_t n_pools;             /* 1: one cluster of nodes x per_node */
+	int pool_nodes[MAXP], pool_per[MAXP], pool_devices[MAXP], pool_of[ALLOC_MAX_SIZES];
+	size_t pool_first[MAXP + 1]; /* pool p's sizes: pool_first[p] .. pool_first[p + 1] */
 	double restart; /* re-planning: the restart cost (0: a first allocation) */
 	double thr[MAXJ][ALLOC_MAX_SIZES];
 	struct alloc_job jobs[MAXJ];
 };
 
-static void make(struct inst *in)
+static void make(struct inst *in, int pooled)
 {
 	static const int per[] = { 1, 2, 4, 8 };
-	size_t j, k;
+	size_t j, k, p;
 
 	memset(in, 0, sizeof(*in));
-	in->nodes = 1 + (int)rnd(4);
-	in->per_node = per[rnd(4)];
-	in->n_sizes = alloc_sizes(in->nodes, in->per_node, in->sizes, ALLOC_MAX_SIZES);
-	assert_true(in->n_sizes > 0);
-	in->n = 1 + rnd(MAXJ);
+	in->n_pools = pooled ? 2 + rnd(2) : 1;
+	for (p = 0; p < in->n_pools; p++) {
+		size_t got;
+
+		/* several pools: fewer nodes and jobs, so that brute force stays quick */
+		in->pool_nodes[p] = 1 + (int)rnd(pooled ? 2 : 4);
+		in->pool_per[p] = per[rnd(pooled ? 3 : 4)];
+		in->pool_devices[p] = in->pool_nodes[p] * in->pool_per[p];
+		in->pool_first[p] = in->n_sizes;
+		got = alloc_sizes(in->pool_nodes[p], in->pool_per[p], in->sizes + in->n_sizes,
+		                  ALLOC_MAX_SIZES - in->n_sizes);
+		assert_true(got > 0);
+		for (k = in->n_sizes; k < in->n_sizes + got; k++)
+			in->pool_of[k] = (int)p;
+		in->n_sizes += got;
+	}
+	in->pool_first[in->n_pools] = in->n_sizes;
+	in->nodes = in->pool_nodes[0];
+	in->per_node = in->pool_per[0];
+	in->n = 1 + rnd(pooled ? 3 : MAXJ);
 	for (j = 0; j < in->n; j++) {
 		struct alloc_job *a = &in->jobs[j];
 		double t = 0;
@@ -64,6 +84,7 @@ static void make(struct inst *in)
 		if (a->max_devices > 0 && a->max_devices < a->min_devices)
 			a->max_devices = 0;
 		a->samples = 100 * (1 + rnd(9));
+		a->deadline_s = rnd(3) == 0 ? 0 : 10.0 * (1 + rnd(30));
 		a->throughput = in->thr[j];
 		a->current = rnd(2) ? -1 : (int)rnd((unsigned)in->n_sizes);
 	}
@@ -89,20 +110,37 @@ static double best_of(const struct inst *in, size_t j)
 	return b;
 }
 
+static int total_devices(const struct inst *in)
+{
+	int d = 0;
+	size_t p;
+
+	for (p = 0; p < in->n_pools; p++)
+		d += in->pool_devices[p];
+	return d;
+}
+
 /* the fair reference (alloc.h): the largest allowed size with a plan within the equal share,
- * else the smallest with a plan */
+ * else the smallest with a plan; the best pool where several have that size */
 static double fair_ref(const struct inst *in, size_t j)
 {
-	double share = (double)(in->nodes * in->per_node) / (double)in->n, ref = 0, first = 0;
+	double share = (double)total_devices(in) / (double)in->n, ref = 0, first = 0;
+	int ref_size = 0, first_size = 0;
 	size_t k;
 
 	for (k = 0; k < in->n_sizes; k++) {
+		int s = in->sizes[k];
+
 		if (!allowed(in, j, k))
 			continue;
-		if (first == 0)
+		if (first_size == 0 || s < first_size || (s == first_size && in->thr[j][k] > first)) {
+			first_size = s;
 			first = in->thr[j][k];
-		if (in->sizes[k] <= share)
+		}
+		if (s <= share && (s > ref_size || (s == ref_size && in->thr[j][k] > ref))) {
+			ref_size = s;
 			ref = in->thr[j][k];
+		}
 	}
 	return ref > 0 ? ref : first;
 }
@@ -120,20 +158,26 @@ static int brute(const struct inst *in, enum alloc_objective o, double *prim, do
 	for (j = 0; j < in->n; j++)
 		pick[j] = -1;
 	for (;;) {
-		int ok = 1, used = 0;
-		double p = o == ALLOC_THROUGHPUT ? 0 : INFINITY, t = 0;
+		int ok = 1, used[MAXP] = { 0 }, fits = 1;
+		double p = o == ALLOC_THROUGHPUT || o == ALLOC_MISSED ? 0 : INFINITY, t = 0;
+		size_t q;
 
 		for (j = 0; j < in->n && ok; j++) {
 			int k = pick[j];
 
 			if (k < 0) {
-				ok = o == ALLOC_THROUGHPUT && in->jobs[j].min_devices == 0;
+				ok = (o == ALLOC_THROUGHPUT || o == ALLOC_MISSED) && in->jobs[j].min_devices == 0;
+				if (o == ALLOC_MISSED && in->jobs[j].deadline_s > 0)
+					p -= 1;
 				continue;
 			}
 			ok = allowed(in, j, (size_t)k);
 			if (!ok)
 				break;
-			used += in->sizes[k];
+			used[in->pool_of[k]] += in->sizes[k];
+			if (o == ALLOC_MISSED && in->jobs[j].deadline_s > 0 &&
+			    in->jobs[j].samples / in->thr[j][k] > in->jobs[j].deadline_s)
+				p -= 1;
 			t += in->jobs[j].weight * in->thr[j][k] / best_of(in, j);
 			if (in->jobs[j].current >= 0 && in->jobs[j].current != k)
 				t -= in->jobs[j].weight * in->restart; /* a move costs its restart */
@@ -142,7 +186,9 @@ static int brute(const struct inst *in, enum alloc_objective o, double *prim, do
 			if (o == ALLOC_DEADLINE)
 				p = fmin(p, -in->jobs[j].samples / in->thr[j][k]);
 		}
-		if (ok && used <= in->nodes * in->per_node) {
+		for (q = 0; q < in->n_pools; q++)
+			fits &= used[q] <= in->pool_devices[q];
+		if (ok && fits) {
 			if (o == ALLOC_THROUGHPUT)
 				p = t;
 			if (!found || p > *prim + 1e-12 || (fabs(p - *prim) <= 1e-12 && t > *thr + 1e-12)) {
@@ -160,31 +206,36 @@ static int brute(const struct inst *in, enum alloc_objective o, double *prim, do
 		if (j == in->n)
 			break;
 	}
-	if (found && o == ALLOC_DEADLINE)
+	if (found && (o == ALLOC_DEADLINE || o == ALLOC_MISSED))
 		*prim = -*prim;
 	return found ? 0 : -1;
 }
 
-static void check_place(const struct inst *in, const struct alloc_result *r, const int *keep)
+/* Places pool p's jobs (the others masked out) and checks each is on its own devices,
+ * whole nodes for node-sized jobs and one node for shares. */
+static void check_place(const struct inst *in, const struct alloc_result *r, const int *keep, size_t p)
 {
-	int first[MAXJ], owner[32], d;
+	int first[MAXJ], owner[32], d, idx[MAXJ], nodes = in->pool_nodes[p], per = in->pool_per[p];
+	struct alloc_result m = { idx, 0, 0, 0 };
 	size_t j;
 
-	assert_true(alloc_place(r, in->n, in->sizes, in->nodes, in->per_node, keep, first) >= 0);
+	for (j = 0; j < in->n; j++)
+		idx[j] = r->size_index[j] >= 0 && (size_t)in->pool_of[r->size_index[j]] == p ? r->size_index[j] : -1;
+	assert_true(alloc_place(&m, in->n, in->sizes, nodes, per, keep, first) >= 0);
 	for (d = 0; d < 32; d++)
 		owner[d] = -1;
 	for (j = 0; j < in->n; j++) {
-		int s = r->size_index[j] < 0 ? 0 : in->sizes[r->size_index[j]];
+		int s = idx[j] < 0 ? 0 : in->sizes[idx[j]];
 
 		if (s == 0) {
 			assert_int_equal(first[j], -1);
 			continue;
 		}
-		assert_true(first[j] >= 0 && first[j] + s <= in->nodes * in->per_node);
-		if (s >= in->per_node)
-			assert_int_equal(first[j] % in->per_node, 0); /* whole nodes */
+		assert_true(first[j] >= 0 && first[j] + s <= nodes * per);
+		if (s >= per)
+			assert_int_equal(first[j] % per, 0); /* whole nodes */
 		else
-			assert_int_equal(first[j] / in->per_node, (first[j] + s - 1) / in->per_node); /* one node */
+			assert_int_equal(first[j] / per, (first[j] + s - 1) / per); /* one node */
 		for (d = first[j]; d < first[j] + s; d++) {
 			assert_int_equal(owner[d], -1);
 			owner[d] = (int)j;
@@ -194,25 +245,34 @@ static void check_place(const struct inst *in, const struct alloc_result *r, con
 
 static void test_matches_brute_force(void **state)
 {
-	int trial, o, solved = 0, infeasible = 0;
+	int trial, o, solved = 0, infeasible = 0, pooled_solved = 0;
 
 	(void)state;
-	for (trial = 0; trial < 600; trial++) {
+	for (trial = 0; trial < 900; trial++) {
 		struct inst in;
+		int pooled = trial % 3 == 2;
 
-		make(&in);
-		for (o = ALLOC_THROUGHPUT; o <= ALLOC_DEADLINE; o++) {
+		make(&in, pooled);
+		for (o = ALLOC_THROUGHPUT; o < ALLOC_OBJECTIVE_COUNT; o++) {
 			struct alloc_result r;
 			struct uniap_err err;
+			struct alloc_pools pools = { in.n_pools, in.pool_devices, in.pool_of };
 			double prim = 0, thr = 0;
 			int b = brute(&in, (enum alloc_objective)o, &prim, &thr);
-			uniap_code rc = alloc_solve(in.jobs, in.n, in.sizes, in.n_sizes, in.nodes * in.per_node,
-			                            (enum alloc_objective)o, in.restart, &r, &err);
+			/* one pool: alloc_solve (the one-pool case) and alloc_solve_pools agree */
+			uniap_code rc = pooled ? alloc_solve_pools(in.jobs, in.n, in.sizes, in.n_sizes, &pools,
+			                                           (enum alloc_objective)o, in.restart, &r, &err)
+			                       : alloc_solve(in.jobs, in.n, in.sizes, in.n_sizes, in.nodes * in.per_node,
+			                                     (enum alloc_objective)o, in.restart, &r, &err);
+			size_t p;
 
 			if (b != 0) {
 				if (rc != UNIAP_E_INFEASIBLE)
 					fail_msg("trial %d objective %s: brute force finds nothing, alloc_solve %d", trial,
 					         alloc_objective_name((enum alloc_objective)o), (int)rc);
+				if (pooled)
+					assert_true(strstr(err.msg, "without any one of them the others fit") ||
+					            strstr(err.msg, "no allowed size"));
 				infeasible++;
 				continue;
 			}
@@ -221,12 +281,21 @@ static void test_matches_brute_force(void **state)
 				         err.msg);
 			if (fabs(r.objective - prim) > 1e-9 * (1 + fabs(prim)) ||
 			    fabs(r.throughput_value - thr) > 1e-9 * (1 + fabs(thr)))
-				fail_msg("trial %d objective %s: alloc %.12g (throughput %.12g), brute %.12g (%.12g)", trial,
-				         alloc_objective_name((enum alloc_objective)o), r.objective, r.throughput_value, prim,
-				         thr);
-			assert_true(r.devices_used <= in.nodes * in.per_node);
-			check_place(&in, &r, NULL);
-			{
+				fail_msg("trial %d objective %s%s: alloc %.12g (throughput %.12g), brute %.12g (%.12g)", trial,
+				         alloc_objective_name((enum alloc_objective)o), pooled ? " (pools)" : "", r.objective,
+				         r.throughput_value, prim, thr);
+			assert_true(r.devices_used <= total_devices(&in));
+			if (!pooled) {
+				struct alloc_result r1;
+
+				assert_int_equal(alloc_solve_pools(in.jobs, in.n, in.sizes, in.n_sizes, &pools,
+				                                   (enum alloc_objective)o, in.restart, &r1, &err), UNIAP_OK);
+				assert_memory_equal(r.size_index, r1.size_index, in.n * sizeof(int));
+				alloc_result_release(&r1);
+			}
+			for (p = 0; p < in.n_pools; p++)
+				check_place(&in, &r, NULL, p);
+			if (!pooled) {
 				/* re-placing with some jobs asked to stay on random devices: still a placement;
 				 * asked to stay where they are: every job stays */
 				int keep[MAXJ], again[MAXJ], placed = 0;
@@ -240,21 +309,23 @@ static void test_matches_brute_force(void **state)
 
 				for (q = 0; q < in.n; q++)
 					keep[q] = rnd(2) ? -1 : (int)rnd((unsigned)(in.nodes * in.per_node));
-				check_place(&in, &r, keep);
+				check_place(&in, &r, keep, 0);
 			}
 			solved++;
+			pooled_solved += pooled;
 			alloc_result_release(&r);
 		}
 	}
-	fprintf(stderr, "allocation: %d solved, %d infeasible, all equal to brute force\n", solved, infeasible);
-	assert_true(solved > 1000 && infeasible > 0);
+	fprintf(stderr, "allocation: %d solved (%d on pools), %d infeasible, all equal to brute force\n", solved,
+	        pooled_solved, infeasible);
+	assert_true(solved > 1500 && pooled_solved > 300 && infeasible > 0);
 }
 
 static void test_errors(void **state)
 {
 	double thr[3] = { 1, 2, 3 };
 	int sizes[3] = { 1, 2, 4 };
-	struct alloc_job j[2] = { { "a", 1, 0, 0, 10, thr, -1 }, { "b", 1, 4, 0, 10, thr, -1 } };
+	struct alloc_job j[2] = { { "a", 1, 0, 0, 10, thr, -1, 0 }, { "b", 1, 4, 0, 10, thr, -1, 0 } };
 	struct alloc_result r;
 	struct uniap_err err;
 
@@ -269,8 +340,8 @@ static void test_errors(void **state)
 	{
 		/* the smallest set that does not fit: the largest minimums first until they exceed the
 		 * devices (d has no minimum and is never named) */
-		struct alloc_job k[4] = { { "a", 1, 1, 0, 10, thr, -1 }, { "b", 1, 4, 0, 10, thr, -1 },
-			                  { "c", 1, 2, 0, 10, thr, -1 }, { "d", 1, 0, 0, 10, thr, -1 } };
+		struct alloc_job k[4] = { { "a", 1, 1, 0, 10, thr, -1, 0 }, { "b", 1, 4, 0, 10, thr, -1, 0 },
+			                  { "c", 1, 2, 0, 10, thr, -1, 0 }, { "d", 1, 0, 0, 10, thr, -1, 0 } };
 
 		assert_int_equal(alloc_solve(k, 4, sizes, 3, 6, ALLOC_THROUGHPUT, 0, &r, &err), UNIAP_E_INFEASIBLE);
 		assert_non_null(strstr(err.msg, "3 jobs cannot run together on 6 devices: b (4), c (2), a (1) need 7"));
@@ -281,6 +352,32 @@ static void test_errors(void **state)
 	j[0].min_devices = 0;
 	assert_int_equal(alloc_solve(j, 2, sizes, 3, 8, ALLOC_DEADLINE, 0, &r, &err), UNIAP_E_INVALID);
 	assert_non_null(strstr(err.msg, "jobs[0].samples"));
+	j[0].deadline_s = 60; /* missed: a job with a deadline needs its samples to go */
+	assert_int_equal(alloc_solve(j, 2, sizes, 3, 8, ALLOC_MISSED, 0, &r, &err), UNIAP_E_INVALID);
+	assert_non_null(strstr(err.msg, "jobs[0].samples: the missed objective"));
+	{
+		/* pools: three jobs of 4 in two pools of 4; any two fit, so all three are named */
+		double t6[6] = { 1, 2, 3, 1, 2, 3 };
+		int sz[6] = { 1, 2, 4, 1, 2, 4 }, of[6] = { 0, 0, 0, 1, 1, 1 }, dev[2] = { 4, 4 };
+		struct alloc_pools pools = { 2, dev, of };
+		struct alloc_job k[4] = { { "a", 1, 4, 0, 10, t6, -1, 0 }, { "b", 1, 4, 0, 10, t6, -1, 0 },
+			                  { "c", 1, 4, 0, 10, t6, -1, 0 }, { "d", 1, 0, 0, 10, t6, -1, 0 } };
+
+		assert_int_equal(alloc_solve_pools(k, 4, sz, 6, &pools, ALLOC_THROUGHPUT, 0, &r, &err), UNIAP_E_INFEASIBLE);
+		assert_non_null(strstr(err.msg, "3 jobs cannot run together in the 2 pools: a (4), b (4), c (4)"));
+		k[2].min_devices = 2; /* now a and b take a pool each and c has no room: still all three */
+		assert_int_equal(alloc_solve_pools(k, 4, sz, 6, &pools, ALLOC_THROUGHPUT, 0, &r, &err), UNIAP_E_INFEASIBLE);
+		assert_non_null(strstr(err.msg, "3 jobs cannot run together in the 2 pools: a (4), b (4), c (2)"));
+		k[2].min_devices = 0; /* without c's minimum: a in one pool, b in the other, c and d nothing */
+		assert_int_equal(alloc_solve_pools(k, 4, sz, 6, &pools, ALLOC_THROUGHPUT, 0, &r, &err), UNIAP_OK);
+		assert_int_equal(of[r.size_index[0]] + of[r.size_index[1]], 1);
+		assert_int_equal(r.devices_used, 8);
+		alloc_result_release(&r);
+		of[3] = 2; /* a pool that does not exist */
+		assert_int_equal(alloc_solve_pools(k, 4, sz, 6, &pools, ALLOC_THROUGHPUT, 0, &r, &err), UNIAP_E_INVALID);
+		assert_non_null(strstr(err.msg, "sizes[3]: its pool"));
+	}
+	assert_int_equal(alloc_objective_parse("missed"), ALLOC_MISSED);
 	assert_int_equal(alloc_objective_parse("fair"), ALLOC_FAIR);
 	assert_int_equal(alloc_objective_parse("fastest"), -1);
 }
