@@ -182,7 +182,10 @@ cJSON *jobs_report(const struct jobs_doc *d, const int *sizes, size_t n_sizes, c
 	     (!(best_throughput > 0) || objective == ALLOC_THROUGHPUT ||
 	      jenc_add_num(o, "price_of_fairness", 1.0 - r->throughput_value / best_throughput)) &&
 	     jenc_add_num(o, "devices", devices) && jenc_add_num(o, "devices_used", r->devices_used) &&
-	     jenc_add_num(o, "planner_runs", (double)f->planner_runs) && (sz = cJSON_AddArrayToObject(o, "sizes"));
+	     jenc_add_num(o, "planner_runs", (double)f->planner_runs) &&
+	     (!f->stopped || (cJSON_AddBoolToObject(o, "stopped", 1) &&
+	                      jenc_add_num(o, "unplanned_points", (double)f->unplanned_points))) &&
+	     (sz = cJSON_AddArrayToObject(o, "sizes"));
 	for (k = 0; ok && k < n_sizes; k++)
 		ok = cJSON_AddItemToArray(sz, cJSON_CreateNumber(sizes[k]));
 	/* one pool: its drained nodes and cluster at the top (below); several: a "pools" entry each */

@@ -74,6 +74,8 @@ struct jobs_report_frame {
 	const char *const *ended; /* jobs of the current allocation that are gone, n_ended */
 	size_t n_ended;
 	long planner_runs;        /* planner runs this allocation needed (the rest reused) */
+	int stopped;              /* planning was stopped: unplanned_points curve points have no plan */
+	size_t unplanned_points;
 };
 
 /*

@@ -146,7 +146,7 @@ check pools-drain-named 2 "--drain: with several clusters each node is POOL:NODE
 	"$UNIAP" allocate --cluster $CL --cluster $C4 --jobs "$tmp/j.json" --drain 2
 check pools-drain-unknown 2 '--drain: no pool named "nowhere"' -- \
 	"$UNIAP" allocate --cluster $CL --cluster $C4 --jobs "$tmp/j.json" --drain nowhere:2
-check pools-twice 2 'two clusters are named' -- "$UNIAP" allocate --cluster $CL --cluster $CL --jobs "$tmp/j.json"
+check pools-twice 2 'clusters: two are named' -- "$UNIAP" allocate --cluster $CL --cluster $CL --jobs "$tmp/j.json"
 # one job too many for both pools at their minimums: named, with the others
 jobs "$tmp/pfull.json" '[{"name":"a","model":"M","batch":32,"min_devices":8},{"name":"b","model":"M","batch":32,"min_devices":16},
 	{"name":"c","model":"M","batch":32,"min_devices":8}]'

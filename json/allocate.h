@@ -1,0 +1,73 @@
+/*
+ * allocate.h - the allocation engine behind `uniap allocate` and POST
+ * /v1/allocations (docs/allocation.md): given pools (clusters, one device
+ * type each), a jobs document and optionally the allocation in force and a
+ * curve cache (earlier reports), it plans each job's throughput curve with the
+ * caller's planner, reusing every point an earlier report has for the same
+ * slice, solves the allocation exactly (core/alloc.h), places it on nodes and
+ * writes the report (jobs.h).
+ *
+ * The planner is the caller's (allocate_plan_fn): the CLI runs uop_run with
+ * its own worker pool, uniapd on its shared pool with the tenant's cost cache,
+ * cancel and stop flags.  Progress and "stop planning" are callbacks too.
+ *
+ * Thread safety: one call per request; no globals.  Never: print, exit, read
+ * files, keep state between calls.
+ */
+#ifndef UNIAP_ALLOCATE_H
+#define UNIAP_ALLOCATE_H
+
+#include <stddef.h>
+
+#include "alloc.h"
+#include "err.h"
+#include "jobs.h"
+#include "model.h"
+#include "uop.h"
+
+struct cJSON;
+
+/*
+ * Runs the planner on slice (a pool cut to one allocation size) for model
+ * with opts (batch, schedule and the job's options filled in; the caller adds
+ * threads, limits, pool hooks) into *out, as uop_run does.  UNIAP_E_ARG and
+ * UNIAP_E_INFEASIBLE mean "no plan at this size"; any other error stops the
+ * allocation (UNIAP_E_CANCELED for a canceled job).
+ */
+typedef uniap_code (*allocate_plan_fn)(void *ctx, const struct cluster_profile *slice,
+                                       const struct model_profile *model, struct uop_options *opts,
+                                       struct uop_result *out, struct uniap_err *err);
+
+struct allocate_request {
+	const struct cluster_profile *clusters; /* borrowed, [n_pools]: the pools as given (names differ) */
+	size_t n_pools;                 /* 1 .. ALLOC_MAX_POOLS */
+	const struct jobs_doc *doc;     /* borrowed */
+	const char *drain;              /* nodes out of service, "3,17" or with pools "POOL:3"; NULL: none */
+	const struct cJSON *current;    /* the allocation in force (a report), borrowed; NULL: none */
+	const struct cJSON *curves;     /* a report whose curves are a cache, borrowed; NULL: none */
+	enum alloc_objective objective;
+	double restart_cost;            /* with current: a move's cost (alloc_solve) */
+	int no_plans;                   /* leave out the plans of reused points (no planner run for them) */
+	allocate_plan_fn plan;          /* the planner */
+	void *plan_ctx;
+	/* each curve point as it is settled (reused or planned): done of total so far; NULL: none */
+	void (*progress)(void *ctx, size_t done, size_t total, const char *job, const char *pool, int devices,
+	                 int planned, double thr);
+	void *progress_ctx;
+	/* 1 when the caller wants no more planner runs (stop and keep what there is): the points
+	 * not planned yet count as having no plan and the report says "stopped"; NULL: never */
+	int (*stopped)(void *ctx);
+	void *stopped_ctx;
+};
+
+/*
+ * Allocates: on UNIAP_OK *report is the allocation report (owned; jobs.h,
+ * jobs_report).  UNIAP_E_ARG for a bad drain list or two pools of one name;
+ * UNIAP_E_INVALID for a report given as current or curves that is not one
+ * (the message names "current" or "curves"); UNIAP_E_INFEASIBLE, naming the
+ * jobs, when the jobs that must run cannot; a planner error as it came,
+ * prefixed with the job and size.
+ */
+uniap_code allocate_run(const struct allocate_request *rq, struct cJSON **report, struct uniap_err *err);
+
+#endif
