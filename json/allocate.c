@@ -369,40 +369,40 @@ static uniap_code allocate_curve_point(const struct allocate_request *rq, const 
 	return rc;
 }
 
-uniap_code allocate_run(const struct allocate_request *rq, cJSON **report, struct uniap_err *err)
-{
-	const struct jobs_doc *doc = rq->doc;
+/* The state allocate_run and allocate_check share: the pools, their sizes, the earlier reports. */
+struct allocate_setup {
 	struct allocate_pool pools[ALLOC_MAX_POOLS];
-	struct jobs_report_pool rpools[ALLOC_MAX_POOLS];
-	int pool_devices[ALLOC_MAX_POOLS];
-	struct alloc_pools ap;
-	struct allocate_current cur, cache;
-	struct alloc_job *aj = NULL;
-	struct jobs_report_job *rj = NULL;
-	struct jobs_report_frame frame;
-	struct alloc_result r, best_r;
-	double *thr = NULL, best_thr = 0;
-	cJSON **plans = NULL, **keys = NULL;
-	const char **ended = NULL;
 	int sizes[ALLOC_MAX_SIZES * ALLOC_MAX_POOLS], pool_of[ALLOC_MAX_SIZES * ALLOC_MAX_POOLS];
-	int *first = NULL, *keep = NULL, *pfirst = NULL, *masked = NULL, i, stopped = 0;
-	unsigned char *reuse = NULL;
-	long runs = 0;
-	size_t n_sizes = 0, n_pools = rq->n_pools, n_ended = 0, j, k, q, p, done = 0, total = 0, unplanned = 0;
+	int pool_devices[ALLOC_MAX_POOLS];
+	size_t n_sizes;
+	struct allocate_current cur, cache;
+};
+
+static void allocate_setup_release(struct allocate_setup *su, size_t n_pools)
+{
+	size_t p;
+
+	allocate_current_release(&su->cur);
+	allocate_current_release(&su->cache);
+	for (p = 0; p < n_pools && p < ALLOC_MAX_POOLS; p++) {
+		free(su->pools[p].drained);
+		free(su->pools[p].node_map);
+		if (su->pools[p].have_logical)
+			cluster_release(&su->pools[p].logical);
+	}
+}
+
+/* Pools (names, drained nodes, sizes) and earlier reports; the caller releases su either way. */
+static uniap_code allocate_setup(const struct allocate_request *rq, struct allocate_setup *su, struct uniap_err *err)
+{
+	struct allocate_pool *pools = su->pools;
+	struct allocate_current *cur = &su->cur, *cache = &su->cache;
+	int *sizes = su->sizes, *pool_of = su->pool_of, *pool_devices = su->pool_devices, i;
+	size_t *n_sizes = &su->n_sizes, n_pools = rq->n_pools, p, q, k;
 	uniap_code rc = UNIAP_OK;
 
-	*report = NULL;
-	memset(pools, 0, sizeof(pools));
-	memset(rpools, 0, sizeof(rpools));
-	memset(&cur, 0, sizeof(cur));
-	memset(&cache, 0, sizeof(cache));
-	memset(&r, 0, sizeof(r));
-	memset(&best_r, 0, sizeof(best_r));
-	memset(&frame, 0, sizeof(frame));
 	if (n_pools < 1 || n_pools > ALLOC_MAX_POOLS)
 		return err_set(err, UNIAP_E_ARG, "clusters: must be 1 to %d pools, got %zu", ALLOC_MAX_POOLS, n_pools);
-	if (!rq->plan)
-		return err_set(err, UNIAP_E_ARG, "allocate_run: no planner");
 	/* the pools: each cluster given, its nodes in service, its sizes */
 	for (p = 0; p < n_pools; p++) {
 		struct allocate_pool *pl = &pools[p];
@@ -437,23 +437,76 @@ uniap_code allocate_run(const struct allocate_request *rq, cJSON **report, struc
 		if (rc != UNIAP_OK)
 			goto out;
 		pl->have_logical = 1;
-		pl->first = n_sizes;
-		got = alloc_sizes(pl->logical.nodes, pl->logical.devices_per_node, sizes + n_sizes, ALLOC_MAX_SIZES);
+		pl->first = *n_sizes;
+		got = alloc_sizes(pl->logical.nodes, pl->logical.devices_per_node, sizes + *n_sizes, ALLOC_MAX_SIZES);
 		if (got == 0) {
 			rc = err_set(err, UNIAP_E_LIMIT, "cluster %s: more than %d allocation sizes (%d nodes)",
 			             pl->cluster->name, ALLOC_MAX_SIZES, pl->logical.nodes);
 			goto out;
 		}
-		for (k = n_sizes; k < n_sizes + got; k++)
+		for (k = *n_sizes; k < *n_sizes + got; k++)
 			pool_of[k] = (int)p;
 		pl->n_sizes = got;
-		n_sizes += got;
+		*n_sizes += got;
 		pool_devices[p] = cluster_devices(&pl->logical);
 	}
-	if (rq->current && (rc = allocate_load_current(rq->current, "current", &cur, err)) != UNIAP_OK)
+	if (rq->current && (rc = allocate_load_current(rq->current, "current", cur, err)) != UNIAP_OK)
 		goto out;
-	if (rq->curves && (rc = allocate_load_current(rq->curves, "curves", &cache, err)) != UNIAP_OK)
+	if (rq->curves && (rc = allocate_load_current(rq->curves, "curves", cache, err)) != UNIAP_OK)
 		goto out;
+out:
+	return rc;
+}
+
+uniap_code allocate_check(const struct allocate_request *rq, struct uniap_err *err)
+{
+	struct allocate_setup *su = calloc(1, sizeof(*su));
+	uniap_code rc;
+
+	if (!su)
+		return err_set(err, UNIAP_E_NOMEM, "allocate: out of memory");
+	rc = allocate_setup(rq, su, err);
+	allocate_setup_release(su, rq->n_pools);
+	free(su);
+	return rc;
+}
+
+uniap_code allocate_run(const struct allocate_request *rq, cJSON **report, struct uniap_err *err)
+{
+	const struct jobs_doc *doc = rq->doc;
+	struct allocate_setup *su = calloc(1, sizeof(*su));
+	struct allocate_pool *pools = su ? su->pools : NULL;
+	struct jobs_report_pool rpools[ALLOC_MAX_POOLS];
+	struct alloc_pools ap;
+	struct allocate_current *cur = su ? &su->cur : NULL, *cache = su ? &su->cache : NULL;
+	struct alloc_job *aj = NULL;
+	struct jobs_report_job *rj = NULL;
+	struct jobs_report_frame frame;
+	struct alloc_result r, best_r;
+	double *thr = NULL, best_thr = 0;
+	cJSON **plans = NULL, **keys = NULL;
+	const char **ended = NULL;
+	int *sizes = su ? su->sizes : NULL, *pool_of = su ? su->pool_of : NULL;
+	int *first = NULL, *keep = NULL, *pfirst = NULL, *masked = NULL, stopped = 0;
+	unsigned char *reuse = NULL;
+	long runs = 0;
+	size_t n_sizes = 0, n_pools = rq->n_pools, n_ended = 0, j, k, q, p, done = 0, total = 0, unplanned = 0;
+	uniap_code rc = UNIAP_OK;
+
+	*report = NULL;
+	memset(rpools, 0, sizeof(rpools));
+	memset(&r, 0, sizeof(r));
+	memset(&best_r, 0, sizeof(best_r));
+	memset(&frame, 0, sizeof(frame));
+	if (!su)
+		return err_set(err, UNIAP_E_NOMEM, "allocate: out of memory");
+	if (!rq->plan) {
+		free(su);
+		return err_set(err, UNIAP_E_ARG, "allocate_run: no planner");
+	}
+	if ((rc = allocate_setup(rq, su, err)) != UNIAP_OK)
+		goto out;
+	n_sizes = su->n_sizes;
 	thr = calloc(doc->n_jobs * n_sizes, sizeof(*thr));
 	plans = calloc(doc->n_jobs * n_sizes, sizeof(*plans));
 	reuse = calloc(doc->n_jobs * n_sizes, 1);
@@ -464,7 +517,7 @@ uniap_code allocate_run(const struct allocate_request *rq, cJSON **report, struc
 	pfirst = calloc(doc->n_jobs, sizeof(*pfirst));
 	masked = calloc(doc->n_jobs, sizeof(*masked));
 	keep = calloc(doc->n_jobs, sizeof(*keep));
-	ended = calloc(cur.jobs ? (size_t)cJSON_GetArraySize(cur.jobs) + 1 : 1, sizeof(*ended));
+	ended = calloc(cur->jobs ? (size_t)cJSON_GetArraySize(cur->jobs) + 1 : 1, sizeof(*ended));
 	if (!thr || !plans || !reuse || !keys || !aj || !rj || !first || !pfirst || !masked || !keep || !ended) {
 		rc = err_set(err, UNIAP_E_NOMEM, "allocate: out of memory");
 		goto out;
@@ -481,8 +534,8 @@ uniap_code allocate_run(const struct allocate_request *rq, cJSON **report, struc
 	}
 	/* which sizes carry over from the current allocation and the cache: the same slice of the pool */
 	for (p = 0; p < n_pools; p++) {
-		const struct allocate_src_pool *cp = allocate_src_pool(&cur, pools[p].cluster->name, n_pools);
-		const struct allocate_src_pool *hp = allocate_src_pool(&cache, pools[p].cluster->name, n_pools);
+		const struct allocate_src_pool *cp = allocate_src_pool(cur, pools[p].cluster->name, n_pools);
+		const struct allocate_src_pool *hp = allocate_src_pool(cache, pools[p].cluster->name, n_pools);
 
 		for (k = 0; k < pools[p].n_sizes; k++) {
 			int s = sizes[pools[p].first + k];
@@ -494,18 +547,18 @@ uniap_code allocate_run(const struct allocate_request *rq, cJSON **report, struc
 	/* the curves: the planner on every size each job may take, unless an earlier report has it */
 	for (j = 0; j < doc->n_jobs; j++) {
 		const struct jobs_job *jb = &doc->jobs[j];
-		const cJSON *old = allocate_current_job(&cur, jb->name);
+		const cJSON *old = allocate_current_job(cur, jb->name);
 		const cJSON *spec = old ? cJSON_GetObjectItemCaseSensitive(old, "spec") : NULL;
 		const cJSON *curve = old ? cJSON_GetObjectItemCaseSensitive(old, "curve") : NULL;
 		const cJSON *opool = old ? cJSON_GetObjectItemCaseSensitive(old, "pool") : NULL;
 		int same = spec && jb->spec && cJSON_Compare(spec, jb->spec, 1) && cJSON_IsArray(curve) &&
-		           (size_t)cJSON_GetArraySize(curve) == cur.n_sizes;
+		           (size_t)cJSON_GetArraySize(curve) == cur->n_sizes;
 		int prev = old ? allocate_int(old, "devices", 0) : 0;
-		const cJSON *by_key = same ? NULL : allocate_curve_by_key(&cur, keys[j]);
-		const cJSON *cached = allocate_curve_by_key(&cache, keys[j]);
+		const cJSON *by_key = same ? NULL : allocate_curve_by_key(cur, keys[j]);
+		const cJSON *cached = allocate_curve_by_key(cache, keys[j]);
 		/* the pool it runs on: named in a report of several pools, the only one otherwise */
 		const char *prev_pool = cJSON_IsString(opool) ? opool->valuestring
-		                        : cur.n_pools == 1 ? cur.pools[0].name : NULL;
+		                        : cur->n_pools == 1 ? cur->pools[0].name : NULL;
 
 		aj[j].current = -1;
 		rj[j].previous_devices = prev > 0 ? prev : -1;
@@ -513,8 +566,8 @@ uniap_code allocate_run(const struct allocate_request *rq, cJSON **report, struc
 		rj[j].previous_pool = prev > 0 ? prev_pool : NULL;
 		for (k = 0; k < n_sizes; k++) {
 			struct allocate_pool *pl = &pools[pool_of[k]];
-			const struct allocate_src_pool *cp = allocate_src_pool(&cur, pl->cluster->name, n_pools);
-			const struct allocate_src_pool *hp = allocate_src_pool(&cache, pl->cluster->name, n_pools);
+			const struct allocate_src_pool *cp = allocate_src_pool(cur, pl->cluster->name, n_pools);
+			const struct allocate_src_pool *hp = allocate_src_pool(cache, pl->cluster->name, n_pools);
 			size_t kp = k - pl->first; /* the size's index in its pool */
 			int here = prev > 0 && prev_pool && cp && strcmp(cp->name, prev_pool) == 0, planned = 0;
 
@@ -582,15 +635,15 @@ uniap_code allocate_run(const struct allocate_request *rq, cJSON **report, struc
 		aj[j].throughput = thr + j * n_sizes;
 	}
 	ap.n = n_pools;
-	ap.devices = pool_devices;
+	ap.devices = su->pool_devices;
 	ap.pool_of = pool_of;
-	rc = alloc_solve_pools(aj, doc->n_jobs, sizes, n_sizes, &ap, rq->objective, cur.root ? rq->restart_cost : 0, &r,
+	rc = alloc_solve_pools(aj, doc->n_jobs, sizes, n_sizes, &ap, rq->objective, cur->root ? rq->restart_cost : 0, &r,
 	                       err);
 	if (rc != UNIAP_OK)
 		goto out;
 	/* the price of fairness: against the throughput objective's optimum (the same restart costs) */
 	if (rq->objective != ALLOC_THROUGHPUT &&
-	    alloc_solve_pools(aj, doc->n_jobs, sizes, n_sizes, &ap, ALLOC_THROUGHPUT, cur.root ? rq->restart_cost : 0,
+	    alloc_solve_pools(aj, doc->n_jobs, sizes, n_sizes, &ap, ALLOC_THROUGHPUT, cur->root ? rq->restart_cost : 0,
 	                      &best_r, err) == UNIAP_OK)
 		best_thr = best_r.objective;
 	err_clear(err);
@@ -656,10 +709,10 @@ uniap_code allocate_run(const struct allocate_request *rq, cJSON **report, struc
 		rj[j].first_device = first[j];
 	}
 	/* the jobs of the current allocation that are gone */
-	if (cur.jobs) {
+	if (cur->jobs) {
 		const cJSON *it;
 
-		cJSON_ArrayForEach(it, cur.jobs) {
+		cJSON_ArrayForEach(it, cur->jobs) {
 			const cJSON *n = cJSON_GetObjectItemCaseSensitive(it, "name");
 
 			for (j = 0; cJSON_IsString(n) && j < doc->n_jobs && strcmp(doc->jobs[j].name, n->valuestring) != 0; j++)
@@ -679,7 +732,7 @@ uniap_code allocate_run(const struct allocate_request *rq, cJSON **report, struc
 	}
 	frame.pools = rpools;
 	frame.n_pools = n_pools;
-	frame.replanning = cur.root != NULL;
+	frame.replanning = cur->root != NULL;
 	frame.ended = ended;
 	frame.n_ended = n_ended;
 	frame.planner_runs = runs;
@@ -704,15 +757,9 @@ out:
 	free(masked);
 	free(keep);
 	free(ended);
-	allocate_current_release(&cur);
-	allocate_current_release(&cache);
 	alloc_result_release(&r);
 	alloc_result_release(&best_r);
-	for (p = 0; p < n_pools; p++) {
-		free(pools[p].drained);
-		free(pools[p].node_map);
-		if (pools[p].have_logical)
-			cluster_release(&pools[p].logical);
-	}
+	allocate_setup_release(su, n_pools);
+	free(su);
 	return rc;
 }

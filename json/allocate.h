@@ -70,4 +70,11 @@ struct allocate_request {
  */
 uniap_code allocate_run(const struct allocate_request *rq, struct cJSON **report, struct uniap_err *err);
 
+/*
+ * What allocate_run checks before it plans anything: the pools' names, the
+ * drain list and the earlier reports (the planner and the jobs are not
+ * used).  uniapd refuses a request with these errors at submission.
+ */
+uniap_code allocate_check(const struct allocate_request *rq, struct uniap_err *err);
+
 #endif

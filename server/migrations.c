@@ -179,6 +179,60 @@ const struct store_migration store_migrations[] = {
 		"-- by the version trigger: the state change it leads to is.\n"
 		"ALTER TABLE jobs ADD COLUMN ask TEXT CHECK (ask IN ('cancel', 'stop'));\n",
 	},
+	{
+		11, "0011_job_kind_allocation.sql",
+		"-- 0011_job_kind_allocation.sql - a third kind of job: 'allocation' (POST\n"
+		"-- /v1/allocations, docs/allocation.md).  SQLite cannot widen a CHECK\n"
+		"-- constraint in place, so the jobs table is made again with the wider one\n"
+		"-- (sqlite.org/lang_altertable.html, \"Making Other Kinds Of Table Schema\n"
+		"-- Changes\"): the same columns in the same order, every row copied, then its\n"
+		"-- indexes and the version trigger of 0009 as they were.  No other table\n"
+		"-- refers to jobs.\n"
+		"CREATE TABLE jobs_new (\n"
+		"\tid               INTEGER PRIMARY KEY,\n"
+		"\ttenant_id        INTEGER NOT NULL REFERENCES tenants(id),\n"
+		"\tstate            TEXT    NOT NULL\n"
+		"\t                 CHECK (state IN ('queued', 'running', 'succeeded', 'failed', 'canceled')),\n"
+		"\trequest_sha256   BLOB    NOT NULL CHECK (length(request_sha256) = 32),\n"
+		"\tidempotency_key  TEXT,\n"
+		"\tprogress_done    INTEGER NOT NULL DEFAULT 0,\n"
+		"\tprogress_total   INTEGER NOT NULL DEFAULT 0,\n"
+		"\tbest_tpi_s       REAL,\n"
+		"\terror            TEXT,\n"
+		"\tcreated_at       INTEGER NOT NULL,\n"
+		"\tstarted_at       INTEGER,\n"
+		"\tfinished_at      INTEGER,\n"
+		"\trequest          BLOB    NOT NULL,\n"
+		"\tresult           BLOB,\n"
+		"\tbody_sha256      BLOB    CHECK (body_sha256 IS NULL OR length(body_sha256) = 32),\n"
+		"\tversion          INTEGER NOT NULL DEFAULT 0,\n"
+		"\tkind             TEXT    NOT NULL DEFAULT 'plan' CHECK (kind IN ('plan', 'calibration', 'allocation')),\n"
+		"\tlease_owner      TEXT,\n"
+		"\tlease_expires_at INTEGER,\n"
+		"\tlease_token      INTEGER NOT NULL DEFAULT 0,\n"
+		"\tbound_s          REAL,\n"
+		"\task              TEXT    CHECK (ask IN ('cancel', 'stop'))\n"
+		");\n"
+		"INSERT INTO jobs_new (id, tenant_id, state, request_sha256, idempotency_key, progress_done, progress_total,\n"
+		"\tbest_tpi_s, error, created_at, started_at, finished_at, request, result, body_sha256, version, kind,\n"
+		"\tlease_owner, lease_expires_at, lease_token, bound_s, ask)\n"
+		"SELECT id, tenant_id, state, request_sha256, idempotency_key, progress_done, progress_total,\n"
+		"\tbest_tpi_s, error, created_at, started_at, finished_at, request, result, body_sha256, version, kind,\n"
+		"\tlease_owner, lease_expires_at, lease_token, bound_s, ask FROM jobs;\n"
+		"DROP TABLE jobs;\n"
+		"ALTER TABLE jobs_new RENAME TO jobs;\n"
+		"CREATE UNIQUE INDEX jobs_idempotency ON jobs(tenant_id, idempotency_key)\n"
+		"\tWHERE idempotency_key IS NOT NULL;\n"
+		"CREATE INDEX jobs_tenant_id ON jobs(tenant_id, id);\n"
+		"CREATE INDEX jobs_tenant_state ON jobs(tenant_id, state, id);\n"
+		"CREATE INDEX jobs_state ON jobs(state, id);\n"
+		"CREATE INDEX jobs_finished ON jobs(finished_at) WHERE finished_at IS NOT NULL;\n"
+		"CREATE TRIGGER jobs_version AFTER UPDATE OF state, progress_done, progress_total, best_tpi_s,\n"
+		"\tbound_s, error, started_at, finished_at, result ON jobs\n"
+		"BEGIN\n"
+		"\tUPDATE jobs SET version = OLD.version + 1 WHERE id = NEW.id;\n"
+		"END;\n",
+	},
 };
 
 const size_t store_migrations_count = sizeof(store_migrations) / sizeof(store_migrations[0]);
@@ -275,6 +329,14 @@ const struct store_migration store_pg_migrations[] = {
 		"CREATE INDEX cost_cache_lru ON cost_cache(last_used_seq, bytes);\n"
 		"CREATE SEQUENCE cost_cache_seq;\n"
 		"CREATE SEQUENCE tenant_served_seq;\n",
+	},
+	{
+		2, "0002_job_kind_allocation.sql",
+		"-- postgres/0002_job_kind_allocation.sql - a third kind of job: 'allocation'\n"
+		"-- (POST /v1/allocations, docs/allocation.md), as SQLite's 0011 allows it.\n"
+		"-- The column's CHECK has PostgreSQL's default name for it.\n"
+		"ALTER TABLE jobs DROP CONSTRAINT jobs_kind_check;\n"
+		"ALTER TABLE jobs ADD CONSTRAINT jobs_kind_check CHECK (kind IN ('plan', 'calibration', 'allocation'));\n",
 	},
 };
 

@@ -251,14 +251,15 @@ int store_job_transition_legal(enum store_job_state from, enum store_job_state t
 
 #define STORE_IDEM_KEY_MAX 255    /* bytes of an Idempotency-Key */
 
-/* What a job does (migration 0005); rows older than it are plan jobs. */
+/* What a job does (migrations 0005, 0011); rows older than 0005 are plan jobs. */
 enum store_job_kind {
 	STORE_JOB_PLAN,
 	STORE_JOB_CALIBRATION,
+	STORE_JOB_ALLOCATION,
 	STORE_JOB_KIND_COUNT
 };
 
-/* "plan", "calibration"; "unknown" out of range. Static. */
+/* "plan", "calibration", "allocation"; "unknown" out of range. Static. */
 const char *store_job_kind_name(enum store_job_kind kind);
 
 struct store_job {

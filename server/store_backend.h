@@ -113,7 +113,7 @@ void store_sqlite_global_init(void);
 /* "queued", ... back to the state; -1 for another name (name borrowed, may be NULL). */
 int store_job_state_parse(const char *name, enum store_job_state *st);
 
-/* "plan", "calibration" back to the kind; -1 for another name. */
+/* "plan", "calibration", "allocation" back to the kind; -1 for another name. */
 int store_job_kind_parse(const char *name, enum store_job_kind *kind);
 
 /* n random bytes from getrandom(2) into buf (borrowed). */

@@ -126,6 +126,7 @@ int store_job_state_parse(const char *name, enum store_job_state *st)
 static const char *const job_kind_names[STORE_JOB_KIND_COUNT] = {
 	[STORE_JOB_PLAN] = "plan",
 	[STORE_JOB_CALIBRATION] = "calibration",
+	[STORE_JOB_ALLOCATION] = "allocation",
 };
 
 const char *store_job_kind_name(enum store_job_kind kind)

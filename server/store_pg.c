@@ -1415,7 +1415,7 @@ static void job_from_row(const PGresult *r, int row, struct store_job *j)
 	j->finished_at_ms = col_i64(r, row, 9);
 	j->version = col_i64(r, row, 10);
 	if (store_job_kind_parse(col_str(r, row, 11), &j->kind) != 0)
-		j->kind = STORE_JOB_PLAN;      /* the CHECK constraint allows only the two names */
+		j->kind = STORE_JOB_PLAN;      /* the CHECK constraint allows only the kinds' names */
 	j->has_bound = !col_null(r, row, 12);
 	j->bound_s = col_f64(r, row, 12);
 }

@@ -1261,7 +1261,7 @@ static void job_from_row(sqlite3_stmt *st, struct store_job *j)
 	j->started_at_ms = sqlite3_column_int64(st, 8);
 	j->finished_at_ms = sqlite3_column_int64(st, 9);
 	j->version = sqlite3_column_int64(st, 10);
-	j->kind = STORE_JOB_PLAN;      /* the CHECK constraint allows only the two names */
+	j->kind = STORE_JOB_PLAN;      /* the CHECK constraint allows only the kinds' names */
 	for (int k = 0; k < STORE_JOB_KIND_COUNT; k++)
 		if (sqlite3_column_text(st, 11) &&
 		    strcmp((const char *)sqlite3_column_text(st, 11), store_job_kind_name(k)) == 0)
