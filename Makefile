@@ -290,11 +290,12 @@ TSAN_TESTS := $(filter $(BUILD)/tests/test_pool% $(BUILD)/tests/test_store% $(BU
 # The whole service too: tests/cli/jobs.sh drives a TSan uniapd (HTTP threads, job
 # threads, store, cache) with concurrent clients, tests/cli/sse.sh its waits and
 # event streams (suspended connections, the watcher thread), tests/cli/calibrations.sh
-# calibrations fitted and canceled on job threads.
+# calibrations fitted and canceled on job threads, tests/cli/allocations.sh allocations
+# planned on the shared pool, stopped and canceled.
 test-tsan:
 	@sh tests/build.sh tsan $(TEST_MAKE) BUILD=build/tsan SAN=tsan $(TSAN_TESTS:$(BUILD)/%=build/tsan/%) build/tsan/uniap build/tsan/uniapd
 	@TEST_PASS=tsan UNIAP=build/tsan/uniap UNIAPD=build/tsan/uniapd UNIAP_SANITIZED=1 TSAN_OPTIONS=halt_on_error=1 \
-		sh tests/run.sh build/tsan/tests $(TSAN_TESTS:$(BUILD)/tests/%=build/tsan/tests/%) tests/cli/jobs.sh tests/cli/sse.sh tests/cli/calibrations.sh
+		sh tests/run.sh build/tsan/tests $(TSAN_TESTS:$(BUILD)/tests/%=build/tsan/tests/%) tests/cli/jobs.sh tests/cli/sse.sh tests/cli/calibrations.sh tests/cli/allocations.sh
 
 # Every program of the ASan and TSan passes, built but not run: make
 # test-fresh runs it after the plain pass on a bare Debian 12, to show that

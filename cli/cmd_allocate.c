@@ -239,8 +239,13 @@ int cli_cmd_allocate(int argc, char **argv)
 	rq.progress = allocate_cli_progress;
 	rq.progress_ctx = &cli;
 	if (allocate_run(&rq, &report, &err) != UNIAP_OK) {
-		if (err.code == UNIAP_E_ARG)
-			status = cli_usage_error("allocate", err.msg);
+		if (err.code == UNIAP_E_ARG) {
+			char msg[UNIAP_ERR_MSG_MAX + 2];
+
+			/* the engine names its field; here it is an option */
+			snprintf(msg, sizeof(msg), "%s%s", strncmp(err.msg, "drain:", 6) == 0 ? "--" : "", err.msg);
+			status = cli_usage_error("allocate", msg);
+		}
 		else if (err.code == UNIAP_E_INVALID && (current_path || curves_path) &&
 		         (strncmp(err.msg, "current", 7) == 0 || strncmp(err.msg, "curves", 6) == 0)) {
 			err_prefix(&err, "%s", strncmp(err.msg, "current", 7) == 0 ? current_path : curves_path);

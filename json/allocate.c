@@ -16,6 +16,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "jdec_int.h"
 #include "jdecode.h"
 #include "jencode.h"
 
@@ -303,25 +304,25 @@ static uniap_code allocate_parse_drain(const char *arg, struct allocate_pool *po
 			if (q == n_pools && e2 == colon && idx >= 0 && (size_t)idx < n_pools)
 				q = (size_t)idx;
 			if (q == n_pools)
-				return err_set(err, UNIAP_E_ARG, "--drain: no pool named \"%.*s\" (a cluster's name or its "
+				return err_set(err, UNIAP_E_ARG, "drain: no pool named \"%.*s\" (a cluster's name or its "
 				               "0-based index)", (int)(len > 64 ? 64 : len), p);
 			pool = q;
 			p = colon + 1;
 		} else if (n_pools > 1) {
-			return err_set(err, UNIAP_E_ARG, "--drain: with several clusters each node is POOL:NODE, got \"%.64s\"",
+			return err_set(err, UNIAP_E_ARG, "drain: with several clusters each node is POOL:NODE, got \"%.64s\"",
 			               arg);
 		}
 		v = strtol(p, &end, 10);
 		if (end == p || v < 0 || v >= pools[pool].cluster->nodes || (*end && *end != ','))
-			return err_set(err, UNIAP_E_ARG, "--drain: must be node indices 0 .. %d of %s, comma-separated, got "
+			return err_set(err, UNIAP_E_ARG, "drain: must be node indices 0 .. %d of %s, comma-separated, got "
 			               "\"%.64s\"", pools[pool].cluster->nodes - 1, pools[pool].cluster->name, arg);
 		for (k = 0; k < pools[pool].n_drained; k++)
 			if (pools[pool].drained[k] == (int)v)
-				return err_set(err, UNIAP_E_ARG, "--drain: node %ld of %s is listed twice", v,
+				return err_set(err, UNIAP_E_ARG, "drain: node %ld of %s is listed twice", v,
 				               pools[pool].cluster->name);
 		pools[pool].drained[pools[pool].n_drained++] = (int)v;
 		if (pools[pool].n_drained >= (size_t)pools[pool].cluster->nodes)
-			return err_set(err, UNIAP_E_ARG, "--drain: must leave at least one of the %d nodes of %s, got \"%.64s\"",
+			return err_set(err, UNIAP_E_ARG, "drain: must leave at least one of the %d nodes of %s, got \"%.64s\"",
 			               pools[pool].cluster->nodes, pools[pool].cluster->name, arg);
 		p = *end ? end + 1 : end;
 	}
@@ -761,5 +762,33 @@ out:
 	alloc_result_release(&best_r);
 	allocate_setup_release(su, n_pools);
 	free(su);
+	return rc;
+}
+
+uniap_code allocate_options_json(const cJSON *obj, const char *path, double max_time_limit_s,
+                                 struct allocate_options *o, struct uniap_err *err)
+{
+	static const char *const objectives[ALLOC_OBJECTIVE_COUNT] = { "throughput", "fair", "deadline", "missed" };
+	const cJSON *v;
+	char p[JDEC_PATH_MAX];
+	int x = 0;
+	uniap_code rc;
+
+	memset(o, 0, sizeof(*o));
+	o->objective = ALLOC_THROUGHPUT;
+	rc = jdec_get(obj, "objective", path, 0, p, &v, err);
+	if (rc == UNIAP_OK && v && (rc = jdec_enum_value(v, p, objectives, ALLOC_OBJECTIVE_COUNT, &x, err)) == UNIAP_OK)
+		o->objective = (enum alloc_objective)x;
+	if (rc == UNIAP_OK)
+		rc = jdec_num(obj, "restart_cost", path, 0, 0.05, 0, 1e6, &o->restart_cost, err);
+	if (rc == UNIAP_OK)
+		rc = jdec_get(obj, "drain", path, 0, p, &v, err);
+	if (rc == UNIAP_OK && v)
+		rc = jdec_str_value(v, p, 1, 4096, &o->drain, err);
+	if (rc == UNIAP_OK)
+		rc = jdec_bool(obj, "no_plans", path, 0, &o->no_plans, err);
+	if (rc == UNIAP_OK)
+		rc = jdec_num(obj, "time_limit_s", path, 0, 10, 0.001, max_time_limit_s > 0 ? max_time_limit_s : 86400,
+		              &o->time_limit_s, err);
 	return rc;
 }

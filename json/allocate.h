@@ -38,6 +38,24 @@ typedef uniap_code (*allocate_plan_fn)(void *ctx, const struct cluster_profile *
                                        const struct model_profile *model, struct uop_options *opts,
                                        struct uop_result *out, struct uniap_err *err);
 
+/* The options of an allocation request (uniapd's body; the CLI's flags say the same). */
+struct allocate_options {
+	enum alloc_objective objective; /* "objective", default throughput */
+	double restart_cost;            /* "restart_cost", default 0.05 */
+	const char *drain;              /* "drain", borrowed from the object; NULL: none */
+	int no_plans;                   /* "no_plans", default false */
+	double time_limit_s;            /* "time_limit_s": per candidate of each planner run, default 10 */
+};
+
+/*
+ * Reads the options of obj (borrowed; *o borrows from it): "objective" (one
+ * of alloc_objective_name's), "restart_cost" (0 .. 1e6), "drain" (1 .. 4096
+ * bytes), "no_plans" (boolean), "time_limit_s" (0.001 .. max_time_limit_s;
+ * <= 0: 86400).  Errors name path.KEY; other keys are the caller's to check.
+ */
+uniap_code allocate_options_json(const struct cJSON *obj, const char *path, double max_time_limit_s,
+                                 struct allocate_options *o, struct uniap_err *err);
+
 struct allocate_request {
 	const struct cluster_profile *clusters; /* borrowed, [n_pools]: the pools as given (names differ) */
 	size_t n_pools;                 /* 1 .. ALLOC_MAX_POOLS */

@@ -39,16 +39,23 @@ load('cluster.schema.json', 'Cluster')
 load('model.schema.json', 'Model')
 load('plan.schema.json', 'Plan')
 load('runs.schema.json', 'Runs')
+load('jobs.schema.json', 'Jobs')
+load('allocation.schema.json', 'Allocation')
 # the runs document names other documents by file: here they are components
 def ext_refs(o):
     files = {'cluster.schema.json': 'Cluster', 'model.schema.json': 'Model', 'plan.schema.json': 'Plan'}
+    # (also the allocation report's)
     if isinstance(o, dict):
         return {k: ('#/components/schemas/' + files[v] if k == '$ref' and v in files else ext_refs(v)) for k, v in o.items()}
     if isinstance(o, list):
         return [ext_refs(x) for x in o]
     return o
-for k in [k for k in S if k.startswith('Runs')]:
+for k in [k for k in S if k.startswith('Runs') or k.startswith('Allocation')]:
     S[k] = ext_refs(S[k])
+# a job's model: a catalog name, a model document, or (uniapd) the id of a model the tenant stored
+S['Jobs']['properties']['jobs']['items']['properties']['model']['oneOf'] = [
+    {'type': 'string', 'description': 'A catalog model name.'}, {'$ref': '#/components/schemas/Model'},
+    {'type': 'integer', 'minimum': 1, 'description': 'The id of a model the tenant stored (uniapd only).'}]
 # the service also takes a model the tenant stored, by id (server/calibration.c)
 S['RunsModel']['oneOf'].append({'type': 'integer', 'minimum': 1, 'description': 'The id of a model the tenant stored (uniapd only).'})
 R = lambda n: {'$ref': '#/components/schemas/' + n}
@@ -153,7 +160,7 @@ S['Job'] = {'type': 'object', 'required': ['id', 'state', 'created_at', 'started
     'id': {'type': 'integer', 'minimum': 1},
     'state': {'type': 'string', 'enum': ['queued', 'running', 'succeeded', 'failed', 'canceled']},
     'created_at': {'type': 'string'}, 'started_at': {'type': ['string', 'null']}, 'finished_at': {'type': ['string', 'null']},
-    'progress': {'type': 'object', 'description': 'A plan: candidates solved of all; a calibration: fits done (the fit, then one per leave-one-out fold).',
+    'progress': {'type': 'object', 'description': 'A plan: candidates solved of all; a calibration: fits done (the fit, then one per leave-one-out fold); an allocation: curve points settled (planned or reused) of all.',
                  'properties': {'candidates_done': {'type': 'integer'}, 'candidates_total': {'type': 'integer'},
                                                   'best_tpi_s': {'type': ['number', 'null']},
                                                   'bound_s': {'type': ['number', 'null'], 'description': 'A proven lower bound on the TPI of any plan of the space being searched (for a job of several targets, the current target\'s), so best_tpi_s - bound_s bounds what is still to gain; null until every candidate has a bound, and on calibrations.'}}},
@@ -161,8 +168,8 @@ S['Job'] = {'type': 'object', 'required': ['id', 'state', 'created_at', 'started
     'request': {'type': 'object', 'description': 'The options as given; cluster and model as the ids or catalog names given, or "inline".'},
     'result': R('PlanResult'),
     'links': {'type': 'object', 'properties': {'self': {'type': 'string'}, 'plan': {'type': 'string'}}}}}
-S['Job']['properties']['kind'] = {'type': 'string', 'enum': ['plan', 'calibration'],
-    'description': 'plan: POST /v1/plans; calibration: POST /v1/clusters/{id}/calibrations.'}
+S['Job']['properties']['kind'] = {'type': 'string', 'enum': ['plan', 'calibration', 'allocation'],
+    'description': 'plan: POST /v1/plans; calibration: POST /v1/clusters/{id}/calibrations; allocation: POST /v1/allocations.'}
 fit_names = {'type': 'array', 'minItems': 1, 'maxItems': 64, 'items': {'type': 'string', 'minLength': 1},
     'description': 'Parameters to fit (docs/calibration.md: device.compute_efficiency, hierarchy[I].bandwidth or hierarchy.bandwidth, '
                    'overlap_coefficient, device.reserved_bytes, ...); absent: the default selection for the runs.'}
@@ -189,7 +196,24 @@ S['CalibrationResult'] = {'type': 'object', 'required': ['cluster', 'report'], '
                 'properties': {'id': {'type': 'integer', 'minimum': 1}, 'name': {'type': 'string'},
                                'links': {'type': 'object', 'properties': {'self': {'type': 'string'}}}}},
     'report': R('CalibrationReport')}}
-S['Job']['properties']['result'] = {'oneOf': [R('PlanResult'), R('CalibrationResult')], 'description': 'By kind.'}
+S['Job']['properties']['result'] = {'oneOf': [R('PlanResult'), R('CalibrationResult'), R('Allocation')], 'description': 'By kind.'}
+cluster_ref = {'oneOf': [{'type': 'integer', 'minimum': 1, 'description': 'The id of a cluster the tenant stored.'},
+                         {'type': 'string', 'description': 'A catalog cluster name.'}, R('Cluster')]}
+S['AllocationRequest'] = {'type': 'object', 'additionalProperties': False, 'required': ['jobs'],
+    'description': 'An allocation of one cluster, or of several pools (one device type each), among training jobs (docs/allocation.md); '
+                   'give cluster or clusters, not both.', 'properties': {
+    'cluster': cluster_ref,
+    'clusters': {'type': 'array', 'minItems': 1, 'maxItems': 8, 'items': cluster_ref,
+                 'description': 'Pools, each known by its cluster\'s name (the names must differ); a job runs inside one.'},
+    'jobs': S['Jobs']['properties']['jobs'],
+    'objective': {'enum': ['throughput', 'fair', 'deadline', 'missed'], 'description': 'Default throughput (docs/allocation.md, "Objectives").'},
+    'restart_cost': {'type': 'number', 'minimum': 0, 'maximum': 1e6, 'description': 'With current: the normalised throughput a move costs; default 0.05.'},
+    'drain': {'type': 'string', 'minLength': 1, 'maxLength': 4096, 'description': 'Nodes out of service, comma-separated: NODE (one pool) or POOL:NODE.'},
+    'no_plans': {'type': 'boolean', 'description': 'Leave out the plans of reused curve points; default false.'},
+    'time_limit_s': {'type': 'number', 'minimum': 0.001, 'description': 'Per candidate of each planner run; default 10, at most --max-time-limit.'},
+    'current': R('Allocation'), 'curves': R('Allocation')}}
+S['AllocationRequest']['properties']['current'] = {'allOf': [R('Allocation')], 'description': 'The allocation in force (an earlier report): re-planning, moves cost restart_cost.'}
+S['AllocationRequest']['properties']['curves'] = {'allOf': [R('Allocation')], 'description': 'An earlier report whose curves are reused for every job that plans alike.'}
 S['JobList'] = {'type': 'object', 'required': ['items', 'next_cursor'], 'properties': {
     'items': {'type': 'array', 'items': R('Job')},
     'next_cursor': {'type': ['string', 'null'], 'description': 'Pass as ?cursor= for the next page; null on the last page.'}}}
@@ -346,6 +370,13 @@ P['/v1/clusters/{id}/calibrations'] = {'post': op('createCalibration', 'Queue a 
     '400': rr('BadRequest'), '404': rr('NotFound'), '409': rr('Conflict'), '413': rr('ContentTooLarge'),
     '415': rr('UnsupportedMediaType'), '422': rr('Unprocessable'), '429': rr('TooManyJobs'), '507': rr('InsufficientStorage')}, ['jobs'], body=R('CalibrationRequest'),
     params=[jobp, P['/v1/plans']['post']['parameters'][0]])}
+P['/v1/allocations'] = {'post': op('createAllocation', 'Queue an allocation of a cluster, or of pools, among training jobs', {
+    '202': {'description': 'Queued (or, with a replayed Idempotency-Key, the existing job); on success the job\'s result is the allocation report. '
+                           'Progress counts curve points (planned or reused) of all; POST /v1/jobs/{id}/stop allocates on the points planned so far.',
+            'headers': P['/v1/plans']['post']['responses']['202']['headers'], 'content': {'application/json': {'schema': R('Job')}}},
+    '400': rr('BadRequest'), '404': rr('NotFound'), '409': rr('Conflict'), '413': rr('ContentTooLarge'),
+    '415': rr('UnsupportedMediaType'), '422': rr('Unprocessable'), '429': rr('TooManyJobs'), '507': rr('InsufficientStorage')}, ['jobs'], body=R('AllocationRequest'),
+    params=[P['/v1/plans']['post']['parameters'][0]])}
 P['/v1/jobs'] = {'get': op('listJobs', 'The tenant\'s jobs', {'200': js(R('JobList'), 'A page, oldest first.'), '400': rr('BadRequest')}, ['jobs'],
     params=page + [{'name': 'state', 'in': 'query', 'schema': {'type': 'string', 'enum': ['queued', 'running', 'succeeded', 'failed', 'canceled']}}])}
 P['/v1/jobs/{id}'] = {
@@ -354,10 +385,11 @@ P['/v1/jobs/{id}'] = {
         '200': js(R('Job'), 'Canceled.'), '202': js(R('Job'), 'Still stopping; poll the job.'),
         '204': {'description': 'The succeeded or failed job was deleted, its result with it (the tenant\'s quotas get it back).'},
         '404': rr('NotFound'), '409': rr('Conflict')}, ['jobs'], params=[jobp])}
-P['/v1/jobs/{id}/stop'] = {'post': op('stopJob', 'End a running plan job now with the best plan so far', {
+P['/v1/jobs/{id}/stop'] = {'post': op('stopJob', 'End a running plan job now with the best plan so far, or an allocation with the points planned so far', {
         '202': js(R('Job'), 'The job stops within a moment (no candidate starts, the running solves are killed) and then '
                   'succeeds with the best plan found so far, not proven (the candidates left say "stopped" or "canceled"), '
-                  'or fails saying none came; wait on the job.'),
+                  'or fails saying none came; an allocation plans no more curve points and allocates on those it has '
+                  '(its report says "stopped"); wait on the job.'),
         '404': rr('NotFound'), '409': rr('Conflict')}, ['jobs'], params=[jobp])}
 P['/v1/jobs/{id}/plan'] = {'get': op('exportPlan', 'The job\'s plan, exported', {
     '200': {'description': 'The plan in the format asked for.', 'content': {
@@ -440,7 +472,7 @@ resp['ServiceUnavailable']['description'] = ('Out of memory, not ready, the job 
 no_defaults(S)
 doc = {'openapi': '3.1.0',
   'jsonSchemaDialect': 'https://json-schema.org/draft/2020-12/schema',
-  'info': {'title': 'uniapd', 'version': '1', 'description': 'The uniap planning service: upload cluster and model profiles, queue plan and calibration jobs, poll them, export their plans.'},
+  'info': {'title': 'uniapd', 'version': '1', 'description': 'The uniap planning service: upload cluster and model profiles, queue plan, calibration and allocation jobs, poll them, export their plans.'},
   'servers': [{'url': '/'}],
   'security': [{'bearer': []}],
   'tags': [{'name': n} for n in ('service', 'tenant', 'catalog', 'clusters', 'models', 'evaluate', 'jobs', 'ui')],

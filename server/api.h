@@ -117,6 +117,13 @@ void api_job_create(struct http_request *req, struct http_response *res, enum st
 /* POST /v1/clusters/{id}/calibrations: queues a calibration of the tenant's stored cluster {id}. */
 void api_calibration_create(struct http_request *req, struct http_response *res);
 
+/* ---- allocation jobs (server/api_alloc.c) ---- */
+
+/* POST /v1/allocations {cluster | clusters, jobs, objective?, restart_cost?, drain?, no_plans?,
+ * time_limit_s?, current?, curves?}: queues an allocation of the cluster (or pools) among the
+ * jobs (docs/allocation.md); 202 with the job, like a plan. */
+void api_allocation_create(struct http_request *req, struct http_response *res);
+
 /* ---- watching jobs (server/api_events.c) ---- */
 
 #define API_WAIT_MAX_S 60  /* ?wait= of GET /v1/jobs/{id} at most */

@@ -635,8 +635,9 @@ void api_job_stop(struct http_request *req, struct http_response *res)
 		return;
 	if (api_job_read(req, res, id, &job) != 0)
 		return;
-	if (job.kind != STORE_JOB_PLAN) {
-		snprintf(detail, sizeof(detail), "job %lld is a %s: only a plan stops with what it has; DELETE cancels it",
+	if (job.kind != STORE_JOB_PLAN && job.kind != STORE_JOB_ALLOCATION) {
+		snprintf(detail, sizeof(detail), "job %lld is a %s: only a plan or an allocation stops with what it has; "
+		         "DELETE cancels it",
 		         (long long)id, store_job_kind_name(job.kind));
 		api_problem(req, res, UNIAP_E_CONFLICT, detail);
 	} else if (job.state == STORE_JOB_RUNNING &&

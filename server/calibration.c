@@ -17,6 +17,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "docref.h"
 #include "jdecode.h"
 #include "jencode.h"
 #include "runs.h"
@@ -128,53 +129,6 @@ uniap_code calibration_options_json(const cJSON *obj, const char *root, const ch
 
 /* ---------------------------------------------------------------- submission */
 
-/* A stored id as a model reference: a number or a string of digits (as body.model of a plan). */
-static int calibration_model_id(const cJSON *v, int64_t *id)
-{
-	if (cJSON_IsNumber(v)) {
-		if (!(v->valuedouble >= 1 && v->valuedouble <= 9007199254740991.0) ||
-		    v->valuedouble != floor(v->valuedouble))
-			return -1;
-		*id = (int64_t)v->valuedouble;
-		return 1;
-	}
-	if (cJSON_IsString(v) && v->valuestring[0] && strlen(v->valuestring) <= 18 &&
-	    strspn(v->valuestring, "0123456789") == strlen(v->valuestring)) {
-		*id = strtoll(v->valuestring, NULL, 10);
-		return *id >= 1 ? 1 : -1;
-	}
-	return 0;
-}
-
-/* obj.model (obj borrowed, owned by the caller's copy) given as a stored id, replaced by the document. */
-static uniap_code calibration_inline_model(struct store *store, int64_t tenant, cJSON *obj, const char *path,
-                                           struct uniap_err *err)
-{
-	cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, "model"), *doc = NULL;
-	struct store_doc d = { 0 };
-	int64_t id = 0;
-	int is_id = v ? calibration_model_id(v, &id) : 0;
-	uniap_code rc;
-
-	if (is_id == 0)
-		return UNIAP_OK; /* a catalog name, an inline document or absent: runs_decode_json reads it */
-	if (is_id < 0)
-		return err_set(err, UNIAP_E_INVALID, "%s.model: an id must be an integer >= 1", path);
-	rc = store_doc_get(store, tenant, id, &d, err);
-	if (rc == UNIAP_OK && d.kind != STORE_DOC_MODEL)
-		rc = UNIAP_E_NOTFOUND;
-	if (rc == UNIAP_E_NOTFOUND)
-		rc = err_set(err, UNIAP_E_NOTFOUND, "%s.model: no model with id %lld", path, (long long)id);
-	if (rc == UNIAP_OK)
-		rc = jdec_parse(d.body, (size_t)d.bytes, path, &doc, err);
-	if (rc == UNIAP_OK && !cJSON_ReplaceItemInObjectCaseSensitive(obj, "model", doc)) {
-		cJSON_Delete(doc);
-		rc = err_set(err, UNIAP_E_NOMEM, "out of memory");
-	}
-	store_doc_release(&d);
-	return rc;
-}
-
 /* A copy of the body's runs document (owned) with stored models written inline. */
 static uniap_code calibration_runs_copy(struct store *store, int64_t tenant, const cJSON *body, cJSON **out,
                                         struct uniap_err *err)
@@ -193,7 +147,7 @@ static uniap_code calibration_runs_copy(struct store *store, int64_t tenant, con
 		               jdec_type_name(runs));
 	if (!(copy = cJSON_Duplicate(runs, 1)))
 		return err_set(err, UNIAP_E_NOMEM, "out of memory");
-	rc = calibration_inline_model(store, tenant, copy, "runs", err);
+	rc = docref_inline(store, tenant, copy, "model", STORE_DOC_MODEL, "runs", err);
 	list = cJSON_GetObjectItemCaseSensitive(copy, "runs");
 	if (cJSON_IsArray(list))
 		cJSON_ArrayForEach(r, list) {
@@ -201,7 +155,7 @@ static uniap_code calibration_runs_copy(struct store *store, int64_t tenant, con
 				break;
 			snprintf(path, sizeof(path), "runs.runs[%zu]", i++);
 			if (cJSON_IsObject(r))
-				rc = calibration_inline_model(store, tenant, r, path, err);
+				rc = docref_inline(store, tenant, r, "model", STORE_DOC_MODEL, path, err);
 		}
 	if (rc != UNIAP_OK) {
 		cJSON_Delete(copy);

@@ -25,6 +25,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "allocation.h"
 #include "calibration.h"
 #include "catalog.h"
 #include "jdecode.h"
@@ -826,6 +827,132 @@ static void runner_run_calibration(struct runner_slot *slot, const struct store_
 	calibration_output_release(&out);
 }
 
+/* ------------------------------------------------------------ allocation jobs */
+
+/* What the planner and hooks of an allocation read (the job thread's own). */
+struct runner_alloc_ctx {
+	struct runner_slot *slot;
+	double time_limit_s;          /* per candidate of each planner run */
+	struct uop_memo_ops memo;
+};
+
+/*
+ * The allocation's planner (allocate_plan_fn): one curve point as a plan job
+ * would plan it, on the shared pool under the job's tag and the tenant's
+ * group, with the tenant's cost cache (a memo base per point: its slice and
+ * model) and the job's cancel and stop flags.
+ */
+static uniap_code runner_alloc_plan(void *ctx, const struct cluster_profile *slice, const struct model_profile *model,
+                                    struct uop_options *opts, struct uop_result *out, struct uniap_err *err)
+{
+	struct runner_alloc_ctx *ac = ctx;
+	struct runner_slot *slot = ac->slot;
+	struct runner *r = slot->r;
+
+	opts->threads = r->cfg.workers;
+	opts->time_limit_s = ac->time_limit_s;
+	opts->tag = (uint64_t)slot->job;
+	opts->group = (uint64_t)slot->tenant;
+	opts->cancel = &slot->cancel;
+	opts->stop = &slot->stop;
+	opts->solve_lock = &r->solve_lock;
+	opts->memo = NULL;
+	if (!r->cfg.no_cache) {
+		/* runner_memo_base reads the documents and options only: a borrowed view of them */
+		struct runner_request view;
+
+		memset(&view, 0, sizeof(view));
+		view.cluster = *slice;
+		view.model = *model;
+		view.opts = *opts;
+		if (runner_memo_base(&view, slot->tenant, slot->memo_base, err) != UNIAP_OK)
+			return err->code;
+		opts->memo = &ac->memo;
+	}
+	return uop_run(slice, model, opts, r->pool, out, err);
+}
+
+/* Each settled curve point: the job's progress, at most every RUNNER_PROGRESS_EVERY_S. */
+static void runner_alloc_progress(void *ctx, size_t done, size_t total, const char *job, const char *pool,
+                                  int devices, int planned, double thr)
+{
+	struct runner_alloc_ctx *ac = ctx;
+	struct runner_slot *slot = ac->slot;
+	double now = opt_clock_s();
+
+	(void)job;
+	(void)pool;
+	(void)devices;
+	(void)planned;
+	(void)thr;
+	pthread_mutex_lock(&slot->progress_lock);
+	if (done == total || now - slot->last_progress_s >= RUNNER_PROGRESS_EVERY_S) {
+		slot->last_progress_s = now;
+		if (store_job_progress(slot->r->cfg.store, slot->job, (int64_t)done, (int64_t)total, NULL, NULL,
+		                       &slot->lease, NULL) == UNIAP_E_CONFLICT)
+			runner_lost(slot);
+	}
+	pthread_mutex_unlock(&slot->progress_lock);
+}
+
+/* 1 once the client asked the job to stop (POST /v1/jobs/{id}/stop): plan no more points. */
+static int runner_alloc_stopped(void *ctx)
+{
+	struct runner_alloc_ctx *ac = ctx;
+
+	return atomic_load(&ac->slot->stop) != 0;
+}
+
+/*
+ * An allocation job (allocation.h): the engine of `uniap allocate` on the job
+ * thread, its curve points planned on the shared pool (runner_alloc_plan).  A
+ * stop ends the planning and allocates on the points planned so far (the
+ * report says "stopped"); a cancel ends it with nothing.
+ */
+static void runner_run_allocation(struct runner_slot *slot, const struct store_job *job, double t0)
+{
+	struct runner *r = slot->r;
+	struct runner_alloc_ctx ac = { .slot = slot };
+	struct allocation_input in;
+	struct allocate_request rq;
+	struct uniap_err err;
+	cJSON *report = NULL;
+	char *text = NULL;
+	int user_cancel, stopping;
+	uniap_code rc;
+
+	err_clear(&err);
+	slot->last_progress_s = 0;
+	ac.memo = (struct uop_memo_ops){ runner_memo_facts, runner_memo_matrices, runner_memo_put, slot };
+	rc = allocation_decode(job->request, job->request_bytes, &in, &err);
+	if (rc == UNIAP_OK) {
+		allocation_engine_request(&in, &rq);
+		ac.time_limit_s = in.opts.time_limit_s;
+		rq.plan = runner_alloc_plan;
+		rq.plan_ctx = &ac;
+		rq.progress = runner_alloc_progress;
+		rq.progress_ctx = &ac;
+		rq.stopped = runner_alloc_stopped;
+		rq.stopped_ctx = &ac;
+		rc = allocate_run(&rq, &report, &err);
+	}
+	pthread_mutex_lock(&r->lock);
+	user_cancel = slot->user_cancel;
+	stopping = r->stopping;
+	pthread_mutex_unlock(&r->lock);
+	if (rc == UNIAP_OK && !(text = cJSON_PrintUnformatted(report)))
+		rc = err_set(&err, UNIAP_E_NOMEM, "result: out of memory");
+	if (rc == UNIAP_OK)
+		runner_end(slot, STORE_JOB_SUCCEEDED, text, strlen(text), NULL, opt_clock_s() - t0);
+	else if (rc == UNIAP_E_CANCELED && runner_end_canceled(slot, user_cancel, stopping) == 0)
+		; /* canceled by the client, or the grace period ran out: the next start runs it again */
+	else
+		runner_end(slot, STORE_JOB_FAILED, NULL, 0, err.msg, 0);
+	cJSON_free(text);
+	cJSON_Delete(report);
+	allocation_input_release(&in);
+}
+
 static void runner_run_job(struct runner_slot *slot)
 {
 	struct runner *r = slot->r;
@@ -864,6 +991,11 @@ static void runner_run_job(struct runner_slot *slot)
 	runner_log_transition(r->cfg.log, slot->job, slot->tenant, "queued", "running", NULL);
 	if (job.kind == STORE_JOB_CALIBRATION) {
 		runner_run_calibration(slot, &job, t0);
+		store_job_release(&job);
+		return;
+	}
+	if (job.kind == STORE_JOB_ALLOCATION) {
+		runner_run_allocation(slot, &job, t0);
 		store_job_release(&job);
 		return;
 	}
