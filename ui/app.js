@@ -1,6 +1,7 @@
 // ui/app.js - uniap's web UI: sign in, new plan with live progress, the plan
-// view, compare, and the lists of jobs and documents.  A hash router
-// (#/new, #/jobs, #/jobs/7, #/compare, #/documents) renders one view at a
+// view, compare, allocations of a cluster among jobs, and the lists of jobs
+// and documents.  A hash router (#/new, #/allocate, #/jobs, #/jobs/7,
+// #/compare, #/documents) renders one view at a
 // time into <main>; each view talks to the service through api.js only, so
 // the UI is also the reference client of the public API.
 //
@@ -11,8 +12,9 @@
 // Never: put the key in a URL; insert HTML; use inline styles (CSP).
 
 import { api, followJob, download, getKey, setKey, ApiError } from './api.js';
-import { h, clear, secs, num, pct, gib } from './dom.js';
+import { h, clear, secs, num, pct, gib, stageClass } from './dom.js';
 import { deviceGrid, stageLegend, layerStrip, timeline, stageTable, memoryBars, heatmap, FORWARD_SHARE } from './draw.js';
+import { reportPools, jobPool, poolGrid, curvePlot, jobLegend } from './alloc.js';
 
 const main = document.getElementById('main');
 let who = null;          // GET /v1/whoami's answer once signed in
@@ -336,13 +338,15 @@ function progressPanel(job, onCancel, onStop) {
   const panel = h('section', { class: 'card progress', id: 'progress', 'aria-labelledby': 'progress-title', 'data-events': 0 },
     h('h2', { id: 'progress-title' }, 'Progress'),
     h('dl', { class: 'stats' },
-      f('progress-state', 'State', job.state), f('progress-done', 'Candidates', '–'),
+      f('progress-state', 'State', job.state), f('progress-done', job.kind === 'allocation' ? 'Curve points' : 'Candidates', '–'),
       f('progress-best', 'Best TPI so far', '–'), f('progress-bound', 'Bound', '–'), f('progress-elapsed', 'Elapsed', '–'),
       f('progress-events', 'Events', '0')),
     bar,
     h('div', { class: 'row' },
       h('button', { type: 'button', id: 'cancel', class: 'danger', onclick: onCancel }, 'Cancel'),
-      h('button', { type: 'button', id: 'stop', class: 'ghost', onclick: onStop, title: 'End the search now and keep the best plan so far' }, 'Stop and keep the best')));
+      h('button', { type: 'button', id: 'stop', class: 'ghost', onclick: onStop,
+        title: job.kind === 'allocation' ? 'Plan no more curve points and allocate on those planned' : 'End the search now and keep the best plan so far' },
+      job.kind === 'allocation' ? 'Stop and allocate' : 'Stop and keep the best')));
   return panel;
 }
 
@@ -404,6 +408,10 @@ async function jobView(id) {
   if (job.kind === 'calibration') {
     // a cluster fitted to measured runs (docs/calibration.md): its report as the service gave it
     body.append(section('Calibration', h('pre', { class: 'export', tabindex: 0 }, JSON.stringify(job.result, null, 2))));
+    return;
+  }
+  if (job.kind === 'allocation') {
+    renderAllocation(body, job);
     return;
   }
   const device = await clusterDevice(job);
@@ -512,6 +520,105 @@ function renderResult(body, job, device) {
   if (res.targets) body.insertBefore(targetsPanel(res, (t) => { show(t.plan, Object.assign({}, t, { candidates: null }), t.target); wrap.scrollIntoView(); }), wrap);
 }
 
+
+// ---------------------------------------------------------------- allocations
+
+const OBJECTIVE_WORDS = {
+  throughput: 'the weighted sum of each job’s throughput over its best',
+  fair: 'the least throughput relative to an equal share',
+  deadline: 'the latest finish',
+  missed: 'the jobs past their deadline',
+};
+
+// An allocation job's report (docs/allocation.md): what it optimised, each pool's nodes by job,
+// each job's row with its curve per pool and its plan on demand.
+function renderAllocation(body, job) {
+  const rep = job.result, pools = reportPools(rep);
+  const f = (label, value, id) => h('div', { class: 'stat' }, h('dt', {}, label), h('dd', id ? { id } : {}, value));
+  const value = rep.objective === 'deadline' ? secs(rep.value) : rep.objective === 'missed' ? `${rep.value} missed` : num(rep.value);
+  const wrap = h('div', { id: 'allocation-view', 'data-job': job.id, 'data-jobs': rep.jobs.length, 'data-pools': pools.length });
+  body.append(wrap);
+  wrap.append(section('Allocation', h('dl', { class: 'stats summary' },
+    f('Objective', `${rep.objective}: ${OBJECTIVE_WORDS[rep.objective] || ''}`, 'alloc-objective'), f('Value', value, 'alloc-value'),
+    f('Throughput value', num(rep.throughput_value)),
+    rep.price_of_fairness !== undefined ? f('Price of fairness', pct(rep.price_of_fairness)) : null,
+    f('Devices used', `${rep.devices_used} of ${rep.devices}`, 'alloc-used'), f('Planner runs', `${rep.planner_runs}`),
+    rep.moves !== undefined ? f('Moves', `${rep.moves}`) : null),
+  rep.stopped ? h('p', { class: 'help', id: 'alloc-stopped' }, `The planning was stopped: ${rep.unplanned_points} curve points were not planned and count as having no plan.`) : null,
+  h('p', { class: 'help' }, 'Throughputs are the planner’s estimates on each allocation size; docs/fidelity.md says how far such estimates have been from measured runs.')));
+  const nodes = section('Nodes', jobLegend(rep));
+  pools.forEach((p, pi) => nodes.append(h('figure', { class: 'pool-figure' },
+    h('figcaption', {}, `${p.name}: ${p.nodes} node${p.nodes === 1 ? '' : 's'} × ${p.perNode}, ${p.used} of ${p.devices} devices given`),
+    scroller(poolGrid(rep, pools, pi), `${p.name}'s nodes`))));
+  wrap.append(nodes);
+  const plan = h('div', { id: 'alloc-plan' });
+  const showPlan = (j) => {
+    clear(plan);
+    if (!j.plan) { plan.append(h('p', { class: 'help' }, `No plan for ${j.name} in the report.`)); return; }
+    const tl = timeline(j.plan);
+    const p = j.plan;
+    // the planner's optimum at this size (each curve point is a full plan run); its search
+    // statistics are not in the report, so none are shown
+    plan.append(section(`Plan of ${j.name} on ${j.devices} devices${j.pool ? ` of ${j.pool}` : ''}`,
+      h('dl', { class: 'stats summary' }, f('TPI', secs(p.tpi_s)), f('Throughput', `${num(p.throughput_samples_per_s)} samples/s`),
+        f('Pipeline', `${p.pp} stage${p.pp === 1 ? '' : 's'}${p.virtual_stages ? ` × ${p.virtual_stages} chunks` : ''}, ${p.microbatches} micro-batch${p.microbatches === 1 ? '' : 'es'} of ${p.microbatch_size}`),
+        f('Schedule', p.schedule)),
+      stageLegend(p), layerStrip(p), scroller(tl.svg)));
+    plan.dataset.job = j.name;
+    plan.scrollIntoView();
+  };
+  const rows = rep.jobs.map((j, k) => {
+    const pi = jobPool(rep, pools, j);
+    return h('tr', { 'data-job': j.name, 'data-devices': j.devices, 'data-pool': j.pool || (pi >= 0 ? pools[pi].name : '') },
+      h('th', { scope: 'row' }, h('span', { class: `swatch ${stageClass(k)}`, 'aria-hidden': 'true' }), j.name),
+      h('td', {}, j.devices ? `${j.devices}${rep.pools && j.pool ? ` of ${j.pool}` : ''}` : 'nothing'),
+      h('td', {}, (j.nodes || []).join(', ') || '–'),
+      h('td', {}, j.devices ? `${num(j.throughput_samples_per_s)} samples/s` : '–'), h('td', {}, pct(j.normalized_throughput)),
+      h('td', {}, j.finish_s !== undefined ? secs(j.finish_s) : '–'),
+      h('td', {}, j.meets_deadline === undefined ? '–' : j.meets_deadline ? 'met' : 'missed'),
+      h('td', {}, j.moved === undefined ? '–' : j.moved ? 'moves' : 'stays'),
+      h('td', { class: 'curves' }, pools.map((p, qi) => h('figure', { class: 'curve-figure' }, curvePlot(rep, pools, k, qi),
+        pools.length > 1 ? h('figcaption', {}, p.name) : null))),
+      h('td', {}, j.plan ? h('button', { type: 'button', class: 'ghost', 'data-plan': j.name, onclick: () => showPlan(j) }, 'Show plan') : '–'));
+  });
+  wrap.append(section('Jobs', scroller(h('table', { class: 'data', id: 'alloc-table', 'aria-label': 'Jobs of the allocation' },
+    h('thead', {}, h('tr', {}, ['Job', 'Devices', 'Nodes', 'Throughput', 'Of its best', 'Finish', 'Deadline', 'Re-plan', 'Throughput by size', '#Plan'].map(colHead))),
+    h('tbody', {}, rows)))), plan);
+}
+
+
+const ALLOCATION_EXAMPLE = {
+  clusters: ['enva', 'dgx-a100'],
+  objective: 'throughput',
+  jobs: [
+    { name: 'bert-huge', model: 'bert-huge', batch: 32, weight: 2 },
+    { name: 'vit-huge', model: 'vit-huge', batch: 128, min_devices: 2 },
+    { name: 't5-large', model: 't5-large', batch: 16, schedule: '1f1b' },
+  ],
+};
+
+// A new allocation: the request body as JSON (POST /v1/allocations, docs/allocation.md).
+function newAllocationView() {
+  const text = h('textarea', { id: 'alloc-body', rows: 16, spellcheck: 'false', 'aria-describedby': 'alloc-help' });
+  text.value = JSON.stringify(ALLOCATION_EXAMPLE, null, 2);
+  const status = h('div', { id: 'alloc-status', 'aria-live': 'polite' });
+  const form = h('form', { class: 'card', id: 'alloc-form' },
+    h('label', { for: 'alloc-body' }, 'Request'), text,
+    h('p', { id: 'alloc-help', class: 'help' }, 'clusters (pools: stored ids, catalog names or documents) or cluster, jobs (name, model, batch, and weight, min_devices, max_devices, samples, deadline_s, schedule, recompute, zero, sequence_parallel, selective_recompute, fp8), objective (throughput, fair, deadline or missed), restart_cost, drain, current and curves. Each job runs inside one pool; its throughput at every size is the planner’s optimum.'),
+    h('div', { class: 'row' }, h('button', { type: 'submit', id: 'alloc-submit' }, 'Allocate')), status);
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    clear(status);
+    let req;
+    try { req = JSON.parse(text.value); } catch (e) { status.append(errorBox(new Error(`The request is not JSON: ${e.message}`))); return; }
+    try {
+      const r = await api('POST', '/v1/allocations', { body: req });
+      location.hash = `#/jobs/${r.id}`;
+    } catch (e) { status.append(errorBox(e)); }
+  });
+  view('New allocation', h('p', { class: 'sub' }, 'Share a cluster, or pools of several device types, among training jobs, exactly.'), form);
+}
+
 // ---------------------------------------------------------------- compare
 
 function compareIds() {
@@ -546,7 +653,7 @@ async function compareView() {
       const j = await api('GET', `/v1/jobs/${id}`);
       const r = j.result;
       if (j.state !== 'succeeded' || !r) { rows.push({ id, label: `job ${id}`, note: j.state }); continue; }
-      if (j.kind === 'calibration') { rows.push({ id, label: `job ${id}`, note: 'a calibration, not a plan' }); continue; }
+      if (j.kind === 'calibration' || j.kind === 'allocation') { rows.push({ id, label: `job ${id}`, note: `a ${j.kind}, not a plan` }); continue; }
       const req = j.request || {};
       const base = `${req.cluster} · ${req.model} · B ${req.batch} · ${r.space || 'unified'}`;
       if (r.targets) {
@@ -678,6 +785,7 @@ async function route(ev) {
     if (!who && !(await signedIn())) { signInView(getKey() ? 'The key was not accepted.' : ''); return; }
     let m;
     if (path === '/new') await newPlanView();
+    else if (path === '/allocate') newAllocationView();
     else if (path === '/jobs') await jobsView(params);
     else if ((m = path.match(/^\/jobs\/([0-9]+)$/))) await jobView(Number(m[1]));
     else if (path === '/compare') await compareView();

@@ -446,6 +446,33 @@ async function steps() {
     await axe(page, 'compare');
   });
 
+  await step('allocate two pools: nodes by job, curves, a plan', async () => {
+    await page.click('a[data-nav="allocate"]');
+    await page.waitForSelector('#alloc-body');
+    const body = JSON.parse(await page.$eval('#alloc-body', (t) => t.value));
+    must(body.clusters && body.clusters.length === 2 && body.jobs.length === 3, `the example request: ${JSON.stringify(body)}`);
+    await page.click('#alloc-submit');
+    await page.waitForSelector('#allocation-view[data-jobs]', { timeout: ms(120000) });
+    const id = Number(await page.$eval('#allocation-view', (e) => e.dataset.job));
+    const rep = (await api('GET', `/v1/jobs/${id}`)).result;
+    must(rep && rep.pools.length === 2, `the report: ${JSON.stringify(rep).slice(0, 200)}`);
+    // every device cell of a job is the job's, as many as its devices in its pool
+    const cells = await page.$$eval('svg.pool rect[data-job]', (rs) => rs.map((r) => r.dataset.job).filter(Boolean));
+    for (const j of rep.jobs) {
+      const n = cells.filter((x) => x === j.name).length;
+      must(n === j.devices, `${j.name}: ${n} cells drawn, ${j.devices} devices given`);
+    }
+    must(await page.$$eval('svg.pool', (x) => x.length) === 2, 'not one grid per pool');
+    must(await page.$$eval('#alloc-table svg.curve', (x) => x.length) === rep.jobs.length * 2, 'not one curve per job and pool');
+    // the marked point of a job that runs is its own size in its own pool
+    const chosen = await page.$$eval('#alloc-table svg.curve', (svgs) => svgs.filter((g) => g.querySelector('circle.chosen')).map((g) => g.dataset.pool));
+    must(chosen.length === rep.jobs.filter((j) => j.devices > 0).length, `marked sizes: ${chosen}`);
+    const first = rep.jobs.find((j) => j.plan);
+    await page.click(`button[data-plan="${first.name}"]`);
+    await page.waitForSelector(`#alloc-plan[data-job="${first.name}"] svg.timeline`);
+    await axe(page, 'allocation');
+  });
+
   await step('the jobs list filters and pages', async () => {
     await page.click('a[data-nav="jobs"]');
     await page.waitForSelector('#jobs-table tbody tr[data-job]');
