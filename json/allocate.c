@@ -330,21 +330,53 @@ static uniap_code allocate_parse_drain(const char *arg, struct allocate_pool *po
 }
 
 
-/* A curve point planned: samples/s (0: nothing fits) and its plan (owned, NULL without one). */
+/* What names curve point (job j, devices of cluster) for the point cache: owned text, NULL out of memory. */
+static char *allocate_point_what(const cJSON *key, const struct cluster_profile *slice)
+{
+	cJSON *o = cJSON_CreateObject(), *c = jenc_cluster(slice);
+	char *text = NULL;
+
+	/* a slice's name says where it was cut from, not what it is */
+	if (c)
+		cJSON_DeleteItemFromObjectCaseSensitive(c, "name");
+	if (o && c && cJSON_AddItemToObject(o, "job", cJSON_Duplicate(key, 1)) && cJSON_AddItemToObject(o, "slice", c)) {
+		c = NULL;
+		text = cJSON_PrintUnformatted(o);
+	}
+	cJSON_Delete(c);
+	cJSON_Delete(o);
+	return text;
+}
+
+/*
+ * A curve point: samples/s (0: nothing fits) and its plan (owned, NULL without
+ * one), from the point cache when it has it (*cached 1), else planned (and put
+ * in the cache when the answer is proven).
+ */
 static uniap_code allocate_curve_point(const struct allocate_request *rq, const struct cluster_profile *cluster,
-                                       size_t j, int devices, double *thr, cJSON **plan, struct uniap_err *err)
+                                       size_t j, const cJSON *key, int devices, double *thr, cJSON **plan,
+                                       int *cached, struct uniap_err *err)
 {
 	const struct jobs_job *jb = &rq->doc->jobs[j];
 	struct cluster_profile slice;
 	struct uop_options o;
 	struct uop_result r;
+	char *what = NULL;
+	int proven = 0;
 	uniap_code rc;
 
 	*thr = 0;
 	*plan = NULL;
+	*cached = 0;
 	rc = cluster_slice(cluster, devices, &slice, err);
 	if (rc != UNIAP_OK)
 		return rc;
+	if (rq->point_get && (what = allocate_point_what(key, &slice)) && rq->point_get(rq->cache_ctx, what, thr, plan)) {
+		*cached = 1;
+		free(what);
+		cluster_release(&slice);
+		return UNIAP_OK;
+	}
 	uop_options_init(&o);
 	o.batch = jb->batch;
 	o.schedule = jb->schedule;
@@ -360,11 +392,19 @@ static uniap_code allocate_curve_point(const struct allocate_request *rq, const 
 		*plan = jenc_plan(&r.cand, r.stage, r.strategy, &r.eval);
 		if (!*plan)
 			rc = err_set(err, UNIAP_E_NOMEM, "allocate: out of memory");
+		proven = r.optimal && !r.stopped && !r.deadline_passed && !r.budget_spent;
+	} else if (rc == UNIAP_OK) {
+		/* nothing fits: proven when no candidate was cut short */
+		proven = !r.stopped && !r.deadline_passed && !r.budget_spent;
 	} else if (rc == UNIAP_E_ARG || rc == UNIAP_E_INFEASIBLE) {
 		/* a batch this size cannot split, an option it cannot run: no plan here */
 		err_clear(err);
 		rc = UNIAP_OK;
+		proven = 1;
 	}
+	if (rc == UNIAP_OK && proven && rq->point_put && (what || (what = allocate_point_what(key, &slice))))
+		rq->point_put(rq->cache_ctx, what, *thr, *plan);
+	free(what);
 	uop_result_release(&r);
 	cluster_release(&slice);
 	return rc;
@@ -490,7 +530,7 @@ uniap_code allocate_run(const struct allocate_request *rq, cJSON **report, struc
 	int *sizes = su ? su->sizes : NULL, *pool_of = su ? su->pool_of : NULL;
 	int *first = NULL, *keep = NULL, *pfirst = NULL, *masked = NULL, stopped = 0;
 	unsigned char *reuse = NULL;
-	long runs = 0;
+	long runs = 0, from_cache = 0;
 	size_t n_sizes = 0, n_pools = rq->n_pools, n_ended = 0, j, k, q, p, done = 0, total = 0, unplanned = 0;
 	uniap_code rc = UNIAP_OK;
 
@@ -607,11 +647,14 @@ uniap_code allocate_run(const struct allocate_request *rq, cJSON **report, struc
 					/* stopped: no more planner runs; the point has no plan, and the report says so */
 					unplanned++;
 				} else {
-					runs++;
-					planned = 1;
+					int hit = 0;
+
 					reuse[j * n_sizes + k] = 1;
-					rc = allocate_curve_point(rq, &pl->logical, j, sizes[k], &thr[j * n_sizes + k],
-					                          &plans[j * n_sizes + k], err);
+					rc = allocate_curve_point(rq, &pl->logical, j, keys[j], sizes[k], &thr[j * n_sizes + k],
+					                          &plans[j * n_sizes + k], &hit, err);
+					planned = !hit;
+					runs += !hit;
+					from_cache += hit;
 					if (rc != UNIAP_OK) {
 						if (n_pools > 1)
 							err_prefix(err, "jobs[%zu] (%s) on %d devices of %s", j, jb->name, sizes[k],
@@ -655,9 +698,14 @@ uniap_code allocate_run(const struct allocate_request *rq, cJSON **report, struc
 		if (kk < 0 || plans[j * n_sizes + (size_t)kk] || rq->no_plans ||
 		    stopped || (rq->stopped && (stopped = rq->stopped(rq->stopped_ctx)) != 0))
 			continue;
-		runs++;
-		rc = allocate_curve_point(rq, &pools[pool_of[kk]].logical, j, sizes[kk], &thr[j * n_sizes + (size_t)kk],
-		                          &plans[j * n_sizes + (size_t)kk], err);
+		{
+			int hit = 0;
+
+			rc = allocate_curve_point(rq, &pools[pool_of[kk]].logical, j, keys[j], sizes[kk],
+			                          &thr[j * n_sizes + (size_t)kk], &plans[j * n_sizes + (size_t)kk], &hit, err);
+			runs += !hit;
+			from_cache += hit;
+		}
 		if (rc != UNIAP_OK) {
 			err_prefix(err, "jobs[%zu] (%s) on %d devices", j, doc->jobs[j].name, sizes[kk]);
 			goto out;
@@ -737,6 +785,7 @@ uniap_code allocate_run(const struct allocate_request *rq, cJSON **report, struc
 	frame.ended = ended;
 	frame.n_ended = n_ended;
 	frame.planner_runs = runs;
+	frame.cached_points = rq->point_get ? from_cache : -1;
 	frame.stopped = stopped;
 	frame.unplanned_points = unplanned;
 	*report = jobs_report(doc, sizes, n_sizes, pool_of, rq->objective, &r, best_thr, rj, &frame);

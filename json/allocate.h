@@ -76,6 +76,18 @@ struct allocate_request {
 	 * not planned yet count as having no plan and the report says "stopped"; NULL: never */
 	int (*stopped)(void *ctx);
 	void *stopped_ctx;
+	/*
+	 * A curve-point cache (uniapd keeps one per tenant in its cost cache); NULL: none.  what
+	 * names a point: the job's planning members (its spec without name, weight, bounds,
+	 * samples and deadline) and the pool cut to the size, as canonical JSON; the caller adds
+	 * its own scope and limits.  get: 1 with *thr and *plan (owned by the engine; NULL: no
+	 * plan there) when it knows the point.  put: after a planner run whose answer is proven
+	 * (the optimum, or no plan at all, not cut short by a stop or a limit).  A point from the
+	 * cache is no planner run; the report counts them as cached_points.
+	 */
+	int (*point_get)(void *ctx, const char *what, double *thr, struct cJSON **plan);
+	void (*point_put)(void *ctx, const char *what, double thr, const struct cJSON *plan);
+	void *cache_ctx;
 };
 
 /*

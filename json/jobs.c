@@ -183,6 +183,7 @@ cJSON *jobs_report(const struct jobs_doc *d, const int *sizes, size_t n_sizes, c
 	      jenc_add_num(o, "price_of_fairness", 1.0 - r->throughput_value / best_throughput)) &&
 	     jenc_add_num(o, "devices", devices) && jenc_add_num(o, "devices_used", r->devices_used) &&
 	     jenc_add_num(o, "planner_runs", (double)f->planner_runs) &&
+	     (f->cached_points < 0 || jenc_add_num(o, "cached_points", (double)f->cached_points)) &&
 	     (!f->stopped || (cJSON_AddBoolToObject(o, "stopped", 1) &&
 	                      jenc_add_num(o, "unplanned_points", (double)f->unplanned_points))) &&
 	     (sz = cJSON_AddArrayToObject(o, "sizes"));

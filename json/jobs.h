@@ -74,6 +74,7 @@ struct jobs_report_frame {
 	const char *const *ended; /* jobs of the current allocation that are gone, n_ended */
 	size_t n_ended;
 	long planner_runs;        /* planner runs this allocation needed (the rest reused) */
+	long cached_points;       /* curve points from the caller's point cache; -1: it had none */
 	int stopped;              /* planning was stopped: unplanned_points curve points have no plan */
 	size_t unplanned_points;
 };

@@ -895,6 +895,81 @@ static void runner_alloc_progress(void *ctx, size_t done, size_t total, const ch
 	pthread_mutex_unlock(&slot->progress_lock);
 }
 
+/*
+ * The curve-point cache (allocate.h point_get/put): entries of the cost cache
+ * keyed by the SHA-256 of the tenant, the planner's time limit per candidate
+ * and what names the point (the job's planning members and the slice), so a
+ * point is never another tenant's; its body is {"thr", "plan"}.  Nothing is
+ * put while the job is stopping (a stopped run is no proven answer).
+ */
+static void runner_point_key(const struct runner_alloc_ctx *ac, const char *what, unsigned char key[STORE_SHA256_BYTES])
+{
+	size_t wl = strlen(what);
+	char head[96];
+	int hl = snprintf(head, sizeof(head), "uniap-curve-point 1\ntenant %lld\ntime_limit %.17g\n",
+	                  (long long)ac->slot->tenant, ac->time_limit_s);
+	char *buf = malloc((size_t)hl + wl);
+
+	if (!buf) { /* no key: a key that matches nothing a point was put under */
+		memset(key, 0, STORE_SHA256_BYTES);
+		return;
+	}
+	memcpy(buf, head, (size_t)hl);
+	memcpy(buf + hl, what, wl);
+	store_sha256(buf, (size_t)hl + wl, key);
+	free(buf);
+}
+
+static int runner_point_get(void *ctx, const char *what, double *thr, cJSON **plan)
+{
+	struct runner_alloc_ctx *ac = ctx;
+	unsigned char key[STORE_SHA256_BYTES];
+	char *body = NULL;
+	size_t bytes = 0;
+	cJSON *o = NULL;
+	const cJSON *t, *p;
+	int hit = 0;
+
+	runner_point_key(ac, what, key);
+	if (store_cache_get(ac->slot->r->cfg.store, key, &body, &bytes, NULL) == UNIAP_OK &&
+	    (o = cJSON_ParseWithLength(body, bytes)) != NULL) {
+		t = cJSON_GetObjectItemCaseSensitive(o, "thr");
+		p = cJSON_GetObjectItemCaseSensitive(o, "plan");
+		if (cJSON_IsNumber(t) && t->valuedouble >= 0 && (cJSON_IsNull(p) || cJSON_IsObject(p))) {
+			*thr = t->valuedouble;
+			*plan = cJSON_IsObject(p) ? cJSON_DetachItemFromObjectCaseSensitive(o, "plan") : NULL;
+			hit = !cJSON_IsObject(p) || *plan != NULL;
+		}
+	}
+	cJSON_Delete(o);
+	free(body);
+	runner_count(ac->slot->r, hit ? &ac->slot->r->stats.cache_hits : &ac->slot->r->stats.cache_misses);
+	return hit;
+}
+
+static void runner_point_put(void *ctx, const char *what, double thr, const cJSON *plan)
+{
+	struct runner_alloc_ctx *ac = ctx;
+	unsigned char key[STORE_SHA256_BYTES];
+	cJSON *o;
+	char *text = NULL;
+
+	if (atomic_load(&ac->slot->stop) || atomic_load(&ac->slot->cancel))
+		return;
+	o = cJSON_CreateObject();
+	if (o && cJSON_AddNumberToObject(o, "thr", thr) &&
+	    (plan ? cJSON_AddItemToObject(o, "plan", cJSON_Duplicate(plan, 1)) != 0 : cJSON_AddNullToObject(o, "plan") != NULL))
+		text = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	if (!text)
+		return;
+	runner_point_key(ac, what, key);
+	/* an entry over the cache's cap is simply not kept */
+	if (store_cache_put(ac->slot->r->cfg.store, key, (const unsigned char *)text, strlen(text), NULL) == UNIAP_OK)
+		runner_count(ac->slot->r, &ac->slot->r->stats.cache_puts);
+	cJSON_free(text);
+}
+
 /* 1 once the client asked the job to stop (POST /v1/jobs/{id}/stop): plan no more points. */
 static int runner_alloc_stopped(void *ctx)
 {
@@ -934,6 +1009,11 @@ static void runner_run_allocation(struct runner_slot *slot, const struct store_j
 		rq.progress_ctx = &ac;
 		rq.stopped = runner_alloc_stopped;
 		rq.stopped_ctx = &ac;
+		if (!r->cfg.no_cache) {
+			rq.point_get = runner_point_get;
+			rq.point_put = runner_point_put;
+			rq.cache_ctx = &ac;
+		}
 		rc = allocate_run(&rq, &report, &err);
 	}
 	pthread_mutex_lock(&r->lock);

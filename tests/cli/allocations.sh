@@ -66,12 +66,21 @@ check request-refs 0 true -- jq -e '.request.clusters == ["inline", '"$cid"'] an
 	.progress.candidates_total and .progress.candidates_total > 0' "$tmp/job"
 call listed 200 '"kind":"allocation"' GET "/v1/jobs?limit=100" "$A"
 
-# the same request again: every curve point from the cost cache, the same answer
+# the same request again: every curve point from the tenant's curve-point cache (no planner
+# run), the same answer; another tenant with the same documents shares nothing of it
+check first-uncached 0 true -- jq -e '.cached_points == 0 and .planner_runs > 0' "$tmp/svc.json"
 call again 202 '' POST /v1/allocations "$A" "$tmp/body.json"
 jb=$(jid)
 settle again-done "$jb" "$A"
 check again-same 0 true -- jq -e --slurpfile s "$tmp/svc.json" '.result.value == $s[0].value and
-	[.result.jobs[] | .devices] == [$s[0].jobs[] | .devices]' "$tmp/job"
+	[.result.jobs[] | {devices, curve}] == [$s[0].jobs[] | {devices, curve}] and .result.planner_runs == 0 and
+	.result.cached_points == $s[0].planner_runs' "$tmp/job"
+jq --slurpfile c "$C4" --slurpfile m "$EX/model-bert-chain.json" '.clusters[1] = $c[0] | .jobs[1].model = $m[0]' \
+	"$tmp/body.json" >"$tmp/inline.json"
+call tenant-b 202 '' POST /v1/allocations "$B" "$tmp/inline.json"
+settle tenant-b-done "$(jid)" "$B"
+check tenant-b-own 0 true -- jq -e --slurpfile s "$tmp/svc.json" '.result.cached_points == 0 and
+	.result.planner_runs == $s[0].planner_runs and .result.value == $s[0].value' "$tmp/job"
 
 # Idempotency-Key: the same bytes are the same job
 XH="Idempotency-Key: alloc-1" call idem-first 202 '' POST /v1/allocations "$A" "$tmp/body.json"
