@@ -163,7 +163,7 @@ static const cJSON *allocate_current_job(const struct allocate_current *cur, con
 static cJSON *allocate_key(const cJSON *spec)
 {
 	static const char *const not_planning[] = { "name", "weight", "min_devices", "max_devices", "samples",
-		                                    "deadline_s" };
+		                                    "deadline_s", "tenant" };
 	cJSON *k = cJSON_IsObject(spec) ? cJSON_Duplicate(spec, 1) : NULL;
 	size_t i;
 

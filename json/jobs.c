@@ -23,6 +23,7 @@
 #include "jencode.h"
 
 #define JOBS_MAX_NAME 128
+#define JOBS_MAX_TENANT 63 /* a tenant's name (uniapd's tenant names are shorter) */
 #define JOBS_MAX_BATCH 1000000000LL
 
 void jobs_doc_release(struct jobs_doc *d)
@@ -33,6 +34,7 @@ void jobs_doc_release(struct jobs_doc *d)
 		return;
 	for (i = 0; d->jobs && i < d->n_jobs; i++) {
 		free(d->jobs[i].name);
+		free(d->jobs[i].tenant);
 		cJSON_Delete(d->jobs[i].spec);
 	}
 	free(d->jobs);
@@ -47,7 +49,7 @@ static uniap_code jobs_job(const cJSON *o, const char *jp, struct jobs_doc *d, s
 {
 	static const char *const keys[] = { "name", "model", "batch", "weight", "min_devices", "max_devices",
 		                            "samples", "deadline_s", "schedule", "recompute", "zero",
-		                            "sequence_parallel", "selective_recompute", "fp8", NULL };
+		                            "sequence_parallel", "selective_recompute", "fp8", "tenant", NULL };
 	static const char *const schedules[] = { "gpipe", "1f1b" };
 	char p[JDEC_PATH_MAX];
 	const cJSON *v;
@@ -57,6 +59,8 @@ static uniap_code jobs_job(const cJSON *o, const char *jp, struct jobs_doc *d, s
 
 	if (rc == UNIAP_OK)
 		rc = jdec_str(o, "name", jp, 1, 1, JOBS_MAX_NAME, &j->name, err);
+	if (rc == UNIAP_OK)
+		rc = jdec_str(o, "tenant", jp, 0, 1, JOBS_MAX_TENANT, &j->tenant, err);
 	if (rc == UNIAP_OK)
 		rc = jdec_get(o, "model", jp, 1, p, &v, err);
 	if (rc == UNIAP_OK)
@@ -234,6 +238,7 @@ cJSON *jobs_report(const struct jobs_doc *d, const int *sizes, size_t n_sizes, c
 		if (s > 0)
 			first = pl->node_map[jobs[j].first_device / per_node] * per_node + jobs[j].first_device % per_node;
 		ok = x && cJSON_AddItemToArray(arr, x) && cJSON_AddStringToObject(x, "name", jb->name) &&
+		     (!jb->tenant || cJSON_AddStringToObject(x, "tenant", jb->tenant)) &&
 		     (!several || !pl || cJSON_AddStringToObject(x, "pool", pl->name)) &&
 		     jenc_add_num(x, "devices", s) && jenc_add_num(x, "throughput_samples_per_s", thr) &&
 		     jenc_add_num(x, "normalized_throughput", top > 0 ? thr / top : 0);
@@ -283,6 +288,42 @@ cJSON *jobs_report(const struct jobs_doc *d, const int *sizes, size_t n_sizes, c
 	if (!ok) {
 		cJSON_Delete(o);
 		return NULL;
+	}
+	return o;
+}
+
+cJSON *jobs_report_redact(const cJSON *report, const char *tenant)
+{
+	static const char *const kept[] = { "pool", "devices", "first_device", "nodes", "previous_devices", "previous_pool",
+		                            "moved", NULL };
+	cJSON *o = cJSON_Duplicate(report, 1), *arr, *it;
+	int k = 0;
+
+	arr = o ? cJSON_GetObjectItemCaseSensitive(o, "jobs") : NULL;
+	cJSON_ArrayForEach(it, arr) {
+		const cJSON *t = cJSON_GetObjectItemCaseSensitive(it, "tenant");
+		cJSON *x, *next;
+		char name[32];
+		size_t i;
+
+		k++;
+		if (cJSON_IsString(t) && tenant && strcmp(t->valuestring, tenant) == 0)
+			continue;
+		/* another's job: where it runs stays (the cluster is shared), what it is goes */
+		for (x = it->child; x; x = next) {
+			next = x->next;
+			for (i = 0; kept[i] && strcmp(kept[i], x->string) != 0; i++)
+				;
+			if (!kept[i])
+				cJSON_Delete(cJSON_DetachItemViaPointer(it, x));
+		}
+		snprintf(name, sizeof(name), "job %d", k);
+		if (!cJSON_AddStringToObject(it, "name", name) || !cJSON_AddNumberToObject(it, "throughput_samples_per_s", 0) ||
+		    !cJSON_AddNumberToObject(it, "normalized_throughput", 0) || !cJSON_AddArrayToObject(it, "curve") ||
+		    !cJSON_AddNullToObject(it, "plan") || !cJSON_AddTrueToObject(it, "redacted")) {
+			cJSON_Delete(o);
+			return NULL;
+		}
 	}
 	return o;
 }

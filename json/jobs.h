@@ -21,6 +21,7 @@ struct cJSON;
 
 struct jobs_job {
 	char *name;               /* owned, unique in the document */
+	char *tenant;             /* owned: the tenant whose job it is in a shared allocation; NULL: the owner's */
 	size_t model;             /* index into jobs_doc.models */
 	long batch;               /* global batch, >= 1 */
 	double weight;            /* > 0, default 1 */
@@ -95,5 +96,15 @@ struct jobs_report_frame {
 struct cJSON *jobs_report(const struct jobs_doc *d, const int *sizes, size_t n_sizes, const int *pool_of,
                           enum alloc_objective objective, const struct alloc_result *r, double best_throughput,
                           const struct jobs_report_job *jobs, const struct jobs_report_frame *frame);
+
+/*
+ * A shared allocation as tenant (borrowed; NULL: nobody's) may see it: a copy
+ * of report (borrowed) where every job not marked with that tenant keeps where
+ * it runs (pool, devices, first_device, nodes, the re-planning members) and
+ * loses what it is: its name becomes "job N" (1-based), throughput, curve and
+ * plan are emptied, spec goes, and "redacted" is true.  Owned; NULL on out of
+ * memory.
+ */
+struct cJSON *jobs_report_redact(const struct cJSON *report, const char *tenant);
 
 #endif

@@ -377,6 +377,14 @@ P['/v1/allocations'] = {'post': op('createAllocation', 'Queue an allocation of a
     '400': rr('BadRequest'), '404': rr('NotFound'), '409': rr('Conflict'), '413': rr('ContentTooLarge'),
     '415': rr('UnsupportedMediaType'), '422': rr('Unprocessable'), '429': rr('TooManyJobs'), '507': rr('InsufficientStorage')}, ['jobs'], body=R('AllocationRequest'),
     params=[P['/v1/plans']['post']['parameters'][0]])}
+S['AllocationView'] = {'type': 'object', 'required': ['id', 'state', 'kind', 'view', 'links'],
+    'description': 'An allocation job as the caller may see it: its owner whole (view owner), a tenant one of its jobs names only once it '
+                   'succeeded, with the other jobs redacted (view tenant); never its request.',
+    'properties': {**{k: S['Job']['properties'][k] for k in ('id', 'state', 'kind', 'created_at', 'started_at', 'finished_at', 'progress', 'error', 'links')},
+                   'view': {'enum': ['owner', 'tenant']}, 'result': R('Allocation')}}
+P['/v1/allocations/{id}'] = {'get': op('getAllocation', 'An allocation as its owner, or a tenant its jobs name, may see it', {
+    '200': js(R('AllocationView'), 'The allocation.'),
+    '404': rr('NotFound')}, ['jobs'], params=[jobp])}
 P['/v1/jobs'] = {'get': op('listJobs', 'The tenant\'s jobs', {'200': js(R('JobList'), 'A page, oldest first.'), '400': rr('BadRequest')}, ['jobs'],
     params=page + [{'name': 'state', 'in': 'query', 'schema': {'type': 'string', 'enum': ['queued', 'running', 'succeeded', 'failed', 'canceled']}}])}
 P['/v1/jobs/{id}'] = {
@@ -447,6 +455,7 @@ P['/ui/{asset}'] = {'get': op('uiAsset', 'One file of the web UI', {
     params=[{'name': 'asset', 'in': 'path', 'required': True, 'schema': {'type': 'string', 'pattern': '^[a-z0-9.-]+$'},
              'description': 'A file name of ui/ (index.html, app.js, ...); any other is a 404.'}])}
 for path in ('/v1/openapi.json', '/v1/catalog', '/v1/catalog/{name}', '/v1/clusters/{id}', '/v1/models/{id}', '/v1/jobs/{id}', '/v1/jobs/{id}/plan',
+             '/v1/allocations/{id}',
              '/ui/', '/ui/{asset}'):
     o = P[path]['get']
     o['parameters'] = o.get('parameters', []) + [{'name': 'If-None-Match', 'in': 'header', 'schema': {'type': 'string'},

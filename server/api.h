@@ -124,6 +124,11 @@ void api_calibration_create(struct http_request *req, struct http_response *res)
  * jobs (docs/allocation.md); 202 with the job, like a plan. */
 void api_allocation_create(struct http_request *req, struct http_response *res);
 
+/* GET /v1/allocations/{id}: an allocation job as its owner sees it (the report whole) or, once it
+ * succeeded, as a tenant one of its jobs names ("tenant") sees it: the others' jobs redacted
+ * (jobs_report_redact), no request.  404 for anyone else, as for an id that never existed. */
+void api_allocation_get(struct http_request *req, struct http_response *res);
+
 /* ---- watching jobs (server/api_events.c) ---- */
 
 #define API_WAIT_MAX_S 60  /* ?wait= of GET /v1/jobs/{id} at most */
@@ -159,6 +164,8 @@ int api_parse_id(const char *s, int64_t *out);
 void api_time(int64_t ms, char *buf, size_t cap);
 /* ?limit= and ?cursor= of a list; -1 after answering a 400. */
 int api_page_args(struct http_request *req, struct http_response *res, size_t *limit, int64_t *cursor);
+/* A job's small fields (id, state, kind, times, progress, error, links) as an object; owned or NULL. */
+struct cJSON *api_job_meta(const struct store_job *j);
 /* body.<cluster|model> (a stored id, a catalog name or an inline document) decoded into c or m. */
 uniap_code api_input(struct http_request *req, int cluster, struct cluster_profile *c,
                      struct model_profile *m, struct uniap_err *err);

@@ -123,8 +123,8 @@ static int api_add_time(cJSON *o, const char *key, int64_t ms)
 	return cJSON_AddStringToObject(o, key, when) != NULL;
 }
 
-/* The job's small fields as a cJSON object; owned or NULL. */
-static cJSON *api_job_meta(const struct store_job *j)
+/* The job's small fields as a cJSON object; owned or NULL (api.h). */
+cJSON *api_job_meta(const struct store_job *j)
 {
 	cJSON *o = cJSON_CreateObject(), *p = NULL, *links = NULL;
 	char self[64], plan[80];

@@ -34,6 +34,7 @@
 	{"POST", "/v1/evaluate", H(api_evaluate), (A) | ROUTE_JSON, NULL},                             \
 	{"POST", "/v1/plans", H(api_plan_create), (A) | ROUTE_JSON, NULL},                             \
 	{"POST", "/v1/allocations", H(api_allocation_create), (A) | ROUTE_JSON, NULL},                 \
+	{"GET", "/v1/allocations/{id}", H(api_allocation_get), (A) | ROUTE_ETAG, NULL},                \
 	{"GET", "/v1/jobs", H(api_job_list), (A), "state limit cursor"},                               \
 	{"GET", "/v1/jobs/{id}", H(api_job_get), (A) | ROUTE_ETAG, "wait"},                            \
 	{"GET", "/v1/jobs/{id}/events", H(api_job_events), (A), NULL},                                 \

@@ -315,7 +315,8 @@ uniap_code store_job_set_body_hash(struct store *s, int64_t tenant_id, int64_t i
 				   const unsigned char body_sha256[STORE_SHA256_BYTES],
 				   struct uniap_err *err);
 
-/* STORE_ANY_TENANT scopes a call to every tenant: for the job runner only. */
+/* STORE_ANY_TENANT scopes a call to every tenant: for the job runner, and for GET
+ * /v1/allocations/{id}, which checks itself who may see the job (api_alloc.c). */
 #define STORE_ANY_TENANT 0
 
 /* Fills *out with the job and its bodies; release with store_job_release(). */

@@ -90,6 +90,26 @@ if [ "$(jid)" = "$ji" ]; then ok; else bad "idem: replay made job $(jid), want $
 hdr idem-header "Idempotent-Replayed: true"
 settle idem-done "$ji" "$A"
 
+# a shared allocation: job a is tenant tb's; tb sees where every job runs, the others' names,
+# curves and plans redacted; a third tenant sees nothing; the owner sees it whole
+check tenant-c 0 "uk_" -- "$UNIAPD" tenant add tc --db "$DB" --max-jobs 100
+C=$(tail -n 1 "$tmp/out")
+jq '.jobs[0].tenant = "tb"' "$tmp/body.json" >"$tmp/shared.json"
+call shared 202 '' POST /v1/allocations "$A" "$tmp/shared.json"
+jsh=$(jid)
+settle shared-done "$jsh" "$A"
+call shared-owner 200 '"view":"owner"' GET "/v1/allocations/$jsh" "$A"
+check shared-owner-whole 0 true -- jq -e '[.result.jobs[] | .name] == ["a", "b", "c"] and (.result.jobs[1].spec | type) ==
+	"object" and (has("request") | not)' "$tmp/body"
+call shared-tenant 200 '"view":"tenant"' GET "/v1/allocations/$jsh" "$B"
+check shared-tenant-redacted 0 true -- jq -e --slurpfile o "$tmp/job" '.result.jobs[0].name == "a" and
+	(.result.jobs[0].plan | type) == "object" and [.result.jobs[1:][] | .name] == ["job 2", "job 3"] and
+	all(.result.jobs[1:][]; .redacted and .plan == null and .curve == [] and (has("spec") | not)) and
+	[.result.jobs[] | .devices] == [$o[0].result.jobs[] | .devices] and (has("request") | not)' "$tmp/body"
+problem shared-other 404 'no such allocation' GET "/v1/allocations/$jsh" "$C"
+problem shared-jobs-scoped 404 '' GET "/v1/jobs/$jsh" "$B"
+problem shared-unknown 404 'no such allocation' GET "/v1/allocations/999999" "$A"
+
 # ---------------------------------------------------------------- bad requests
 bad_body() { # NAME STATUS NEEDLE JQ-FILTER (applied to the good body)
 	jq "$4" "$tmp/body.json" >"$tmp/bad.json"
