@@ -1,7 +1,7 @@
 #!/bin/sh
-# bench/allocate-service.sh [UNIAPD] [UNIAP] - one allocation of a seeded 50-job workload
-# (bench/allocate.py's, seed 1: four kinds of jobs, all arrived) on 64 DGX A100 nodes
-# (67 sizes) through uniapd's POST /v1/allocations, timed from the POST to the job's
+# bench/allocate-service.sh [UNIAPD] [UNIAP] - one allocation of a seeded workload of JOBS (50) jobs
+# (bench/allocate.py's, seed 1: four kinds of jobs, all arrived) on CLUSTER (dgx-a100-x64)
+# (67 sizes there) through uniapd's POST /v1/allocations, timed from the POST to the job's
 # end: cold (an empty store: every curve point planned), warm (the same request: every
 # point from the tenant's curve-point cache), and a re-plan after a node fails (the first
 # answer as current, the node drained).  Times are wall seconds on this machine with
@@ -9,15 +9,17 @@
 set -u
 UNIAPD=${1:-build/uniapd}
 UNIAP=${2:-build/uniap}
+CLUSTER=${CLUSTER:-dgx-a100-x64}
+JOBS=${JOBS:-50}
 tmp=$(mktemp -d)
 trap 'kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
-python3 - "$tmp/jobs.json" <<'PY'
+python3 - "$tmp/jobs.json" "$JOBS" <<'PY'
 import json, sys
 sys.path.insert(0, "bench")
 import importlib.util
 spec = importlib.util.spec_from_file_location("alloc", "bench/allocate.py")
 m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)
-jobs = m.workload(1, 50)
+jobs = m.workload(1, int(sys.argv[2]))
 json.dump([{"name": j["name"], "model": j["model"], "batch": j["batch"], "weight": j["weight"],
             "samples": j["samples"]} for j in jobs], open(sys.argv[1], "w"))
 PY
@@ -42,7 +44,7 @@ timed() {
 	printf '| %s | %s | %.2f | %s | %s | %s |\n' "$1" "$(jq -r .state "$tmp/job.json")" "$(echo "$t1 - $t0" | bc)" \
 		"$(jq .planner_runs "$tmp/$1.json")" "$(jq .cached_points "$tmp/$1.json")" "$(jq .value "$tmp/$1.json")"
 }
-jq -n --slurpfile j "$tmp/jobs.json" '{cluster: "dgx-a100-x64", jobs: $j[0]}' >"$tmp/cold-body.json"
+jq -n --arg c "$CLUSTER" --slurpfile j "$tmp/jobs.json" '{cluster: $c, jobs: $j[0]}' >"$tmp/cold-body.json"
 echo "| run | state | wall s | planner runs | cached points | value |"
 echo "|---|---|---|---|---|---|"
 timed cold "$tmp/cold-body.json"

@@ -351,7 +351,7 @@ static char *allocate_point_what(const cJSON *key, const struct cluster_profile 
 /*
  * A curve point: samples/s (0: nothing fits) and its plan (owned, NULL without
  * one), from the point cache when it has it (*cached 1), else planned (and put
- * in the cache when the answer is proven).
+ * in the cache unless the request cut the run short).
  */
 static uniap_code allocate_curve_point(const struct allocate_request *rq, const struct cluster_profile *cluster,
                                        size_t j, const cJSON *key, int devices, double *thr, cJSON **plan,
@@ -392,9 +392,11 @@ static uniap_code allocate_curve_point(const struct allocate_request *rq, const 
 		*plan = jenc_plan(&r.cand, r.stage, r.strategy, &r.eval);
 		if (!*plan)
 			rc = err_set(err, UNIAP_E_NOMEM, "allocate: out of memory");
-		proven = r.optimal && !r.stopped && !r.deadline_passed && !r.budget_spent;
+		/* the answer at this time limit (the cache's key has it), unless a stop, a deadline or
+		 * a budget of this request cut it short */
+		proven = !r.stopped && !r.deadline_passed && !r.budget_spent;
 	} else if (rc == UNIAP_OK) {
-		/* nothing fits: proven when no candidate was cut short */
+		/* nothing fits: likewise */
 		proven = !r.stopped && !r.deadline_passed && !r.budget_spent;
 	} else if (rc == UNIAP_E_ARG || rc == UNIAP_E_INFEASIBLE) {
 		/* a batch this size cannot split, an option it cannot run: no plan here */

@@ -81,9 +81,10 @@ struct allocate_request {
 	 * names a point: the job's planning members (its spec without name, weight, bounds,
 	 * samples and deadline) and the pool cut to the size, as canonical JSON; the caller adds
 	 * its own scope and limits.  get: 1 with *thr and *plan (owned by the engine; NULL: no
-	 * plan there) when it knows the point.  put: after a planner run whose answer is proven
-	 * (the optimum, or no plan at all, not cut short by a stop or a limit).  A point from the
-	 * cache is no planner run; the report counts them as cached_points.
+	 * plan there) when it knows the point.  put: after a planner run that no stop, deadline or
+	 * budget of the request cut short (the planner's answer under its time limit per candidate,
+	 * which the caller keys the point by).  A point from the cache is no planner run; the
+	 * report counts them as cached_points.
 	 */
 	int (*point_get)(void *ctx, const char *what, double *thr, struct cJSON **plan);
 	void (*point_put)(void *ctx, const char *what, double thr, const struct cJSON *plan);

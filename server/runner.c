@@ -833,14 +833,13 @@ static void runner_run_calibration(struct runner_slot *slot, const struct store_
 struct runner_alloc_ctx {
 	struct runner_slot *slot;
 	double time_limit_s;          /* per candidate of each planner run */
-	struct uop_memo_ops memo;
 };
 
 /*
  * The allocation's planner (allocate_plan_fn): one curve point as a plan job
  * would plan it, on the shared pool under the job's tag and the tenant's
- * group, with the tenant's cost cache (a memo base per point: its slice and
- * model) and the job's cancel and stop flags.
+ * group, with the job's cancel and stop flags; the cache it uses is the
+ * curve-point cache below, not the candidates' memo.
  */
 static uniap_code runner_alloc_plan(void *ctx, const struct cluster_profile *slice, const struct model_profile *model,
                                     struct uop_options *opts, struct uop_result *out, struct uniap_err *err)
@@ -856,19 +855,10 @@ static uniap_code runner_alloc_plan(void *ctx, const struct cluster_profile *sli
 	opts->cancel = &slot->cancel;
 	opts->stop = &slot->stop;
 	opts->solve_lock = &r->solve_lock;
+	/* no candidate memos: the allocation keeps whole curve points (runner_point_get/put),
+	 * a few kB each, where a run's candidate matrices (up to RUNNER_MATRICES_MAX each) would
+	 * fill the cache and evict the points of the allocation's own earlier runs */
 	opts->memo = NULL;
-	if (!r->cfg.no_cache) {
-		/* runner_memo_base reads the documents and options only: a borrowed view of them */
-		struct runner_request view;
-
-		memset(&view, 0, sizeof(view));
-		view.cluster = *slice;
-		view.model = *model;
-		view.opts = *opts;
-		if (runner_memo_base(&view, slot->tenant, slot->memo_base, err) != UNIAP_OK)
-			return err->code;
-		opts->memo = &ac->memo;
-	}
 	return uop_run(slice, model, opts, r->pool, out, err);
 }
 
@@ -998,7 +988,6 @@ static void runner_run_allocation(struct runner_slot *slot, const struct store_j
 
 	err_clear(&err);
 	slot->last_progress_s = 0;
-	ac.memo = (struct uop_memo_ops){ runner_memo_facts, runner_memo_matrices, runner_memo_put, slot };
 	rc = allocation_decode(job->request, job->request_bytes, &in, &err);
 	if (rc == UNIAP_OK) {
 		allocation_engine_request(&in, &rq);
