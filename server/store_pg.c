@@ -56,6 +56,11 @@
 /* The server's clock in Unix milliseconds: every lease's expiry, written and compared */
 #define PG_NOW_MS "(extract(epoch FROM clock_timestamp()) * 1000)::bigint"
 #define PG_CONN_KEYS 8          /* conn_params' keywords and the NULL after them */
+/* A statement's answer, and a free pooled connection, are waited for this long at most: a
+ * server that hangs (stopped, not gone: its kernel still acknowledges every packet, so neither
+ * keepalives nor the TCP user timeout notice) fails the call as unavailable instead of holding
+ * the request thread; the connection is then dropped and made anew */
+#define PG_QUERY_TIMEOUT_MS 10000
 
 /* Advisory lock keys: fixed, "uniap" and what they guard in ASCII. */
 #define PG_LOCK_MIGRATE INT64_C(0x756e6961706d6967)   /* "uniapmig": one replica migrates at a time */
@@ -333,6 +338,7 @@ struct pg_call {
 	char sqlstate[6];           /* its SQLSTATE, "" when none */
 	char constraint[64];        /* the constraint it broke, "" when none */
 	int lost;                   /* the connection broke: reset it before its next use */
+	int hung;                   /* a statement got no answer in PG_QUERY_TIMEOUT_MS: no retry */
 	int retry;                  /* the body asks for its transaction again (a unique race it lost) */
 };
 
@@ -382,6 +388,61 @@ static uniap_code pg_fail(struct pg_call *k, const PGresult *res, const char *wh
 		       code == UNIAP_E_NOSPACE ? " (new content is refused until there is room; deletes still work)" : "");
 }
 
+/*
+ * Sends sql and waits for its answer at most PG_QUERY_TIMEOUT_MS: the result
+ * (owned, PQclear; NULL when libpq failed: PQerrorMessage says why), or NULL
+ * with k->hung set when the server did not answer in time (the connection is
+ * then marked lost: it is dropped and made anew before its next use).
+ */
+static PGresult *q_exec(struct pg_call *k, const char *sql, int n, const Oid *types, const char *const *values,
+			const int *lengths, const int *formats)
+{
+	int64_t deadline = mono_ms() + PG_QUERY_TIMEOUT_MS;
+	PGresult *res = NULL, *r;
+	int f;
+
+	if (!PQsendQueryParams(k->conn, sql, n, types, values, lengths, formats, 1))
+		return NULL;
+	/* the query out (a large bind may not go at once), then its results in */
+	while ((f = PQflush(k->conn)) != 0 || PQisBusy(k->conn)) {
+		struct pollfd pfd = { .fd = PQsocket(k->conn), .events = POLLIN | (f == 1 ? POLLOUT : 0) };
+		int64_t left = deadline - mono_ms();
+		int got;
+
+		if (f < 0 || pfd.fd < 0)
+			return NULL;
+		if (left <= 0 || (got = poll(&pfd, 1, (int)left)) == 0)
+			goto hung;
+		if (got < 0 && errno != EINTR)
+			return NULL;
+		if (got > 0 && (pfd.revents & (POLLIN | POLLERR | POLLHUP)) && !PQconsumeInput(k->conn))
+			return NULL;
+		if (f == 0 && !PQisBusy(k->conn))
+			break;
+	}
+	/* one statement: its result, then the NULL that ends the query */
+	while ((r = PQgetResult(k->conn)) != NULL) {
+		if (!res)
+			res = r;
+		else
+			PQclear(r);
+		if (PQisBusy(k->conn)) { /* more to read: wait for it within the same deadline */
+			struct pollfd pfd = { .fd = PQsocket(k->conn), .events = POLLIN };
+			int64_t left = deadline - mono_ms();
+
+			if (left <= 0 || poll(&pfd, 1, (int)left) <= 0 || !PQconsumeInput(k->conn)) {
+				PQclear(res);
+				goto hung;
+			}
+		}
+	}
+	return res;
+hung:
+	k->hung = 1;
+	k->lost = 1;
+	return NULL;
+}
+
 /* Runs sql with p (may be NULL); *out (may be NULL: not wanted; owned, PQclear) gets the rows. */
 static uniap_code q_run(struct pg_call *k, const char *sql, const struct pg_params *p, PGresult **out,
 			const char *what, struct uniap_err *err)
@@ -399,7 +460,12 @@ static uniap_code q_run(struct pg_call *k, const char *sql, const struct pg_para
 		values[i] = p->word[i] ? (const char *)&p->words[i] : p->values[i];
 		formats[i] = 1;
 	}
-	res = PQexecParams(k->conn, sql, n, p ? p->types : NULL, values, p ? p->lengths : NULL, formats, 1);
+	res = q_exec(k, sql, n, p ? p->types : NULL, values, p ? p->lengths : NULL, formats);
+	if (!res && k->hung) {
+		k->fail = UNIAP_E_UNAVAILABLE;
+		return err_set(err, UNIAP_E_UNAVAILABLE, "store: postgres: %s: no answer within %d s (the server hangs or "
+		               "is overloaded)", what, PG_QUERY_TIMEOUT_MS / 1000);
+	}
 	st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
 	if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) {
 		if (out)
@@ -443,8 +509,8 @@ static void q_rollback(struct pg_call *k)
 {
 	PGTransactionStatusType ts = PQtransactionStatus(k->conn);
 
-	if (ts == PQTRANS_INTRANS || ts == PQTRANS_INERROR)
-		PQclear(PQexec(k->conn, "ROLLBACK"));
+	if (!k->hung && (ts == PQTRANS_INTRANS || ts == PQTRANS_INERROR))
+		PQclear(q_exec(k, "ROLLBACK", 0, NULL, NULL, NULL, NULL));
 }
 
 /* ---- the pool ---- */
@@ -471,6 +537,14 @@ static int conn_hung_up(PGconn *c)
 
 static void call_end(struct pg_call *k);
 
+/* Makes c anew (bounded by connect_timeout), sending without blocking as conn_open's do (q_exec). */
+static void conn_reset(PGconn *c)
+{
+	PQreset(c);
+	if (PQstatus(c) == CONNECTION_OK)
+		PQsetnonblocking(c, 1);
+}
+
 /*
  * Takes a connection for one call (waiting while all are in use); one that
  * broke or whose server hung up is reset first.  On failure (the server does
@@ -480,17 +554,26 @@ static uniap_code call_begin(struct store_pg *s, struct pg_call *k, struct uniap
 {
 	struct pg_slot *sl;
 
+	struct timespec until;
+
 	memset(k, 0, sizeof(*k));
 	k->s = s;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += PG_QUERY_TIMEOUT_MS / 1000;
 	pthread_mutex_lock(&s->mu);
 	while (s->n_free == 0)
-		pthread_cond_wait(&s->cv, &s->mu);
+		if (pthread_cond_timedwait(&s->cv, &s->mu, &until) == ETIMEDOUT && s->n_free == 0) {
+			/* every connection is held by a call that waits on the server */
+			pthread_mutex_unlock(&s->mu);
+			return err_set(err, UNIAP_E_UNAVAILABLE, "store: postgres: no connection free within %d s (the "
+			               "server hangs or is overloaded)", PG_QUERY_TIMEOUT_MS / 1000);
+		}
 	k->slot = s->free_slots[--s->n_free];
 	pthread_mutex_unlock(&s->mu);
 	sl = &s->slots[k->slot];
 	k->conn = sl->conn;
 	if (sl->reset || PQstatus(k->conn) != CONNECTION_OK || conn_hung_up(k->conn)) {
-		PQreset(k->conn);
+		conn_reset(k->conn);
 		sl->reset = 0;
 	}
 	if (PQstatus(k->conn) != CONNECTION_OK) {
@@ -509,7 +592,7 @@ static void call_end(struct pg_call *k)
 {
 	struct store_pg *s = k->s;
 
-	if (PQstatus(k->conn) == CONNECTION_OK)
+	if (!k->lost && PQstatus(k->conn) == CONNECTION_OK)
 		q_rollback(k);
 	if (k->lost || PQstatus(k->conn) != CONNECTION_OK || PQtransactionStatus(k->conn) != PQTRANS_IDLE)
 		s->slots[k->slot].reset = 1;
@@ -539,8 +622,8 @@ static uniap_code pg_query(struct store_pg *s, const char *sql, const struct pg_
 	if (rc != UNIAP_OK)
 		return rc;
 	rc = q_run(&k, sql, p, res, what, err);
-	if (rc == UNIAP_E_UNAVAILABLE) {
-		PQreset(k.conn);
+	if (rc == UNIAP_E_UNAVAILABLE && !k.hung) { /* broken, not hung: a new connection may answer */
+		conn_reset(k.conn);
 		if (PQstatus(k.conn) == CONNECTION_OK) {
 			k.lost = 0;
 			k.fail = UNIAP_OK;
@@ -577,9 +660,9 @@ static uniap_code pg_write(struct store_pg *s, pg_body body, void *arg, struct u
 		k.retry = 0;
 		atomic_store(&s->write_since_ms[k.slot], mono_ms() | 1);
 		rc = q_run(&k, "BEGIN", NULL, NULL, "begin", err);
-		if (rc == UNIAP_E_UNAVAILABLE && !reconnected) {
+		if (rc == UNIAP_E_UNAVAILABLE && !reconnected && !k.hung) {
 			reconnected = 1;
-			PQreset(k.conn);
+			conn_reset(k.conn);
 			if (PQstatus(k.conn) == CONNECTION_OK) {
 				k.lost = 0;
 				continue;
@@ -680,6 +763,9 @@ static uniap_code conn_open(const struct store_pg *s, PGconn **out, struct uniap
 		return rc;
 	}
 	PQsetNoticeProcessor(c, notice_ignore, NULL);
+	/* a statement is sent without blocking, so that its whole wait is q_exec's to bound
+	 * (PQexec, used for migrations only, blocks whatever this says) */
+	PQsetnonblocking(c, 1);
 	*out = c;
 	return UNIAP_OK;
 }
