@@ -12,7 +12,8 @@
  * when it is not 0; and 0 never lets through what request smuggling needs: a
  * repeated Content-Length, a repeated Transfer-Encoding, both together, a
  * coding other than chunked, more than one Authorization, or an HTTP/1.1
- * request without exactly one Host (counted here independently).
+ * request without exactly one Host; nor more than one Origin, nor a control
+ * character in a value (counted here independently).
  * Seeds: fuzz/corpus/framing/.
  *
  * Thread safety: stateless.  Never: keep state between inputs.
@@ -30,7 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static char lines[FUZZ_FRAMING_LINES][FUZZ_FRAMING_LINE_MAX];
 	const char *p = (const char *)data, *end = p + size;
 	struct http_framing n = { 0 };
-	unsigned cl = 0, te = 0, host = 0, auth = 0, count = 0, i;
+	unsigned cl = 0, te = 0, host = 0, auth = 0, origin = 0, ctl = 0, count = 0, i;
 	const char *first_te = NULL;
 	char why[160];
 	int status;
@@ -57,6 +58,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (v = colon + 1; *v == ' ' || *v == '\t'; v++)
 			;
 		http_framing_add(&n, lines[i], v);
+		for (const char *b = v; *b; b++)
+			ctl |= ((unsigned char)*b < 0x20 && *b != '\t') || (unsigned char)*b == 0x7f;
+		origin += strcasecmp(lines[i], "Origin") == 0;
 		if (strcasecmp(lines[i], "Content-Length") == 0)
 			cl++;
 		else if (strcasecmp(lines[i], "Transfer-Encoding") == 0 && !te++)
@@ -76,6 +80,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		           "Transfer-Encoding, %u Authorization", cl, te, auth);
 		FUZZ_CHECK(!te || strcasecmp(first_te, "chunked") == 0, "let through Transfer-Encoding \"%s\"", first_te);
 		FUZZ_CHECK(strcmp(lines[0], "HTTP/1.1") != 0 || host == 1, "let through HTTP/1.1 with %u Host", host);
+		FUZZ_CHECK(origin <= 1 && !ctl, "let through %u Origin, a control character: %u", origin, ctl);
 	}
 	return 0;
 }

@@ -488,7 +488,8 @@ struct http_query {
 	struct http_request *req;
 	char *owned[2 * HTTP_MAX_QUERY];
 	size_t n_owned;
-	int err; /* 1: bad escape, 2: too many */
+	int err; /* 1: bad escape, 2: too many, 3: one given twice (dup names it) */
+	const char *dup;
 };
 
 static char *http_decode_dup(const char *s)
@@ -527,6 +528,12 @@ static enum MHD_Result http_query_each(void *cls, enum MHD_ValueKind kind, const
 	q->owned[q->n_owned++] = k;
 	if (v)
 		q->owned[q->n_owned++] = v;
+	for (size_t i = 0; i < q->req->query_count; i++)
+		if (strcmp(q->req->query[i].name, k) == 0) { /* which one counts would be a guess */
+			q->err = 3;
+			q->dup = k;
+			return MHD_NO;
+		}
 	q->req->query[q->req->query_count].name = k;
 	q->req->query[q->req->query_count].value = v ? v : "";
 	q->req->query_count++;
@@ -972,8 +979,23 @@ static enum MHD_Result http_queue_busy_body(struct http_server *srv, struct MHD_
 
 void http_framing_add(struct http_framing *n, const char *name, const char *value)
 {
+	http_framing_add_n(n, name, value, value ? strlen(value) : 0);
+}
+
+void http_framing_add_n(struct http_framing *n, const char *name, const char *value, size_t len)
+{
+	size_t i;
+
 	if (!name)
 		return;
+	for (i = 0; value && !n->ctl && i < len; i++) {
+		unsigned char b = (unsigned char)value[i];
+
+		if ((b < 0x20 && b != '\t') || b == 0x7f)
+			n->ctl = name;
+	}
+	if (strcasecmp(name, "Origin") == 0)
+		n->origin++;
 	if (strcasecmp(name, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0)
 		n->content_length++;
 	else if (strcasecmp(name, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0 && !n->transfer_encoding++)
@@ -984,10 +1006,12 @@ void http_framing_add(struct http_framing *n, const char *name, const char *valu
 		n->authorization++;
 }
 
-static enum MHD_Result http_count_each(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+static enum MHD_Result http_count_each(void *cls, enum MHD_ValueKind kind, const char *key, size_t key_size,
+                                       const char *value, size_t value_size)
 {
 	(void)kind;
-	http_framing_add(cls, key, value);
+	(void)key_size;
+	http_framing_add_n(cls, key, value, value ? value_size : 0);
 	return MHD_YES;
 }
 
@@ -1018,6 +1042,14 @@ int http_framing_check(const struct http_framing *n, const char *version, char *
 		snprintf(why, cap, "headers: Authorization given %u times", n->authorization);
 		return HTTP_BAD_REQUEST;
 	}
+	if (n->origin > 1) {
+		snprintf(why, cap, "headers: Origin given %u times", n->origin);
+		return HTTP_BAD_REQUEST;
+	}
+	if (n->ctl) {
+		snprintf(why, cap, "headers: %.64s: a control character in the value", n->ctl);
+		return HTTP_BAD_REQUEST;
+	}
 	return 0;
 }
 
@@ -1026,7 +1058,7 @@ static int http_framing(struct MHD_Connection *c, const char *version, char *why
 {
 	struct http_framing n = { 0 };
 
-	MHD_get_connection_values(c, MHD_HEADER_KIND, http_count_each, &n);
+	MHD_get_connection_values_n(c, MHD_HEADER_KIND, http_count_each, &n);
 	return http_framing_check(&n, version, why, cap);
 }
 
@@ -1189,8 +1221,12 @@ static enum MHD_Result http_last_call(struct http_server *srv, struct MHD_Connec
 	}
 	MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, http_query_each, &q);
 	if (q.err) {
+		char said[128];
+
+		snprintf(said, sizeof(said), "query: %.64s given twice", q.dup ? q.dup : "");
 		problem_fill(&res, HTTP_BAD_REQUEST, "bad-query",
-		             q.err == 2 ? "query: too many parameters" : "query: invalid percent-encoding or too long",
+		             q.err == 3 ? said : q.err == 2 ? "query: too many parameters"
+		                                           : "query: invalid percent-encoding or too long",
 		             st->path, NULL);
 		ret = http_queue(srv, c, st, &res);
 		goto out;

@@ -247,10 +247,14 @@ int http_percent_decode(const char *in, size_t len, char *out, size_t out_cap, i
  * can be tested and fuzzed without a connection (fuzz/fuzz_framing.c).
  */
 struct http_framing {
-	unsigned content_length, transfer_encoding, host, authorization;
+	unsigned content_length, transfer_encoding, host, authorization, origin;
 	const char *te; /* the (first) Transfer-Encoding value */
+	const char *ctl; /* the name of the first header whose value holds a control character */
 };
 void http_framing_add(struct http_framing *n, const char *name, const char *value);
+/* The same with the value's length: a NUL inside the value (len past its first NUL) counts as
+ * a control character, as do bytes below 0x20 but tab, and DEL. */
+void http_framing_add_n(struct http_framing *n, const char *name, const char *value, size_t len);
 int http_framing_check(const struct http_framing *n, const char *version, char *why, size_t cap);
 
 /* ---------------------------------------------------------------- server */

@@ -748,7 +748,7 @@ static void test_hostile_requests(void **state)
 	deep65[n] = '\0';
 	n = (size_t)snprintf(many_q, 400, "/t/items/1?");
 	for (i = 0; i < 40; i++)
-		n += (size_t)snprintf(many_q + n, 400 - n, "a=%zu&", i);
+		n += (size_t)snprintf(many_q + n, 400 - n, "a%zu=%zu&", i, i); /* each once: a repeat is its own 400 */
 	{
 		const struct {
 			const char *method, *path;
@@ -1191,8 +1191,9 @@ static long raw_exchange(int fd, const char *req, char *out, size_t cap)
  * Framing that a proxy in front could read otherwise is refused before any
  * body is read: a repeated Content-Length, Content-Length with
  * Transfer-Encoding, a coding other than chunked (501), HTTP/1.1 without
- * exactly one Host, two Authorization headers; a JSON body with invalid
- * UTF-8 in a string is a 400 naming the member.
+ * exactly one Host, two Authorization or Origin headers, a control character
+ * in a header value; a query parameter given twice is a 400 naming it; a
+ * JSON body with invalid UTF-8 in a string is a 400 naming the member.
  */
 static void test_framing(void **state)
 {
@@ -1217,6 +1218,12 @@ static void test_framing(void **state)
 		{"GET /healthz HTTP/1.0\r\n\r\n", 200, "\"ok\""},
 		{"POST /t/auth HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nAuthorization: Bearer good-key\r\n"
 		 "Authorization: Bearer revoked-key\r\nContent-Length: 2\r\n\r\n{}", 400, "Authorization given 2 times"},
+		{"GET /healthz HTTP/1.1\r\nHost: a\r\nOrigin: https://a.example\r\nOrigin: https://b.example\r\n\r\n", 400,
+		 "Origin given 2 times"},
+		{"GET /healthz HTTP/1.1\r\nHost: a\r\nX-Note: a\x01b\r\n\r\n", 400, "X-Note: a control character"},
+		{"GET /healthz HTTP/1.1\r\nHost: a\r\nX-Note: a\x7f\r\n\r\n", 400, "X-Note: a control character"},
+		{"GET /healthz HTTP/1.1\r\nHost: a\r\nX-Note: a\tb\r\n\r\n", 200, "\"ok\""},
+		{"GET /healthz?wait=1&wait=2 HTTP/1.1\r\nHost: a\r\n\r\n", 400, "query: wait given twice"},
 		{"POST /t/json HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 15\r\n\r\n"
 		 "{\"a\":[1,\"x\xc3\x28\"]}", 400, "body.a[1]: invalid UTF-8 at byte 1 of the string"},
 		{"POST /t/json HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 12\r\n\r\n"
