@@ -90,6 +90,8 @@ void api_allocation_get(struct http_request *req, struct http_response *res)
 		res->status = 0; /* the dispatcher answers 500 */
 		goto out;
 	}
+	if (!owner) /* the owner's own retry key is none of a tenant's business */
+		cJSON_DeleteItemFromObjectCaseSensitive(o, "idempotency_key");
 	if (report) {
 		if (owner) {
 			shown = report; /* moved into the answer */

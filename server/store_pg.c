@@ -426,13 +426,20 @@ static PGresult *q_exec(struct pg_call *k, const char *sql, int n, const Oid *ty
 			res = r;
 		else
 			PQclear(r);
-		if (PQisBusy(k->conn)) { /* more to read: wait for it within the same deadline */
+		while (PQisBusy(k->conn)) { /* more to read: wait for all of it within the same deadline */
 			struct pollfd pfd = { .fd = PQsocket(k->conn), .events = POLLIN };
 			int64_t left = deadline - mono_ms();
+			int got = left > 0 ? poll(&pfd, 1, (int)left) : 0;
 
-			if (left <= 0 || poll(&pfd, 1, (int)left) <= 0 || !PQconsumeInput(k->conn)) {
+			if (got < 0 && errno == EINTR)
+				continue;
+			if (got == 0) { /* the deadline passed */
 				PQclear(res);
 				goto hung;
+			}
+			if (got < 0 || !PQconsumeInput(k->conn)) {
+				PQclear(res);
+				return NULL;
 			}
 		}
 	}

@@ -95,7 +95,7 @@ settle idem-done "$ji" "$A"
 check tenant-c 0 "uk_" -- "$UNIAPD" tenant add tc --db "$DB" --max-jobs 100
 C=$(tail -n 1 "$tmp/out")
 jq '.jobs[0].tenant = "tb"' "$tmp/body.json" >"$tmp/shared.json"
-call shared 202 '' POST /v1/allocations "$A" "$tmp/shared.json"
+XH="Idempotency-Key: shared-1" call shared 202 '' POST /v1/allocations "$A" "$tmp/shared.json"
 jsh=$(jid)
 settle shared-done "$jsh" "$A"
 call shared-owner 200 '"view":"owner"' GET "/v1/allocations/$jsh" "$A"
@@ -105,7 +105,8 @@ call shared-tenant 200 '"view":"tenant"' GET "/v1/allocations/$jsh" "$B"
 check shared-tenant-redacted 0 true -- jq -e --slurpfile o "$tmp/job" '.result.jobs[0].name == "a" and
 	(.result.jobs[0].plan | type) == "object" and [.result.jobs[1:][] | .name] == ["job 2", "job 3"] and
 	all(.result.jobs[1:][]; .redacted and .plan == null and .curve == [] and (has("spec") | not)) and
-	[.result.jobs[] | .devices] == [$o[0].result.jobs[] | .devices] and (has("request") | not)' "$tmp/body"
+	[.result.jobs[] | .devices] == [$o[0].result.jobs[] | .devices] and (has("request") | not) and
+	(has("idempotency_key") | not)' "$tmp/body"
 problem shared-other 404 'no such allocation' GET "/v1/allocations/$jsh" "$C"
 problem shared-jobs-scoped 404 '' GET "/v1/jobs/$jsh" "$B"
 problem shared-unknown 404 'no such allocation' GET "/v1/allocations/999999" "$A"
