@@ -74,12 +74,23 @@ static struct store_sqlite *sq_of(struct store *base)
 
 
 
+/*
+ * The primary SQLite code of the last failure on this thread's connection,
+ * from db_fail until the connection goes back (conn_put's write_outcome):
+ * the statement resets a failed call makes on its way out set the
+ * connection's own code back to SQLITE_OK, so a COMMIT that found the disk
+ * full would otherwise go unnoticed.  A connection is one thread's from
+ * conn_get to conn_put, which clears it.
+ */
+static _Thread_local int sq_failed;
+
 /* Copies db's message at once into err; maps SQLite's code to ours. */
 static uniap_code db_fail(struct uniap_err *err, sqlite3 *db, const char *what)
 {
 	int rc = sqlite3_extended_errcode(db);
 	uniap_code code;
 
+	sq_failed = rc & 0xff;
 	switch (rc & 0xff) {
 	case SQLITE_NOMEM: code = UNIAP_E_NOMEM; break;
 	case SQLITE_BUSY:
@@ -244,7 +255,7 @@ static int reserve_make(struct store_sqlite *s)
  */
 static void write_outcome(struct store_sqlite *s, sqlite3 *db)
 {
-	int ec = sqlite3_extended_errcode(db) & 0xff;
+	int ec = sq_failed ? sq_failed : sqlite3_extended_errcode(db) & 0xff;
 
 	if (ec == SQLITE_FULL) {
 		atomic_store(&s->write_failing, 1);
@@ -364,6 +375,7 @@ static sqlite3 *conn_get(struct store_sqlite *s)
 		pthread_cond_wait(&s->cv, &s->mu);
 	db = s->free_conns[--s->n_free];
 	pthread_mutex_unlock(&s->mu);
+	sq_failed = 0;
 	return db;
 }
 
@@ -1186,7 +1198,7 @@ static uniap_code sq_doc_list(struct store *base, int64_t tenant_id, int64_t cur
 
 /* Runs a one-statement write "... WHERE id = ?1 AND tenant_id = ?2" in a
  * transaction; no row changed is UNIAP_E_NOTFOUND naming what and id. */
-static uniap_code write_scoped(struct store_sqlite *s, const char *sql, int64_t id, int64_t tenant_id,
+static uniap_code write_scoped_once(struct store_sqlite *s, const char *sql, int64_t id, int64_t tenant_id,
 			       const char *what, struct uniap_err *err)
 {
 	sqlite3_stmt *st = NULL;
@@ -1209,6 +1221,22 @@ static uniap_code write_scoped(struct store_sqlite *s, const char *sql, int64_t 
 out:
 	unprep(s, db, st);
 	conn_put(s, db);
+	return rc;
+}
+
+/*
+ * A delete scoped to a tenant (write_scoped_once).  One that finds the disk
+ * full (before any write failed, the reserve is still there) gives the
+ * reserve back (conn_put) and runs once more: deletes always go through on
+ * a full disk, which is what the reserve is for.
+ */
+static uniap_code write_scoped(struct store_sqlite *s, const char *sql, int64_t id, int64_t tenant_id,
+			       const char *what, struct uniap_err *err)
+{
+	uniap_code rc = write_scoped_once(s, sql, id, tenant_id, what, err);
+
+	if (rc == UNIAP_E_NOSPACE)
+		rc = write_scoped_once(s, sql, id, tenant_id, what, err);
 	return rc;
 }
 
