@@ -422,12 +422,14 @@ async function steps() {
   // -------------------------------------------------------------- compare, lists
   let second = 0;
   await step('compare two plans', async () => {
-    await page.click('#add-compare');
+    // clicked in the page, looked up at the click: a view that re-rendered meanwhile (a route
+    // run for the hash it came with) would leave puppeteer's handle on a detached node
+    await page.$eval('#add-compare', (b) => b.click());
     const other = await api('POST', '/v1/plans', { cluster: 'envb', model: 'bert-huge', batch: 32, space: 'uniform' });
     second = other.id;
     await page.goto(`${BASE}/ui/#/jobs/${second}`, { waitUntil: 'networkidle0' });
     await page.waitForSelector('#plan-view[data-stages]', { timeout: ms(60000) });
-    await page.click('#add-compare');
+    await page.$eval('#add-compare', (b) => b.click());
     await page.click('a[data-nav="compare"]');
     await page.waitForSelector('#compare-table tbody tr');
     const rows = await page.$$eval('#compare-table tbody tr', (trs) => trs.map((t) => ({ job: Number(t.dataset.job), ratio: t.dataset.ratio })));
@@ -468,7 +470,7 @@ async function steps() {
     const chosen = await page.$$eval('#alloc-table svg.curve', (svgs) => svgs.filter((g) => g.querySelector('circle.chosen')).map((g) => g.dataset.pool));
     must(chosen.length === rep.jobs.filter((j) => j.devices > 0).length, `marked sizes: ${chosen}`);
     const first = rep.jobs.find((j) => j.plan);
-    await page.click(`button[data-plan="${first.name}"]`);
+    await page.$eval(`button[data-plan="${first.name}"]`, (b) => b.click());
     await page.waitForSelector(`#alloc-plan[data-job="${first.name}"] svg.timeline`);
     await axe(page, 'allocation');
   });
