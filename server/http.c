@@ -40,6 +40,7 @@
 #include <netdb.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -191,8 +192,18 @@ struct http_server {
 	struct http_parked **parked; /* the suspended connections, at most max_streams */
 	size_t parked_n;
 	unsigned max_streams, heartbeat_ms;
-	atomic_int streams;          /* slots taken: waiting requests + open streams */
+	atomic_int streams;          /* slots taken: waiting requests + open streams (changed under
+	                                slot_mu; read anywhere) */
 	atomic_ullong streams_refused; /* answered 503: every slot was taken */
+	/* the slots per tenant (docs/http.md "Waiting"): slot_mu guards holders and is taken
+	 * alone (never with park_mu or conn_mu) */
+	pthread_mutex_t slot_mu;
+	struct http_holder *holders; /* [max_streams]: the tenants holding slots, n > 0 each */
+	size_t holders_n;
+	unsigned tenant_streams;     /* slots one tenant may hold */
+	atomic_ullong streams_tenant_refused; /* answered 429: the tenant held its share */
+	atomic_ullong streams_gone;  /* parked connections whose client had closed, ended */
+	struct pollfd *pfds;         /* [max_streams]: the watcher's scratch, under park_mu */
 	atomic_int stopping;         /* no more parking; every waiter answers, every stream ends */
 	int watcher_quit;
 	pthread_t watcher;
@@ -224,6 +235,14 @@ struct http_parked {
 	struct MHD_Connection *conn;
 	int64_t key, seen;
 	int64_t deadline_ms;         /* http_now_ms() clock */
+	int fd;                      /* its socket, polled for a client that closed; -1: unknown */
+	int gone;                    /* the client closed it while parked: end it, answer nothing */
+};
+
+/* A tenant holding slots of max_streams. */
+struct http_holder {
+	int64_t tenant;
+	unsigned n;
 };
 
 #define HTTP_WATCH_MEMO 64 /* distinct keys remembered in one pass of the watcher */
@@ -254,6 +273,7 @@ struct http_state {
 	char method[16];
 	char path[256];      /* for the log, truncated */
 	int counted;         /* holds a slot of max_streams (a wait or a stream) */
+	int64_t holder;      /* with counted: the tenant it counts for (0: none) */
 	int waited;          /* parked at least once */
 	int64_t wait_seen;   /* the version of its first wait */
 	int64_t wait_key;    /* the key of its first wait */
@@ -330,6 +350,16 @@ char *http_server_metrics_text(struct http_server *srv)
 	                     "# TYPE uniapd_http_streams_refused_total counter\n"
 	                     "uniapd_http_streams_refused_total %llu\n",
 	                 (unsigned long long)atomic_load(&srv->streams_refused));
+	http_text_printf(&t, "# HELP uniapd_http_streams_tenant_refused_total Long-polls and event streams answered "
+	                     "429: the tenant held its share (--max-streams-per-tenant).\n"
+	                     "# TYPE uniapd_http_streams_tenant_refused_total counter\n"
+	                     "uniapd_http_streams_tenant_refused_total %llu\n",
+	                 (unsigned long long)atomic_load(&srv->streams_tenant_refused));
+	http_text_printf(&t, "# HELP uniapd_http_streams_gone_total Waiting requests and event streams ended "
+	                     "because their client closed the connection while they waited.\n"
+	                     "# TYPE uniapd_http_streams_gone_total counter\n"
+	                     "uniapd_http_streams_gone_total %llu\n",
+	                 (unsigned long long)atomic_load(&srv->streams_gone));
 	http_text_printf(&t, "# HELP uniapd_http_body_bytes Bytes the request bodies being received hold now.\n"
 	                     "# TYPE uniapd_http_body_bytes gauge\nuniapd_http_body_bytes %zu\n"
 	                     "# HELP uniapd_http_bodies_refused_total Requests answered 503 because the bodies in "
@@ -678,9 +708,12 @@ static void http_reap(struct http_server *srv, int64_t now)
  */
 static int http_park(struct http_server *srv, struct MHD_Connection *c, struct http_parked *p)
 {
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
 	int rc = -1;
 
 	p->conn = c;
+	p->fd = ci ? ci->connect_fd : -1;
+	p->gone = 0;
 	pthread_mutex_lock(&srv->park_mu);
 	if (!atomic_load(&srv->stopping) && srv->parked_n < srv->max_streams) {
 		int64_t v = p->seen;
@@ -709,6 +742,44 @@ static void http_unpark_at(struct http_server *srv, size_t i)
 }
 
 /*
+ * Under park_mu: marks the parked connections whose client has closed its
+ * side (a hang-up, an error, or an end of file ahead of any byte) gone, so
+ * that the watcher's pass resumes them and they end at once, freeing their
+ * slot, instead of holding it until their wait is over.  Bytes waiting to
+ * be read (a pipelined request) are no hang-up.  One poll() a pass.
+ */
+static void http_watch_gone(struct http_server *srv)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < srv->parked_n; i++) {
+		if (srv->parked[i]->fd < 0)
+			continue;
+		srv->pfds[n].fd = srv->parked[i]->fd;
+		srv->pfds[n].events = POLLIN;
+		srv->pfds[n++].revents = 0;
+	}
+	if (!n || poll(srv->pfds, n, 0) <= 0)
+		return;
+	for (i = 0, n = 0; i < srv->parked_n; i++) {
+		struct http_parked *p = srv->parked[i];
+		short ev;
+		char b;
+
+		if (p->fd < 0)
+			continue;
+		ev = srv->pfds[n++].revents;
+		if (!ev)
+			continue;
+		if ((ev & (POLLHUP | POLLERR | POLLNVAL)) ||
+		    ((ev & POLLIN) && recv(p->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 0)) {
+			p->gone = 1;
+			atomic_fetch_add(&srv->streams_gone, 1);
+		}
+	}
+}
+
+/*
  * The watcher: every HTTP_WATCH_MS asks the version hook about each parked
  * key and resumes what moved, what is due, and everything at a stop.  The
  * hook is called under park_mu (a short read; at most max_streams a pass),
@@ -729,9 +800,11 @@ static void *http_watcher(void *arg)
 			int gone;
 		} asked[HTTP_WATCH_MEMO];
 
+		http_watch_gone(srv);
+		i = srv->parked_n;
 		while (i-- > 0) {
 			struct http_parked *p = srv->parked[i];
-			int wake = atomic_load(&srv->stopping) || now >= p->deadline_ms;
+			int wake = atomic_load(&srv->stopping) || now >= p->deadline_ms || p->gone;
 			size_t k;
 
 			if (!wake && srv->cfg.version) {
@@ -777,30 +850,93 @@ void http_server_poke(struct http_server *srv)
 	pthread_mutex_unlock(&srv->park_mu);
 }
 
-/* Takes one of max_streams for st; 0 when all are taken (the caller answers 503). */
-static int http_take_slot(struct http_server *srv, struct http_state *st)
+/* Under slot_mu: tenant's entry in holders, or NULL. */
+static struct http_holder *http_holder_find(struct http_server *srv, int64_t tenant)
 {
-	if (st->counted)
-		return 1;
-	if (atomic_fetch_add(&srv->streams, 1) >= (int)srv->max_streams) {
-		atomic_fetch_sub(&srv->streams, 1);
-		return 0;
-	}
-	st->counted = 1;
-	return 1;
+	size_t i;
+
+	for (i = 0; i < srv->holders_n; i++)
+		if (srv->holders[i].tenant == tenant)
+			return &srv->holders[i];
+	return NULL;
 }
 
-static void http_streams_busy(struct http_server *srv, struct http_response *res, const char *path)
+/*
+ * Takes one of max_streams for st, counted for tenant (0: a request without
+ * one, --no-auth: only the service-wide limit applies).  1 taken; 0 every
+ * slot is taken (the caller answers 503); -1 the tenant holds its share
+ * (429: the other tenants' slots stay theirs).
+ */
+static int http_take_slot(struct http_server *srv, struct http_state *st, int64_t tenant)
 {
-	char detail[128];
+	struct http_holder *h = NULL;
+	int rc = 1;
 
-	atomic_fetch_add(&srv->streams_refused, 1);
+	if (st->counted)
+		return 1;
+	pthread_mutex_lock(&srv->slot_mu);
+	if (tenant > 0 && (h = http_holder_find(srv, tenant)) != NULL && h->n >= srv->tenant_streams)
+		rc = -1;
+	else if (atomic_load(&srv->streams) >= (int)srv->max_streams)
+		rc = 0;
+	if (rc == 1) {
+		atomic_fetch_add(&srv->streams, 1);
+		if (tenant > 0 && !h) { /* holders_n < max_streams: each holder holds a slot */
+			h = &srv->holders[srv->holders_n++];
+			h->tenant = tenant;
+			h->n = 0;
+		}
+		if (h)
+			h->n++;
+		st->counted = 1;
+		st->holder = tenant;
+	}
+	pthread_mutex_unlock(&srv->slot_mu);
+	return rc;
+}
+
+/* Gives st's slot back (its request completed). */
+static void http_give_slot(struct http_server *srv, struct http_state *st)
+{
+	struct http_holder *h;
+
+	if (!st->counted)
+		return;
+	pthread_mutex_lock(&srv->slot_mu);
+	atomic_fetch_sub(&srv->streams, 1);
+	if (st->holder > 0 && (h = http_holder_find(srv, st->holder)) != NULL && --h->n == 0)
+		*h = srv->holders[--srv->holders_n];
+	pthread_mutex_unlock(&srv->slot_mu);
+	st->counted = 0;
+}
+
+/* res becomes the refusal of a slot: 503 when all are taken (taken 0), 429 over the tenant's share (-1). */
+static void http_streams_busy(struct http_server *srv, struct http_response *res, const char *path, int taken)
+{
+	char detail[160];
+
 	http_response_release(res);
 	http_response_init(res);
-	snprintf(detail, sizeof(detail), "streams: %u waiting requests and event streams are open, the limit",
-	         srv->max_streams);
-	problem_fill(res, HTTP_SERVICE_UNAVAILABLE, "busy", detail, path, NULL);
+	if (taken < 0) {
+		atomic_fetch_add(&srv->streams_tenant_refused, 1);
+		snprintf(detail, sizeof(detail),
+		         "streams: this tenant holds %u waiting requests and event streams, its share of the %u; "
+		         "retry when one ends",
+		         srv->tenant_streams, srv->max_streams);
+		problem_fill(res, HTTP_TOO_MANY_REQUESTS, "too-many-streams", detail, path, NULL);
+	} else {
+		atomic_fetch_add(&srv->streams_refused, 1);
+		snprintf(detail, sizeof(detail), "streams: %u waiting requests and event streams are open, the limit",
+		         srv->max_streams);
+		problem_fill(res, HTTP_SERVICE_UNAVAILABLE, "busy", detail, path, NULL);
+	}
 	http_response_add_header(res, "Retry-After", "5");
+}
+
+/* The tenant a request's slot counts for: its principal's, 0 without one. */
+static int64_t http_req_tenant(const struct http_request *req)
+{
+	return req->principal.authenticated && req->principal.tenant_id > 0 ? req->principal.tenant_id : 0;
 }
 
 /*
@@ -811,14 +947,16 @@ static void http_streams_busy(struct http_server *srv, struct http_response *res
 static int http_wait_start(struct http_server *srv, struct MHD_Connection *c, struct http_state *st,
                            const struct http_request *req, struct http_response *res)
 {
+	int taken;
+
 	if (req->wait_expired) {
 		http_response_release(res);
 		http_response_init(res);
 		problem_fill(res, HTTP_INTERNAL_ERROR, "internal", "the handler waited past its time", req->path, NULL);
 		return -1;
 	}
-	if (!http_take_slot(srv, st)) {
-		http_streams_busy(srv, res, req->path);
+	if ((taken = http_take_slot(srv, st, http_req_tenant(req))) != 1) {
+		http_streams_busy(srv, res, req->path, taken);
 		return -1;
 	}
 	if (!st->waited) {
@@ -855,6 +993,8 @@ static ssize_t http_stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 			return (ssize_t)k;
 		}
 		ss->off = ss->len = 0;
+		if (ss->park.gone) /* the client closed it while it was parked */
+			return MHD_CONTENT_READER_END_WITH_ERROR;
 		if (ss->end || atomic_load(&srv->stopping))
 			return MHD_CONTENT_READER_END_OF_STREAM;
 		n = ss->stream->next(ss->stream, ss->buf, sizeof(ss->buf), &ss->end);
@@ -893,16 +1033,18 @@ static void http_stream_free(void *cls)
 
 /* Queues an event stream answer (res->stream, taken). */
 static enum MHD_Result http_queue_stream(struct http_server *srv, struct MHD_Connection *c,
-                                         struct http_state *st, const char *path, struct http_response *res)
+                                         struct http_state *st, const char *path, int64_t tenant,
+                                         struct http_response *res)
 {
 	struct http_stream *stream = res->stream;
 	struct http_sstate *ss = NULL;
 	struct MHD_Response *r = NULL;
+	int taken;
 
 	res->stream = NULL;
-	if (!http_take_slot(srv, st)) {
+	if ((taken = http_take_slot(srv, st, tenant)) != 1) {
 		stream->free(stream);
-		http_streams_busy(srv, res, path);
+		http_streams_busy(srv, res, path, taken);
 		return http_queue(srv, c, st, res);
 	}
 	ss = calloc(1, sizeof(*ss));
@@ -1271,7 +1413,7 @@ static enum MHD_Result http_last_call(struct http_server *srv, struct MHD_Connec
 		http_response_init(&res);
 	}
 	/* a stream only with a 200 (anything else frees it with res below) */
-	ret = res.stream && res.status == HTTP_OK ? http_queue_stream(srv, c, st, path, &res)
+	ret = res.stream && res.status == HTTP_OK ? http_queue_stream(srv, c, st, path, http_req_tenant(&req), &res)
 	                                          : http_queue(srv, c, st, &res);
 out:
 	http_query_release(&q);
@@ -1298,6 +1440,8 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const ch
 	}
 	if (st->answered)
 		return MHD_YES;
+	if (st->park.gone) /* resumed because its client closed the connection: nobody to answer */
+		return MHD_NO;
 	http_conn_phase(srv, c, HTTP_CONN_HANDLING);
 	return http_last_call(srv, c, url, method, st);
 }
@@ -1342,8 +1486,7 @@ static void http_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 	http_conn_phase(srv, c, HTTP_CONN_HEADERS); /* kept alive: the next request's headers */
 	if (srv->cfg.access_log)
 		http_log(srv, st, http_elapsed_s(&st->start));
-	if (st->counted)
-		atomic_fetch_sub(&srv->streams, 1);
+	http_give_slot(srv, st);
 	http_body_free(srv, st);
 	free(st);
 	*req_cls = NULL;
@@ -1356,8 +1499,9 @@ static int http_watch_start(struct http_server *srv)
 	pthread_condattr_t ca;
 
 	srv->parked = calloc(srv->max_streams, sizeof(*srv->parked));
-	if (!srv->parked)
-		return -1;
+	srv->pfds = calloc(srv->max_streams, sizeof(*srv->pfds));
+	if (!srv->parked || !srv->pfds)
+		goto fail_parked;
 	if (pthread_mutex_init(&srv->park_mu, NULL) != 0)
 		goto fail_parked;
 	if (pthread_condattr_init(&ca) != 0)
@@ -1377,7 +1521,9 @@ fail_mu:
 	pthread_mutex_destroy(&srv->park_mu);
 fail_parked:
 	free(srv->parked);
+	free(srv->pfds);
 	srv->parked = NULL;
+	srv->pfds = NULL;
 	return -1;
 }
 
@@ -1395,7 +1541,9 @@ static void http_watch_stop(struct http_server *srv)
 	pthread_cond_destroy(&srv->park_cv);
 	pthread_mutex_destroy(&srv->park_mu);
 	free(srv->parked);
+	free(srv->pfds);
 	srv->parked = NULL;
+	srv->pfds = NULL;
 }
 
 /*
@@ -1488,6 +1636,9 @@ struct http_server *http_server_start(const struct http_config *cfg, char *err_m
 	atomic_init(&srv->streams, 0);
 	atomic_init(&srv->stopping, 0);
 	srv->max_streams = cfg->max_streams ? cfg->max_streams : HTTP_DEFAULT_MAX_STREAMS;
+	srv->tenant_streams = cfg->tenant_streams ? cfg->tenant_streams : http_default_tenant_streams(srv->max_streams);
+	if (srv->tenant_streams > srv->max_streams)
+		srv->tenant_streams = srv->max_streams;
 	srv->heartbeat_ms = cfg->heartbeat_ms ? cfg->heartbeat_ms : HTTP_HEARTBEAT_MS;
 	srv->header_timeout_ms = cfg->header_timeout_ms ? cfg->header_timeout_ms : HTTP_HEADER_TIMEOUT_MS;
 	srv->body_timeout_ms = cfg->body_timeout_ms ? cfg->body_timeout_ms : HTTP_BODY_TIMEOUT_MS;
@@ -1500,6 +1651,14 @@ struct http_server *http_server_start(const struct http_config *cfg, char *err_m
 	}
 	/* lives until http_server_free: MHD reports closed connections until it stops */
 	if (pthread_mutex_init(&srv->conn_mu, NULL) != 0) {
+		snprintf(err_msg, err_cap, "out of memory");
+		goto fail_metrics_only;
+	}
+	/* the same: requests complete (and give their slots back) until MHD stops */
+	if (!(srv->holders = calloc(srv->max_streams, sizeof(*srv->holders))) ||
+	    pthread_mutex_init(&srv->slot_mu, NULL) != 0) {
+		free(srv->holders);
+		pthread_mutex_destroy(&srv->conn_mu);
 		snprintf(err_msg, err_cap, "out of memory");
 		goto fail_metrics_only;
 	}
@@ -1519,6 +1678,8 @@ struct http_server *http_server_start(const struct http_config *cfg, char *err_m
 fail_watch:
 	http_watch_stop(srv);
 fail_metrics:
+	pthread_mutex_destroy(&srv->slot_mu);
+	free(srv->holders);
 	pthread_mutex_destroy(&srv->conn_mu);
 fail_metrics_only:
 	http_metrics_release(&srv->metrics);
@@ -1574,6 +1735,8 @@ void http_server_free(struct http_server *srv)
 	if (!srv)
 		return;
 	http_server_stop(srv, 5000);
+	pthread_mutex_destroy(&srv->slot_mu);
+	free(srv->holders);
 	pthread_mutex_destroy(&srv->conn_mu);
 	http_metrics_release(&srv->metrics);
 	free(srv->routes);

@@ -55,6 +55,7 @@ enum http_status {
 	HTTP_CONTENT_TOO_LARGE = 413,
 	HTTP_URI_TOO_LONG = 414,
 	HTTP_UNSUPPORTED_MEDIA_TYPE = 415,
+	HTTP_TOO_MANY_REQUESTS = 429,
 	HTTP_INTERNAL_ERROR = 500,
 	HTTP_NOT_IMPLEMENTED = 501,
 	HTTP_SERVICE_UNAVAILABLE = 503,
@@ -111,6 +112,12 @@ typedef int (*http_version_fn)(void *ctx, int64_t key, int64_t *version);
 #define HTTP_HEARTBEAT_MS 15000      /* an idle event stream gets a comment line this often */
 #define HTTP_DEFAULT_MAX_STREAMS 64  /* waiting requests + event streams at once */
 #define HTTP_STREAM_CHUNK_MAX 4096   /* bytes one next() call may write */
+
+/* One tenant's share of max_streams slots by default: a quarter, at least one. */
+static inline unsigned http_default_tenant_streams(unsigned max_streams)
+{
+	return max_streams / 4 ? max_streams / 4 : 1;
+}
 
 /*
  * An event stream (text/event-stream) a handler answers with: the
@@ -284,6 +291,8 @@ struct http_config {
 	const char *const *cors_origins; /* browser origins allowed to call (route_table); borrowed */
 	size_t cors_origin_count;
 	unsigned max_streams;      /* waiting requests + event streams at once; 0: HTTP_DEFAULT_MAX_STREAMS */
+	unsigned tenant_streams;   /* of those, one tenant's at most (more: 429); 0:
+	                            * http_default_tenant_streams(max_streams); at most max_streams */
 	unsigned heartbeat_ms;     /* 0: HTTP_HEARTBEAT_MS */
 	http_version_fn version;   /* NULL: waits only time out, streams only beat */
 	void *version_ctx;

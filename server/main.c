@@ -83,6 +83,7 @@ struct uniapd_options {
 	const char *cors_origins[UNIAPD_MAX_CORS_ORIGINS]; /* borrowed from argv */
 	size_t cors_origin_count;
 	unsigned max_streams;
+	unsigned tenant_streams;
 	const char *metrics_token_file; /* --metrics-token-file (borrowed) or NULL */
 	char metrics_token[UNIAPD_METRICS_TOKEN_MAX + 1]; /* read from it; "" when none */
 };
@@ -94,7 +95,8 @@ static void uniapd_usage(FILE *out)
 	        "              [--no-auth]\n"
 	        "              [--jobs N] [--spare-jobs N] [--workers N] [--max-queued N] [--max-time-limit S]\n"
 	        "              [--grace S] [--lease S] [--job-budget S] [--job-retention S] [--no-cache] [--http-threads N]\n"
-	        "              [--cors-origin ORIGIN]... [--max-streams N] [--metrics-token-file FILE]\n"
+	        "              [--cors-origin ORIGIN]... [--max-streams N] [--max-streams-per-tenant N]\n"
+	        "              [--metrics-token-file FILE]\n"
 	        "              [--evaluate-threads N] [--evaluate-time-limit S]\n"
 	        "              [--max-stored-jobs N] [--max-db-bytes BYTES]\n"
 	        "       uniapd tenant add|list|revoke ... (uniapd tenant --help)\n"
@@ -137,6 +139,8 @@ static void uniapd_usage(FILE *out)
 	        "                      service; repeatable, at most %d; none by default (no CORS)\n"
 	        "  --max-streams N     long-polls (?wait=) and event streams open at once, apart\n"
 	        "                      from the request threads (default %d; more: 503)\n"
+	        "  --max-streams-per-tenant N  of those, one tenant's at most (default: a quarter\n"
+	        "                      of --max-streams, at least 1; more: 429); none with --no-auth\n"
 	        "  --metrics-token-file FILE  GET /metrics then needs \"Authorization: Bearer\" and\n"
 	        "                      the token in FILE (its first line, %d to %d bytes; env\n"
 	        "                      UNIAPD_METRICS_TOKEN_FILE); without it /metrics answers\n"
@@ -281,7 +285,7 @@ enum uniapd_opt {
 	UNIAPD_OPT_HTTP_THREADS, UNIAPD_OPT_JOB_RETENTION, UNIAPD_OPT_CORS_ORIGIN, UNIAPD_OPT_MAX_STREAMS,
 	UNIAPD_OPT_MAX_JOBS, UNIAPD_OPT_MAX_BYTES, UNIAPD_OPT_METRICS_TOKEN_FILE, UNIAPD_OPT_EVALUATE_THREADS,
 	UNIAPD_OPT_EVALUATE_TIME_LIMIT, UNIAPD_OPT_MAX_BODY_IN_FLIGHT, UNIAPD_OPT_MAX_STORED_JOBS, UNIAPD_OPT_MAX_DB_BYTES, UNIAPD_OPT_LEASE, UNIAPD_OPT_JOB_BUDGET,
-	UNIAPD_OPT_SPARE_JOBS, UNIAPD_OPT_MAX_JOB_BUDGET,
+	UNIAPD_OPT_SPARE_JOBS, UNIAPD_OPT_MAX_JOB_BUDGET, UNIAPD_OPT_TENANT_STREAMS,
 };
 
 /* The options that take a number: their range, integer or not. */
@@ -302,6 +306,7 @@ static const struct uniapd_number_opt {
 	{UNIAPD_OPT_HTTP_THREADS, "--http-threads", 1, 64, 1},
 	{UNIAPD_OPT_JOB_RETENTION, "--job-retention", 0, 100 * 365 * 86400.0, 0},
 	{UNIAPD_OPT_MAX_STREAMS, "--max-streams", 1, 100000, 1},
+	{UNIAPD_OPT_TENANT_STREAMS, "--max-streams-per-tenant", 1, 100000, 1},
 	{UNIAPD_OPT_MAX_JOBS, "--max-jobs", 0, 1e6, 1},
 	{UNIAPD_OPT_MAX_BYTES, "--max-bytes", 0, 1e15, 1},
 	{UNIAPD_OPT_MAX_JOB_BUDGET, "--max-job-budget", 0, 1e9, 0},
@@ -391,6 +396,7 @@ static int uniapd_parse_args(int argc, char **argv, struct uniapd_options *opt)
 		{"job-retention", required_argument, NULL, UNIAPD_OPT_JOB_RETENTION},
 		{"cors-origin", required_argument, NULL, UNIAPD_OPT_CORS_ORIGIN},
 		{"max-streams", required_argument, NULL, UNIAPD_OPT_MAX_STREAMS},
+		{"max-streams-per-tenant", required_argument, NULL, UNIAPD_OPT_TENANT_STREAMS},
 		{"metrics-token-file", required_argument, NULL, UNIAPD_OPT_METRICS_TOKEN_FILE},
 		{"evaluate-threads", required_argument, NULL, UNIAPD_OPT_EVALUATE_THREADS},
 		{"max-stored-jobs", required_argument, NULL, UNIAPD_OPT_MAX_STORED_JOBS},
@@ -441,6 +447,7 @@ static int uniapd_parse_args(int argc, char **argv, struct uniapd_options *opt)
 		case UNIAPD_OPT_HTTP_THREADS: opt->http_threads = (unsigned)x; break;
 		case UNIAPD_OPT_JOB_RETENTION: opt->job_retention_s = x; break;
 		case UNIAPD_OPT_MAX_STREAMS: opt->max_streams = (unsigned)x; break;
+		case UNIAPD_OPT_TENANT_STREAMS: opt->tenant_streams = (unsigned)x; break;
 		case UNIAPD_OPT_METRICS_TOKEN_FILE: opt->metrics_token_file = optarg; break;
 		case UNIAPD_OPT_EVALUATE_THREADS: opt->evaluate_threads = (int)x; break;
 		case UNIAPD_OPT_MAX_STORED_JOBS: opt->max_stored_jobs = (long long)x; break;
@@ -1342,6 +1349,7 @@ int main(int argc, char **argv)
 	cfg.cors_origins = opt.cors_origins;
 	cfg.cors_origin_count = opt.cors_origin_count;
 	cfg.max_streams = opt.max_streams;
+	cfg.tenant_streams = opt.tenant_streams;
 	cfg.version = api_job_version;
 	cfg.version_ctx = &app;
 	srv = http_server_start(&cfg, msg, sizeof(msg));

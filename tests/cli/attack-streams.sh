@@ -1,0 +1,103 @@
+#!/bin/sh
+# tests/cli/attack-streams.sh - long-polls and event streams under a greedy
+# tenant (issue: hardening, round two, item 2): uniapd --max-streams 8
+# --max-streams-per-tenant 3.  Tenant A opens 3 long-polls and is refused the
+# 4th with 429, Retry-After and problem:too-many-streams, while tenant B
+# still opens its 3 (two long-polls and an event stream) beside them.  Then
+# A's clients die without a word (kill -9: their sockets close): uniapd
+# notices on the suspended connections and gives the slots back long before
+# the 60 s the polls asked for, so A can wait again.  The waits are on
+# queued jobs that cannot start (--jobs 1 --spare-jobs 0, A's heavy MILP job
+# holds the one job thread) and on the service's own counters
+# (uniapd_http_streams_open, _gone_total), with generous deadlines.
+# Needs curl.  Prints "attack-streams: N passed, N failed".
+set -u
+. "$(dirname "$0")/lib.inc"
+UNIAPD=${UNIAPD:-build/uniapd}
+DB="$tmp/uniap.db"
+pid=
+bgs=
+trap 'for b in $bgs; do kill -9 "$b" 2>/dev/null; done; if [ -n "$pid" ]; then kill -9 "$pid" 2>/dev/null; fi; rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/http.inc"
+
+# metric NAME: its value in GET /metrics
+metric() { curl -s -m 30 "http://127.0.0.1:$port/metrics" | tr -d '\r' | awk -v n="$1" '$1 == n { print $2 }'; }
+# open_is N: uniapd counts N long-polls and event streams holding a slot
+open_is() { [ "$(metric uniapd_http_streams_open)" = "$1" ]; }
+# poll KEY JOB OUT: a background long-poll of 60 s; its pid in $last
+poll() {
+	curl -s -m 120 -o "$3" -w '%{http_code}' -H "Authorization: Bearer $1" \
+		"http://127.0.0.1:$port/v1/jobs/$2?wait=60" >"$3.code" 2>/dev/null &
+	last=$!
+	bgs="$bgs $last"
+}
+
+check tenant-a 0 "uk_" -- "$UNIAPD" tenant add ta --db "$DB"
+A=$(tail -n 1 "$tmp/out")
+check tenant-b 0 "uk_" -- "$UNIAPD" tenant add tb --db "$DB"
+B=$(tail -n 1 "$tmp/out")
+check bad-per-tenant 2 "--max-streams-per-tenant: must be an integer" -- \
+	"$UNIAPD" --max-streams-per-tenant 0 --db "$DB"
+if ! start_uniapd --jobs 1 --spare-jobs 0 --workers 1 --no-cache --grace 0 --max-streams 8 \
+	--max-streams-per-tenant 3; then
+	bad "start: $(head -c 300 "$tmp/log")"
+	summary attack-streams
+	exit 1
+fi
+
+# A's heavy job (MILPs of 5 s on the wide T5: minutes) holds the job thread; the next ones queue
+call wide-a 201 '"kind":"model"' POST /v1/models "$A" tests/data/t5-wide.json
+WA=$(sed -n 's/.*"id":\([0-9]*\).*/\1/p' "$tmp/body")
+printf '{"cluster":"dgx-a100-x2","model":%s,"batch":64,"time_limit_s":5}' "$WA" >"$tmp/h.json"
+call heavy 202 '"id":' POST /v1/plans "$A" "$tmp/h.json"
+H=$(jid)
+printf '{"cluster":"enva","model":"bert-huge","batch":4}' >"$tmp/s.json"
+call queued-a 202 '"id":' POST /v1/plans "$A" "$tmp/s.json"
+QA=$(jid)
+call queued-b 202 '"id":' POST /v1/plans "$B" "$tmp/s.json"
+QB=$(jid)
+
+# ---- A takes its share; the next is a 429 for A alone
+pa=
+for i in 1 2 3; do
+	poll "$A" "$QA" "$tmp/a$i"
+	pa="$pa $last"
+done
+if until_true 600 open_is 3; then ok; else bad "a-open: $(metric uniapd_http_streams_open) open, want 3"; fi
+call a-over-share 429 "too-many-streams" GET "/v1/jobs/$QA?wait=5" "$A"
+if grep -qi '^Retry-After: ' "$tmp/hdr"; then ok; else bad "a-over-share: no Retry-After"; fi
+call a-over-share-stream 429 "its share of the 8" GET "/v1/jobs/$QA/events" "$A"
+if [ "$(metric uniapd_http_streams_tenant_refused_total)" = 2 ]; then ok; else
+	bad "tenant-refused metric: $(metric uniapd_http_streams_tenant_refused_total)"; fi
+# A's plain requests are not streams: still answered
+call a-get 200 '"state":"queued"' GET "/v1/jobs/$QA" "$A"
+
+# ---- B's share is B's: two long-polls and an event stream beside A's three
+poll "$B" "$QB" "$tmp/b1"
+poll "$B" "$QB" "$tmp/b2"
+curl -s -N -m 120 -o "$tmp/bs" -H "Authorization: Bearer $B" "http://127.0.0.1:$port/v1/jobs/$QB/events" &
+bs=$!
+bgs="$bgs $bs"
+if until_true 600 open_is 6; then ok; else bad "b-open: $(metric uniapd_http_streams_open) open, want 6"; fi
+if until_true 600 grep -qs '"state":"queued"' "$tmp/bs"; then ok; else bad "b-stream: $(head -c 300 "$tmp/bs")"; fi
+call b-over-share 429 "too-many-streams" GET "/v1/jobs/$QB?wait=5" "$B"
+
+# ---- A's clients vanish: their slots come back well before the polls' 60 s
+# shellcheck disable=SC2086
+kill -9 $pa 2>/dev/null
+if until_true 600 open_is 3; then ok; else bad "gone: $(metric uniapd_http_streams_open) open, want 3"; fi
+gone=$(metric uniapd_http_streams_gone_total)
+if [ "${gone:-0}" -ge 3 ]; then ok; else bad "gone metric: ${gone:-none}"; fi
+# and A may wait again (a short poll: 200 with the queued job once its 1 s is over)
+call a-again 200 '"state":"queued"' GET "/v1/jobs/$QA?wait=1" "$A"
+curl -s -m 30 -o /dev/null "http://127.0.0.1:$port/healthz" && ok || bad "healthz"
+
+# ---- B's waits are intact
+for f in b1 b2; do
+	if [ ! -s "$tmp/$f.code" ]; then ok; else bad "$f ended early: $(cat "$tmp/$f.code") $(head -c 200 "$tmp/$f")"; fi
+done
+if kill -0 "$bs" 2>/dev/null; then ok; else bad "B's stream ended: $(tail -c 200 "$tmp/bs")"; fi
+
+for id in $QB; do req DELETE "/v1/jobs/$id" "$B"; done
+for id in $QA $H; do req DELETE "/v1/jobs/$id" "$A"; done
+summary attack-streams
