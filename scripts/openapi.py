@@ -425,10 +425,13 @@ P['/v1/jobs/{id}']['get']['parameters'] = [jobp, {'name': 'wait', 'in': 'query',
     'description': 'Long-poll: answer when the job changes (from If-None-Match, else from the job when the request came) or after this many '
                    'seconds, whichever comes first; a finished job answers at once.'}]
 P['/v1/jobs/{id}']['get']['responses']['200']['content'].update(sse)
+resp['TooManyStreams'] = prob('The tenant already holds --max-streams-per-tenant long-polls and event streams '
+                              '(429, with Retry-After); the other tenants\' are unaffected.')
 P['/v1/jobs/{id}']['get']['responses']['200']['description'] = 'The job (with Accept: text/event-stream, its event stream).'
+P['/v1/jobs/{id}']['get']['responses']['429'] = rr('TooManyStreams')
 P['/v1/jobs/{id}/events'] = {'get': op('jobEvents', 'The job\'s changes as Server-Sent Events, until it finishes', {
     '200': {'description': 'The stream.', 'content': sse}, '204': {'description': 'Last-Event-ID is the finished job\'s last event: nothing more will come.'},
-    '404': rr('NotFound'), '406': prob('Accept rules text/event-stream out (406).')}, ['jobs'],
+    '404': rr('NotFound'), '406': prob('Accept rules text/event-stream out (406).'), '429': rr('TooManyStreams')}, ['jobs'],
     params=[jobp, {'name': 'Last-Event-ID', 'in': 'header', 'schema': {'type': 'string', 'pattern': '^[0-9]+$'},
                    'description': 'Resume: the current state at once when the job changed since, else the next change.'}])}
 # the web UI (server/ui.h, docs/http.md "The web UI"): public pages and files compiled into uniapd,
