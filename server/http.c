@@ -213,6 +213,9 @@ struct http_server {
 	struct http_conn *conns;
 	unsigned header_timeout_ms, body_timeout_ms;
 	atomic_ullong conns_reaped;  /* connections closed at a deadline */
+	unsigned conn_limit;         /* connections at once, all addresses (admission, below MHD's own) */
+	unsigned addr_limit;         /* connections at once from one address */
+	atomic_ullong conns_evicted; /* connections in their headers closed to admit a newer one */
 };
 
 /*
@@ -228,6 +231,7 @@ struct http_conn {
 	int fd;
 	enum http_conn_phase phase;
 	int64_t since_ms;            /* http_now_ms() when the phase began */
+	unsigned char addr[16];      /* the client's address (IPv4 as IPv4-mapped IPv6); all 0: unknown */
 };
 
 /* A suspended connection: resumed when key's version is not seen, at deadline_ms, or at a stop. */
@@ -371,6 +375,11 @@ char *http_server_metrics_text(struct http_server *srv)
 	                     "# TYPE uniapd_http_connections_reaped_total counter\n"
 	                     "uniapd_http_connections_reaped_total %llu\n",
 	                 (unsigned long long)atomic_load(&srv->conns_reaped));
+	http_text_printf(&t, "# HELP uniapd_http_connections_evicted_total Connections still in their headers "
+	                     "closed to admit a newer one past the per-address or the global limit.\n"
+	                     "# TYPE uniapd_http_connections_evicted_total counter\n"
+	                     "uniapd_http_connections_evicted_total %llu\n",
+	                 (unsigned long long)atomic_load(&srv->conns_evicted));
 	if (srv->cfg.metrics) {
 		char *more = srv->cfg.metrics(srv->cfg.metrics_ctx);
 
@@ -620,6 +629,69 @@ static enum MHD_Result http_queue(struct http_server *srv, struct MHD_Connection
 
 /* ---------------------------------------------------------------- slow clients */
 
+/* key (16 bytes): sa's address, IPv4 as IPv4-mapped IPv6 (so both spellings of one client match); 0s: other. */
+static void http_addr_key(const struct sockaddr *sa, unsigned char *key)
+{
+	memset(key, 0, 16);
+	if (!sa)
+		return;
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)(const void *)sa;
+
+		key[10] = key[11] = 0xff;
+		memcpy(key + 12, &in->sin_addr, 4);
+	} else if (sa->sa_family == AF_INET6) {
+		memcpy(key, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, 16);
+	}
+}
+
+/* Under conn_mu: closes hc's socket (MHD sees the error and closes the connection). */
+static void http_conn_evict(struct http_server *srv, struct http_conn *hc)
+{
+	shutdown(hc->fd, SHUT_RDWR);
+	hc->phase = HTTP_CONN_REAPED;
+	atomic_fetch_add(&srv->conns_evicted, 1);
+}
+
+/*
+ * Under conn_mu, for the connection just opened (hc, on the list): admission.
+ * Past the per-address limit, the oldest connection of that address still in
+ * its headers (a trickling one, or a keep-alive one idle longest) is closed;
+ * past the global limit, the oldest of any address.  The new one is the
+ * youngest, so it is closed only when no other is in its headers (every
+ * other one is being answered, waits or streams).  Clients that send whole
+ * requests therefore always get in, however many addresses trickle bytes
+ * (docs/http.md "Slow clients").
+ */
+static void http_admit(struct http_server *srv, struct http_conn *hc)
+{
+	static const unsigned char none[16];
+	struct http_conn *x, *old_all = NULL, *old_addr = NULL;
+	unsigned n_all = 0, n_addr = 0;
+	int known = memcmp(hc->addr, none, 16) != 0;
+
+	for (x = srv->conns; x; x = x->next) {
+		int same;
+
+		if (x->phase == HTTP_CONN_REAPED)
+			continue;
+		same = known && memcmp(x->addr, hc->addr, 16) == 0;
+		n_all++;
+		n_addr += same;
+		if (x->phase != HTTP_CONN_HEADERS)
+			continue;
+		/* the list runs newest first: <= keeps the older of two that began in one millisecond */
+		if (!old_all || x->since_ms <= old_all->since_ms)
+			old_all = x;
+		if (same && (!old_addr || x->since_ms <= old_addr->since_ms))
+			old_addr = x;
+	}
+	if (known && n_addr > srv->addr_limit && old_addr)
+		http_conn_evict(srv, old_addr);
+	else if (n_all > srv->conn_limit && old_all)
+		http_conn_evict(srv, old_all);
+}
+
 /* Connections come and go: the list the watcher checks deadlines on. */
 static void http_notify_conn(void *cls, struct MHD_Connection *c, void **socket_context,
                              enum MHD_ConnectionNotificationCode code)
@@ -635,11 +707,15 @@ static void http_notify_conn(void *cls, struct MHD_Connection *c, void **socket_
 		hc->fd = ci->connect_fd;
 		hc->phase = HTTP_CONN_HEADERS;
 		hc->since_ms = http_now_ms();
+		ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		if (ci)
+			http_addr_key(ci->client_addr, hc->addr);
 		pthread_mutex_lock(&srv->conn_mu);
 		hc->next = srv->conns;
 		if (srv->conns)
 			srv->conns->prev = hc;
 		srv->conns = hc;
+		http_admit(srv, hc);
 		pthread_mutex_unlock(&srv->conn_mu);
 		*socket_context = hc;
 		return;
@@ -1586,12 +1662,11 @@ static int http_listen(struct http_server *srv, const struct http_config *cfg, c
 				flags, 0, NULL, NULL, http_access, srv,
 				MHD_OPTION_SOCK_ADDR, ai->ai_addr,
 				MHD_OPTION_THREAD_POOL_SIZE, cfg->threads ? cfg->threads : 8u,
-				MHD_OPTION_CONNECTION_LIMIT, cfg->connection_limit ? cfg->connection_limit : 256u,
+				MHD_OPTION_CONNECTION_LIMIT, srv->conn_limit + srv->conn_limit / 2 + 16,
 				MHD_OPTION_CONNECTION_TIMEOUT, cfg->timeout_s ? cfg->timeout_s : 30u,
 				MHD_OPTION_NOTIFY_COMPLETED, http_completed, srv,
 				MHD_OPTION_NOTIFY_CONNECTION, http_notify_conn, srv,
-				MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-				cfg->per_address_limit ? cfg->per_address_limit : (unsigned)HTTP_DEFAULT_PER_ADDRESS,
+				MHD_OPTION_PER_IP_CONNECTION_LIMIT, srv->addr_limit + srv->addr_limit / 2 + 16,
 				MHD_OPTION_UNESCAPE_CALLBACK, http_unescape_none, NULL,
 				MHD_OPTION_END);
 		}
@@ -1643,6 +1718,9 @@ struct http_server *http_server_start(const struct http_config *cfg, char *err_m
 	srv->header_timeout_ms = cfg->header_timeout_ms ? cfg->header_timeout_ms : HTTP_HEADER_TIMEOUT_MS;
 	srv->body_timeout_ms = cfg->body_timeout_ms ? cfg->body_timeout_ms : HTTP_BODY_TIMEOUT_MS;
 	atomic_init(&srv->conns_reaped, 0);
+	atomic_init(&srv->conns_evicted, 0);
+	srv->conn_limit = cfg->connection_limit ? cfg->connection_limit : HTTP_DEFAULT_CONNECTIONS;
+	srv->addr_limit = cfg->per_address_limit ? cfg->per_address_limit : HTTP_DEFAULT_PER_ADDRESS;
 	if (http_metrics_init(&srv->metrics, srv->table.count) != 0) {
 		free(srv->routes);
 		srv->routes = NULL;

@@ -106,7 +106,8 @@ typedef int (*http_ready_fn)(void *ctx);
 typedef int (*http_version_fn)(void *ctx, int64_t key, int64_t *version);
 
 #define HTTP_WATCH_MS 200            /* how often the watcher asks the version hook */
-#define HTTP_DEFAULT_PER_ADDRESS 64  /* connections from one address (libmicrohttpd refuses more) */
+#define HTTP_DEFAULT_PER_ADDRESS 64  /* connections from one address (more: the oldest in its headers closes) */
+#define HTTP_DEFAULT_CONNECTIONS 256 /* connections at once (more: the oldest in its headers closes) */
 #define HTTP_HEADER_TIMEOUT_MS 10000 /* request line and headers, however slowly they trickle */
 #define HTTP_BODY_TIMEOUT_MS 60000   /* the body after the headers */
 #define HTTP_HEARTBEAT_MS 15000      /* an idle event stream gets a comment line this often */
@@ -273,7 +274,9 @@ struct http_config {
 	size_t max_body_bytes;     /* 0: HTTP_DEFAULT_MAX_BODY_BYTES */
 	size_t max_body_in_flight; /* the bodies being received, together; past it 503 + Retry-After;
 	                            * 0: HTTP_DEFAULT_BODIES_IN_FLIGHT (at least max_body_bytes) */
-	unsigned connection_limit; /* 0: 256 */
+	unsigned connection_limit; /* connections at once; past it the oldest still in its headers is
+	                            * closed (libmicrohttpd refuses past half as many again); 0:
+	                            * HTTP_DEFAULT_CONNECTIONS */
 	unsigned timeout_s;        /* idle connection timeout; 0: 30 */
 	unsigned threads;          /* request threads (libmicrohttpd's pool); 0: 8 */
 	const struct route_table *routes; /* the application's routes (borrowed); may be NULL */

@@ -1489,6 +1489,107 @@ static void test_slow_clients(void **state)
 	free(f);
 }
 
+/* A raw connection to port from the loopback address 127.0.0.host (bound before the connect). */
+static int raw_connect_from(unsigned short port, int host)
+{
+	struct sockaddr_in a, from;
+	struct timeval tv = {30, 0};
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	assert_true(fd >= 0);
+	memset(&from, 0, sizeof(from));
+	from.sin_family = AF_INET;
+	from.sin_addr.s_addr = htonl(0x7f000000u | (unsigned)host);
+	assert_int_equal(bind(fd, (struct sockaddr *)&from, sizeof(from)), 0);
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_port = htons(port);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	return fd;
+}
+
+/*
+ * Admission: 30 connections from 10 addresses (3 each, under the per-address
+ * limit) trickle their headers past a global limit of 20, their deadline far
+ * away.  Each connection past the limit closes the oldest one still in its
+ * headers: 10 close at once.  Then, 5 times, one more trickler and a
+ * /healthz probe from another address: the probe is answered every time
+ * while the trickling goes on (before, the limit refused every newcomer until
+ * a deadline passed), and each round closes at least one more trickler.
+ * Then one address past its own limit of 4: its oldest connections close,
+ * not the newcomers.
+ */
+static void test_admission(void **state)
+{
+	enum { ADDRS = 10, EACH = 3, LIMIT = 20, PROBES = 5, PER = 4, ALL = ADDRS * EACH + PROBES };
+	struct http_config cfg;
+	struct http_server *srv;
+	struct fetch *f = malloc(sizeof(*f));
+	char msg[256];
+	int fds[ALL], mine[PER + 2], i, k, closed;
+	unsigned short port;
+
+	(void)state;
+	assert_non_null(f);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.listen_addr = "127.0.0.1";
+	cfg.routes = &test_table;
+	cfg.auth = fake_auth;
+	cfg.threads = 2;
+	cfg.connection_limit = LIMIT;
+	cfg.per_address_limit = PER;
+	cfg.header_timeout_ms = 600000;
+	srv = http_server_start(&cfg, msg, sizeof(msg));
+	if (!srv)
+		fail_msg("http_server_start: %s", msg);
+	port = http_server_port(srv);
+	for (i = 0; i < ALL; i++) {
+		if (i >= ADDRS * EACH) /* a round: one more trickler, then a probe */
+			await_metric(srv, "uniapd_http_requests_in_flight", 0);
+		fds[i] = raw_connect_from(port, 2 + i % ADDRS);
+		assert_true(send(fds[i], "GET /healthz HTTP/1.1\r\nHost: a\r\n", 33, MSG_NOSIGNAL) == 33);
+		if (i == ADDRS * EACH - 1)
+			await_metric(srv, "uniapd_http_connections_evicted_total", ADDRS * EACH - LIMIT);
+		if (i >= ADDRS * EACH)
+			assert_int_equal(http_do(port, "GET", "/healthz", NULL, NULL, 0, 0, f), 200);
+	}
+	for (k = 0;; k++) {
+		long long ev = metric_of(srv, "uniapd_http_connections_evicted_total");
+
+		for (i = 0, closed = 0; i < ALL; i++)
+			closed += !still_open(fds[i]);
+		if (ev >= ADDRS * EACH - LIMIT + PROBES && closed == ev)
+			break;
+		if (k >= 3000)
+			fail_msg("%d of %d trickling connections closed, %lld evicted, want %d", closed, ALL, ev,
+			         ADDRS * EACH - LIMIT + PROBES);
+		nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
+	}
+	for (i = 0; i < ALL; i++)
+		close(fds[i]);
+	await_metric(srv, "uniapd_http_requests_in_flight", 0);
+	/* one address past its limit: PER + 2 connections, each in order once the one before is
+	 * in; the two oldest close */
+	for (i = 0; i < PER + 2; i++) {
+		long long before = metric_of(srv, "uniapd_http_connections_evicted_total");
+
+		mine[i] = raw_connect_from(port, 60);
+		assert_true(send(mine[i], "GET /healthz HTTP/1.1\r\n", 24, MSG_NOSIGNAL) == 24);
+		if (i >= PER)
+			await_metric(srv, "uniapd_http_connections_evicted_total", before + 1);
+	}
+	assert_true(closed_within(mine[0], 30000));
+	assert_true(closed_within(mine[1], 30000));
+	for (i = 2; i < PER + 2; i++)
+		assert_true(still_open(mine[i]));
+	for (i = 0; i < PER + 2; i++)
+		close(mine[i]);
+	http_server_free(srv);
+	free(f);
+}
+
 /* /metrics without a token answers loopback clients only: what counts as loopback. */
 static void test_loopback_addresses(void **state)
 {
@@ -1725,6 +1826,7 @@ int main(void)
 		cmocka_unit_test(test_framing),
 		cmocka_unit_test(test_loopback_addresses),
 		cmocka_unit_test(test_slow_clients),
+		cmocka_unit_test(test_admission),
 		cmocka_unit_test(test_bodies_in_flight),
 		cmocka_unit_test(test_drain_closes),
 		cmocka_unit_test(test_waits_and_streams),
