@@ -114,10 +114,10 @@ static void uniapd_usage(FILE *out)
 	        "  --no-auth           single tenant, no keys (\"%s\"); only with a --listen host\n"
 	        "                      that is loopback (127.0.0.0/8, ::1) or resolves only to it\n"
 	        "  --jobs N            plan jobs run at once (default 2)\n"
-	        "  --spare-jobs N      1: one more job thread and one more solver process, each\n"
-	        "                      only for tenants with nothing running there, so no\n"
-	        "                      tenant's job waits for another tenant's to end; 0: none\n"
-	        "                      (default 1)\n"
+	        "  --spare-jobs N      up to N more job threads and solver processes, each only\n"
+	        "                      for a tenant with nothing running there, so a tenant's\n"
+	        "                      first job never waits for other tenants' to end, however\n"
+	        "                      many keep the others busy (0..16, default 4; 0: none)\n"
 	        "  --workers N         solver processes at once, shared by the jobs (default: cores)\n"
 	        "  --max-queued N      queued jobs of all tenants before 503 (default %d)\n"
 	        "  --max-time-limit S  cap on a plan's time_limit_s per candidate (default %g)\n"
@@ -301,7 +301,7 @@ static const struct uniapd_number_opt {
 	{UNIAPD_OPT_MAX_TIME_LIMIT, "--max-time-limit", 0.001, 86400, 0},
 	{UNIAPD_OPT_GRACE, "--grace", 0, 86400, 0},
 	{UNIAPD_OPT_LEASE, "--lease", 1, 86400, 0},
-	{UNIAPD_OPT_SPARE_JOBS, "--spare-jobs", 0, 1, 1},
+	{UNIAPD_OPT_SPARE_JOBS, "--spare-jobs", 0, RUNNER_SPARE_MAX, 1},
 	{UNIAPD_OPT_JOB_BUDGET, "--job-budget", 0, 1e9, 0},
 	{UNIAPD_OPT_HTTP_THREADS, "--http-threads", 1, 64, 1},
 	{UNIAPD_OPT_JOB_RETENTION, "--job-retention", 0, 100 * 365 * 86400.0, 0},
@@ -414,7 +414,7 @@ static int uniapd_parse_args(int argc, char **argv, struct uniapd_options *opt)
 	opt->lease_s = RUNNER_DEFAULT_LEASE_S;
 	opt->job_budget_s = RUNNER_DEFAULT_JOB_BUDGET_S;
 	opt->job_retention_s = UNIAPD_JOB_RETENTION_S;
-	opt->spare_jobs = 1;
+	opt->spare_jobs = 4;
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -1186,6 +1186,10 @@ static char *uniapd_metrics(void *ctx)
 		           "uniapd_evaluations_total{result=\"rate\"} %lld\nuniapd_evaluations_total{result=\"abandoned\"} %lld\n",
 		        (long long)os.queued, (long long)os.running, (long long)os.submitted, (long long)os.refused_busy,
 		        (long long)os.refused_rate, (long long)os.abandoned);
+		fprintf(f, "# HELP uniapd_evaluation_reserve_threads Reserve evaluation threads started for tenants "
+		           "with nothing running while every thread was busy (kept once started).\n"
+		           "# TYPE uniapd_evaluation_reserve_threads gauge\nuniapd_evaluation_reserve_threads %lld\n",
+		        (long long)os.reserve_started);
 	}
 	uniapd_metrics_process(f, mc->start_unix_s);
 	if (fclose(f) != 0) {

@@ -6,11 +6,13 @@
  * decodes and answers; health checks and other tenants' requests on the
  * same thread never wait behind a large evaluation.
  *
- * Bounds: `threads` tasks run at once; at most `queue_cap` tasks are queued
- * or running in all (more: UNIAP_E_BUSY, 503 with Retry-After) and at most
- * `per_tenant` of one tenant (more: UNIAP_E_RATE, 429 with Retry-After), of
- * which at most threads - 1 (at least 1) run at once: another tenant's task
- * always finds a thread free of this one's.  The
+ * Bounds: `threads` tasks run at once, taken from the tenants in turn; at
+ * most `queue_cap` tasks are queued or running in all (more: UNIAP_E_BUSY,
+ * 503 with Retry-After) and at most `per_tenant` of one tenant (more:
+ * UNIAP_E_RATE, 429 with Retry-After), of which at most threads - 1 (at
+ * least 1) run at once.  A tenant with nothing running never waits: its task
+ * gets a reserve thread when none is idle, and one with nothing in is
+ * admitted past queue_cap (up to 16 such tenants at once; offload.c).  The
  * work itself carries its own time cap (the evaluation's cost build gives up
  * past a deadline: core/cost.h), so a task always ends.
  *
@@ -52,6 +54,7 @@ struct offload_config {
 
 struct offload_stats {
 	int64_t submitted, refused_busy, refused_rate, finished, abandoned;
+	int64_t reserve_started;  /* reserve threads started (each kept once started) */
 	int64_t queued, running;  /* now */
 };
 

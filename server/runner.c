@@ -50,7 +50,7 @@ struct runner_slot {
 	struct runner *r;
 	pthread_t thread;
 	int started;
-	int spare;                    /* the spare thread: claims only jobs of tenants with none running */
+	int spare;                    /* a spare thread: claims only jobs of tenants with none running */
 	int64_t job;                  /* guarded by r->lock: the running job, 0 when idle */
 	int64_t tenant;
 	atomic_int cancel;            /* the job's uop cancel flag */
@@ -82,8 +82,8 @@ struct runner {
 	char owner[STORE_OWNER_CHARS + 1]; /* this process's instance id: the owner of its leases */
 	int64_t lease_ms;
 	struct runner_stats stats;    /* guarded by lock */
-	int n_slots;
-	struct runner_slot slots[RUNNER_JOBS_MAX + 1]; /* the --jobs threads, then the spare one */
+	int n_slots;                  /* jobs + spare_jobs; a spare slot's thread starts when needed */
+	struct runner_slot slots[RUNNER_JOBS_MAX + RUNNER_SPARE_MAX]; /* the --jobs threads, then the spares */
 };
 
 /* ------------------------------------------------------------ log */
@@ -1209,6 +1209,28 @@ static int runner_regular_idle(const struct runner *r)
 	return 0;
 }
 
+static void *runner_thread(void *arg);
+
+/*
+ * r->lock held, a spare slot just claimed a job: when no started spare thread
+ * is left idle, the next spare slot's thread starts, so the next tenant that
+ * arrives with nothing running finds one waiting (up to spare_jobs of them;
+ * docs/jobs.md, "Fairness").  A thread that cannot start is left unstarted.
+ */
+static void runner_spare_more(struct runner *r)
+{
+	int i, next = -1;
+
+	for (i = r->cfg.jobs; i < r->n_slots; i++) {
+		if (r->slots[i].started && r->slots[i].job == 0)
+			return;
+		if (!r->slots[i].started && next < 0)
+			next = i;
+	}
+	if (next >= 0 && !r->stopping && pthread_create(&r->slots[next].thread, NULL, runner_thread, &r->slots[next]) == 0)
+		r->slots[next].started = 1;
+}
+
 static void *runner_thread(void *arg)
 {
 	struct runner_slot *slot = arg;
@@ -1237,6 +1259,8 @@ static void *runner_thread(void *arg)
 			continue;
 		}
 		slot->job = id;
+		if (slot->spare)
+			runner_spare_more(r);
 		slot->tenant = 0;
 		slot->user_cancel = 0;
 		slot->lease = lease;
@@ -1266,8 +1290,8 @@ uniap_code runner_start(const struct runner_config *cfg, struct runner **out, st
 
 	if (!cfg->store)
 		return err_set(err, UNIAP_E_ARG, "runner: store: required");
-	if (cfg->spare_jobs < 0 || cfg->spare_jobs > 1)
-		return err_set(err, UNIAP_E_ARG, "--spare-jobs: must be 0 or 1, got %d", cfg->spare_jobs);
+	if (cfg->spare_jobs < 0 || cfg->spare_jobs > RUNNER_SPARE_MAX)
+		return err_set(err, UNIAP_E_ARG, "--spare-jobs: must be 0..%d, got %d", RUNNER_SPARE_MAX, cfg->spare_jobs);
 	if (cfg->jobs < 0 || cfg->jobs > RUNNER_JOBS_MAX)
 		return err_set(err, UNIAP_E_ARG, "--jobs: must be 1..%d, got %d", RUNNER_JOBS_MAX, cfg->jobs);
 	if (!(cfg->lease_s == 0 || (cfg->lease_s >= 1 && cfg->lease_s <= 86400)))
@@ -1297,8 +1321,8 @@ uniap_code runner_start(const struct runner_config *cfg, struct runner **out, st
 	pthread_cond_init(&r->idle, NULL);
 	pthread_mutex_init(&r->solve_lock, NULL);
 	pc.threads = r->cfg.workers;
-	pc.spare_threads = r->cfg.spare_jobs; /* a worker kept as the spare job thread is (runner.h) */
-	pc.queue_cap = 2 * r->cfg.workers * (r->cfg.jobs + 1); /* room for a spare thread's job too */
+	pc.spare_threads = r->cfg.spare_jobs; /* a worker kept per spare job thread (runner.h) */
+	pc.queue_cap = 2 * r->cfg.workers * (r->cfg.jobs + r->cfg.spare_jobs + 1); /* room for the spares' jobs */
 	pc.max_output_bytes = OPT_PACK_MAX;
 	if ((rc = pool_new(&pc, &r->pool, err)) != UNIAP_OK) {
 		pthread_mutex_destroy(&r->solve_lock);
@@ -1308,21 +1332,30 @@ uniap_code runner_start(const struct runner_config *cfg, struct runner **out, st
 		free(r);
 		return rc;
 	}
-	r->n_slots = r->cfg.jobs + (r->cfg.spare_jobs ? 1 : 0);
+	r->n_slots = r->cfg.jobs + r->cfg.spare_jobs;
 	for (i = 0; i < r->n_slots; i++) {
 		struct runner_slot *s = &r->slots[i];
 
 		s->r = r;
-		s->spare = i == r->cfg.jobs;
+		s->spare = i >= r->cfg.jobs;
 		atomic_init(&s->cancel, 0);
 		atomic_init(&s->stop, 0);
 		atomic_init(&s->lost, 0);
 		pthread_mutex_init(&s->progress_lock, NULL);
-		if (pthread_create(&s->thread, NULL, runner_thread, s) != 0) {
+	}
+	/* the regular threads and the first spare; the other spares start as needed */
+	for (i = 0; i < r->n_slots && i <= r->cfg.jobs; i++) {
+		struct runner_slot *s = &r->slots[i];
+		int prc;
+
+		pthread_mutex_lock(&r->lock);
+		prc = pthread_create(&s->thread, NULL, runner_thread, s);
+		s->started = prc == 0;
+		pthread_mutex_unlock(&r->lock);
+		if (prc != 0) {
 			runner_free(r);
 			return err_set(err, UNIAP_E_INTERNAL, "runner: cannot start a job thread");
 		}
-		s->started = 1;
 	}
 	*out = r;
 	return UNIAP_OK;
@@ -1334,7 +1367,7 @@ void runner_wake(struct runner *r)
 		return;
 	pthread_mutex_lock(&r->lock);
 	r->pending_wakes++;
-	/* every idle thread: the spare one may not take the job, another must */
+	/* every idle thread: a spare one may not take the job, another must */
 	pthread_cond_broadcast(&r->wake);
 	pthread_mutex_unlock(&r->lock);
 }

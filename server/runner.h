@@ -6,11 +6,12 @@
  * time limit - recording progress, results and transitions.
  *
  * Threads and processes: `jobs` job threads each run one job at a time, and
- * with spare_jobs one spare job thread runs only jobs of tenants that have
- * none running (a tenant's first job never waits behind another tenant's,
+ * up to spare_jobs spare job threads each run only a job of a tenant that has
+ * none running (a tenant's first job never waits behind other tenants',
+ * however many of them are saturated, up to spare_jobs such tenants at once:
  * docs/jobs.md); all their candidate solves go to one pool of `workers`
  * forked worker processes (core/pool.h: CBC is never called from two threads
- * of one process), grouped by tenant, with spare_jobs one spare worker too.  HTTP
+ * of one process), grouped by tenant, with spare_jobs spare workers too.  HTTP
  * threads never wait for a job: they queue it in the store and wake the
  * runner.  A job's candidates are memoized in the store's cost cache
  * (runner_memo_key), so a repeated or overlapping request reuses them.
@@ -46,12 +47,15 @@ struct cJSON;
 
 /* Most job threads a runner has (--jobs). */
 #define RUNNER_MAX_JOBS 64
+/* Most spare job threads (--spare-jobs), each with a spare pool worker. */
+#define RUNNER_SPARE_MAX 16
 
 struct runner_config {
 	struct store *store;     /* borrowed; outlives the runner */
 	int jobs;                /* job threads, 1..RUNNER_MAX_JOBS; 0: 2 */
-	int spare_jobs;          /* 1: one more job thread and one more pool worker, each only for tenants
-	                            with nothing running there; 0: none */
+	int spare_jobs;          /* 0..RUNNER_SPARE_MAX: up to this many more job threads and as many more
+	                            pool workers, each only for a tenant with nothing running there; a
+	                            spare thread starts when the last idle one claims a job; 0: none */
 	int workers;             /* solver processes at once (shared), 1..POOL_THREADS_MAX; 0: online cores */
 	int no_cache;            /* 1: never read or write the cost cache */
 	FILE *log;               /* one JSON line per job transition; NULL: none */

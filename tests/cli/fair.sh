@@ -29,7 +29,9 @@ check tenant-a 0 "uk_" -- "$UNIAPD" tenant add ta --db "$DB" --max-jobs 100
 A=$(tail -n 1 "$tmp/out")
 check tenant-b 0 "uk_" -- "$UNIAPD" tenant add tb --db "$DB" --max-jobs 100
 B=$(tail -n 1 "$tmp/out")
-if ! start_uniapd --jobs 2 --spare-jobs 1 --workers 2 --no-cache --grace 0; then
+check tenant-c 0 "uk_" -- "$UNIAPD" tenant add tc --db "$DB" --max-jobs 100
+C=$(tail -n 1 "$tmp/out")
+if ! start_uniapd --jobs 2 --spare-jobs 2 --workers 2 --no-cache --grace 0; then
 	bad "start: $(head -c 300 "$tmp/log")"
 	summary fair
 	exit 1
@@ -42,6 +44,8 @@ call wide-a 201 '"kind":"model"' POST /v1/models "$A" tests/data/t5-wide.json
 WA=$(sed -n 's/.*"id":\([0-9]*\).*/\1/p' "$tmp/body")
 call wide-b 201 '"kind":"model"' POST /v1/models "$B" tests/data/t5-wide.json
 WB=$(sed -n 's/.*"id":\([0-9]*\).*/\1/p' "$tmp/body")
+call wide-c 201 '"kind":"model"' POST /v1/models "$C" tests/data/t5-wide.json
+WC=$(sed -n 's/.*"id":\([0-9]*\).*/\1/p' "$tmp/body")
 
 # A: the wide T5 on two DGX nodes, four batches: MILPs of 5 s each, minutes per job (batches
 # whose candidates fit: at 256 and more almost every candidate is infeasible and a job ends in
@@ -52,14 +56,29 @@ for b in 64 96 128 160; do
 	call "heavy-$b" 202 '"id":' POST /v1/plans "$A" "$tmp/h.json"
 	heavy="$heavy $(jid)"
 done
-# B: BERT-Huge on EnvA (a chain: dynamic programming, milliseconds)
+# C, a second heavy tenant: two jobs; its first runs on a spare thread (A holds both regular
+# ones), its second queues
+heavyc=
+for b in 64 96; do
+	printf '{"cluster":"dgx-a100-x2","model":%s,"batch":%d,"time_limit_s":5}' "$WC" "$b" >"$tmp/h.json"
+	call "heavy-c-$b" 202 '"id":' POST /v1/plans "$C" "$tmp/h.json"
+	heavyc="$heavyc $(jid)"
+done
+set -- $heavyc
+if wait_job "$1" "$C" "running succeeded failed canceled" 1200 && [ "$(jst "$tmp/job")" = running ]; then ok; else
+	bad "C's first job $1 never ran: $(head -c 300 "$tmp/job")"; fi
+# B: BERT-Huge on EnvA (a chain: dynamic programming, milliseconds): with A on the regular
+# threads and C on the first spare one, a second spare starts for it (with one spare, as
+# before, B waited until one of A's or C's jobs ended: minutes)
 printf '{"cluster":"enva","model":"bert-huge","batch":4}' >"$tmp/s.json"
 call small 202 '"id":' POST /v1/plans "$B" "$tmp/s.json"
 small=$(jid)
 if wait_job "$small" "$B" "succeeded failed canceled" 1200 && [ "$(jst "$tmp/job")" = succeeded ]; then ok; else
 	bad "small job $small: $(head -c 300 "$tmp/job")"; fi
-# A's third and fourth jobs are still queued: first come, first served would have run them
-# before B's
+# A's third and fourth jobs and C's second are still queued: first come, first served would
+# have run them before B's
+set -- $heavyc
+call "heavy-c-$2-queued" 200 '"state":"queued"' GET "/v1/jobs/$2" "$C"
 set -- $heavy
 for id in $3 $4; do
 	call "heavy-$id-queued" 200 '"state":"queued"' GET "/v1/jobs/$id" "$A"
@@ -69,9 +88,17 @@ for id in $4 $3 $2 $1; do
 	req DELETE "/v1/jobs/$id" "$A"
 	case $code in 200 | 202) ok ;; *) bad "cancel A's job $id: status $code: $(head -c 300 "$tmp/body")" ;; esac
 done
+for id in $heavyc; do
+	req DELETE "/v1/jobs/$id" "$C"
+	case $code in 200 | 202) ok ;; *) bad "cancel C's job $id: status $code: $(head -c 300 "$tmp/body")" ;; esac
+done
 for id in $heavy; do
 	if wait_job "$id" "$A" "succeeded failed canceled" 1200 && [ "$(jst "$tmp/job")" = canceled ]; then ok; else
 		bad "heavy job $id: $(head -c 300 "$tmp/job")"; fi
+done
+for id in $heavyc; do
+	if wait_job "$id" "$C" "succeeded failed canceled" 1200 && [ "$(jst "$tmp/job")" = canceled ]; then ok; else
+		bad "heavy job $id of C: $(head -c 300 "$tmp/job")"; fi
 done
 # in the log: B's job ran, A's third and fourth never did, and the spare thread's claim shows
 if grep "\"event\":\"job\",\"job\":$small," "$tmp/log" | grep -q '"to":"running"'; then ok; else

@@ -161,12 +161,14 @@ static void test_caps(void **state)
 	assert_int_equal(offload_submit(o, 1, task_run, task_new(&g), task_free, &key, &err), UNIAP_E_RATE);
 	assert_int_equal(atomic_load(&g.freed), 1);
 	assert_int_equal(offload_submit(o, 2, task_run, task_new(&g), task_free, &key, &err), UNIAP_OK);
-	/* the pool is full: BUSY for anyone */
-	assert_int_equal(offload_submit(o, 3, task_run, task_new(&g), task_free, &key, &err), UNIAP_E_BUSY);
+	/* the pool is full: BUSY for a tenant with a task in */
+	assert_int_equal(offload_submit(o, 2, task_run, task_new(&g), task_free, &key, &err), UNIAP_E_BUSY);
 	assert_int_equal(atomic_load(&g.freed), 2);
+	/* but a tenant with none in is admitted into the reserve */
+	assert_int_equal(offload_submit(o, 3, task_run, task_new(&g), task_free, &key, &err), UNIAP_OK);
 	gate_open(&g);
-	offload_free(o); /* frees the three finished, never taken */
-	assert_int_equal(atomic_load(&g.freed), 5);
+	offload_free(o); /* frees the four finished, never taken */
+	assert_int_equal(atomic_load(&g.freed), 6);
 }
 
 static void test_tenant_never_holds_every_thread(void **state)
@@ -202,12 +204,48 @@ static void test_tenant_never_holds_every_thread(void **state)
 	assert_int_equal(atomic_load(&g.freed), 3);
 }
 
+/*
+ * Two tenants keep both threads busy (one task each running, one more each
+ * queued); three more tenants arrive with one task each: every one starts at
+ * once on a reserve thread, while the busy tenants' queued tasks still wait.
+ */
+static void test_idle_tenant_never_waits(void **state)
+{
+	struct gate g;
+	struct offload_config cfg = { .threads = 2 };
+	struct offload *o = NULL;
+	int64_t key;
+	struct uniap_err err;
+	struct offload_stats st;
+	int tenant, i;
+
+	(void)state;
+	gate_init(&g, 0);
+	assert_int_equal(offload_start(&cfg, &o, &err), UNIAP_OK);
+	for (tenant = 1; tenant <= 2; tenant++)
+		for (i = 0; i < 2; i++)
+			assert_int_equal(offload_submit(o, tenant, task_run, task_new(&g), task_free, &key, &err), UNIAP_OK);
+	wait_running(o, 2);
+	for (tenant = 3; tenant <= 5; tenant++)
+		assert_int_equal(offload_submit(o, tenant, task_run, task_new(&g), task_free, &key, &err), UNIAP_OK);
+	wait_running(o, 5);
+	offload_get_stats(o, &st);
+	assert_int_equal(st.queued, 2);
+	/* at least one per newcomer (more when a regular thread had not reached its wait yet) */
+	assert_true(st.reserve_started >= 3);
+	gate_open(&g);
+	wait_running(o, 0);
+	offload_free(o);
+	assert_int_equal(atomic_load(&g.freed), 7);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_run_and_take),
 		cmocka_unit_test(test_caps),
 		cmocka_unit_test(test_tenant_never_holds_every_thread),
+		cmocka_unit_test(test_idle_tenant_never_waits),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
