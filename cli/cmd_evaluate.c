@@ -79,7 +79,7 @@ int cli_cmd_evaluate(int argc, char **argv)
 	if (cli_common_load(&common, &err) != UNIAP_OK ||
 	    cli_load_plan(plan_path, &plan, &err) != UNIAP_OK ||
 	    cli_plan_runtime(&plan, common.runtime, &err) != UNIAP_OK ||
-	    jenc_evaluate_report(&common.cluster, &common.model, common.batch, &plan, 0, &report, &feasible,
+	    jenc_evaluate_report(&common.cluster, &common.model, common.batch, &plan, 0, NULL, &report, &feasible,
 	                         &matches, &err) != UNIAP_OK) {
 		status = cli_fail("evaluate", &err);
 		goto out;

@@ -1013,6 +1013,16 @@ uniap_code cost_stage_memory(const struct cluster_profile *cluster, const struct
 	return UNIAP_OK;
 }
 
+double cost_table_bytes(const struct model_profile *model, size_t K, int layers_only)
+{
+	double k = (double)K, edges = layers_only ? 0 : (double)model->n_edges;
+
+	/* cost_alloc's tables (3 per layer, 2 per edge), then cost_build's scratch: a
+	 * table per layer type and two reshard tables (frac, lay_frac) */
+	return 8.0 * (3.0 * (double)model->n_layers * k + 2.0 * edges * k * k + (double)model->n_types * k +
+	              2.0 * k * k);
+}
+
 static uniap_code cost_alloc(struct cost_candidate *out, const struct model_profile *model,
                              size_t K, int layers_only)
 {
@@ -1107,6 +1117,22 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 		goto out;
 	}
 	D = out->strategies.stage_devices;
+	if (opt->budget) {
+		double need = cost_table_bytes(model, K, opt->layers_only);
+
+		if (opt->budget->max_bytes > 0 && need > opt->budget->max_bytes) {
+			rc = err_set(err, UNIAP_E_LIMIT,
+			             "cost tables: they need about %.0f MiB (%zu strategies per layer, %zu layers, "
+			             "%zu edges), over the budget of %.0f MiB",
+			             need / 1048576.0, K, model->n_layers, opt->layers_only ? (size_t)0 : model->n_edges,
+			             opt->budget->max_bytes / 1048576.0);
+			goto out;
+		}
+		if (opt->budget->take && opt->budget->take(opt->budget->ctx, need) != 0) {
+			rc = err_set(err, UNIAP_E_BUSY, "cost tables: %.0f MiB are not free now", need / 1048576.0);
+			goto out;
+		}
+	}
 	if ((rc = cost_alloc(out, model, K, opt->layers_only)) != UNIAP_OK) {
 		err_set(err, rc, "cost matrices: out of memory");
 		goto out;

@@ -148,10 +148,26 @@ struct cost_options {
 	struct cost_runtime runtime; /* the runtime's terms (runtime.h); zero: none */
 	double deadline_s;      /* CLOCK_MONOTONIC seconds (opt_clock_s) past which the build
 	                           gives up with UNIAP_E_LIMIT; 0: none (the service's evaluate) */
+	const struct cost_budget *budget; /* the memory the build's tables may take; NULL: any */
 	int layers_only;        /* build the layers' costs only (time, memory) and no edge:
 	                           n_edges = 0.  A fraction of a full build (the edges' reshard
 	                           fractions are most of it), for bounds that sum layer costs;
 	                           never for a solve or an evaluation */
+};
+
+/*
+ * A memory budget for one cost build (the service's evaluate: a request's
+ * share and the process's): checked once the strategies are known and before
+ * any table is allocated, on the bytes cost_table_bytes() gives.
+ */
+struct cost_budget {
+	double max_bytes;       /* one build's tables at most; more: UNIAP_E_LIMIT naming both
+	                           ("cost tables: ..."); 0: no cap */
+	/* then take(ctx, bytes): 0 the bytes are granted (the caller gives them back when the
+	 * build's candidate is gone), non-zero refused: UNIAP_E_BUSY ("cost tables: ...");
+	 * any thread; may be NULL */
+	int (*take)(void *ctx, double bytes);
+	void *ctx;
 };
 
 struct cost_edge {
@@ -230,6 +246,10 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 
 /* Frees everything out owns and zeroes it. */
 void cost_candidate_release(struct cost_candidate *c);
+
+/* The bytes cost_build allocates for model's tables with K strategies per
+ * layer (no edge when layers_only): what cost_options.max_bytes bounds. */
+double cost_table_bytes(const struct model_profile *model, size_t K, int layers_only);
 
 /* UNIAP_OK when FP8 training can be priced for model on cluster (both
  * borrowed): a mixed-precision model and a device with an FP8 peak; else

@@ -305,15 +305,16 @@ uniap_code plan_doc_apply(const struct cluster_profile *cluster, const struct mo
                           long batch, const struct plan_doc *p, struct plan_applied *out,
                           struct uniap_err *err)
 {
-	return plan_doc_apply_until(cluster, model, batch, p, 0, out, err);
+	return plan_doc_apply_until(cluster, model, batch, p, 0, NULL, out, err);
 }
 
 uniap_code plan_doc_apply_until(const struct cluster_profile *cluster, const struct model_profile *model,
                                 long batch, const struct plan_doc *p, double deadline_s,
-                                struct plan_applied *out, struct uniap_err *err)
+                                const struct cost_budget *budget, struct plan_applied *out, struct uniap_err *err)
 {
 	struct cost_options o = {
 		.deadline_s = deadline_s,
+		.budget = budget,
 		.pp = p->pp, .microbatches = p->microbatches,
 		.schedule = p->schedule, .virtual_stages = p->virtual_stages,
 		.recompute = plan_doc_recompute(p), .zero = plan_doc_zero(p),

@@ -122,10 +122,13 @@ uniap_code plan_doc_apply(const struct cluster_profile *cluster, const struct mo
 
 /* plan_doc_apply with a deadline: CLOCK_MONOTONIC seconds (opt_clock_s) past which the
  * cost build gives up, UNIAP_E_LIMIT "plan: cost matrices: the build ran past its time
- * limit"; 0: none.  What the service's evaluate uses, so that no request runs unbounded. */
+ * limit"; 0: none; and a memory budget (borrowed; NULL: none) the cost tables must fit
+ * before they are allocated (cost_options.budget: UNIAP_E_LIMIT or UNIAP_E_BUSY, "plan:
+ * cost tables: ...").  What the service's evaluate uses, so that no request runs unbounded
+ * in time or memory. */
 uniap_code plan_doc_apply_until(const struct cluster_profile *cluster, const struct model_profile *model,
                                 long batch, const struct plan_doc *p, double deadline_s,
-                                struct plan_applied *out, struct uniap_err *err);
+                                const struct cost_budget *budget, struct plan_applied *out, struct uniap_err *err);
 void plan_applied_release(struct plan_applied *a);
 
 #endif

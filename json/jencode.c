@@ -620,12 +620,13 @@ cJSON *jenc_model(const struct model_profile *m)
 }
 
 uniap_code jenc_evaluate_report(const struct cluster_profile *cluster, const struct model_profile *model,
-                                long batch, const struct plan_doc *p, double deadline_s, cJSON **report, int *feasible,
-                                int *matches, struct uniap_err *err)
+                                long batch, const struct plan_doc *p, double deadline_s,
+                                const struct cost_budget *budget, cJSON **report, int *feasible, int *matches,
+                                struct uniap_err *err)
 {
 	struct plan_applied a;
 	struct cost_stage_memory *mem = NULL;
-	uniap_code rc = plan_doc_apply_until(cluster, model, batch, p, deadline_s, &a, err);
+	uniap_code rc = plan_doc_apply_until(cluster, model, batch, p, deadline_s, budget, &a, err);
 
 	if (rc != UNIAP_OK)
 		goto out;

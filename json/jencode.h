@@ -94,11 +94,12 @@ char *jenc_print(const cJSON *root, int pretty);
  * (borrowed) on cluster and model (borrowed) at batch, evaluates the plan and
  * fills *report (owned, cJSON_Delete) with jenc_evaluation() plus
  * "plan_tpi_s" and "tpi_matches"; *feasible and *matches as in the report.
- * Messages are rooted at "plan".  deadline_s (CLOCK_MONOTONIC seconds, 0: none) bounds
- * the cost build (plan_doc_apply_until: UNIAP_E_LIMIT past it).
+ * Messages are rooted at "plan".  deadline_s (CLOCK_MONOTONIC seconds, 0: none) and
+ * budget (borrowed, NULL: none) bound the cost build (plan_doc_apply_until).
  */
 uniap_code jenc_evaluate_report(const struct cluster_profile *cluster, const struct model_profile *model,
-                                long batch, const struct plan_doc *p, double deadline_s, cJSON **report, int *feasible,
-                                int *matches, struct uniap_err *err);
+                                long batch, const struct plan_doc *p, double deadline_s,
+                                const struct cost_budget *budget, cJSON **report, int *feasible, int *matches,
+                                struct uniap_err *err);
 
 #endif

@@ -6,6 +6,7 @@
 #include "api.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -419,6 +420,9 @@ struct api_eval_task {
 	long batch;
 	double deadline_s;     /* opt_clock_s() past which the cost build gives up */
 	double limit_s;
+	struct api_app *app;   /* borrowed: its memory budget (api_eval_take) */
+	struct cost_budget budget; /* ctx: this task */
+	long long taken;       /* bytes of app->eval_bytes this task holds while it builds */
 	cJSON *report;         /* UNIAP_OK: owned */
 	uniap_code rc;
 	struct uniap_err err;
@@ -437,16 +441,55 @@ static void api_eval_free(void *arg)
 	free(t);
 }
 
+/*
+ * The cost build's memory, asked before its tables are allocated: granted
+ * while every evaluation's tables together stay within the process's budget
+ * (uniapd --evaluate-memory-total), refused otherwise (503, retry).  The
+ * per-request cap (budget.max_bytes) was checked before.
+ */
+static int api_eval_take(void *ctx, double bytes)
+{
+	struct api_eval_task *t = ctx;
+	struct api_app *app = t->app;
+	long long want = (long long)ceil(bytes), was = atomic_fetch_add(&app->eval_bytes, want);
+
+	if (app->evaluate_total_bytes > 0 && (double)(was + want) > app->evaluate_total_bytes) {
+		atomic_fetch_sub(&app->eval_bytes, want);
+		return -1;
+	}
+	t->taken = want;
+	return 0;
+}
+
 /* On an offload thread (or inline without a pool): the cost build and the report. */
 static void api_eval_run(void *arg)
 {
 	struct api_eval_task *t = arg;
 	int feasible = 0, matches = 0;
+	const char *tables;
 
 	err_clear(&t->err);
-	t->rc = jenc_evaluate_report(&t->c, &t->m, t->batch, &t->plan, t->deadline_s, &t->report, &feasible, &matches,
-	                             &t->err);
-	if (t->rc == UNIAP_E_LIMIT && opt_clock_s() > t->deadline_s)
+	t->rc = jenc_evaluate_report(&t->c, &t->m, t->batch, &t->plan, t->deadline_s, &t->budget, &t->report,
+	                             &feasible, &matches, &t->err);
+	/* the candidate and its tables are freed by now */
+	if (t->taken) {
+		atomic_fetch_sub(&t->app->eval_bytes, t->taken);
+		t->taken = 0;
+	}
+	if ((t->rc == UNIAP_E_LIMIT || t->rc == UNIAP_E_BUSY) &&
+	    (tables = strstr(t->err.msg, "cost tables: ")) != NULL) {
+		char said[UNIAP_ERR_MSG_MAX];
+
+		snprintf(said, sizeof(said), "%s", tables + strlen("cost tables: "));
+		if (t->rc == UNIAP_E_LIMIT)
+			err_set(&t->err, UNIAP_E_LIMIT,
+			        "body: the plan's cost tables: %.300s per evaluation (uniapd --evaluate-memory): "
+			        "a smaller cluster or model, or `uniap evaluate` locally", said);
+		else
+			err_set(&t->err, UNIAP_E_BUSY,
+			        "the evaluations in progress hold the memory set aside for them "
+			        "(uniapd --evaluate-memory-total); %.200s: retry later", said);
+	} else if (t->rc == UNIAP_E_LIMIT && opt_clock_s() > t->deadline_s)
 		err_set(&t->err, UNIAP_E_LIMIT,
 		        "body: the evaluation ran past its time limit of %g s (uniapd --evaluate-time-limit): "
 		        "a smaller cluster or model, or `uniap evaluate` locally", t->limit_s);
@@ -465,6 +508,8 @@ static void api_eval_answer(struct http_request *req, struct http_response *res,
 		api_json(res, HTTP_OK, t->report);
 	else
 		api_fail(req, res, &t->err);
+	if (t->rc == UNIAP_E_BUSY)
+		http_response_add_header(res, "Retry-After", API_RETRY_AFTER_S);
 }
 
 void api_evaluate(struct http_request *req, struct http_response *res)
@@ -516,6 +561,10 @@ void api_evaluate(struct http_request *req, struct http_response *res)
 	t->batch = (long)batch->valuedouble;
 	t->limit_s = app->evaluate_time_limit_s > 0 ? app->evaluate_time_limit_s : API_EVALUATE_TIME_LIMIT_S;
 	t->deadline_s = opt_clock_s() + t->limit_s;
+	t->app = app;
+	t->budget.max_bytes = app->evaluate_max_bytes > 0 ? app->evaluate_max_bytes : API_EVALUATE_MAX_BYTES;
+	t->budget.take = api_eval_take;
+	t->budget.ctx = t;
 	if (!app->offload) { /* no pool (a test's app): the work runs here */
 		api_eval_run(t);
 		api_eval_answer(req, res, t);

@@ -39,6 +39,11 @@ struct api_app {
 	                                     thread (tests) */
 	double evaluate_time_limit_s;     /* an evaluation's cap, queueing included (uniapd
 	                                     --evaluate-time-limit); 0: API_EVALUATE_TIME_LIMIT_S */
+	double evaluate_max_bytes;        /* an evaluation's cost tables at most (uniapd --evaluate-memory);
+	                                     0: API_EVALUATE_MAX_BYTES */
+	double evaluate_total_bytes;      /* all evaluations' cost tables at once at most (uniapd
+	                                     --evaluate-memory-total); 0: no cap */
+	atomic_llong eval_bytes;          /* what the evaluations running now hold of it */
 	atomic_llong jobs_purged;         /* finished jobs deleted by the retention sweep (uniapd's main
 	                                     thread adds, GET /metrics reads) */
 	const struct ui_asset *ui_assets; /* borrowed: the web UI's files (ui.h; uniapd: compiled in,
@@ -47,6 +52,8 @@ struct api_app {
 };
 
 #define API_EVALUATE_TIME_LIMIT_S 10.0 /* an evaluation's default cap */
+#define API_EVALUATE_MAX_BYTES (256.0 * 1024 * 1024) /* an evaluation's default cost-table budget */
+#define API_EVALUATE_TOTAL_BYTES (1024.0 * 1024 * 1024) /* all evaluations' at once, by default */
 #define API_RETRY_AFTER_S "5"            /* Retry-After of a 429 or 503 */
 #define API_LIST_DEFAULT 20  /* ?limit= when absent */
 #define API_LIST_MAX 100     /* ?limit= at most */

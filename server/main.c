@@ -76,6 +76,7 @@ struct uniapd_options {
 	int jobs, workers, no_cache;
 	unsigned http_threads;
 	double max_time_limit_s, grace_s, job_retention_s, evaluate_time_limit_s, lease_s, job_budget_s;
+	double evaluate_memory_mib, evaluate_total_mib;
 	int evaluate_threads, spare_jobs;
 	long max_queued;
 	long long max_stored_jobs;
@@ -97,7 +98,8 @@ static void uniapd_usage(FILE *out)
 	        "              [--grace S] [--lease S] [--job-budget S] [--job-retention S] [--no-cache] [--http-threads N]\n"
 	        "              [--cors-origin ORIGIN]... [--max-streams N] [--max-streams-per-tenant N]\n"
 	        "              [--metrics-token-file FILE]\n"
-	        "              [--evaluate-threads N] [--evaluate-time-limit S]\n"
+	        "              [--evaluate-threads N] [--evaluate-time-limit S] [--evaluate-memory MIB]\n"
+	        "              [--evaluate-memory-total MIB]\n"
 	        "              [--max-stored-jobs N] [--max-db-bytes BYTES]\n"
 	        "       uniapd tenant add|list|revoke ... (uniapd tenant --help)\n"
 	        "\n"
@@ -148,6 +150,11 @@ static void uniapd_usage(FILE *out)
 	        "  --evaluate-threads N  POST /v1/evaluate's own threads (default %d); %d evaluations\n"
 	        "                      queued or running at most (more: 503), %d of one tenant (429)\n"
 	        "  --evaluate-time-limit S  an evaluation's cap, queueing included (default %g)\n"
+	        "  --evaluate-memory MIB  an evaluation's cost tables at most, estimated from the\n"
+	        "                      body's cluster and model before any is built (default %g;\n"
+	        "                      more: 413)\n"
+	        "  --evaluate-memory-total MIB  all evaluations' cost tables at once at most\n"
+	        "                      (default %g; more: 503 with Retry-After)\n"
 	        "  --max-stored-jobs N  one tenant's stored jobs, any state, at most (default %d;\n"
 	        "                      more: 413); their bytes count toward its max_stored_bytes\n"
 	        "  --max-db-bytes BYTES  the database's size at most; past it writes fail as on a\n"
@@ -162,7 +169,7 @@ static void uniapd_usage(FILE *out)
 	        STORE_DEFAULT_MAX_QUEUED, UNIAPD_MAX_TIME_LIMIT_S, UNIAPD_JOB_GRACE_S, RUNNER_DEFAULT_LEASE_S, RUNNER_DEFAULT_JOB_BUDGET_S, UNIAPD_JOB_RETENTION_S,
 	        UNIAPD_MAX_CORS_ORIGINS, HTTP_DEFAULT_MAX_STREAMS, UNIAPD_METRICS_TOKEN_MIN, UNIAPD_METRICS_TOKEN_MAX,
 	        OFFLOAD_DEFAULT_THREADS, OFFLOAD_DEFAULT_QUEUE, OFFLOAD_DEFAULT_PER_TENANT, API_EVALUATE_TIME_LIMIT_S,
-	        STORE_DEFAULT_MAX_STORED_JOBS);
+	        API_EVALUATE_MAX_BYTES / 1048576.0, API_EVALUATE_TOTAL_BYTES / 1048576.0, STORE_DEFAULT_MAX_STORED_JOBS);
 }
 
 /* "HOST:PORT" or "[IPV6]:PORT" into opt->host and opt->port (the host is
@@ -285,7 +292,8 @@ enum uniapd_opt {
 	UNIAPD_OPT_HTTP_THREADS, UNIAPD_OPT_JOB_RETENTION, UNIAPD_OPT_CORS_ORIGIN, UNIAPD_OPT_MAX_STREAMS,
 	UNIAPD_OPT_MAX_JOBS, UNIAPD_OPT_MAX_BYTES, UNIAPD_OPT_METRICS_TOKEN_FILE, UNIAPD_OPT_EVALUATE_THREADS,
 	UNIAPD_OPT_EVALUATE_TIME_LIMIT, UNIAPD_OPT_MAX_BODY_IN_FLIGHT, UNIAPD_OPT_MAX_STORED_JOBS, UNIAPD_OPT_MAX_DB_BYTES, UNIAPD_OPT_LEASE, UNIAPD_OPT_JOB_BUDGET,
-	UNIAPD_OPT_SPARE_JOBS, UNIAPD_OPT_MAX_JOB_BUDGET, UNIAPD_OPT_TENANT_STREAMS,
+	UNIAPD_OPT_SPARE_JOBS, UNIAPD_OPT_MAX_JOB_BUDGET, UNIAPD_OPT_TENANT_STREAMS, UNIAPD_OPT_EVALUATE_MEMORY,
+	UNIAPD_OPT_EVALUATE_TOTAL,
 };
 
 /* The options that take a number: their range, integer or not. */
@@ -314,6 +322,8 @@ static const struct uniapd_number_opt {
 	{UNIAPD_OPT_MAX_STORED_JOBS, "--max-stored-jobs", 1, 1e9, 1},
 	{UNIAPD_OPT_MAX_DB_BYTES, "--max-db-bytes", 65536, 1e15, 1},
 	{UNIAPD_OPT_EVALUATE_TIME_LIMIT, "--evaluate-time-limit", 0.001, 3600, 0},
+	{UNIAPD_OPT_EVALUATE_MEMORY, "--evaluate-memory", 1, 1048576, 0},
+	{UNIAPD_OPT_EVALUATE_TOTAL, "--evaluate-memory-total", 1, 1048576, 0},
 };
 
 /* opt's value as a number in its range; 0 ok, -1 with a message.  *x untouched for other options. */
@@ -402,6 +412,8 @@ static int uniapd_parse_args(int argc, char **argv, struct uniapd_options *opt)
 		{"max-stored-jobs", required_argument, NULL, UNIAPD_OPT_MAX_STORED_JOBS},
 		{"max-db-bytes", required_argument, NULL, UNIAPD_OPT_MAX_DB_BYTES},
 		{"evaluate-time-limit", required_argument, NULL, UNIAPD_OPT_EVALUATE_TIME_LIMIT},
+		{"evaluate-memory", required_argument, NULL, UNIAPD_OPT_EVALUATE_MEMORY},
+		{"evaluate-memory-total", required_argument, NULL, UNIAPD_OPT_EVALUATE_TOTAL},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -453,6 +465,8 @@ static int uniapd_parse_args(int argc, char **argv, struct uniapd_options *opt)
 		case UNIAPD_OPT_MAX_STORED_JOBS: opt->max_stored_jobs = (long long)x; break;
 		case UNIAPD_OPT_MAX_DB_BYTES: opt->max_db_bytes = (size_t)x; break;
 		case UNIAPD_OPT_EVALUATE_TIME_LIMIT: opt->evaluate_time_limit_s = x; break;
+		case UNIAPD_OPT_EVALUATE_MEMORY: opt->evaluate_memory_mib = x; break;
+		case UNIAPD_OPT_EVALUATE_TOTAL: opt->evaluate_total_mib = x; break;
 		case UNIAPD_OPT_CORS_ORIGIN:
 			if (uniapd_cors_origin(optarg, opt) != 0)
 				return -1;
@@ -1188,8 +1202,11 @@ static char *uniapd_metrics(void *ctx)
 		        (long long)os.refused_rate, (long long)os.abandoned);
 		fprintf(f, "# HELP uniapd_evaluation_reserve_threads Reserve evaluation threads started for tenants "
 		           "with nothing running while every thread was busy (kept once started).\n"
-		           "# TYPE uniapd_evaluation_reserve_threads gauge\nuniapd_evaluation_reserve_threads %lld\n",
-		        (long long)os.reserve_started);
+		           "# TYPE uniapd_evaluation_reserve_threads gauge\nuniapd_evaluation_reserve_threads %lld\n"
+		           "# HELP uniapd_evaluation_memory_bytes Cost-table bytes the evaluations running now hold "
+		           "(of --evaluate-memory-total).\n"
+		           "# TYPE uniapd_evaluation_memory_bytes gauge\nuniapd_evaluation_memory_bytes %lld\n",
+		        (long long)os.reserve_started, (long long)atomic_load(&app->eval_bytes));
 	}
 	uniapd_metrics_process(f, mc->start_unix_s);
 	if (fclose(f) != 0) {
@@ -1308,6 +1325,12 @@ int main(int argc, char **argv)
 		}
 	}
 	app.evaluate_time_limit_s = opt.evaluate_time_limit_s;
+	app.evaluate_max_bytes = opt.evaluate_memory_mib * 1048576.0;
+	app.evaluate_total_bytes = (opt.evaluate_total_mib > 0 ? opt.evaluate_total_mib * 1048576.0
+	                                                        : API_EVALUATE_TOTAL_BYTES);
+	if (app.evaluate_total_bytes < (app.evaluate_max_bytes > 0 ? app.evaluate_max_bytes : API_EVALUATE_MAX_BYTES))
+		app.evaluate_total_bytes = app.evaluate_max_bytes > 0 ? app.evaluate_max_bytes : API_EVALUATE_MAX_BYTES;
+	atomic_init(&app.eval_bytes, 0);
 	app.log = stderr;
 	app.ui_assets = ui_assets; /* compiled in from ui/, like the OpenAPI document */
 	app.ui_asset_count = ui_asset_count;

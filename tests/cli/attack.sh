@@ -40,7 +40,9 @@ evaluate_body "$(cat $EX/cluster-8gpu-nvlink.json)" "$(cat $EX/model-bert-chain.
 # to be answered inside it on a busy machine, short enough for the suite
 LIMIT=5
 [ "$SLOW" -gt 1 ] && LIMIT=8
-if ! start_uniapd --evaluate-threads 2 --evaluate-time-limit "$LIMIT"; then
+# (the memory budget lifted: the heavy body's cost tables are over the default, checked below)
+if ! start_uniapd --evaluate-threads 2 --evaluate-time-limit "$LIMIT" --evaluate-memory 65536 \
+	--evaluate-memory-total 65536; then
 	bad "start: uniapd did not come up: $(head -c 300 "$tmp/log")"
 	summary attack
 	exit 1
@@ -77,6 +79,21 @@ for i in 1 2 3 4; do
 done
 call evaluate-metrics 200 'uniapd_evaluations_total{result="rate"} 1' GET /metrics "$A"
 
+stop_uniapd
+
+# ---- the memory budget of one evaluation: refused from its estimate, before any table
+if ! start_uniapd --evaluate-memory 64; then
+	bad "start: uniapd did not come up: $(head -c 300 "$tmp/log")"
+	summary attack
+	exit 1
+fi
+HEAVY_DEVICES=4096 sh bench/heavy-evaluate.sh "$EX" >"$tmp/mid.json"
+problem evaluate-memory 413 "over the budget of 64 MiB per evaluation (uniapd --evaluate-memory)" \
+	POST /v1/evaluate "$A" "$tmp/mid.json"
+if grep -qF '399 strategies per layer, 64 layers, 63 edges' "$tmp/body"; then ok; else
+	bad "evaluate-memory: no estimate named: $(head -c 300 "$tmp/body")"; fi
+call evaluate-memory-small 200 '"tpi_matches":true' POST /v1/evaluate "$A" "$tmp/small.json"
+call evaluate-memory-gauge 200 'uniapd_evaluation_memory_bytes 0' GET /metrics "$A"
 stop_uniapd
 
 # ---- jobs count toward quotas: bytes with the documents, and a cap on how many are kept

@@ -290,6 +290,67 @@ static void test_deadline(void **state)
 }
 
 /*
+ * A memory budget (the service's evaluate): the tables' bytes, known once the
+ * strategies are, are checked before any table is allocated.  The budget's
+ * taker is asked exactly cost_table_bytes() of them (3 layer tables of L x K
+ * doubles, 2 per edge of K x K, one per layer type of K and two K x K of
+ * scratch, worked out here by hand); over max_bytes is UNIAP_E_LIMIT naming
+ * both, a refusing taker UNIAP_E_BUSY, and both leave nothing allocated.
+ */
+struct taker {
+	double asked;
+	int refuse;
+};
+
+static int take_bytes(void *ctx, double bytes)
+{
+	struct taker *t = ctx;
+
+	t->asked = bytes;
+	return t->refuse;
+}
+
+static void test_budget(void **state)
+{
+	struct cluster_profile cl;
+	struct model_profile m;
+	struct cost_candidate c;
+	struct cost_options o = { .batch = 8, .pp = 1, .microbatches = 1, .schedule = COST_1F1B };
+	struct taker t = { 0, 0 };
+	struct cost_budget b = { 0, take_bytes, &t };
+	struct uniap_err err;
+	double k, want;
+
+	(void)state;
+	cluster4(&cl);
+	model(&m, 8, MODEL_FP32);
+	o.budget = &b;
+	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_OK);
+	k = (double)c.strategies.count;
+	want = 8.0 * (3.0 * (double)m.n_layers * k + 2.0 * (double)m.n_edges * k * k + (double)m.n_types * k +
+	              2.0 * k * k);
+	assert_true(t.asked == want);
+	assert_true(cost_table_bytes(&m, c.strategies.count, 0) == want);
+	cost_candidate_release(&c);
+	/* a cap below it: refused, naming the estimate and the cap */
+	b.max_bytes = want - 1;
+	t.asked = 0;
+	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_E_LIMIT);
+	assert_non_null(strstr(err.msg, "cost tables: they need about"));
+	assert_non_null(strstr(err.msg, "over the budget of"));
+	assert_true(t.asked == 0); /* the cap first: nothing taken */
+	assert_null(c.time_s);
+	/* at the cap: taken; a taker that refuses: busy */
+	b.max_bytes = want;
+	t.refuse = 1;
+	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_E_BUSY);
+	assert_non_null(strstr(err.msg, "are not free now"));
+	assert_null(c.time_s);
+	model_release(&m);
+	cluster_release(&cl);
+}
+
+/*
  * The peak rows of interleaved candidates (cost.h): for every device, the
  * activations at its fullest moment, max over rows of sum_j h_j a_j, equal
  * the most it holds at any moment of Megatron-LM's order replayed here on its
@@ -1384,6 +1445,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_layer_time_fp32),
 		cmocka_unit_test(test_deadline),
+		cmocka_unit_test(test_budget),
 		cmocka_unit_test(test_latency_and_contention),
 		cmocka_unit_test(test_compute_and_memory_terms),
 		cmocka_unit_test(test_layer_time_mixed_and_measured),
