@@ -108,3 +108,82 @@ attack_job=$(small_job)
 attack_p99=$(get_p99)
 echo "under attack: GET p99 $attack_p99 ms (quiet $quiet_p99 ms), small plan job $attack_job s (quiet $quiet_job s);" \
 	"$SLOW slowloris connections, $EVALS heavy evaluate loops, $JOBS heavy jobs of another tenant; $(nproc) cores${UNIAPD_ARGS:+; $UNIAPD_ARGS}"
+
+# ---- round two (issue: hardening, round two): each attack on a fresh uniapd, a
+# /healthz prober beside it (bench/attack.py), one line of figures each.  ROUND2=0 skips.
+[ "${ROUND2:-1}" = 1 ] || exit 0
+command -v python3 >/dev/null 2>&1 || { echo "round two: python3 not found; skipped"; exit 0; }
+# shellcheck disable=SC2086
+[ -z "$kids" ] || kill $kids 2>/dev/null || true
+kids=
+SECS=${ROUND2_SECONDS:-30}
+# restart ARGS...: stops uniapd and starts it again on a new database with tenants a..e
+restart() {
+	kill -TERM "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+	pid=
+	rm -f "$tmp"/r2.db*
+	for t in a b c d e; do
+		eval "K_$t=\$(\"$UNIAPD\" tenant add $t --db \"$tmp/r2.db\" --max-jobs 8 | tail -n 1)"
+	done
+	bench_start bench/attack.sh "$UNIAPD" "$tmp/uniapd.log" --db "$tmp/r2.db" --no-cache "$@"
+}
+# submit KEY BODY: a plan job's id
+submit() { curl -sf -H "Authorization: Bearer $1" -H "$J" -d "$2" "$U/v1/plans" | sed -n 's/^{"id":\([0-9]*\).*/\1/p'; }
+# wait_small KEY: seconds from a small plan job's submission to its success
+wait_small() {
+	t0=$(now_ns)
+	id=$(submit "$1" '{"cluster":"dgx-a100","model":"bert-huge","batch":8}')
+	[ -n "$id" ] || { echo "refused"; return; }
+	until curl -sf -H "Authorization: Bearer $1" "$U/v1/jobs/$id?wait=10" | grep -q '"state":"succeeded"'; do
+		[ $(($(now_ns) - t0)) -lt 900000000000 ] || { echo "over 900"; return; }
+	done
+	awk -v ns=$(($(now_ns) - t0)) 'BEGIN { printf "%.2f", ns / 1e9 }'
+}
+
+# 1. slow connections from many addresses
+restart
+python3 bench/attack.py slow "$port" 600 10 "$SECS"
+
+# 2. one tenant hoards long-polls and drops its sockets; another waits and streams
+restart --jobs 1 --spare-jobs 0 --workers 1
+W=$(curl -sf -H "Authorization: Bearer $K_a" -H "$J" --data-binary @tests/data/t5-wide.json "$U/v1/models" |
+	sed -n 's/.*"id":\([0-9]*\).*/\1/p')
+submit "$K_a" "{\"cluster\":\"dgx-a100-x2\",\"model\":$W,\"batch\":64,\"time_limit_s\":5}" >/dev/null
+qa=$(submit "$K_a" '{"cluster":"enva","model":"bert-huge","batch":4}')
+qb=$(submit "$K_b" '{"cluster":"enva","model":"bert-huge","batch":4}')
+python3 bench/attack.py hoard "$port" "$K_a" "$qa" "$K_b" "$qb" "$SECS"
+
+# 3. two tenants flood heavy evaluations (8,192 devices, 4 in flight each); a third's small one
+restart
+HEAVY_DEVICES=8192 sh bench/heavy-evaluate.sh >"$tmp/heavy8k.json"
+EX=schema/examples
+{ printf '{"cluster":%s,"model":%s,"batch":32,"plan":' "$(cat $EX/cluster-8gpu-nvlink.json)" \
+	"$(cat $EX/model-bert-chain.json)"; cat $EX/plan-example.json; printf '}'; } >"$tmp/small-eval.json"
+python3 bench/attack.py evals "$port" "$K_a" "$K_c" "$K_b" "$tmp/heavy8k.json" "$tmp/small-eval.json" "$SECS"
+
+# 4. saturating tenants' heavy plan jobs (the wide T5 of tests/data/t5-wide.json on two DGX
+# nodes: MILPs of 5 s each, minutes per job, as in tests/cli/fair.sh), then a small job of a
+# tenant with none: beside 2, then 3 saturating tenants
+restart
+heavy4() {
+	w=$(curl -sf -H "Authorization: Bearer $1" -H "$J" --data-binary @tests/data/t5-wide.json "$U/v1/models" |
+		sed -n 's/.*"id":\([0-9]*\).*/\1/p')
+	for b in 64 96 128 160; do
+		submit "$1" "{\"cluster\":\"dgx-a100-x2\",\"model\":$w,\"batch\":$b,\"time_limit_s\":5}" >/dev/null
+	done
+}
+# jobs_in STATE: how many jobs are in STATE (GET /metrics)
+jobs_in() { curl -s "$U/metrics" | sed -n "s/^uniapd_jobs{state=\"$1\"} //p"; }
+heavy4 "$K_a"
+heavy4 "$K_c"
+sleep 3
+r2=$(jobs_in running) q2=$(jobs_in queued)
+two=$(wait_small "$K_b")
+heavy4 "$K_d"
+sleep 3
+r3=$(jobs_in running) q3=$(jobs_in queued)
+three=$(wait_small "$K_e")
+echo "saturating tenants: a small plan job of a tenant with none running waited $two s beside 2 tenants' heavy" \
+	"jobs ($r2 running, $q2 queued), $three s beside 3 ($r3 running, $q3 queued); --jobs 2, --spare-jobs" \
+	"default; $(nproc) cores"
