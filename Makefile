@@ -295,7 +295,7 @@ TSAN_TESTS := $(filter $(BUILD)/tests/test_pool% $(BUILD)/tests/test_store% $(BU
 test-tsan:
 	@sh tests/build.sh tsan $(TEST_MAKE) BUILD=build/tsan SAN=tsan $(TSAN_TESTS:$(BUILD)/%=build/tsan/%) build/tsan/uniap build/tsan/uniapd
 	@TEST_PASS=tsan UNIAP=build/tsan/uniap UNIAPD=build/tsan/uniapd UNIAP_SANITIZED=1 TSAN_OPTIONS=halt_on_error=1 \
-		sh tests/run.sh build/tsan/tests $(TSAN_TESTS:$(BUILD)/tests/%=build/tsan/tests/%) tests/cli/jobs.sh tests/cli/sse.sh tests/cli/calibrations.sh tests/cli/allocations.sh
+		sh tests/run.sh build/tsan/tests $(TSAN_TESTS:$(BUILD)/tests/%=build/tsan/tests/%) tests/cli/jobs.sh tests/cli/sse.sh tests/cli/calibrations.sh tests/cli/allocations.sh tests/cli/attack-streams.sh
 
 # Every program of the ASan and TSan passes, built but not run: make
 # test-fresh runs it after the plain pass on a bare Debian 12, to show that

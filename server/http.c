@@ -375,6 +375,23 @@ char *http_server_metrics_text(struct http_server *srv)
 	                     "# TYPE uniapd_http_connections_reaped_total counter\n"
 	                     "uniapd_http_connections_reaped_total %llu\n",
 	                 (unsigned long long)atomic_load(&srv->conns_reaped));
+	{
+		struct http_conn *hc;
+		unsigned n_open = 0, n_headers = 0;
+
+		pthread_mutex_lock(&srv->conn_mu);
+		for (hc = srv->conns; hc; hc = hc->next) {
+			n_open += hc->phase != HTTP_CONN_REAPED;
+			n_headers += hc->phase == HTTP_CONN_HEADERS;
+		}
+		pthread_mutex_unlock(&srv->conn_mu);
+		http_text_printf(&t, "# HELP uniapd_http_connections_open Connections open now (of the admission "
+		                     "limit), and of them those waiting for a request's headers.\n"
+		                     "# TYPE uniapd_http_connections_open gauge\n"
+		                     "uniapd_http_connections_open %u\n"
+		                     "uniapd_http_connections_open{phase=\"headers\"} %u\n",
+		                 n_open, n_headers);
+	}
 	http_text_printf(&t, "# HELP uniapd_http_connections_evicted_total Connections still in their headers "
 	                     "closed to admit a newer one past the per-address or the global limit.\n"
 	                     "# TYPE uniapd_http_connections_evicted_total counter\n"
@@ -1662,7 +1679,9 @@ static int http_listen(struct http_server *srv, const struct http_config *cfg, c
 				flags, 0, NULL, NULL, http_access, srv,
 				MHD_OPTION_SOCK_ADDR, ai->ai_addr,
 				MHD_OPTION_THREAD_POOL_SIZE, cfg->threads ? cfg->threads : 8u,
-				MHD_OPTION_CONNECTION_LIMIT, srv->conn_limit + srv->conn_limit / 2 + 16,
+				/* above ours: libmicrohttpd splits it among its threads and counts the
+				 * evicted ones until it has closed them; past it, it closes at accept */
+				MHD_OPTION_CONNECTION_LIMIT, 2 * srv->conn_limit + 64,
 				MHD_OPTION_CONNECTION_TIMEOUT, cfg->timeout_s ? cfg->timeout_s : 30u,
 				MHD_OPTION_NOTIFY_COMPLETED, http_completed, srv,
 				MHD_OPTION_NOTIFY_CONNECTION, http_notify_conn, srv,

