@@ -15,6 +15,15 @@
 # One line: "under attack: GET p99 X ms (quiet Y ms), small plan job Z s
 # (quiet W s); ...".  uniapd runs --no-cache so that the second small job is
 # solved, not read back; UNIAPD_ARGS adds options (e.g. --spare-jobs 1).
+# Then round two (issue: hardening, round two; ROUND2=0 skips it, ROUND1=0
+# the line above, ATTACKS="1 ... 6" picks, ROUND2_SECONDS each one's length,
+# 30 s), each on a fresh uniapd with a /healthz prober beside it, one line
+# each: (1) 600 slow connections from 10 addresses; (2) a tenant hoarding
+# long-polls and dropping its sockets while another waits and streams; (3)
+# two tenants flooding heavy evaluations, a third's small one; (4) a small
+# plan job beside 2 and 3 saturating tenants; (5) a hung PostgreSQL (its
+# processes stopped; needs Debian's postgresql); (6) a full disk (a tmpfs;
+# needs root).  bench/attack.py (python3) holds the many-socket attacks.
 # bash for /dev/tcp; wrk (deps/debian-bench.txt).
 # Figures, not assertions: compare runs of one machine only.
 set -eu
@@ -39,6 +48,14 @@ kids=
 attack_cleanup() {
 	# shellcheck disable=SC2086
 	[ -z "$kids" ] || kill $kids 2>/dev/null || true
+	# a PostgreSQL server of attack 5 left stopped or running, the tmpfs of attack 6
+	if [ -n "${PG_DIR:-}" ] && [ -f "$PG_DIR/data/postmaster.pid" ]; then
+		pm=$(head -n 1 "$PG_DIR/data/postmaster.pid")
+		# shellcheck disable=SC2046
+		kill -CONT "$pm" $(pgrep -P "$pm") 2>/dev/null || true
+		pg_stop
+	fi
+	umount "$tmp/fs" 2>/dev/null || true
 	bench_cleanup
 }
 trap attack_cleanup EXIT
@@ -66,6 +83,7 @@ get_p99() {
 		printf "%.2f", x }' "$tmp/wrk.out"
 }
 
+if [ "${ROUND1:-1}" = 1 ]; then
 quiet_job=$(small_job)
 quiet_p99=$(get_p99)
 
@@ -108,6 +126,7 @@ attack_job=$(small_job)
 attack_p99=$(get_p99)
 echo "under attack: GET p99 $attack_p99 ms (quiet $quiet_p99 ms), small plan job $attack_job s (quiet $quiet_job s);" \
 	"$SLOW slowloris connections, $EVALS heavy evaluate loops, $JOBS heavy jobs of another tenant; $(nproc) cores${UNIAPD_ARGS:+; $UNIAPD_ARGS}"
+fi
 
 # ---- round two (issue: hardening, round two): each attack on a fresh uniapd, a
 # /healthz prober beside it (bench/attack.py), one line of figures each.  ROUND2=0 skips.
@@ -141,11 +160,17 @@ wait_small() {
 	awk -v ns=$(($(now_ns) - t0)) 'BEGIN { printf "%.2f", ns / 1e9 }'
 }
 
+# on: whether round-two attack N is to run (ATTACKS, default all: "1 2 3 4 5 6")
+on() { case " ${ATTACKS:-1 2 3 4 5 6} " in *" $1 "*) return 0 ;; esac; return 1; }
+
 # 1. slow connections from many addresses
-restart
-python3 bench/attack.py slow "$port" 600 10 "$SECS"
+if on 1; then
+	restart
+	python3 bench/attack.py slow "$port" 600 10 "$SECS"
+fi
 
 # 2. one tenant hoards long-polls and drops its sockets; another waits and streams
+on 2 && {
 restart --jobs 1 --spare-jobs 0 --workers 1
 W=$(curl -sf -H "Authorization: Bearer $K_a" -H "$J" --data-binary @tests/data/t5-wide.json "$U/v1/models" |
 	sed -n 's/.*"id":\([0-9]*\).*/\1/p')
@@ -153,18 +178,22 @@ submit "$K_a" "{\"cluster\":\"dgx-a100-x2\",\"model\":$W,\"batch\":64,\"time_lim
 qa=$(submit "$K_a" '{"cluster":"enva","model":"bert-huge","batch":4}')
 qb=$(submit "$K_b" '{"cluster":"enva","model":"bert-huge","batch":4}')
 python3 bench/attack.py hoard "$port" "$K_a" "$qa" "$K_b" "$qb" "$SECS"
+}
 
 # 3. two tenants flood heavy evaluations (8,192 devices, 4 in flight each); a third's small one
+on 3 && {
 restart
 HEAVY_DEVICES=8192 sh bench/heavy-evaluate.sh >"$tmp/heavy8k.json"
 EX=schema/examples
 { printf '{"cluster":%s,"model":%s,"batch":32,"plan":' "$(cat $EX/cluster-8gpu-nvlink.json)" \
 	"$(cat $EX/model-bert-chain.json)"; cat $EX/plan-example.json; printf '}'; } >"$tmp/small-eval.json"
 python3 bench/attack.py evals "$port" "$K_a" "$K_c" "$K_b" "$tmp/heavy8k.json" "$tmp/small-eval.json" "$SECS"
+}
 
 # 4. saturating tenants' heavy plan jobs (the wide T5 of tests/data/t5-wide.json on two DGX
 # nodes: MILPs of 5 s each, minutes per job, as in tests/cli/fair.sh), then a small job of a
 # tenant with none: beside 2, then 3 saturating tenants
+on 4 && {
 restart
 heavy4() {
 	w=$(curl -sf -H "Authorization: Bearer $1" -H "$J" --data-binary @tests/data/t5-wide.json "$U/v1/models" |
@@ -187,3 +216,85 @@ three=$(wait_small "$K_e")
 echo "saturating tenants: a small plan job of a tenant with none running waited $two s beside 2 tenants' heavy" \
 	"jobs ($r2 running, $q2 queued), $three s beside 3 ($r3 running, $q3 queued); --jobs 2, --spare-jobs" \
 	"default; $(nproc) cores"
+}
+
+# probe_healthz SECONDS: "healthz N/M answered, p99 X ms" from a probe every 200 ms (5 s timeout each)
+probe_healthz() {
+	n=0
+	okn=0
+	: >"$tmp/lat"
+	end=$(($(date +%s) + $1))
+	while [ "$(date +%s)" -lt "$end" ]; do
+		r=$(curl -s -o /dev/null -m 5 -w '%{http_code} %{time_total}' "$U/healthz") || true
+		set -- $r
+		n=$((n + 1))
+		if [ "${1:-0}" = 200 ]; then okn=$((okn + 1)); echo "$2" >>"$tmp/lat"; else echo 5 >>"$tmp/lat"; fi
+		sleep 0.2
+	done
+	sort -n "$tmp/lat" | awk -v n="$n" -v k="$okn" '{ a[NR] = $1 } END { i = int(0.99 * (NR - 1) + 1.5); if (i > NR) i = NR;
+		p = (a[i] >= 5) ? "5 s or more" : sprintf("%.1f ms", 1000 * a[i]); printf "healthz %d/%d answered, p99 %s", k, n, p }'
+}
+
+# 5. a hung PostgreSQL (every process of the server stopped with SIGSTOP), replicas' store
+. tests/cli/pg.inc
+if ! on 5; then
+	:
+elif pg_find >/dev/null 2>&1 && pg_start >/dev/null 2>&1; then
+	kill -TERM "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+	pid=
+	pgdb=$(pg_createdb attack_r2)
+	K_pg=$("$UNIAPD" tenant add a --db "$pgdb" | tail -n 1)
+	bench_start bench/attack.sh "$UNIAPD" "$tmp/uniapd.log" --db "$pgdb"
+	pm=$(head -n 1 "$PG_DIR/data/postmaster.pid")
+	# shellcheck disable=SC2046
+	kill -STOP "$pm" $(pgrep -P "$pm")
+	# a client keeps polling its documents meanwhile (each answered 503 within the store's deadline)
+	(while :; do curl -s -o /dev/null -m 30 -H "Authorization: Bearer $K_pg" "$U/v1/clusters"; done) &
+	poller=$!
+	line=$(probe_healthz "$SECS")
+	t0=$(now_ns)
+	c=$(curl -s -o /dev/null -m 60 -w '%{http_code}' -H "Authorization: Bearer $K_pg" "$U/v1/clusters")
+	t1=$(now_ns)
+	kill "$poller" 2>/dev/null || true
+	# shellcheck disable=SC2046
+	kill -CONT "$pm" $(pgrep -P "$pm")
+	echo "hung PostgreSQL (SIGSTOP, $SECS s, one client polling): $line; a read answered $c in" \
+		"$(awk -v ns=$((t1 - t0)) 'BEGIN { printf "%.1f", ns / 1e9 }') s"
+	pg_stop
+else
+	echo "hung PostgreSQL: skipped (no PostgreSQL server here: Debian package postgresql)"
+fi
+
+# 6. a full disk (a 24 MB tmpfs filled to the last byte; needs root): deletes go through
+mnt=$tmp/fs
+mkdir -p "$mnt"
+if ! on 6; then
+	:
+elif [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=24m tmpfs "$mnt" 2>/dev/null; then
+	kill -TERM "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+	pid=
+	bench_start bench/attack.sh "$UNIAPD" "$tmp/uniapd.log" --db "$mnt/uniap.db" --no-auth
+	i=0
+	while [ $i -lt 20 ]; do
+		curl -s -o /dev/null -H "$J" --data-binary @schema/examples/model-bert-chain.json "$U/v1/models"
+		i=$((i + 1))
+	done
+	dd if=/dev/zero of="$mnt/filler" bs=1M count=64 2>/dev/null || true
+	okd=0 i=1
+	while [ $i -le 20 ]; do
+		[ "$(curl -s -o /dev/null -w '%{http_code}' -X DELETE "$U/v1/models/$i")" = 204 ] && okd=$((okd + 1))
+		i=$((i + 1))
+	done
+	up=$(curl -s -o /dev/null -w '%{http_code}' -H "$J" --data-binary @schema/examples/model-bert-chain.json "$U/v1/models")
+	echo "full disk: $okd/20 DELETEs answered 204 (the first one sent at once); an upload meanwhile $up;" \
+		"$(probe_healthz 3)"
+	kill -TERM "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+	pid=
+	umount "$mnt" 2>/dev/null || true
+else
+	echo "full disk: skipped (mounting a tmpfs needs root)"
+fi
+echo "frozen disk: not measured (a frozen file system stalls uniapd's SQLite store: docs/store.md)"
