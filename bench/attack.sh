@@ -23,7 +23,8 @@
 # two tenants flooding heavy evaluations, a third's small one; (4) a small
 # plan job beside 2 and 3 saturating tenants; (5) a hung PostgreSQL (its
 # processes stopped; needs Debian's postgresql); (6) a full disk (a tmpfs;
-# needs root).  bench/attack.py (python3) holds the many-socket attacks.
+# needs root); (7) a frozen disk (fsfreeze on a loop-mounted ext4; needs
+# root).  bench/attack.py (python3) holds the many-socket attacks.
 # bash for /dev/tcp; wrk (deps/debian-bench.txt).
 # Figures, not assertions: compare runs of one machine only.
 set -eu
@@ -55,6 +56,7 @@ attack_cleanup() {
 		kill -CONT "$pm" $(pgrep -P "$pm") 2>/dev/null || true
 		pg_stop
 	fi
+	fsfreeze -u "$tmp/fs" 2>/dev/null || true
 	umount "$tmp/fs" 2>/dev/null || true
 	bench_cleanup
 }
@@ -161,7 +163,7 @@ wait_small() {
 }
 
 # on: whether round-two attack N is to run (ATTACKS, default all: "1 2 3 4 5 6")
-on() { case " ${ATTACKS:-1 2 3 4 5 6} " in *" $1 "*) return 0 ;; esac; return 1; }
+on() { case " ${ATTACKS:-1 2 3 4 5 6 7} " in *" $1 "*) return 0 ;; esac; return 1; }
 
 # 1. slow connections from many addresses
 if on 1; then
@@ -232,7 +234,9 @@ probe_healthz() {
 		sleep 0.2
 	done
 	sort -n "$tmp/lat" | awk -v n="$n" -v k="$okn" '{ a[NR] = $1 } END { i = int(0.99 * (NR - 1) + 1.5); if (i > NR) i = NR;
-		p = (a[i] >= 5) ? "5 s or more" : sprintf("%.1f ms", 1000 * a[i]); printf "healthz %d/%d answered, p99 %s", k, n, p }'
+		p = (a[i] >= 5) ? "5 s or more" : sprintf("%.1f ms", 1000 * a[i])
+		m = (a[NR] >= 5) ? "5 s or more" : sprintf("%.0f ms", 1000 * a[NR])
+		printf "healthz %d/%d answered, p99 %s, slowest %s", k, n, p, m }'
 }
 
 # 5. a hung PostgreSQL (every process of the server stopped with SIGSTOP), replicas' store
@@ -297,4 +301,43 @@ elif [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=24m tmpfs "$mnt" 2>/dev/null; 
 else
 	echo "full disk: skipped (mounting a tmpfs needs root)"
 fi
-echo "frozen disk: not measured (a frozen file system stalls uniapd's SQLite store: docs/store.md)"
+# 7. a frozen disk (an ext4 image on a loop device, fsfreeze; needs root): writes, reads and
+# long-polls of a tenant meanwhile
+if ! on 7; then
+	:
+elif [ "$(id -u)" = 0 ] && command -v fsfreeze >/dev/null 2>&1 && truncate -s 128M "$tmp/disk.img" &&
+	mkfs.ext4 -q -F "$tmp/disk.img" >/dev/null 2>&1 && mount -o loop "$tmp/disk.img" "$mnt" 2>/dev/null; then
+	kill -TERM "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+	pid=
+	K_f=$("$UNIAPD" tenant add a --db "$mnt/uniap.db" | tail -n 1)
+	bench_start bench/attack.sh "$UNIAPD" "$tmp/uniapd.log" --db "$mnt/uniap.db" --jobs 1
+	load=
+	(while :; do
+		curl -s -o /dev/null -m 60 -H "Authorization: Bearer $K_f" -H "$J" \
+			--data-binary @schema/examples/cluster-8gpu-nvlink.json "$U/v1/clusters"
+		curl -s -o /dev/null -m 60 -H "Authorization: Bearer $K_f" "$U/v1/clusters?limit=5"
+	done) &
+	load="$load $!"
+	for i in 1 2 3 4; do
+		(while :; do
+			curl -s -o /dev/null -m 60 -H "Authorization: Bearer $K_f" "$U/v1/jobs?limit=5"
+			curl -s -o /dev/null -m 60 -H "Authorization: Bearer $K_f" -H "$J" \
+				-d '{"cluster":"enva","model":"bert-huge","batch":4}' "$U/v1/plans"
+		done) &
+		load="$load $!"
+	done
+	sleep 3
+	fsfreeze -f "$mnt"
+	line=$(probe_healthz "$SECS")
+	fsfreeze -u "$mnt"
+	# shellcheck disable=SC2086
+	kill $load 2>/dev/null || true
+	echo "frozen disk (fsfreeze, $SECS s, a tenant writing, reading and submitting meanwhile): $line"
+	kill -TERM "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+	pid=
+	umount "$mnt" 2>/dev/null || true
+else
+	echo "frozen disk: skipped (needs root, a loop device, mkfs.ext4 and fsfreeze)"
+fi

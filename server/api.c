@@ -451,12 +451,13 @@ static int api_eval_take(void *ctx, double bytes)
 {
 	struct api_eval_task *t = ctx;
 	struct api_app *app = t->app;
-	long long want = (long long)ceil(bytes), was = atomic_fetch_add(&app->eval_bytes, want);
+	long long want = (long long)ceil(bytes), was = atomic_load(&app->eval_bytes);
 
-	if (app->evaluate_total_bytes > 0 && (double)(was + want) > app->evaluate_total_bytes) {
-		atomic_fetch_sub(&app->eval_bytes, want);
-		return -1;
-	}
+	/* compare and swap: two that do not fit together never both see the other's bytes */
+	do {
+		if (app->evaluate_total_bytes > 0 && (double)(was + want) > app->evaluate_total_bytes)
+			return -1;
+	} while (!atomic_compare_exchange_weak(&app->eval_bytes, &was, was + want));
 	t->taken = want;
 	return 0;
 }

@@ -1487,7 +1487,7 @@ static enum MHD_Result http_last_call(struct http_server *srv, struct MHD_Connec
 		req.resumed = st->waited;
 		req.wait_seen = st->wait_seen;
 		req.wait_key = st->wait_key;
-		req.wait_expired = expired || (st->waited && http_now_ms() >= st->deadline_ms) ||
+		req.wait_expired = expired || st->park.gone || (st->waited && http_now_ms() >= st->deadline_ms) ||
 		                   atomic_load(&srv->stopping);
 		st->route_index = route_dispatch(&srv->table, &req, &res);
 		if (!res.wait.set)
@@ -1504,6 +1504,13 @@ static enum MHD_Result http_last_call(struct http_server *srv, struct MHD_Connec
 		http_request_release(&req);
 		http_response_release(&res);
 		http_response_init(&res);
+	}
+	/* resumed because its client closed the connection: the handler ran once more, told its
+	 * wait is over, so it let go of what it waited on (an evaluation's task); nobody is left
+	 * to answer, so the connection closes (its completion gives the slot back) */
+	if (st->park.gone) {
+		ret = MHD_NO;
+		goto out;
 	}
 	/* a stream only with a 200 (anything else frees it with res below) */
 	ret = res.stream && res.status == HTTP_OK ? http_queue_stream(srv, c, st, path, http_req_tenant(&req), &res)
@@ -1533,8 +1540,6 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const ch
 	}
 	if (st->answered)
 		return MHD_YES;
-	if (st->park.gone) /* resumed because its client closed the connection: nobody to answer */
-		return MHD_NO;
 	http_conn_phase(srv, c, HTTP_CONN_HANDLING);
 	return http_last_call(srv, c, url, method, st);
 }

@@ -70,7 +70,11 @@ struct store_opts {
 
 #define STORE_DEFAULT_MAX_QUEUED 1000
 #define STORE_DEFAULT_MAX_STORED_JOBS 10000
-#define STORE_WRITE_WAIT_MS 3000          /* a writer waits this long for the one before it */
+#define STORE_WRITE_WAIT_MS 3000          /* a writer waits this long for the ones before it */
+#define STORE_WRITE_STUCK_MS 800          /* ... but no longer once the write in progress has been
+                                             held this long (a frozen or failing disk): a request
+                                             thread, and the connections it serves, never wait
+                                             much longer than this behind a stuck write */
 #define STORE_RESERVE_BYTES (8 << 20)     /* "<db>-reserve": given back to a full disk for deletes */
 
 /*

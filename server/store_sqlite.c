@@ -195,33 +195,43 @@ static int64_t mono_ms(void)
 }
 
 /*
- * Waits at most STORE_WRITE_WAIT_MS for the writer before it: a write that
- * does not complete (a frozen or failing disk) costs the other callers
- * UNIAP_E_BUSY after that, never their thread.
+ * Waits for the writers before it, at most STORE_WRITE_WAIT_MS in all and
+ * never once the write in progress has been held STORE_WRITE_STUCK_MS: a
+ * write that does not complete (a frozen or failing disk) costs the other
+ * callers UNIAP_E_BUSY after that, never their thread, and the request
+ * thread's other connections (/healthz) wait no longer than that either.  A
+ * queue of quick writes is waited out (the held time restarts with each).
  */
 static uniap_code begin_write(struct store_sqlite *s, sqlite3 *db, struct uniap_err *err)
 {
 	int i = conn_index(s, db);
 
 	if (i >= 0) {
-		struct timespec until;
-		int64_t since = atomic_load(&s->write_since_ms);
+		int64_t start = mono_ms();
 
-		/* a write held past the wait already (a frozen or stalled disk): refuse at once,
-		 * so writers do not each hold a request thread for the whole wait */
-		if (since != 0 && mono_ms() - since >= STORE_WRITE_WAIT_MS)
-			return err_set(err, UNIAP_E_BUSY, "store: a write has not completed in %lld ms; retry later",
-				       (long long)(mono_ms() - since));
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += STORE_WRITE_WAIT_MS / 1000;
-		until.tv_nsec += (STORE_WRITE_WAIT_MS % 1000) * 1000000L;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
+		for (;;) {
+			struct timespec until;
+			int64_t since = atomic_load(&s->write_since_ms), now = mono_ms();
+
+			/* the write in progress is stuck: refuse at once, so writers do not each hold
+			 * a request thread for the whole wait */
+			if (since != 0 && now - since >= STORE_WRITE_STUCK_MS)
+				return err_set(err, UNIAP_E_BUSY,
+				               "store: a write has not completed in %lld ms; retry later",
+				               (long long)(now - since));
+			if (now - start >= STORE_WRITE_WAIT_MS)
+				return err_set(err, UNIAP_E_BUSY, "store: the writes before this one took over %d ms; "
+				               "retry later", STORE_WRITE_WAIT_MS);
+			/* a slice at a time, so that a holder that gets stuck meanwhile is noticed */
+			clock_gettime(CLOCK_REALTIME, &until);
+			until.tv_nsec += 50 * 1000000L;
+			if (until.tv_nsec >= 1000000000L) {
+				until.tv_sec++;
+				until.tv_nsec -= 1000000000L;
+			}
+			if (pthread_mutex_timedlock(&s->wmu, &until) == 0)
+				break;
 		}
-		if (pthread_mutex_timedlock(&s->wmu, &until) != 0)
-			return err_set(err, UNIAP_E_BUSY, "store: a write has not completed in %d ms; retry later",
-				       STORE_WRITE_WAIT_MS);
 		s->wheld[i] = 1;
 		atomic_store(&s->write_since_ms, mono_ms());
 	}

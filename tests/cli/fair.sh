@@ -110,7 +110,7 @@ done
 stop_uniapd
 if [ "$stopped" -eq 0 ]; then ok; else bad "stop: exit $stopped"; fi
 
-# ---- the spare worker (default --spare-jobs 1): A holds the one regular worker
+# ---- the spare worker (--spare-jobs, default 4): A holds the one regular worker
 if [ -n "${UNIAP_SANITIZED:-}" ]; then
 	echo "fair: the spare-worker check is skipped in a sanitized build (solves run inline, one at a time)"
 elif ! start_uniapd --jobs 1 --workers 1 --no-cache --grace 0; then

@@ -116,6 +116,10 @@ static int test_version_of(void *ctx, int64_t key, int64_t *version)
 
 /* A long-poll on key 1 of ?ms= milliseconds (1000 when absent): {"v", "expired"}
  * once the version moved or the time is up. */
+static atomic_int test_expired_dispatches; /* h_wait answers told their wait is over */
+
+static int raw_connect(unsigned short port);
+
 static void h_wait(struct http_request *req, struct http_response *res)
 {
 	long long v = atomic_load(&test_version);
@@ -127,6 +131,8 @@ static void h_wait(struct http_request *req, struct http_response *res)
 		http_response_wait(res, 1, v, ms ? (unsigned)atol(ms) : 1000u);
 		return;
 	}
+	if (req->wait_expired)
+		atomic_fetch_add(&test_expired_dispatches, 1);
 	n = snprintf(body, sizeof(body), "{\"v\":%lld,\"expired\":%d}", v, req->wait_expired);
 	assert_int_equal(http_response_set_body(res, HTTP_OK, "application/json", body, (size_t)n), 0);
 }
@@ -1054,6 +1060,46 @@ static void test_waits_and_streams(void **state)
 	free(f);
 }
 
+/*
+ * A waiting request whose client goes away: found by the watcher (its parked
+ * socket reads an end of file), its slot freed long before its 10 minutes,
+ * and its handler dispatched once more, told its wait is over, so that it can
+ * let go of what it waited on (POST /v1/evaluate abandons its task there);
+ * nothing is written back.  Counted in uniapd_http_streams_gone_total.
+ */
+static void test_gone_waits(void **state)
+{
+	struct http_config cfg;
+	struct http_server *srv;
+	struct fetch *f = malloc(sizeof(*f));
+	char msg[256];
+	unsigned short port;
+	int fd, before;
+
+	(void)state;
+	assert_non_null(f);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.listen_addr = "127.0.0.1";
+	cfg.routes = &test_table;
+	cfg.auth = fake_auth;
+	cfg.version = test_version_of;
+	srv = http_server_start(&cfg, msg, sizeof(msg));
+	if (!srv)
+		fail_msg("http_server_start: %s", msg);
+	port = http_server_port(srv);
+	before = atomic_load(&test_expired_dispatches);
+	fd = raw_connect(port);
+	assert_true(send(fd, "GET /t/wait?ms=600000 HTTP/1.1\r\nHost: a\r\n\r\n", 45, MSG_NOSIGNAL) == 45);
+	await_streams_open(port, 1, f);
+	close(fd);
+	await_streams_open(port, 0, f);
+	assert_int_equal(atomic_load(&test_expired_dispatches), before + 1);
+	assert_int_equal(http_do(port, "GET", "/metrics", NULL, NULL, 0, 0, f), 200);
+	assert_non_null(strstr(f->body, "uniapd_http_streams_gone_total 1\n"));
+	http_server_free(srv);
+	free(f);
+}
+
 /* Sets slow_release once the server at port (arg) refuses new connections: its stop has
  * begun, so the slow request it holds is in flight during the stop (30 s at most). */
 static void *release_when_stopping(void *arg)
@@ -1829,6 +1875,7 @@ int main(void)
 		cmocka_unit_test(test_loopback_addresses),
 		cmocka_unit_test(test_slow_clients),
 		cmocka_unit_test(test_admission),
+		cmocka_unit_test(test_gone_waits),
 		cmocka_unit_test(test_bodies_in_flight),
 		cmocka_unit_test(test_drain_closes),
 		cmocka_unit_test(test_waits_and_streams),
