@@ -1089,7 +1089,11 @@ static void test_gone_waits(void **state)
 	port = http_server_port(srv);
 	before = atomic_load(&test_expired_dispatches);
 	fd = raw_connect(port);
-	assert_true(send(fd, "GET /t/wait?ms=600000 HTTP/1.1\r\nHost: a\r\n\r\n", 45, MSG_NOSIGNAL) == 45);
+	{
+		static const char req[] = "GET /t/wait?ms=600000 HTTP/1.1\r\nHost: a\r\n\r\n";
+
+		assert_true(send(fd, req, sizeof(req) - 1, MSG_NOSIGNAL) == (ssize_t)(sizeof(req) - 1));
+	}
 	await_streams_open(port, 1, f);
 	close(fd);
 	await_streams_open(port, 0, f);
@@ -1473,7 +1477,7 @@ static void test_slow_clients(void **state)
 	port = http_server_port(srv);
 	for (i = 0; i < N; i++) {
 		fds[i] = raw_connect(port);
-		assert_true(send(fds[i], "GET /healthz HTTP/1.1\r\nHost: a\r\n", 33, MSG_NOSIGNAL) == 33);
+		assert_true(send(fds[i], "GET /healthz HTTP/1.1\r\nHost: a\r\n", 32, MSG_NOSIGNAL) == 32);
 	}
 	/* one more sends its headers and trickles its body */
 	fds[N] = raw_connect(port);
@@ -1594,7 +1598,7 @@ static void test_admission(void **state)
 	port = http_server_port(srv);
 	for (i = 0; i < ALL; i++) {
 		fds[i] = raw_connect_from(port, 2 + i % ADDRS);
-		assert_true(send(fds[i], "GET /healthz HTTP/1.1\r\nHost: a\r\n", 33, MSG_NOSIGNAL) == 33);
+		assert_true(send(fds[i], "GET /healthz HTTP/1.1\r\nHost: a\r\n", 32, MSG_NOSIGNAL) == 32);
 		if (i < ADDRS * EACH - 1)
 			continue;
 		/* at most LIMIT tricklers open (the rest closed: evicted), probes or not */
@@ -1624,7 +1628,7 @@ static void test_admission(void **state)
 		long long before = metric_of(srv, "uniapd_http_connections_evicted_total");
 
 		mine[i] = raw_connect_from(port, 60);
-		assert_true(send(mine[i], "GET /healthz HTTP/1.1\r\n", 24, MSG_NOSIGNAL) == 24);
+		assert_true(send(mine[i], "GET /healthz HTTP/1.1\r\n", 23, MSG_NOSIGNAL) == 23);
 		if (i >= PER)
 			await_metric(srv, "uniapd_http_connections_evicted_total", before + 1);
 	}
