@@ -1,7 +1,7 @@
 #!/bin/sh
 # examples/flow.sh - the README's whole flow against a running uniapd: upload a
 # cluster and a model, plan (with an Idempotency-Key, and its replay), poll,
-# read the result, export it, list jobs, cancel a job, plan by catalog names
+# read the result, export it, list jobs, cancel a job (and delete it at the end), plan by catalog names
 # (and for the runtimes: each target's optimum, priced, and exported), evaluate a
 # given plan, import Galvatron profiles and an nccl-tests run, list and delete
 # clusters.  Every id comes from the responses; every file it reads ships in
@@ -169,7 +169,7 @@ call cancel-submit 202 POST /v1/plans -H "$J" \
 	-d '{"cluster":"dgx-h100-x128","model":"llama-70b","batch":1024,"schedule":"1f1b"}'
 big=$(location_id cancel-submit /v1/jobs) || exit 1
 echo "  Location: $(header Location)"
-call cancel "200 202 409" DELETE "/v1/jobs/$big"
+call cancel "200 202 409" POST "/v1/jobs/$big/cancel"
 if [ "$code" = 409 ]; then
 	# it finished before the request arrived: nothing to cancel
 	echo "  409 $(detail)"
@@ -277,5 +277,9 @@ echo "== delete the nccl-tests cluster"
 call delete-cluster 204 DELETE "/v1/clusters/$ncluster"
 call deleted-cluster 404 GET "/v1/clusters/$ncluster"
 echo "  $(detail)"
+
+echo "== delete the canceled job: a finished job goes with its result (POST .../cancel cancels)"
+call delete-job 204 DELETE "/v1/jobs/$big"
+call deleted-job 404 GET "/v1/jobs/$big"
 
 echo "flow: ok"

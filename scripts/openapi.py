@@ -389,10 +389,18 @@ P['/v1/jobs'] = {'get': op('listJobs', 'The tenant\'s jobs', {'200': js(R('JobLi
     params=page + [{'name': 'state', 'in': 'query', 'schema': {'type': 'string', 'enum': ['queued', 'running', 'succeeded', 'failed', 'canceled']}}])}
 P['/v1/jobs/{id}'] = {
     'get': op('getJob', 'A job: state, progress, request, result', {'200': js(R('Job'), 'The job.'), '404': rr('NotFound')}, ['jobs'], params=[jobp]),
-    'delete': op('cancelJob', 'Cancel a queued or running job (its solver workers are stopped), or delete a succeeded or failed one', {
-        '200': js(R('Job'), 'Canceled.'), '202': js(R('Job'), 'Still stopping; poll the job.'),
-        '204': {'description': 'The succeeded or failed job was deleted, its result with it (the tenant\'s quotas get it back).'},
-        '404': rr('NotFound'), '409': rr('Conflict')}, ['jobs'], params=[jobp])}
+    'delete': dict(op('deleteJob', 'Delete a finished job (succeeded, failed or canceled), its result with it', {
+        '204': {'description': 'Deleted (the tenant\'s quotas get it back).'},
+        '200': js(R('Job'), 'Deprecated: the job was queued or running and is now canceled, as POST /v1/jobs/{id}/cancel does '
+                  '(with a Deprecation header and a Link to it); this answer goes in a later release.'),
+        '202': js(R('Job'), 'Deprecated: the job was running and is still stopping, as POST /v1/jobs/{id}/cancel answers.'),
+        '404': rr('NotFound')}, ['jobs'], params=[jobp]),
+        description='A queued or running job is still canceled by DELETE for one release (deprecated: use '
+                    'POST /v1/jobs/{id}/cancel); a finished one is deleted.')}
+P['/v1/jobs/{id}/cancel'] = {'post': op('cancelJob', 'Cancel a queued or running job (its solver workers are stopped)', {
+        '200': js(R('Job'), 'Canceled (also when it already was).'), '202': js(R('Job'), 'Still stopping; poll the job.'),
+        '404': rr('NotFound'), '409': prob('The job already succeeded or failed: nothing to cancel (DELETE removes it) (409).')},
+        ['jobs'], params=[jobp])}
 P['/v1/jobs/{id}/stop'] = {'post': op('stopJob', 'End a running plan job now with the best plan so far, or an allocation with the points planned so far', {
         '202': js(R('Job'), 'The job stops within a moment (no candidate starts, the running solves are killed) and then '
                   'succeeds with the best plan found so far, not proven (the candidates left say "stopped" or "canceled"), '

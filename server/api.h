@@ -95,11 +95,15 @@ void api_plan_create(struct http_request *req, struct http_response *res);
 void api_job_list(struct http_request *req, struct http_response *res);
 /* GET /v1/jobs/{id}: state, progress, timestamps, request, result or error. */
 void api_job_get(struct http_request *req, struct http_response *res);
-/* DELETE /v1/jobs/{id}: cancels a queued or running job (its workers are stopped). */
+/* POST /v1/jobs/{id}/cancel: cancels a queued or running job (its workers are stopped); 409 for a
+ * succeeded or failed one. */
 void api_job_cancel(struct http_request *req, struct http_response *res);
 /* POST /v1/jobs/{id}/stop: a running plan job ends now with the best plan so far
  * (runner_stop_job): 202 with the job, still running for a moment; 409 for a job
  * that is not running here or is not a plan. */
+/* DELETE /v1/jobs/{id}: deletes a finished job (succeeded, failed, canceled); cancels a queued or
+ * running one for one release more (deprecated, with a Deprecation header). */
+void api_job_delete(struct http_request *req, struct http_response *res);
 void api_job_stop(struct http_request *req, struct http_response *res);
 /* GET /v1/jobs/{id}/plan?format=json|text|galvatron|megatron|deepspeed: the exported plan. */
 void api_job_plan(struct http_request *req, struct http_response *res);

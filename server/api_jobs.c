@@ -561,60 +561,109 @@ void api_job_list(struct http_request *req, struct http_response *res)
 	store_jobs_free(jobs, n);
 }
 
-/* ---------------------------------------------------------------- DELETE /v1/jobs/{id} */
+/* ---------------------------------------------------------------- cancel and delete */
 
-void api_job_cancel(struct http_request *req, struct http_response *res)
+/*
+ * Cancels job id (job: its state as read, replaced by its state after): a
+ * queued job is canceled in one transaction; a running one is asked to stop
+ * (here, or through the database to the uniapd that runs it) and its thread
+ * given a bounded wait to record it.  0 with *job filled; -1 res answered.
+ */
+static int api_job_do_cancel(struct http_request *req, struct http_response *res, int64_t id,
+                             struct store_job *job)
 {
 	const struct api_app *app = req->app;
-	int64_t tenant = api_principal(req)->tenant_id, id;
-	struct store_job job;
+	int64_t tenant = api_principal(req)->tenant_id;
 	struct uniap_err err;
 	double waited = 0;
-	char detail[96];
 
 	err_clear(&err);
-	memset(&job, 0, sizeof(job));
-	if (api_job_id(req, res, &id) != 0)
-		return;
-	if (api_job_read(req, res, id, &job) != 0)
-		return;
-	if (job.state == STORE_JOB_QUEUED) {
+	if (job->state == STORE_JOB_QUEUED) {
 		if (store_job_transition(app->store, tenant, id, STORE_JOB_CANCELED, NULL, 0,
 		                         "canceled by the client before it ran", NULL, &err) == UNIAP_OK)
 			runner_log_transition(app->log, id, tenant, "queued", "canceled", NULL);
 		/* else a job thread claimed it meanwhile: cancel it running */
 	}
-	store_job_release(&job);
-	if (api_job_read(req, res, id, &job) != 0)
-		return;
-	/* here, or through the database to the uniapd that runs it (store_job_ask) */
-	if (job.state == STORE_JOB_RUNNING &&
+	store_job_release(job);
+	if (api_job_read(req, res, id, job) != 0)
+		return -1;
+	if (job->state == STORE_JOB_RUNNING &&
 	    (runner_cancel(app->runner, id) ||
 	     store_job_ask(app->store, tenant, id, STORE_ASK_CANCEL, NULL) == UNIAP_OK)) {
 		/* the workers are being killed; wait (bounded) for the job thread to record it */
-		while (job.state == STORE_JOB_RUNNING && waited < API_CANCEL_WAIT_S) {
+		while (job->state == STORE_JOB_RUNNING && waited < API_CANCEL_WAIT_S) {
 			usleep(API_CANCEL_POLL_US);
 			waited += API_CANCEL_POLL_US / 1e6;
-			store_job_release(&job);
-			if (api_job_read(req, res, id, &job) != 0)
-				return;
+			store_job_release(job);
+			if (api_job_read(req, res, id, job) != 0)
+				return -1;
 		}
 	}
+	return 0;
+}
+
+/*
+ * POST /v1/jobs/{id}/cancel: a queued or running job is canceled (200 with
+ * the canceled job, or 202 while a running one is still stopping); a
+ * canceled one answers 200 again; a succeeded or failed one is 409 (there is
+ * nothing to cancel: DELETE removes it).
+ */
+void api_job_cancel(struct http_request *req, struct http_response *res)
+{
+	int64_t id;
+	struct store_job job;
+	char detail[128];
+
+	memset(&job, 0, sizeof(job));
+	if (api_job_id(req, res, &id) != 0 || api_job_read(req, res, id, &job) != 0)
+		return;
+	if ((job.state == STORE_JOB_QUEUED || job.state == STORE_JOB_RUNNING) &&
+	    api_job_do_cancel(req, res, id, &job) != 0)
+		return;
 	if (job.state == STORE_JOB_SUCCEEDED || job.state == STORE_JOB_FAILED) {
-		/* a finished job is deleted, its result with it: the tenant's stored jobs and bytes
-		 * go down (--max-stored-jobs, max_stored_bytes); also on a full store */
-		if (store_job_delete(app->store, tenant, id, &err) == UNIAP_OK) {
-			if (http_response_set_body(res, HTTP_NO_CONTENT, NULL, NULL, 0) != 0)
-				api_problem(req, res, UNIAP_E_NOMEM, "out of memory");
-		} else if (err.code == UNIAP_E_NOTFOUND) {
-			snprintf(detail, sizeof(detail), "job %lld already %s", (long long)id,
-			         store_job_state_name(job.state));
-			api_problem(req, res, UNIAP_E_CONFLICT, detail);
-		} else {
-			api_fail(req, res, &err);
-		}
+		snprintf(detail, sizeof(detail), "job %lld already %s: nothing to cancel (DELETE removes it)",
+		         (long long)id, store_job_state_name(job.state));
+		api_problem(req, res, UNIAP_E_CONFLICT, detail);
 	} else {
 		api_job_answer(res, job.state == STORE_JOB_CANCELED ? HTTP_OK : HTTP_ACCEPTED, &job);
+	}
+	store_job_release(&job);
+}
+
+/*
+ * DELETE /v1/jobs/{id}: a finished job (succeeded, failed or canceled) is
+ * deleted, its result with it (204; the tenant's stored jobs and bytes go
+ * down, also on a full store).  A queued or running job is canceled as
+ * POST /v1/jobs/{id}/cancel does, for one release more, with a Deprecation
+ * header and a Link to that operation (docs/jobs.md, "Cancel and delete").
+ */
+void api_job_delete(struct http_request *req, struct http_response *res)
+{
+	const struct api_app *app = req->app;
+	int64_t tenant = api_principal(req)->tenant_id, id;
+	struct store_job job;
+	struct uniap_err err;
+	char detail[96], link[96];
+
+	err_clear(&err);
+	memset(&job, 0, sizeof(job));
+	if (api_job_id(req, res, &id) != 0 || api_job_read(req, res, id, &job) != 0)
+		return;
+	if (job.state == STORE_JOB_QUEUED || job.state == STORE_JOB_RUNNING) {
+		if (api_job_do_cancel(req, res, id, &job) != 0)
+			return;
+		api_job_answer(res, job.state == STORE_JOB_CANCELED ? HTTP_OK : HTTP_ACCEPTED, &job);
+		snprintf(link, sizeof(link), "</v1/jobs/%lld/cancel>; rel=\"successor-version\"", (long long)id);
+		http_response_add_header(res, "Deprecation", "true");
+		http_response_add_header(res, "Link", link);
+	} else if (store_job_delete(app->store, tenant, id, &err) == UNIAP_OK) {
+		if (http_response_set_body(res, HTTP_NO_CONTENT, NULL, NULL, 0) != 0)
+			api_problem(req, res, UNIAP_E_NOMEM, "out of memory");
+	} else if (err.code == UNIAP_E_NOTFOUND) {
+		snprintf(detail, sizeof(detail), "job %lld: not found", (long long)id);
+		api_problem(req, res, UNIAP_E_NOTFOUND, detail);
+	} else {
+		api_fail(req, res, &err);
 	}
 	store_job_release(&job);
 }
@@ -637,8 +686,8 @@ void api_job_stop(struct http_request *req, struct http_response *res)
 		return;
 	if (job.kind != STORE_JOB_PLAN && job.kind != STORE_JOB_ALLOCATION) {
 		snprintf(detail, sizeof(detail), "job %lld is a %s: only a plan or an allocation stops with what it has; "
-		         "DELETE cancels it",
-		         (long long)id, store_job_kind_name(job.kind));
+		         "POST /v1/jobs/%lld/cancel cancels it",
+		         (long long)id, store_job_kind_name(job.kind), (long long)id);
 		api_problem(req, res, UNIAP_E_CONFLICT, detail);
 	} else if (job.state == STORE_JOB_RUNNING &&
 	           (runner_stop_job(app->runner, id) ||
@@ -652,7 +701,7 @@ void api_job_stop(struct http_request *req, struct http_response *res)
 		api_problem(req, res, UNIAP_E_CONFLICT, detail);
 	} else {
 		snprintf(detail, sizeof(detail), "job %lld is %s: only a running job stops%s", (long long)id,
-		         store_job_state_name(job.state), job.state == STORE_JOB_QUEUED ? " (DELETE cancels it)" : "");
+		         store_job_state_name(job.state), job.state == STORE_JOB_QUEUED ? " (POST .../cancel cancels it)" : "");
 		api_problem(req, res, UNIAP_E_CONFLICT, detail);
 	}
 	store_job_release(&job);

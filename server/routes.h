@@ -38,7 +38,8 @@
 	{"GET", "/v1/jobs", H(api_job_list), (A), "state limit cursor"},                               \
 	{"GET", "/v1/jobs/{id}", H(api_job_get), (A) | ROUTE_ETAG, "wait"},                            \
 	{"GET", "/v1/jobs/{id}/events", H(api_job_events), (A), NULL},                                 \
-	{"DELETE", "/v1/jobs/{id}", H(api_job_cancel), (A), NULL},                                     \
+	{"DELETE", "/v1/jobs/{id}", H(api_job_delete), (A), NULL},                                     \
+	{"POST", "/v1/jobs/{id}/cancel", H(api_job_cancel), (A), NULL},                                \
 	{"POST", "/v1/jobs/{id}/stop", H(api_job_stop), (A), NULL},                                    \
 	{"GET", "/v1/jobs/{id}/plan", H(api_job_plan), (A) | ROUTE_ETAG, "format target"},             \
 	{"GET", "/ui", H(ui_get_root), 0, NULL},                                                       \

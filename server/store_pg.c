@@ -1483,7 +1483,7 @@ static uniap_code pg_doc_delete(struct store *base, int64_t tenant_id, enum stor
 static uniap_code pg_job_delete(struct store *base, int64_t tenant_id, int64_t id, struct uniap_err *err)
 {
 	return write_scoped(pg_of(base), "DELETE FROM jobs WHERE id = $1 AND tenant_id = $2"
-			    " AND state IN ('succeeded', 'failed')", id, tenant_id, NULL, "job", err);
+			    " AND state IN ('succeeded', 'failed', 'canceled')", id, tenant_id, NULL, "job", err);
 }
 
 #define JOB_COLS "id, tenant_id, state, coalesce(idempotency_key, ''), progress_done, " \

@@ -1270,7 +1270,8 @@ static uniap_code sq_doc_delete(struct store *base, int64_t tenant_id, enum stor
 static uniap_code sq_job_delete(struct store *base, int64_t tenant_id, int64_t id, struct uniap_err *err)
 {
 	struct store_sqlite *s = sq_of(base);
-	return write_scoped(s, "DELETE FROM jobs WHERE id = ?1 AND tenant_id = ?2 AND state IN ('succeeded', 'failed')",
+	return write_scoped(s, "DELETE FROM jobs WHERE id = ?1 AND tenant_id = ?2 "
+			    "AND state IN ('succeeded', 'failed', 'canceled')",
 			    id, tenant_id, "job", err);
 }
 

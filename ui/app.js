@@ -378,7 +378,7 @@ async function jobView(id) {
   view(`Job ${id}`, head, body);
   if (job.state === 'queued' || job.state === 'running') {
     const panel = progressPanel(job, async () => {
-      try { await api('DELETE', `/v1/jobs/${id}`); toast('Cancel sent'); } catch (e) { toast(e.message); }
+      try { await api('POST', `/v1/jobs/${id}/cancel`); toast('Cancel sent'); } catch (e) { toast(e.message); }
     }, async () => {
       try { await api('POST', `/v1/jobs/${id}/stop`); toast('Stop sent: the best plan so far is kept'); } catch (e) { toast(e.message); }
     });

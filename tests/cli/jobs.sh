@@ -52,10 +52,10 @@ submit() {
 	hdr "$1-location" "Location: /v1/jobs/$jobid\$"
 }
 
-# cancel_running NAME ID KEY: DELETE a running job: 200 canceled at once, or 202
+# cancel_running NAME ID KEY: cancel a running job: 200 canceled at once, or 202
 # with it still running (the handler waits 2 s) and canceled soon after
 cancel_running() {
-	req DELETE "/v1/jobs/$2" "$3"
+	req POST "/v1/jobs/$2/cancel" "$3"
 	case $code in
 	200) if [ "$(jst "$tmp/body")" = canceled ]; then ok; else bad "$1: 200 but $(head -c 300 "$tmp/body")"; fi ;;
 	202) if [ "$(jst "$tmp/body")" = running ] && wait_job "$2" "$3" "canceled succeeded failed" 100 &&
@@ -381,7 +381,9 @@ submit repeat "$A" "$tmp/flow.json"
 jr=$jobid
 if [ "$jr" != "$j1" ] && wait_job "$jr" "$A" "succeeded failed canceled" 100 && [ "$(jst "$tmp/job")" = succeeded ]; then
 	ok; else bad "repeat: job $jr: $(head -c 300 "$tmp/job")"; fi
-# a finished job is deleted by DELETE (its quota with it); another tenant's is not found
+# a succeeded job has nothing to cancel; it is deleted by DELETE (its quota with it); another
+# tenant's is not found
+problem cancel-succeeded 409 "nothing to cancel (DELETE removes it)" POST "/v1/jobs/$jr/cancel" "$A"
 problem delete-succeeded-b 404 "" DELETE "/v1/jobs/$jr" "$B"
 call delete-succeeded 204 "" DELETE "/v1/jobs/$jr" "$A"
 problem deleted-succeeded 404 "" GET "/v1/jobs/$jr" "$A"
@@ -493,7 +495,7 @@ jq0=$(jid)
 call c-replay-at-limit 202 "\"id\":$jq0," POST /v1/plans "$C" "$tmp/mixed.json"
 hdr c-replay-at-limit-header "Idempotent-Replayed: true"
 XH=
-call cancel-keyed 200 '"state":"canceled"' DELETE "/v1/jobs/$jq0" "$C"
+call cancel-keyed 200 '"state":"canceled"' POST "/v1/jobs/$jq0/cancel" "$C"
 # C (max-jobs 1): its first job waits in the queue, its second is refused
 submit c-first "$C" "$tmp/c16.json"
 jq1=$jobid
@@ -502,19 +504,27 @@ hdr c-second-retry "Retry-After: [0-9]"
 # the service's queue (1) is full: B is refused with 503
 problem queue-full 503 "queue" POST /v1/plans "$B" "$tmp/b4.json"
 hdr queue-full-retry "Retry-After: [0-9]"
-# cancel the queued job: it never ran
+# cancel the queued job: it never ran.  DELETE on a queued or running job still cancels it, for
+# one release, saying it is deprecated and where its successor is
 call cancel-queued 200 '"state":"canceled"' DELETE "/v1/jobs/$jq1" "$C"
 if grep -qF '"started_at":null' "$tmp/body"; then ok; else bad "cancel-queued: started: $(head -c 300 "$tmp/body")"; fi
-call cancel-queued-again 200 '"state":"canceled"' DELETE "/v1/jobs/$jq1" "$C"
+hdr cancel-queued-deprecated "Deprecation: true"
+hdr cancel-queued-successor "Link: </v1/jobs/$jq1/cancel>; rel=\"successor-version\""
+# canceling a canceled job again is the same answer; its plan is a conflict
+call cancel-queued-again 200 '"state":"canceled"' POST "/v1/jobs/$jq1/cancel" "$C"
 problem plan-canceled 409 'canceled' GET "/v1/jobs/$jq1/plan" "$C"
+# and DELETE removes a canceled job (it used to answer 200 for ever and stay)
+call delete-canceled 204 "" DELETE "/v1/jobs/$jq1" "$C"
+problem delete-canceled-gone 404 "not found" GET "/v1/jobs/$jq1" "$C"
+problem cancel-deleted 404 "not found" POST "/v1/jobs/$jq1/cancel" "$C"
 # C may submit again now (nothing of its own is queued or running)
 submit c-after-cancel "$C" "$tmp/c16.json"
 jq2=$jobid
-call cancel-queued-2 200 '"state":"canceled"' DELETE "/v1/jobs/$jq2" "$C"
+call cancel-queued-2 200 '"state":"canceled"' POST "/v1/jobs/$jq2/cancel" "$C"
 # cancel the running job: workers killed; 200 canceled when that took less than the handler's
 # 2 s wait (milliseconds in a normal build), else 202 running and canceled soon after (a
 # sanitized build lets its in-process candidate return; a busy machine may be slower)
-req DELETE "/v1/jobs/$js" "$A"
+req POST "/v1/jobs/$js/cancel" "$A"
 case $code in
 200) if [ "$(jst "$tmp/body")" = canceled ]; then ok; else bad "cancel-running: 200 but $(head -c 300 "$tmp/body")"; fi ;;
 202) if [ "$(jst "$tmp/body")" = running ]; then ok; else bad "cancel-running: 202 but $(head -c 300 "$tmp/body")"; fi
@@ -583,7 +593,7 @@ n=$(curl -s -H "Authorization: Bearer $A" "http://127.0.0.1:$port/v1/jobs?limit=
 if [ "$n" -ge 30 ]; then ok; else bad "kept: A lists $n jobs"; fi
 metrics metrics-2
 metric_is 'uniapd_jobs{state="succeeded"}' -ge 56
-metric_is 'uniapd_jobs{state="canceled"}' -eq 6 # 4, and the revoked tenant's 2
+metric_is 'uniapd_jobs{state="canceled"}' -eq 5 # 4 (one more deleted), and the revoked tenant's 2
 metric_is 'uniapd_jobs{state="running"}' -eq 0
 if grep "\"event\":\"job\",\"job\":$jk," "$tmp/log" | grep -qF '"to":"succeeded"'; then ok; else
 	bad "log: no succeeded line for recovered job $jk"; fi
