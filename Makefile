@@ -208,8 +208,8 @@ $(JSON_LIB): $(JSON_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/uniap: $(CLI_OBJ) $(JSON_LIB) $(CORE_LIB)
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(JSON_LIB) $(CORE_LIB) $(LDLIBS)
+$(BUILD)/uniap: $(CLI_OBJ) $(BUILD)/obj/gen/buildinfo.o $(JSON_LIB) $(CORE_LIB)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/obj/gen/buildinfo.o $(JSON_LIB) $(CORE_LIB) $(LDLIBS)
 
 $(BUILD)/uniapd: $(SERVER_MAIN:%.c=$(BUILD)/obj/%.o) $(SERVER_OBJ) $(GEN_OBJ) $(JSON_LIB) $(CORE_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(SERVER_LIBS)

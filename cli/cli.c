@@ -83,6 +83,8 @@ static uniap_code cli_decode_plan(const char *t, size_t n, void *out, struct uni
 	return jdec_plan(t, n, out, err);
 }
 
+#define CLI_CATALOG_HINT "uniap catalog lists them, or give a file"
+
 /*
  * 1 when arg should be taken from the built-in catalog: it names an entry of
  * kind, it is not a path (no '/', no ".json" ending) and no such file exists.
@@ -98,10 +100,26 @@ static int cli_is_catalog_name(enum catalog_kind kind, const char *arg)
 	return access(arg, F_OK) != 0;
 }
 
+/*
+ * 1 when arg can only have meant a catalog name, and is none: no '/', no
+ * ".json" ending, no such file.  The caller then says so, with the nearest
+ * name, rather than "cannot open".
+ */
+static int cli_is_unknown_name(enum catalog_kind kind, const char *arg)
+{
+	size_t n = strlen(arg);
+
+	if (!n || strchr(arg, '/') || (n >= 5 && strcmp(arg + n - 5, ".json") == 0))
+		return 0;
+	return !catalog_has(kind, arg) && access(arg, F_OK) != 0;
+}
+
 uniap_code cli_load_cluster(const char *path, struct cluster_profile *out, struct uniap_err *err)
 {
 	if (cli_is_catalog_name(CATALOG_CLUSTER, path))
 		return catalog_cluster(path, out, err);
+	if (cli_is_unknown_name(CATALOG_CLUSTER, path))
+		return catalog_unknown(CATALOG_CLUSTER, path, "--cluster", CLI_CATALOG_HINT, UNIAP_E_NOTFOUND, err);
 	return cli_load(path, out, err, cli_decode_cluster);
 }
 
@@ -109,6 +127,8 @@ uniap_code cli_load_model(const char *path, struct model_profile *out, struct un
 {
 	if (cli_is_catalog_name(CATALOG_MODEL, path))
 		return catalog_model(path, out, err);
+	if (cli_is_unknown_name(CATALOG_MODEL, path))
+		return catalog_unknown(CATALOG_MODEL, path, "--model", CLI_CATALOG_HINT, UNIAP_E_NOTFOUND, err);
 	return cli_load(path, out, err, cli_decode_model);
 }
 

@@ -237,6 +237,40 @@ static void plan_targets_text(FILE *f, const enum target_kind *targets, const st
 
 /* Set by the first SIGINT (or SIGTERM) during a plan: the run stops and still answers
  * (uop_options.stop); the handler is reset, so a second one ends the process at once. */
+/*
+ * stderr: why no candidate gave a plan (see: where the details are), and,
+ * when memory is the reason, what may help: the options of the search space
+ * that o did not turn on (each shrinks what a device holds), then more
+ * devices or a smaller batch.
+ */
+static void plan_why_none(const struct uop_result *r, const struct uop_options *o, const char *see)
+{
+	char help[320] = "";
+	size_t used = 0;
+	const struct {
+		int on;
+		const char *opt, *why;
+	} opts[] = {
+		{o->recompute, "--recompute", "activation checkpointing"},
+		{o->selective || o->recompute, "--selective-recompute", "recompute the attention core"},
+		{o->zero, "--zero", "shard optimizer states and gradients"},
+		{o->sp, "--sequence-parallel", "shard the activations tensor parallelism replicates"},
+	};
+	size_t i;
+
+	if (r->deadline_passed || r->stopped) {
+		fprintf(stderr, "uniap plan: no candidate gave a plan before the %s (%s); %s\n",
+		        r->deadline_passed ? "deadline" : "interrupt", see,
+		        r->deadline_passed ? "a longer --deadline may find one" : "run it again to the end");
+		return;
+	}
+	for (i = 0; i < sizeof(opts) / sizeof(opts[0]); i++)
+		if (!opts[i].on)
+			used += (size_t)snprintf(help + used, sizeof(help) - used, "%s (%s), ", opts[i].opt, opts[i].why);
+	snprintf(help + used, sizeof(help) - used, "more devices (a larger --cluster) or a smaller --batch");
+	fprintf(stderr, "uniap plan: no candidate fits the memory limit (%s); what may help: %s\n", see, help);
+}
+
 static atomic_int plan_interrupted;
 
 static void plan_on_interrupt(int sig)
@@ -410,14 +444,13 @@ int cli_cmd_plan(int argc, char **argv)
 			plan_targets_text(stdout, targets, rs, errors, n_targets, any);
 		status = fflush(stdout) == 0 ? (r->best < 0 ? CLI_EXIT_INFEASIBLE : CLI_EXIT_OK)
 		                             : CLI_EXIT_ERROR;
+		if (r->best < 0)
+			plan_why_none(r, &o, "--format json says why for each candidate");
 		goto out;
 	}
 	if (format != EXP_JSON) {
 		if (r->best < 0) {
-			fprintf(stderr, "uniap plan: %s (try --format json)\n",
-			        r->deadline_passed ? "no candidate gave a plan before the deadline"
-			        : r->stopped       ? "no candidate gave a plan before the interrupt"
-			                           : "no candidate fits the memory limit");
+			plan_why_none(r, &o, "try --format json");
 			status = CLI_EXIT_INFEASIBLE;
 		} else if (exp_plan(format, &common.model, &r->cand, r->stage, r->strategy, &r->eval, &body, &body_len, &err) !=
 		           UNIAP_OK) {
@@ -451,10 +484,7 @@ int cli_cmd_plan(int argc, char **argv)
 		goto out;
 	}
 	if (r->best < 0) {
-		fprintf(stderr, "uniap plan: %s (see candidates[].note)\n",
-		        r->deadline_passed ? "no candidate gave a plan before the deadline"
-		        : r->stopped       ? "no candidate gave a plan before the interrupt"
-		                           : "no candidate fits the memory limit");
+		plan_why_none(r, &o, "see candidates[].note");
 		status = CLI_EXIT_INFEASIBLE;
 	} else {
 		status = CLI_EXIT_OK;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "buildinfo.h"
 #include "calib.h"
 #include "cli.h"
 
@@ -24,7 +25,8 @@ static void cli_main_usage(FILE *f)
 {
 	size_t i;
 
-	fputs("usage: uniap COMMAND [options]   (uniap COMMAND --help for details)\n\n"
+	fputs("usage: uniap COMMAND [options]   (uniap COMMAND --help for details)\n"
+	      "       uniap --version\n\n"
 	      "Plans hybrid-parallel training (pipeline, data, tensor and fully-sharded\n"
 	      "data parallelism) from a cluster profile and a model profile.\n\ncommands:\n", f);
 	for (i = 0; i < CLI_N_COMMANDS; i++)
@@ -43,6 +45,10 @@ int main(int argc, char **argv)
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
 	    strcmp(argv[1], "help") == 0) {
 		cli_main_usage(stdout);
+		return CLI_EXIT_OK;
+	}
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
+		printf("uniap %s (git %s)\n", buildinfo_version, buildinfo_git_commit);
 		return CLI_EXIT_OK;
 	}
 	for (i = 0; i < CLI_N_COMMANDS; i++)

@@ -22,6 +22,7 @@
  */
 #include "catalog.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -538,6 +539,74 @@ int catalog_has(enum catalog_kind kind, const char *name)
 		return 0;
 	return kind == CATALOG_CLUSTER ? catalog_find_cluster(name, &nodes) != NULL
 	                               : catalog_find_model(name) != NULL;
+}
+
+/* Edit distance of a and b (case-blind), both cut at 64 bytes. */
+static size_t catalog_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), i, j, row[65];
+
+	la = la > 64 ? 64 : la;
+	lb = lb > 64 ? 64 : lb;
+	for (j = 0; j <= lb; j++)
+		row[j] = j;
+	for (i = 1; i <= la; i++) {
+		size_t diag = row[0];
+
+		row[0] = i;
+		for (j = 1; j <= lb; j++) {
+			size_t up = row[j], best = diag + (tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]));
+
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			diag = up;
+			row[j] = best;
+		}
+	}
+	return row[lb];
+}
+
+const char *catalog_suggest(enum catalog_kind kind, const char *name)
+{
+	const char *best = NULL;
+	size_t i, best_d = (size_t)-1, n = name ? strlen(name) : 0, most = n / 4 > 2 ? n / 4 : 2;
+
+	if (!name || !*name)
+		return NULL;
+	for (i = 0; i < catalog_count(kind); i++) {
+		size_t d = catalog_distance(name, catalog_entry(kind, i)->name);
+
+		if (d < best_d) {
+			best_d = d;
+			best = catalog_entry(kind, i)->name;
+		}
+	}
+	return best_d <= most ? best : NULL;
+}
+
+uniap_code catalog_unknown(enum catalog_kind kind, const char *name, const char *path, const char *hint,
+                           uniap_code code, struct uniap_err *err)
+{
+	char list[320] = "";
+	const char *near = catalog_suggest(kind, name);
+	size_t i, used = 0;
+
+	for (i = 0; i < catalog_count(kind); i++) {
+		const char *e = catalog_entry(kind, i)->name;
+
+		if (used + strlen(e) + 8 >= sizeof(list)) {
+			snprintf(list + used, sizeof(list) - used, ", ...");
+			break;
+		}
+		used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s", i ? ", " : "", e);
+	}
+	if (near)
+		return err_set(err, code, "%s: unknown %s \"%.64s\"; did you mean %s? (%s: %s)", path,
+		               kind == CATALOG_CLUSTER ? "cluster" : "model", name ? name : "", near, hint, list);
+	return err_set(err, code, "%s: unknown %s \"%.64s\" (%s: %s)", path,
+	               kind == CATALOG_CLUSTER ? "cluster" : "model", name ? name : "", hint, list);
 }
 
 /* UNIAP_E_NOTFOUND naming name and listing the known names of kind. */

@@ -44,6 +44,19 @@ const struct catalog_entry *catalog_entry(enum catalog_kind kind, size_t index);
 /* 1 when name (borrowed) names an entry of kind, a "-xN" name included. */
 int catalog_has(enum catalog_kind kind, const char *name);
 
+/* The entry name of kind nearest to name (borrowed; case-blind edit distance at most a
+ * quarter of its length, at least 2), static; NULL when none is that near. */
+const char *catalog_suggest(enum catalog_kind kind, const char *name);
+
+/*
+ * err (code) for name (borrowed), not an entry of kind, given at path (a field, or the
+ * command's option): "PATH: unknown cluster "NAME"; did you mean NEAR? (HINT: a, b, ...)",
+ * the suggestion only when one is near (catalog_suggest), HINT the caller's words on where
+ * the catalog is listed (a command, a route).  Returns code.
+ */
+uniap_code catalog_unknown(enum catalog_kind kind, const char *name, const char *path, const char *hint,
+                           uniap_code code, struct uniap_err *err);
+
 /*
  * Builds the named cluster / model (name borrowed).  On success the caller
  * owns *out and frees it with cluster_release()/model_release(); on failure

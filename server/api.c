@@ -15,6 +15,7 @@
 #include <cjson/cJSON.h>
 
 #include "catalog.h"
+#include "docref.h"
 #include "jdecode.h"
 #include "jencode.h"
 #include "offload.h"
@@ -382,8 +383,8 @@ static uniap_code api_eval_input(struct http_request *req, enum store_doc_kind k
 		if (api_parse_id(v->valuestring, &id) != 0) {
 			if (kind == STORE_DOC_CLUSTER ? !catalog_has(CATALOG_CLUSTER, v->valuestring)
 			                              : !catalog_has(CATALOG_MODEL, v->valuestring))
-				return err_set(err, UNIAP_E_NOTFOUND, "%s: no catalog %s named \"%.128s\"", path, field,
-				               v->valuestring);
+				return catalog_unknown(kind == STORE_DOC_CLUSTER ? CATALOG_CLUSTER : CATALOG_MODEL,
+				                       v->valuestring, path, DOCREF_CATALOG_HINT, UNIAP_E_INVALID, err);
 			rc = kind == STORE_DOC_CLUSTER ? catalog_cluster(v->valuestring, c, err)
 			                               : catalog_model(v->valuestring, m, err);
 			return rc;

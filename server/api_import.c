@@ -21,6 +21,7 @@
 #include <cjson/cJSON.h>
 
 #include "catalog.h"
+#include "docref.h"
 #include "galvatron.h"
 #include "jdecode.h"
 #include "jencode.h"
@@ -228,7 +229,8 @@ static uniap_code imp_base(struct http_request *req, const cJSON *v, const cJSON
 	}
 	if (cJSON_IsString(v) && api_parse_id(v->valuestring, &id) != 0) {
 		if (!catalog_has(CATALOG_CLUSTER, v->valuestring))
-			return err_set(err, UNIAP_E_INVALID, "body.base: no catalog cluster named \"%.128s\"", v->valuestring);
+			return catalog_unknown(CATALOG_CLUSTER, v->valuestring, "body.base", DOCREF_CATALOG_HINT, UNIAP_E_INVALID,
+			                       err);
 		rc = catalog_cluster(v->valuestring, &c, err);
 		if (rc == UNIAP_OK)
 			rc = imp_cluster_tree(&c, owned, err);

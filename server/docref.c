@@ -89,7 +89,8 @@ uniap_code docref_cluster(struct store *store, int64_t tenant, const cJSON *v, c
 			return err_set(err, UNIAP_E_INVALID, "%s: must be an id, a catalog name or a cluster document, got %s",
 			               path, jdec_type_name(v));
 		if (!catalog_has(CATALOG_CLUSTER, v->valuestring))
-			return err_set(err, UNIAP_E_INVALID, "%s: no catalog cluster named \"%.128s\"", path, v->valuestring);
+			return catalog_unknown(CATALOG_CLUSTER, v->valuestring, path, DOCREF_CATALOG_HINT, UNIAP_E_INVALID,
+			                       err);
 		return catalog_cluster(v->valuestring, c, err);
 	}
 	rc = docref_get(store, tenant, id, STORE_DOC_CLUSTER, path, &d, err);

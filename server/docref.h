@@ -13,6 +13,9 @@
 #include <stdint.h>
 
 #include "err.h"
+
+/* Where a request's unknown catalog name can see the names (catalog_unknown's hint). */
+#define DOCREF_CATALOG_HINT "GET /v1/catalog describes them"
 #include "model.h"
 #include "store.h"
 

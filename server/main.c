@@ -160,6 +160,7 @@ static void uniapd_usage(FILE *out)
 	        "  --max-db-bytes BYTES  the database's size at most; past it writes fail as on a\n"
 	        "                      full disk: 507 for new content, deletes still work (default:\n"
 	        "                      none)\n"
+	        "  --version           the version and git commit it was built from\n"
 	        "  --help              this text\n"
 	        "\n"
 	        "SIGTERM or SIGINT stops accepting, lets requests in flight finish and running\n"
@@ -356,7 +357,6 @@ static int uniapd_cors_origin(const char *v, struct uniapd_options *opt)
 	return 0;
 }
 
-/* 0 ok, 1 --help given, -1 bad command line (message printed). */
 /* The first line of path into token (UNIAPD_METRICS_TOKEN_MAX + 1 bytes): printable,
  * no spaces, UNIAPD_METRICS_TOKEN_MIN bytes or more.  0 ok; -1 with a message. */
 static int uniapd_read_token(const char *path, char *token)
@@ -385,6 +385,7 @@ static int uniapd_read_token(const char *path, char *token)
 	return 0;
 }
 
+/* 0 ok, 1 --help given, 2 --version given, -1 bad command line (message printed). */
 static int uniapd_parse_args(int argc, char **argv, struct uniapd_options *opt)
 {
 	static const struct option longopts[] = {
@@ -414,6 +415,7 @@ static int uniapd_parse_args(int argc, char **argv, struct uniapd_options *opt)
 		{"evaluate-time-limit", required_argument, NULL, UNIAPD_OPT_EVALUATE_TIME_LIMIT},
 		{"evaluate-memory", required_argument, NULL, UNIAPD_OPT_EVALUATE_MEMORY},
 		{"evaluate-memory-total", required_argument, NULL, UNIAPD_OPT_EVALUATE_TOTAL},
+		{"version", no_argument, NULL, 'V'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -436,6 +438,7 @@ static int uniapd_parse_args(int argc, char **argv, struct uniapd_options *opt)
 			return -1;
 		switch (c) {
 		case 'h': return 1;
+		case 'V': return 2;
 		case UNIAPD_OPT_LISTEN: listen = optarg; break;
 		case UNIAPD_OPT_DB: db = optarg; break;
 		case UNIAPD_OPT_MAX_BODY:
@@ -1247,6 +1250,10 @@ int main(int argc, char **argv)
 		metrics_ctx.start_unix_s = (double)now.tv_sec + (double)now.tv_nsec * 1e-9;
 	}
 	rc = uniapd_parse_args(argc, argv, &opt);
+	if (rc == 2) {
+		printf("uniapd %s (git %s)\n", buildinfo_version, buildinfo_git_commit);
+		return 0;
+	}
 	if (rc != 0) {
 		if (rc > 0)
 			uniapd_usage(stdout);

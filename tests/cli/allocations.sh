@@ -128,7 +128,7 @@ bad_body same-name 422 'body.clusters: two are named' '.clusters[1] = .clusters[
 bad_body deadline-samples 422 'body.jobs[0].samples: the deadline objective' '.objective = "deadline"'
 bad_body bad-current 422 'body.current' '.current = 3'
 bad_body bad-report 422 'body.current: must be a report' '.current = {"jobs": 1}'
-bad_body unknown-cluster 422 'body.clusters[1]: no catalog cluster named' '.clusters[1] = "no-such-cluster"'
+bad_body unknown-cluster 422 'body.clusters[1]: unknown cluster \"no-such-cluster\" (GET /v1/catalog describes them: enva' '.clusters[1] = "no-such-cluster"'
 bad_body limit 422 'body.time_limit_s' '.time_limit_s = 0'
 # another tenant's stored cluster is not found, as one that never existed
 jq '.jobs[1].model = "bert-huge"' "$tmp/body.json" >"$tmp/b-body.json"

@@ -118,7 +118,7 @@ evaluate_body "$cid" "$mid" "$EX/plan-example.json" 16 >"$tmp/eval-batch.json"
 # the example plan says its batch (32)
 call evaluate-batch 422 '"pointer":"/plan/batch"' POST /v1/evaluate "$A" "$tmp/eval-batch.json"
 evaluate_body '"nosuch"' "$mid" "$EX/plan-example.json" 32 >"$tmp/eval-name.json"
-call evaluate-unknown-name 404 '"pointer":"/cluster"' POST /v1/evaluate "$A" "$tmp/eval-name.json"
+call evaluate-unknown-name 422 '"pointer":"/cluster"' POST /v1/evaluate "$A" "$tmp/eval-name.json"
 evaluate_body "$cid" "$mid" "$EX/plan-example.json" '"x"' >"$tmp/eval-b.json"
 call evaluate-bad-batch 422 '"pointer":"/batch"' POST /v1/evaluate "$A" "$tmp/eval-b.json"
 printf '{"cluster":%s,"model":%s,"batch":32}' "$cid" "$mid" >"$tmp/eval-noplan.json"

@@ -92,6 +92,22 @@ check plan-bad-gap 2 "--gap: must be a number" -- "$UNIAP" plan $C --batch 32 --
 check plan-bad-format 2 "--format: must be json or text" -- "$UNIAP" plan $C --batch 32 --format xml
 sed 's/"memory_bytes": *[0-9]*/"memory_bytes": 1100000000/' $EX/cluster-8gpu-nvlink.json >"$tmp/tiny.json"
 check plan-nothing-fits 3 "no candidate fits" -- "$UNIAP" plan --cluster "$tmp/tiny.json" --model $EX/model-bert-chain.json --batch 32
+# ... and what may help, naming the options not given (here all), on stderr in every format
+check plan-nothing-fits-help 3 "what may help: --recompute (activation checkpointing)" -- \
+	"$UNIAP" plan --cluster "$tmp/tiny.json" --model $EX/model-bert-chain.json --batch 32
+check plan-nothing-fits-help-text 3 "more devices (a larger --cluster) or a smaller --batch" -- \
+	"$UNIAP" plan --cluster "$tmp/tiny.json" --model $EX/model-bert-chain.json --batch 32 --format text --recompute
+if grep -qF -- '--recompute (' "$tmp/err"; then echo "FAIL plan-nothing-fits-help-given: suggests --recompute again"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
+# a name that is no catalog entry and no file: the nearest name, and where the list is
+check unknown-cluster-name 1 'unknown cluster "dgx-a1000"; did you mean dgx-a100? (uniap catalog lists them' -- \
+	"$UNIAP" plan --cluster dgx-a1000 --model bert-huge --batch 8
+check unknown-model-name 1 'unknown model "bert-hug"; did you mean bert-huge?' -- \
+	"$UNIAP" plan --cluster dgx-a100 --model bert-hug --batch 8
+check unknown-far-name 1 'unknown cluster "zzz" (uniap catalog lists them, or give a file: enva,' -- \
+	"$UNIAP" plan --cluster zzz --model bert-huge --batch 8
+# a path is still a path: its own error
+check missing-file 1 "cannot open" -- "$UNIAP" plan --cluster "$tmp/none.json" --model bert-huge --batch 8
+check version 0 "uniap " -- "$UNIAP" --version
 
 
 # progress on a terminal: util-linux's script(1) gives uniap a terminal; the

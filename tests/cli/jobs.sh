@@ -297,8 +297,13 @@ bad_plan '{"cluster":"enva","model":"bert-huge","batch":8,"gap":2}' gap 422 '"po
 bad_plan '{"cluster":"enva","model":"bert-huge","batch":8,"batch":16}' duplicate-key 422 '"pointer":"/batch"'
 bad_plan '{"cluster":"enva","model":"bert-huge","batch":8,"recompute":"yes"}' recompute 422 '"pointer":"/recompute"'
 bad_plan '{"cluster":999999,"model":"bert-huge","batch":8}' cluster-id 404 '"pointer":"/cluster"'
-bad_plan '{"cluster":"enva","model":"no-such-model","batch":8}' model-name 404 '"pointer":"/model"'
-bad_plan '{"cluster":"no-such-cluster","model":"bert-huge","batch":8}' cluster-name 404 '"pointer":"/cluster"'
+# a catalog name that is none: 422 (an invalid body, not a missing resource), with the nearest
+# name when one is near, and the list
+bad_plan '{"cluster":"enva","model":"no-such-model","batch":8}' model-name 422 '"pointer":"/model"'
+bad_plan '{"cluster":"no-such-cluster","model":"bert-huge","batch":8}' cluster-name 422 '"pointer":"/cluster"'
+bad_plan '{"cluster":"dgx-a1000","model":"bert-huge","batch":8}' cluster-typo 422 \
+	'body.cluster: unknown cluster \"dgx-a1000\"; did you mean dgx-a100? (GET /v1/catalog describes them: enva'
+bad_plan '{"cluster":"dgx-a100","model":"bert-hug","batch":8}' model-typo 422 'did you mean bert-huge?'
 bad_plan '{"model":"bert-huge","batch":8}' no-cluster 422 '"pointer":"/cluster"'
 bad_plan '[1,2]' array 422 ''
 bad_plan '{"cluster":"enva",' malformed 400 'malformed'

@@ -48,6 +48,8 @@ check bad-retention-text 2 "--job-retention: must be a number" -- "$UNIAPD" --jo
 check bad-cors-path 2 "--cors-origin: must be scheme://host" -- "$UNIAPD" --cors-origin http://ui.example/ --db "$DB"
 check bad-cors-scheme 2 "--cors-origin: must be scheme://host" -- "$UNIAPD" --cors-origin ui.example --db "$DB"
 check bad-max-streams 2 "--max-streams: must be an integer" -- "$UNIAPD" --max-streams 0 --db "$DB"
+check version 0 "uniapd " -- "$UNIAPD" --version
+check bad-evaluate-memory 2 "--evaluate-memory" -- "$UNIAPD" --evaluate-memory 0 --db "$DB"
 # getopt_long: unknown options, missing values and stray arguments are exit 2
 check bad-option 2 "unknown or incomplete option '--frob'" -- "$UNIAPD" --frob --db "$DB"
 check missing-value 2 "unknown or incomplete option '--listen'" -- "$UNIAPD" --db "$DB" --listen
