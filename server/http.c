@@ -1645,6 +1645,49 @@ static void http_watch_stop(struct http_server *srv)
 }
 
 /*
+ * libmicrohttpd's messages as JSON lines on stderr, {"msg":"http","detail"},
+ * like the rest of uniapd's log.  Its "Failed to bind to port 0" is left out:
+ * it names the port option it was not given (the address carries the port),
+ * and http_listen says what failed with the real port and the reason.
+ */
+static void http_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char buf[512];
+	size_t n;
+	cJSON *o;
+	char *line = NULL;
+
+	(void)cls;
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	n = strlen(buf);
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+		buf[--n] = '\0';
+	if (strncmp(buf, "Failed to bind to port", 22) == 0)
+		return;
+	o = cJSON_CreateObject();
+	if (o && cJSON_AddStringToObject(o, "msg", "http") && cJSON_AddStringToObject(o, "detail", buf))
+		line = cJSON_PrintUnformatted(o);
+	if (line)
+		fprintf(stderr, "%s\n", line);
+	cJSON_free(line);
+	cJSON_Delete(o);
+}
+
+/* Why binding ai's address fails (an errno; 0 when it would bind now), tried on a socket of our own. */
+static int http_bind_errno(const struct addrinfo *ai)
+{
+	int fd = socket(ai->ai_family, SOCK_STREAM, 0), one = 1, e = 0;
+
+	if (fd < 0)
+		return errno;
+	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, ai->ai_addr, ai->ai_addrlen) != 0)
+		e = errno;
+	close(fd);
+	return e;
+}
+
+/*
  * Starts srv->daemon on cfg's host (a name or a literal, resolved with
  * getaddrinfo) and port, on one socket: the first of the host's IPv4
  * addresses that binds, else the first IPv6 one.  IPv4 first because a name
@@ -1682,6 +1725,7 @@ static int http_listen(struct http_server *srv, const struct http_config *cfg, c
 				flags |= MHD_USE_DUAL_STACK;
 			srv->daemon = MHD_start_daemon(
 				flags, 0, NULL, NULL, http_access, srv,
+				MHD_OPTION_EXTERNAL_LOGGER, http_mhd_log, NULL, /* first: every message through it */
 				MHD_OPTION_SOCK_ADDR, ai->ai_addr,
 				MHD_OPTION_THREAD_POOL_SIZE, cfg->threads ? cfg->threads : 8u,
 				/* above ours: libmicrohttpd splits it among its threads and counts the
@@ -1695,11 +1739,16 @@ static int http_listen(struct http_server *srv, const struct http_config *cfg, c
 				MHD_OPTION_END);
 		}
 	}
-	freeaddrinfo(res);
 	if (!srv->daemon) {
-		snprintf(err_msg, err_cap, "listen: cannot listen on %s port %u", host, (unsigned)cfg->port);
+		int e = res ? http_bind_errno(res) : 0;
+
+		snprintf(err_msg, err_cap, "listen: cannot listen on %s port %u%s%s%s", host, (unsigned)cfg->port,
+		         e ? ": " : "", e ? strerror(e) : "",
+		         e == EADDRINUSE ? " (another process listens there: choose another with --listen HOST:PORT)" : "");
+		freeaddrinfo(res);
 		return -1;
 	}
+	freeaddrinfo(res);
 	return 0;
 }
 

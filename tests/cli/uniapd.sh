@@ -123,6 +123,12 @@ metric_value() {
 if start_uniapd --no-auth; then
 	ok
 	get no-auth-whoami 200 '"tenant":"default"' /v1/whoami
+	# a second uniapd on the same port: why it cannot listen, and never libmicrohttpd's "port 0"
+	check port-taken 1 "port $port: Address already in use (another process listens there" -- \
+		"$UNIAPD" --no-auth --listen "127.0.0.1:$port" --db "$tmp/other.db"
+	if grep -q 'port 0' "$tmp/err"; then bad "port-taken: says port 0: $(cat "$tmp/err")"; else ok; fi
+	# and the uniapd's version matches its build info (below)
+	check version-build 0 "uniapd " -- "$UNIAPD" --version
 	# build info and the standard process metrics, with sane values
 	curl -s -o "$tmp/metrics" "http://127.0.0.1:$port/metrics"
 	now=$(date +%s)
