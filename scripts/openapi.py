@@ -475,7 +475,8 @@ for path in ('/v1/openapi.json', '/v1/catalog', '/v1/catalog/{name}', '/v1/clust
     o['responses']['304'] = {'description': 'Not modified: If-None-Match holds the current ETag.'}
 cors = {'Access-Control-Allow-Origin': 'The Origin, when it is one of --cors-origin.',
         'Access-Control-Allow-Methods': 'The methods of this path.',
-        'Access-Control-Allow-Headers': 'Authorization, Content-Type, Idempotency-Key, Last-Event-ID, If-None-Match.',
+        'Access-Control-Allow-Headers': 'Authorization, Content-Type, Idempotency-Key, Last-Event-ID, If-None-Match, '
+                                        'X-Request-Id, traceparent, tracestate.',
         'Access-Control-Max-Age': '600.'}
 for path, ops in P.items():
     for o in ops.values():

@@ -48,6 +48,7 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -216,6 +217,8 @@ struct http_server {
 	unsigned conn_limit;         /* connections at once, all addresses (admission, below MHD's own) */
 	unsigned addr_limit;         /* connections at once from one address */
 	atomic_ullong conns_evicted; /* connections in their headers closed to admit a newer one */
+	uint64_t rid_seed;           /* request ids made here: seed ^ count * odd constant */
+	atomic_ullong rid_next;
 };
 
 /*
@@ -276,6 +279,7 @@ struct http_state {
 	int route_index;
 	char method[16];
 	char path[256];      /* for the log, truncated */
+	char rid[HTTP_REQUEST_ID_MAX + 1]; /* X-Request-Id: the client's, or made here */
 	int counted;         /* holds a slot of max_streams (a wait or a stream) */
 	int64_t holder;      /* with counted: the tenant it counts for (0: none) */
 	int waited;          /* parked at least once */
@@ -615,6 +619,8 @@ static enum MHD_Result http_queue_mhd(struct http_server *srv, struct MHD_Connec
 		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, res->content_type);
 	for (i = 0; i < res->header_count; i++)
 		MHD_add_response_header(r, res->headers[i].name, res->headers[i].value);
+	/* every answer names its request (the client's X-Request-Id, or one made here; logged too) */
+	MHD_add_response_header(r, "X-Request-Id", st->rid);
 	/* every answer: a browser takes the Content-Type as given, never sniffs a JSON body as HTML */
 	if (!http_response_header(res, "X-Content-Type-Options"))
 		MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
@@ -1297,6 +1303,26 @@ static int http_framing(struct MHD_Connection *c, const char *version, char *why
 	return http_framing_check(&n, version, why, cap);
 }
 
+/*
+ * rid (HTTP_REQUEST_ID_MAX + 1 bytes): the client's X-Request-Id when it is 1 to
+ * HTTP_REQUEST_ID_MAX of A-Z a-z 0-9 . _ - (so it is safe in a header and a log
+ * line), else a new one: 16 hex digits of a per-server random seed and a count.
+ */
+static void http_request_id(struct http_server *srv, const char *given, char *rid)
+{
+	size_t n = given ? strlen(given) : 0, i;
+
+	for (i = 0; i < n && n <= HTTP_REQUEST_ID_MAX; i++)
+		if (!isalnum((unsigned char)given[i]) && given[i] != '.' && given[i] != '_' && given[i] != '-')
+			break;
+	if (n > 0 && n <= HTTP_REQUEST_ID_MAX && i == n) {
+		memcpy(rid, given, n + 1);
+		return;
+	}
+	snprintf(rid, HTTP_REQUEST_ID_MAX + 1, "%016llx",
+	         (unsigned long long)(srv->rid_seed ^ (atomic_fetch_add(&srv->rid_next, 1) * 0x9e3779b97f4a7c15ULL)));
+}
+
 /* The first call: state, the framing checks, and a 413 when Content-Length already says too much. */
 static enum MHD_Result http_first_call(struct http_server *srv, struct MHD_Connection *c, const char *url,
                                        const char *method, const char *version, void **req_cls)
@@ -1310,6 +1336,7 @@ static enum MHD_Result http_first_call(struct http_server *srv, struct MHD_Conne
 		return MHD_NO;
 	clock_gettime(CLOCK_MONOTONIC, &st->start);
 	st->route_index = -1;
+	http_request_id(srv, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Request-Id"), st->rid);
 	snprintf(st->method, sizeof(st->method), "%s", method);
 	snprintf(st->path, sizeof(st->path), "%s", url);
 	*req_cls = st;
@@ -1556,7 +1583,7 @@ static void http_log(struct http_server *srv, const struct http_state *st, doubl
 	gmtime_r(&now.tv_sec, &tm);
 	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	if (o && cJSON_AddStringToObject(o, "ts", ts) && cJSON_AddStringToObject(o, "method", st->method) &&
-	    cJSON_AddStringToObject(o, "path", st->path) &&
+	    cJSON_AddStringToObject(o, "path", st->path) && cJSON_AddStringToObject(o, "request_id", st->rid) &&
 	    cJSON_AddStringToObject(o, "route", st->route_index >= 0 ? srv->routes[st->route_index].pattern : "") &&
 	    cJSON_AddNumberToObject(o, "status", st->status) &&
 	    cJSON_AddNumberToObject(o, "duration_ms", (double)(long long)(seconds * 1e6) / 1e3) &&
@@ -1792,6 +1819,9 @@ struct http_server *http_server_start(const struct http_config *cfg, char *err_m
 	srv->body_timeout_ms = cfg->body_timeout_ms ? cfg->body_timeout_ms : HTTP_BODY_TIMEOUT_MS;
 	atomic_init(&srv->conns_reaped, 0);
 	atomic_init(&srv->conns_evicted, 0);
+	atomic_init(&srv->rid_next, 1);
+	if (getrandom(&srv->rid_seed, sizeof(srv->rid_seed), 0) != (ssize_t)sizeof(srv->rid_seed))
+		srv->rid_seed = (uint64_t)time(NULL) * 0x2545f4914f6cdd1dULL ^ (uint64_t)getpid();
 	srv->conn_limit = cfg->connection_limit ? cfg->connection_limit : HTTP_DEFAULT_CONNECTIONS;
 	srv->addr_limit = cfg->per_address_limit ? cfg->per_address_limit : HTTP_DEFAULT_PER_ADDRESS;
 	if (http_metrics_init(&srv->metrics, srv->table.count) != 0) {

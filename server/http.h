@@ -113,6 +113,7 @@ typedef int (*http_version_fn)(void *ctx, int64_t key, int64_t *version);
 #define HTTP_HEARTBEAT_MS 15000      /* an idle event stream gets a comment line this often */
 #define HTTP_DEFAULT_MAX_STREAMS 64  /* waiting requests + event streams at once */
 #define HTTP_STREAM_CHUNK_MAX 4096   /* bytes one next() call may write */
+#define HTTP_REQUEST_ID_MAX 64       /* an X-Request-Id kept as the client sent it, at most */
 
 /* One tenant's share of max_streams slots by default: a quarter, at least one. */
 static inline unsigned http_default_tenant_streams(unsigned max_streams)

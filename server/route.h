@@ -46,8 +46,9 @@ struct route {
 };
 
 /* CORS (route_dispatch): what a preflight allows and an answer exposes. */
-#define ROUTE_CORS_ALLOW_HEADERS "Authorization, Content-Type, Idempotency-Key, Last-Event-ID, If-None-Match"
-#define ROUTE_CORS_EXPOSE_HEADERS "Location, Retry-After, Idempotent-Replayed, ETag"
+#define ROUTE_CORS_ALLOW_HEADERS \
+	"Authorization, Content-Type, Idempotency-Key, Last-Event-ID, If-None-Match, X-Request-Id, traceparent, tracestate"
+#define ROUTE_CORS_EXPOSE_HEADERS "Location, Retry-After, Idempotent-Replayed, ETag, X-Request-Id"
 #define ROUTE_CORS_MAX_AGE_S "600"
 #define ROUTE_CORS_ORIGINS_MAX 16
 

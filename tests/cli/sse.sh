@@ -69,7 +69,7 @@ get preflight-allowed 204 "Access-Control-Allow-Origin: $UI" -X OPTIONS -H "Orig
 	-H "Access-Control-Request-Method: POST" -H "Access-Control-Request-Headers: content-type" "$U/v1/plans"
 get preflight-methods 204 "Access-Control-Allow-Methods: GET, DELETE" -X OPTIONS -H "Origin: $UI" \
 	-H "Access-Control-Request-Method: DELETE" "$U/v1/jobs/1"
-for h in "Access-Control-Allow-Headers: Authorization, Content-Type, Idempotency-Key, Last-Event-ID, If-None-Match" \
+for h in "Access-Control-Allow-Headers: Authorization, Content-Type, Idempotency-Key, Last-Event-ID, If-None-Match, X-Request-Id, traceparent, tracestate" \
 	"Access-Control-Max-Age: 600" "Vary: Origin"; do
 	if grep -qiF "$h" "$tmp/hdr.n"; then ok; else bad "preflight: no '$h'"; fi
 done
@@ -85,7 +85,7 @@ W=$(sed -n 's/.*"id":\([0-9]*\).*/\1/p' "$tmp/body")
 get slow-job 202 "Location: /v1/jobs/1" -H "$JSON" -H "Origin: $UI" \
 	-d "{\"cluster\":\"dgx-a100-x2\",\"model\":$W,\"batch\":128,\"time_limit_s\":10}" "$U/v1/plans"
 for h in "Access-Control-Allow-Origin: $UI" \
-	"Access-Control-Expose-Headers: Location, Retry-After, Idempotent-Replayed, ETag"; do
+	"Access-Control-Expose-Headers: Location, Retry-After, Idempotent-Replayed, ETag, X-Request-Id"; do
 	if grep -qiF "$h" "$tmp/hdr.n"; then ok; else bad "post-exposes: no '$h'"; fi
 done
 get no-cors-for-others 202 "" -H "$JSON" -H "Origin: http://evil.example" -H "Idempotency-Key: q1" \

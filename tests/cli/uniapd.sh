@@ -129,6 +129,15 @@ if start_uniapd --no-auth; then
 	if grep -q 'port 0' "$tmp/err"; then bad "port-taken: says port 0: $(cat "$tmp/err")"; else ok; fi
 	# and the uniapd's version matches its build info (below)
 	check version-build 0 "uniapd " -- "$UNIAPD" --version
+	# X-Request-Id: the client's echoed and logged; an odd one, or none, replaced by one made here
+	rid() { curl -s -o /dev/null -D - "$@" "http://127.0.0.1:$port/healthz" | tr -d '\r' | sed -n 's/^X-Request-Id: //Ip'; }
+	r=$(rid -H "X-Request-Id: job-7.try_2")
+	if [ "$r" = job-7.try_2 ]; then ok; else bad "request-id-echo: '$r'"; fi
+	if until_true 600 grep -q '"request_id":"job-7.try_2"' "$tmp/log"; then ok; else bad "request-id-logged"; fi
+	r=$(rid -H "X-Request-Id: two words")
+	if printf '%s' "$r" | grep -qx '[0-9a-f]\{16\}'; then ok; else bad "request-id-odd: '$r'"; fi
+	r=$(rid) r2=$(rid)
+	if printf '%s' "$r" | grep -qx '[0-9a-f]\{16\}' && [ "$r" != "$r2" ]; then ok; else bad "request-id-made: '$r' '$r2'"; fi
 	# build info and the standard process metrics, with sane values
 	curl -s -o "$tmp/metrics" "http://127.0.0.1:$port/metrics"
 	now=$(date +%s)
