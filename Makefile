@@ -25,7 +25,7 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 TEST_LIBS := $(shell pkg-config --libs cmocka libcurl 2>/dev/null || echo -lcmocka -lcurl)
 # the service's libraries: only uniapd and the tests link them, never uniap
-SERVER_PKGS := sqlite3 libpq libmicrohttpd nettle
+SERVER_PKGS := sqlite3 libpq libmicrohttpd nettle zlib
 SERVER_CFLAGS := $(shell pkg-config --cflags $(SERVER_PKGS) 2>/dev/null)
 SERVER_LIBS := $(shell pkg-config --libs $(SERVER_PKGS) 2>/dev/null)
 # What building and testing need, checked before anything compiles:

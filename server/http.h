@@ -114,6 +114,7 @@ typedef int (*http_version_fn)(void *ctx, int64_t key, int64_t *version);
 #define HTTP_DEFAULT_MAX_STREAMS 64  /* waiting requests + event streams at once */
 #define HTTP_STREAM_CHUNK_MAX 4096   /* bytes one next() call may write */
 #define HTTP_REQUEST_ID_MAX 64       /* an X-Request-Id kept as the client sent it, at most */
+#define HTTP_GZIP_MIN 1024           /* answers this large or larger are gzipped when the client takes it */
 
 /* One tenant's share of max_streams slots by default: a quarter, at least one. */
 static inline unsigned http_default_tenant_streams(unsigned max_streams)

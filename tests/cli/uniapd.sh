@@ -138,6 +138,22 @@ if start_uniapd --no-auth; then
 	if printf '%s' "$r" | grep -qx '[0-9a-f]\{16\}'; then ok; else bad "request-id-odd: '$r'"; fi
 	r=$(rid) r2=$(rid)
 	if printf '%s' "$r" | grep -qx '[0-9a-f]\{16\}' && [ "$r" != "$r2" ]; then ok; else bad "request-id-made: '$r' '$r2'"; fi
+	# gzip when asked: the OpenAPI document (over 100 KB) comes compressed with a weak ETag that
+	# still answers 304, and the same bytes once inflated; not when refused (q=0) or not asked
+	O=http://127.0.0.1:$port/v1/openapi.json
+	curl -s -D "$tmp/h.plain" -o "$tmp/b.plain" "$O"
+	curl -s -D "$tmp/h.gz" -o "$tmp/b.gz" -H 'Accept-Encoding: br, gzip' "$O"
+	if grep -qi '^Content-Encoding: gzip' "$tmp/h.gz" && ! grep -qi '^Content-Encoding' "$tmp/h.plain" &&
+		gzip -dc <"$tmp/b.gz" | cmp -s - "$tmp/b.plain" &&
+		[ "$(wc -c <"$tmp/b.gz")" -lt "$(wc -c <"$tmp/b.plain")" ]; then ok; else
+		bad "gzip: $(grep -i 'content-encoding' "$tmp/h.gz" "$tmp/h.plain")"; fi
+	if grep -qi '^Vary: Accept-Encoding' "$tmp/h.gz" && grep -qi '^ETag: W/"' "$tmp/h.gz"; then ok; else
+		bad "gzip-headers: $(tr '\r\n' '  ' <"$tmp/h.gz")"; fi
+	etag=$(sed -n 's/^ETag: //Ip' "$tmp/h.gz" | tr -d '\r')
+	c=$(curl -s -o /dev/null -w '%{http_code}' -H 'Accept-Encoding: gzip' -H "If-None-Match: $etag" "$O")
+	if [ "$c" = 304 ]; then ok; else bad "gzip-304: $c"; fi
+	if curl -s -D - -o /dev/null -H 'Accept-Encoding: gzip;q=0, identity' "$O" | grep -qi '^Content-Encoding'; then
+		bad "gzip-refused: compressed anyway"; else ok; fi
 	# build info and the standard process metrics, with sane values
 	curl -s -o "$tmp/metrics" "http://127.0.0.1:$port/metrics"
 	now=$(date +%s)
