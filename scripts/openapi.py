@@ -432,10 +432,13 @@ sse = {'text/event-stream': {'schema': {'type': 'string', 'description':
 P['/v1/jobs/{id}']['get']['parameters'] = [jobp, {'name': 'wait', 'in': 'query', 'schema': {'type': 'integer', 'minimum': 1, 'maximum': 60},
     'description': 'Long-poll: answer when the job changes (from If-None-Match, else from the job when the request came) or after this many '
                    'seconds, whichever comes first; a finished job answers at once.'}]
-P['/v1/jobs/{id}']['get']['responses']['200']['content'].update(sse)
+# the event stream has its own operation (jobEvents, below); GET /v1/jobs/{id} with Accept:
+# text/event-stream answers the same stream, said in words only, so that generated clients type
+# this operation's 200 as Job and not as Job | string
 resp['TooManyStreams'] = prob('The tenant already holds --max-streams-per-tenant long-polls and event streams '
                               '(429, with Retry-After); the other tenants\' are unaffected.')
-P['/v1/jobs/{id}']['get']['responses']['200']['description'] = 'The job (with Accept: text/event-stream, its event stream).'
+P['/v1/jobs/{id}']['get']['responses']['200']['description'] = ('The job. (With Accept: text/event-stream the answer is '
+    'the job\'s event stream instead, as GET /v1/jobs/{id}/events documents.)')
 P['/v1/jobs/{id}']['get']['responses']['429'] = rr('TooManyStreams')
 P['/v1/jobs/{id}/events'] = {'get': op('jobEvents', 'The job\'s changes as Server-Sent Events, until it finishes', {
     '200': {'description': 'The stream.', 'content': sse}, '204': {'description': 'Last-Event-ID is the finished job\'s last event: nothing more will come.'},

@@ -18,6 +18,10 @@ declare const process: { argv: string[]; exit(code: number): never };
 type Schemas = components["schemas"];
 type PlanRequest = paths["/v1/plans"]["post"]["requestBody"]["content"]["application/json"];
 type Job = paths["/v1/jobs/{id}"]["get"]["responses"]["200"]["content"]["application/json"];
+// the job's 200 is JSON only (its event stream is an operation of its own), so a client that takes
+// the operation's content whole gets Job, not Job | string: this line does not compile otherwise
+type JobContent = paths["/v1/jobs/{id}"]["get"]["responses"]["200"]["content"];
+export const jobIsJsonOnly: [keyof JobContent] extends ["application/json"] ? true : false = true;
 type ExportQuery = NonNullable<paths["/v1/jobs/{id}/plan"]["get"]["parameters"]["query"]>;
 type ExportedJson = paths["/v1/jobs/{id}/plan"]["get"]["responses"]["200"]["content"]["application/json"];
 type Problem = Schemas["Problem"];
