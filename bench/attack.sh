@@ -138,11 +138,15 @@ command -v python3 >/dev/null 2>&1 || { echo "round two: python3 not found; skip
 [ -z "$kids" ] || kill $kids 2>/dev/null || true
 kids=
 SECS=${ROUND2_SECONDS:-30}
-# restart ARGS...: stops uniapd and starts it again on a new database with tenants a..e
-restart() {
+# stop_server: stops the uniapd of $pid (SIGTERM, waited for)
+stop_server() {
 	kill -TERM "$pid" 2>/dev/null || true
 	wait "$pid" 2>/dev/null || true
 	pid=
+}
+# restart ARGS...: stops uniapd and starts it again on a new database with tenants a..e
+restart() {
+	stop_server
 	rm -f "$tmp"/r2.db*
 	for t in a b c d e; do
 		eval "K_$t=\$(\"$UNIAPD\" tenant add $t --db \"$tmp/r2.db\" --max-jobs 8 | tail -n 1)"
@@ -244,9 +248,7 @@ probe_healthz() {
 if ! on 5; then
 	:
 elif pg_find >/dev/null 2>&1 && pg_start >/dev/null 2>&1; then
-	kill -TERM "$pid" 2>/dev/null || true
-	wait "$pid" 2>/dev/null || true
-	pid=
+	stop_server
 	pgdb=$(pg_createdb attack_r2)
 	K_pg=$("$UNIAPD" tenant add a --db "$pgdb" | tail -n 1)
 	bench_start bench/attack.sh "$UNIAPD" "$tmp/uniapd.log" --db "$pgdb"
@@ -276,9 +278,7 @@ mkdir -p "$mnt"
 if ! on 6; then
 	:
 elif [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=24m tmpfs "$mnt" 2>/dev/null; then
-	kill -TERM "$pid" 2>/dev/null || true
-	wait "$pid" 2>/dev/null || true
-	pid=
+	stop_server
 	bench_start bench/attack.sh "$UNIAPD" "$tmp/uniapd.log" --db "$mnt/uniap.db" --no-auth
 	i=0
 	while [ $i -lt 20 ]; do
@@ -294,9 +294,7 @@ elif [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=24m tmpfs "$mnt" 2>/dev/null; 
 	up=$(curl -s -o /dev/null -w '%{http_code}' -H "$J" --data-binary @schema/examples/model-bert-chain.json "$U/v1/models")
 	echo "full disk: $okd/20 DELETEs answered 204 (the first one sent at once); an upload meanwhile $up;" \
 		"$(probe_healthz 3)"
-	kill -TERM "$pid" 2>/dev/null || true
-	wait "$pid" 2>/dev/null || true
-	pid=
+	stop_server
 	umount "$mnt" 2>/dev/null || true
 else
 	echo "full disk: skipped (mounting a tmpfs needs root)"
@@ -307,9 +305,7 @@ if ! on 7; then
 	:
 elif [ "$(id -u)" = 0 ] && command -v fsfreeze >/dev/null 2>&1 && truncate -s 128M "$tmp/disk.img" &&
 	mkfs.ext4 -q -F "$tmp/disk.img" >/dev/null 2>&1 && mount -o loop "$tmp/disk.img" "$mnt" 2>/dev/null; then
-	kill -TERM "$pid" 2>/dev/null || true
-	wait "$pid" 2>/dev/null || true
-	pid=
+	stop_server
 	K_f=$("$UNIAPD" tenant add a --db "$mnt/uniap.db" | tail -n 1)
 	bench_start bench/attack.sh "$UNIAPD" "$tmp/uniapd.log" --db "$mnt/uniap.db" --jobs 1
 	load=
@@ -334,9 +330,7 @@ elif [ "$(id -u)" = 0 ] && command -v fsfreeze >/dev/null 2>&1 && truncate -s 12
 	# shellcheck disable=SC2086
 	kill $load 2>/dev/null || true
 	echo "frozen disk (fsfreeze, $SECS s, a tenant writing, reading and submitting meanwhile): $line"
-	kill -TERM "$pid" 2>/dev/null || true
-	wait "$pid" 2>/dev/null || true
-	pid=
+	stop_server
 	umount "$mnt" 2>/dev/null || true
 else
 	echo "frozen disk: skipped (needs root, a loop device, mkfs.ext4 and fsfreeze)"

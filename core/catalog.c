@@ -586,22 +586,30 @@ const char *catalog_suggest(enum catalog_kind kind, const char *name)
 	return best_d <= most ? best : NULL;
 }
 
-uniap_code catalog_unknown(enum catalog_kind kind, const char *name, const char *path, const char *hint,
-                           uniap_code code, struct uniap_err *err)
+/* list (cap bytes): the names of kind, ", "-separated, ", ..." where the rest would not fit. */
+static void catalog_list(enum catalog_kind kind, char *list, size_t cap)
 {
-	char list[320] = "";
-	const char *near = catalog_suggest(kind, name);
 	size_t i, used = 0;
 
+	list[0] = '\0';
 	for (i = 0; i < catalog_count(kind); i++) {
 		const char *e = catalog_entry(kind, i)->name;
 
-		if (used + strlen(e) + 8 >= sizeof(list)) {
-			snprintf(list + used, sizeof(list) - used, ", ...");
+		if (used + strlen(e) + 8 >= cap) {
+			snprintf(list + used, cap - used, ", ...");
 			break;
 		}
-		used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s", i ? ", " : "", e);
+		used += (size_t)snprintf(list + used, cap - used, "%s%s", i ? ", " : "", e);
 	}
+}
+
+uniap_code catalog_unknown(enum catalog_kind kind, const char *name, const char *path, const char *hint,
+                           uniap_code code, struct uniap_err *err)
+{
+	char list[320];
+	const char *near = catalog_suggest(kind, name);
+
+	catalog_list(kind, list, sizeof(list));
 	if (near)
 		return err_set(err, code, "%s: unknown %s \"%.64s\"; did you mean %s? (%s: %s)", path,
 		               kind == CATALOG_CLUSTER ? "cluster" : "model", name ? name : "", near, hint, list);
@@ -612,17 +620,9 @@ uniap_code catalog_unknown(enum catalog_kind kind, const char *name, const char 
 /* UNIAP_E_NOTFOUND naming name and listing the known names of kind. */
 static uniap_code catalog_not_found(enum catalog_kind kind, const char *name, struct uniap_err *err)
 {
-	char list[640] = "";
-	size_t i, used = 0;
+	char list[640];
 
-	for (i = 0; i < catalog_count(kind) && used < sizeof(list); i++) {
-		int w = snprintf(list + used, sizeof(list) - used, "%s%s", i ? ", " : "",
-		                 catalog_entry(kind, i)->name);
-
-		if (w < 0)
-			break;
-		used += (size_t)w;
-	}
+	catalog_list(kind, list, sizeof(list));
 	return err_set(err, UNIAP_E_NOTFOUND, "%s \"%.64s\": not in the catalog; known: %s",
 	               kind == CATALOG_CLUSTER ? "cluster" : "model", name ? name : "", list);
 }

@@ -637,7 +637,6 @@ static enum MHD_Result http_queue_mhd(struct http_server *srv, struct MHD_Connec
 	return ret;
 }
 
-/* Queues res on c; records metrics; 0 on failure to build the response. */
 /* 1 when accept (an Accept-Encoding value, may be NULL) takes gzip: named (or x-gzip) with no q=0. */
 static int http_accepts_gzip(const char *accept)
 {
@@ -715,6 +714,8 @@ static int http_gzip(const struct http_response *res, const char *accept, unsign
 	return 0;
 }
 
+/* Queues res on c (gzipped when the client takes it: http_gzip); records metrics; 0 on failure
+ * to build the response. */
 static enum MHD_Result http_queue(struct http_server *srv, struct MHD_Connection *c, struct http_state *st,
                                   struct http_response *res)
 {

@@ -275,9 +275,8 @@ uniap_code offload_submit(struct offload *o, int64_t tenant, offload_fn fn, void
 		o->stats.queued++;
 		*key = -slot->id;
 		/* a tenant with nothing running must not wait: a reserve thread when no thread is idle */
-		if (o->n_reserve < OFFLOAD_RESERVE && o->idle < offload_idle_tenants_waiting(o) &&
-		    offload_spawn(o, 1) == 0)
-			o->stats.reserve_started++;
+		if (o->n_reserve < OFFLOAD_RESERVE && o->idle < offload_idle_tenants_waiting(o))
+			(void)offload_spawn(o, 1); /* none started: the task waits for a thread, as before */
 		pthread_cond_broadcast(&o->cv);
 	}
 	pthread_mutex_unlock(&o->mu);
@@ -348,6 +347,7 @@ void offload_get_stats(struct offload *o, struct offload_stats *out)
 {
 	pthread_mutex_lock(&o->mu);
 	*out = o->stats;
+	out->reserve_started = o->n_reserve;
 	pthread_mutex_unlock(&o->mu);
 }
 

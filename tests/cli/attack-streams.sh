@@ -66,15 +66,20 @@ stream() {
 	last=$!
 	bgs="$bgs $last"
 }
+# three HOW KEY JOB OUT: three of HOW (stream or poll), their pids in $pids
+three() {
+	pids=
+	for i in 1 2 3; do
+		"$1" "$2" "$3" "$4$i"
+		pids="$pids $last"
+	done
+}
 # alive PID...: every one still runs
 alive() { for p in "$@"; do kill -0 "$p" 2>/dev/null || return 1; done; }
 
 # ---- A takes its share with event streams (they never expire); the next is a 429 for A alone
-pa=
-for i in 1 2 3; do
-	stream "$A" "$QA" "$tmp/a$i"
-	pa="$pa $last"
-done
+three stream "$A" "$QA" "$tmp/a"
+pa=$pids
 if until_true 600 open_is 3; then ok; else bad "a-open: $(metric uniapd_http_streams_open) open, want 3"; fi
 call a-over-share 429 "too-many-streams" GET "/v1/jobs/$QA?wait=5" "$A"
 if grep -qi '^Retry-After: ' "$tmp/hdr"; then ok; else bad "a-over-share: no Retry-After"; fi
@@ -85,11 +90,8 @@ if [ "$(metric uniapd_http_streams_tenant_refused_total)" = 2 ]; then ok; else
 call a-get 200 '"state":"queued"' GET "/v1/jobs/$QA" "$A"
 
 # ---- B's share is B's: three streams beside A's three
-pb=
-for i in 1 2 3; do
-	stream "$B" "$QB" "$tmp/b$i"
-	pb="$pb $last"
-done
+three stream "$B" "$QB" "$tmp/b"
+pb=$pids
 if until_true 600 open_is 6; then ok; else bad "b-open: $(metric uniapd_http_streams_open) open, want 6"; fi
 if until_true 600 grep -qs '"state":"queued"' "$tmp/b1"; then ok; else bad "b-stream: $(head -c 300 "$tmp/b1")"; fi
 call b-over-share 429 "too-many-streams" GET "/v1/jobs/$QB?wait=5" "$B"
@@ -102,11 +104,8 @@ gone=$(metric uniapd_http_streams_gone_total)
 if [ "${gone:-0}" -ge 3 ]; then ok; else bad "gone metric: ${gone:-none}"; fi
 # ---- and long-polls: A's three of 60 s, dropped at once, come back as gone too (were they to
 # run out their 60 s instead, the count of gone ones would not grow)
-pa=
-for i in 1 2 3; do
-	poll "$A" "$QA" "$tmp/p$i"
-	pa="$pa $last"
-done
+three poll "$A" "$QA" "$tmp/p"
+pa=$pids
 if until_true 600 open_is 6; then ok; else bad "a-polls-open: $(metric uniapd_http_streams_open) open, want 6"; fi
 # shellcheck disable=SC2086
 kill -9 $pa 2>/dev/null

@@ -1177,14 +1177,24 @@ static const char *ci_find(const char *hay, const char *needle)
 	return NULL;
 }
 
-/* A connected socket to 127.0.0.1:port with 5 s send and receive timeouts. */
-static int raw_connect(unsigned short port)
+/*
+ * A connected socket to 127.0.0.1:port with 30 s send and receive timeouts,
+ * from the loopback address 127.0.0.host (bound before the connect; 0: the
+ * kernel's choice).
+ */
+static int raw_connect_from(unsigned short port, int host)
 {
-	struct sockaddr_in a;
+	struct sockaddr_in a, from;
 	struct timeval tv = {30, 0};
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 
 	assert_true(fd >= 0);
+	if (host) {
+		memset(&from, 0, sizeof(from));
+		from.sin_family = AF_INET;
+		from.sin_addr.s_addr = htonl(0x7f000000u | (unsigned)host);
+		assert_int_equal(bind(fd, (struct sockaddr *)&from, sizeof(from)), 0);
+	}
 	memset(&a, 0, sizeof(a));
 	a.sin_family = AF_INET;
 	a.sin_port = htons(port);
@@ -1193,6 +1203,11 @@ static int raw_connect(unsigned short port)
 	assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)), 0);
 	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
 	return fd;
+}
+
+static int raw_connect(unsigned short port)
+{
+	return raw_connect_from(port, 0);
 }
 
 /*
@@ -1537,27 +1552,6 @@ static void test_slow_clients(void **state)
 		fail_msg("%d of %d connections past the per-address limit %d were closed", refused, LIMIT + 6, LIMIT);
 	http_server_free(srv);
 	free(f);
-}
-
-/* A raw connection to port from the loopback address 127.0.0.host (bound before the connect). */
-static int raw_connect_from(unsigned short port, int host)
-{
-	struct sockaddr_in a, from;
-	struct timeval tv = {30, 0};
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-	assert_true(fd >= 0);
-	memset(&from, 0, sizeof(from));
-	from.sin_family = AF_INET;
-	from.sin_addr.s_addr = htonl(0x7f000000u | (unsigned)host);
-	assert_int_equal(bind(fd, (struct sockaddr *)&from, sizeof(from)), 0);
-	memset(&a, 0, sizeof(a));
-	a.sin_family = AF_INET;
-	a.sin_port = htons(port);
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
-	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	return fd;
 }
 
 /*
