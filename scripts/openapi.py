@@ -415,7 +415,10 @@ P['/v1/jobs/{id}/plan'] = {'get': op('exportPlan', 'The job\'s plan, exported', 
     params=[jobp, {'name': 'format', 'in': 'query', 'schema': {'type': 'string', 'enum': ['json', 'text', 'galvatron', 'megatron', 'deepspeed'], 'default': 'json'},
                    'description': 'docs/export.md: each mapping, and what a target cannot express (422 naming the layer).'},
             {'name': 'target', 'in': 'query', 'schema': {'type': 'string', 'enum': ['any', 'megatron', 'deepspeed', 'galvatron']},
-             'description': 'Which of the job\'s targets\' plans (result.targets[].plan): default the first (result.plan); 404 when the job did not plan that target.'}])}
+             'description': 'Which of the job\'s targets\' plans (result.targets[].plan): default the first (result.plan); 404 when the job did not plan that target.'},
+            {'name': 'wait', 'in': 'query', 'schema': {'type': 'integer', 'minimum': 1, 'maximum': 60},
+             'description': 'Wait for a job that has not finished: answer once it has, or after this many seconds (then a 409 '
+                            'while it still runs), so a client can submit and read the plan with two requests.'}])}
 # browser clients (docs/http.md "CORS, ETags, query parameters", docs/jobs.md "Watching a job"):
 # an event stream, ?wait=, ETag/If-None-Match on reads, OPTIONS on every path, and
 # a 400 for a query parameter a route does not declare, on every operation
@@ -440,6 +443,7 @@ resp['TooManyStreams'] = prob('The tenant already holds --max-streams-per-tenant
 P['/v1/jobs/{id}']['get']['responses']['200']['description'] = ('The job. (With Accept: text/event-stream the answer is '
     'the job\'s event stream instead, as GET /v1/jobs/{id}/events documents.)')
 P['/v1/jobs/{id}']['get']['responses']['429'] = rr('TooManyStreams')
+P['/v1/jobs/{id}/plan']['get']['responses']['429'] = rr('TooManyStreams')  # ?wait= counts as a long-poll
 P['/v1/jobs/{id}/events'] = {'get': op('jobEvents', 'The job\'s changes as Server-Sent Events, until it finishes', {
     '200': {'description': 'The stream.', 'content': sse}, '204': {'description': 'Last-Event-ID is the finished job\'s last event: nothing more will come.'},
     '404': rr('NotFound'), '406': prob('Accept rules text/event-stream out (406).'), '429': rr('TooManyStreams')}, ['jobs'],

@@ -741,6 +741,13 @@ static uniap_code api_target_plan(const cJSON *result, int64_t id, const char *t
 	               (long long)id, tv);
 }
 
+/*
+ * GET /v1/jobs/{id}/plan[?format=F][&target=T][&wait=S]: the plan of a
+ * succeeded plan job in format F.  With wait, a job that has not finished is
+ * parked (no thread waits, as GET /v1/jobs/{id}?wait=S) until it has, or for
+ * S seconds, so one request submits-then-reads: after S seconds an unfinished
+ * job is the usual 409.
+ */
 void api_job_plan(struct http_request *req, struct http_response *res)
 {
 	const struct api_app *app = req->app;
@@ -755,13 +762,14 @@ void api_job_plan(struct http_request *req, struct http_response *res)
 	const cJSON *pv;
 	char *out = NULL;
 	size_t len = 0;
+	unsigned wait_s;
 	int64_t id;
 	uniap_code rc;
 
 	err_clear(&err);
 	memset(&job, 0, sizeof(job));
 	memset(&rq, 0, sizeof(rq));
-	if (api_job_id(req, res, &id) != 0)
+	if (api_wait_arg(req, res, &wait_s) != 0 || api_job_id(req, res, &id) != 0)
 		return;
 	if (fv && exp_format_parse(fv, &fmt) != 0) {
 		api_problem(req, res, UNIAP_E_ARG, "format: must be json, text, galvatron, megatron or deepspeed");
@@ -774,9 +782,14 @@ void api_job_plan(struct http_request *req, struct http_response *res)
 		             store_job_kind_name(job.kind));
 		goto out;
 	}
+	if (wait_s && !req->wait_expired && !api_job_final((int)job.state)) {
+		http_response_wait(res, id, job.version, wait_s * 1000u); /* again at each version */
+		goto out;
+	}
 	if (job.state != STORE_JOB_SUCCEEDED) {
-		rc = err_set(&err, UNIAP_E_CONFLICT, "job %lld is %s: a plan exists once it has succeeded",
-		             (long long)id, store_job_state_name(job.state));
+		rc = err_set(&err, UNIAP_E_CONFLICT, "job %lld is %s: a plan exists once it has succeeded%s",
+		             (long long)id, store_job_state_name(job.state),
+		             api_job_final((int)job.state) ? "" : " (?wait=S waits for it)");
 		goto out;
 	}
 	if ((rc = jdec_parse(job.result, job.result_bytes, "result", &result, &err)) != UNIAP_OK)

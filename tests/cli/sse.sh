@@ -120,6 +120,11 @@ get wait-timeout-304 304 "" -H "If-None-Match: $etag" "$U/v1/jobs/$Q?wait=1"
 el=$(($(date +%s) - t0))
 # at least the 2 s and 1 s asked for; well short of the longest wait (60 s) however busy the machine
 if [ "$el" -ge 2 ] && [ "$el" -le 45 ]; then ok; else bad "wait-timeout: took $el s, want about 3"; fi
+# the plan of a job that has not finished: ?wait= parks the request as long as asked, then the
+# usual 409 (the job is still queued: the slow one holds the only job thread)
+get plan-wait-bad 400 "wait: must be whole seconds" "$U/v1/jobs/$Q/plan?wait=0"
+get plan-wait-timeout 409 "is queued: a plan exists once it has succeeded (?wait=S waits for it)" \
+	"$U/v1/jobs/$Q/plan?format=text&wait=1"
 
 # ---- open waits and streams: a stream on the queued job, a long-poll on another queued job
 # (X, canceled below to end the poll early), two streams on the slow one
@@ -191,6 +196,7 @@ get resume-at-end 204 "" -H "Last-Event-ID: $last" "$U/v1/jobs/$Q/events"
 get events-not-acceptable 406 "not-acceptable" -H "Accept: application/json" "$U/v1/jobs/$Q/events"
 get events-unknown-job 404 "" "$U/v1/jobs/999/events"
 get wait-finished-at-once 200 '"state":"succeeded"' "$U/v1/jobs/$Q?wait=30"
+get plan-wait-finished 200 "plan: pp" "$U/v1/jobs/$Q/plan?format=text&wait=30"
 
 # ---- SIGTERM ends an open stream at once
 get slow-again 202 "" -H "$JSON" -d "{\"cluster\":\"dgx-a100-x2\",\"model\":$W,\"batch\":128,\"time_limit_s\":20}" \
