@@ -346,11 +346,14 @@ example: all
 # Every figure: the planner (bench/run.sh), then the service's plan jobs
 # (bench/jobs.sh), HTTP layer (bench/http.sh, needs wrk: the check comes
 # first and says how to install it) and the service under attack (bench/attack.sh).
+# The whole output also replaces the generated region of docs/benchmarks.md.
 bench: check-bench-deps all
-	@sh bench/run.sh $(BUILD)/uniap
-	@sh bench/jobs.sh $(BUILD)/uniapd
-	@sh bench/http.sh $(BUILD)/uniapd
-	@bash bench/attack.sh $(BUILD)/uniapd
+	@{ sh bench/run.sh $(BUILD)/uniap && sh bench/jobs.sh $(BUILD)/uniapd && \
+	   sh bench/http.sh $(BUILD)/uniapd && bash bench/attack.sh $(BUILD)/uniapd; echo $$? >$(BUILD)/bench.rc; } 2>&1 | \
+	   tee $(BUILD)/bench.txt; exit "$$(cat $(BUILD)/bench.rc)"
+	@{ echo "Last run: $$(date -u +%Y-%m-%d), $$(nproc) cores, revision $$(git describe --always --dirty 2>/dev/null || echo unknown)."; \
+	   echo; echo '```text'; cat $(BUILD)/bench.txt; echo '```'; } >$(BUILD)/bench.md
+	@sh scripts/doc-region.sh docs/benchmarks.md bench $(BUILD)/bench.md
 
 # The planner's estimates against the UniAP paper's measured training runs
 # (bench/fidelity/, docs/fidelity.md): Markdown tables of measured vs predicted

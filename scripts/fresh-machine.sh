@@ -321,6 +321,15 @@ else
 	run_in U="$U" sh -c 'cd /root/uniap && sh examples/flow.sh' 2>&1
 	rc=$?
 	if [ "$rc" -eq 0 ]; then ok "the flow ran to its end"; else bad "examples/flow.sh exited $rc"; fi
+	# the quick start's two curl lines (the README's block, on this port): the plan as text
+	awk 'index($0, "<!-- end: quick start") == 1 { on = 0 } on && /^    / { print substr($0, 5) }
+	     index($0, "<!-- begin: quick start") == 1 { on = 1 }' "$root/root/uniap/README.md" |
+		sed "s|127.0.0.1:8080|${U#http://}|g" >"$root/root/quick.sh"
+	if run_in sh /root/quick.sh 2>&1 | tee "$root/root/quick.out" && grep -q '^plan: pp ' "$root/root/quick.out"; then
+		ok "the quick start printed a plan"
+	else
+		bad "the quick start printed no plan"
+	fi
 fi
 
 # ---- 6. SIGTERM to uniapd; make run must exit 0

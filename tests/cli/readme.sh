@@ -11,9 +11,9 @@
 #   Ids, TPIs, candidate counts and plans must match exactly;
 # - the flow runs a second time on the same store (as against a long-lived
 #   `make run`): no id or key of the first run may be assumed;
-# - the README's keyed block (tenant, keyed uniapd, flow with KEY) runs line by
-#   line, in a folder of its own (var/ there) on a free port; without the key
-#   the flow stops at its first step;
+# - the quick start's two curl lines print the plan the README shows;
+# - examples/keyed-flow.sh (the README's keyed block) runs twice, cleans up
+#   and leaves nothing in the repository root;
 # - `make example`'s script, and every `build/uniap` command of the README's
 #   "Command line" section (optional [--flags] left out) run and exit 0.
 #
@@ -90,44 +90,38 @@ fi
 check flow-again 0 "flow: ok" -- env U="http://127.0.0.1:$port" KEY= sh examples/flow.sh
 check flow-no-server 1 "flow.sh: whoami: GET /v1/whoami: curl failed (is uniapd running at http://127.0.0.1:1?)" -- \
 	env U=http://127.0.0.1:1 sh examples/flow.sh
+# ------------------------------------------------------------ the quick start
+# its two lines against `make run`, the port the test's: the plan is printed
+# as the README shows it (one request submits, the second waits for the plan)
+BEGIN_QUICK='<!-- begin: quick start'
+END_QUICK='<!-- end: quick start'
+block "$BEGIN_QUICK" "$END_QUICK" | sed "s/:8080/:$port/g" >"$tmp/quick.sh"
+check quick-block 0 "" -- test "$(wc -l <"$tmp/quick.sh")" -eq 3
+check quick-start 0 "plan: pp " -- sh -e "$tmp/quick.sh"
+cp "$tmp/out" "$tmp/quick.out"
+# the sample under the block is what it printed
+awk -v e="$END_QUICK" 'index($0, e) == 1 { on = 1; next } on && /^    / { print substr($0, 5); n++ } on && n && !/^    / { exit }' \
+	README.md >"$tmp/quick.want"
+check quick-sample 0 "" -- diff "$tmp/quick.want" "$tmp/quick.out"
+
 stop_uniapd
 check make-run-stop 0 "" -- test "$stopped" -eq 0
 
 # ------------------------------------------------------------ the keyed flow
-block "$BEGIN_KEYED" "$END_KEYED" >"$tmp/keyed"
-check keyed-block 0 "" -- test "$(wc -l <"$tmp/keyed")" -eq 4 -a "$(sed -n 4p "$tmp/keyed")" = "kill %1"
-# run from a folder of their own that sees schema/ and examples/, so that
-# var/ is not the repository's
-mkdir -p "$tmp/k"
-ln -s "$root/schema" "$root/examples" "$tmp/k/"
-line() { sed -n "$1p" "$tmp/keyed" | sed -e "s|build/uniapd|$UNIAPD|g"; }
-check keyed-tenant 0 "" -- sh -c "cd \"$tmp/k\" && $(line 1)"
-start=$(line 2)
-case "$start" in
-*"--listen 127.0.0.1:8081 "*" &") ;;
-*) start= ;;
-esac
-: >"$tmp/log"
-pid=
-if [ -n "$start" ]; then
-	# shellcheck disable=SC2046 # the README's words
-	set -- $(printf '%s\n' "$start" | sed -e 's/:8081 /:0 /' -e 's/ &$//')
-	(cd "$tmp/k" && exec "$@") 2>"$tmp/log" &
-	pid=$!
-fi
-if [ -n "$start" ] && wait_uniapd; then
-	pass=$((pass + 1))
-	check keyed-flow 0 "flow: ok" -- sh -c "cd \"$tmp/k\" && $(line 3 | sed "s/:8081/:$port/g")"
-	cp "$tmp/out" "$tmp/keyed.txt"
-	check keyed-whoami 0 '{"tenant":"alice","id":1}' -- cat "$tmp/keyed.txt"
-	check keyed-no-key 1 "flow.sh: whoami: GET /v1/whoami answered 401" -- \
-		env U="http://127.0.0.1:$port" KEY= sh examples/flow.sh
-	stop_uniapd
-else
-	echo "FAIL keyed-start: the README's keyed uniapd line did not start: '$(line 2)' $(head -c 300 "$tmp/log")"
-	fail=$((fail + 1))
-	kill "$pid" 2>/dev/null
-fi
+# the README's one line, as written, from the repository: it picks a free port,
+# waits for uniapd, runs the flow with the key and once without, and cleans up
+block "$BEGIN_KEYED" "$END_KEYED" | sed 's/  *#.*$//' >"$tmp/keyed"
+check keyed-block 0 "" -- test "$(cat "$tmp/keyed")" = "sh examples/keyed-flow.sh"
+top0=$(ls -A "$root" | sort)
+check keyed-flow 0 "keyed-flow: ok" -- env UNIAPD="$UNIAPD" sh examples/keyed-flow.sh
+cp "$tmp/out" "$tmp/keyed.txt"
+check keyed-whoami 0 '{"tenant":"alice","id":1}' -- cat "$tmp/keyed.txt"
+check keyed-no-key 0 "GET /v1/whoami -> 401" -- cat "$tmp/keyed.txt"
+# and again: a second run starts from nothing (the tenant is new, its id 1 again)
+check keyed-flow-again 0 '{"tenant":"alice","id":1}' -- env UNIAPD="$UNIAPD" sh examples/keyed-flow.sh
+dir=$(sed -n 's/^== a store of its own (\(.*\)\/keyed.db).*/\1/p' "$tmp/keyed.txt")
+check keyed-cleaned-up 0 "" -- test -n "$dir" -a ! -e "$dir"
+check keyed-nothing-in-root 0 "" -- test "$(ls -A "$root" | sort)" = "$top0"
 
 # ------------------------------------------------------------ the service and tenant blocks
 # The "uniapd" section's two blocks run as written, in a folder of their own
@@ -193,7 +187,7 @@ awk '/^## / { on = ($0 == "## Command line") } /^### / { on = 0 }
      on && cmd { l = substr($0, 5); if (sub(/\\$/, "", l)) { s = s l; next } print s l; cmd = 0 }' \
 	README.md | sed -e 's/ *\[[^]]*\]//g' -e 's/  *#.*$//' >"$tmp/commands"
 check cli-commands 0 "" -- test "$(wc -l <"$tmp/commands")" -ge 10
-mkdir -p "$tmp/cli"
+mkdir -p "$tmp/cli/var"
 ln -s "$root/schema" "$root/examples" "$tmp/cli/"
 n=0
 exec 3<"$tmp/commands"
@@ -215,6 +209,9 @@ check cli-sample 0 "" -- test -s "$tmp/sample"
 while IFS= read -r l; do
 	check "cli-sample: $l" 0 "$l" -- cat "$tmp/summary.txt"
 done <"$tmp/sample"
+
+# the commands write under var/ only: nothing in the folder they ran from
+check cli-writes-var-only 0 "" -- test "$(ls -A "$tmp/cli" | tr '\n' ' ')" = "examples schema var "
 
 # nothing outside the repository
 check no-outside-paths 1 "" -- grep -n '\.\./shared' README.md examples/flow.sh
