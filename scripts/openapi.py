@@ -56,6 +56,8 @@ for k in [k for k in S if k.startswith('Runs') or k.startswith('Allocation')]:
 S['Jobs']['properties']['jobs']['items']['properties']['model']['oneOf'] = [
     {'type': 'string', 'description': 'A catalog model name.'}, {'$ref': '#/components/schemas/Model'},
     {'type': 'integer', 'minimum': 1, 'description': 'The id of a model the tenant stored (uniapd only).'}]
+# the API takes the jobs document's list (uniap allocate --jobs FILE's "jobs"), not the document
+S['AllocationJobs'] = S.pop('Jobs')['properties']['jobs']
 # the service also takes a model the tenant stored, by id (server/calibration.c)
 S['RunsModel']['oneOf'].append({'type': 'integer', 'minimum': 1, 'description': 'The id of a model the tenant stored (uniapd only).'})
 R = lambda n: {'$ref': '#/components/schemas/' + n}
@@ -205,7 +207,7 @@ S['AllocationRequest'] = {'type': 'object', 'additionalProperties': False, 'requ
     'cluster': cluster_ref,
     'clusters': {'type': 'array', 'minItems': 1, 'maxItems': 8, 'items': cluster_ref,
                  'description': 'Pools, each known by its cluster\'s name (the names must differ); a job runs inside one.'},
-    'jobs': S['Jobs']['properties']['jobs'],
+    'jobs': R('AllocationJobs'),
     'objective': {'enum': ['throughput', 'fair', 'deadline', 'missed'], 'description': 'Default throughput (docs/allocation.md, "Objectives").'},
     'restart_cost': {'type': 'number', 'minimum': 0, 'maximum': 1e6, 'description': 'With current: the normalised throughput a move costs; default 0.05.'},
     'drain': {'type': 'string', 'minLength': 1, 'maxLength': 4096, 'description': 'Nodes out of service, comma-separated: NODE (one pool) or POOL:NODE.'},
@@ -428,10 +430,10 @@ S['JobEvent'] = {'type': 'object', 'required': ['id', 'state', 'version', 'progr
     'version': {'type': 'integer', 'minimum': 0, 'description': 'Grows with every write of the job.'},
     'progress': S['Job']['properties']['progress'], 'elapsed_s': {'type': 'number', 'minimum': 0},
     'error': {'type': 'string'}, 'links': S['Job']['properties']['links']}}
-sse = {'text/event-stream': {'schema': {'type': 'string', 'description':
+sse = {'text/event-stream': {'schema': {'type': 'string', 'contentMediaType': 'text/event-stream', 'contentSchema': R('JobEvent'), 'description':
     'Events "state" (first, and on each change of state), "progress", then "done" (succeeded, failed or canceled; '
     'links.plan once succeeded) after which the stream ends; each event\'s data is a JobEvent and its id the job\'s '
-    'version; comment lines every 15 s while idle.'}, 'x-event-data': R('JobEvent')}}
+    'version; comment lines every 15 s while idle. contentSchema is the schema of each event\'s data.'}}}
 P['/v1/jobs/{id}']['get']['parameters'] = [jobp, {'name': 'wait', 'in': 'query', 'schema': {'type': 'integer', 'minimum': 1, 'maximum': 60},
     'description': 'Long-poll: answer when the job changes (from If-None-Match, else from the job when the request came) or after this many '
                    'seconds, whichever comes first; a finished job answers at once.'}]
@@ -459,12 +461,10 @@ ui_headers = lambda: {k: {'schema': {'type': 'string'}, 'description': v} for k,
     'Cache-Control': 'no-cache: the browser revalidates with the ETag (304 while unchanged).'}.items()}
 ui_types = {'text/html': 'html', 'text/javascript': 'js', 'text/css': 'css', 'image/svg+xml': 'svg', 'image/png': 'png',
             'image/x-icon': 'ico', 'application/json': 'json', 'text/plain': 'txt'}
-P['/ui'] = {'get': op('uiRoot', 'The web UI: a redirect to /ui/', {'308': {'description': 'Permanent redirect to /ui/.',
-    'headers': dict(ui_headers(), Location={'schema': {'type': 'string', 'const': '/ui/'}, 'description': '/ui/'})}}, ['ui'], auth=False)}
-P['/ui/'] = {'get': op('uiIndex', 'The web UI\'s page (index.html)', {
-    '200': {'description': 'The page, UTF-8 HTML.', 'headers': ui_headers(), 'content': {'text/html': {'schema': {'type': 'string'}}}},
-    '404': rr('NotFound')}, ['ui'], auth=False)}
-P['/ui/{asset}'] = {'get': op('uiAsset', 'One file of the web UI', {
+# GET /ui (a 308 to /ui/) and GET /ui/ (index.html) are said in words here and in
+# info.description: a redirect has no 2xx answer and a documented path has no
+# trailing slash (redocly's recommended rules); tests/cli/openapi.sh checks the words
+P['/ui/{asset}'] = {'get': op('uiAsset', 'One file of the web UI (GET /ui/ is index.html; GET /ui redirects there)', {
     '200': {'description': 'The file; its type by extension (' + ', '.join('.%s: %s' % (e, t) for t, e in ui_types.items()) +
             '; text types in UTF-8).', 'headers': ui_headers(),
             'content': {t: {'schema': {'type': 'string'} if t.startswith('text/') or t == 'application/json' else {'type': 'string', 'format': 'binary'}}
@@ -473,8 +473,7 @@ P['/ui/{asset}'] = {'get': op('uiAsset', 'One file of the web UI', {
     params=[{'name': 'asset', 'in': 'path', 'required': True, 'schema': {'type': 'string', 'pattern': '^[a-z0-9.-]+$'},
              'description': 'A file name of ui/ (index.html, app.js, ...); any other is a 404.'}])}
 for path in ('/v1/openapi.json', '/v1/catalog', '/v1/catalog/{name}', '/v1/clusters/{id}', '/v1/models/{id}', '/v1/jobs/{id}', '/v1/jobs/{id}/plan',
-             '/v1/allocations/{id}',
-             '/ui/', '/ui/{asset}'):
+             '/v1/allocations/{id}', '/ui/{asset}'):
     o = P[path]['get']
     o['parameters'] = o.get('parameters', []) + [{'name': 'If-None-Match', 'in': 'header', 'schema': {'type': 'string'},
         'description': 'An ETag of an earlier answer: 304 while the answer is the same.'}]
@@ -488,22 +487,46 @@ cors = {'Access-Control-Allow-Origin': 'The Origin, when it is one of --cors-ori
 for path, ops in P.items():
     for o in ops.values():
         o['responses'].setdefault('400', rr('BadRequest'))
-    name = ''.join(w[:1].upper() + w[1:] for w in path.replace('{', '').replace('}', '').replace('.', '/').split('/') if w)
-    name += 'Index' if path.endswith('/') and path != '/' else ''  # /ui/ beside /ui
-    ops['options'] = op('options' + name, 'CORS preflight, or the allowed methods', {
-        '204': {'description': 'A preflight from an allowed origin (with its CORS headers), or a plain OPTIONS (with Allow).',
-                'headers': {k: {'schema': {'type': 'string'}, 'description': v} for k, v in cors.items()}},
-        '403': prob('A preflight from an origin that is not allowed (no CORS headers).'), '404': rr('NotFound')}, ['service'], auth=False)
 resp['BadRequest']['description'] = 'Malformed JSON, a bad path or argument, or a query parameter the route does not take, named (400).'
 resp['ServiceUnavailable']['description'] = ('Out of memory, not ready, the job queue is full, --max-streams long-polls and '
                                              'event streams are open, or the evaluation threads are full (503; Retry-After when full).')
+def name_required(o):
+    if isinstance(o, dict):
+        if isinstance(o.get('required'), list):
+            extra = o.get('additionalProperties')
+            props = o.setdefault('properties', {})
+            for n in o['required']:
+                props.setdefault(n, dict(extra) if isinstance(extra, dict) else {})
+        for v in list(o.values()):
+            name_required(v)
+    elif isinstance(o, list):
+        for v in o:
+            name_required(v)
+
 no_defaults(S)
+name_required(S)
 doc = {'openapi': '3.1.0',
   'jsonSchemaDialect': 'https://json-schema.org/draft/2020-12/schema',
-  'info': {'title': 'uniapd', 'version': '1', 'description': 'The uniap planning service: upload cluster and model profiles, queue plan, calibration and allocation jobs, poll them, export their plans.'},
+  'info': {'title': 'uniapd', 'version': '1',
+           'license': {'name': 'All rights reserved (no licence is granted yet)', 'identifier': 'LicenseRef-uniap-all-rights-reserved'},
+           'description': 'The uniap planning service: upload cluster and model profiles, queue plan, calibration and allocation jobs, poll them, export their plans.\n\n'
+                          'Every path also answers OPTIONS: a CORS preflight from an origin allowed with --cors-origin is a 204 with '
+                          + ', '.join('%s (%s)' % (k, v.rstrip('.')) for k, v in cors.items()) +
+                          '; from another origin a 403 without CORS headers; a plain OPTIONS a 204 with Allow. '
+                          'These are not listed as operations, so that generated clients have no function for them.\n\n'
+                          'The web UI: GET /ui is a 308 redirect to /ui/, and GET /ui/ is its page (index.html), with the headers of '
+                          'GET /ui/{asset}; neither needs a key.'},
   'servers': [{'url': '/'}],
   'security': [{'bearer': []}],
-  'tags': [{'name': n} for n in ('service', 'tenant', 'catalog', 'clusters', 'models', 'evaluate', 'jobs', 'ui')],
+  'tags': [{'name': n, 'description': d} for n, d in (
+      ('service', 'Health, readiness, metrics and this document; no key needed.'),
+      ('tenant', 'Who the key belongs to.'),
+      ('catalog', 'The built-in clusters and models (docs/catalog.md).'),
+      ('clusters', 'The tenant\'s cluster profiles, uploaded or imported (Galvatron, nccl-tests), and their calibrations.'),
+      ('models', 'The tenant\'s model profiles, uploaded or imported.'),
+      ('evaluate', 'Price a given plan at once, without a job.'),
+      ('jobs', 'Plan, calibration and allocation jobs: submit, watch (long-poll, events), cancel, read and export.'),
+      ('ui', 'The web UI\'s files, compiled into uniapd.'))],
   'paths': P,
   'components': {'securitySchemes': {'bearer': {'type': 'http', 'scheme': 'bearer', 'description': 'A tenant key from `uniapd tenant add`; not needed under --no-auth.'}},
                  'responses': resp, 'schemas': S}}

@@ -5,7 +5,9 @@
 # openapi "3.1.x" declared, and every route of server/routes.h's UNIAPD_ROUTES
 # and server/http.c's built-ins under "paths" with its method.  grep/sed/awk
 # only (no python or jq); relies on schema/openapi.json being printed with
-# 2-space indentation (paths at 4 spaces, methods at 6).  Needs curl.
+# 2-space indentation (paths at 4 spaces, methods at 6).  GET /ui and GET /ui/
+# are described in words (info.description; tests/cli/openapi-lint.sh says why).
+# Needs curl.
 # Prints "openapi: N passed, N failed".
 set -u
 . "$(dirname "$0")/lib.inc"
@@ -54,6 +56,14 @@ if [ "$n" -ge 16 ]; then ok; else bad "routes: only $n found in server/routes.h 
 printf '%s\n' "$routes" >"$tmp/routes"
 while read -r method path; do
 	m=$(echo "$method" | tr 'A-Z' 'a-z')
+	case $path in
+	/ui | /ui/)
+		# said in words (info.description): a redirect has no 2xx answer and a
+		# documented path has no trailing slash (redocly's recommended rules)
+		if grep -q "GET $path is " "$tmp/doc"; then ok; else bad "paths: $method $path is not described in words"; fi
+		continue
+		;;
+	esac
 	if awk -v p="    \"$path\": {" -v m="      \"$m\": {" '
 		/^  "paths": \{$/ { inpaths = 1; next }
 		inpaths && /^  [^ ]/ { inpaths = 0 }
