@@ -1,6 +1,6 @@
 /*
  * cmd_export.c - `uniap export`: a plan document as another system's config
- * (json/export.h: json, text, galvatron, megatron, deepspeed).
+ * (json/export.h: json, text, galvatron, megatron, deepspeed, chrome-trace).
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -11,7 +11,7 @@
 
 static const char export_usage[] =
 	"usage: uniap export --plan FILE --cluster FILE --model FILE\n"
-	"                    [--format json|text|galvatron|megatron|deepspeed]\n"
+	"                    [--format json|text|galvatron|megatron|deepspeed|chrome-trace]\n"
 	"\n"
 	"Rebuilds the plan's candidate (batch = microbatches x microbatch_size, its pp,\n"
 	"schedule and recompute), checks and evaluates the plan, and prints it as:\n"
@@ -20,6 +20,8 @@ static const char export_usage[] =
 	"  galvatron   Galvatron's strategy config (--galvatron_config_path)\n"
 	"  megatron    Megatron-LM command-line arguments, one per line\n"
 	"  deepspeed   a DeepSpeed config (ds_config.json)\n"
+	"  chrome-trace  one iteration as a Chrome trace (Perfetto, chrome://tracing):\n"
+	"              a track per pipeline rank and per link, bubbles named\n"
 	"docs/export.md gives each mapping; a plan a target cannot express is refused\n"
 	"with a message naming the layer or field.  --cluster and --model accept the\n"
 	"names of `uniap catalog`.\n"
@@ -54,7 +56,7 @@ int cli_cmd_export(int argc, char **argv)
 		} else if (opt == 'f') {
 			if (exp_format_parse(optarg, &format) != 0)
 				err_set(&err, UNIAP_E_ARG,
-				        "--format: must be json, text, galvatron, megatron or deepspeed, got \"%.64s\"",
+				        "--format: must be json, text, galvatron, megatron, deepspeed or chrome-trace, got \"%.64s\"",
 				        optarg);
 		} else {
 			return cli_bad_option("export", argv[optind - 1]);

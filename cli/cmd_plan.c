@@ -26,7 +26,7 @@ static const char plan_usage[] =
 	"                  [--sequence-parallel] [--selective-recompute] [--uneven-microbatches] [--fp8]\n"
 	"                  [--context-parallel N [--cp-comm p2p|a2a]]\n"
 	"                  [--memory-margin F] [--target T[,T...]]\n"
-	"                  [--format json|text|galvatron|megatron|deepspeed] [--pretty] [--quiet]\n"
+	"                  [--format json|text|galvatron|megatron|deepspeed|chrome-trace] [--pretty] [--quiet]\n"
 	"\n"
 	"Finds the fastest plan: every pipeline degree dividing the device count (up to the\n"
 	"layer count) and every micro-batch count dividing B is a candidate, solved exactly\n"
@@ -78,7 +78,8 @@ static const char plan_usage[] =
 	"                   the cluster's device.memory_margin, itself 0.02 by default)\n"
 	"  --format F       json (default): the plan document; text: a summary for people;\n"
 	"                   galvatron, megatron, deepspeed: the best plan as that system's\n"
-	"                   config (docs/export.md; exit 1 naming the layer it cannot express)\n"
+	"                   config (docs/export.md; exit 1 naming the layer it cannot express);\n"
+	"                   chrome-trace: one iteration for Perfetto or chrome://tracing\n"
 	"  --quiet          no progress line (it is drawn on stderr only when stderr is a\n"
 	"                   terminal: candidates done/total, best TPI so far, elapsed)\n"
 	"\n"
@@ -345,7 +346,7 @@ int cli_cmd_plan(int argc, char **argv)
 			if (exp_format_parse(optarg, &format) != 0)
 				err_set(&err, UNIAP_E_ARG,
 				        "--format: must be json or text or an export format (galvatron, megatron, "
-				        "deepspeed), got \"%.64s\"",
+				        "deepspeed, chrome-trace), got \"%.64s\"",
 				        optarg);
 		} else {
 			return cli_bad_option("plan", argv[optind - 1]);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "jencode.h"
+#include "sched.h"
 #include "target.h"
 
 static const struct {
@@ -25,6 +26,7 @@ static const struct {
 	[EXP_GALVATRON] = { "galvatron", "application/json" },
 	[EXP_MEGATRON] = { "megatron", "text/plain; charset=utf-8" },
 	[EXP_DEEPSPEED] = { "deepspeed", "application/json" },
+	[EXP_CHROME_TRACE] = { "chrome-trace", "application/json" },
 };
 
 int exp_format_parse(const char *s, enum exp_format *out)
@@ -628,6 +630,171 @@ static uniap_code exp_refused(uniap_code rc, enum target_kind t, const struct co
 	return rc;
 }
 
+/* ---- chrome-trace: one iteration as Chrome's trace event format ---- */
+
+/* s as a JSON string (quotes included). */
+static void exp_buf_json_str(struct exp_buf *b, const char *s)
+{
+	exp_buf_printf(b, "\"");
+	for (; s && *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			exp_buf_printf(b, "\\%c", ch);
+		else if (ch < 0x20)
+			exp_buf_printf(b, "\\u%04x", ch);
+		else
+			exp_buf_printf(b, "%c", ch);
+	}
+	exp_buf_printf(b, "\"");
+}
+
+/* A stage's layers: its first and last (by index) and how many it holds, how many recompute. */
+struct exp_stage_span {
+	size_t first, last, count, recomputed;
+};
+
+/* Tracks: rank d's compute is tid 3d, its link's activations 3d + 1, gradients 3d + 2. */
+static void exp_trace_event(struct exp_buf *b, const char *name, const char *cat, int tid, double start_s,
+                            double dur_s, int *first)
+{
+	char ts[40], dur[40];
+
+	exp_fmt_double(ts, sizeof(ts), start_s * 1e6);
+	exp_fmt_double(dur, sizeof(dur), dur_s * 1e6);
+	exp_buf_printf(b, "%s\n{\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%s,\"dur\":%s,\"cat\":\"%s\",\"name\":", *first ? "" : ",",
+	               tid, ts, dur, cat);
+	exp_buf_json_str(b, name);
+	*first = 0;
+}
+
+static void exp_trace_meta(struct exp_buf *b, const char *what, int tid, const char *name, int *first)
+{
+	exp_buf_printf(b, "%s\n{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":\"%s\",\"args\":{\"name\":", *first ? "" : ",", tid,
+	               what);
+	exp_buf_json_str(b, name);
+	exp_buf_printf(b, "}}");
+	exp_buf_printf(b, ",\n{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":%d}}",
+	               tid, tid);
+	*first = 0;
+}
+
+/*
+ * The trace of one iteration (sched.h's list schedule on the plan's own stage
+ * and transfer times): every forward and backward unit on its rank's track,
+ * named by micro-batch, stage and layer range ("recompute+backward" where the
+ * stage recomputes), the transfers on their link's tracks, one per direction,
+ * and the idle time of each rank as "bubble" events.  otherData carries the
+ * plan's TPI beside the drawn length (equal under GPipe; docs/export.md).
+ */
+static uniap_code exp_chrome_trace(const struct cost_candidate *cand, const int *stage, const size_t *strategy,
+                                   const struct plan_eval *ev, char **out, size_t *len, struct uniap_err *err)
+{
+	const int S = ev->pp, P = ev->devices > 0 ? ev->devices : 1;
+	struct sched_input in = { P, S, cand->microbatches, cand->schedule, ev->stage_time_s, ev->comm_time_s };
+	struct exp_stage_span *span = calloc((size_t)S, sizeof(*span));
+	double *last_end = calloc((size_t)P, sizeof(*last_end));
+	struct exp_buf b = { 0 };
+	struct sched sc;
+	char name[512], num[40];
+	int first = 1, d;
+	size_t u, i;
+	uniap_code rc;
+
+	if (!span || !last_end) {
+		free(span);
+		free(last_end);
+		return err_set(err, UNIAP_E_NOMEM, "out of memory");
+	}
+	if ((rc = sched_simulate(&in, &sc, err)) != UNIAP_OK) {
+		free(span);
+		free(last_end);
+		return rc;
+	}
+	for (u = 0; u < cand->n_layers; u++) {
+		struct exp_stage_span *sp = &span[stage[u]];
+		const struct strategy *st = exp_strategy(cand, strategy, u);
+
+		if (sp->count == 0 || u < sp->first)
+			sp->first = u;
+		if (sp->count == 0 || u > sp->last)
+			sp->last = u;
+		sp->count++;
+		sp->recomputed += st->recompute || st->selective;
+	}
+	exp_buf_printf(&b, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"format\":\"uniap plan, one iteration\",");
+	exp_fmt_double(num, sizeof(num), ev->tpi_s);
+	exp_buf_printf(&b, "\"tpi_s\":%s,", num);
+	exp_fmt_double(num, sizeof(num), sc.length_s);
+	exp_buf_printf(&b, "\"drawn_s\":%s,\"pp\":%d,\"virtual_stages\":%d,\"microbatches\":%ld,\"schedule\":\"%s\","
+	               "\"forward_share\":\"1/3\"},\n\"traceEvents\":[", num, P, S / P, cand->microbatches,
+	               cost_schedule_name(cand->schedule));
+	snprintf(name, sizeof(name), "uniap plan: pp %d, %ld micro-batches, %s", P, cand->microbatches,
+	         cost_schedule_name(cand->schedule));
+	exp_buf_printf(&b, "\n{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\",\"args\":{\"name\":");
+	exp_buf_json_str(&b, name);
+	exp_buf_printf(&b, "}}");
+	first = 0;
+	for (d = 0; d < P; d++) {
+		snprintf(name, sizeof(name), "rank %d: compute", d);
+		exp_trace_meta(&b, "thread_name", 3 * d, name, &first);
+		if (S > 1 && (d < P - 1 || S > P)) {
+			snprintf(name, sizeof(name), "link %d -> %d: activations", d, (d + 1) % P);
+			exp_trace_meta(&b, "thread_name", 3 * d + 1, name, &first);
+			snprintf(name, sizeof(name), "link %d <- %d: gradients", d, (d + 1) % P);
+			exp_trace_meta(&b, "thread_name", 3 * d + 2, name, &first);
+		}
+	}
+	for (i = 0; i < sc.n_blocks && b.rc == UNIAP_OK; i++) {
+		const struct sched_block *bl = &sc.blocks[i];
+		const struct exp_stage_span *sp = &span[bl->stage];
+		const char *cat;
+		int tid;
+
+		switch (bl->kind) {
+		case SCHED_FORWARD:
+		case SCHED_BACKWARD:
+			if (bl->start_s > last_end[bl->rank]) {
+				exp_trace_event(&b, "bubble", "bubble", 3 * bl->rank, last_end[bl->rank],
+				                bl->start_s - last_end[bl->rank], &first);
+				exp_buf_printf(&b, "}");
+			}
+			last_end[bl->rank] = bl->start_s + bl->dur_s;
+			cat = bl->kind == SCHED_FORWARD ? "forward" : sp->recomputed ? "recompute+backward" : "backward";
+			snprintf(name, sizeof(name), "%s mb %ld, stage %d: %s..%s", cat, bl->micro, bl->stage,
+			         cand->layer_names[sp->first], cand->layer_names[sp->last]);
+			tid = 3 * bl->rank;
+			exp_trace_event(&b, name, cat, tid, bl->start_s, bl->dur_s, &first);
+			exp_buf_printf(&b, ",\"args\":{\"microbatch\":%ld,\"stage\":%d,\"layers\":%zu,\"recomputed_layers\":%zu,"
+			               "\"first_layer\":", bl->micro, bl->stage, sp->count, sp->recomputed);
+			exp_buf_json_str(&b, cand->layer_names[sp->first]);
+			exp_buf_printf(&b, ",\"last_layer\":");
+			exp_buf_json_str(&b, cand->layer_names[sp->last]);
+			exp_buf_printf(&b, "}}");
+			break;
+		case SCHED_TRANSFER_FORWARD:
+		case SCHED_TRANSFER_BACKWARD:
+			cat = bl->kind == SCHED_TRANSFER_FORWARD ? "activations" : "gradients";
+			snprintf(name, sizeof(name), "%s mb %ld, stage %d %s %d", cat, bl->micro, bl->stage,
+			         bl->kind == SCHED_TRANSFER_FORWARD ? "->" : "<-", bl->stage + 1);
+			tid = 3 * bl->rank + (bl->kind == SCHED_TRANSFER_FORWARD ? 1 : 2);
+			exp_trace_event(&b, name, cat, tid, bl->start_s, bl->dur_s, &first);
+			exp_buf_printf(&b, ",\"args\":{\"microbatch\":%ld,\"boundary\":%d}}", bl->micro, bl->stage);
+			break;
+		}
+	}
+	for (d = 0; d < P; d++)
+		if (sc.length_s > last_end[d]) {
+			exp_trace_event(&b, "bubble", "bubble", 3 * d, last_end[d], sc.length_s - last_end[d], &first);
+			exp_buf_printf(&b, "}");
+		}
+	exp_buf_printf(&b, "\n]}\n");
+	sched_release(&sc);
+	free(span);
+	free(last_end);
+	return exp_buf_finish(&b, out, len, err);
+}
+
 uniap_code exp_plan(enum exp_format f, const struct model_profile *model, const struct cost_candidate *cand,
                     const int *stage, const size_t *strategy, const struct plan_eval *ev, char **out,
                     size_t *len, struct uniap_err *err)
@@ -652,6 +819,8 @@ uniap_code exp_plan(enum exp_format f, const struct model_profile *model, const 
 	case EXP_DEEPSPEED:
 		return exp_refused(exp_deepspeed(cand, stage, strategy, out, len, err), TARGET_DEEPSPEED, cand,
 		                   stage, strategy, err);
+	case EXP_CHROME_TRACE:
+		return exp_chrome_trace(cand, stage, strategy, ev, out, len, err);
 	}
 	return err_set(err, UNIAP_E_ARG, "format: unknown export format %d", (int)f);
 }

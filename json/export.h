@@ -1,7 +1,8 @@
 /*
  * export.h - a plan exported for people and for other training systems: the
  * plan document (json), a text summary, a Galvatron strategy config, Megatron-LM
- * command-line arguments and a DeepSpeed config.  docs/export.md gives every
+ * command-line arguments, a DeepSpeed config, and one iteration as a Chrome
+ * trace (Perfetto, chrome://tracing).  docs/export.md gives every
  * mapping and what each target refuses.  Shared by the CLI (`uniap plan
  * --format`, `uniap export`) and the service.
  *
@@ -26,11 +27,11 @@
 /* The largest exported body; a larger one is UNIAP_E_LIMIT. */
 #define EXP_MAX_BYTES ((size_t)64 << 20)
 
-enum exp_format { EXP_JSON, EXP_TEXT, EXP_GALVATRON, EXP_MEGATRON, EXP_DEEPSPEED };
+enum exp_format { EXP_JSON, EXP_TEXT, EXP_GALVATRON, EXP_MEGATRON, EXP_DEEPSPEED, EXP_CHROME_TRACE };
 
-#define EXP_FORMAT_COUNT 5
+#define EXP_FORMAT_COUNT 6
 
-/* "json", "text", "galvatron", "megatron", "deepspeed"; 0 ok, -1 unknown. */
+/* "json", "text", "galvatron", "megatron", "deepspeed", "chrome-trace"; 0 ok, -1 unknown. */
 int exp_format_parse(const char *s, enum exp_format *out);
 /* The name of f (static); "unknown" when out of range. */
 const char *exp_format_name(enum exp_format f);

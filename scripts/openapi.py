@@ -411,11 +411,14 @@ P['/v1/jobs/{id}/stop'] = {'post': op('stopJob', 'End a running plan job now wit
         '404': rr('NotFound'), '409': rr('Conflict')}, ['jobs'], params=[jobp])}
 P['/v1/jobs/{id}/plan'] = {'get': op('exportPlan', 'The job\'s plan, exported', {
     '200': {'description': 'The plan in the format asked for.', 'content': {
-        'application/json': {'schema': {'type': 'object', 'additionalProperties': True, 'description': 'json: the plan document; galvatron, megatron, deepspeed: that tool\'s configuration.'}},
+        'application/json': {'schema': {'type': 'object', 'additionalProperties': True, 'description': 'json: the plan document; galvatron, deepspeed: that tool\'s configuration; chrome-trace: {traceEvents, otherData}.'}},
         'text/plain': {'schema': {'type': 'string'}}}},
     '400': rr('BadRequest'), '404': rr('NotFound'), '409': rr('Conflict'), '422': rr('Unprocessable')}, ['jobs'],
-    params=[jobp, {'name': 'format', 'in': 'query', 'schema': {'type': 'string', 'enum': ['json', 'text', 'galvatron', 'megatron', 'deepspeed'], 'default': 'json'},
-                   'description': 'docs/export.md: each mapping, and what a target cannot express (422 naming the layer).'},
+    params=[jobp, {'name': 'format', 'in': 'query', 'schema': {'type': 'string', 'enum': ['json', 'text', 'galvatron', 'megatron', 'deepspeed', 'chrome-trace'], 'default': 'json'},
+                   'description': 'docs/export.md: each mapping, and what a target cannot express (422 naming the layer). '
+                                  'chrome-trace: one iteration in Chrome\'s trace event format, for Perfetto (ui.perfetto.dev) '
+                                  'or chrome://tracing: a track per pipeline rank and per link, forward, backward and recompute '
+                                  'named by layer range, the bubbles named.'},
             {'name': 'target', 'in': 'query', 'schema': {'type': 'string', 'enum': ['any', 'megatron', 'deepspeed', 'galvatron']},
              'description': 'Which of the job\'s targets\' plans (result.targets[].plan): default the first (result.plan); 404 when the job did not plan that target.'},
             {'name': 'wait', 'in': 'query', 'schema': {'type': 'integer', 'minimum': 1, 'maximum': 60},

@@ -772,7 +772,7 @@ void api_job_plan(struct http_request *req, struct http_response *res)
 	if (api_wait_arg(req, res, &wait_s) != 0 || api_job_id(req, res, &id) != 0)
 		return;
 	if (fv && exp_format_parse(fv, &fmt) != 0) {
-		api_problem(req, res, UNIAP_E_ARG, "format: must be json, text, galvatron, megatron or deepspeed");
+		api_problem(req, res, UNIAP_E_ARG, "format: must be json, text, galvatron, megatron, deepspeed or chrome-trace");
 		return;
 	}
 	if ((rc = store_job_get(app->store, api_principal(req)->tenant_id, id, &job, &err)) != UNIAP_OK)

@@ -1,0 +1,178 @@
+/*
+ * test_sched.c - core/sched.c, the list schedule the chrome-trace export
+ * draws: its length against closed forms (GPipe: the audit TPI on random
+ * stage and transfer times; 1F1B and interleaved with equal stages and no
+ * transfers: c t + (pp - 1) t / v), its invariants (no rank runs two units at
+ * once, a unit starts after its input arrived, every unit once), and its
+ * refusals.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched.h"
+
+/* Σp + Σo + (c - 1) max(p ∪ o): the audit formula of cost.h without interleaving */
+static double audit(const double *p, const double *o, int S, long c)
+{
+	double sum = 0, mx = 0;
+	int i;
+
+	for (i = 0; i < S; i++) {
+		sum += p[i];
+		mx = fmax(mx, p[i]);
+	}
+	for (i = 0; i + 1 < S; i++) {
+		sum += o[i];
+		mx = fmax(mx, o[i]);
+	}
+	return sum + (double)(c - 1) * mx;
+}
+
+/* A small deterministic generator (tests must not depend on the C library's rand). */
+static double next01(uint64_t *s)
+{
+	*s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+	return (double)(*s >> 11) / 9007199254740992.0;
+}
+
+/* The invariants every laid-out iteration keeps; returns the number of compute units. */
+static size_t check_invariants(const struct sched_input *in, const struct sched *s)
+{
+	size_t i, j, units = 0;
+
+	for (i = 0; i < s->n_blocks; i++) {
+		const struct sched_block *a = &s->blocks[i];
+
+		assert_true(a->start_s >= 0 && a->dur_s >= 0);
+		assert_true(a->start_s + a->dur_s <= s->length_s * (1 + 1e-12));
+		if (a->kind == SCHED_FORWARD || a->kind == SCHED_BACKWARD) {
+			units++;
+			assert_int_equal(a->rank, a->stage % in->ranks);
+		}
+		for (j = i + 1; j < s->n_blocks; j++) {
+			const struct sched_block *b = &s->blocks[j];
+
+			/* one unit at a time per rank; one transfer at a time per link and direction */
+			if (a->kind == b->kind || ((a->kind == SCHED_FORWARD || a->kind == SCHED_BACKWARD) &&
+			                           (b->kind == SCHED_FORWARD || b->kind == SCHED_BACKWARD)))
+				if (a->rank == b->rank && a->dur_s > 0 && b->dur_s > 0)
+					assert_true(a->start_s + a->dur_s <= b->start_s * (1 + 1e-12) + 1e-15 ||
+					            b->start_s + b->dur_s <= a->start_s * (1 + 1e-12) + 1e-15);
+			/* a backward starts after its own forward ended */
+			if (a->kind == SCHED_FORWARD && b->kind == SCHED_BACKWARD && a->stage == b->stage &&
+			    a->micro == b->micro)
+				assert_true(b->start_s >= a->start_s + a->dur_s - 1e-15);
+		}
+	}
+	assert_int_equal(units, (size_t)in->stages * (size_t)in->microbatches * 2);
+	return units;
+}
+
+static void test_gpipe_is_the_audit_formula(void **state)
+{
+	uint64_t seed = 12345;
+	int trial;
+
+	(void)state;
+	for (trial = 0; trial < 300; trial++) {
+		int S = 1 + (int)(next01(&seed) * 6);
+		long c = 1 + (long)(next01(&seed) * 9);
+		double p[8], o[8];
+		struct sched_input in = { S, S, c, COST_GPIPE, p, S > 1 ? o : NULL };
+		struct sched s;
+		struct uniap_err err = { 0 };
+		int i;
+
+		for (i = 0; i < S; i++) {
+			p[i] = next01(&seed);
+			o[i] = trial % 3 == 0 ? 0 : next01(&seed) * (trial % 2 ? 2 : 0.2);
+		}
+		assert_int_equal(sched_simulate(&in, &s, &err), UNIAP_OK);
+		check_invariants(&in, &s);
+		assert_true(fabs(s.length_s - audit(p, o, S, c)) <= 1e-12 * audit(p, o, S, c));
+		sched_release(&s);
+	}
+}
+
+static void test_equal_stages_closed_form(void **state)
+{
+	static const enum cost_schedule kinds[] = { COST_GPIPE, COST_1F1B, COST_INTERLEAVED };
+	int k, P, v;
+	long c;
+
+	(void)state;
+	for (k = 0; k < 3; k++)
+		for (P = 1; P <= 4; P++)
+			for (v = 1; v <= (kinds[k] == COST_INTERLEAVED ? 3 : 1); v++)
+				for (c = P; c <= 3 * P; c += P) {
+					const double t = 0.3; /* per rank and micro-batch, so t / v per chunk */
+					double p[12];
+					struct sched_input in = { P, P * v, c, kinds[k], p, NULL };
+					struct sched s;
+					struct uniap_err err = { 0 };
+					double want = (double)c * t + (double)(P - 1) * t / v;
+					int i;
+
+					for (i = 0; i < P * v; i++)
+						p[i] = t / v;
+					assert_int_equal(sched_simulate(&in, &s, &err), UNIAP_OK);
+					check_invariants(&in, &s);
+					if (fabs(s.length_s - want) > 1e-12)
+						fail_msg("%s pp %d v %d c %ld: %.15g, want %.15g", cost_schedule_name(kinds[k]), P,
+						         v, c, s.length_s, want);
+					sched_release(&s);
+				}
+}
+
+static void test_1f1b_in_flight_wait(void **state)
+{
+	/* a boundary below the stages' time, so the audit formula's bottleneck is a stage (1 s): but a
+	 * micro-batch's round trip (2 s of compute, 0.9 s of transfers) over the 2 micro-batches 1F1B
+	 * keeps in flight is 1.45 s a micro-batch, so rank 0 waits and the iteration is longer */
+	double p[] = { 1, 1 }, o[] = { 0.9 };
+	struct sched_input in = { 2, 2, 8, COST_1F1B, p, o };
+	struct sched s;
+	struct uniap_err err = { 0 };
+
+	(void)state;
+	assert_int_equal(sched_simulate(&in, &s, &err), UNIAP_OK);
+	check_invariants(&in, &s);
+	assert_true(s.length_s > audit(p, o, 2, 8) + 1);
+	sched_release(&s);
+}
+
+static void test_refusals(void **state)
+{
+	double p[] = { 1, 1, 1 }, bad[] = { 1, NAN, 1 };
+	struct sched s;
+	struct uniap_err err = { 0 };
+	struct sched_input in = { 2, 3, 4, COST_1F1B, p, p };
+
+	(void)state;
+	assert_int_equal(sched_simulate(&in, &s, &err), UNIAP_E_ARG);
+	in = (struct sched_input){ 3, 3, 4, COST_GPIPE, bad, p };
+	assert_int_equal(sched_simulate(&in, &s, &err), UNIAP_E_ARG);
+	assert_non_null(strstr(err.msg, "stages[1].time_s"));
+	in = (struct sched_input){ 3, 3, 0, COST_GPIPE, p, p };
+	assert_int_equal(sched_simulate(&in, &s, &err), UNIAP_E_ARG);
+	in = (struct sched_input){ 1, 1, SCHED_MAX_UNITS + 1L, COST_GPIPE, p, NULL };
+	assert_int_equal(sched_simulate(&in, &s, &err), UNIAP_E_LIMIT);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_gpipe_is_the_audit_formula),
+		cmocka_unit_test(test_equal_stages_closed_form),
+		cmocka_unit_test(test_1f1b_in_flight_wait),
+		cmocka_unit_test(test_refusals),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
