@@ -134,6 +134,13 @@ ctrs = pod.get('containers') or []
 check('k8s: one container', len(ctrs) == 1)
 ctr = ctrs[0] if ctrs else {}
 check('k8s: the image is the one compose builds', ctr.get('image') == compose_image, ctr.get('image'))
+# a name without a registry host is Docker Hub's library/ namespace: someone else's image
+def own_registry(image):
+    host = (image or '').split('/')[0] if '/' in (image or '') else ''
+    return host == 'localhost' or '.' in host or ':' in host
+check('compose: the image names a registry host, not Docker Hub\'s library', own_registry(compose_image), compose_image)
+sp = ctr.get('startupProbe') or {}
+check('k8s: the startup probe allows a minute or more', sp.get('periodSeconds', 10) * sp.get('failureThreshold', 3) >= 60, sp)
 check('k8s: no command override (the image runs uniapd)', 'command' not in ctr)
 kopts = options(ctr.get('args') or [], 'k8s: args')
 kport = listen_port(kopts, 'k8s')
@@ -145,7 +152,7 @@ ports = {p.get('name'): p.get('containerPort') for p in ctr.get('ports') or []}
 check('k8s: the container port is the --listen port', kport in ports.values(), ports)
 def resolve(p):
     return ports.get(p) if isinstance(p, str) else p
-for probe, want in (('livenessProbe', '/healthz'), ('readinessProbe', '/readyz')):
+for probe, want in (('startupProbe', '/healthz'), ('livenessProbe', '/healthz'), ('readinessProbe', '/readyz')):
     g = ((ctr.get(probe) or {}).get('httpGet')) or {}
     check('k8s: %s GETs %s' % (probe, want), g.get('path') == want, g)
     check('k8s: %s on the --listen port' % probe, resolve(g.get('port')) == kport, g.get('port'))
@@ -323,7 +330,7 @@ sval = (sec.get('stringData') or {}).get(ref.get('key'))
 check('k8s-replicas: the Secret has that key', sval is not None or ref.get('key') in (sec.get('data') or {}), ref.get('key'))
 if sval is not None:
     check('k8s-replicas: the Secret\'s example is a postgres:// URL', PG_URL.fullmatch(str(sval)), sval)
-kports = k8s_probes('k8s-replicas', ctr, kport, (('livenessProbe', '/healthz'), ('readinessProbe', '/readyz'))
+kports = k8s_probes('k8s-replicas', ctr, kport, (('startupProbe', '/healthz'), ('livenessProbe', '/healthz'), ('readinessProbe', '/readyz'))
               + ((('startupProbe', '/healthz'),) if 'startupProbe' in ctr else ()))
 check('k8s-replicas: the container port is the --listen port', kport in kports.values(), kports)
 res = ctr.get('resources') or {}
