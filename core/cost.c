@@ -925,6 +925,29 @@ static double cost_states_part(const struct model_profile *m, const struct strat
 	return per_param * params / tp;
 }
 
+/* cost_states_part's bytes split into the parameters themselves, their
+ * gradients and the optimizer's states (its fp32 copy and moments), each as
+ * sharded by the strategy: adds them to part[0..2].  Their sum is
+ * cost_states_part's up to rounding (for the memory breakdown only: every
+ * rule reads cost_states_part). */
+static void cost_states_split(const struct model_profile *m, const struct strategy *s, double params, int tp,
+                              int zdp, double *part)
+{
+	double e = model_param_elem_bytes(m), all = model_c_dtype(m) * e, opt = cost_optimizer_state_bytes(m);
+	double grad = all - opt - e > 0 ? all - opt - e : 0, w = all - opt - grad, shard; /* opt <= all */
+
+	if (s->zero == 0) {
+		shard = (double)tp * s->degree[STRATEGY_FSDP];
+		part[0] += w * params / shard;
+		part[1] += grad * params / shard;
+		part[2] += opt * params / shard;
+		return;
+	}
+	part[0] += w * params / tp;
+	part[1] += (s->zero >= 2 ? grad / zdp : grad) * params / tp;
+	part[2] += opt / zdp * params / tp;
+}
+
 /* (a MoE layer's expert parameters: 1/ep of them on a rank, their ZeRO
  * shards over the dp / ep replicas; §Mixture of experts) */
 static double cost_states_bytes(const struct model_profile *m, const struct model_layer_type *t,
@@ -975,6 +998,18 @@ uniap_code cost_stage_memory(const struct cluster_profile *cluster, const struct
 		size_t at = u * K + strategy[u];
 
 		o->model_states_bytes += cost_states_bytes(model, t, s) + cost_fp8_weight_bytes(cand->fp8, t, s);
+		{
+			int ep = cost_ep(t, s);
+			double expert = t->experts > 0 ? t->expert_parameters : 0, part[3] = { 0, 0, 0 };
+
+			cost_states_split(model, s, t->parameters - expert, s->degree[STRATEGY_TP], s->degree[STRATEGY_DP],
+			                  part);
+			if (expert > 0)
+				cost_states_split(model, s, expert / ep, cost_etp(t, s), cost_xdp(t, s), part);
+			o->weight_bytes += part[0] + cost_fp8_weight_bytes(cand->fp8, t, s);
+			o->gradient_bytes += part[1];
+			o->optimizer_bytes += part[2];
+		}
 		o->fsdp_accumulation_bytes += cost_accumulation_bytes(model, t, s, cand->microbatches);
 		/* the audit sum, term for term as plan_evaluate adds it: per layer
 		 * without peak rows, else the fixed sum, then the device's peak */

@@ -297,6 +297,9 @@ double cost_plan_memory_limit(const struct cluster_profile *cluster, const struc
  */
 struct cost_stage_memory {
 	double model_states_bytes;      /* parameters, gradients, optimizer states: c_dtype * P * e / (tp * fsdp) */
+	double weight_bytes;            /* model_states_bytes split, each as sharded (up to rounding): */
+	double gradient_bytes;          /*   the parameters (and FP8 copies), their gradients, and the */
+	double optimizer_bytes;         /*   optimizer's states (fp32 copy, moments) */
 	double fsdp_accumulation_bytes; /* FSDP layers' unsharded gradient under gradient accumulation */
 	double activation_bytes;        /* inflight_microbatches x activations of one micro-batch */
 	long inflight_microbatches;

@@ -282,6 +282,9 @@ static cJSON *jenc_stage_memory(const struct cost_stage_memory *m)
 	cJSON *o = cJSON_CreateObject();
 
 	if (!o || !jenc_add_num(o, "model_states_bytes", m->model_states_bytes) ||
+	    !jenc_add_num(o, "weight_bytes", m->weight_bytes) ||
+	    !jenc_add_num(o, "gradient_bytes", m->gradient_bytes) ||
+	    !jenc_add_num(o, "optimizer_state_bytes", m->optimizer_bytes) ||
 	    !jenc_add_num(o, "fsdp_accumulation_bytes", m->fsdp_accumulation_bytes) ||
 	    !jenc_add_num(o, "activation_bytes", m->activation_bytes) ||
 	    !jenc_add_num(o, "allocated_bytes", m->allocated_bytes) ||

@@ -98,10 +98,15 @@ _mem = lambda d: {'type': 'number', 'description': d}
 S['StageMemory'] = {'type': 'object', 'description': ('Where one device of the stage spends its memory, in bytes (core/cost.h, struct cost_stage_memory): '
     'allocated = model_states + fsdp_accumulation + activation, the stage fits iff allocated <= memory_limit_bytes (iff free >= 0), and '
     'allocated + fragmentation + fsdp_transient + reserved + margin + free = device_memory.'),
-    'required': ['model_states_bytes', 'fsdp_accumulation_bytes', 'activation_bytes', 'allocated_bytes', 'memory_limit_bytes',
+    'required': ['model_states_bytes', 'weight_bytes', 'gradient_bytes', 'optimizer_state_bytes',
+                 'fsdp_accumulation_bytes', 'activation_bytes', 'allocated_bytes', 'memory_limit_bytes',
                  'fragmentation_bytes', 'fsdp_transient_bytes', 'reserved_bytes', 'margin_bytes', 'free_bytes', 'device_memory_bytes'],
     'properties': {
     'model_states_bytes': _mem('Parameters, gradients and optimizer states of the stage\'s layers.'),
+    'weight_bytes': _mem('Of model_states_bytes: the parameters themselves (and FP8 weight copies), as sharded.'),
+    'gradient_bytes': _mem('Of model_states_bytes: their gradients, as sharded (ZeRO-2, FSDP).'),
+    'optimizer_state_bytes': _mem('Of model_states_bytes: the optimizer\'s states (fp32 master copy, moments), as sharded '
+                                  '(ZeRO-1 and up, FSDP). The three sum to model_states_bytes up to rounding.'),
     'fsdp_accumulation_bytes': _mem('Unsharded gradients FSDP layers keep between micro-batches.'),
     'activation_bytes': _mem('In-flight micro-batches times the activations of one.'),
     'allocated_bytes': _mem('The three above.'),

@@ -858,6 +858,27 @@ static void test_zero_terms(void **state)
 	ag = cost_collective_s(&cl, CLUSTER_ALLGATHER, 2e6, 4, 1, 4, 1);
 	NEAR(T(&c, 0, "dp4+z1") - T(&c, 0, "dp4"), (1 - 0.5) * ag);
 	NEAR(T(&c, 0, "dp4+z2"), T(&c, 0, "dp4+z1"));
+	/* the breakdown of two such layers: 2 bytes of parameter, 2 of gradient and 12 of
+	 * optimizer states each, ZeRO-1 sharding the 12, ZeRO-2 the 2 of gradient too,
+	 * FSDP all of it (the ZeRO paper's Figure 1) */
+	{
+		static const struct {
+			const char *name;
+			double w, g, opt;
+		} want[] = { { "dp4", 2, 2, 12 }, { "dp4+z1", 2, 2, 3 }, { "dp4+z2", 2, 0.5, 3 }, { "fsdp4", 0.5, 0.5, 3 } };
+		int stage[2] = { 0, 0 };
+		size_t strat[2], i;
+		struct cost_stage_memory sm[1];
+
+		for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+			strat[0] = strat[1] = k_of(&c, want[i].name);
+			assert_int_equal(cost_stage_memory(&cl, &m, &c, stage, strat, sm, &err), UNIAP_OK);
+			NEAR(sm[0].weight_bytes, 2 * want[i].w * 1e6);
+			NEAR(sm[0].gradient_bytes, 2 * want[i].g * 1e6);
+			NEAR(sm[0].optimizer_bytes, 2 * want[i].opt * 1e6);
+			NEAR(sm[0].model_states_bytes, 2 * MF(&c, want[i].name));
+		}
+	}
 	/* activations and resharding do not change */
 	NEAR(MA(&c, "dp4+z2"), MA(&c, "dp4"));
 	NEAR(R(&c, "dp4+z1", "tp4", 0), R(&c, "dp4", "tp4", 0));

@@ -124,6 +124,10 @@ static void check_memory_breakdown(const struct cluster_profile *cl, const struc
 		/* the audit stage memory, exactly, and its three parts */
 		assert_true(x->allocated_bytes == ev->stage_memory_bytes[i]);
 		assert_true(fabs(parts - x->allocated_bytes) <= 1e-12 * x->allocated_bytes);
+		/* model states split into weights, gradients and optimizer states, each >= 0 */
+		assert_true(x->weight_bytes >= 0 && x->gradient_bytes >= 0 && x->optimizer_bytes >= 0);
+		assert_true(fabs(x->weight_bytes + x->gradient_bytes + x->optimizer_bytes - x->model_states_bytes) <=
+		            1e-12 * x->model_states_bytes);
 		assert_int_equal(x->inflight_microbatches, cand->inflight[i]);
 		/* everything reconciles to the device memory */
 		assert_true(fabs(whole - x->device_memory_bytes) <= 1e-9 * x->device_memory_bytes);
