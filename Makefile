@@ -373,6 +373,7 @@ fidelity-baseline: all
 	@$(if $(CHECK_DEPS),$(CHECK_DEPS) $(FIDELITY_NEEDS),:)
 	@SETS=bench/fidelity/sets sh bench/fidelity.sh $(BUILD)/uniap >/dev/null
 	@UNIAP=$(BUILD)/uniap FIDELITY_WRITE=1 sh tests/cli/fidelity.sh
+	@python3 scripts/ui-fidelity.py
 
 # uniap's estimates against Galvatron v2.4.0's own cost model on its measured
 # A100 profiles (bench/galvatron/): uniap's galvatron-target plans and

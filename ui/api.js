@@ -7,7 +7,7 @@
 // with fetch() for the same reason (EventSource cannot send the header).
 //
 // Never: put the key in a URL, a cookie or localStorage; call anything but
-// the same origin's /v1 routes.
+// the same origin's /v1 routes (and its own /ui/ files, which need no key).
 
 const KEY = 'uniap.key';
 
@@ -128,6 +128,14 @@ export function sleep(ms, signal) {
     const t = setTimeout(resolve, ms);
     if (signal) signal.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
   });
+}
+
+// A file of the UI itself (GET /ui/NAME: public, no key), parsed as JSON; null when it cannot be had.
+export async function uiJson(name) {
+  try {
+    const r = await fetch(`/ui/${encodeURIComponent(name)}`, { headers: { Accept: 'application/json' } });
+    return r.ok ? await r.json() : null;
+  } catch (e) { return null; }
 }
 
 // An export as a file the browser saves: fetched with the key, handed over as a blob.

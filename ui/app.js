@@ -11,7 +11,7 @@
 //
 // Never: put the key in a URL; insert HTML; use inline styles (CSP).
 
-import { api, followJob, download, getKey, setKey, ApiError } from './api.js';
+import { api, followJob, download, getKey, setKey, ApiError, uiJson } from './api.js';
 import { h, clear, secs, num, pct, gib, stageClass } from './dom.js';
 import { deviceGrid, stageLegend, layerStrip, timeline, stageTable, memoryBars, heatmap, FORWARD_SHARE } from './draw.js';
 import { reportPools, jobPool, poolGrid, curvePlot, jobLegend } from './alloc.js';
@@ -251,29 +251,37 @@ async function newPlanView() {
   cluster.addEventListener('change', syncNodes);
   syncNodes();
   const batch = h('input', { id: 'batch', type: 'number', min: 1, value: 32, required: true });
-  const schedule = h('select', { id: 'schedule' }, ['gpipe', '1f1b', 'interleaved'].map((x) => h('option', { value: x }, x)));
-  const space = h('select', { id: 'space' }, [['unified', 'unified (UniAP)'], ['inter', 'inter-layer only'], ['intra', 'intra-layer only'], ['uniform', 'uniform (Megatron-style)']].map(([v, t]) => h('option', { value: v }, t)));
+  const schedule = h('select', { id: 'schedule', 'aria-describedby': 'schedule-help' }, ['gpipe', '1f1b', 'interleaved'].map((x) => h('option', { value: x }, x)));
+  const space = h('select', { id: 'space', 'aria-describedby': 'space-help' }, [['unified', 'unified (UniAP)'], ['inter', 'inter-layer only'], ['intra', 'intra-layer only'], ['uniform', 'uniform (Megatron-style)']].map(([v, t]) => h('option', { value: v }, t)));
   const targets = ['megatron', 'deepspeed', 'galvatron'].map((t) => h('label', { class: 'check' }, h('input', { type: 'checkbox', name: 'target', value: t }), ` ${t}`));
   // the strategy dictionary's optional dimensions (POST /v1/plans; docs/cost-model.md): each adds
   // variants the optimizer may choose, none is forced on a layer
-  const opts = [['recompute', 'full recomputation'], ['selective_recompute', 'selective recomputation'],
-    ['zero', 'ZeRO-1/2 (distributed optimizer)'], ['sequence_parallel', 'sequence parallelism'],
-    ['fp8', 'FP8 training'], ['uneven_microbatches', 'uneven micro-batches']].map(([v, t]) =>
-    h('label', { class: 'check' }, h('input', { type: 'checkbox', name: 'option', value: v, id: `opt-${v}` }), ` ${t}`));
+  const OPTION_HELP = [
+    ['recompute', 'full recomputation', 'keep only each layer’s input and run its forward again in the backward: far less activation memory, about a third more compute'],
+    ['selective_recompute', 'selective recomputation', 'recompute only the attention core (Megatron-LM’s selective granularity): most of the memory saved for a few per cent of time'],
+    ['zero', 'ZeRO-1/2 (distributed optimizer)', 'shard the optimizer states (ZeRO-1) and gradients (ZeRO-2) over the data-parallel ranks'],
+    ['sequence_parallel', 'sequence parallelism', 'shard the activations tensor parallelism replicates (norms, dropout) over the tensor-parallel ranks'],
+    ['fp8', 'FP8 training', 'FP8 GEMMs on devices that have FP8 figures (H100, H200, B200): faster, with FP8 weight copies'],
+    ['uneven_microbatches', 'uneven micro-batches', 'micro-batch counts that leave the last micro-batch smaller (64 in 11)']];
+  const opts = OPTION_HELP.map(([v, t, help]) =>
+    h('label', { class: 'check', title: help }, h('input', { type: 'checkbox', name: 'option', value: v, id: `opt-${v}`, 'aria-describedby': `opt-${v}-help` }), ` ${t}`,
+      h('span', { class: 'sr', id: `opt-${v}-help` }, help)));
+  const optionsHelp = h('ul', { class: 'help option-help', id: 'options-help' },
+    OPTION_HELP.map(([, t, help]) => h('li', {}, h('strong', {}, t), `: ${help}.`)));
   const vstages = h('input', { id: 'virtual-stages', type: 'number', min: 2, max: 64, placeholder: 'search 2–4' });
   const vsRow = h('div', { class: 'field', id: 'virtual-stages-field' }, h('label', { for: 'virtual-stages' }, 'Model chunks per rank'), vstages);
   const syncSchedule = () => { vsRow.hidden = schedule.value !== 'interleaved'; };
   schedule.addEventListener('change', syncSchedule);
   syncSchedule();
-  const cp = h('input', { id: 'context-parallel', type: 'number', min: 1, max: 1024, placeholder: '1' });
+  const cp = h('input', { id: 'context-parallel', type: 'number', min: 1, max: 1024, placeholder: '1', 'aria-describedby': 'context-parallel-help' });
   const cpComm = h('select', { id: 'cp-comm' }, [['p2p', 'ring (p2p)'], ['a2a', 'Ulysses (all-to-all)']].map(([v, t]) => h('option', { value: v }, t)));
   const cpCommRow = h('div', { class: 'field', id: 'cp-comm-field' }, h('label', { for: 'cp-comm' }, 'Context-parallel exchange'), cpComm);
   const syncCp = () => { cpCommRow.hidden = !(Number(cp.value) > 1); };
   cp.addEventListener('input', syncCp);
   syncCp();
-  const deadline = h('input', { id: 'deadline', type: 'number', min: 0.001, step: 'any', placeholder: 'none' });
-  const limit = h('input', { id: 'time-limit', type: 'number', min: 0.1, step: 'any', value: 60 });
-  const margin = h('input', { id: 'margin', type: 'number', min: 0, max: 0.5, step: 'any', placeholder: 'the cluster’s' });
+  const deadline = h('input', { id: 'deadline', type: 'number', min: 0.001, step: 'any', placeholder: 'none', 'aria-describedby': 'deadline-help' });
+  const limit = h('input', { id: 'time-limit', type: 'number', min: 0.1, step: 'any', value: 60, 'aria-describedby': 'time-limit-help' });
+  const margin = h('input', { id: 'margin', type: 'number', min: 0, max: 0.5, step: 'any', placeholder: 'the cluster’s', 'aria-describedby': 'margin-help' });
   const status = h('div', { id: 'upload-status', 'aria-live': 'polite' });
   const err = h('div', { id: 'plan-error', 'aria-live': 'assertive' });
   const drop = dropZone(async (files) => {
@@ -295,14 +303,21 @@ async function newPlanView() {
     h('div', { class: 'field wide' }, h('label', { for: 'model' }, 'Model'), model),
     h('div', { class: 'field wide' }, drop, status),
     h('div', { class: 'field' }, h('label', { for: 'batch' }, 'Global batch'), batch),
-    h('div', { class: 'field' }, h('label', { for: 'schedule' }, 'Schedule'), schedule),
-    h('div', { class: 'field' }, h('label', { for: 'space' }, 'Space'), space),
-    h('fieldset', { class: 'field' }, h('legend', {}, 'Runtime targets'), targets),
-    h('fieldset', { class: 'field wide', id: 'options' }, h('legend', {}, 'Also consider'), opts), vsRow,
-    h('div', { class: 'field' }, h('label', { for: 'context-parallel' }, 'Context parallelism'), cp), cpCommRow,
-    h('div', { class: 'field' }, h('label', { for: 'time-limit' }, 'Time limit per candidate (s)'), limit),
-    h('div', { class: 'field' }, h('label', { for: 'deadline' }, 'Deadline for the whole plan (s)'), deadline),
-    h('div', { class: 'field' }, h('label', { for: 'margin' }, 'Memory margin (0–0.5)'), margin),
+    h('div', { class: 'field' }, h('label', { for: 'schedule' }, 'Schedule'), schedule,
+      h('p', { class: 'help', id: 'schedule-help' }, 'gpipe: all forwards, then all backwards; 1f1b: Megatron-LM’s order, fewer micro-batches in flight; interleaved: 1F1B over model chunks, a smaller bubble.')),
+    h('div', { class: 'field' }, h('label', { for: 'space' }, 'Space'), space,
+      h('p', { class: 'help', id: 'space-help' }, 'unified: each layer its own layout (UniAP); inter or intra: pipeline or layouts only; uniform: one layout for all (Megatron-style).')),
+    h('fieldset', { class: 'field', 'aria-describedby': 'targets-help' }, h('legend', {}, 'Runtime targets'), targets,
+      h('p', { class: 'help', id: 'targets-help' }, 'Only plans each ticked runtime runs, each priced against the best plan of any layout (planned beside it).')),
+    h('fieldset', { class: 'field wide', id: 'options' }, h('legend', {}, 'Also consider'), opts, optionsHelp), vsRow,
+    h('div', { class: 'field' }, h('label', { for: 'context-parallel' }, 'Context parallelism'), cp,
+      h('p', { class: 'help', id: 'context-parallel-help' }, 'Split every sequence over this many ranks (long context).')), cpCommRow,
+    h('div', { class: 'field' }, h('label', { for: 'time-limit' }, 'Time limit per candidate (s)'), limit,
+      h('p', { class: 'help', id: 'time-limit-help' }, 'Each candidate’s exact solve; past it, its best plan and bound.')),
+    h('div', { class: 'field' }, h('label', { for: 'deadline' }, 'Deadline for the whole plan (s)'), deadline,
+      h('p', { class: 'help', id: 'deadline-help' }, 'Then the best plan so far, with its gap.')),
+    h('div', { class: 'field' }, h('label', { for: 'margin' }, 'Memory margin (0–0.5)'), margin,
+      h('p', { class: 'help', id: 'margin-help' }, 'Fraction of device memory no plan may use.')),
     h('div', { class: 'field wide row' }, submit), err);
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
@@ -312,7 +327,8 @@ async function newPlanView() {
       batch: Number(batch.value), schedule: schedule.value, space: space.value, time_limit_s: Number(limit.value),
     };
     const t = targets.map((l) => l.querySelector('input')).filter((i) => i.checked).map((i) => i.value);
-    if (t.length) body.targets = t;
+    // one target is planned beside the unconstrained optimum, so that it comes with its price
+    if (t.length) body.targets = t.length === 1 ? [t[0], 'any'] : t;
     if (margin.value !== '') body.memory_margin = Number(margin.value);
     opts.map((l) => l.querySelector('input')).filter((i) => i.checked).forEach((i) => { body[i.value] = true; });
     if (schedule.value === 'interleaved' && vstages.value !== '') body.virtual_stages = Number(vstages.value);
@@ -428,11 +444,40 @@ function requestOptions(req) {
   return said.join(', ');
 }
 
-function summary(plan, res, extra, options) {
+// The fidelity sets measured on clusters of the kind of `name` (ui/fidelity.json: the
+// ratchet's baseline, docs/fidelity.md): the same name less its node count.
+let fidelity = null;
+const clusterFamily = (n) => String(n).replace(/-x([0-9]+|N)$/, '').replace(/-[0-9]+$/, '');
+async function fidelitySets(name) {
+  if (fidelity === null) fidelity = (await uiJson('fidelity.json')) || { sets: [] };
+  if (typeof name !== 'string' || name === 'inline') return [];
+  return fidelity.sets.filter((x) => clusterFamily(x.cluster) === clusterFamily(name));
+}
+
+// How far estimates on this kind of cluster were from measured runs: a badge, and the sets behind it.
+function estimateBadge(sets, name) {
+  const doc = 'docs/fidelity.md in the repository (make bench-fidelity)';
+  if (!sets.length) {
+    return h('details', { class: 'estimate', id: 'estimate' },
+      h('summary', { class: 'badge unknown' }, 'Estimate: no measured runs of this kind'),
+      h('p', { class: 'help' }, `No published run on ${typeof name === 'string' ? clusterFamily(name) : 'this cluster'} clusters is in the fidelity sets: `,
+        'the TPI is the cost model’s, and elsewhere the model has been optimistic by 1 to 60 % (', doc, ').'));
+  }
+  const errs = sets.map((x) => x.error_pct);
+  const lo = Math.min(...errs), hi = Math.max(...errs);
+  const range = lo === hi ? `${lo.toFixed(1)} %` : `${lo.toFixed(1)}–${hi.toFixed(1)} %`;
+  return h('details', { class: 'estimate', id: 'estimate' },
+    h('summary', { class: `badge ${hi <= 10 ? 'good' : hi <= 30 ? 'fair' : 'poor'}` }, `Estimate: ${range} from measured runs`),
+    h('p', { class: 'help' }, `Mean error of the iteration time the model predicted for published runs on ${clusterFamily(name)} clusters, per set (`, doc, '):'),
+    h('ul', { class: 'help' }, sets.map((x) => h('li', {}, `${x.error_pct.toFixed(1)} %: ${x.about}`))));
+}
+
+function summary(plan, res, extra, options, price) {
   const f = (label, value, id) => h('div', { class: 'stat' }, h('dt', {}, label), h('dd', id ? { id } : {}, value));
   return h('dl', { class: 'stats summary' },
     f('TPI', secs(plan.tpi_s), 'tpi'), f('Throughput', `${num(plan.throughput_samples_per_s)} samples/s`),
-    f('Optimality', (res.optimal ?? res.status === 'optimal') ? 'proven optimal' : 'not proven', 'optimality'),
+    f('Optimality', (res.optimal ?? res.status === 'optimal') ? 'proven optimal in the model' : 'not proven', 'optimality'),
+    price !== undefined ? f('Price', price, 'price') : null,
     f('Gap', res.gap === undefined || res.gap === null ? '–' : pct(res.gap)),
     f('Bound', secs(res.bound_s)),
     f('Pipeline', `${plan.pp} stage${plan.pp === 1 ? '' : 's'}${plan.virtual_stages ? ` × ${plan.virtual_stages} chunks` : ''}, ${plan.microbatches} micro-batch${plan.microbatches === 1 ? '' : 'es'} of ${plan.microbatch_size}`),
@@ -466,9 +511,13 @@ function exportsPanel(job, target) {
     });
     return b;
   };
+  const note = target && target !== 'any'
+    ? `This is the plan for ${target}: it exports to ${target}’s configuration (the other runtimes may refuse it, naming the layer).`
+    : 'A runtime takes one layout for every layer; a unified plan that mixes layouts exports only to the plan formats. Plan with runtime targets for plans that export.';
   return section('Exports', h('div', { class: 'row' }, copy, dl('deepspeed', 'Download DeepSpeed JSON', `uniap-job-${job.id}-deepspeed.json`),
-    dl('galvatron', 'Download Galvatron JSON', `uniap-job-${job.id}-galvatron.json`), dl('json', 'Download the plan', `uniap-job-${job.id}-plan.json`)),
-  h('p', { class: 'help' }, 'A runtime takes one layout for every layer; a unified plan that mixes layouts exports only to the plan formats. Plan with runtime targets for plans that export.'), err, out);
+    dl('galvatron', 'Download Galvatron JSON', `uniap-job-${job.id}-galvatron.json`), dl('json', 'Download the plan', `uniap-job-${job.id}-plan.json`),
+    dl('chrome-trace', 'Download the trace (Perfetto)', `uniap-job-${job.id}-trace.json`)),
+  h('p', { class: 'help', id: 'export-note' }, note, ' The trace opens in ui.perfetto.dev or chrome://tracing: one iteration, a track per rank and link.'), err, out);
 }
 
 function targetsPanel(res, onPick) {
@@ -482,6 +531,78 @@ function targetsPanel(res, onPick) {
     h('tbody', {}, rows))));
 }
 
+// Each pipeline rank's memory against the limit: a warning for the ranks at 95 % of it or more.
+function memoryWarning(plan) {
+  const used = [];
+  plan.stages.forEach((st, i) => {
+    const r = i % plan.pp;
+    used[r] = st.rank_memory_bytes !== undefined ? st.rank_memory_bytes : (used[r] || 0) + st.memory_bytes;
+  });
+  const full = used.map((u, r) => [r, u / plan.memory_limit_bytes]).filter(([, f]) => f >= 0.95);
+  if (!full.length || !plan.memory_limit_bytes) return null;
+  return h('p', { class: 'warning', id: 'memory-warning', role: 'status' },
+    `Rank${full.length > 1 ? 's' : ''} ${full.map(([r, f]) => `${r} (${pct(f)})`).join(', ')} at 95 % of the memory limit or more. `,
+    'The limit already keeps the reserved memory, the allocator’s fragmentation and the safety margin aside, ',
+    'but the model’s memory estimates are not exact: such a plan may run out of memory. A larger memory margin, ',
+    'recomputation or ZeRO leave more room.');
+}
+
+// Where each rank's memory goes (POST /v1/evaluate on the plan): parameters, gradients, optimizer
+// states, activations, buffers, the allocator's loss, reserved, the safety margin and what is free.
+function memoryBreakdown(job, plan) {
+  const box = h('div', { id: 'memory-breakdown', class: 'loading' }, 'Pricing the memory breakdown…');
+  const req = job.request || {};
+  if (req.cluster === 'inline' || req.model === 'inline' || req.cluster === undefined) {
+    clear(box).append(h('p', { class: 'help' }, 'The job’s documents were sent inline: the breakdown needs them stored or from the catalog.'));
+    return box;
+  }
+  api('POST', '/v1/evaluate', { body: { cluster: req.cluster, model: req.model, batch: req.batch, plan } }).then((rep) => {
+    box.classList.remove('loading');
+    const ranks = [];
+    (rep.stages || []).forEach((st, i) => { if (st.memory && ranks[i % plan.pp] === undefined) ranks[i % plan.pp] = st.memory; });
+    const cols = [['Parameters', (m) => m.weight_bytes], ['Gradients', (m) => m.gradient_bytes], ['Optimizer states', (m) => m.optimizer_state_bytes],
+      ['Activations', (m) => m.activation_bytes], ['Buffers (FSDP)', (m) => m.fsdp_accumulation_bytes + m.fsdp_transient_bytes],
+      ['Fragmentation', (m) => m.fragmentation_bytes], ['Reserved', (m) => m.reserved_bytes], ['Margin', (m) => m.margin_bytes],
+      ['Free', (m) => m.free_bytes]];
+    clear(box).append(scroller(h('table', { class: 'data', id: 'memory-table', 'aria-label': 'Memory per device of each pipeline rank' },
+      h('caption', {}, `Per device of each pipeline rank, of ${gib(ranks.length && ranks[0] ? ranks[0].device_memory_bytes : 0)}`),
+      h('thead', {}, h('tr', {}, ['Rank', ...cols.map(([t]) => t), 'Of the limit'].map(colHead))),
+      h('tbody', {}, ranks.map((m, r) => h('tr', { 'data-rank': r, class: m.allocated_bytes >= 0.95 * m.memory_limit_bytes ? 'near-limit' : '' },
+        h('th', { scope: 'row' }, `${r}`), ...cols.map(([, f]) => h('td', {}, gib(f(m)))),
+        h('td', {}, pct(m.allocated_bytes / m.memory_limit_bytes))))))));
+  }).catch((e) => { box.classList.remove('loading'); clear(box).append(errorBox(e)); });
+  return box;
+}
+
+// Nothing fits: why, what would help, and the same request again with every way to save memory.
+function nothingFits(job, res2) {
+  const req = job.request || {};
+  const asked = requestOptions(req);
+  const replan = h('button', { type: 'button', id: 'replan-memory' }, 'Plan again with recomputation, ZeRO and sequence parallelism');
+  const err = h('div', { 'aria-live': 'polite' });
+  if (req.cluster === 'inline' || req.model === 'inline') replan.disabled = true;
+  replan.addEventListener('click', async () => {
+    clear(err);
+    replan.disabled = true;
+    try {
+      const r = await api('POST', '/v1/plans', { body: Object.assign({}, req, { recompute: true, zero: true, sequence_parallel: true }) });
+      location.hash = `#/jobs/${r.id}`;
+    } catch (e) { err.append(errorBox(e)); replan.disabled = false; }
+  });
+  const counts = {};
+  (res2.candidates || []).forEach((c) => { counts[c.status] = (counts[c.status] || 0) + 1; });
+  return h('div', { class: 'card' },
+    h('p', { id: 'no-plan' }, 'Nothing fits: no candidate has a plan within memory',
+      res2.candidates ? ` (${Object.entries(counts).map(([k, n]) => `${n} ${k}`).join(', ')}).` : '.'),
+    h('ul', { class: 'help', id: 'no-plan-hints' },
+      h('li', {}, 'Recomputation keeps only each layer’s input; ZeRO shards the optimizer states and gradients; sequence parallelism shards what tensor parallelism replicates',
+        asked ? ` (this job already considered: ${asked}).` : '.'),
+      h('li', {}, 'More devices (a larger cluster, or more nodes of it) spread the model states further.'),
+      h('li', {}, 'A smaller global batch, or more micro-batches, keeps fewer activations in flight.')),
+    h('div', { class: 'row' }, replan), err,
+    req.cluster === 'inline' || req.model === 'inline' ? h('p', { class: 'help' }, 'This job’s documents were sent inline: plan again from the form.') : null);
+}
+
 function renderResult(body, job, device) {
   const res = job.result;
   const wrap = h('div', { id: 'plan-view', 'data-job': job.id });
@@ -489,8 +610,7 @@ function renderResult(body, job, device) {
   const show = (plan, res2, target) => {
     clear(wrap);
     if (!plan) {
-      wrap.append(h('div', { class: 'card' }, h('p', { id: 'no-plan' }, 'Nothing fits: no candidate has a plan within memory. ',
-        'Ask for more ways to save memory under “Also consider” (ZeRO, recomputation, sequence parallelism, FP8), more nodes, or a smaller batch.')));
+      wrap.append(nothingFits(job, res2));
       if (res2.candidates) wrap.append(section('Candidates', heatmap(res2.candidates, null)));
       return;
     }
@@ -500,8 +620,15 @@ function renderResult(body, job, device) {
     const tl = timeline(plan);
     const d = device && device.device;
     const margin = job.request && job.request.memory_margin !== undefined ? job.request.memory_margin : d ? d.memory_margin || 0 : 0;
+    const entry = res.targets ? res.targets.find((t) => t.target === target) : null;
+    const priced = Number.isFinite(res2.price) ? res2.price : entry && Number.isFinite(entry.price) ? entry.price : null;
+    const price = !target || target === 'any' ? undefined
+      : priced !== null ? `+${pct(priced)} against any layout`
+        : res.targets ? '–' : 'not priced (planned alone: plan with runtime targets to price it)';
+    const badge = h('div', { class: 'estimate-wrap' });
+    fidelitySets(job.request && job.request.cluster).then((sets) => badge.append(estimateBadge(sets, job.request && job.request.cluster)));
     wrap.append(
-      section(target ? `Plan for ${target}` : 'Plan', summary(plan, res2, res.space, requestOptions(job.request))),
+      section(target ? `Plan for ${target}` : 'Plan', summary(plan, res2, res.space, requestOptions(job.request), price), badge),
       section('Devices', stageLegend(plan), scroller(deviceGrid(plan, device && device.devices_per_node))),
       section('Layers', layerStrip(plan)),
       section('Timeline', h('p', { class: 'help' },
@@ -510,13 +637,15 @@ function renderResult(body, job, device) {
         tl.sim.known ? '' : ' This plan predates transfer times: transfers are not drawn.',
         tl.sim.complete ? '' : ' The layout stopped before every unit was placed (a unit waits on one never run): the drawing is partial.'),
       scroller(tl.svg), scroller(stageTable(plan, tl.sim))),
-      section('Memory', h('p', { class: 'help' }, `Per device of each pipeline rank, against the plan's limit ${gib(plan.memory_limit_bytes)}`,
-        d ? ` of ${gib(d.memory_bytes)} (${d.name || 'device'}); hatched: the safety margin, ${pct(margin)}.` : '.'), scroller(memoryBars(plan, d, margin))),
+      section('Memory', memoryWarning(plan), h('p', { class: 'help' }, `Per device of each pipeline rank, against the plan's limit ${gib(plan.memory_limit_bytes)}`,
+        d ? ` of ${gib(d.memory_bytes)} (${d.name || 'device'}); hatched: the safety margin, ${pct(margin)}.` : '.'), scroller(memoryBars(plan, d, margin)),
+      memoryBreakdown(job, plan)),
       res2.candidates ? section('Candidates', heatmap(res2.candidates, plan))
         : section('Candidates', h('p', { class: 'help' }, `The service reports the candidates of the first target (${res.target}) only.`)),
       exportsPanel(job, target));
   };
-  show(res.plan, res, res.target && res.targets ? res.target : null);
+  // a job of one runtime target (without "any" beside it) is that target's plan, unpriced
+  show(res.plan, res, res.target && (res.targets || res.target !== 'any') ? res.target : null);
   if (res.targets) body.insertBefore(targetsPanel(res, (t) => { show(t.plan, Object.assign({}, t, { candidates: null }), t.target); wrap.scrollIntoView(); }), wrap);
 }
 
@@ -656,23 +785,32 @@ async function compareView() {
       if (j.kind === 'calibration' || j.kind === 'allocation') { rows.push({ id, label: `job ${id}`, note: `a ${j.kind}, not a plan` }); continue; }
       const req = j.request || {};
       const base = `${req.cluster} · ${req.model} · B ${req.batch} · ${r.space || 'unified'}`;
+      const work = `${req.model} at batch ${req.batch}`;
       if (r.targets) {
-        for (const t of r.targets) rows.push({ id, label: `${base} · ${t.target}`, plan: t.plan, tpi: t.plan ? t.tpi_s : null, optimal: t.status === 'optimal', note: t.status });
+        for (const t of r.targets) rows.push({ id, work, label: `${base} · ${t.target}`, plan: t.plan, tpi: t.plan ? t.tpi_s : null, optimal: t.status === 'optimal', note: t.status });
       } else {
-        rows.push({ id, label: base, plan: r.plan, tpi: r.plan ? r.plan.tpi_s : null, optimal: r.optimal, note: r.plan ? '' : 'nothing fits' });
+        rows.push({ id, work, label: base, plan: r.plan, tpi: r.plan ? r.plan.tpi_s : null, optimal: r.optimal, note: r.plan ? '' : 'nothing fits' });
       }
     } catch (e) { rows.push({ id, label: `job ${id}`, note: e.message }); }
+  }
+  // a TPI ratio compares the same work only: say so, loudly, when models or batches differ
+  const works = [...new Set(rows.filter((r) => r.work).map((r) => r.work))];
+  if (works.length > 1) {
+    out.append(h('p', { class: 'warning', id: 'compare-differ', role: 'alert' },
+      `These plans do different work (${works.join('; ')}): their TPI ratio mixes models or batches. `,
+      'Compare samples per second per device, or pick jobs of one model and batch.'));
   }
   const best = Math.min(...rows.filter((r) => Number.isFinite(r.tpi)).map((r) => r.tpi));
   const maxT = Math.max(...rows.filter((r) => Number.isFinite(r.tpi)).map((r) => r.tpi));
   out.append(scroller(h('table', { class: 'data', id: 'compare-table', 'aria-label': 'Plans compared' },
     h('caption', {}, 'TPI ratio: each plan’s TPI over the fastest’s'),
-    h('thead', {}, h('tr', {}, ['Job', 'Plan', 'TPI', 'Ratio', 'pp × c', 'Schedule', 'Optimal', '#TPI against the slowest'].map(colHead))),
+    h('thead', {}, h('tr', {}, ['Job', 'Plan', 'TPI', 'Ratio', 'Samples/s per device', 'pp × c', 'Schedule', 'Optimal', '#TPI against the slowest'].map(colHead))),
     h('tbody', {}, rows.map((r) => {
       const ratio = Number.isFinite(r.tpi) ? r.tpi / best : null;
       return h('tr', { 'data-job': r.id, 'data-ratio': ratio === null ? '' : ratio },
         h('th', { scope: 'row' }, h('a', { href: `#/jobs/${r.id}` }, `${r.id}`)), h('td', {}, r.label), h('td', {}, secs(r.tpi)),
-        h('td', { class: 'ratio' }, ratio === null ? '–' : `${ratio.toFixed(3)} ×`),
+        h('td', { class: 'ratio' }, ratio === null ? '–' : `${ratio.toFixed(3)} ×${works.length > 1 && r.work !== rows.find((x) => x.tpi === best).work ? ' (other work)' : ''}`),
+        h('td', {}, r.plan ? num(r.plan.throughput_samples_per_s / devicesOf(r.plan)) : '–'),
         h('td', {}, r.plan ? `${r.plan.pp} × ${r.plan.microbatches}` : '–'), h('td', {}, r.plan ? r.plan.schedule : ''),
         h('td', {}, r.plan ? (r.optimal ? 'yes' : 'no') : r.note || ''),
         h('td', { class: 'spark' }, r.plan ? compareBar(r.tpi / maxT) : ''));
@@ -682,6 +820,13 @@ async function compareView() {
     side.append(h('figure', { class: 'card' }, h('figcaption', {}, `Job ${r.id}: ${r.label} — ${secs(r.tpi)}`), stageLegend(r.plan),
       scroller(timeline(r.plan, maxT).svg, `Timeline of job ${r.id}: ${r.label}`)));
   out.append(h('h2', { class: 'spaced' }, 'Timelines, on one time scale'), side);
+}
+
+// The devices a plan runs on: the union of its stages' devices.
+function devicesOf(plan) {
+  const all = new Set();
+  plan.stages.forEach((st) => (st.devices || []).forEach((d) => all.add(d)));
+  return all.size || 1;
 }
 
 function compareBar(f) {

@@ -134,4 +134,6 @@ if [ "$have_galv" -eq 1 ]; then
 elif [ -s "$GT" ]; then
 	echo "  galvatron: Galvatron's fixtures (../shared/fixtures/galvatron-v2.4.0) are absent: not compared"
 fi
+# the web UI's estimate badge reads the baseline's figures (ui/fidelity.json)
+check ui-fidelity-json 0 "" -- python3 scripts/ui-fidelity.py --check
 summary fidelity

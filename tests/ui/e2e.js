@@ -382,6 +382,19 @@ async function steps() {
     must(cells > 0 && v.heat === cells, `${v.heat} heat-map cells for ${cells} (pp, micro-batches) candidates`);
     must(v.chosen.length === 1 && v.chosen[0] === `${plan.pp}x${plan.microbatches}`, `outlined candidate ${v.chosen}`);
     must(v.targets === job.result.targets.length, `${v.targets} target rows for ${job.result.targets.length} targets`);
+    // how far such estimates were from measured runs (ui/fidelity.json: the ratchet's sets on envb)
+    const badge = await page.$eval('#estimate summary', (e) => e.textContent);
+    must(/^Estimate: [0-9.]+(–[0-9.]+)? % from measured runs$/.test(badge), `the estimate badge says "${badge}"`);
+    // where each rank's memory goes (POST /v1/evaluate on the plan): one row per rank, parts that add up
+    await page.waitForSelector('#memory-table tbody tr', { timeout: ms(30000) });
+    const rows = await page.$$eval('#memory-table tbody tr', (trs) => trs.length);
+    must(rows === plan.pp, `${rows} memory rows for pp ${plan.pp}`);
+    const head = await page.$$eval('#memory-table thead th', (ths) => ths.map((t) => t.textContent).join());
+    must(/Parameters,Gradients,Optimizer states,Activations/.test(head), `memory columns ${head}`);
+    // SVG labels drawn at 12 px or more (the pictures scroll rather than shrink)
+    const label = await page.$eval('#plan-view svg.timeline .lane-label', (t) => t.getBoundingClientRect().height);
+    must(label >= 11, `timeline labels are ${label} px tall`);
+    must(await page.$('#export-chrome-trace'), 'no trace download');
     const layer = await page.$('#plan-view .layer[data-layer="1"]');
     await layer.focus();
     const details = await page.$eval('#layer-details', (e) => e.textContent);
@@ -413,10 +426,70 @@ async function steps() {
       const n = await page.$eval('#plan-view', (e) => Number(e.dataset.stages));
       must(n === t.plan.stages.length, `${n} stages for the ${name} plan of ${t.plan.stages.length}`);
       const said = await page.$eval('#optimality', (e) => e.textContent);
-      must(said === (t.status === 'optimal' ? 'proven optimal' : 'not proven'), `the ${name} plan is ${t.status}; the page says "${said}"`);
+      must(said === (t.status === 'optimal' ? 'proven optimal in the model' : 'not proven'), `the ${name} plan is ${t.status}; the page says "${said}"`);
+      if (name !== 'any') {
+        const price = await page.$eval('#price', (e) => e.textContent);
+        must(price === `+${(t.price * 100).toFixed(1)} % against any layout`, `the ${name} plan's price "${price}", the service's ${t.price}`);
+      }
       await checkTimeline(page, t.plan);
     }
     must(job.result.targets.some((x) => x.plan && x.plan.schedule === 'gpipe' && x.plan.pp > 1), 'no GPipe plan with pp > 1 to hold to its TPI');
+  });
+
+  await step('one runtime target: its plan, priced when planned beside any', async () => {
+    // through the API alone: the target's plan, said unpriced; its export note names it
+    const alone = await api('POST', '/v1/plans', { cluster: 'envb', model: 'bert-huge', batch: 32, targets: ['megatron'] });
+    await page.goto(`${BASE}/ui/#/jobs/${alone.id}`, { waitUntil: 'networkidle0' });
+    await page.waitForSelector(`#plan-view[data-job="${alone.id}"][data-target="megatron"]`, { timeout: ms(60000) });
+    const price = await page.$eval('#price', (e) => e.textContent);
+    must(/^not priced/.test(price), `a lone target's price: "${price}"`);
+    const note = await page.$eval('#export-note', (e) => e.textContent);
+    must(/plan for megatron: it exports to megatron/.test(note), `the export note: "${note}"`);
+    // through the form: one target ticked is planned beside any, so its page has a price
+    await page.click('a[data-nav="new"]');
+    await page.waitForSelector('#new-plan');
+    await page.select('#cluster', 'cat:envb');
+    await page.select('#model', 'cat:bert-huge');
+    await page.click('input[name="target"][value="deepspeed"]');
+    await page.click('#submit-plan');
+    await page.waitForFunction(() => /#\/jobs\/[0-9]+$/.test(location.hash));
+    const id = Number(await page.evaluate(() => location.hash.split('/').pop()));
+    const j = await api('GET', `/v1/jobs/${id}`);
+    must(JSON.stringify(j.request.targets) === '["deepspeed","any"]', `the form sent targets ${JSON.stringify(j.request.targets)}`);
+    await page.waitForSelector(`#plan-view[data-job="${id}"][data-target="deepspeed"]`, { timeout: ms(60000) });
+    const p2 = await page.$eval('#price', (e) => e.textContent);
+    must(/^\+[0-9.]+ % against any layout$/.test(p2), `the deepspeed plan's price: "${p2}"`);
+  });
+
+  let full = 0;
+  await step('a plan at its memory limit says so', async () => {
+    // Llama-13B at batch 32 on one DGX A100 without recomputation: 99.6 % of the limit
+    const j = await api('POST', '/v1/plans', { cluster: 'dgx-a100', model: 'llama-13b', batch: 32, schedule: '1f1b' });
+    full = j.id;
+    await page.goto(`${BASE}/ui/#/jobs/${j.id}`, { waitUntil: 'networkidle0' });
+    await page.waitForSelector(`#plan-view[data-job="${j.id}"][data-stages]`, { timeout: ms(60000) });
+    const warn = await page.$eval('#memory-warning', (e) => e.textContent);
+    must(/Rank 0 \(99\.[0-9] %\) at 95 % of the memory limit or more/.test(warn), `the warning: "${warn}"`);
+    await page.waitForSelector('#memory-table tr.near-limit', { timeout: ms(30000) });
+    await axe(page, 'plan at its memory limit');
+  });
+
+  await step('nothing fits: why, and a re-plan with every way to save memory', async () => {
+    const j = await api('POST', '/v1/plans', { cluster: 'dgx-a100', model: 'llama-70b', batch: 16, schedule: '1f1b' });
+    await page.goto(`${BASE}/ui/#/jobs/${j.id}`, { waitUntil: 'networkidle0' });
+    await page.waitForSelector(`#plan-view[data-job="${j.id}"] #no-plan`, { timeout: ms(60000) });
+    const said = await page.$eval('#no-plan', (e) => e.textContent);
+    must(/Nothing fits.*infeasible/.test(said), `the page says "${said}"`);
+    must((await page.$$eval('#no-plan-hints li', (x) => x.length)) === 3, 'not three hints');
+    await axe(page, 'nothing fits');
+    await page.click('#replan-memory');
+    await page.waitForFunction((old) => location.hash !== `#/jobs/${old}` && /#\/jobs\/[0-9]+$/.test(location.hash), {}, j.id);
+    const id = Number(await page.evaluate(() => location.hash.split('/').pop()));
+    const again = await api('GET', `/v1/jobs/${id}`);
+    const r = again.request;
+    must(r.recompute === true && r.zero === true && r.sequence_parallel === true && r.model === 'llama-70b' && r.batch === 16,
+      `the re-plan's request: ${JSON.stringify(r)}`);
+    await page.waitForSelector('#no-plan, #plan-view[data-stages]', { timeout: ms(60000) });
   });
 
   // -------------------------------------------------------------- compare, lists
@@ -424,6 +497,8 @@ async function steps() {
   await step('compare two plans', async () => {
     // clicked in the page, looked up at the click: a view that re-rendered meanwhile (a route
     // run for the hash it came with) would leave puppeteer's handle on a detached node
+    await page.goto(`${BASE}/ui/#/jobs/${jobId}`, { waitUntil: 'networkidle0' });
+    await page.waitForSelector(`#plan-view[data-job="${jobId}"][data-stages]`, { timeout: ms(60000) });
     await page.$eval('#add-compare', (b) => b.click());
     const other = await api('POST', '/v1/plans', { cluster: 'envb', model: 'bert-huge', batch: 32, space: 'uniform' });
     second = other.id;
@@ -445,7 +520,16 @@ async function steps() {
     const fastest = Math.min(...job.result.targets.filter((t) => t.plan).map((t) => t.tpi_s), sj.result.plan.tpi_s);
     must(Math.abs(Number(row.ratio) - sj.result.plan.tpi_s / fastest) < 1e-9 && tpis.length >= 2, `uniform ratio ${row.ratio}, expected ${sj.result.plan.tpi_s / fastest}`);
     must(await page.$$eval('#compare svg.timeline', (x) => x.length) >= 2, 'no timelines side by side');
+    must(!(await page.$('#compare-differ')), 'plans of one model and batch said to differ');
     await axe(page, 'compare');
+    // a plan of another model and batch: said loudly
+    const ids = await page.evaluate(() => JSON.parse(sessionStorage.getItem('uniap.compare') || '[]'));
+    await page.evaluate((list) => sessionStorage.setItem('uniap.compare', JSON.stringify(list)), [...ids, full]);
+    await page.reload({ waitUntil: 'networkidle0' });
+    await page.waitForSelector('#compare-table tbody tr');
+    const differ = await page.$eval('#compare-differ', (e) => e.textContent);
+    must(/different work/.test(differ) && /llama-13b at batch 32/.test(differ), `the warning: "${differ}"`);
+    await page.evaluate((list) => sessionStorage.setItem('uniap.compare', JSON.stringify(list)), ids);
   });
 
   await step('allocate two pools: nodes by job, curves, a plan', async () => {
@@ -591,6 +675,20 @@ async function steps() {
     must(theme === 'dark', `theme ${theme}`);
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     must(overflow <= 1, `the page scrolls sideways by ${overflow} px at 390 px`);
+    // every table and picture wider than the screen sits in a box that scrolls sideways, so none is clipped
+    const clipped = await page.evaluate(() => [...document.querySelectorAll('#plan-view table, #plan-view svg')].filter((t) => {
+      const r = t.getBoundingClientRect();
+      if (r.right <= document.documentElement.clientWidth + 1) return false;
+      for (let e = t.parentElement; e; e = e.parentElement) if (['auto', 'scroll'].includes(getComputedStyle(e).overflowX)) return false;
+      return true;
+    }).map((t) => t.className.baseVal ?? t.className));
+    must(clipped.length === 0, `clipped at 390 px: ${clipped}`);
+    await page.waitForSelector('#memory-table');
+    const stage = await page.$eval('table.stage-table', (t) => {
+      const box = t.closest('.scroll');
+      return box && box.scrollWidth >= t.offsetWidth ? 'ok' : 'clipped';
+    });
+    must(stage === 'ok', 'the stage table cannot be scrolled into view');
     await axe(page, 'plan view, dark, phone');
     await page.setViewport({ width: 1280, height: 800 });
   });
