@@ -540,3 +540,6 @@ doc = {'openapi': '3.1.0',
                  'responses': resp, 'schemas': S}}
 json.dump(doc, open('schema/openapi.json', 'w'), indent=2)
 open('schema/openapi.json', 'a').write('\n')
+# the Python client's types follow the document (clients/python/gen_types.py; python-client.sh checks it)
+import subprocess, sys
+subprocess.run([sys.executable, 'clients/python/gen_types.py'], check=True)

@@ -43,7 +43,7 @@ mbs=$(sed -n 's/.*"microbatch_size": *\([0-9]*\).*/\1/p' $EX/plan-example.json |
 B=$((batch * mbs))
 check evaluate-example 0 '"feasible":true' -- "$UNIAP" evaluate $C --batch $B --plan $EX/plan-example.json
 # the memory breakdown: stage 0 of the example (1f1b, 2 in flight), bytes; the older fields unchanged
-check evaluate-memory 0 '"memory_bytes":2346057728,"inflight_microbatches":2,"memory":{"model_states_bytes":911605760,"fsdp_accumulation_bytes":0,"activation_bytes":1434451968,"allocated_bytes":2346057728' \
+check evaluate-memory 0 '"memory_bytes":2346057728,"inflight_microbatches":2,"memory":{"model_states_bytes":911605760,"weight_bytes":227901440,"gradient_bytes":227901440,"optimizer_state_bytes":455802880,"fsdp_accumulation_bytes":0,"activation_bytes":1434451968,"allocated_bytes":2346057728' \
 	-- "$UNIAP" evaluate $C --batch $B --plan $EX/plan-example.json
 check evaluate-memory-device 0 '"device_memory_bytes":34359738368}' -- "$UNIAP" evaluate $C --batch $B --plan $EX/plan-example.json
 check evaluate-wrong-batch 1 "plan.batch: must equal the batch $((B + 1)), got $B" -- "$UNIAP" evaluate $C --batch $((B + 1)) --plan $EX/plan-example.json

@@ -67,6 +67,6 @@ check export-odd-microbatch 1 "3 samples do not split over 2 ranks" -- "$UNIAP" 
 check export-odd-microbatch-way-out 1 "this plan exports as galvatron; for a plan that exports, plan with --target megatron" -- "$UNIAP" export --plan "$tmp/odd.json" $X
 mkplan tp2.dp2 '["tp","dp"]' 8 >"$tmp/even.json"
 check export-uniform-shape 0 "--tensor-model-parallel-size 2" -- "$UNIAP" export --plan "$tmp/even.json" $X
-check plan-bad-format 2 "an export format (galvatron, megatron, deepspeed)" -- "$UNIAP" plan $P --format xml
+check plan-bad-format 2 "an export format (galvatron, megatron, deepspeed, chrome-trace)" -- "$UNIAP" plan $P --format xml
 
 summary export

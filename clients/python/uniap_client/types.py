@@ -431,6 +431,9 @@ EvaluateStage = TypedDict('EvaluateStage', {
 
 StageMemory = TypedDict('StageMemory', {
     'model_states_bytes': Required[float],
+    'weight_bytes': Required[float],
+    'gradient_bytes': Required[float],
+    'optimizer_state_bytes': Required[float],
     'fsdp_accumulation_bytes': Required[float],
     'activation_bytes': Required[float],
     'allocated_bytes': Required[float],
