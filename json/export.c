@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "jencode.h"
-#include "sched.h"
+#include "schedsim.h"
 #include "target.h"
 
 static const struct {
@@ -680,7 +680,7 @@ static void exp_trace_meta(struct exp_buf *b, const char *what, int tid, const c
 }
 
 /*
- * The trace of one iteration (sched.h's list schedule on the plan's own stage
+ * The trace of one iteration (schedsim.h's list schedule on the plan's own stage
  * and transfer times): every forward and backward unit on its rank's track,
  * named by micro-batch, stage and layer range ("recompute+backward" where the
  * stage recomputes), the transfers on their link's tracks, one per direction,

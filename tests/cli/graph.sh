@@ -66,4 +66,23 @@ tree fine 'core/a.c=int a(void); int a(void) { return 1; }' \
 	'server/c.c=int b(void); int c(void); int c(void) { return b(); }' \
 	'cli/d.c=int b(void); int d(void); int d(void) { return b(); }'
 check fine 0 "graph: 2 passed, 0 failed" -- env GRAPH_ROOT="$tmp/fine" sh "$repo/scripts/graph.sh" build
+
+# no header of ours is named like a system header: the Makefile's -Icore -Ijson
+# -Iserver are searched for <...> includes too, so core/sched.h was once taken
+# for the C library's <sched.h> inside <pthread.h> (and -MMD, which lists no
+# system header, left the objects built before it stale, so only a fresh build
+# failed)
+# core/err.h beside BSD's <err.h> (err(), warn()) is the one name left: no C
+# library header includes <err.h>, and no file of ours uses it (checked here)
+shadow=
+for h in core/*.h json/*.h server/*.h; do
+	name=${h##*/}
+	[ "$h" = core/err.h ] && continue
+	if printf '#include <%s>\n' "$name" | $CC -E -x c - >/dev/null 2>&1; then
+		shadow="$shadow $h"
+	fi
+done
+check no-shadowed-system-header 0 "" -- test -z "$shadow"
+check no-bsd-err-h 1 "" -- grep -rlE '^#[[:space:]]*include[[:space:]]*<err\.h>' core json server cli tests/unit fuzz
+[ -z "$shadow" ] || echo "  these headers shadow system headers of the same name:$shadow"
 summary graph

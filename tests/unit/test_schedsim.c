@@ -1,5 +1,5 @@
 /*
- * test_sched.c - core/sched.c, the list schedule the chrome-trace export
+ * test_schedsim.c - core/schedsim.c, the list schedule the chrome-trace export
  * draws: its length against closed forms (GPipe: the audit TPI on random
  * stage and transfer times; 1F1B and interleaved with equal stages and no
  * transfers: c t + (pp - 1) t / v), its invariants (no rank runs two units at
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched.h"
+#include "schedsim.h"
 
 /* Σp + Σo + (c - 1) max(p ∪ o): the audit formula of cost.h without interleaving */
 static double audit(const double *p, const double *o, int S, long c)

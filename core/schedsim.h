@@ -1,5 +1,5 @@
 /*
- * sched.h - one training iteration of a pipeline plan laid out in time: each
+ * schedsim.h - one training iteration of a pipeline plan laid out in time: each
  * pipeline rank runs its forward and backward units in its schedule's order,
  * a unit starts when its rank is free and its input has arrived, and each
  * boundary's link carries one transfer at a time per direction.  The same
@@ -18,8 +18,8 @@
  *
  * Thread safety: reentrant.  Never: I/O, globals, solving anything.
  */
-#ifndef UNIAP_SCHED_H
-#define UNIAP_SCHED_H
+#ifndef UNIAP_SCHEDSIM_H
+#define UNIAP_SCHEDSIM_H
 
 #include <stddef.h>
 

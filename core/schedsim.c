@@ -1,5 +1,5 @@
 /*
- * sched.c - the list schedule of sched.h.  Each rank's units are listed in
+ * schedsim.c - the list schedule of schedsim.h.  Each rank's units are listed in
  * its schedule's order first (sched_orders); then the ranks are swept in turn,
  * each placing units until one waits on an input not yet produced, until every
  * unit is placed.  An order that could never finish (which the orders here do
@@ -7,7 +7,7 @@
  *
  * Never: I/O, globals.
  */
-#include "sched.h"
+#include "schedsim.h"
 
 #include <math.h>
 #include <stdlib.h>
