@@ -41,7 +41,7 @@
 	{"DELETE", "/v1/jobs/{id}", H(api_job_delete), (A), NULL},                                     \
 	{"POST", "/v1/jobs/{id}/cancel", H(api_job_cancel), (A), NULL},                                \
 	{"POST", "/v1/jobs/{id}/stop", H(api_job_stop), (A), NULL},                                    \
-	{"GET", "/v1/jobs/{id}/plan", H(api_job_plan), (A) | ROUTE_ETAG, "format target wait"},             \
+	{"GET", "/v1/jobs/{id}/plan", H(api_job_plan), (A) | ROUTE_ETAG, "format target wait"},        \
 	{"GET", "/ui", H(ui_get_root), 0, NULL},                                                       \
 	{"GET", "/ui/", H(ui_get_index), ROUTE_ETAG, NULL},                                            \
 	{"GET", "/ui/{asset}", H(ui_get_asset), ROUTE_ETAG, NULL},
