@@ -20,8 +20,8 @@
 /*
  * A label of dp-chain at layer u, state (stage s, strategy k of u):
  *   sum_s   every p and o so far, the open stage included
- *   max_s   max of the closed stages and communication stages
- *   open_s  time of the open stage s so far
+ *   max_s   max of the closed stages' cycles (receive, compute, send)
+ *   open_s  the open stage's cycle so far: its receive and its layers
  *   mem     memory of the open stage so far
  * The future adds the same amounts to sum_s and open_s whatever the label,
  * and TPI = sum + (c-1) max(max_s, open final, future), non-decreasing in
@@ -247,9 +247,11 @@ uniap_code dpc_run(struct dp_inst *d, int *stage_out, size_t *strategy_out, doub
 							} else {
 								double r = e->cross_stage_s[k * K + l];
 
+								/* the closed stage's cycle ends with its send, the new one's
+								 * starts with its receive (cost.h: transfers block) */
 								x.sum_s = p->sum_s + r + a;
-								x.max_s = d->c > 1 ? fmax(fmax(p->max_s, p->open_s), r) : 0;
-								x.open_s = d->c > 1 ? a : 0;
+								x.max_s = d->c > 1 ? fmax(p->max_s, p->open_s + r) : 0;
+								x.open_s = d->c > 1 ? r + a : 0;
 								x.mem = m;
 							}
 							if (d->mem_binds && !(x.mem <= d->limit))

@@ -347,12 +347,17 @@ static uniap_code dps_block_run(struct dp_inst *d, struct dps_block *bk, size_t 
 
 /*
  * Outer label at state (stage s, last layer b of stage s, strategy k of b):
- *   sum_s every p and o up to stage s; max_s their max.
- * TPI = sum + (c-1) max is non-decreasing in both and the future does not
- * depend on them, so (sum, max) Pareto fronts are exact.
+ *   sum_s  every p and o up to stage s;
+ *   max_s  the largest cycle of the stages before s (cost.h: receive,
+ *          compute, send; transfers block both ranks);
+ *   open_s stage s's cycle so far: its receive and its layers (its send is
+ *          the next boundary's, not known yet).
+ * TPI = sum + (c-1) max(max_s, open_s + o_s, later cycles) is non-decreasing
+ * in each and the future adds the same to every label of a state, so the
+ * fronts of dps_front_add are exact.
  */
 struct dps_label {
-	double sum_s, max_s;
+	double sum_s, max_s, open_s;
 	size_t parent;
 	size_t a;  /* first layer of the stage */
 	size_t f;  /* strategy of layer a (K on stage 0: any, see dps_table_fill) */
@@ -381,48 +386,34 @@ static int dps_push(struct dps_vec *a, const struct dps_label *x)
 }
 
 /*
- * Adds x to fr unless an entry dominates it; drops the entries x dominates.
- * y dominates x when y.sum <= x.sum and y.max <= x.max, or when y's max is
- * higher but y.sum + cm (y.max - x.max) <= x.sum, i.e. y.sum + cm y.max <=
- * x.sum + cm x.max (cm = c - 1): the future adds the same to both sums, so y's
- * final bottleneck exceeds x's by at most the difference.  fr stays sorted by
- * sum with max and sum + cm max both strictly decreasing, so only the entry
- * just before x can dominate it and the entries x dominates follow it in one
- * run.  Returns -1 when out of memory.
+ * y dominates x when no completion makes y's TPI exceed x's: the future adds
+ * the same sum F to both and TPI = sum + F + cm max(max, open + r, Z), so
+ * TPI(y) - TPI(x) <= y.sum - x.sum + cm max(0, y.max - x.max, y.open - x.open)
+ * (cm = c - 1), and y dominates x when that is <= 0.
+ */
+static int dps_dominates(const struct dps_label *y, const struct dps_label *x, double cm)
+{
+	double up = fmax(0, fmax(y->max_s - x->max_s, y->open_s - x->open_s));
+
+	return y->sum_s + cm * up <= x->sum_s;
+}
+
+/*
+ * Adds x to fr unless an entry dominates it (dps_dominates); drops the entries
+ * x dominates.  Returns -1 when out of memory.
  */
 static int dps_front_add(struct dps_vec *fr, const struct dps_label *x, double cm)
 {
-	double px = x->sum_s + cm * x->max_s;
+	size_t i, n = 0;
 
-	size_t lo = 0, hi = fr->n, pos, first, end;
-
-	while (lo < hi) { /* pos: entries with sum <= x's */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (fr->v[mid].sum_s <= x->sum_s)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	pos = lo;
-	if (pos > 0 && (fr->v[pos - 1].max_s <= x->max_s ||
-	                fr->v[pos - 1].sum_s + cm * fr->v[pos - 1].max_s <= px))
-		return 0;
-	first = pos > 0 && fr->v[pos - 1].sum_s == x->sum_s ? pos - 1 : pos;
-	for (end = pos; end < fr->n && (fr->v[end].max_s >= x->max_s ||
-	                                fr->v[end].sum_s + cm * fr->v[end].max_s >= px); end++)
-		;
-	if (end == first) {
-		if (dps_push(fr, x) != 0) /* grows by one; shifted below */
-			return -1;
-		memmove(&fr->v[first + 1], &fr->v[first], (fr->n - 1 - first) * sizeof(*fr->v));
-		fr->v[first] = *x;
-		return 0;
-	}
-	fr->v[first] = *x;
-	memmove(&fr->v[first + 1], &fr->v[end], (fr->n - end) * sizeof(*fr->v));
-	fr->n -= end - first - 1;
-	return 0;
+	for (i = 0; i < fr->n; i++)
+		if (dps_dominates(&fr->v[i], x, cm))
+			return 0;
+	for (i = 0; i < fr->n; i++)
+		if (!dps_dominates(x, &fr->v[i], cm))
+			fr->v[n++] = fr->v[i];
+	fr->n = n;
+	return dps_push(fr, x);
 }
 
 /* The block table of the stage being processed. */
@@ -504,7 +495,7 @@ static uniap_code dps_table_fill(struct dp_inst *d, struct dps_table *tb, struct
 					continue;
 				for (j = start[pidx]; j < start[pidx + 1]; j++) {
 					pre.sum_s = fmin(pre.sum_s, lab->v[j].sum_s);
-					pre.max_s = fmin(pre.max_s, lab->v[j].max_s);
+					pre.max_s = fmin(pre.max_s, fmax(lab->v[j].max_s, lab->v[j].open_s));
 				}
 				for (f = 0; f < K; f++)
 					r_min = fmin(r_min, e->cross_stage_s[pk * K + f]);
@@ -590,13 +581,14 @@ static int dps_gather(struct dp_inst *d, const struct dps_table *tb, const struc
 			if (!isfinite(t))
 				continue;
 			x.sum_s = t;
-			x.max_s = d->c > 1 ? t : 0;
+			x.max_s = 0;
+			x.open_s = d->c > 1 ? t : 0;
 			x.parent = DP_NONE;
 			x.a = 0;
 			x.f = K; /* any: the block DP picks it */
 			x.b = b;
 			x.k = k;
-			if (dp_prune(d, dp_lower_bound(d, b, left, x.sum_s, x.max_s, 0, 0)))
+			if (dp_prune(d, dp_lower_bound(d, b, left, x.sum_s, fmax(x.max_s, x.open_s), 0, 0)))
 				continue;
 			d->labels++;
 			if (dps_front_add(cv, &x, (double)(d->c - 1)) != 0)
@@ -624,9 +616,12 @@ static int dps_gather(struct dp_inst *d, const struct dps_table *tb, const struc
 					const struct dps_label *p = &lab->v[j];
 					struct dps_label x;
 
+					/* the previous stage's cycle closes with this boundary's send,
+					 * this one's opens with its receive */
 					x.sum_s = p->sum_s + r + t;
-					x.max_s = d->c > 1 ? fmax(p->max_s, fmax(r, t)) : 0;
-					if (dp_prune(d, dp_lower_bound(d, b, left, x.sum_s, x.max_s, 0, 0)))
+					x.max_s = d->c > 1 ? fmax(p->max_s, p->open_s + r) : 0;
+					x.open_s = d->c > 1 ? r + t : 0;
+					if (dp_prune(d, dp_lower_bound(d, b, left, x.sum_s, fmax(x.max_s, x.open_s), 0, 0)))
 						continue;
 					x.parent = j;
 					x.a = a;
@@ -709,7 +704,7 @@ static uniap_code dps_run(struct dp_inst *d, int *stage_out, size_t *strategy_ou
 		size_t idx = ((size_t)(pp - 1) * L + L - 1) * K + k;
 
 		for (j = start[idx]; j < start[idx + 1]; j++) {
-			double t = lab.v[j].sum_s + cm * lab.v[j].max_s;
+			double t = lab.v[j].sum_s + cm * fmax(lab.v[j].max_s, lab.v[j].open_s);
 
 			if (t < best_tpi) {
 				best_tpi = t;

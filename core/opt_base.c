@@ -143,27 +143,27 @@ double opt_tpi(const struct cost_candidate *c, const int *stage, const size_t *s
 				o[j] += ed->cross_stage_s[kl];
 	}
 	if (v == 1) {
-		for (i = 0; i < pp; i++) {
+		/* a stage's cycle: receive, compute, send (transfers block both ranks) */
+		for (i = 0; i < pp; i++)
 			sum += p[i];
-			mx = fmax(mx, p[i]);
-		}
-		for (i = 0; i + 1 < pp; i++) {
+		for (i = 0; i + 1 < pp; i++)
 			sum += o[i];
-			mx = fmax(mx, o[i]);
-		}
+		for (i = 0; i < pp; i++)
+			mx = fmax(mx, (i > 0 ? o[i - 1] : 0) + p[i] + (i + 1 < pp ? o[i] : 0));
 		tpi = sum + (double)(c->microbatches - 1) * mx;
 		goto out;
 	}
-	/* interleaved: device loads P_d and link loads O_d (cost.h) */
+	/* interleaved: device d's cycle, its stages' p and every boundary it sends or receives */
 	for (i = 0; i < S; i++) {
 		sum += p[i];
 		load[i % pp] += p[i];
 	}
 	for (i = 0; i + 1 < S; i++) {
 		sum += o[i];
-		load[pp + i % pp] += o[i];
+		load[i % pp] += o[i];
+		load[(i + 1) % pp] += o[i];
 	}
-	for (i = 0; i < 2 * pp; i++)
+	for (i = 0; i < pp; i++)
 		mx = fmax(mx, load[i]);
 	tpi = sum / v + ((double)c->microbatches - 1.0 / v) * mx;
 out:

@@ -124,28 +124,31 @@ uniap_code plan_evaluate(const struct cost_candidate *cand, const int *stage, co
 			out->comm_time_s[j] += e->cross_stage_s[at];
 	}
 	if (v == 1) {
-		for (i = 0; i < pp; i++) {
+		/* a stage's cycle: receive, compute, send (cost.h: transfers block both ranks) */
+		for (i = 0; i < pp; i++)
 			sum += out->stage_time_s[i];
-			if (out->stage_time_s[i] > worst)
-				worst = out->stage_time_s[i];
-		}
-		for (j = 0; j + 1 < pp; j++) {
+		for (j = 0; j + 1 < pp; j++)
 			sum += out->comm_time_s[j];
-			if (out->comm_time_s[j] > worst)
-				worst = out->comm_time_s[j];
+		for (i = 0; i < pp; i++) {
+			double cyc = (i > 0 ? out->comm_time_s[i - 1] : 0) + out->stage_time_s[i] +
+			             (i + 1 < pp ? out->comm_time_s[i] : 0);
+
+			if (cyc > worst)
+				worst = cyc;
 		}
 		out->tpi_s = sum + (double)(cand->microbatches - 1) * worst;
 	} else {
-		/* interleaved (cost.h): device loads and link loads, the bubble divided by v */
+		/* interleaved (cost.h): each device's cycle, the bubble divided by v */
 		for (i = 0; i < pp; i++) {
 			sum += out->stage_time_s[i];
 			load[i % dev] += out->stage_time_s[i];
 		}
 		for (j = 0; j + 1 < pp; j++) {
 			sum += out->comm_time_s[j];
-			load[dev + j % dev] += out->comm_time_s[j];
+			load[j % dev] += out->comm_time_s[j];
+			load[(j + 1) % dev] += out->comm_time_s[j];
 		}
-		for (i = 0; i < 2 * dev; i++)
+		for (i = 0; i < dev; i++)
 			if (load[i] > worst)
 				worst = load[i];
 		out->tpi_s = sum / v + ((double)cand->microbatches - 1.0 / v) * worst;
