@@ -555,14 +555,17 @@ static int dd_insert(struct dd_search *S, struct dd_level *L, size_t si, const s
 	while (*pp != DD_NONE) {
 		struct dd_lab *y = &L->lab[*pp];
 		const double *yp = L->pend + y->pend;
-		double dy = dd_max(0, dd_max(y->mx - x->mx, y->open - x->open)); /* y above x */
-		double dx = dd_max(0, dd_max(x->mx - y->mx, x->open - y->open)); /* x above y */
+		/* a future cycle adds up several of the open and pool fields (a stage's receive, p and
+		 * send), so each label's excess is bounded by the sum of its positive differences */
+		double sy = dd_max(0, y->open - x->open), sx = dd_max(0, x->open - y->open), dy, dx;
 		int y_le, x_le;
 
 		for (m = 0; m < np; m++) {
-			dy = dd_max(dy, yp[m] - pv[m]);
-			dx = dd_max(dx, pv[m] - yp[m]);
+			sy += dd_max(0, yp[m] - pv[m]);
+			sx += dd_max(0, pv[m] - yp[m]);
 		}
+		dy = dd_max(dd_max(0, y->mx - x->mx), sy); /* y above x */
+		dx = dd_max(dd_max(0, x->mx - y->mx), sx); /* x above y */
 		y_le = y->mem <= x->mem && y->sum + cm * dy <= x->sum;
 		x_le = x->mem <= y->mem && x->sum + cm * dx <= y->sum;
 		if (y_le)
@@ -665,13 +668,15 @@ static uniap_code dd_search(struct dd_inst *d, size_t beam, int *stage_out, size
 	size_t *fk = calloc(n, sizeof(size_t));
 	double *dp = calloc((size_t)d->pp + 1, sizeof(double));
 	double *pv = calloc((size_t)d->pp + 1, sizeof(double));
+	double *ps = calloc((size_t)d->pp + 1, sizeof(double));       /* pending stages' p */
+	double *pool = calloc(2 * (size_t)d->pp + 1, sizeof(double)); /* a new label's pool */
 	double gsum[2][DD_NPRICE];
 	uniap_code rc = UNIAP_OK;
 	long tick = 0;
 
 	*found = 0;
 	*tpi = INFINITY;
-	if (!key || !nkey || !fl || !addable || !fst || !where || !fk || !dp || !pv)
+	if (!key || !nkey || !fl || !addable || !fst || !where || !fk || !dp || !pv || !ps || !pool)
 		goto nomem;
 	/* keys have a fixed length per table: the ideal, s, and n frontier slots (unused ones 0) */
 	if (dd_keys_init(&cur.keys, kw) != 0 || dd_keys_init(&nxt.keys, kw) != 0)
@@ -820,34 +825,50 @@ static uniap_code dd_search(struct dd_inst *d, size_t beam, int *stage_out, size
 							for (li = cur.head[si]; li != DD_NONE; li = cur.lab[li].next) {
 								struct dd_lab x = {0};
 								const struct dd_lab *y = &cur.lab[li];
-								const double *yp = cur.pend ? cur.pend + y->pend : NULL;
+								/* y's pool: o_prev, then the pending boundaries' o and the
+								 * pending stages' p (m0 .. s - 1 each); none on the first label */
+								const double *yp = cur.pend && cur.npend ? cur.pend + y->pend : NULL;
+								double yo_prev = yp ? yp[0] : 0, o_in;
 								double pmax = 0, lb, mx, open_old;
 								int r;
 
 								open_old = y->open;
 								x.sum = y->sum + dsum;
-								mx = opt ? dd_max(y->mx, open_old) : y->mx;
+								mx = y->mx;
 								x.open = (opt ? 0 : open_old) + dopen;
 								x.mem = d->mem_binds ? (opt ? 0 : y->mem) + mem_add : 0;
 								if (d->mem_binds && !(x.mem <= d->limit))
 									goto next_label;
 								for (m = 0; m < (size_t)(s2 - m0); m++) {
-									double old = (int)m < s - m0 ? yp[m] : 0;
+									double old = (int)m < s - m0 ? yp[1 + m] : 0;
 
 									pv[m] = old + dp[m];
+									/* stage m0 + m: closed before (its p pending in y), or
+									 * stage s, closed by this extension */
+									ps[m] = (int)m < s - m0 ? yp[1 + np0 + m] : open_old;
 								}
-								/* boundaries below the new least frontier stage are final */
+								/* boundaries below the new least frontier stage are final, and
+								 * so is the cycle of every stage before them (cost.h: receive,
+								 * compute, send; transfers block both ranks) */
 								for (m = 0; m < (size_t)(m0b - m0); m++)
-									mx = dd_max(mx, pv[m]);
+									mx = dd_max(mx, (m == 0 ? yo_prev : pv[m - 1]) + ps[m] + pv[m]);
 								for (m = (size_t)(m0b - m0); m < (size_t)(s2 - m0); m++)
 									pmax = dd_max(pmax, pv[m]);
+								pool[0] = m0b == m0 ? yo_prev : pv[m0b - m0 - 1];
+								for (m = 0; m < np2; m++) {
+									pool[1 + m] = pv[(size_t)(m0b - m0) + m];
+									pool[1 + np2 + m] = ps[(size_t)(m0b - m0) + m];
+								}
+								/* the open stage's cycle so far: its receive (as known) and layers */
+								o_in = np2 > 0 ? pool[np2] : pool[0];
 								x.mx = mx;
 								if (d->c == 1) {
 									x.mx = 0;
 									x.open = 0;
-									for (m = 0; m < (size_t)(s2 - m0); m++)
-										pv[m] = 0;
+									for (m = 0; m < 1 + 2 * np2; m++)
+										pool[m] = 0;
 									pmax = 0;
+									o_in = 0;
 								}
 								if (d->h) {
 									/* the memory-priced bound on the time still to come */
@@ -862,7 +883,7 @@ static uniap_code dd_search(struct dd_inst *d, size_t beam, int *stage_out, size
 								}
 								lb = x.sum + lbase;
 								if (d->c > 1) {
-									double b = dd_max(dd_max(x.mx, x.open), pmax);
+									double b = dd_max(dd_max(x.mx, x.open + o_in), pmax);
 
 									b = dd_max(b, (x.open + lbase) / (double)(d->pp - s2));
 									lb += cm * b;
@@ -873,7 +894,7 @@ static uniap_code dd_search(struct dd_inst *d, size_t beam, int *stage_out, size
 								}
 								if (lb > bound)
 									goto next_label;
-								r = dd_insert(&S, &nxt, ts, &x, pv + (m0b - m0), np2,
+								r = dd_insert(&S, &nxt, ts, &x, pool, 1 + 2 * np2,
 								              y->trace, (uint32_t)v, (uint32_t)k, s2);
 								if (r == -1)
 									goto nomem;
@@ -910,7 +931,9 @@ next_label:;
 				continue;
 			for (li = cur.head[si]; li != DD_NONE; li = cur.lab[li].next) {
 				const struct dd_lab *x = &cur.lab[li];
-				double tt = x->sum + cm * dd_max(x->mx, x->open);
+				/* every boundary is final: the last stage's cycle is its receive and layers */
+				double o_last = cur.npend ? cur.pend[x->pend] : 0;
+				double tt = x->sum + cm * dd_max(x->mx, x->open + o_last);
 
 				if (tt < best_tpi) {
 					best_tpi = tt;
@@ -947,6 +970,8 @@ out:
 	free(fk);
 	free(dp);
 	free(pv);
+	free(ps);
+	free(pool);
 	return rc;
 }
 
