@@ -74,10 +74,14 @@ struct dpw {
 	double lost_lb;    /* least S + (c-1) M of a traced plan opt_tpi() refused (INFINITY: none):
 	                      the downward run adds the last stage's memory from its last layer, so a
 	                      stage on the limit to the last bit can pass there and fail in layer order */
-	double *in;        /* owned, [L * C]: a query's least S into a stage starting at layer a with
-	                      in-class fc (the previous stage and the boundary), for the stage at hand */
-	size_t *in_pc;     /* owned, [L * C]: the out-class before it */
-	double *V;         /* owned, [pp * L * C]: the query's least S */
+	double *in;        /* owned, [L * C * C]: a query's ways into a stage starting at layer a with
+	                      in-class fc, by the transfer of its boundary (in_r, ascending): the least S
+	                      of the previous stages (their last send included) among those up to each */
+	double *in_r;      /* owned, [L * C * C]: that transfer */
+	size_t *in_pc;     /* owned, [L * C * C]: the out-class before it */
+	size_t *in_n;      /* owned, [L * C]: how many ways */
+	double *V;         /* owned, [pp * L * C * C]: the query's least S at (stage, last layer, out-class
+	                      of its last strategy, in-class of the next stage's first), its send included */
 	size_t *pa;        /* owned: first layer of the state's last stage */
 	size_t *pf, *pc;   /* owned: in-class of that stage's first strategy, out-class before it */
 };
@@ -363,7 +367,8 @@ static const double *dpw_entry(struct dpw *w, int s, size_t a, size_t n, uniap_c
 static uniap_code dpw_query(struct dpw *w, double x, double *S_out, double *M_out, struct uniap_err *err)
 {
 	struct dp_inst *d = w->d;
-	size_t L = d->n_layers, C = w->C, b, a, fc, lc, pc, n_states = (size_t)d->pp * L * C, i, best_lc = 0;
+	size_t L = d->n_layers, C = w->C, K = d->k, b, a, fc, lc, pc, nf, j, best_lc = 0;
+	size_t n_states = (size_t)d->pp * L * C * C, i;
 	int s, pp = d->pp;
 	double best = INFINITY, M = 0;
 	uniap_code rc = UNIAP_OK;
@@ -372,30 +377,53 @@ static uniap_code dpw_query(struct dpw *w, double x, double *S_out, double *M_ou
 		w->V[i] = INFINITY;
 	for (s = 0; s < pp; s++) {
 		size_t b_hi = L - (size_t)pp + (size_t)s, b_lo = s == pp - 1 ? L - 1 : (size_t)s;
+		int last = s == pp - 1;
 
 		rc = dp_check_time(d, err);
 		if (rc != UNIAP_OK)
 			return rc;
-		/* the way into this stage at each first layer a and in-class fc, once per stage */
+		/* the ways into this stage at each first layer a and in-class fc: every previous
+		 * out-class pc whose transfer r fits, by r, with the least S so far among those
+		 * up to each (the previous stage's S already holds r) */
 		for (a = s == 0 ? 0 : (size_t)s; a <= b_hi; a++)
 			for (fc = 0; fc < C; fc++) {
-				double *in = &w->in[a * C + fc];
+				size_t o = (a * C + fc) * C, n = 0;
 
-				*in = s == 0 && a == 0 ? 0 : INFINITY;
-				w->in_pc[a * C + fc] = DPW_NONE;
-				if (s == 0 || w->rep_i[fc] == SIZE_MAX)
-					continue;
-				for (pc = 0; pc < C; pc++) {
-					double v = w->V[(((size_t)s - 1) * L + a - 1) * C + pc], r;
-
-					if (!isfinite(v) || w->rep_o[pc] == SIZE_MAX)
-						continue;
-					r = d->chain[a - 1]->cross_stage_s[w->rep_o[pc] * d->k + w->rep_i[fc]];
-					if (r <= x && v + r < *in) {
-						*in = v + r;
-						w->in_pc[a * C + fc] = pc;
+				if (s == 0) {
+					if (a == 0 && fc == 0) {
+						w->in_r[o] = 0;
+						w->in[o] = 0;
+						w->in_pc[o] = DPW_NONE;
+						n = 1;
 					}
+				} else if (w->rep_i[fc] != SIZE_MAX) {
+					for (pc = 0; pc < C; pc++) {
+						double v = w->V[((((size_t)s - 1) * L + a - 1) * C + pc) * C + fc], r;
+						size_t m;
+
+						if (!isfinite(v) || w->rep_o[pc] == SIZE_MAX)
+							continue;
+						r = d->chain[a - 1]->cross_stage_s[w->rep_o[pc] * K + w->rep_i[fc]];
+						if (!(r <= x))
+							continue;
+						/* insertion by r */
+						for (m = n; m > 0 && w->in_r[o + m - 1] > r; m--) {
+							w->in_r[o + m] = w->in_r[o + m - 1];
+							w->in[o + m] = w->in[o + m - 1];
+							w->in_pc[o + m] = w->in_pc[o + m - 1];
+						}
+						w->in_r[o + m] = r;
+						w->in[o + m] = v;
+						w->in_pc[o + m] = pc;
+						n++;
+					}
+					for (j = 1; j < n; j++) /* prefix minima of S */
+						if (w->in[o + j - 1] <= w->in[o + j]) {
+							w->in[o + j] = w->in[o + j - 1];
+							w->in_pc[o + j] = w->in_pc[o + j - 1];
+						}
 				}
+				w->in_n[a * C + fc] = n;
 			}
 		for (b = b_lo; b <= b_hi; b++)
 			for (a = (s == 0 ? 0 : b) + 1; a-- > (s == 0 ? 0 : (size_t)s);) {
@@ -406,21 +434,42 @@ static uniap_code dpw_query(struct dpw *w, double x, double *S_out, double *M_ou
 				if (!t)
 					return rc;
 				for (fc = 0; fc < (s == 0 ? 1 : C); fc++) {
-					double in = w->in[a * C + fc];
+					size_t o = (a * C + fc) * C, no = w->in_n[a * C + fc];
 
 					for (lc = 0; lc < C; lc++)
 						any |= isfinite(t[fc * C + lc]);
-					if (!isfinite(in))
+					if (no == 0)
 						continue;
 					for (lc = 0; lc < C; lc++) {
 						double tt = t[fc * C + lc];
-						size_t idx = ((size_t)s * L + b) * C + lc;
 
-						if (tt <= x && in + tt < w->V[idx]) {
-							w->V[idx] = in + tt;
-							w->pa[idx] = a;
-							w->pf[idx] = fc;
-							w->pc[idx] = w->in_pc[a * C + fc];
+						if (!(tt <= x))
+							continue;
+						for (nf = 0; nf < (last ? 1 : C); nf++) {
+							double ro = 0, cap, val;
+							size_t idx = ((((size_t)s * L + b) * C + lc) * C) + nf;
+
+							if (!last) {
+								if (w->rep_o[lc] == SIZE_MAX || w->rep_i[nf] == SIZE_MAX)
+									continue;
+								ro = d->chain[b]->cross_stage_s[w->rep_o[lc] * K + w->rep_i[nf]];
+							}
+							/* the stage's cycle, receive + compute + send (cost.h), summed as
+							 * the bottleneck below is, so that a plan found under x has M <= x */
+							cap = x - tt - ro;
+							if (!(cap >= -fabs(x) * 1e-12))
+								continue;
+							for (j = no; j > 0 && (w->in_r[o + j - 1] + tt) + ro > x; j--)
+								;
+							if (j == 0)
+								continue;
+							val = w->in[o + j - 1] + tt + ro;
+							if (val < w->V[idx]) {
+								w->V[idx] = val;
+								w->pa[idx] = a;
+								w->pf[idx] = fc;
+								w->pc[idx] = w->in_pc[o + j - 1];
+							}
 						}
 					}
 				}
@@ -429,7 +478,7 @@ static uniap_code dpw_query(struct dpw *w, double x, double *S_out, double *M_ou
 			}
 	}
 	for (lc = 0; lc < C; lc++) {
-		double v = w->V[(((size_t)pp - 1) * L + L - 1) * C + lc];
+		double v = w->V[(((size_t)pp - 1) * L + L - 1) * C * C + lc * C];
 
 		if (v < best) {
 			best = v;
@@ -441,25 +490,35 @@ static uniap_code dpw_query(struct dpw *w, double x, double *S_out, double *M_ou
 	w->q_lc = best_lc;
 	if (!isfinite(best))
 		return UNIAP_OK;
-	/* the bottleneck: each stage's entry and the boundary before it */
+	/* the bottleneck: each stage's cycle, its receive, block and send */
 	b = L - 1;
 	lc = best_lc;
+	nf = 0;
 	for (s = pp - 1; s >= 0; s--) {
-		size_t idx = ((size_t)s * L + b) * C + lc;
+		size_t idx = ((((size_t)s * L + b) * C + lc) * C) + nf;
 		const double *t;
+		double cyc;
 
 		a = w->pa[idx];
 		fc = w->pf[idx];
 		t = dpw_entry(w, s, a, b - a + 1, &rc, err);
 		if (!t)
 			return rc;
-		M = fmax(M, t[fc * C + lc]);
+		/* (receive + compute) + send, as the query summed it */
+		pc = DPW_NONE;
+		cyc = t[fc * C + lc];
 		if (s > 0) {
 			pc = w->pc[idx];
-			M = fmax(M, d->chain[a - 1]->cross_stage_s[w->rep_o[pc] * d->k + w->rep_i[fc]]);
+			cyc = d->chain[a - 1]->cross_stage_s[w->rep_o[pc] * K + w->rep_i[fc]] + cyc;
+		}
+		if (s < pp - 1)
+			cyc += d->chain[b]->cross_stage_s[w->rep_o[lc] * K + w->rep_i[nf]];
+		if (s > 0) {
 			b = a - 1;
 			lc = pc;
+			nf = fc;
 		}
+		M = fmax(M, cyc);
 	}
 	*M_out = M;
 	return UNIAP_OK;
@@ -469,14 +528,15 @@ static uniap_code dpw_query(struct dpw *w, double x, double *S_out, double *M_ou
 static uniap_code dpw_trace(struct dpw *w, int *stage, size_t *strategy, struct uniap_err *err)
 {
 	struct dp_inst *d = w->d;
-	size_t L = d->n_layers, C = w->C, b, a, fc, lc, pc;
+	size_t L = d->n_layers, C = w->C, b, a, fc, lc, pc, nf;
 	int s, pp = d->pp;
 	uniap_code rc;
 
 	b = L - 1;
 	lc = w->q_lc;
+	nf = 0;
 	for (s = pp - 1; s >= 0; s--) {
-		size_t idx = ((size_t)s * L + b) * C + lc, len, j, k, u, pick = DPW_NONE;
+		size_t idx = ((((size_t)s * L + b) * C + lc) * C) + nf, len, j, k, u, pick = DPW_NONE;
 		int back = s > 0 && s == pp - 1;
 		double tb = INFINITY;
 
@@ -509,6 +569,7 @@ static uniap_code dpw_trace(struct dpw *w, int *stage, size_t *strategy, struct 
 			pc = w->pc[idx];
 			b = a - 1;
 			lc = pc;
+			nf = fc;
 		}
 	}
 	return UNIAP_OK;
@@ -550,7 +611,9 @@ static void dpw_release(struct dpw *w)
 	free(w->noff);
 	free(w->none);
 	free(w->in);
+	free(w->in_r);
 	free(w->in_pc);
+	free(w->in_n);
 	free(w->V);
 	free(w->pa);
 	free(w->pf);
@@ -769,18 +832,21 @@ uniap_code dp_sweep_solve(const struct cost_candidate *cand, const struct opt_op
 		rc = err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
 		goto out;
 	}
-	if ((double)d.pp * L * w.C > (double)d.cap * 4) {
-		rc = err_set(err, UNIAP_E_LIMIT, "dp-sweep: %zu x %d x %zu states is over the cap", L, d.pp, w.C);
+	if ((double)d.pp * L * w.C * w.C > (double)d.cap * 4) {
+		rc = err_set(err, UNIAP_E_LIMIT, "dp-sweep: %zu x %d x %zu x %zu states is over the cap", L, d.pp, w.C,
+		             w.C);
 		goto out;
 	}
-	w.V = malloc((size_t)d.pp * L * w.C * sizeof(*w.V));
-	w.pa = malloc((size_t)d.pp * L * w.C * sizeof(*w.pa));
-	w.pf = malloc((size_t)d.pp * L * w.C * sizeof(*w.pf));
-	w.pc = malloc((size_t)d.pp * L * w.C * sizeof(*w.pc));
+	w.V = malloc((size_t)d.pp * L * w.C * w.C * sizeof(*w.V));
+	w.pa = malloc((size_t)d.pp * L * w.C * w.C * sizeof(*w.pa));
+	w.pf = malloc((size_t)d.pp * L * w.C * w.C * sizeof(*w.pf));
+	w.pc = malloc((size_t)d.pp * L * w.C * w.C * sizeof(*w.pc));
 	w.none = malloc(w.C * w.C * sizeof(*w.none));
-	w.in = malloc(L * w.C * sizeof(*w.in));
-	w.in_pc = malloc(L * w.C * sizeof(*w.in_pc));
-	if (!w.V || !w.pa || !w.pf || !w.pc || !w.none || !w.in || !w.in_pc) {
+	w.in = malloc(L * w.C * w.C * sizeof(*w.in));
+	w.in_r = malloc(L * w.C * w.C * sizeof(*w.in_r));
+	w.in_pc = malloc(L * w.C * w.C * sizeof(*w.in_pc));
+	w.in_n = malloc(L * w.C * sizeof(*w.in_n));
+	if (!w.V || !w.pa || !w.pf || !w.pc || !w.none || !w.in || !w.in_r || !w.in_pc || !w.in_n) {
 		rc = err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
 		goto out;
 	}
