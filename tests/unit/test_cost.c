@@ -543,7 +543,7 @@ static void test_interleaved_terms(void **state)
 	fixed[2] = 0.6;
 	assert_true(isinf(opt_tpi(&c, stage, strategy)));
 	fixed[2] = 0;
-	assert_true(fabs(opt_tpi(&c, stage, strategy) - 9.75) < 1e-12);
+	assert_true(fabs(opt_tpi(&c, stage, strategy) - 15.0) < 1e-12);
 	model_release(&m);
 	cluster_release(&cl);
 }
