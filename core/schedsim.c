@@ -100,6 +100,106 @@ static int sched_input_ok(const struct sched_input *in, struct uniap_err *err)
 	return 1;
 }
 
+/*
+ * GPipe as its runtimes execute it (cost.h: transfers block): each stage runs
+ * receive, compute, send per micro-batch, every forward then every backward,
+ * and a transfer is a rendezvous that starts when both its stages reach it
+ * and holds both for its time.  Stages are swept in turn, each running until
+ * it waits on its partner; the two phases flow one way each, so it ends.
+ */
+static uniap_code sched_gpipe_blocking(const struct sched_input *in, struct sched *out, struct uniap_err *err)
+{
+	const double a = SCHED_FORWARD_SHARE;
+	const int S = in->stages;
+	const long c = in->microbatches;
+	/* a stage's program: per phase and micro-batch, receive?, compute, send? (op 0..2) */
+	long *m_at = calloc((size_t)S, sizeof(*m_at));
+	int *op_at = calloc((size_t)S, sizeof(*op_at)), *phase = calloc((size_t)S, sizeof(*phase));
+	double *clock = calloc((size_t)S, sizeof(*clock));
+	size_t done_n = 0, total = (size_t)S * (size_t)c * 2;
+	int i, moved = 1;
+	uniap_code rc = UNIAP_OK;
+
+	if (!m_at || !op_at || !phase || !clock) {
+		rc = err_set(err, UNIAP_E_NOMEM, "schedule: out of memory");
+		goto out;
+	}
+	while (done_n < total && moved) {
+		moved = 0;
+		for (i = 0; i < S; i++) {
+			for (;;) {
+				int back = phase[i], op = op_at[i];
+				/* forward: receive from i - 1, send to i + 1; backward the other way */
+				int from = back ? i + 1 : i - 1, to = back ? i - 1 : i + 1;
+				long m = m_at[i];
+
+				if (back > 1)
+					break;
+				if (op == 0 && from >= 0 && from < S) {
+					/* the receive: the partner must stand at its send of m in this phase */
+					int j = from;
+					double dur, t0;
+					int bnd = back ? i : i - 1; /* boundary between i and i -/+ 1 */
+
+					if (!(phase[j] == back && m_at[j] == m && op_at[j] == 2))
+						break;
+					dur = (back ? 1 - a : a) * (in->transfer_s ? in->transfer_s[bnd] : 0);
+					t0 = clock[i] > clock[j] ? clock[i] : clock[j];
+					clock[i] = clock[j] = t0 + dur;
+					if (dur > 0)
+						out->blocks[out->n_blocks++] = (struct sched_block){
+							back ? SCHED_TRANSFER_BACKWARD : SCHED_TRANSFER_FORWARD, bnd, bnd, m, t0, dur };
+					/* the sender's send is done: its next micro-batch */
+					op_at[j] = 0;
+					if (++m_at[j] == c) {
+						m_at[j] = 0;
+						phase[j]++;
+					}
+					op_at[i] = 1;
+					moved = 1;
+					continue;
+				}
+				if (op == 0) {
+					op_at[i] = 1;
+					continue;
+				}
+				if (op == 1) {
+					double dur = (back ? 1 - a : a) * in->time_s[i];
+
+					out->blocks[out->n_blocks++] = (struct sched_block){
+						back ? SCHED_BACKWARD : SCHED_FORWARD, i, i, m, clock[i], dur };
+					out->busy_s[i] += dur;
+					clock[i] += dur;
+					done_n++;
+					moved = 1;
+					if (to >= 0 && to < S) {
+						op_at[i] = 2; /* waits at its send for the receiver */
+						break;
+					}
+					op_at[i] = 0;
+					if (++m_at[i] == c) {
+						m_at[i] = 0;
+						phase[i]++;
+					}
+					continue;
+				}
+				break; /* op 2: the receiver moves it on */
+			}
+		}
+	}
+	if (done_n < total)
+		rc = err_set(err, UNIAP_E_INTERNAL, "schedule: %zu units could never start", total - done_n);
+	for (i = 0; rc == UNIAP_OK && i < S; i++)
+		if (clock[i] > out->length_s)
+			out->length_s = clock[i];
+out:
+	free(m_at);
+	free(op_at);
+	free(phase);
+	free(clock);
+	return rc;
+}
+
 uniap_code sched_simulate(const struct sched_input *in, struct sched *out, struct uniap_err *err)
 {
 	const double a = SCHED_FORWARD_SHARE;
@@ -133,6 +233,10 @@ uniap_code sched_simulate(const struct sched_input *in, struct sched *out, struc
 	if (!ord || !len || !at || !free_at || !link_f || !link_b || !fend || !arr_f || !arr_b || !out->blocks ||
 	    !out->busy_s) {
 		rc = err_set(err, UNIAP_E_NOMEM, "schedule: out of memory");
+		goto out;
+	}
+	if (in->schedule == COST_GPIPE && S == P) {
+		rc = sched_gpipe_blocking(in, out, err);
 		goto out;
 	}
 	for (i = 0; i < (size_t)S * (size_t)c; i++)
