@@ -177,15 +177,64 @@ function orders(plan) {
   return out;
 }
 
-// Lays one iteration out: units start as soon as their device is free and
-// their input has arrived; a boundary's link carries one transfer at a time
-// per direction (boundary j on link j mod pp).  Returns the blocks and length.
+// GPipe as its runtimes run it (core/schedsim.c): each stage receives,
+// computes and sends per micro-batch, every forward then every backward, and a
+// transfer is a rendezvous that holds both its stages (the TPI's cycle).
+function simulateGpipe(plan, p, o, known) {
+  const S = plan.stages.length, c = plan.microbatches, a = FORWARD_SHARE;
+  const m = new Array(S).fill(0), op = new Array(S).fill(0), phase = new Array(S).fill(0);
+  const clock = new Array(S).fill(0), busy = new Array(S).fill(0), blocks = [];
+  let done = 0, moved = true;
+  const next = (i) => { op[i] = 0; if (++m[i] === c) { m[i] = 0; phase[i]++; } };
+  while (done < 2 * S * c && moved) {
+    moved = false;
+    for (let i = 0; i < S; i++) {
+      for (;;) {
+        const back = phase[i];
+        if (back > 1) break;
+        const from = back ? i + 1 : i - 1, to = back ? i - 1 : i + 1;
+        if (op[i] === 0 && from >= 0 && from < S) {
+          const j = from, bnd = back ? i : i - 1;
+          if (!(phase[j] === back && m[j] === m[i] && op[j] === 2)) break;
+          const dur = (back ? 1 - a : a) * o[bnd], t0 = Math.max(clock[i], clock[j]);
+          clock[i] = clock[j] = t0 + dur;
+          if (dur > 0) blocks.push({ kind: 'transfer', dir: back ? 'B' : 'F', stage: bnd, link: bnd, micro: m[i], start: t0, dur });
+          next(j);
+          op[i] = 1;
+          moved = true;
+          continue;
+        }
+        if (op[i] === 0) { op[i] = 1; continue; }
+        if (op[i] === 1) {
+          const dur = (back ? 1 - a : a) * p[i];
+          blocks.push({ kind: back ? 'backward' : 'forward', stage: i, device: i, micro: m[i], start: clock[i], dur });
+          busy[i] += dur;
+          clock[i] += dur;
+          done++;
+          moved = true;
+          if (to >= 0 && to < S) { op[i] = 2; break; }
+          next(i);
+          continue;
+        }
+        break;
+      }
+    }
+  }
+  return { blocks, length: Math.max(0, ...clock), busy, known, complete: done === 2 * S * c, c, P: S, S };
+}
+
+// Lays one iteration out: GPipe with blocking transfers (above); 1F1B and
+// interleaving as a list schedule, units starting as soon as their device is
+// free and their input has arrived, a boundary's link carrying one transfer
+// at a time per direction (boundary j on link j mod pp), overlapping compute.
+// Returns the blocks and length.
 export function simulate(plan) {
   const P = plan.pp, S = plan.stages.length, c = plan.microbatches;
   const p = plan.stages.map((st) => st.time_s);
   const known = plan.stages.slice(0, -1).every((st) => Number.isFinite(st.transfer_s));
   const o = plan.stages.slice(0, -1).map((st) => (Number.isFinite(st.transfer_s) ? st.transfer_s : 0));
   const a = FORWARD_SHARE;
+  if (plan.schedule !== '1f1b' && plan.schedule !== 'interleaved' && S === P) return simulateGpipe(plan, p, o, known);
   const ord = orders(plan), at = new Array(P).fill(0), free = new Array(P).fill(0);
   const lfree = { F: new Map(), B: new Map() };
   const fEnd = new Map(), arrive = new Map(), blocks = [];
