@@ -11,7 +11,9 @@
  *       + sum of same_stage_s[k_u][k_v] over edges u->v inside stage i
  *   o_j = sum of cross_stage_s[k_u][k_v] over edges u->v with
  *         stage(u) <= j < stage(v)              (j = 0 .. pp-2)
- *   TPI = sum p + sum o + (c - 1) * max(p u o)
+ *   TPI = sum p + sum o + (c - 1) * max_i (o_(i-1) + p_i + o_i)
+ *         (o_(-1) = o_(pp-1) = 0: a stage's cycle is its receive, its
+ *         compute and its send, since a transfer holds both its stages)
  *   valid: every stage non-empty, stage(u) <= stage(v) for every edge
  *   memory_i = sum over u in stage i of memory_fixed_bytes[u][k_u]
  *            + inflight[i] * memory_per_microbatch_bytes[u][k_u]
@@ -20,8 +22,9 @@
  * Interleaved 1F1B with v virtual stages per device has S = pp * v stages
  * (model chunks): stage i runs on device i mod pp and boundary j (stage j to
  * j+1, j = 0 .. S-2) on link j mod pp.  With P_d the sum of p_i over device
- * d's stages and O_d the sum of o_j over link d's boundaries,
- *   TPI = (sum p + sum o) / v + (c - 1/v) * max(P u O)
+ * d's stages and B_d the sum of o_j over the boundaries d sends (j mod
+ * pp = d) or receives ((j + 1) mod pp = d), device d's cycle is P_d + B_d and
+ *   TPI = (sum p + sum o) / v + (c - 1/v) * max_d (P_d + B_d)
  *   memory_d = sum of memory_i over device d's stages <= memory_limit_bytes
  * which is the formula above when v = 1.  cost_stages() is S.  When the
  * candidate has peak rows (cost_build gives them to every interleaved

@@ -2,8 +2,8 @@
  * schedsim.h - one training iteration of a pipeline plan laid out in time: each
  * pipeline rank runs its forward and backward units in its schedule's order,
  * a unit starts when its rank is free and its input has arrived, and each
- * boundary's link carries one transfer at a time per direction.  The same
- * list schedule as the web UI's timeline (ui/draw.js, simulate; docs/ui.md,
+ * boundary's link carries one transfer at a time per direction (GPipe: below).
+ * The same layout as the web UI's timeline (ui/draw.js, simulate; docs/ui.md,
  * "The timeline"), for exports that draw the plan (the chrome-trace format).
  *
  * Orders: GPipe runs every forward, then every backward; 1F1B is Megatron-LM's
@@ -12,9 +12,13 @@
  * order over v chunks (stage i on rank i mod pp).  A stage's time p_i and a
  * boundary's transfer o_j split between forward and backward as
  * SCHED_FORWARD_SHARE : 1 - SCHED_FORWARD_SHARE (the cost model's rule that a
- * backward costs about twice a forward).  Under GPipe the length equals the
- * audit TPI Σp + Σo + (c - 1) max(p ∪ o) exactly (c identical jobs through a
- * flow shop); under 1F1B it can be longer, the in-flight limit's wait.
+ * backward costs about twice a forward).  GPipe runs as its runtimes run it:
+ * each stage receives, computes and sends per micro-batch, a transfer being a
+ * rendezvous that holds both its stages, so the length equals the audit TPI
+ * Σp + Σo + (c - 1) max_i (o_(i-1) + p_i + o_i) exactly (cost.h).  1F1B and
+ * interleaving keep the list schedule above, transfers on their links beside
+ * compute: longer than the TPI where the in-flight limit makes a rank wait,
+ * shorter where transfers dominate.
  *
  * Thread safety: reentrant.  Never: I/O, globals, solving anything.
  */

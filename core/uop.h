@@ -79,7 +79,7 @@ struct uop_memo_ops {
 };
 
 /* Bumped whenever the cost model or the memo layout changes: part of every cache key. */
-#define UOP_MEMO_FORMAT 6 /* 6: mixture of experts and context parallelism; 5: runtime profiles; 4: one micro-batch in flight without a pipeline; 3: latency, contention, efficiency curve, honest memory */
+#define UOP_MEMO_FORMAT 7 /* 7: transfers block (a stage's cycle); 6: mixture of experts and context parallelism; 5: runtime profiles; 4: one micro-batch in flight without a pipeline; 3: latency, contention, efficiency curve, honest memory */
 
 /*
  * Progress of a run, as its callback sees it.  bound_s is a proven lower bound
