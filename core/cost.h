@@ -21,12 +21,14 @@
  *
  * Interleaved 1F1B with v virtual stages per device has S = pp * v stages
  * (model chunks): stage i runs on device i mod pp and boundary j (stage j to
- * j+1, j = 0 .. S-2) on link j mod pp.  With P_d the sum of p_i over device
- * d's stages and B_d the sum of o_j over the boundaries d sends (j mod
- * pp = d) or receives ((j + 1) mod pp = d), device d's cycle is P_d + B_d and
- *   TPI = (sum p + sum o) / v + (c - 1/v) * max_d (P_d + B_d)
+ * j+1, j = 0 .. S-2) on link j mod pp.  Megatron-LM, the one runtime of the
+ * schedule, overlaps its transfers with compute (overlap_p2p_comm, which it
+ * turns on with interleaving only), so with P_d the sum of p_i over device
+ * d's stages and O_d the sum of o_j over link d's boundaries,
+ *   TPI = (sum p + sum o) / v + (c - 1/v) * max(P u O)
  *   memory_d = sum of memory_i over device d's stages <= memory_limit_bytes
- * which is the formula above when v = 1.  cost_stages() is S.  When the
+ * (with v = 1 the formula of overlapped transfers, not the one above).
+ * cost_stages() is S.  When the
  * candidate has peak rows (cost_build gives them to every interleaved
  * candidate), device d holds instead, with a_j the activations of one
  * micro-batch of its chunk j (stage d + pp j),

@@ -15,8 +15,8 @@
  *                         holds by construction
  *   T >= 0                the largest cycle (only when c > 1 and pp > 1)
  * Rows: one assignment per layer, a non-empty stage, memory per stage,
- * T >= o_(i-1) + p_i + o_i (per device when interleaved: its stages and every
- * boundary it sends or receives), the transportation rows.  Objective
+ * T >= o_(i-1) + p_i + o_i (interleaved: T >= P_d per device and T >= O_d
+ * per link, transfers overlapped), the transportation rows.  Objective
  *   sum p + sum o + (c-1) T, with p and o substituted (y with i < j pays
  *   cross_stage_s once per communication stage i..j-1 it spans); with pp = 1
  *   it is c * p_0 (appendix C's QIP, linearised the same way).
@@ -247,22 +247,25 @@ static double milp_mem(const struct cost_candidate *c, size_t u, int i, size_t k
 }
 
 /*
- * The nonzeros of a y column that crosses boundaries i .. j-1 in the
- * devices' cycle rows: boundary b holds its sender (device b mod dev) and its
- * receiver (device (b + 1) mod dev) for its whole transfer (cost.h), so each
- * device's entry is the coefficient times the boundaries it sends or
- * receives, one entry per row as CBC takes them.
+ * The nonzeros of a y column that crosses boundaries i .. j-1 in the T rows,
+ * one entry per row as CBC takes them, each the coefficient times the
+ * boundaries that row counts.  Without interleaving (links == 0) a boundary
+ * holds its sender (stage b) and its receiver (stage b + 1) for its whole
+ * transfer, so it counts in both stages' cycle rows (cost.h); interleaved,
+ * transfers overlap compute and boundary b counts in the row of its link
+ * b mod dev (row_to0 + b mod dev).
  */
-static void milp_y_cycles(struct milp_mat *m, int row_tp0, int dev, int i, int j, double coef)
+static void milp_y_rows(struct milp_mat *m, int row_tp0, int row_to0, int links, int dev, int i, int j,
+                        double coef)
 {
 	int d, b, times;
 
 	for (d = 0; d < dev; d++) {
 		times = 0;
 		for (b = i; b < j; b++)
-			times += (b % dev == d) + ((b + 1) % dev == d);
+			times += links ? b % dev == d : (b % dev == d) + ((b + 1) % dev == d);
 		if (times)
-			milp_nz(m, row_tp0 + d, coef * times);
+			milp_nz(m, (links ? row_to0 : row_tp0) + d, coef * times);
 	}
 }
 
@@ -298,7 +301,9 @@ static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, dou
 	/* pp here counts stages (S = pp v under interleaving); dev counts devices, whose
 	 * memory rows and load rows sum the stages i with i mod dev = d (cost.h) */
 	int pp = cost_stages(c), dev = c->pp, v = cost_virtual(c), i, j, mi;
-	int n_trows = dev; /* one cycle row per device: T >= its stages' p and its transfers */
+	/* T rows: one cycle row per stage (T >= o_(i-1) + p_i + o_i), or interleaved one load row
+	 * per device and one per link (transfers overlapped: Megatron-LM's overlap_p2p_comm) */
+	int n_links = v > 1 ? dev : 0, n_trows = dev + n_links;
 	double wsum = 1.0 / v, wmax = (double)c->microbatches - 1.0 / v;
 	int *lo = NULL, *hi = NULL, *mem_row = NULL, *mem_n = NULL, *mem_off = NULL;
 	/* memory rows: device d has mem_n[d] of them from mem_row[d] on, one per
@@ -307,7 +312,7 @@ static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, dou
 	 * layers fit */
 	const long **mem_h = NULL;
 	size_t n_mem = 0;
-	int row_assign0, row_nonempty0 = -1, row_tp0 = -1;
+	int row_assign0, row_nonempty0 = -1, row_tp0 = -1, row_to0 = -1;
 	size_t *out_cnt = NULL, *out_adj = NULL, *in_cnt = NULL, *in_adj = NULL;
 	double ts = 0, cmul, limit = c->memory_limit_bytes, t_lb = 0, keep, tshare;
 	int use_t = c->microbatches > 1 && pp > 1;
@@ -424,6 +429,8 @@ static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, dou
 	if (use_t) {
 		row_tp0 = (int)md->nrows;
 		md->nrows += (size_t)dev;
+		row_to0 = (int)md->nrows;
+		md->nrows += (size_t)n_links;
 	}
 	for (e = 0; e < E; e++) {
 		size_t a = c->edges[e].from, b = c->edges[e].to;
@@ -536,7 +543,7 @@ static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, dou
 							if (i == j)
 								milp_nz(m, row_tp0 + i % dev, -cost);
 							else
-								milp_y_cycles(m, row_tp0, dev, i, j, -cost);
+								milp_y_rows(m, row_tp0, row_to0, n_links, dev, i, j, -cost);
 						}
 					}
 			}

@@ -153,17 +153,16 @@ double opt_tpi(const struct cost_candidate *c, const int *stage, const size_t *s
 		tpi = sum + (double)(c->microbatches - 1) * mx;
 		goto out;
 	}
-	/* interleaved: device d's cycle, its stages' p and every boundary it sends or receives */
+	/* interleaved: device loads P_d and link loads O_d, the transfers overlapped (cost.h) */
 	for (i = 0; i < S; i++) {
 		sum += p[i];
 		load[i % pp] += p[i];
 	}
 	for (i = 0; i + 1 < S; i++) {
 		sum += o[i];
-		load[i % pp] += o[i];
-		load[(i + 1) % pp] += o[i];
+		load[pp + i % pp] += o[i];
 	}
-	for (i = 0; i < pp; i++)
+	for (i = 0; i < 2 * pp; i++)
 		mx = fmax(mx, load[i]);
 	tpi = sum / v + ((double)c->microbatches - 1.0 / v) * mx;
 out:

@@ -138,17 +138,17 @@ uniap_code plan_evaluate(const struct cost_candidate *cand, const int *stage, co
 		}
 		out->tpi_s = sum + (double)(cand->microbatches - 1) * worst;
 	} else {
-		/* interleaved (cost.h): each device's cycle, the bubble divided by v */
+		/* interleaved (cost.h): device loads and link loads, transfers overlapped, the bubble
+		 * divided by v */
 		for (i = 0; i < pp; i++) {
 			sum += out->stage_time_s[i];
 			load[i % dev] += out->stage_time_s[i];
 		}
 		for (j = 0; j + 1 < pp; j++) {
 			sum += out->comm_time_s[j];
-			load[j % dev] += out->comm_time_s[j];
-			load[(j + 1) % dev] += out->comm_time_s[j];
+			load[dev + j % dev] += out->comm_time_s[j];
 		}
-		for (i = 0; i < dev; i++)
+		for (i = 0; i < 2 * dev; i++)
 			if (load[i] > worst)
 				worst = load[i];
 		out->tpi_s = sum / v + ((double)cand->microbatches - 1.0 / v) * worst;

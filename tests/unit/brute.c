@@ -18,7 +18,7 @@ static int brute_stages(const struct cost_candidate *c)
 double brute_tpi(const struct cost_candidate *c, const int *stage, const size_t *strategy)
 {
 	double p[BRUTE_MAX_PP] = {0}, o[BRUTE_MAX_PP] = {0}, mem[BRUTE_MAX_PP] = {0}, act[BRUTE_MAX_PP] = {0};
-	double dev_p[BRUTE_MAX_PP] = {0};
+	double dev_p[BRUTE_MAX_PP] = {0}, link_o[BRUTE_MAX_PP] = {0};
 	int count[BRUTE_MAX_PP] = {0}, S = brute_stages(c), v = c->virtual_stages > 1 ? c->virtual_stages : 1;
 	size_t K = c->strategies.count, u, e;
 	double total = 0, worst = 0;
@@ -89,20 +89,22 @@ double brute_tpi(const struct cost_candidate *c, const int *stage, const size_t 
 		}
 		return total + (double)(c->microbatches - 1) * worst;
 	}
-	/* interleaved: the busiest device's cycle (its stages, every boundary it sends or
-	 * receives), the rest divided by v */
+	/* interleaved: the bottleneck is the busiest device or link (transfers overlapped: Megatron-LM
+	 * runs the interleaved schedule with overlap_p2p_comm), the rest divided by v */
 	for (i = 0; i < S; i++) {
 		total += p[i];
 		dev_p[i % c->pp] += p[i];
 	}
 	for (i = 0; i < S - 1; i++) {
 		total += o[i];
-		dev_p[i % c->pp] += o[i];
-		dev_p[(i + 1) % c->pp] += o[i];
+		link_o[i % c->pp] += o[i];
 	}
-	for (i = 0; i < c->pp; i++)
+	for (i = 0; i < c->pp; i++) {
 		if (dev_p[i] > worst)
 			worst = dev_p[i];
+		if (link_o[i] > worst)
+			worst = link_o[i];
+	}
 	return total / v + ((double)c->microbatches - 1.0 / v) * worst;
 }
 
