@@ -158,9 +158,10 @@ cJSON *jenc_costs(const struct cost_candidate *c)
 	     jenc_add_num(root, "microbatches", (double)c->microbatches) &&
 	     jenc_add_num(root, "microbatch_size", (double)c->microbatch_size) &&
 	     cJSON_AddStringToObject(root, "schedule", cost_schedule_name(c->schedule)) &&
-	     /* the TPI's cycle: a transfer holds its sender and receiver (README, "The audit format") */
-	     cJSON_AddStringToObject(root, "transfers", "blocking") &&
 	     (cost_virtual(c) == 1 || jenc_add_num(root, "virtual_stages", cost_virtual(c))) &&
+	     /* the TPI's cycle (README, "The audit format"): a transfer holds its sender and receiver,
+	      * or under interleaving overlaps compute (Megatron-LM's overlap_p2p_comm) */
+	     cJSON_AddStringToObject(root, "transfers", cost_virtual(c) > 1 ? "overlapped" : "blocking") &&
 	     (!c->runtime || strcmp(c->runtime, RUNTIME_DEFAULT) == 0 ||
 	      cJSON_AddStringToObject(root, "runtime", c->runtime)) &&
 	     (!c->fp8 || cJSON_AddBoolToObject(root, "fp8", 1)) &&

@@ -91,13 +91,23 @@ if awk 'match($0, /"datasheet_iteration_s":[0-9.eE+-]*/) { v[++n] = substr($0, R
 	echo "FAIL fp8-run-faster: $(grep -o '"datasheet_iteration_s":[0-9.eE+-]*' "$tmp/out" | tr '\n' ' ')"; fail=$((fail + 1)); fi
 
 # a fit that pushes a bandwidth to its physical link is refused (exit 3), names
-# the parameter, still reports, and writes no cluster; --allow-bounds keeps it
+# the parameter, still reports, and writes no cluster; --allow-bounds keeps it.
+# The paper's EnvB-8 runs made three times as fast as measured: no device and no
+# link can explain them (the measured runs themselves fit within bounds since
+# transfers block in the cost model, docs/fidelity.md)
+python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+for r in d["runs"]:
+    m = r["measured"]
+    if "samples_per_s" in m: m["samples_per_s"] *= 3
+    if "iteration_s" in m: m["iteration_s"] /= 3
+json.dump(d, open(sys.argv[2], "w"))' bench/fidelity/sets/paper-envb-8.json "$tmp/fast.json"
 check refused 3 "hierarchy[1].bandwidth at its upper bound" -- \
-	"$UNIAP" calibrate --cluster envb-8 --runs bench/fidelity/sets/paper-envb-8.json --out "$tmp/refused.json"
+	"$UNIAP" calibrate --cluster envb-8 --runs "$tmp/fast.json" --out "$tmp/refused.json"
 if grep -q '"refused":"calibration: refused' "$tmp/out" && [ ! -e "$tmp/refused.json" ]; then pass=$((pass + 1)); else
 	echo "FAIL refused-report: $(head -c 200 "$tmp/out")"; fail=$((fail + 1)); fi
 check refused-allowed 0 '"fitted":true' -- \
-	"$UNIAP" calibrate --cluster envb-8 --runs bench/fidelity/sets/paper-envb-8.json --allow-bounds --out "$tmp/refused.json"
+	"$UNIAP" calibrate --cluster envb-8 --runs "$tmp/fast.json" --allow-bounds --out "$tmp/refused.json"
 if grep -q '"refused"' "$tmp/out" || [ ! -s "$tmp/refused.json" ]; then echo "FAIL refused-allowed-out"; fail=$((fail + 1));
 else pass=$((pass + 1)); fi
 

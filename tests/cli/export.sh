@@ -10,7 +10,7 @@ E="--plan $EX/plan-example.json --cluster $EX/cluster-8gpu-nvlink.json --model $
 
 check help-export 0 "usage: uniap export" -- "$UNIAP" export --help
 check help-main-export 0 "export" -- "$UNIAP" --help
-check export-json 0 '"tpi_s":	0.591807387767641' -- "$UNIAP" export $E
+check export-json 0 '"tpi_s":	0.5940951899494591' -- "$UNIAP" export $E
 check export-text 0 "  stage 1: tp2.dp2 x4, dp4 x1; time" -- "$UNIAP" export $E --format text
 check export-galvatron 0 '"tp_sizes_enc":	"2,2,2,2,2,2,2,2"' -- "$UNIAP" export $E --format galvatron
 for key in '"pp_deg":	2' '"pp_division":	"4,4"' '"global_bsz":	32' '"chunks":	4' \
