@@ -219,6 +219,16 @@ uniap_code sched_simulate(const struct sched_input *in, struct sched *out, struc
 		return err_set(err, UNIAP_E_LIMIT, "schedule: %d stages x %ld micro-batches is more than %ld units to lay out",
 		               S, c, (long)SCHED_MAX_UNITS);
 	cap = (size_t)S * (size_t)c * 4; /* every unit, every transfer */
+	out->blocks = malloc(cap * sizeof(*out->blocks));
+	out->busy_s = calloc((size_t)P, sizeof(*out->busy_s));
+	if (!out->blocks || !out->busy_s) {
+		rc = err_set(err, UNIAP_E_NOMEM, "schedule: out of memory");
+		goto out;
+	}
+	if (in->schedule == COST_GPIPE && S == P) {
+		rc = sched_gpipe_blocking(in, out, err); /* needs none of the list schedule's tables */
+		goto out;
+	}
 	ord = calloc((size_t)P, sizeof(*ord));
 	len = calloc((size_t)P, sizeof(*len));
 	at = calloc((size_t)P, sizeof(*at));
@@ -228,15 +238,8 @@ uniap_code sched_simulate(const struct sched_input *in, struct sched *out, struc
 	fend = malloc((size_t)S * (size_t)c * sizeof(*fend));
 	arr_f = malloc((size_t)S * (size_t)c * sizeof(*arr_f));
 	arr_b = malloc((size_t)S * (size_t)c * sizeof(*arr_b));
-	out->blocks = malloc(cap * sizeof(*out->blocks));
-	out->busy_s = calloc((size_t)P, sizeof(*out->busy_s));
-	if (!ord || !len || !at || !free_at || !link_f || !link_b || !fend || !arr_f || !arr_b || !out->blocks ||
-	    !out->busy_s) {
+	if (!ord || !len || !at || !free_at || !link_f || !link_b || !fend || !arr_f || !arr_b) {
 		rc = err_set(err, UNIAP_E_NOMEM, "schedule: out of memory");
-		goto out;
-	}
-	if (in->schedule == COST_GPIPE && S == P) {
-		rc = sched_gpipe_blocking(in, out, err);
 		goto out;
 	}
 	for (i = 0; i < (size_t)S * (size_t)c; i++)

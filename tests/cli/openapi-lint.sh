@@ -20,14 +20,7 @@ skip() {
 	exit 0
 }
 
-if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-	skip "node and npm are not installed (Debian packages nodejs and npm)"
-fi
-mkdir -p "$tmp/npm"
-if ! timeout 300 npm install --no-audit --no-fund --no-package-lock --loglevel=error --fetch-retries=1 --prefix "$tmp/npm" \
-	"$REDOCLY" >"$tmp/npm.log" 2>&1; then
-	skip "npm install $REDOCLY failed (is the npm registry reachable?): $(tail -n 3 "$tmp/npm.log" | tr '\n' ' ')"
-fi
+npm_tools "$REDOCLY" || skip "$npm_why"
 
 # the recommended ruleset is what redocly uses when it finds no configuration:
 # run it from a folder that has none

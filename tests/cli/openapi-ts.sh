@@ -27,14 +27,8 @@ skip() {
 	exit 0
 }
 
-if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-	skip "node and npm are not installed (Debian packages nodejs and npm)"
-fi
-mkdir -p "$tmp/npm" "$tmp/ts"
-if ! timeout 300 npm install --no-audit --no-fund --no-package-lock --loglevel=error --fetch-retries=1 --prefix "$tmp/npm" \
-	openapi-typescript typescript >"$tmp/npm.log" 2>&1; then
-	skip "npm install openapi-typescript typescript failed (is the npm registry reachable?): $(tail -n 3 "$tmp/npm.log" | tr '\n' ' ')"
-fi
+npm_tools openapi-typescript typescript || skip "$npm_why"
+mkdir -p "$tmp/ts"
 bin=$tmp/npm/node_modules/.bin
 
 if ! start_uniapd --no-auth; then
