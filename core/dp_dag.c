@@ -11,15 +11,17 @@
  * of I with a successor outside I -- its stage and strategy): everything the
  * costs still to come depend on.  Its labels hold
  *   sum   every p and o charged so far (the open stage included)
- *   mx    max of the closed stages and of the communication stages no
- *         pending edge can still cross
+ *   mx    max of the stage cycles already final (cost.h: o_(i-1) + p_i +
+ *         o_i, final once both boundaries of stage i are)
  *   open  time of the open stage,  mem  its memory
- *   pend  the partial o_m of every communication stage m that an edge from
- *         the frontier will still cross (m from the least frontier stage to
- *         s - 1)
- * and a label is dropped only when another label of its state is <= in every
- * field: the future adds the same amounts to each whatever the label, and the
- * final TPI = sum + (c - 1) * max(mx, open, pend) is monotone in all of them.
+ *   pool  the last final transfer before the pending ones, the partial o_m
+ *         of every communication stage m that an edge from the frontier will
+ *         still cross (m from the least frontier stage to s - 1), and the p
+ *         of each closed stage whose cycle waits on one of them
+ * and a label is dropped only when another label of its state dominates it
+ * (dd_insert): the future adds the same amounts to each whatever the label,
+ * and the final TPI = sum + (c - 1) * max(mx, every cycle still to close) is
+ * monotone in all of them.
  *
  * Before the search the ideals are enumerated without strategies: their
  * number and the largest frontier (the width) decide, against the label cap,

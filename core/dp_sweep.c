@@ -17,9 +17,10 @@
 
 /*
  * dp-sweep: the bottleneck swept from above.  For a threshold x, Q(x) is the
- * least sum S over the plans whose every stage and communication time is at
- * most x: a shortest path over (stage, last layer, out-class of its strategy)
- * with one number per state, on a block table of the least time of each stage
+ * least sum S over the plans whose every stage cycle (cost.h: receive,
+ * compute, send) is at most x: a shortest path over (stage, last layer,
+ * out-class of its strategy, in-class of the next stage's first) with one
+ * number per state, on a block table of the least time of each stage
  * block per (in-class of its first strategy, out-class of its last).  A plan P
  * = Q(x) with bottleneck M dominates every plan whose bottleneck lies in
  * [M, x] (their sum is >= S(P), their bottleneck >= M); the plans left have a
@@ -859,8 +860,8 @@ uniap_code dp_sweep_solve(const struct cost_candidate *cand, const struct opt_op
 				w.sigma[s] = t;
 				break;
 			}
-	/* every stage or communication time is at most g_max: all layers at their slowest, plus
-	 * every edge at its dearest */
+	/* every stage cycle is at most g_max: all layers at their slowest, plus every edge at its
+	 * dearest (a cycle holds its layers and the two edges around it) */
 	for (u = 0; u < L; u++) {
 		double worst = 0;
 

@@ -223,7 +223,7 @@ static cJSON *jenc_stages(const struct cost_candidate *c, const int *stage,
 			if (stage[u] == i)
 				ok = jenc_append(lay, jenc_number((double)u));
 		/* transfer_s: o_i, the boundary after stage i (a drawing of the schedule needs it; the
-		 * audit TPI is sum p + sum o + (c - 1) max(p u o)) */
+		 * audit TPI is sum p + sum o + (c - 1) max_i (o_(i-1) + p_i + o_i), cost.h) */
 		ok = ok && jenc_add_num(s, "time_s", ev->stage_time_s[i]) &&
 		     (i + 1 >= cost_stages(c) || jenc_add_num(s, "transfer_s", ev->comm_time_s[i])) &&
 		     jenc_add_num(s, "memory_bytes", ev->stage_memory_bytes[i]) &&
