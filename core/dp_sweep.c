@@ -60,6 +60,9 @@ struct dpw {
 	size_t *gf_rep, *gb_rep;     /* owned, [K]: one member per group */
 	size_t *gf_cls, *gb_cls;     /* owned, [K]: a group's out-class (forward) or in-class */
 	size_t *same;      /* owned, [L]: as dp_same_init */
+	size_t *edist;     /* owned, [L]: the chain edges whose matrices differ bit for bit from the
+	                      edge before them (runs of identical layers share one) */
+	size_t n_edist;
 	int *sigma;        /* owned, [pp]: first stage with the same in-flight count */
 	struct dpw_row *rows; /* owned, [pp * L]: rows[sigma * L + a] for a >= 1 */
 	struct dpw_row *row0; /* owned, [1]: stage 0's row, any first strategy, under fc 0 */
@@ -605,6 +608,7 @@ static void dpw_release(struct dpw *w)
 	free(w->gf_cls);
 	free(w->gb_cls);
 	free(w->same);
+	free(w->edist);
 	free(w->sigma);
 	free(w->hist);
 	free(w->buf);
@@ -632,27 +636,28 @@ static double dpw_cell(const struct dp_inst *d, size_t e, int cross, int col, si
 /*
  * Groups the strategies whose rows (or columns) of the same-stage or
  * cross-stage matrices are equal on every chain edge and whose key (NULL:
- * none) is equal: gid[k] in order of first appearance, *ng groups.  A hash of
- * each strategy's cells finds the candidates; equality is checked cell by
- * cell against the group's first member.  hash: scratch [K], firsts: [K].
+ * none) is equal: gid[k] in order of first appearance, *ng groups.  Only the
+ * edges of w->edist are read: an edge equal bit for bit to the one before it
+ * decides nothing the earlier one has not.  A hash of each strategy's cells
+ * finds the candidates; equality is checked cell by cell against the group's
+ * first member.  hash: scratch [K], firsts: [K].
  */
-static void dpw_group(const struct dp_inst *d, int cross, int col, const size_t *key, size_t *gid, size_t *ng,
+static void dpw_group(const struct dpw *w, int cross, int col, const size_t *key, size_t *gid, size_t *ng,
                       uint64_t *hash, size_t *firsts)
 {
-	size_t K = d->k, L = d->n_layers, k, x, e, g;
+	const struct dp_inst *d = w->d;
+	size_t K = d->k, k, x, i, e, g;
 
 	for (k = 0; k < K; k++) {
 		uint64_t hv = 1469598103934665603ull;
 
-		for (e = 0; e + 1 < L; e++)
-			for (x = 0; x < K; x++) {
+		for (i = 0; i < w->n_edist; i++)
+			for (x = 0, e = w->edist[i]; x < K; x++) {
 				double v = dpw_cell(d, e, cross, col, k, x);
-				unsigned char b[sizeof(double)];
-				size_t i;
+				uint64_t b;
 
-				memcpy(b, &v, sizeof(v));
-				for (i = 0; i < sizeof(v); i++)
-					hv = (hv ^ b[i]) * 1099511628211ull;
+				memcpy(&b, &v, sizeof(b));
+				hv = (hv ^ b) * 1099511628211ull;
 			}
 		hash[k] = hv;
 	}
@@ -663,8 +668,8 @@ static void dpw_group(const struct dp_inst *d, int cross, int col, const size_t 
 			size_t f = firsts[g];
 			int eq = hash[f] == hash[k] && (!key || key[f] == key[k]);
 
-			for (e = 0; e + 1 < L && eq; e++)
-				for (x = 0; x < K && eq; x++)
+			for (i = 0; i < w->n_edist && eq; i++)
+				for (x = 0, e = w->edist[i]; x < K && eq; x++)
 					eq = dpw_cell(d, e, cross, col, k, x) == dpw_cell(d, e, cross, col, f, x);
 			if (eq)
 				gid[k] = g;
@@ -705,6 +710,7 @@ static int dpw_classes(struct dpw *w)
 {
 	struct dp_inst *d = w->d;
 	size_t K = d->k, k, no = 0, ni = 0;
+	size_t L = d->n_layers, e;
 	uint64_t *hash = malloc(K * sizeof(*hash));
 	size_t *firsts = malloc(K * sizeof(*firsts));
 
@@ -713,10 +719,15 @@ static int dpw_classes(struct dpw *w)
 		free(firsts);
 		return -1;
 	}
-	dpw_group(d, 1, 0, NULL, w->oc, &no, hash, firsts);
-	dpw_group(d, 1, 1, NULL, w->ic, &ni, hash, firsts);
-	dpw_group(d, 0, 0, w->oc, w->gf, &w->ngf, hash, firsts);
-	dpw_group(d, 0, 1, w->ic, w->gb, &w->ngb, hash, firsts);
+	w->n_edist = 0;
+	for (e = 0; e + 1 < L; e++)
+		if (e == 0 || memcmp(d->chain[e]->same_stage_s, d->chain[e - 1]->same_stage_s, K * K * sizeof(double)) ||
+		    memcmp(d->chain[e]->cross_stage_s, d->chain[e - 1]->cross_stage_s, K * K * sizeof(double)))
+			w->edist[w->n_edist++] = e;
+	dpw_group(w, 1, 0, NULL, w->oc, &no, hash, firsts);
+	dpw_group(w, 1, 1, NULL, w->ic, &ni, hash, firsts);
+	dpw_group(w, 0, 0, w->oc, w->gf, &w->ngf, hash, firsts);
+	dpw_group(w, 0, 1, w->ic, w->gb, &w->ngb, hash, firsts);
 	free(hash);
 	free(firsts);
 	w->C = no > ni ? no : ni;
@@ -821,6 +832,7 @@ uniap_code dp_sweep_solve(const struct cost_candidate *cand, const struct opt_op
 	w.gf_cls = calloc(K, sizeof(*w.gf_cls));
 	w.gb_cls = calloc(K, sizeof(*w.gb_cls));
 	w.same = calloc(L, sizeof(*w.same));
+	w.edist = calloc(L, sizeof(*w.edist));
 	w.sigma = calloc((size_t)d.pp, sizeof(*w.sigma));
 	w.rows = calloc((size_t)d.pp * L, sizeof(*w.rows));
 	w.row0 = calloc(1, sizeof(*w.row0));
@@ -828,7 +840,7 @@ uniap_code dp_sweep_solve(const struct cost_candidate *cand, const struct opt_op
 	w.off = calloc(K + 1, sizeof(*w.off));
 	w.noff = calloc(K + 1, sizeof(*w.noff));
 	if (!st || !best_st || !sk || !best_sk || !w.oc || !w.ic || !w.rep_o || !w.rep_i || !w.same || !w.sigma ||
-	    !w.rows || !w.row0 || !w.rowb || !w.off || !w.noff || !w.gf || !w.gb || !w.gf_mem || !w.gb_mem ||
+	    !w.edist || !w.rows || !w.row0 || !w.rowb || !w.off || !w.noff || !w.gf || !w.gb || !w.gf_mem || !w.gb_mem ||
 	    !w.gf_start || !w.gb_start || !w.gf_rep || !w.gb_rep || !w.gf_cls || !w.gb_cls || dpw_classes(&w) != 0) {
 		rc = err_set(err, UNIAP_E_NOMEM, "dp: out of memory");
 		goto out;

@@ -9,6 +9,7 @@
  */
 #include "strategy.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +62,34 @@ static long strategy_gcd(long x, long y)
 }
 
 /*
+ * A rank's coordinate along one dimension while the ranks are visited in
+ * steps of `step`: val = floor(r / stride) mod degree, advanced by counting
+ * (cnt of per = stride / step visits) instead of dividing.  A dimension that
+ * does not split keeps val 0.
+ */
+struct reshard_walk {
+	long per, cnt, deg, val;
+};
+
+static void reshard_walk_init(struct reshard_walk *w, const struct strategy *s, enum strategy_dim dim, long step)
+{
+	w->cnt = 0;
+	w->val = 0;
+	w->deg = s->degree[dim] > 1 ? s->degree[dim] : 1;
+	w->per = s->degree[dim] > 1 && s->stride[dim] > 0 ? s->stride[dim] / step : LONG_MAX;
+}
+
+/* strategy_batch_shard from the rank's dp and fsdp coordinates */
+static long reshard_shard(const struct strategy *s, long dpc, long fs)
+{
+	long dp = dpc / strategy_cp(s);
+
+	if (s->stride[STRATEGY_DP] > s->stride[STRATEGY_FSDP])
+		return dp * s->degree[STRATEGY_FSDP] + fs;
+	return fs * (s->degree[STRATEGY_DP] / strategy_cp(s)) + dp;
+}
+
+/*
  * Fraction of a micro-batch that the worst rank lacks when a tensor laid out
  * by strategy a (batch split into width(a) shards) is needed in layout b.
  */
@@ -104,10 +133,15 @@ double strategy_reshard_fraction(const struct strategy *a, const struct strategy
 		 * b's [sb ca, (sb + 1) ca); the tokens held are the product of the overlaps */
 		long iwa = (long)wa, iwb = (long)wb, ca = strategy_cp(a), cb = strategy_cp(b);
 		long least = iwa * ca;
+		struct reshard_walk wk[4];
 
+		/* the coordinates by counting, not dividing: each moves on by one every
+		 * stride / step visited ranks (step divides every stride that splits) */
+		for (d = 0; d < 4; d++)
+			reshard_walk_init(&wk[d], d < 2 ? a : b, d % 2 ? STRATEGY_FSDP : STRATEGY_DP, step);
 		for (r = 0; r < D && least > 0; r += (int)step) {
-			long ha = strategy_batch_shard(a, r), hb = strategy_batch_shard(b, r);
-			long sa = strategy_seq_shard(a, r), sb = strategy_seq_shard(b, r);
+			long ha = reshard_shard(a, wk[0].val, wk[1].val), hb = reshard_shard(b, wk[2].val, wk[3].val);
+			long sa = wk[0].val % ca, sb = wk[2].val % cb;
 			long lo = ha * iwb > hb * iwa ? ha * iwb : hb * iwa;
 			long hi = (ha + 1) * iwb < (hb + 1) * iwa ? (ha + 1) * iwb : (hb + 1) * iwa;
 			long slo = sa * cb > sb * ca ? sa * cb : sb * ca;
@@ -116,6 +150,12 @@ double strategy_reshard_fraction(const struct strategy *a, const struct strategy
 
 			if (have < least)
 				least = have;
+			for (d = 0; d < 4; d++)
+				if (++wk[d].cnt == wk[d].per) {
+					wk[d].cnt = 0;
+					if (++wk[d].val == wk[d].deg)
+						wk[d].val = 0;
+				}
 		}
 		worst = (double)(iwa * ca - least) / (wa * wb * (double)ca * (double)cb);
 	}
