@@ -6,6 +6,7 @@
  * Units: seconds, bytes, bytes per second.  Never: I/O, solving.
  */
 #include "cost.h"
+#include "fracmemo.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -1272,8 +1273,11 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 			goto out;
 		}
 		for (l = 0; l < n_lay; l++)
-			lay_frac[k * n_lay + l] = strategy_reshard_fraction(&out->strategies.items[rep[k]],
-			                                                &out->strategies.items[rep[l]], D);
+			lay_frac[k * n_lay + l] =
+				opt->frac_memo ? frac_memo_get(opt->frac_memo, &out->strategies.items[rep[k]],
+				                               &out->strategies.items[rep[l]], D)
+				               : strategy_reshard_fraction(&out->strategies.items[rep[k]],
+				                                           &out->strategies.items[rep[l]], D);
 	}
 	for (k = 0; k < K; k++)
 		for (l = 0; l < K; l++)

@@ -125,6 +125,8 @@ struct cost_runtime {
 	                                copied into the reduction buckets and back */
 };
 
+struct frac_memo;
+
 struct cost_options {
 	long batch;             /* global batch B in [1, COST_MAX_BATCH] */
 	int pp;                 /* pipeline degree, divides the device count */
@@ -154,6 +156,8 @@ struct cost_options {
 	double deadline_s;      /* CLOCK_MONOTONIC seconds (opt_clock_s) past which the build
 	                           gives up with UNIAP_E_LIMIT; 0: none (the service's evaluate) */
 	const struct cost_budget *budget; /* the memory the build's tables may take; NULL: any */
+	struct frac_memo *frac_memo; /* borrowed, NULL: none; the reshard fractions earlier builds
+	                                of the run computed (fracmemo.h; any thread) */
 	int layers_only;        /* build the layers' costs only (time, memory) and no edge:
 	                           n_edges = 0.  A fraction of a full build (the edges' reshard
 	                           fractions are most of it), for bounds that sum layer costs;

@@ -15,6 +15,7 @@
  */
 #include "uop.h"
 
+#include "fracmemo.h"
 #include "reduce.h"
 
 #include <math.h>
@@ -197,6 +198,8 @@ struct uop_run {
 	int bounded;                /* set before any solve: every candidate's bound_s is a proven
 	                               bound (the bound pass ran); candidates' bound_s guarded by lock */
 	struct pool *pool;          /* the solves' pool (NULL: inline); set before any solve */
+	struct frac_memo *frac;     /* owned: the reshard fractions of the run's builds (the parent's
+	                               only: a worker builds nothing); NULL: none (out of memory) */
 	uniap_code fail;            /* first internal failure, guarded by lock */
 	struct uniap_err fail_err;
 };
@@ -1003,8 +1006,9 @@ static void uop_deadline_candidate(struct uop_run *run, struct uop_candidate *c,
 }
 
 /* Candidate c's build options (full matrices) in the run's space. */
-static struct cost_options uop_cost_options(const struct uop_options *o, const struct uop_candidate *c)
+static struct cost_options uop_cost_options(const struct uop_run *run, const struct uop_candidate *c)
 {
+	const struct uop_options *o = run->opts;
 	struct cost_options co = {
 		.batch = o->batch, .pp = c->pp, .microbatches = c->microbatches,
 		.schedule = o->schedule, .virtual_stages = c->virtual_stages,
@@ -1013,6 +1017,7 @@ static struct cost_options uop_cost_options(const struct uop_options *o, const s
 		.filter = o->space == UOP_SPACE_INTER ? COST_FILTER_DP_ONLY : COST_FILTER_ALL,
 		.keep = target_keep(o->target), .deadline_s = o->deadline_s,
 		.runtime = o->runtime ? *o->runtime : *target_runtime(o->target),
+		.frac_memo = run->frac,
 	};
 
 	return co;
@@ -1041,7 +1046,7 @@ static void uop_bound_pass(struct uop_run *run, const struct cluster_profile *cl
 	for (n = 0; n < out->n_candidates; n++) {
 		size_t i = ord[n].index;
 		struct uop_candidate *c = &out->candidates[i];
-		struct cost_options co = uop_cost_options(o, c);
+		struct cost_options co = uop_cost_options(run, c);
 		struct cost_candidate cand;
 		struct uniap_err berr;
 		uniap_code brc;
@@ -1176,7 +1181,7 @@ static uniap_code uop_rounds(struct uop_run *run, const struct cluster_profile *
 		uop_sort_by_bound(pick, n_pick, out->candidates);
 		for (j = 0; j < n_pick && rc == UNIAP_OK; j++) {
 			struct uop_candidate *c = &out->candidates[pick[j]];
-			struct cost_options co = uop_cost_options(o, c);
+			struct cost_options co = uop_cost_options(run, c);
 			struct uop_slot *slot;
 			struct uniap_err berr;
 			double left, share;
@@ -1256,7 +1261,7 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
 	}
 	for (n = 0; n < out->n_candidates && rc == UNIAP_OK; n++) {
 		struct uop_candidate *c = &out->candidates[ord[n].index];
-		struct cost_options co = uop_cost_options(o, c);
+		struct cost_options co = uop_cost_options(run, c);
 		struct uop_slot *slot;
 		struct uniap_err berr;
 		double lb, best = INFINITY;
@@ -1573,6 +1578,7 @@ static uniap_code uop_one_strategy(struct uop_run *run, const struct cluster_pro
 			.cp_a2a = o->cp_a2a,
 			.keep = target_keep(o->target),
 			.runtime = o->runtime ? *o->runtime : *target_runtime(o->target),
+			.frac_memo = run->frac,
 		};
 		struct cost_candidate cand;
 		struct uniap_err berr;
@@ -1736,6 +1742,7 @@ uniap_code uop_run(const struct cluster_profile *cluster, const struct model_pro
 	run.opts = opts;
 	run.out = out;
 	run.best_tpi = INFINITY;
+	run.frac = frac_memo_new(0);
 	if ((rc = uop_grid(cluster, model, opts, out, err)) != UNIAP_OK)
 		goto out;
 	out->stage = calloc(model->n_layers, sizeof(*out->stage));
@@ -1794,6 +1801,7 @@ out:
 		pool_wait_tag(pool, opts->tag, NULL);
 	}
 	out->solve_s = opt_clock_s() - t0;
+	frac_memo_free(run.frac);
 	pthread_cond_destroy(&run.cond);
 	pthread_mutex_destroy(&run.lock);
 	if (rc != UNIAP_OK)

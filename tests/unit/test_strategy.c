@@ -13,6 +13,7 @@
 #include "fixtures.h"
 #include "catalog.h"
 #include "strategy.h"
+#include "fracmemo.h"
 
 /* 4 nodes x 4 devices, PCIe pairs inside a node (the paper's EnvB). */
 static void pairs_cluster(struct cluster_profile *c)
@@ -250,6 +251,58 @@ static void test_reshard_fraction(void **state)
 	assert_true(nonzero > 0);
 }
 
+/* The run's memo of fractions answers exactly what the walk does, from the memo the second time. */
+static void test_frac_memo(void **state)
+{
+	static const char *const clusters[] = {"envb-8", "dgx-h100-x32"};
+	struct frac_memo *m = frac_memo_new(0), *tiny = frac_memo_new(5);
+	size_t ci, k, l, pass, pairs = 0, hits, misses;
+
+	(void)state;
+	assert_non_null(m);
+	assert_non_null(tiny);
+	for (pass = 0; pass < 2; pass++)
+		for (ci = 0; ci < sizeof(clusters) / sizeof(clusters[0]); ci++) {
+			struct cluster_profile c;
+			struct strategy_set set;
+			struct uniap_err err;
+
+			memset(&c, 0, sizeof(c));
+			err_clear(&err);
+			assert_int_equal(catalog_cluster(clusters[ci], &c, &err), UNIAP_OK);
+			assert_int_equal(strategy_enumerate_cp(&c, 2, STRATEGY_WITH_ZERO | STRATEGY_WITH_SP, 0,
+			                                       ci == 1 ? 2 : 1, &set, &err),
+			                 UNIAP_OK);
+			for (k = 0; k < set.count; k++)
+				for (l = 0; l < set.count; l++) {
+					const struct strategy *a = &set.items[k], *b = &set.items[l];
+					double want = strategy_reshard_fraction(a, b, set.stage_devices);
+
+					/* bit for bit: the memo keeps what the walk returned */
+					assert_true(frac_memo_get(m, a, b, set.stage_devices) == want);
+					assert_true(frac_memo_get(tiny, a, b, set.stage_devices) == want);
+					pairs += pass == 0;
+				}
+			strategy_set_release(&set);
+			cluster_release(&c);
+		}
+	frac_memo_counts(m, &hits, &misses);
+	{
+		size_t th, tm;
+
+		/* a memo at its cap keeps answering, computing what it cannot keep */
+		frac_memo_counts(tiny, &th, &tm);
+		assert_int_equal(th + tm, 2 * pairs);
+		assert_true(tm > 2 * misses);
+	}
+	print_message("fraction memo: %zu lookups, %zu computed\n", hits + misses, misses);
+	assert_int_equal(hits + misses, 2 * pairs);
+	/* layouts repeat across strategies (tp placement): fewer walks than pairs, and none again */
+	assert_true(misses < pairs);
+	frac_memo_free(m);
+	frac_memo_free(tiny);
+}
+
 /* strategy_group_level by its definition: every group led in every stage, every level. */
 static int plain_group_level(const struct cluster_profile *c, int size, int stride, int stage_devices, int pp)
 {
@@ -459,6 +512,7 @@ int main(void)
 		cmocka_unit_test(test_placements_nvlink),
 		cmocka_unit_test(test_straddling_stage),
 		cmocka_unit_test(test_reshard_fraction),
+		cmocka_unit_test(test_frac_memo),
 		cmocka_unit_test(test_expert_parallel),
 		cmocka_unit_test(test_context_parallel),
 		cmocka_unit_test(test_group_level),
