@@ -527,6 +527,22 @@ double dp_root_bound(const struct dp_inst *d)
 	return isfinite(best) ? best : 0;
 }
 
+int dp_root_infeasible(const struct dp_inst *d)
+{
+	size_t k;
+
+	if (!d->part_s)
+		return 0; /* the partition bound is over its budget: nothing proven */
+	for (k = 0; k < d->k; k++) {
+		double m = dp_mem(d, 0, 0, k);
+
+		if (m <= d->limit && isfinite(dp_lower_bound(d, 0, d->pp, d->time_s[k], 0, d->c > 1 ? d->time_s[k] : 0,
+		                                             d->mem_binds ? m : 0)))
+			return 0;
+	}
+	return 1;
+}
+
 /*
  * The size caps, checked once before any run (the beam's dp-chain included,
  * whose states are the same n x pp x K): UNIAP_E_LIMIT past them.  stages:

@@ -108,6 +108,9 @@ double dp_lower_bound(const struct dp_inst *d, size_t u, int stages_left, double
                              double max_s, double open_s, double mem_b);
 /* A lower bound of every plan's TPI (the least dp_lower_bound over layer 0's strategies). */
 double dp_root_bound(const struct dp_inst *d);
+/* 1 when no plan fits memory, proven by layer 0's strategies and the partition bound (every
+ * start over the limit alone or with no completion that fits); 0 when not proven. */
+int dp_root_infeasible(const struct dp_inst *d);
 /* The size caps of a run, checked before any (stages: also dp-stages' block table). */
 uniap_code dp_check_caps(const struct dp_inst *d, int stages, struct uniap_err *err);
 /* same[a] (L entries): layers a.. and a+1.. are identical for this many layers. */
