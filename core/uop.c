@@ -828,34 +828,6 @@ static struct uop_order *uop_solve_order(const struct cluster_profile *cl, const
 	return ord;
 }
 
-/*
- * Once the bound pass has bounded every candidate: the memo's proven ones
- * first as before, then the rest by least bound (ties: fewest strategies,
- * then grid index).  The least bound is where the optimum most likely is, so
- * the incumbent that prunes the rest comes early, and a run cut short by its
- * deadline has solved the candidates that matter (the schedules issue,
- * "anytime answers worth having").  Insertion sort: stable, n is small.
- */
-static void uop_order_by_bound(struct uop_order *ord, const struct uop_result *out)
-{
-	size_t a, b;
-
-	for (a = 1; a < out->n_candidates; a++) {
-		struct uop_order x = ord[a];
-		double bx = out->candidates[x.index].bound_s;
-
-		for (b = a; b > 0; b--) {
-			const struct uop_order *y = &ord[b - 1];
-			double by = out->candidates[y->index].bound_s;
-
-			if (isfinite(y->proven) || (!isfinite(x.proven) && !(by > bx)))
-				break;
-			ord[b] = ord[b - 1];
-		}
-		ord[b] = x;
-	}
-}
-
 /* Every candidate's facts from the memo store (has[i] = 1 on a hit). */
 static void uop_memo_facts(const struct uop_options *o, const struct model_profile *m,
                            const struct uop_result *out, struct opt_result *known, char *has)
@@ -1280,8 +1252,6 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
 		return err_set(err, UNIAP_E_NOMEM, "candidates: out of memory");
 	}
 	uop_bound_pass(run, cl, m, ord, known, has);
-	if (run->bounded)
-		uop_order_by_bound(ord, out);
 	cut = calloc(count, 1);
 	if (!cut) {
 		free(known);
@@ -1440,17 +1410,10 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
 			/* and its share of it: the candidates still open (after this one, not decided,
 			 * bound below the best) share the time left on the run's workers, so that
 			 * each gets a solve and its bound (an anytime DP's root bound, at least)
-			 * instead of the last ones none; time one leaves unused goes to the rest.
-			 * Until a plan is known, a candidate (the least bound first) may take half
-			 * the time left: the first incumbent is what prunes the rest, and an equal
-			 * share too short for any plan leaves the run with none (the schedules
-			 * issue: 126 layers on 16,384 H100s at --deadline 3 answered 44.06 s, 75 %
-			 * over the optimum it now finds) */
+			 * instead of the last ones none; time one leaves unused goes to the rest */
 			{
 				double share = left * (double)limit / (double)(uop_open_after(out, ord, n, best) + 1);
 
-				if (!isfinite(best))
-					share = fmax(share, left / 2);
 				if (share < slot->opt.time_limit_s) {
 					slot->opt.time_limit_s = share;
 					cut[i] = 1;
