@@ -1273,11 +1273,8 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 			goto out;
 		}
 		for (l = 0; l < n_lay; l++)
-			lay_frac[k * n_lay + l] =
-				opt->frac_memo ? frac_memo_get(opt->frac_memo, &out->strategies.items[rep[k]],
-				                               &out->strategies.items[rep[l]], D)
-				               : strategy_reshard_fraction(&out->strategies.items[rep[k]],
-				                                           &out->strategies.items[rep[l]], D);
+			lay_frac[k * n_lay + l] = frac_memo_get(opt->frac_memo, &out->strategies.items[rep[k]],
+			                                        &out->strategies.items[rep[l]], D);
 	}
 	for (k = 0; k < K; k++)
 		for (l = 0; l < K; l++)

@@ -509,10 +509,11 @@ void dp_same_init(const struct dp_inst *d, size_t *same)
 }
 
 /*
- * A lower bound of every plan's TPI: every plan starts with layer 0 on stage 0
- * under some strategy k, so the least dp_lower_bound over those starts.
+ * The least dp_lower_bound over layer 0's strategies that fit alone: every
+ * plan starts with layer 0 on stage 0 under one of them.  INFINITY when none
+ * has a completion that fits (the partition bound) or none fits at all.
  */
-double dp_root_bound(const struct dp_inst *d)
+static double dp_root_least(const struct dp_inst *d)
 {
 	double best = INFINITY;
 	size_t k;
@@ -524,23 +525,19 @@ double dp_root_bound(const struct dp_inst *d)
 			continue;
 		best = fmin(best, dp_lower_bound(d, 0, d->pp, a, 0, d->c > 1 ? a : 0, d->mem_binds ? m : 0));
 	}
+	return best;
+}
+
+double dp_root_bound(const struct dp_inst *d)
+{
+	double best = dp_root_least(d);
+
 	return isfinite(best) ? best : 0;
 }
 
 int dp_root_infeasible(const struct dp_inst *d)
 {
-	size_t k;
-
-	if (!d->part_s)
-		return 0; /* the partition bound is over its budget: nothing proven */
-	for (k = 0; k < d->k; k++) {
-		double m = dp_mem(d, 0, 0, k);
-
-		if (m <= d->limit && isfinite(dp_lower_bound(d, 0, d->pp, d->time_s[k], 0, d->c > 1 ? d->time_s[k] : 0,
-		                                             d->mem_binds ? m : 0)))
-			return 0;
-	}
-	return 1;
+	return isinf(dp_root_least(d));
 }
 
 /*

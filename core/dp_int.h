@@ -109,7 +109,8 @@ double dp_lower_bound(const struct dp_inst *d, size_t u, int stages_left, double
 /* A lower bound of every plan's TPI (the least dp_lower_bound over layer 0's strategies). */
 double dp_root_bound(const struct dp_inst *d);
 /* 1 when no plan fits memory, proven by layer 0's strategies and the partition bound (every
- * start over the limit alone or with no completion that fits); 0 when not proven. */
+ * start over the limit alone or with no completion that fits); 0 when not proven (with the
+ * partition bound over its budget, only a layer 0 that fits nowhere proves it). */
 int dp_root_infeasible(const struct dp_inst *d);
 /* The size caps of a run, checked before any (stages: also dp-stages' block table). */
 uniap_code dp_check_caps(const struct dp_inst *d, int stages, struct uniap_err *err);

@@ -170,6 +170,8 @@ double frac_memo_get(struct frac_memo *m, const struct strategy *a, const struct
 	uint64_t key = 0;
 	double f;
 
+	if (!m)
+		return strategy_reshard_fraction(a, b, D);
 	frac_layout_of(a, D, &ka);
 	frac_layout_of(b, D, &kb);
 	pthread_mutex_lock(&m->mu);

@@ -32,7 +32,8 @@ struct frac_memo *frac_memo_new(size_t max_pairs);
 void frac_memo_free(struct frac_memo *m);
 
 /* strategy_reshard_fraction(a, b, D) (a, b borrowed), from the memo when it holds the pair
- * of layouts, else computed (and kept while the memo is under its cap and has memory). */
+ * of layouts, else computed (and kept while the memo is under its cap and has memory); m
+ * NULL: computed, nothing kept. */
 double frac_memo_get(struct frac_memo *m, const struct strategy *a, const struct strategy *b, int D);
 
 /* Lookups answered from the memo and pairs computed so far (for tests and benchmarks). */

@@ -281,6 +281,7 @@ static void test_frac_memo(void **state)
 					/* bit for bit: the memo keeps what the walk returned */
 					assert_true(frac_memo_get(m, a, b, set.stage_devices) == want);
 					assert_true(frac_memo_get(tiny, a, b, set.stage_devices) == want);
+					assert_true(frac_memo_get(NULL, a, b, set.stage_devices) == want);
 					pairs += pass == 0;
 				}
 			strategy_set_release(&set);
