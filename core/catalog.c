@@ -747,6 +747,8 @@ struct catalog_type_spec {
 	double expert_act;
 	double dispatch_bytes;
 	double expert_load;
+	int kernels_per_local_expert;
+	int expert_sync;
 };
 
 /* A model being built: counts of what has been filled. */
@@ -838,6 +840,8 @@ static uniap_code catalog_add_type(struct catalog_builder *b, const struct catal
 	t->expert_activation_bytes_per_sample = s->expert_act;
 	t->dispatch_bytes_per_sample = s->dispatch_bytes;
 	t->expert_load = s->expert_load;
+	t->kernels_per_local_expert = s->kernels_per_local_expert;
+	t->expert_sync = s->expert_sync;
 	*index = b->n_types - 1;
 	return UNIAP_OK;
 }
@@ -1093,10 +1097,20 @@ static void catalog_moe_block_spec(const struct model_arch *a, double elem, doub
 	out->expert_tokens = topk * s;
 	out->dispatch_bytes = topk * s * h * elem;
 	out->expert_load = a->expert_load > 0 ? a->expert_load : a->capacity_factor > 1 ? a->capacity_factor : 0;
-	/* the dense MLP's kernels become: router GEMM, softmax, top-k, the
-	 * auxiliary loss, permute (2), grouped GEMM fc1, activation [, product],
-	 * grouped GEMM fc2, unpermute (2) [, the shared experts' MLP] */
-	out->kernels += 1 + 3 + 2 + (swiglu ? 4 : 3) + 2 + (fs > 0 ? (swiglu ? 5 : 3) : 0) - (swiglu ? 5 : 3);
+	/* the dense MLP's kernels become Megatron-Core's MoE layer's (core_v0.15,
+	 * fused router and permutation, the published recipes' settings;
+	 * docs/catalog.md): router 7, dispatch metadata 6 + its all-gather,
+	 * permute 4, the two dispatch all-to-alls, sort by local expert 2, the
+	 * activation 1, unsort 3, the combine all-to-all, unpermute 1: 28 [, the
+	 * shared experts' MLP]; and per local expert the grouped linears' own
+	 * GEMMs, fc1 and fc2 (Transformer Engine's GroupedLinear issues one
+	 * cuBLASLt GEMM per expert) */
+	out->kernels += 28 + (fs > 0 ? (swiglu ? 5 : 3) : 0) - (swiglu ? 5 : 3);
+	out->kernels_per_local_expert = 2;
+	/* dropless: the host waits for the per-expert token counts before the
+	 * dispatch (the all-to-all's splits and the GEMMs' rows are host lists);
+	 * a capacity factor is priced padded to capacity, with static shapes */
+	out->expert_sync = a->capacity_factor > 0 ? 0 : 1;
 }
 
 /* 1 when block k of a is a MoE block, 2 when its attention is windowed (bits). */

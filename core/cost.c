@@ -234,17 +234,25 @@ static double cost_efficiency(const struct cluster_profile *c, const struct mode
  * parallelism).  The runtime rt (§Runtime profile) scales the attention
  * core's memory-bound bytes and bounds the pass below by the host's time to
  * issue its kernels; a profiled time was measured under its runtime and is
- * taken as it is. */
+ * taken as it is.  a2a_s: the layer's forward all-to-alls (dispatch and
+ * combine); *sync_extra: what a host synchronisation before the dispatch
+ * (expert_sync) adds to the pass and a2a_s together. */
 static double cost_forward_s(const struct cluster_profile *c, const struct model_profile *m,
                              const struct model_layer_type *t, int tp, int sp, int ep, int etp,
-                             double samples, const struct cost_runtime *rt, int fp8)
+                             double samples, const struct cost_runtime *rt, int fp8, double a2a_s,
+                             double *sync_extra)
 {
-	double per_sample, mem = 0, device, eff, fp8_flops = fp8 ? t->fp8_flops_per_sample : 0;
+	double per_sample, mem = 0, device, host, pass, eff, fp8_flops = fp8 ? t->fp8_flops_per_sample : 0;
 
 	double expert = t->experts > 0 ? t->expert_flops_per_sample : 0, expert_s = 0;
+	/* launches of one forward pass: the layer's own and, on a MoE layer, its local experts' GEMMs */
+	double expert_kernels = t->experts > 0 ? (double)t->kernels_per_local_expert * t->experts / (ep > 0 ? ep : 1) : 0;
+	double kernels = t->kernels_per_pass + expert_kernels;
 
-	if (t->n_forward_s > 0)
+	if (t->n_forward_s > 0) {
+		*sync_extra = 0;
 		return t->forward_fixed_s + samples * model_tp_lookup(t->forward_s, t->n_forward_s, tp);
+	}
 	/* a MoE layer's routed experts run as one grouped GEMM whose rows per
 	 * expert are the tokens routed to each local expert, the busiest rank's
 	 * share of them (§Mixture of experts); under FP8 they are FP8 GEMMs */
@@ -280,8 +288,22 @@ static double cost_forward_s(const struct cluster_profile *c, const struct model
 			mem += t->fp8_cast_bytes_per_sample / tp;
 		mem /= c->memory_bandwidth_bytes_per_s;
 	}
-	device = t->forward_fixed_s + t->kernels_per_pass * c->kernel_overhead_s + samples * (per_sample + mem);
-	return fmax(device, t->kernels_per_pass * rt->host_s_per_kernel);
+	device = t->forward_fixed_s + kernels * c->kernel_overhead_s + samples * (per_sample + mem);
+	host = kernels * rt->host_s_per_kernel;
+	pass = fmax(device, host);
+	/* dropless routing: the host waits for the device before the dispatch,
+	 * so the pass is two that it cannot run ahead across: everything up to
+	 * the dispatch, then the all-to-alls with the local experts' GEMMs and
+	 * their launches (§Mixture of experts, "Host time"); sync_extra is what
+	 * that adds to pass + a2a_s */
+	*sync_extra = 0;
+	if (t->experts > 0 && t->expert_sync) {
+		double dev_b = samples * expert_s + expert_kernels * c->kernel_overhead_s;
+		double host_b = expert_kernels * rt->host_s_per_kernel;
+
+		*sync_extra = fmax(0, fmax(device - dev_b, host - host_b) + fmax(dev_b + a2a_s, host_b) - (pass + a2a_s));
+	}
+	return pass;
 }
 
 /* Bytes of device memory one optimizer step moves per parameter: Adam reads
@@ -377,7 +399,6 @@ static double cost_layer_time(const struct cluster_profile *c, const struct mode
 	/* expert-parallel, expert tensor-parallel and expert-data-parallel sizes */
 	int ep = cost_ep(t, s), etp = cost_etp(t, s), xdp = cost_xdp(t, s);
 	int ep_stride = cost_ep_stride(t, s), xdp_stride = cost_xdp_stride(t, s);
-	double fwd = cost_forward_s(c, m, t, tp, sp, ep, etp, share, rt, fp8);
 	/* a MoE layer's expert parameters are shared out over ep ranks and
 	 * replicated over the other dp / ep (§Mixture of experts) */
 	double expert_params = t->experts > 0 ? t->expert_parameters : 0;
@@ -391,6 +412,10 @@ static double cost_layer_time(const struct cluster_profile *c, const struct mode
 	double a2a = ep > 1 ? cost_alltoall_s(c, share * t->dispatch_bytes_per_sample *
 	                                             (t->expert_load > 1 ? t->expert_load : 1) / (sp ? tp : 1),
 	                                      ep, ep_stride, D, pp) : 0;
+	/* the forward pass; sync_extra: what a host synchronisation before the
+	 * dispatch adds to it and its dispatch and combine */
+	double sync_extra;
+	double fwd = cost_forward_s(c, m, t, tp, sp, ep, etp, share, rt, fp8, 2 * a2a, &sync_extra);
 	double out_bytes = share * t->output_bytes_per_sample;
 	/* each TP all-reduce, or under sequence parallelism its reduce-scatter and
 	 * the all-gather before the next GEMM (§Sequence parallelism) */
@@ -478,7 +503,7 @@ static double cost_layer_time(const struct cluster_profile *c, const struct mode
 		                                                           strategy_cp(s), s->stride[STRATEGY_DP], D, pp),
 		                          ccoc) - 2 * core;
 	}
-	forward = cost_overlap_s(fwd, gather, ccoc) + tp_pass + 2 * a2a + ring_fwd;
+	forward = cost_overlap_s(fwd, gather, ccoc) + tp_pass + 2 * a2a + sync_extra + ring_fwd;
 	recompute = s->recompute ? forward : 0;
 	/* selective recomputation reruns the attention core only (§Selective
 	 * recomputation): no parameters, no TP communication */

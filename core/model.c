@@ -547,6 +547,14 @@ static uniap_code model_check_experts(const struct model_layer_type *t, const ch
 			return err_set(err, UNIAP_E_INVALID, "%s.%s: given on a layer without experts (experts 0)", path,
 			               names[i]);
 	}
+	if (t->kernels_per_local_expert < 0 || t->kernels_per_local_expert > MODEL_MAX_KERNELS)
+		return err_set(err, UNIAP_E_INVALID, "%s.kernels_per_local_expert: must be between 0 and %d, got %d",
+		               path, MODEL_MAX_KERNELS, t->kernels_per_local_expert);
+	if (t->experts == 0 && t->kernels_per_local_expert != 0)
+		return err_set(err, UNIAP_E_INVALID,
+		               "%s.kernels_per_local_expert: given on a layer without experts (experts 0)", path);
+	if (t->experts == 0 && t->expert_sync)
+		return err_set(err, UNIAP_E_INVALID, "%s.expert_sync: given on a layer without experts (experts 0)", path);
 	if (t->experts == 0) {
 		if (t->expert_load != 0)
 			return err_set(err, UNIAP_E_INVALID, "%s.expert_load: given on a layer without experts (experts 0)",

@@ -246,7 +246,13 @@ struct model_layer_type {
 	 * sent by each token dispatch and each combine; expert_load >= 1: the
 	 * busiest rank's expert tokens over the balanced share (a capacity
 	 * factor, or a measured imbalance; 1 = balanced, the benchmarks' forced
-	 * routing) */
+	 * routing); kernels_per_local_expert: forward launches per expert held
+	 * on a rank (the grouped GEMM's one GEMM per local expert, fc1 and fc2:
+	 * 2), so a rank with experts / ep of them launches kernels_per_pass +
+	 * this x experts / ep; expert_sync: 1 when the host waits for the
+	 * device's per-expert token counts before the token dispatch (dropless
+	 * routing), which splits the forward pass in two that the host cannot
+	 * run ahead across */
 	/* Context parallelism (docs/cost-model.md, "Context parallelism"): the
 	 * bytes of one sample's keys and values (the attention's K and V over the
 	 * whole sequence, unsharded, divided by tp), which ring attention passes
@@ -270,6 +276,8 @@ struct model_layer_type {
 	double expert_activation_bytes_per_sample;
 	double dispatch_bytes_per_sample;
 	double expert_load;
+	int kernels_per_local_expert;
+	int expert_sync;
 };
 
 struct model_layer {

@@ -1040,6 +1040,8 @@ static uniap_code jdec_model_types(const cJSON *root, const char *path, struct m
 	                                   "expert_activation_bytes_per_sample",
 	                                   "dispatch_bytes_per_sample",
 	                                   "expert_load",
+	                                   "kernels_per_local_expert",
+	                                   "expert_sync",
 	                                   NULL};
 	char ap[JDEC_PATH_MAX], p[JDEC_PATH_MAX];
 	const cJSON *arr, *it;
@@ -1140,6 +1142,10 @@ static uniap_code jdec_model_types(const cJSON *root, const char *path, struct m
 			rc = jdec_any_num(it, "dispatch_bytes_per_sample", p, 0, 0.0, &t->dispatch_bytes_per_sample, err);
 		if (rc == UNIAP_OK)
 			rc = jdec_any_num(it, "expert_load", p, 0, 0.0, &t->expert_load, err);
+		if (rc == UNIAP_OK)
+			rc = jdec_any_int(it, "kernels_per_local_expert", p, 0, 0, &t->kernels_per_local_expert, err);
+		if (rc == UNIAP_OK)
+			rc = jdec_bool(it, "expert_sync", p, 0, &t->expert_sync, err);
 		if (rc != UNIAP_OK)
 			return rc;
 	}

@@ -537,7 +537,10 @@ static cJSON *jenc_layer_type(const struct model_layer_type *t)
 	       jenc_add_num(o, "expert_tokens_per_sample", t->expert_tokens_per_sample) &&
 	       jenc_add_num(o, "expert_activation_bytes_per_sample", t->expert_activation_bytes_per_sample) &&
 	       jenc_add_num(o, "dispatch_bytes_per_sample", t->dispatch_bytes_per_sample) &&
-	       (t->expert_load == 0 || jenc_add_num(o, "expert_load", t->expert_load))));
+	       (t->expert_load == 0 || jenc_add_num(o, "expert_load", t->expert_load)) &&
+	       (t->kernels_per_local_expert == 0 ||
+	        jenc_add_num(o, "kernels_per_local_expert", t->kernels_per_local_expert)) &&
+	       (!t->expert_sync || cJSON_AddBoolToObject(o, "expert_sync", 1))));
 	if (!ok) {
 		cJSON_Delete(o);
 		return NULL;

@@ -261,6 +261,8 @@ static void same_model(const struct model_profile *a, const struct model_profile
 		assert_true(x->expert_parameters == y->expert_parameters);
 		assert_true(x->expert_flops_per_sample == y->expert_flops_per_sample);
 		assert_true(x->expert_gemm_dim == y->expert_gemm_dim);
+		assert_true(x->kernels_per_local_expert == y->kernels_per_local_expert);
+		assert_true(x->expert_sync == y->expert_sync);
 		assert_true(x->expert_tokens_per_sample == y->expert_tokens_per_sample);
 		assert_true(x->expert_activation_bytes_per_sample == y->expert_activation_bytes_per_sample);
 		assert_true(x->dispatch_bytes_per_sample == y->dispatch_bytes_per_sample);
@@ -727,11 +729,30 @@ static void test_moe_active(void **state)
 				continue;
 			assert_true(t->expert_parameters <= t->parameters);
 			assert_true(t->expert_flops_per_sample < t->forward_flops_per_sample);
+			/* dropless, one fc1 and one fc2 GEMM per local expert (docs/catalog.md) */
+			assert_int_equal(t->kernels_per_local_expert, t->experts ? 2 : 0);
+			assert_int_equal(t->expert_sync, t->experts ? 1 : 0);
 			active += t->parameters - t->expert_parameters + (t->experts ? t->expert_parameters * k / t->experts : 0);
 		}
 		if (fabs(active - cases[i].active) > 0.03 * cases[i].active)
 			fail_msg("%s: %g active parameters, published %g", cases[i].name, active, cases[i].active);
 		assert_true(m.shape.experts > 0);
+		model_release(&m);
+	}
+	/* with a capacity factor the shapes are static (padded to capacity): no synchronisation */
+	{
+		static const char doc[] =
+			"{\"name\":\"m\",\"precision\":\"mixed\",\"architecture\":{\"family\":\"decoder\","
+			"\"layers\":2,\"hidden\":512,\"heads\":8,\"ffn_hidden\":1024,\"mlp\":\"swiglu\","
+			"\"seq_len\":256,\"vocab\":1000,\"moe\":{\"experts\":8,\"top_k\":2,\"expert_ffn_hidden\":512,"
+			"\"dropless\":false,\"capacity_factor\":1.25}}}";
+		struct model_profile m;
+
+		if (jdec_model(doc, strlen(doc), &m, &err) != UNIAP_OK)
+			fail_msg("%s", err.msg);
+		assert_int_equal(m.types[m.layers[1].type].experts, 8);
+		assert_int_equal(m.types[m.layers[1].type].expert_sync, 0);
+		assert_int_equal(m.types[m.layers[1].type].kernels_per_local_expert, 2);
 		model_release(&m);
 	}
 }

@@ -1322,6 +1322,34 @@ static void test_moe_terms(void **state)
 	                          4 * 2e8 * 0.75 / 100e9);
 	NEAR(MA(&c, "dp8+ep4"), 4e8);
 	cost_candidate_release(&c);
+	/* launches (§Mixture of experts, "Host time"): 10 of the layer's own and 2 per local
+	 * expert, 1e-3 s of host each; dropless, the host waits before the dispatch.  dp8+ep4:
+	 * 2 local experts; before the dispatch the device's 0.4e12 / 50e12 = 0.008 under the
+	 * host's 0.01, after it the experts' 0.012 and two all-to-alls (1.5e-3) over the host's
+	 * 0.004: forward 0.01 + 0.0135 where the pass alone is max(0.02, 0.014) and 1.5e-3 */
+	t->expert_load = 0;
+	t->kernels_per_pass = 10;
+	t->kernels_per_local_expert = 2;
+	t->expert_sync = 1;
+	assert_int_equal(model_validate(&m, &err), UNIAP_OK);
+	o.runtime.host_s_per_kernel = 1e-3;
+	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_OK);
+	NEAR(T(&c, 0, "dp8+ep4"), (0.01 + 0.012 + 2 * 1e8 * 0.75 / 100e9) + (0.04 + 2 * 1e8 * 0.75 / 100e9) + dense_sync +
+	                          4e6 / 10e9);
+	/* dp8+ep8: 1 local expert, the all-to-alls across the nodes (0.005 each): 0.01 + 0.022 */
+	NEAR(T(&c, 0, "dp8+ep8"), (0.01 + 0.012 + 2 * 0.005) + (0.04 + 2 * 0.005) + dense_sync);
+	/* dp8: all 8 experts local, 26 launches: the host sets the pace of both halves and of
+	 * the backward (0.01 + 0.016, twice that) */
+	NEAR(T(&c, 0, "dp8"), 3 * 0.026 + 2e7 * 1.75 / 10e9);
+	cost_candidate_release(&c);
+	/* with static shapes (no synchronisation) the host runs ahead across the dispatch */
+	t->expert_sync = 0;
+	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_OK);
+	NEAR(T(&c, 0, "dp8+ep4"), 0.06 + dense_sync + 4e6 / 10e9 + 4 * 1e8 * 0.75 / 100e9);
+	cost_candidate_release(&c);
+	t->kernels_per_pass = 0;
+	t->kernels_per_local_expert = 0;
+	o.runtime.host_s_per_kernel = 0;
 	/* etp 1 (sequence parallel, tp inner): whole experts on each rank, ep groups of consecutive
 	 * ranks of the tp x dp block.  tp2.dp4, 2 samples a rank, 1 sent per all-to-all a tp rank */
 	o.sp = 1;
@@ -1359,9 +1387,21 @@ static void test_moe_terms(void **state)
 	assert_int_equal(model_validate(&m, &err), UNIAP_E_INVALID);
 	assert_non_null(strstr(err.msg, "model.layer_types[0].expert_parameters"));
 	t->expert_parameters = 8e6;
+	t->kernels_per_local_expert = -1;
+	assert_int_equal(model_validate(&m, &err), UNIAP_E_INVALID);
+	assert_non_null(strstr(err.msg, "model.layer_types[0].kernels_per_local_expert"));
+	t->kernels_per_local_expert = 0;
 	t->experts = 0;
 	assert_int_equal(model_validate(&m, &err), UNIAP_E_INVALID);
 	assert_non_null(strstr(err.msg, "given on a layer without experts"));
+	t->expert_parameters = 0;
+	t->expert_flops_per_sample = 0;
+	t->expert_tokens_per_sample = 0;
+	t->expert_activation_bytes_per_sample = 0;
+	t->dispatch_bytes_per_sample = 0;
+	t->expert_sync = 1;
+	assert_int_equal(model_validate(&m, &err), UNIAP_E_INVALID);
+	assert_non_null(strstr(err.msg, "model.layer_types[0].expert_sync: given on a layer without experts"));
 	model_release(&m);
 	cluster_release(&cl);
 	/* a dense layer (the catalog's embedding and head) runs +epN as its plain dp */
