@@ -550,24 +550,29 @@ static int dd_insert(struct dd_search *S, struct dd_level *L, size_t si, const s
 
 	/*
 	 * y dominates x when y.mem <= x.mem and y.sum + (c - 1) D <= x.sum, D the most by which
-	 * any bottleneck field of y (mx, open, pend) exceeds x's (0 if none): the future adds the
-	 * same to both, so y's final bottleneck is at most x's + D and y's TPI at most x's.
-	 * D = 0 is plain Pareto dominance.
+	 * any cycle still to close (or mx) of y can exceed x's: the future adds the same to both
+	 * (the same state: the same frontier, stages and strategies), so y's final bottleneck is
+	 * at most x's + D and y's TPI at most x's.  Each pending stage j's cycle is its receive,
+	 * its p and its send (pool: o_prev, the pending o, the pending p), the open stage's its
+	 * receive and open, each plus what the future adds to it alike: the differences of a
+	 * cycle's known parts add up with their signs.  D = 0 is plain Pareto dominance.
 	 */
 	while (*pp != DD_NONE) {
 		struct dd_lab *y = &L->lab[*pp];
 		const double *yp = L->pend + y->pend;
-		/* a future cycle adds up several of the open and pool fields (a stage's receive, p and
-		 * send), so each label's excess is bounded by the sum of its positive differences */
-		double sy = dd_max(0, y->open - x->open), sx = dd_max(0, x->open - y->open), dy, dx;
+		double dy = dd_max(0, y->mx - x->mx), dx = dd_max(0, x->mx - y->mx), dc;
+		size_t npend = np > 0 ? (np - 1) / 2 : 0;
 		int y_le, x_le;
 
-		for (m = 0; m < np; m++) {
-			sy += dd_max(0, yp[m] - pv[m]);
-			sx += dd_max(0, pv[m] - yp[m]);
+		for (m = 0; m < npend; m++) {
+			/* receive pool[m] (o_prev for the first), p pool[1 + npend + m], send pool[1 + m] */
+			dc = (yp[m] - pv[m]) + (yp[1 + npend + m] - pv[1 + npend + m]) + (yp[1 + m] - pv[1 + m]);
+			dy = dd_max(dy, dc);
+			dx = dd_max(dx, -dc);
 		}
-		dy = dd_max(dd_max(0, y->mx - x->mx), sy); /* y above x */
-		dx = dd_max(dd_max(0, x->mx - y->mx), sx); /* x above y */
+		dc = y->open - x->open + (np > 0 ? yp[npend] - pv[npend] : 0);
+		dy = dd_max(dy, dc); /* y above x */
+		dx = dd_max(dx, -dc); /* x above y */
 		y_le = y->mem <= x->mem && y->sum + cm * dy <= x->sum;
 		x_le = x->mem <= y->mem && x->sum + cm * dx <= y->sum;
 		if (y_le)
