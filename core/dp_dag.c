@@ -177,6 +177,9 @@ struct dd_inst {
 	int mem_binds;                  /* 0: no stage can ever exceed the limit */
 	size_t *pstart, *pred;          /* owned: in-edges of v are pred[pstart[v]..pstart[v+1]-1] */
 	size_t *sstart, *succ;          /* owned: successor layers (with repeats) */
+	size_t *sedge;                  /* owned: the edge of each succ entry */
+	double *rmin;                   /* owned, [n_edges * K]: least R' of edge e with its tail's
+	                                 * strategy k, over its head's strategies */
 	double *min_a;                  /* owned, [n]: least layer time */
 	double total_min_a;
 	double deadline_s, cutoff_s, ub_s;
@@ -204,6 +207,8 @@ static void dd_inst_release(struct dd_inst *d)
 	free(d->sstart);
 	free(d->succ);
 	free(d->min_a);
+	free(d->sedge);
+	free(d->rmin);
 	free(d->h);
 	memset(d, 0, sizeof(*d));
 }
@@ -305,8 +310,10 @@ static uniap_code dd_inst_init(struct dd_inst *d, const struct cost_candidate *c
 	d->sstart = calloc(n + 1, sizeof(size_t));
 	d->pred = calloc(cand->n_edges + 1, sizeof(size_t));
 	d->succ = calloc(cand->n_edges + 1, sizeof(size_t));
+	d->sedge = calloc(cand->n_edges + 1, sizeof(size_t));
+	d->rmin = calloc(cand->n_edges * K + 1, sizeof(double));
 	d->min_a = calloc(n, sizeof(double));
-	if (!d->pstart || !d->sstart || !d->pred || !d->succ || !d->min_a) {
+	if (!d->pstart || !d->sstart || !d->pred || !d->succ || !d->sedge || !d->rmin || !d->min_a) {
 		dd_inst_release(d);
 		return err_set(err, UNIAP_E_NOMEM, "dp-dag: out of memory");
 	}
@@ -331,11 +338,21 @@ static uniap_code dd_inst_init(struct dd_inst *d, const struct cost_candidate *c
 			size_t a = cand->edges[e].from, b = cand->edges[e].to;
 
 			d->pred[d->pstart[b] + pf[b]++] = e;
+			d->sedge[d->sstart[a] + sf[a]] = e;
 			d->succ[d->sstart[a] + sf[a]++] = b;
 		}
 		free(pf);
 		free(sf);
 	}
+	for (e = 0; e < cand->n_edges; e++)
+		for (k = 0; k < K; k++) {
+			double r = INFINITY;
+			size_t l;
+
+			for (l = 0; l < K; l++)
+				r = fmin(r, cand->edges[e].cross_stage_s[k * K + l]);
+			d->rmin[e * K + k] = r;
+		}
 	d->total_min_a = 0;
 	for (u = 0; u < n; u++) {
 		double m = INFINITY;
@@ -677,13 +694,17 @@ static uniap_code dd_search(struct dd_inst *d, size_t beam, int *stage_out, size
 	double *pv = calloc((size_t)d->pp + 1, sizeof(double));
 	double *ps = calloc((size_t)d->pp + 1, sizeof(double));       /* pending stages' p */
 	double *pool = calloc(2 * (size_t)d->pp + 1, sizeof(double)); /* a new label's pool */
+	/* transfers still certain to come: per pending boundary, and the frontier layers' (stage, R') */
+	double *cert = calloc((size_t)d->pp + 1, sizeof(double)), *crv = calloc(n + 1, sizeof(double));
+	int *cst = calloc(n + 1, sizeof(int));
 	double gsum[2][DD_NPRICE];
 	uniap_code rc = UNIAP_OK;
 	long tick = 0;
 
 	*found = 0;
 	*tpi = INFINITY;
-	if (!key || !nkey || !fl || !addable || !fst || !where || !fk || !dp || !pv || !ps || !pool)
+	if (!key || !nkey || !fl || !addable || !fst || !where || !fk || !dp || !pv || !ps || !pool || !cert ||
+	    !crv || !cst)
 		goto nomem;
 	/* keys have a fixed length per table: the ideal, s, and n frontier slots (unused ones 0) */
 	if (dd_keys_init(&cur.keys, kw) != 0 || dd_keys_init(&nxt.keys, kw) != 0)
@@ -764,8 +785,8 @@ static uniap_code dd_search(struct dd_inst *d, size_t beam, int *stage_out, size
 					if (s2 >= d->pp || (size_t)(d->pp - 1 - s2) > n - (t + 1))
 						continue;
 					for (k = 0; k < K; k++) {
-						double dsum = c->time_s[v * K + k], dopen = dsum, mem_add;
-						size_t j;
+						double dsum = c->time_s[v * K + k], dopen = dsum, mem_add, cert_sum = 0;
+						size_t j, ncert = 0;
 
 						mem_add = c->memory_fixed_bytes[v * K + k] +
 						          (double)c->inflight[s2] * c->memory_per_microbatch_bytes[v * K + k];
@@ -821,8 +842,30 @@ static uniap_code dd_search(struct dd_inst *d, size_t beam, int *stage_out, size
 							nkey[W + 1 + (size_t)nf2++] = ((uint64_t)ku << 32) | (uint32_t)st;
 							if (st < m0b)
 								m0b = st;
+							if (st < s2) {
+								/* each edge from u to a layer not yet placed will cross the
+								 * boundaries st .. s2 - 1 at least (its head goes to a stage
+								 * >= s2), at no less than its least R' */
+								size_t jj;
+								double r = 0;
+
+								for (jj = d->sstart[u]; jj < d->sstart[u + 1]; jj++)
+									if (!dd_in(nkey, d->succ[jj]))
+										r += d->rmin[d->sedge[jj] * K + ku];
+								cst[ncert] = st;
+								crv[ncert++] = r;
+							}
 						}
 						np2 = (size_t)(s2 - m0b);
+						for (m = 0; m < np2; m++)
+							cert[m] = 0;
+						for (j = 0; j < ncert; j++) {
+							int mm;
+
+							for (mm = cst[j]; mm < s2; mm++)
+								cert[mm - m0b] += crv[j];
+							cert_sum += crv[j] * (double)(s2 - cst[j]);
+						}
 						{
 							size_t ts = dd_state(&nxt, nkey);
 							double lbase = rem_after;
@@ -859,13 +902,16 @@ static uniap_code dd_search(struct dd_inst *d, size_t beam, int *stage_out, size
 								 * compute, send; transfers block both ranks) */
 								for (m = 0; m < (size_t)(m0b - m0); m++)
 									mx = dd_max(mx, (m == 0 ? yo_prev : pv[m - 1]) + ps[m] + pv[m]);
-								for (m = (size_t)(m0b - m0); m < (size_t)(s2 - m0); m++)
-									pmax = dd_max(pmax, pv[m]);
 								pool[0] = m0b == m0 ? yo_prev : pv[m0b - m0 - 1];
 								for (m = 0; m < np2; m++) {
 									pool[1 + m] = pv[(size_t)(m0b - m0) + m];
 									pool[1 + np2 + m] = ps[(size_t)(m0b - m0) + m];
 								}
+								/* each pending cycle is at least its known receive, p and send
+								 * with the transfers certain to come */
+								for (m = 0; m < np2; m++)
+									pmax = dd_max(pmax, pool[m] + (m > 0 ? cert[m - 1] : 0) +
+									                    pool[1 + np2 + m] + pool[1 + m] + cert[m]);
 								/* the open stage's cycle so far: its receive (as known) and layers */
 								o_in = np2 > 0 ? pool[np2] : pool[0];
 								x.mx = mx;
@@ -888,9 +934,11 @@ static uniap_code dd_search(struct dd_inst *d, size_t beam, int *stage_out, size
 										lbase = dd_max(lbase, gsum[opt][jj] - hr[jj * n + v] -
 										                    d->price[jj] * room);
 								}
-								lb = x.sum + lbase;
+								lb = x.sum + cert_sum + lbase;
 								if (d->c > 1) {
-									double b = dd_max(dd_max(x.mx, x.open + o_in), pmax);
+									double b = dd_max(dd_max(x.mx, x.open + o_in +
+									                                   (np2 > 0 ? cert[np2 - 1] : 0)),
+									                  pmax);
 
 									b = dd_max(b, (x.open + lbase) / (double)(d->pp - s2));
 									lb += cm * b;
@@ -979,6 +1027,9 @@ out:
 	free(pv);
 	free(ps);
 	free(pool);
+	free(cert);
+	free(crv);
+	free(cst);
 	return rc;
 }
 
