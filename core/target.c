@@ -255,6 +255,17 @@ static int target_same_end_class(const struct strategy *a, const struct strategy
 	       (a->degree[STRATEGY_FSDP] > 1) == (b->degree[STRATEGY_FSDP] > 1);
 }
 
+int target_megatron_chunks(const size_t *counts, int stages)
+{
+	int i, even = 1, counted = stages >= 2;
+
+	for (i = 1; i < stages; i++) {
+		even = even && counts[i] == counts[0];
+		counted = counted && counts[i] + (i == stages - 1) == counts[0] + 1;
+	}
+	return even ? 1 : counted ? 2 : 0;
+}
+
 static uniap_code target_check_split(const struct target_rules *r, const struct cost_candidate *cand,
                                      const int *stage, struct uniap_err *err)
 {
@@ -299,12 +310,20 @@ static uniap_code target_check_split(const struct target_rules *r, const struct 
 			rc = err_set(err, UNIAP_E_INVALID,
 			             "stages[%d]: %s needs at least one transformer layer on every stage, got none",
 			             i, r->runtime);
-	for (i = 1; rc == UNIAP_OK && r->split == TARGET_SPLIT_MEGATRON && cost_virtual(cand) > 1 && i < pp; i++)
-		if (counts[i] != counts[0])
-			rc = err_set(err, UNIAP_E_INVALID,
-			             "stages[%d]: megatron-lm's --num-layers-per-virtual-pipeline-stage gives every "
-			             "model chunk the same number of transformer layers; stages[0] has %zu, "
-			             "stages[%d] %zu", i, counts[0], i, counts[i]);
+	/* interleaved: every model chunk the same number of transformer layers, or (with
+	 * --account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split)
+	 * of layers with the embedding and the head counted */
+	if (rc == UNIAP_OK && r->split == TARGET_SPLIT_MEGATRON && cost_virtual(cand) > 1 &&
+	    target_megatron_chunks(counts, pp) == 0) {
+		for (i = 1; rc == UNIAP_OK && i < pp; i++)
+			if (counts[i] + (i == pp - 1) != counts[0] + 1)
+				rc = err_set(err, UNIAP_E_INVALID,
+				             "stages[%d]: megatron-lm's --num-layers-per-virtual-pipeline-stage gives every "
+				             "model chunk the same number of transformer layers (with "
+				             "--account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-"
+				             "split, of layers counting the embedding and the head); stages[0] has %zu, "
+				             "stages[%d] %zu", i, counts[0], i, counts[i]);
+	}
 	for (i = 2; rc == UNIAP_OK && r->split == TARGET_SPLIT_MEGATRON && i + 1 < pp; i++)
 		if (counts[i] != counts[1])
 			rc = err_set(err, UNIAP_E_INVALID,

@@ -156,6 +156,16 @@ uniap_code target_check_export(enum target_kind t, const struct cost_candidate *
 void target_ds_partition_uniform(size_t n, int parts, size_t *bounds);
 
 /*
+ * Megatron-LM's interleaved model chunks: counts[i] the transformer layers of
+ * stage i of stages (borrowed).  1 when they are all equal
+ * (--num-layers-per-virtual-pipeline-stage counts[0]); 2 when they are equal
+ * counting the embedding in the first and the head in the last
+ * (--account-for-embedding-in-pipeline-split, --account-for-loss-in-pipeline-
+ * split, and counts[0] + 1 layers per chunk); 0 otherwise.
+ */
+int target_megatron_chunks(const size_t *counts, int stages);
+
+/*
  * Solves cand (borrowed; its dictionary already filtered for t by
  * cost_build) for the best plan that t accepts, exactly like opt_solve() and
  * with its contract (out overwritten, statuses, bound, cutoff, time limit

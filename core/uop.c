@@ -594,6 +594,14 @@ static int uop_chunk_counts(long n, long **out, size_t *count)
 	return 0;
 }
 
+/* 1 when Megatron-LM can cut L layers (an embedding, L - 2 transformer layers, a head) into
+ * S model chunks: equal chunks of transformer layers, or equal chunks counting the embedding
+ * and the head as layers (uop_next_split). */
+static int uop_megatron_chunks(size_t L, size_t S)
+{
+	return L >= 3 && S > 0 && ((L - 2) % S == 0 || (L % S == 0 && L / S >= 2));
+}
+
 /* Fills the (pp, c) grid of the space. */
 static uniap_code uop_grid(const struct cluster_profile *cl, const struct model_profile *m,
                            const struct uop_options *o, struct uop_result *out,
@@ -602,9 +610,13 @@ static uniap_code uop_grid(const struct cluster_profile *cl, const struct model_
 	const struct target_rules *r = target_rules(o->target);
 	long *pps = NULL, *cs = NULL;
 	size_t n_pp = 0, n_c = 0, i, j;
+	/* a one-strategy Megatron-LM plan is evaluated, not searched: every v whose model chunks
+	 * Megatron-LM can split (uop_megatron_chunks), up to the cost model's most */
+	int megatron_v = !o->virtual_stages && r && r->one_strategy && r->split == TARGET_SPLIT_MEGATRON;
 	/* interleaved: the v given, or each of the search range */
 	int v_lo = o->virtual_stages ? o->virtual_stages : UOP_VIRTUAL_SEARCH_MIN;
-	int v_hi = o->virtual_stages ? o->virtual_stages : UOP_VIRTUAL_SEARCH_MAX, v;
+	int v_hi = o->virtual_stages ? o->virtual_stages
+	                             : megatron_v ? COST_MAX_VIRTUAL_STAGES : UOP_VIRTUAL_SEARCH_MAX, v;
 	size_t n_v = o->schedule == COST_INTERLEAVED ? (size_t)(v_hi - v_lo + 1) : 1;
 	int bad;
 
@@ -640,6 +652,8 @@ static uniap_code uop_grid(const struct cluster_profile *cl, const struct model_
 
 			/* interleaved: pp v model chunks of one layer or more, c a multiple of pp */
 			if (v > 1 && ((size_t)pps[i] * (size_t)v > m->n_layers || cs[j] % pps[i] != 0))
+				continue;
+			if (v > 1 && megatron_v && !uop_megatron_chunks(m->n_layers, (size_t)pps[i] * (size_t)v))
 				continue;
 			c = &out->candidates[out->n_candidates++];
 			c->virtual_stages = v;
@@ -1468,15 +1482,25 @@ static int uop_next_split(const struct target_rules *r, size_t L, int pp, int v,
 {
 	size_t u, n = L >= 2 ? L - 2 : 0, i = (*it)++;
 
-	/* Megatron-LM interleaved: n / pp model chunks of equal size, the embedding on the
-	 * first and the head on the last (pp here counts the pp v stages) */
+	/* Megatron-LM interleaved (pp here counts the pp v stages): model chunks of n / pp
+	 * transformer layers, the embedding on the first and the head on the last; or, with
+	 * --account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split,
+	 * chunks of L / pp layers with the embedding and the head counted as layers (the first
+	 * and last chunks one transformer layer fewer).  With pp >= 4 at most one applies. */
 	if (v > 1 && r->split == TARGET_SPLIT_MEGATRON) {
-		if (i > 0 || n % (size_t)pp != 0 || n == 0)
+		if (i > 0 || n == 0)
 			return 0;
-		stage[0] = 0;
-		for (u = 0; u < n; u++)
-			stage[u + 1] = (int)(u / (n / (size_t)pp));
-		stage[L - 1] = pp - 1;
+		if (n % (size_t)pp == 0) {
+			stage[0] = 0;
+			for (u = 0; u < n; u++)
+				stage[u + 1] = (int)(u / (n / (size_t)pp));
+			stage[L - 1] = pp - 1;
+			return 1;
+		}
+		if (L % (size_t)pp != 0 || L / (size_t)pp < 2)
+			return 0;
+		for (u = 0; u < L; u++)
+			stage[u] = (int)(u / (L / (size_t)pp));
 		return 1;
 	}
 

@@ -489,7 +489,11 @@ static uniap_code exp_megatron(const struct model_profile *model, const struct c
 	               "# layers: %s on stage 0, %zu transformer layers, %s on stage %d\n",
 	               model->shape.encoder ? "pretrain_bert.py" : "pretrain_gpt.py", tpi, cand->pp * tp * dp, cand->pp, tp,
 	               dp, cand->layer_names[0], n_blocks, cand->layer_names[cand->n_layers - 1], cost_stages(cand) - 1);
-	if (cost_virtual(cand) > 1)
+	if (cost_virtual(cand) > 1 && target_megatron_chunks(counts, cost_stages(cand)) == 2)
+		exp_buf_printf(&b, "# interleaved 1F1B: %d model chunks of %zu layers per device, the embedding "
+		               "and the head counted as layers; stage i of the plan is chunk i / %d of pipeline rank "
+		               "i mod %d\n", cost_virtual(cand), counts[0] + 1, cand->pp, cand->pp);
+	else if (cost_virtual(cand) > 1)
 		exp_buf_printf(&b, "# interleaved 1F1B: %d model chunks of %zu transformer layers per device; "
 		               "stage i of the plan is chunk i / %d of pipeline rank i mod %d\n", cost_virtual(cand),
 		               counts[0], cand->pp, cand->pp);
@@ -504,7 +508,11 @@ static uniap_code exp_megatron(const struct model_profile *model, const struct c
 		exp_buf_printf(&b, "# warning: the plan exceeds the memory limit (%s)\n", ev->reason);
 	exp_buf_printf(&b, "--tensor-model-parallel-size %d\n--pipeline-model-parallel-size %d\n"
 	               "--num-layers %zu\n", tp, cand->pp, n_blocks);
-	if (cost_virtual(cand) > 1)
+	if (cost_virtual(cand) > 1 && target_megatron_chunks(counts, cost_stages(cand)) == 2)
+		exp_buf_printf(&b, "--num-layers-per-virtual-pipeline-stage %zu\n"
+		               "--account-for-embedding-in-pipeline-split\n--account-for-loss-in-pipeline-split\n",
+		               counts[0] + 1);
+	else if (cost_virtual(cand) > 1)
 		exp_buf_printf(&b, "--num-layers-per-virtual-pipeline-stage %zu\n", counts[0]);
 	else if (!even)
 		exp_buf_printf(&b, "--decoder-first-pipeline-num-layers %zu\n"

@@ -409,6 +409,79 @@ static void test_interleaved(void **state)
 	assert_true(vpp > 0); /* some optima interleave */
 }
 
+/*
+ * Megatron-LM's chunks that count the embedding and the head as layers
+ * (--account-for-embedding-in-pipeline-split, --account-for-loss-in-pipeline-
+ * split): an 8-layer model (6 blocks) in 4 chunks, which 6 blocks alone cannot
+ * fill evenly, is planned as [embedding, block] [2 blocks] [2 blocks] [block,
+ * head] and exports with both flags and 2 layers per chunk; a split neither
+ * rule gives is refused, naming the stage.
+ */
+static void test_megatron_counted_chunks(void **state)
+{
+	static const int devs2[] = { 2 };
+	static const double bws[] = { 10 }, slow[] = { 0.05 };
+	static const size_t even[] = { 2, 2, 2 }, counted[] = { 1, 2, 2, 1 }, other[] = { 1, 2, 3, 1 };
+	static const int expect_stage[] = { 0, 0, 1, 1, 2, 2, 3, 3 }, bad_stage[] = { 0, 0, 1, 1, 1, 2, 3, 3 };
+	struct cluster_profile cl;
+	struct model_profile m;
+	struct uop_options o;
+	struct uop_result r;
+	struct uniap_err err;
+	char *out = NULL, why[256];
+	size_t len = 0, u;
+	int found_v = 0, saved[8];
+
+	(void)state;
+	assert_int_equal(target_megatron_chunks(even, 3), 1);
+	assert_int_equal(target_megatron_chunks(counted, 4), 2);
+	assert_int_equal(target_megatron_chunks(other, 4), 0);
+	assert_int_equal(fx_cluster(&cl, 1, 2, devs2, bws, 1, 64e9, 0, 1.0), 0);
+	assert_int_equal(fx_model_chain(&m, 8, MODEL_MIXED, 1e-3, 0, 1e6, 1e7, 0, 2e5, 1e6), 0);
+	fx_model_shape(&m, 1024, 16);
+	uop_options_init(&o);
+	o.batch = 8;
+	o.schedule = COST_INTERLEAVED;
+	o.target = TARGET_MEGATRON;
+	o.threads = 2;
+	assert_int_equal(uop_run(&cl, &m, &o, NULL, &r, &err), UNIAP_OK);
+	/* at pp 2, v 2 (4 chunks of 2 layers, counted) and v 3 (6 chunks of 1 block) are
+	 * candidates; v 4 (8 chunks of 1 layer: an embedding alone) and past it are not */
+	for (u = 0; u < r.n_candidates; u++)
+		found_v |= (r.candidates[u].virtual_stages == 2) << 0 | (r.candidates[u].virtual_stages == 3) << 1;
+	assert_int_equal(found_v, 3);
+	for (u = 0; u < r.n_candidates; u++)
+		assert_true(r.candidates[u].virtual_stages <= 3);
+	assert_true(r.best >= 0);
+	uop_result_release(&r);
+	cluster_release(&cl);
+	/* a slow link (no data or tensor parallelism pays) and v 2: the counted chunks win */
+	assert_int_equal(fx_cluster(&cl, 1, 2, devs2, slow, 1, 64e9, 0, 1.0), 0);
+	o.virtual_stages = 2;
+	assert_int_equal(uop_run(&cl, &m, &o, NULL, &r, &err), UNIAP_OK);
+	assert_true(r.best >= 0);
+	assert_int_equal(cost_virtual(&r.cand), 2);
+	for (u = 0; u < 8; u++)
+		assert_int_equal(r.stage[u], expect_stage[u]);
+	assert_int_equal(exp_plan(EXP_MEGATRON, &m, &r.cand, r.stage, r.strategy, &r.eval, &out, &len, &err),
+	                 UNIAP_OK);
+	assert_non_null(strstr(out, "--num-layers 6\n--num-layers-per-virtual-pipeline-stage 2\n"
+	                            "--account-for-embedding-in-pipeline-split\n"
+	                            "--account-for-loss-in-pipeline-split\n"));
+	if (runtime_check_export(EXP_MEGATRON, out, why, sizeof(why)) != 0)
+		fail_msg("%s in\n%s", why, out);
+	free(out);
+	memcpy(saved, r.stage, sizeof(saved));
+	memcpy(r.stage, bad_stage, sizeof(bad_stage));
+	assert_int_equal(target_check_plan(TARGET_MEGATRON, &r.cand, r.stage, r.strategy, &err), UNIAP_E_INVALID);
+	if (!strstr(err.msg, "stages[1]: megatron-lm's --num-layers-per-virtual-pipeline-stage"))
+		fail_msg("%s", err.msg);
+	memcpy(r.stage, saved, sizeof(saved));
+	uop_result_release(&r);
+	model_release(&m);
+	cluster_release(&cl);
+}
+
 static void test_galvatron_candidate(void **state)
 {
 	static const int dev[] = { 2, 4 };
@@ -679,6 +752,7 @@ int main(void)
 		cmocka_unit_test(test_galvatron_candidate),
 		cmocka_unit_test(test_matches_brute_force),
 		cmocka_unit_test(test_interleaved),
+		cmocka_unit_test(test_megatron_counted_chunks),
 		cmocka_unit_test(test_admission),
 		cmocka_unit_test(test_variants_win),
 	};
