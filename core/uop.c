@@ -788,13 +788,17 @@ static uniap_code uop_dispatch(struct uop_run *run, struct pool *pool, struct uo
 
 /* Solve order: a candidate whose memo proves its optimum first, the best of
  * them leading (a repeated run then finds its winner at once and decides the
- * rest from their facts); then the one with the fewest strategies (its micro-
- * batches are small, so it is quick to solve and usually good), so that a
- * strong incumbent prunes the slow candidates early.  Order only changes the
- * speed: ties are broken by grid index whatever the order. */
+ * rest from their facts); then the candidates the exact programs take before
+ * those only the MILP takes (interleaved ones: CBC proves them slowly, and
+ * stops as soon as its bound passes the incumbent it is given as cutoff);
+ * within each, the one with the fewest strategies (its micro-batches are
+ * small, so it is quick to solve and usually good), so that a strong
+ * incumbent prunes the slow candidates early.  Order only changes the speed:
+ * ties are broken by grid index whatever the order. */
 struct uop_order {
 	size_t index;
 	double proven;  /* the memo's proven optimum TPI; INFINITY when none */
+	int milp;       /* 1: only the MILP solves it (interleaved) */
 	size_t work;
 };
 
@@ -807,6 +811,8 @@ static int uop_order_cmp(const void *a, const void *b)
 	/* equal proven optima: the earlier candidate wins the tie, so it goes first */
 	if (isfinite(x->proven))
 		return x->index < y->index ? -1 : x->index > y->index;
+	if (x->milp != y->milp)
+		return x->milp < y->milp ? -1 : 1;
 	if (x->work != y->work)
 		return x->work < y->work ? -1 : 1;
 	return x->index < y->index ? -1 : x->index > y->index;
@@ -827,6 +833,7 @@ static struct uop_order *uop_solve_order(const struct cluster_profile *cl, const
 
 		ord[i].index = i;
 		ord[i].proven = has[i] && uop_facts_proven(&known[i]) ? known[i].tpi_s : INFINITY;
+		ord[i].milp = out->candidates[i].virtual_stages > 1;
 		ord[i].work = (size_t)-1;
 		if (strategy_enumerate(cl, out->candidates[i].pp,
 		                       (o->recompute ? STRATEGY_WITH_RECOMPUTE : 0) | (o->zero ? STRATEGY_WITH_ZERO : 0) |
