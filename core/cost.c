@@ -291,17 +291,21 @@ static double cost_forward_s(const struct cluster_profile *c, const struct model
 	device = t->forward_fixed_s + kernels * c->kernel_overhead_s + samples * (per_sample + mem);
 	host = kernels * rt->host_s_per_kernel;
 	pass = fmax(device, host);
-	/* dropless routing: the host waits for the device before the dispatch,
-	 * so the pass is two that it cannot run ahead across: everything up to
-	 * the dispatch, then the all-to-alls with the local experts' GEMMs and
-	 * their launches (§Mixture of experts, "Host time"); sync_extra is what
-	 * that adds to pass + a2a_s */
+	/* dropless routing: the host waits for the device before each dispatch,
+	 * so it starts the experts' half (B: the dispatch, the local experts'
+	 * GEMMs and launches, the combine) with no work queued, and the device
+	 * follows it kernel by kernel; from one wait to the next (B, then the
+	 * next layer's half before its dispatch, A) the iteration takes the
+	 * longest of: the device throughout (D + a2a), the host throughout (H),
+	 * and the host through B's launches, then the device through the combine
+	 * and A (H_b + a2a_s / 2 + D_a).  sync_extra is what the last adds to
+	 * pass + a2a_s (§Mixture of experts, "Host time") */
 	*sync_extra = 0;
 	if (t->experts > 0 && t->expert_sync) {
 		double dev_b = samples * expert_s + expert_kernels * c->kernel_overhead_s;
 		double host_b = expert_kernels * rt->host_s_per_kernel;
 
-		*sync_extra = fmax(0, fmax(device - dev_b, host - host_b) + fmax(dev_b + a2a_s, host_b) - (pass + a2a_s));
+		*sync_extra = fmax(0, host_b + a2a_s / 2 + (device - dev_b) - (pass + a2a_s));
 	}
 	return pass;
 }

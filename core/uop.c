@@ -1493,7 +1493,8 @@ static int uop_next_split(const struct target_rules *r, size_t L, int pp, int v,
 	 * transformer layers, the embedding on the first and the head on the last; or, with
 	 * --account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split,
 	 * chunks of L / pp layers with the embedding and the head counted as layers (the first
-	 * and last chunks one transformer layer fewer).  With pp >= 4 at most one applies. */
+	 * and last chunks one transformer layer fewer).  With pp >= 3 stages at most one applies
+	 * (both would need pp to divide L - (L - 2) = 2). */
 	if (v > 1 && r->split == TARGET_SPLIT_MEGATRON) {
 		if (i > 0 || n == 0)
 			return 0;
@@ -1763,9 +1764,10 @@ uniap_code uop_run(const struct cluster_profile *cluster, const struct model_pro
 	eff.schedule = target_schedule(opts->target, opts->schedule);
 	if (eff.schedule == COST_INTERLEAVED && eff.virtual_stages != 0 &&
 	    (eff.virtual_stages < 2 || eff.virtual_stages > COST_MAX_VIRTUAL_STAGES))
-		return err_set(err, UNIAP_E_ARG, "virtual_stages: must be 0 (search %d to %d) or in [2, %d] for the "
-		               "interleaved schedule, got %d", UOP_VIRTUAL_SEARCH_MIN, UOP_VIRTUAL_SEARCH_MAX,
-		               COST_MAX_VIRTUAL_STAGES, eff.virtual_stages);
+		return err_set(err, UNIAP_E_ARG, "virtual_stages: must be 0 (search %d to %d, the megatron target "
+		               "every v it can split) or in [2, %d] for the interleaved schedule, got %d",
+		               UOP_VIRTUAL_SEARCH_MIN, UOP_VIRTUAL_SEARCH_MAX, COST_MAX_VIRTUAL_STAGES,
+		               eff.virtual_stages);
 	opts = &eff;
 	memset(&run, 0, sizeof(run));
 	pthread_mutex_init(&run.lock, NULL);

@@ -103,7 +103,9 @@ struct uop_options {
 	long batch;                 /* global batch B >= 1 */
 	enum cost_schedule schedule;
 	int virtual_stages;         /* interleaved: model chunks per device, 2 .. COST_MAX_VIRTUAL_STAGES,
-	                               or 0: every v of UOP_VIRTUAL_SEARCH_MIN .. _MAX is a candidate;
+	                               or 0: every v of UOP_VIRTUAL_SEARCH_MIN .. _MAX is a candidate
+	                               (the one-strategy megatron target: every v up to
+	                               COST_MAX_VIRTUAL_STAGES that Megatron-LM can split);
 	                               candidates need c a multiple of pp and pp v <= layers */
 	enum uop_space space;
 	int recompute;              /* offer activation checkpointing per layer */

@@ -429,15 +429,18 @@ static void exp_megatron_model(struct exp_buf *b, const struct model_profile *mo
 		long every = sh->moe_every > 0 ? sh->moe_every : 1, k;
 
 		/* the alltoall dispatcher and grouped GEMM that the MoE layer is priced with */
+		/* ... with the fused router and permutation whose launches the catalog counts (docs/catalog.md) */
 		exp_buf_printf(b, "--num-experts %ld\n--moe-router-topk %ld\n--moe-ffn-hidden-size %ld\n"
-		               "--moe-grouped-gemm\n--moe-token-dispatcher-type alltoall\n", sh->experts, sh->top_k,
-		               sh->moe_ffn_hidden);
+		               "--moe-grouped-gemm\n--moe-token-dispatcher-type alltoall\n--moe-router-fusion\n"
+		               "--moe-permute-fusion\n", sh->experts, sh->top_k, sh->moe_ffn_hidden);
 		if (sh->shared_ffn_hidden > 0)
 			exp_buf_printf(b, "--moe-shared-expert-intermediate-size %ld\n", sh->shared_ffn_hidden);
 		if (sh->router_sigmoid)
 			exp_buf_printf(b, "--moe-router-score-function sigmoid\n");
+		/* a capacity factor is priced padded to capacity, with static shapes and no host wait */
 		if (sh->capacity_factor > 0)
-			exp_buf_printf(b, "--moe-expert-capacity-factor %g\n", sh->capacity_factor);
+			exp_buf_printf(b, "--moe-expert-capacity-factor %g\n--moe-pad-expert-input-to-capacity\n",
+			               sh->capacity_factor);
 		if (every > 1 || sh->moe_first_dense > 0) {
 			/* the pattern's 1 is a MoE layer */
 			exp_buf_printf(b, "--moe-layer-freq [");
@@ -479,7 +482,8 @@ static uniap_code exp_megatron(const struct model_profile *model, const struct c
 	if ((rc = exp_stage_counts(MEGATRON, cand, stage, counts, err)) != UNIAP_OK)
 		goto out;
 	/* uneven: only the first and last stage differ (target_check_export held the middle);
-	 * interleaved: every model chunk holds counts[0] (target_check_export held them all) */
+	 * interleaved: every model chunk holds counts[0], or with the embedding and the head
+	 * counted as layers counts[0] + 1 (target_megatron_chunks; target_check_export held them) */
 	for (i = 1; i < cost_stages(cand); i++)
 		even = even && counts[i] == counts[0];
 	exp_fmt_double(tpi, sizeof(tpi), ev->tpi_s);

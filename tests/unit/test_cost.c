@@ -1322,31 +1322,47 @@ static void test_moe_terms(void **state)
 	                          4 * 2e8 * 0.75 / 100e9);
 	NEAR(MA(&c, "dp8+ep4"), 4e8);
 	cost_candidate_release(&c);
-	/* launches (§Mixture of experts, "Host time"): 10 of the layer's own and 2 per local
-	 * expert, 1e-3 s of host each; dropless, the host waits before the dispatch.  dp8+ep4:
-	 * 2 local experts; before the dispatch the device's 0.4e12 / 50e12 = 0.008 under the
-	 * host's 0.01, after it the experts' 0.012 and two all-to-alls (1.5e-3) over the host's
-	 * 0.004: forward 0.01 + 0.0135 where the pass alone is max(0.02, 0.014) and 1.5e-3 */
+	/* launches (§Mixture of experts, "Host time"): 2 of the layer's own and 2 per local
+	 * expert, 2e-3 s of host each; the device's 0.4e12 / 50e12 = 0.008 outside the experts
+	 * and 0.6e12 / 50e12 = 0.012 in them.  Dropless, the host waits before each dispatch:
+	 * from one wait to the next the host issues the experts' half (H_b), then the device
+	 * runs the combine and the half before the next dispatch (a2a / 2 + 0.008).  dp8 (all 8
+	 * experts local, 16 launches, no all-to-all): host 0.036 in all, 0.032 of it in the
+	 * experts' half; the wait adds 0.032 + 0.008 - max(0.036, 0.02) = 0.004 to the forward */
 	t->expert_load = 0;
-	t->kernels_per_pass = 10;
+	t->kernels_per_pass = 2;
 	t->kernels_per_local_expert = 2;
-	t->expert_sync = 1;
-	assert_int_equal(model_validate(&m, &err), UNIAP_OK);
-	o.runtime.host_s_per_kernel = 1e-3;
-	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_OK);
-	NEAR(T(&c, 0, "dp8+ep4"), (0.01 + 0.012 + 2 * 1e8 * 0.75 / 100e9) + (0.04 + 2 * 1e8 * 0.75 / 100e9) + dense_sync +
-	                          4e6 / 10e9);
-	/* dp8+ep8: 1 local expert, the all-to-alls across the nodes (0.005 each): 0.01 + 0.022 */
-	NEAR(T(&c, 0, "dp8+ep8"), (0.01 + 0.012 + 2 * 0.005) + (0.04 + 2 * 0.005) + dense_sync);
-	/* dp8: all 8 experts local, 26 launches: the host sets the pace of both halves and of
-	 * the backward (0.01 + 0.016, twice that) */
-	NEAR(T(&c, 0, "dp8"), 3 * 0.026 + 2e7 * 1.75 / 10e9);
-	cost_candidate_release(&c);
-	/* with static shapes (no synchronisation) the host runs ahead across the dispatch */
 	t->expert_sync = 0;
-	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_OK);
-	NEAR(T(&c, 0, "dp8+ep4"), 0.06 + dense_sync + 4e6 / 10e9 + 4 * 1e8 * 0.75 / 100e9);
-	cost_candidate_release(&c);
+	assert_int_equal(model_validate(&m, &err), UNIAP_OK);
+	o.runtime.host_s_per_kernel = 2e-3;
+	{
+		static const char *const names[] = { "dp8", "dp8+ep2", "dp8+ep4", "dp8+ep8" };
+		/* what the wait adds: dp8+ep2 (8 launches in the experts' half, 0.016; two
+		 * all-to-alls inside the node, 5e-4 each): 0.016 + 5e-4 + 0.008 - max(0.02, 0.021);
+		 * ep4 and ep8: their experts' halves are the device's (nothing) */
+		static const double extra[] = { 0.004, 0.0035, 0, 0 };
+		double plain[4];
+		size_t i;
+
+		assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_OK);
+		/* the host sets dp8's pace (3 x 0.036), the dense gradients over the nodes after it */
+		NEAR(T(&c, 0, "dp8"), 3 * 0.036 + 2e7 * 1.75 / 10e9);
+		for (i = 0; i < 4; i++)
+			plain[i] = T(&c, 0, names[i]);
+		cost_candidate_release(&c);
+		t->expert_sync = 1;
+		assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_OK);
+		for (i = 0; i < 4; i++)
+			NEAR(T(&c, 0, names[i]) - plain[i], extra[i]);
+		cost_candidate_release(&c);
+		/* a full recomputation reruns the forward, its wait included */
+		o.recompute = 1;
+		assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_OK);
+		NEAR(T(&c, 0, "dp8+rc"), 4 * 0.036 + 2 * 0.004 + 2e7 * 1.75 / 10e9);
+		cost_candidate_release(&c);
+		o.recompute = 0;
+	}
+	t->expert_sync = 0;
 	t->kernels_per_pass = 0;
 	t->kernels_per_local_expert = 0;
 	o.runtime.host_s_per_kernel = 0;

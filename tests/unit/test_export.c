@@ -503,7 +503,8 @@ static void test_megatron_moe(void **state)
 	{
 		static const char *const want[] = {
 			"\n--num-experts 8\n", "\n--moe-router-topk 2\n", "\n--moe-ffn-hidden-size 1024\n",
-			"\n--moe-grouped-gemm\n", "\n--moe-token-dispatcher-type alltoall\n",
+			"\n--moe-grouped-gemm\n", "\n--moe-token-dispatcher-type alltoall\n", "\n--moe-router-fusion\n",
+			"\n--moe-permute-fusion\n",
 			"\n--moe-shared-expert-intermediate-size 2048\n", "\n--moe-layer-freq [0,1,1,1]\n",
 			"\n--kv-channels 128\n", "\n--window-size 256,0\n", "\n--window-attn-skip-freq [1,0,1,0]\n",
 			"\n--expert-model-parallel-size 4\n", "\n--expert-tensor-parallel-size 2\n", "\n--sequence-parallel\n",
@@ -528,6 +529,22 @@ static void test_megatron_moe(void **state)
 	assert_int_equal(exp_plan(EXP_DEEPSPEED, &m, &c, stage, strat, &ev, &out, &len, &err), UNIAP_E_INVALID);
 	if (!strstr(err.msg, "expert parallelism"))
 		fail_msg("%s", err.msg);
+	plan_eval_release(&ev);
+	cost_candidate_release(&c);
+	model_release(&m);
+	/* a dropping MoE is priced padded to capacity (no host wait): the export pads too */
+	a.capacity_factor = 1.25;
+	assert_int_equal(catalog_transformer("moe", &a, &m, &err), UNIAP_OK);
+	o.keep = target_keep(TARGET_MEGATRON);
+	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_OK);
+	for (u = 0; u < m.n_layers; u++)
+		strat[u] = (size_t)strategy_find(&c.strategies, names[0]);
+	assert_int_equal(plan_evaluate(&c, stage, strat, &ev, &err), UNIAP_OK);
+	assert_int_equal(exp_plan(EXP_MEGATRON, &m, &c, stage, strat, &ev, &out, &len, &err), UNIAP_OK);
+	assert_non_null(strstr(out, "\n--moe-expert-capacity-factor 1.25\n--moe-pad-expert-input-to-capacity\n"));
+	if (runtime_check_export(EXP_MEGATRON, out, why, sizeof(why)) != 0)
+		fail_msg("%s in\n%s", why, out);
+	free(out);
 	plan_eval_release(&ev);
 	cost_candidate_release(&c);
 	model_release(&m);
