@@ -39,7 +39,7 @@ while read -r cl mo b; do
 		fi
 	done
 	base=$(summary "$tmp/1" | awk '{ print $3 }')
-	# the searched optimum (v = 2..4) exports as Megatron-LM arguments
+	# the searched optimum (every v the megatron target can split) exports as Megatron-LM arguments
 	if "$UNIAP" plan $P --schedule interleaved --format megatron >"$tmp/m" 2>"$tmp/e"; then
 		exp=$(grep -o -- '--num-layers-per-virtual-pipeline-stage [0-9]*' "$tmp/m" || echo "no pipeline")
 	else
