@@ -88,6 +88,8 @@ struct cost_keep {
 	const void *ctx;          /* borrowed, passed to ok */
 	int microbatch_per_rank;  /* the micro-batch must split evenly over a strategy's batch width */
 	int moe_tp_needs_sp;      /* on a model with MoE layers, tp > 1 only with sequence parallelism */
+	int tp_divides_heads;     /* tp divides the model shape's attention heads and key-value heads
+	                             (Megatron-LM's TransformerConfig); no rule without a shape */
 	/* the runtime's own memory admission, beside the device's limit: a stage's
 	 * allocated bytes <= memory_bytes x (1 - cache_share) - fixed_bytes, the
 	 * cache share only on devices above cache_above_bytes; 0: none

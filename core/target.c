@@ -54,6 +54,9 @@ static const struct target_rules target_table[TARGET_COUNT] = {
 		/* validate_args: "When using MoE and tensor parallelism, sequence
 		 * parallelism must be used" */
 		.moe_tp_needs_sp = 1,
+		/* TransformerConfig.__post_init__: num_attention_heads and num_query_groups "must be
+		 * a multiple of tensor_model_parallel_size" */
+		.tp_divides_heads = 1,
 		.needs_shape = 1, .split = TARGET_SPLIT_MEGATRON,
 	},
 	[TARGET_DEEPSPEED] = {
@@ -226,6 +229,7 @@ struct cost_keep target_keep(enum target_kind t)
 		k.ctx = r;
 		k.microbatch_per_rank = r->microbatch_per_rank;
 		k.moe_tp_needs_sp = r->moe_tp_needs_sp;
+		k.tp_divides_heads = r->tp_divides_heads;
 		k.admission_cache_share = r->admission_cache_share;
 		k.admission_cache_above_bytes = r->admission_cache_above_bytes;
 		k.admission_fixed_bytes = r->admission_fixed_bytes;

@@ -81,6 +81,7 @@ struct target_rules {
 	int ep;                    /* expert parallelism for MoE layers (strategy.ep > 1) */
 	int cp;                    /* context parallelism (strategy.cp > 1; ring attention) */
 	int moe_tp_needs_sp;       /* a MoE model with tp > 1 runs only with sequence parallelism */
+	int tp_divides_heads;      /* tp divides the attention heads and the key-value heads */
 	int uneven;                /* micro-batch counts that leave the last micro-batch smaller */
 	unsigned zero_stages;      /* bit (1u << z) per ZeRO-1/2 data-parallel variant z the runtime runs */
 	int zero2_with_pp;         /* ZeRO-2 with pp > 1 */

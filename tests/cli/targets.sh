@@ -220,7 +220,7 @@ check sp-doc-deepspeed 1 "deepspeed has no Megatron-style sequence parallelism" 
 check sp-galvatron 0 '"use_sp":' -- "$UNIAP" plan $P --target galvatron --format galvatron
 if grep -q '"sp":true' "$tmp/out"; then echo "FAIL sp-galvatron-none"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
 sed 's/"recompute":false,"sp":true/"recompute":false,"sp":false/' "$tmp/spplan.json" >"$tmp/spbad.json"
-check sp-doc-mismatch 1 'strategy.sp: must be true for "tp16.dp2+sp"' -- "$UNIAP" evaluate --plan "$tmp/spbad.json" \
+check sp-doc-mismatch 1 'strategy.sp: must be true for "tp8.dp4+sp"' -- "$UNIAP" evaluate --plan "$tmp/spbad.json" \
 	--cluster envd-32 --model llama-13b --batch 4
 sed 's/"recompute":false,"sp":true/"recompute":false,"sp":1/' "$tmp/spplan.json" >"$tmp/spbad.json"
 check sp-doc-type 1 'strategy.sp: must be a boolean' -- "$UNIAP" evaluate --plan "$tmp/spbad.json" \

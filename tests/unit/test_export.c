@@ -551,6 +551,54 @@ static void test_megatron_moe(void **state)
 	cluster_release(&cl);
 }
 
+/* Megatron-LM splits the attention heads and the key-value heads over tp: the target offers no
+ * other tp, and a plan with one does not export (Llama-2-70B: 64 heads, 8 key-value heads) */
+static void test_megatron_heads(void **state)
+{
+	struct cluster_profile cl;
+	struct model_profile m;
+	struct cost_options o = { .batch = 16, .pp = 1, .microbatches = 1, .schedule = COST_1F1B };
+	struct cost_candidate c;
+	struct plan_eval ev;
+	struct uniap_err err;
+	char *out = NULL;
+	size_t len = 0, k, u, *strat;
+	int *stage, tp16 = 0;
+
+	(void)state;
+	assert_int_equal(catalog_cluster("dgx-a100-x2", &cl, &err), UNIAP_OK);
+	assert_int_equal(catalog_model("llama-70b", &m, &err), UNIAP_OK);
+	o.keep = target_keep(TARGET_MEGATRON);
+	o.runtime = *target_runtime(TARGET_MEGATRON);
+	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_OK);
+	for (k = 0; k < cost_k(&c); k++)
+		assert_int_equal(8 % c.strategies.items[k].degree[STRATEGY_TP], 0);
+	cost_candidate_release(&c);
+	o.keep = (struct cost_keep){ 0 };
+	assert_int_equal(cost_build(&cl, &m, &o, &c, &err), UNIAP_OK);
+	stage = calloc(m.n_layers, sizeof(*stage));
+	strat = calloc(m.n_layers, sizeof(*strat));
+	assert_non_null(stage);
+	assert_non_null(strat);
+	for (k = 0; k < cost_k(&c) && !tp16; k++)
+		if (c.strategies.items[k].degree[STRATEGY_TP] == 16 && c.strategies.items[k].n_order == 1) {
+			tp16 = 1;
+			for (u = 0; u < m.n_layers; u++)
+				strat[u] = k;
+		}
+	assert_true(tp16);
+	assert_int_equal(plan_evaluate(&c, stage, strat, &ev, &err), UNIAP_OK);
+	assert_int_equal(exp_plan(EXP_MEGATRON, &m, &c, stage, strat, &ev, &out, &len, &err), UNIAP_E_INVALID);
+	if (!strstr(err.msg, "--tensor-model-parallel-size 16 to divide --num-attention-heads 64 and --num-query-groups 8"))
+		fail_msg("%s", err.msg);
+	plan_eval_release(&ev);
+	free(stage);
+	free(strat);
+	cost_candidate_release(&c);
+	model_release(&m);
+	cluster_release(&cl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -561,6 +609,7 @@ int main(void)
 		cmocka_unit_test(test_megatron),
 		cmocka_unit_test(test_megatron_refusals),
 		cmocka_unit_test(test_megatron_moe),
+		cmocka_unit_test(test_megatron_heads),
 		cmocka_unit_test(test_deepspeed),
 		cmocka_unit_test(test_plan_doc),
 		cmocka_unit_test(test_invalid_placement),
