@@ -844,25 +844,11 @@ static int cost_filter_keeps(const struct strategy *s, enum cost_filter filter)
 	}
 }
 
-/* The gcd of the model shape's attention heads and key-value heads; 0 without a shape. */
-static long cost_shape_heads_gcd(const struct model_profile *m)
-{
-	long a = m->shape.known ? m->shape.heads : 0, b = m->shape.known && m->shape.kv_heads > 0 ? m->shape.kv_heads : a;
-
-	while (b > 0) {
-		long r = a % b;
-
-		a = b;
-		b = r;
-	}
-	return a > 0 ? a : 0;
-}
-
 /* Drops strategies outside the search space, those a runtime's rules (keep,
  * from target.h) do not place on a transformer layer and those whose batch
  * width exceeds the micro-batch size (docs/cost-model.md, micro-batches). */
 static void cost_filter_strategies(struct strategy_set *set, long mb_size, enum cost_filter filter,
-                                   const struct cost_keep *keep, int experts, int ulysses_heads, long tp_heads)
+                                   const struct cost_keep *keep, int experts, int ulysses_heads, int tp_heads)
 {
 	size_t i, kept = 0;
 
@@ -1184,7 +1170,7 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 		goto out;
 	cost_filter_strategies(&out->strategies, out->microbatch_size, opt->filter, &opt->keep,
 	                       model_experts_gcd(model), out->cp_a2a ? model_heads_gcd(model) : 0,
-	                       opt->keep.tp_divides_heads ? cost_shape_heads_gcd(model) : 0);
+	                       opt->keep.tp_divides_heads ? model_shape_heads_gcd(model) : 0);
 	K = out->strategies.count;
 	out->memory_limit_bytes =
 		cost_memory_limit(cluster, cost_fsdp_transient(model, &out->strategies, NULL, 0, out->microbatches));

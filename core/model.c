@@ -13,6 +13,7 @@
  */
 #include "model.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -465,6 +466,13 @@ int model_heads_gcd(const struct model_profile *m)
 		if (m->types[i].kv_bytes_per_sample > 0)
 			g = model_gcd(m->types[i].attention_heads, g);
 	return g;
+}
+
+int model_shape_heads_gcd(const struct model_profile *m)
+{
+	if (!m->shape.known || m->shape.heads <= 0 || m->shape.heads > INT_MAX || m->shape.kv_heads > INT_MAX)
+		return 0;
+	return model_gcd((int)m->shape.heads, m->shape.kv_heads > 0 ? (int)m->shape.kv_heads : (int)m->shape.heads);
 }
 
 double model_param_elem_bytes(const struct model_profile *m)

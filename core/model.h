@@ -356,6 +356,10 @@ int model_experts_gcd(const struct model_profile *m);
  * tp x cp of Ulysses context parallelism must divide it; 0 when m has none. */
 int model_heads_gcd(const struct model_profile *m);
 
+/* The gcd of m's shape's attention heads and key-value heads (kv_heads 0: the heads): the tensor-
+ * parallel sizes Megatron-LM accepts divide it; 0 when m has no shape. */
+int model_shape_heads_gcd(const struct model_profile *m);
+
 /* Bytes of one parameter element: 4 for fp32, 2 for mixed precision. */
 double model_param_elem_bytes(const struct model_profile *m);
 

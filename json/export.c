@@ -472,7 +472,7 @@ static uniap_code exp_megatron(const struct model_profile *model, const struct c
 		return err_set(err, UNIAP_E_INVALID,
 		               "layers[0] (%s): megatron-lm runs a MoE model with tensor parallelism only with "
 		               "sequence parallelism (--sequence-parallel), got %s", cand->layer_names[0], s->name);
-	if (model->shape.heads % tp != 0 || (model->shape.kv_heads > 0 ? model->shape.kv_heads : model->shape.heads) % tp != 0)
+	if (model_shape_heads_gcd(model) % tp != 0)
 		return err_set(err, UNIAP_E_INVALID,
 		               "layers[0] (%s): megatron-lm needs --tensor-model-parallel-size %d to divide "
 		               "--num-attention-heads %ld and --num-query-groups %ld", cand->layer_names[0], tp,
