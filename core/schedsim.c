@@ -1,9 +1,12 @@
 /*
- * schedsim.c - the list schedule of schedsim.h.  Each rank's units are listed in
- * its schedule's order first (sched_orders); then the ranks are swept in turn,
- * each placing units until one waits on an input not yet produced, until every
- * unit is placed.  An order that could never finish (which the orders here do
- * not produce) ends the sweep and is reported as UNIAP_E_INTERNAL, not looped on.
+ * schedsim.c - the layouts of schedsim.h.  GPipe and 1F1B: each rank's program
+ * (sched_block, found by index, never stored) runs under sched_blocking, ranks
+ * swept in turn, each until a call waits on its partner.  Interleaved: each
+ * rank's units are listed in its schedule's order first (sched_order); then
+ * the ranks are swept in turn, each placing units until one waits on an input
+ * not yet produced.  A program or order that could never finish (which the
+ * ones here do not produce) ends the sweep and is reported as
+ * UNIAP_E_INTERNAL, not looped on.
  *
  * Never: I/O, globals.
  */
@@ -101,102 +104,218 @@ static int sched_input_ok(const struct sched_input *in, struct uniap_err *err)
 }
 
 /*
- * GPipe as its runtimes execute it (cost.h: transfers block): each stage runs
- * receive, compute, send per micro-batch, every forward then every backward,
- * and a transfer is a rendezvous that starts when both its stages reach it
- * and holds both for its time.  Stages are swept in turn, each running until
- * it waits on its partner; the two phases flow one way each, so it ends.
+ * GPipe and 1F1B as their runtimes run them (cost.h: transfers block): each
+ * rank executes a program of compute steps and communication calls.  A call
+ * posts its transfers together and waits for all of them (Megatron-LM's
+ * _communicate: one batch_isend_irecv whose requests are waited on;
+ * Galvatron's GPipe, the same per transfer); a transfer starts once both of its
+ * ranks have posted it and lasts its share of o_j, the transfers of one call
+ * side by side (a link is full duplex).
+ *
+ * Programs, rank i of S with c micro-batches: GPipe, per micro-batch receive,
+ * compute and send, every forward and then every backward.  1F1B, Megatron-LM
+ * core_v0.15.3 forward_backward_pipelining_without_interleaving: w = min(S - i
+ * - 1, c) warm-up forwards (recv_forward, forward, send_forward), recv_forward
+ * of the next; c - w times a forward, send_forward_recv_backward, a backward
+ * and send_backward_recv_forward (send_backward after the last); then the w
+ * cool-down backwards (recv_backward, backward, send_backward).  The first
+ * rank's receives of forwards and the last rank's sends of them are no calls
+ * at all (and the same for backwards, the other way).
  */
-static uniap_code sched_gpipe_blocking(const struct sched_input *in, struct sched *out, struct uniap_err *err)
+struct sched_xfer {
+	int back;   /* 0: forward, stage j to j + 1; 1: backward, j + 1 to j */
+	int j;      /* the boundary */
+	long m;     /* the micro-batch */
+	int recv;   /* this rank's side: 0 sends, 1 receives */
+};
+
+struct sched_step {
+	int call;                /* 0: compute; 1: a communication call */
+	int back;                /* compute: 0 forward, 1 backward */
+	long m;                  /* compute: the micro-batch */
+	int n;                   /* call: its transfers, 1 or 2 */
+	struct sched_xfer x[2];
+};
+
+/*
+ * Rank i's programs are laid out in blocks of a few steps (a micro-batch's
+ * receive, compute and send; a steady-state pair), so a step is found by its
+ * index without storing the program (S x c can reach SCHED_MAX_UNITS).
+ * sched_block fills block b of section sec into st and returns its length:
+ * GPipe's sections 0 (forwards) and 1 (backwards) of c blocks; 1F1B's
+ * 0 (w warm-up forwards), 1 (the receive before the steady state: one block,
+ * empty on the first rank or with no steady state), 2 (c - w steady pairs) and
+ * 3 (w cool-down backwards).
+ */
+static int sched_block(enum cost_schedule kind, int S, long c, int i, int sec, long b, struct sched_step *st)
+{
+	const long w = S - i - 1 < c ? S - i - 1 : c;
+	int n = 0;
+#define XF(bk, jj, mm, r) ((struct sched_xfer){ (bk), (jj), (mm), (r) })
+#define NOX XF(0, 0, 0, 0)
+#define RF(mm) XF(0, i - 1, mm, 1)
+#define SF(mm) XF(0, i, mm, 0)
+#define RB(mm) XF(1, i, mm, 1)
+#define SB(mm) XF(1, i - 1, mm, 0)
+#define CALL(cond, x1)                                                              \
+	do {                                                                        \
+		if (cond)                                                           \
+			st[n++] = (struct sched_step){ 1, 0, 0, 1, { x1, NOX } };   \
+	} while (0)
+#define COMPUTE(bk, mm) (st[n++] = (struct sched_step){ 0, (bk), (mm), 0, { NOX, NOX } })
+	const int has_prev = i > 0, has_next = i < S - 1;
+
+	if (kind == COST_GPIPE || sec == 0 || sec == 3) {
+		int back = kind == COST_GPIPE ? sec : sec == 3;
+		long m = sec == 3 ? c - w + b : b;
+
+		if (!back) {
+			CALL(has_prev, RF(m));
+			COMPUTE(0, m);
+			CALL(has_next, SF(m));
+		} else {
+			CALL(has_next, RB(m));
+			COMPUTE(1, m);
+			CALL(has_prev, SB(m));
+		}
+	} else if (sec == 1) {
+		CALL(has_prev && c - w > 0, RF(w));
+	} else {
+		COMPUTE(0, w + b);
+		CALL(has_next, SF(w + b));
+		if (has_next)
+			st[n - 1].x[st[n - 1].n++] = RB(b);
+		COMPUTE(1, b);
+		CALL(has_prev, SB(b));
+		if (has_prev && b < c - w - 1)
+			st[n - 1].x[st[n - 1].n++] = RF(w + b + 1);
+	}
+	return n;
+#undef XF
+#undef NOX
+#undef RF
+#undef SF
+#undef RB
+#undef SB
+#undef CALL
+#undef COMPUTE
+}
+
+/* A rank's cursor over its program: the section, the block, the step in it. */
+struct sched_cursor {
+	int sec, k, n;         /* n: the current block's steps, -1 before it is filled */
+	long b;
+	struct sched_step st[4];
+};
+
+/* The cursor's current step, or NULL when the program has ended. */
+static const struct sched_step *sched_cursor_step(enum cost_schedule kind, int S, long c, int i,
+                                                  struct sched_cursor *u)
+{
+	const int sections = kind == COST_GPIPE ? 2 : 4;
+	const long w = S - i - 1 < c ? S - i - 1 : c;
+
+	while (u->sec < sections) {
+		long blocks = kind == COST_GPIPE ? c : u->sec == 0 || u->sec == 3 ? w : u->sec == 1 ? 1 : c - w;
+
+		if (u->b >= blocks) {
+			u->sec++;
+			u->b = 0;
+			u->n = -1;
+			continue;
+		}
+		if (u->n < 0) {
+			u->n = sched_block(kind, S, c, i, u->sec, u->b, u->st);
+			u->k = 0;
+		}
+		if (u->k < u->n)
+			return &u->st[u->k];
+		u->b++;
+		u->n = -1;
+	}
+	return NULL;
+}
+
+/* Runs the programs; ranks are swept in turn, each until a call waits on its
+ * partner.  The programs above always finish, so a sweep that moves nothing is
+ * UNIAP_E_INTERNAL, not looped on. */
+static uniap_code sched_blocking(const struct sched_input *in, struct sched *out, struct uniap_err *err)
 {
 	const double a = SCHED_FORWARD_SHARE;
 	const int S = in->stages;
 	const long c = in->microbatches;
-	/* a stage's program: per phase and micro-batch, receive?, compute, send? (op 0..2) */
-	long *m_at = calloc((size_t)S, sizeof(*m_at));
-	int *op_at = calloc((size_t)S, sizeof(*op_at)), *phase = calloc((size_t)S, sizeof(*phase));
+	const size_t nx = (size_t)(S > 1 ? S - 1 : 1) * (size_t)c * 2;
+	struct sched_cursor *cur = calloc((size_t)S, sizeof(*cur));
 	double *clock = calloc((size_t)S, sizeof(*clock));
-	size_t done_n = 0, total = (size_t)S * (size_t)c * 2;
-	int i, moved = 1;
+	double *posted = malloc(nx * 2 * sizeof(*posted)); /* [transfer][side]: when posted, NaN before */
+	size_t t;
+	int i, moved = 1, left = S;
 	uniap_code rc = UNIAP_OK;
 
-	if (!m_at || !op_at || !phase || !clock) {
+	if (!cur || !clock || !posted) {
 		rc = err_set(err, UNIAP_E_NOMEM, "schedule: out of memory");
 		goto out;
 	}
-	while (done_n < total && moved) {
+	for (t = 0; t < nx * 2; t++)
+		posted[t] = NAN;
+	for (i = 0; i < S; i++)
+		cur[i].n = -1;
+#define XID(x) (((size_t)(x).back * (size_t)(S - 1) + (size_t)(x).j) * (size_t)c + (size_t)(x).m)
+	while (left > 0 && moved) {
 		moved = 0;
 		for (i = 0; i < S; i++) {
-			for (;;) {
-				int back = phase[i], op = op_at[i];
-				/* forward: receive from i - 1, send to i + 1; backward the other way */
-				int from = back ? i + 1 : i - 1, to = back ? i - 1 : i + 1;
-				long m = m_at[i];
+			const struct sched_step *s;
 
-				if (back > 1)
-					break;
-				if (op == 0 && from >= 0 && from < S) {
-					/* the receive: the partner must stand at its send of m in this phase */
-					int j = from;
-					double dur, t0;
-					int bnd = back ? i : i - 1; /* boundary between i and i -/+ 1 */
+			while ((s = sched_cursor_step(in->schedule, S, c, i, &cur[i])) != NULL) {
+				double end;
+				int k, ready = 1;
 
-					if (!(phase[j] == back && m_at[j] == m && op_at[j] == 2))
-						break;
-					dur = (back ? 1 - a : a) * (in->transfer_s ? in->transfer_s[bnd] : 0);
-					t0 = clock[i] > clock[j] ? clock[i] : clock[j];
-					clock[i] = clock[j] = t0 + dur;
-					if (dur > 0)
-						out->blocks[out->n_blocks++] = (struct sched_block){
-							back ? SCHED_TRANSFER_BACKWARD : SCHED_TRANSFER_FORWARD, bnd, bnd, m, t0, dur };
-					/* the sender's send is done: its next micro-batch */
-					op_at[j] = 0;
-					if (++m_at[j] == c) {
-						m_at[j] = 0;
-						phase[j]++;
-					}
-					op_at[i] = 1;
-					moved = 1;
-					continue;
-				}
-				if (op == 0) {
-					op_at[i] = 1;
-					continue;
-				}
-				if (op == 1) {
-					double dur = (back ? 1 - a : a) * in->time_s[i];
+				if (!s->call) {
+					double dur = (s->back ? 1 - a : a) * in->time_s[i];
 
 					out->blocks[out->n_blocks++] = (struct sched_block){
-						back ? SCHED_BACKWARD : SCHED_FORWARD, i, i, m, clock[i], dur };
+						s->back ? SCHED_BACKWARD : SCHED_FORWARD, i, i, s->m, clock[i], dur };
 					out->busy_s[i] += dur;
 					clock[i] += dur;
-					done_n++;
-					moved = 1;
-					if (to >= 0 && to < S) {
-						op_at[i] = 2; /* waits at its send for the receiver */
-						break;
+				} else {
+					for (k = 0; k < s->n; k++) {
+						posted[XID(s->x[k]) * 2 + (size_t)s->x[k].recv] = clock[i];
+						if (isnan(posted[XID(s->x[k]) * 2 + (size_t)!s->x[k].recv]))
+							ready = 0;
 					}
-					op_at[i] = 0;
-					if (++m_at[i] == c) {
-						m_at[i] = 0;
-						phase[i]++;
+					if (!ready)
+						break; /* its partner has not reached the call: it waits, posted */
+					end = clock[i];
+					for (k = 0; k < s->n; k++) {
+						const struct sched_xfer *x = &s->x[k];
+						double t0 = fmax(posted[XID(*x) * 2], posted[XID(*x) * 2 + 1]);
+						double dur = (x->back ? 1 - a : a) * (in->transfer_s ? in->transfer_s[x->j] : 0);
+
+						end = fmax(end, t0 + dur);
+						if (x->recv && dur > 0) /* drawn once, by its receiver */
+							out->blocks[out->n_blocks++] = (struct sched_block){
+								x->back ? SCHED_TRANSFER_BACKWARD : SCHED_TRANSFER_FORWARD,
+								x->j, x->j, x->m, t0, dur };
 					}
-					continue;
+					clock[i] = end;
 				}
-				break; /* op 2: the receiver moves it on */
+				cur[i].k++;
+				moved = 1;
+				if (!sched_cursor_step(in->schedule, S, c, i, &cur[i]))
+					left--;
 			}
 		}
 	}
-	if (done_n < total)
-		rc = err_set(err, UNIAP_E_INTERNAL, "schedule: %zu units could never start", total - done_n);
+#undef XID
+	if (left > 0)
+		rc = err_set(err, UNIAP_E_INTERNAL, "schedule: %d ranks could never finish", left);
 	for (i = 0; rc == UNIAP_OK && i < S; i++)
 		if (clock[i] > out->length_s)
 			out->length_s = clock[i];
 out:
-	free(m_at);
-	free(op_at);
-	free(phase);
+	free(cur);
 	free(clock);
+	free(posted);
 	return rc;
 }
 
@@ -225,8 +344,8 @@ uniap_code sched_simulate(const struct sched_input *in, struct sched *out, struc
 		rc = err_set(err, UNIAP_E_NOMEM, "schedule: out of memory");
 		goto out;
 	}
-	if (in->schedule == COST_GPIPE && S == P) {
-		rc = sched_gpipe_blocking(in, out, err); /* needs none of the list schedule's tables */
+	if ((in->schedule == COST_GPIPE || in->schedule == COST_1F1B) && S == P) {
+		rc = sched_blocking(in, out, err); /* needs none of the list schedule's tables */
 		goto out;
 	}
 	ord = calloc((size_t)P, sizeof(*ord));

@@ -1,24 +1,28 @@
 /*
- * schedsim.h - one training iteration of a pipeline plan laid out in time: each
- * pipeline rank runs its forward and backward units in its schedule's order,
- * a unit starts when its rank is free and its input has arrived, and each
- * boundary's link carries one transfer at a time per direction (GPipe: below).
- * The same layout as the web UI's timeline (ui/draw.js, simulate; docs/ui.md,
- * "The timeline"), for exports that draw the plan (the chrome-trace format).
+ * schedsim.h - one training iteration of a pipeline plan laid out in time, as
+ * its runtime runs it.  The same layout as the web UI's timeline (ui/draw.js,
+ * simulate; docs/ui.md, "The timeline"), for exports that draw the plan (the
+ * chrome-trace format).
  *
- * Orders: GPipe runs every forward, then every backward; 1F1B is Megatron-LM's
- * warm-up of pp - d - 1 forwards, one forward and one backward in turn, then
- * the cool-down; interleaved is forward_backward_pipelining_with_interleaving's
- * order over v chunks (stage i on rank i mod pp).  A stage's time p_i and a
- * boundary's transfer o_j split between forward and backward as
- * SCHED_FORWARD_SHARE : 1 - SCHED_FORWARD_SHARE (the cost model's rule that a
- * backward costs about twice a forward).  GPipe runs as its runtimes run it:
- * each stage receives, computes and sends per micro-batch, a transfer being a
- * rendezvous that holds both its stages, so the length equals the audit TPI
- * Σp + Σo + (c - 1) max_i (o_(i-1) + p_i + o_i) exactly (cost.h).  1F1B and
- * interleaving keep the list schedule above, transfers on their links beside
- * compute: longer than the TPI where the in-flight limit makes a rank wait,
- * shorter where transfers dominate.
+ * GPipe and 1F1B run with transfers that block (cost.h): each rank executes its
+ * runtime's program of compute steps and communication calls, a call posting
+ * its transfers together and waiting for all of them, a transfer starting once
+ * both of its ranks have posted it.  GPipe: per micro-batch receive, compute
+ * and send, every forward then every backward; its length is the audit TPI
+ * Σp + Σo + (c - 1) max_i (o_(i-1) + p_i + o_i) exactly (cost.h).  1F1B:
+ * Megatron-LM's forward_backward_pipelining_without_interleaving (warm-up of
+ * pp - d - 1 forwards, one forward and one backward in turn with the combined
+ * send_forward_recv_backward and send_backward_recv_forward, the cool-down);
+ * its length is at most the TPI (tests/unit/test_schedsim.c; the optimizer
+ * minimises that bound: docs/optimizer.md, "What is left").  Interleaved runs
+ * with overlapped transfers in its runtime (overlap_p2p_comm), so it is a list
+ * schedule in forward_backward_pipelining_with_interleaving's order over v
+ * chunks (stage i on rank i mod pp): a unit starts when its rank is free and
+ * its input has arrived, each boundary's link carrying one transfer at a time
+ * per direction beside compute.  A stage's time p_i and a boundary's transfer
+ * o_j split between forward and backward as SCHED_FORWARD_SHARE : 1 -
+ * SCHED_FORWARD_SHARE (the cost model's rule that a backward costs about twice
+ * a forward).
  *
  * Thread safety: reentrant.  Never: I/O, globals, solving anything.
  */

@@ -177,56 +177,91 @@ function orders(plan) {
   return out;
 }
 
-// GPipe as its runtimes run it (core/schedsim.c): each stage receives,
-// computes and sends per micro-batch, every forward then every backward, and a
-// transfer is a rendezvous that holds both its stages (the TPI's cycle).
-function simulateGpipe(plan, p, o, known) {
+// Rank i's program (core/schedsim.c): compute steps ['P', back, m] and
+// communication calls ['C', [[back, j, m, recv], ...]] (a transfer of boundary
+// j, forward: stage j to j + 1, backward the other way; recv: this rank's
+// side). GPipe: per micro-batch receive, compute and send, every forward then
+// every backward. 1F1B: Megatron-LM's forward_backward_pipelining_without_
+// interleaving: w = min(S - i - 1, c) warm-up forwards, the next receive, c - w
+// forward, send_forward_recv_backward, backward, send_backward_recv_forward
+// (send_backward after the last), then the w cool-down backwards.
+function program(schedule, S, c, i) {
+  const st = [], prev = i > 0, next = i < S - 1;
+  const RF = (m) => [0, i - 1, m, 1], SF = (m) => [0, i, m, 0], RB = (m) => [1, i, m, 1], SB = (m) => [1, i - 1, m, 0];
+  const call = (...xs) => { const t = xs.filter((x) => x); if (t.length) st.push(['C', t]); };
+  const fwd = (m) => { call(prev && RF(m)); st.push(['P', 0, m]); call(next && SF(m)); };
+  const bwd = (m) => { call(next && RB(m)); st.push(['P', 1, m]); call(prev && SB(m)); };
+  if (schedule !== '1f1b') {
+    for (let m = 0; m < c; m++) fwd(m);
+    for (let m = 0; m < c; m++) bwd(m);
+    return st;
+  }
+  const w = Math.min(S - i - 1, c);
+  for (let m = 0; m < w; m++) fwd(m);
+  if (c - w > 0) call(prev && RF(w));
+  for (let k = 0; k < c - w; k++) {
+    st.push(['P', 0, w + k]);
+    call(next && SF(w + k), next && RB(k));
+    st.push(['P', 1, k]);
+    call(prev && SB(k), prev && k < c - w - 1 && RF(w + k + 1));
+  }
+  for (let k = c - w; k < c; k++) bwd(k);
+  return st;
+}
+
+// GPipe and 1F1B as their runtimes run them (core/schedsim.c): a call posts its
+// transfers together and waits for all of them; a transfer starts once both of
+// its ranks have posted it, the transfers of one call side by side. Under GPipe
+// the length is the TPI exactly; under 1F1B at most the TPI.
+function simulateBlocking(plan, p, o, known) {
   const S = plan.stages.length, c = plan.microbatches, a = FORWARD_SHARE;
-  const m = new Array(S).fill(0), op = new Array(S).fill(0), phase = new Array(S).fill(0);
-  const clock = new Array(S).fill(0), busy = new Array(S).fill(0), blocks = [];
-  let done = 0, moved = true;
-  const next = (i) => { op[i] = 0; if (++m[i] === c) { m[i] = 0; phase[i]++; } };
-  while (done < 2 * S * c && moved) {
+  const progs = [], at = new Array(S).fill(0), clock = new Array(S).fill(0), busy = new Array(S).fill(0);
+  const posted = new Map(), blocks = [];
+  for (let i = 0; i < S; i++) progs.push(program(plan.schedule, S, c, i));
+  let left = progs.reduce((n, x) => n + x.length, 0), moved = true;
+  while (left > 0 && moved) {
     moved = false;
     for (let i = 0; i < S; i++) {
-      for (;;) {
-        const back = phase[i];
-        if (back > 1) break;
-        const from = back ? i + 1 : i - 1, to = back ? i - 1 : i + 1;
-        if (op[i] === 0 && from >= 0 && from < S) {
-          const j = from, bnd = back ? i : i - 1;
-          if (!(phase[j] === back && m[j] === m[i] && op[j] === 2)) break;
-          const dur = (back ? 1 - a : a) * o[bnd], t0 = Math.max(clock[i], clock[j]);
-          clock[i] = clock[j] = t0 + dur;
-          if (dur > 0) blocks.push({ kind: 'transfer', dir: back ? 'B' : 'F', stage: bnd, link: bnd, micro: m[i], start: t0, dur });
-          next(j);
-          op[i] = 1;
-          moved = true;
-          continue;
-        }
-        if (op[i] === 0) { op[i] = 1; continue; }
-        if (op[i] === 1) {
-          const dur = (back ? 1 - a : a) * p[i];
-          blocks.push({ kind: back ? 'backward' : 'forward', stage: i, device: i, micro: m[i], start: clock[i], dur });
+      while (at[i] < progs[i].length) {
+        const step = progs[i][at[i]];
+        if (step[0] === 'P') {
+          const dur = (step[1] ? 1 - a : a) * p[i];
+          blocks.push({ kind: step[1] ? 'backward' : 'forward', stage: i, device: i, micro: step[2], start: clock[i], dur });
           busy[i] += dur;
           clock[i] += dur;
-          done++;
-          moved = true;
-          if (to >= 0 && to < S) { op[i] = 2; break; }
-          next(i);
-          continue;
+        } else {
+          let ready = true;
+          for (const [back, j, m, recv] of step[1]) {
+            const k = `${back}:${j}:${m}`;
+            if (!posted.has(k)) posted.set(k, [undefined, undefined]);
+            const sides = posted.get(k);
+            sides[recv] = clock[i];
+            if (sides[1 - recv] === undefined) ready = false;
+          }
+          if (!ready) break;
+          let end = clock[i];
+          for (const [back, j, m, recv] of step[1]) {
+            const sides = posted.get(`${back}:${j}:${m}`), t0 = Math.max(sides[0], sides[1]);
+            const dur = (back ? 1 - a : a) * o[j];
+            end = Math.max(end, t0 + dur);
+            if (recv && dur > 0) blocks.push({ kind: 'transfer', dir: back ? 'B' : 'F', stage: j, link: j, micro: m, start: t0, dur });
+          }
+          clock[i] = end;
         }
-        break;
+        at[i]++;
+        left--;
+        moved = true;
       }
     }
   }
-  return { blocks, length: Math.max(0, ...clock), busy, known, complete: done === 2 * S * c, c, P: S, S };
+  return { blocks, length: Math.max(0, ...clock), busy, known, complete: left === 0, c, P: S, S };
 }
 
-// Lays one iteration out: GPipe with blocking transfers (above); 1F1B and
-// interleaving as a list schedule, units starting as soon as their device is
-// free and their input has arrived, a boundary's link carrying one transfer
-// at a time per direction (boundary j on link j mod pp), overlapping compute.
+// Lays one iteration out: GPipe and 1F1B with blocking transfers (above);
+// interleaving, whose runtime overlaps its transfers, as a list schedule, units
+// starting as soon as their device is free and their input has arrived, a
+// boundary's link carrying one transfer at a time per direction (boundary j
+// on link j mod pp), overlapping compute.
 // Returns the blocks and length.
 export function simulate(plan) {
   const P = plan.pp, S = plan.stages.length, c = plan.microbatches;
@@ -234,7 +269,7 @@ export function simulate(plan) {
   const known = plan.stages.slice(0, -1).every((st) => Number.isFinite(st.transfer_s));
   const o = plan.stages.slice(0, -1).map((st) => (Number.isFinite(st.transfer_s) ? st.transfer_s : 0));
   const a = FORWARD_SHARE;
-  if (plan.schedule !== '1f1b' && plan.schedule !== 'interleaved' && S === P) return simulateGpipe(plan, p, o, known);
+  if (plan.schedule !== 'interleaved' && S === P) return simulateBlocking(plan, p, o, known);
   const ord = orders(plan), at = new Array(P).fill(0), free = new Array(P).fill(0);
   const lfree = { F: new Map(), B: new Map() };
   const fEnd = new Map(), arrive = new Map(), blocks = [];

@@ -232,7 +232,7 @@ async function api(method, p, body) {
 
 // The timeline of the plan shown: forward + backward of each (stage, micro-batch)
 // is the stage's time_s, the two transfers of each boundary its transfer_s; under
-// GPipe the drawn iteration is the plan's TPI.
+// GPipe the drawn iteration is the plan's TPI, under 1F1B at most the TPI.
 async function checkTimeline(page, plan) {
   const tl = await page.evaluate(() => {
     const svg = document.querySelector('#plan-view svg.timeline');
@@ -261,6 +261,9 @@ async function checkTimeline(page, plan) {
   }
   if (plan.schedule === 'gpipe')
     must(Math.abs(tl.length - plan.tpi_s) <= 1e-9 * plan.tpi_s, `drawn iteration ${tl.length} s, the plan's TPI ${plan.tpi_s} s`);
+  // 1F1B with Megatron-LM's blocking exchanges: never longer than the TPI (docs/ui.md)
+  if (plan.schedule === '1f1b')
+    must(tl.length <= plan.tpi_s * (1 + 1e-9), `drawn 1F1B iteration ${tl.length} s over the plan's TPI ${plan.tpi_s} s`);
 }
 
 

@@ -1,10 +1,12 @@
 /*
- * test_schedsim.c - core/schedsim.c, the list schedule the chrome-trace export
+ * test_schedsim.c - core/schedsim.c, the iteration the chrome-trace export
  * draws: its length against closed forms (GPipe, whose transfers block both
  * stages: the audit TPI on random stage and transfer times; 1F1B and
- * interleaved with equal stages and no transfers: c t + (pp - 1) t / v), its
- * invariants (no rank runs two units at once, a unit starts after its input
- * arrived, every unit once), and its refusals.
+ * interleaved with equal stages and no transfers: c t + (pp - 1) t / v), 1F1B
+ * with Megatron-LM's blocking exchanges against cases worked by hand, against
+ * an independent simulation and never above the objective, its invariants (no
+ * rank runs two units at once, a unit starts after its input arrived, every
+ * unit once), and its refusals.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -129,23 +131,89 @@ static void test_equal_stages_closed_form(void **state)
 				}
 }
 
-static void test_1f1b_in_flight_wait(void **state)
+static double sim_length(int S, long c, enum cost_schedule kind, const double *p, const double *o)
 {
-	/* 1F1B is drawn with transfers on their links, overlapping compute (schedsim.h): against
-	 * that formula, Σp + Σo + (c - 1) max(p ∪ o) = 9.9 s here, a stage (1 s) is the bottleneck,
-	 * but a micro-batch's round trip (2 s of compute, 0.9 s of transfers) over the 2
-	 * micro-batches 1F1B keeps in flight is 1.45 s a micro-batch, so rank 0 waits and the
-	 * iteration is longer */
-	double p[] = { 1, 1 }, o[] = { 0.9 };
-	struct sched_input in = { 2, 2, 8, COST_1F1B, p, o };
+	struct sched_input in = { S, S, c, kind, p, S > 1 ? o : NULL };
 	struct sched s;
 	struct uniap_err err = { 0 };
+	double len;
 
-	(void)state;
 	assert_int_equal(sched_simulate(&in, &s, &err), UNIAP_OK);
 	check_invariants(&in, &s);
-	assert_true(s.length_s > (2 + 0.9 + 7 * 1.0) + 1);
+	len = s.length_s;
 	sched_release(&s);
+	return len;
+}
+
+static void test_1f1b_blocking_by_hand(void **state)
+{
+	/* Megatron-LM's 1F1B with its blocking exchanges (schedsim.h).  Two stages of 1 s, a
+	 * transfer of 0.9 s, one micro-batch: forward 1/3, the activation 0.3, the last stage's
+	 * forward and backward 1, the gradient 0.6, the backward 2/3: Σp + Σo = 2.9 */
+	double p2[] = { 1, 1 }, o2[] = { 0.9 };
+	/* stage 0 sets the pace and never waits: its 8 forwards and 8 backwards back to back,
+	 * c p_0 = 2.4, where the objective charges GPipe's fill and drain, 0.6 + 7 x 0.3 = 2.7 */
+	double p4[] = { 0.3, 0.1, 0.1, 0.1 }, o4[] = { 0, 0, 0 };
+
+	(void)state;
+	assert_true(fabs(sim_length(2, 1, COST_1F1B, p2, o2) - 2.9) < 1e-12);
+	assert_true(fabs(sim_length(4, 8, COST_1F1B, p4, o4) - 2.4) < 1e-12);
+	/* two stages, 8 micro-batches: in the steady state both ranks meet in one call that
+	 * sends an activation one way and a gradient the other, max(0.3, 0.6), so a micro-batch
+	 * costs 1 + 0.6 where the objective's cycle is 1 + 0.9; 14.1 against 16.2 */
+	assert_true(fabs(sim_length(2, 8, COST_1F1B, p2, o2) - 14.1) < 1e-12);
+	assert_true(fabs(audit(p2, o2, 2, 8) - 16.2) < 1e-12);
+}
+
+static void test_1f1b_blocking_reference(void **state)
+{
+	/* lengths from the independent simulation of scripts/check-1f1b-blocking.py (its
+	 * simulate(p, o, c, 1/3)), which follows the same Megatron-LM schedule */
+	static const struct {
+		int S;
+		long c;
+		double p[4], o[3], want;
+	} ref[] = {
+		{ 3, 5, { 0.5, 0.2, 0.7 }, { 0.1, 0.4 }, 5.766666666666667 },
+		{ 4, 3, { 0.25, 0.5, 0.125, 1 }, { 0.5, 0.25, 2 }, 9.291666666666668 },
+	};
+	size_t k;
+
+	(void)state;
+	for (k = 0; k < sizeof(ref) / sizeof(ref[0]); k++) {
+		double got = sim_length(ref[k].S, ref[k].c, COST_1F1B, ref[k].p, ref[k].o);
+
+		if (fabs(got - ref[k].want) > 1e-12 * ref[k].want)
+			fail_msg("case %zu: %.17g, want %.17g", k, got, ref[k].want);
+	}
+}
+
+static void test_1f1b_never_over_the_objective(void **state)
+{
+	/* the optimizer minimises the audit formula for 1F1B too (docs/optimizer.md, "What is
+	 * left"): it must be an upper bound of the schedule as run, fewer micro-batches than
+	 * stages included */
+	uint64_t seed = 20261129;
+	int trial;
+
+	(void)state;
+	for (trial = 0; trial < 2000; trial++) {
+		int S = 1 + (int)(next01(&seed) * 7);
+		long c = 1 + (long)(next01(&seed) * 12);
+		double p[8], o[8], scale = trial % 4 == 0 ? 0 : trial % 4 == 1 ? 0.1 : trial % 4 == 2 ? 1 : 3;
+		double len, bound;
+		int i;
+
+		for (i = 0; i < S; i++) {
+			p[i] = next01(&seed);
+			o[i] = next01(&seed) * scale;
+		}
+		len = sim_length(S, c, COST_1F1B, p, o);
+		bound = audit(p, o, S, c);
+		if (len > bound * (1 + 1e-12))
+			fail_msg("trial %d: pp %d, c %ld: 1F1B %.15g over the objective %.15g", trial, S, c, len,
+			         bound);
+	}
 }
 
 static void test_refusals(void **state)
@@ -171,7 +239,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_gpipe_is_the_audit_formula),
 		cmocka_unit_test(test_equal_stages_closed_form),
-		cmocka_unit_test(test_1f1b_in_flight_wait),
+		cmocka_unit_test(test_1f1b_blocking_by_hand),
+		cmocka_unit_test(test_1f1b_blocking_reference),
+		cmocka_unit_test(test_1f1b_never_over_the_objective),
 		cmocka_unit_test(test_refusals),
 	};
 
