@@ -474,6 +474,10 @@ async function steps() {
     const warn = await page.$eval('#memory-warning', (e) => e.textContent);
     must(/Rank 0 \(99\.[0-9] %\) at 95 % of the memory limit or more/.test(warn), `the warning: "${warn}"`);
     await page.waitForSelector('#memory-table tr.near-limit', { timeout: ms(30000) });
+    // a 1F1B plan: its timeline is Megatron-LM's schedule, never longer than the TPI
+    const done = await api('GET', `/v1/jobs/${j.id}`);
+    must(done.result.plan.schedule === '1f1b', `the plan's schedule is ${done.result.plan.schedule}`);
+    await checkTimeline(page, done.result.plan);
     await axe(page, 'plan at its memory limit');
   });
 
