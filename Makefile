@@ -7,6 +7,7 @@
 #   make bench      benchmark figures (never enforced by tests)
 #   make bench-fidelity  the planner's estimates against measured runs (rewrites docs/fidelity.md's tables)
 #   make bench-recipes   the megatron target's optimum against published layouts (rewrites a docs/optimizer.md table)
+#   make bench-dag  wide layer graphs (frontiers of 5 to 8): which path proves them, how fast
 #   make bench-galvatron  uniap's estimates against Galvatron v2.4.0's own cost model and search
 #                   on its measured profiles (needs GALVATRON_SRC; tables in build/galvatron/table.md)
 #   make fidelity-baseline  the fidelity ratchet's sets and baseline, anew (a commit that says why)
@@ -401,7 +402,7 @@ clean:
 # (var/uniap.db; var/ is git-ignored), no keys (--no-auth is loopback-only).
 # Ctrl-C stops it.  tests/cli/readme.sh starts uniapd with this recipe
 # (make -n run PORT=0 DB=...), so the README's flow is tested against it.
-.PHONY: run bench-http bench-jobs bench-fidelity bench-recipes bench-galvatron fidelity-baseline bench-attack bench-scale bench-replicas bench-allocate
+.PHONY: run bench-http bench-jobs bench-fidelity bench-recipes bench-galvatron fidelity-baseline bench-attack bench-scale bench-replicas bench-allocate bench-dag
 PORT ?= 8080
 DB ?= var/uniap.db
 run: all
@@ -423,6 +424,12 @@ bench-replicas: all
 # (about 30 s on 2 cores; bench/scale.sh).
 bench-scale: all
 	@sh bench/scale.sh $(BUILD)/uniap
+
+# Wide layer graphs (frontiers of 5 to 8): U-Net-like models planned and random
+# graphs on the AUTO path (bench/dag.sh, docs/optimizer.md "dp-dag"); about 5
+# minutes on 2 cores.
+bench-dag: all
+	@sh bench/dag.sh $(BUILD)/uniap
 
 # Sharing a cluster: a seeded 50-job workload on 64 DGX A100 nodes replayed under
 # uniap allocate and three baselines (bench/allocate.py, docs/allocation.md); a few

@@ -59,11 +59,12 @@ uniap_code dp_sweep_solve(const struct cost_candidate *cand, const struct opt_op
 
 /*
  * The exact program for any acyclic layer graph (dp_dag.c): states are
- * (ideal, open stage, stage and strategy of each frontier layer).  It first
+ * (ideal, open stage, stage and strategy class of each frontier layer: the
+ * strategies whose rows on every out-edge of the layer are equal).  It first
  * enumerates the ideals and measures the width (the largest frontier) and
- * returns UNIAP_E_LIMIT when the width exceeds 4, when the sum over ideals of
- * K^frontier x pp exceeds the label cap, or when the labels do; UNIAP_E_ARG for a cycle or an interleaved
- * candidate.  inc_stage/inc_strategy (borrowed, may be NULL) is a valid plan
+ * returns UNIAP_E_LIMIT when the width exceeds 8, when the sum over ideals of
+ * the frontier layers' class counts multiplied, x pp, exceeds the label cap, or
+ * when the labels do; UNIAP_E_ARG for a cycle or an interleaved candidate.  inc_stage/inc_strategy (borrowed, may be NULL) is a valid plan
  * that bounds the search.  out->note names the width and the ideal count.
  * cand, opts borrowed; out (initialised) is filled and owned by the caller.
  */

@@ -8,8 +8,12 @@
  * edge never goes backwards.  The program adds one layer at a time to an
  * ideal, either to the open stage or to a new one, so every plan is reached.
  * A state is (ideal I, open stage s, and for every frontier layer -- a layer
- * of I with a successor outside I -- its stage and strategy): everything the
- * costs still to come depend on.  Its labels hold
+ * of I with a successor outside I -- its stage and strategy class): everything
+ * the costs still to come depend on.  Strategies of a layer whose rows on each
+ * of its out-edges are equal, bit for bit, form a class (a layout: the same
+ * data where the same ranks hold it, whatever the recomputation or ZeRO stage):
+ * the layers after it cannot tell them apart, so a state keeps the class and
+ * the label's trace the strategy.  Its labels hold
  *   sum   every p and o charged so far (the open stage included)
  *   mx    max of the stage cycles already final (cost.h: o_(i-1) + p_i +
  *         o_i, final once both boundaries of stage i are)
@@ -44,7 +48,7 @@
 #define DD_IDEALS_MAX 200000u   /* ideals enumerated before giving up on the program */
 #define DD_NPRICE 13            /* memory prices of the Lagrangian bound: base * 4^(-6..6) */
 #define DD_BEAM 16               /* labels per state in the incumbent run */
-#define DD_WIDTH_MAX 4          /* widest frontier the program takes (measured: docs/optimizer.md) */
+#define DD_WIDTH_MAX 8          /* widest frontier the program takes; the states decide below it */
 
 /* max of two costs; no NaN reaches here (opt_candidate_check), and libm's fmax is a call */
 static inline double dd_max(double a, double b)
@@ -65,9 +69,11 @@ struct dd_keys {
 	size_t words;     /* words per key (fixed per table) */
 };
 
+#define DD_FNV_BASIS 1469598103934665603ull
+
 static uint64_t dd_hash(const uint64_t *w, size_t n)
 {
-	uint64_t h = 1469598103934665603ull;
+	uint64_t h = DD_FNV_BASIS;
 	size_t i;
 
 	for (i = 0; i < n; i++) {
@@ -75,6 +81,18 @@ static uint64_t dd_hash(const uint64_t *w, size_t n)
 		h *= 1099511628211ull;
 		h ^= h >> 29;
 	}
+	return h;
+}
+
+/* FNV-1a over n more bytes of a hash h (start from DD_FNV_BASIS): the strategy
+ * classes' rows, compared bytewise after it. */
+static uint64_t dd_hash_bytes(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		h = (h ^ b[i]) * 1099511628211ull;
 	return h;
 }
 
@@ -181,6 +199,10 @@ struct dd_inst {
 	double *rmin;                   /* owned, [n_edges * K]: least R' of edge e with its tail's
 	                                 * strategy k, over its head's strategies */
 	double *min_a;                  /* owned, [n]: least layer time */
+	uint32_t *rep;                  /* owned, [n * K]: the least strategy of u whose rows of every
+	                                 * out-edge of u (R and R') equal k's: what a state keeps of a
+	                                 * frontier layer (the costs to come see nothing else of it) */
+	double *ncls;                   /* owned, [n]: u's classes (distinct representatives) */
 	double total_min_a;
 	double deadline_s, cutoff_s, ub_s;
 	size_t cap;
@@ -209,6 +231,8 @@ static void dd_inst_release(struct dd_inst *d)
 	free(d->min_a);
 	free(d->sedge);
 	free(d->rmin);
+	free(d->rep);
+	free(d->ncls);
 	free(d->h);
 	memset(d, 0, sizeof(*d));
 }
@@ -291,6 +315,7 @@ static uniap_code dd_inst_init(struct dd_inst *d, const struct cost_candidate *c
                                const struct opt_options *o, struct uniap_err *err)
 {
 	size_t n = cand->n_layers, K = cost_k(cand), e, u, k;
+	uint64_t *rowhash;
 	int i;
 
 	memset(d, 0, sizeof(*d));
@@ -313,7 +338,10 @@ static uniap_code dd_inst_init(struct dd_inst *d, const struct cost_candidate *c
 	d->sedge = calloc(cand->n_edges + 1, sizeof(size_t));
 	d->rmin = calloc(cand->n_edges * K + 1, sizeof(double));
 	d->min_a = calloc(n, sizeof(double));
-	if (!d->pstart || !d->sstart || !d->pred || !d->succ || !d->sedge || !d->rmin || !d->min_a) {
+	d->rep = calloc(n * K + 1, sizeof(uint32_t));
+	d->ncls = calloc(n + 1, sizeof(double));
+	if (!d->pstart || !d->sstart || !d->pred || !d->succ || !d->sedge || !d->rmin || !d->min_a || !d->rep ||
+	    !d->ncls) {
 		dd_inst_release(d);
 		return err_set(err, UNIAP_E_NOMEM, "dp-dag: out of memory");
 	}
@@ -353,6 +381,44 @@ static uniap_code dd_inst_init(struct dd_inst *d, const struct cost_candidate *c
 				r = fmin(r, cand->edges[e].cross_stage_s[k * K + l]);
 			d->rmin[e * K + k] = r;
 		}
+	/* strategy classes of each layer: equal rows, bit for bit, on every out-edge (a hash
+	 * of the rows first, so that only strategies that may be equal are compared) */
+	if (!(rowhash = calloc(K + 1, sizeof(uint64_t)))) {
+		dd_inst_release(d);
+		return err_set(err, UNIAP_E_NOMEM, "dp-dag: out of memory");
+	}
+	for (u = 0; u < n; u++)
+		for (k = 0; k < K; k++) {
+			size_t r, j;
+
+			if (k == 0)
+				for (r = 0; r < K; r++) {
+					rowhash[r] = DD_FNV_BASIS;
+					for (j = d->sstart[u]; j < d->sstart[u + 1]; j++) {
+						const struct cost_edge *ed = &cand->edges[d->sedge[j]];
+
+						rowhash[r] = dd_hash_bytes(rowhash[r], ed->same_stage_s + r * K, K * sizeof(double));
+						rowhash[r] = dd_hash_bytes(rowhash[r], ed->cross_stage_s + r * K, K * sizeof(double));
+					}
+				}
+			for (r = 0; r < k; r++) {
+				if (d->rep[u * K + r] != r || rowhash[r] != rowhash[k])
+					continue;
+				for (j = d->sstart[u]; j < d->sstart[u + 1]; j++) {
+					const struct cost_edge *ed = &cand->edges[d->sedge[j]];
+
+					if (memcmp(ed->same_stage_s + k * K, ed->same_stage_s + r * K, K * sizeof(double)) ||
+					    memcmp(ed->cross_stage_s + k * K, ed->cross_stage_s + r * K, K * sizeof(double)))
+						break;
+				}
+				if (j == d->sstart[u + 1])
+					break; /* k's rows are r's */
+			}
+			d->rep[u * K + k] = (uint32_t)r;
+			if (r == k)
+				d->ncls[u] += 1;
+		}
+	free(rowhash);
 	d->total_min_a = 0;
 	for (u = 0; u < n; u++) {
 		double m = INFINITY;
@@ -408,17 +474,18 @@ static uniap_code dd_measure(struct dd_inst *d, struct uniap_err *err)
 	for (t = 0; t < d->n; t++) {
 		for (i = 0; i < cur.count; i++) {
 			int f = 0;
-			double k_f;
+			double k_f = (double)d->pp;
 
 			memcpy(w, dd_key(&cur, i), d->words * sizeof(uint64_t));
 			for (u = 0; u < d->n; u++)
-				if (dd_in(w, u) && dd_frontier(d, w, u))
+				if (dd_in(w, u) && dd_frontier(d, w, u)) {
 					f++;
+					k_f *= d->ncls[u];
+				}
 			if (f > d->width)
 				d->width = f;
-			/* the states of this ideal are at least its frontier strategy choices times the
-			 * open stages: each needs a label, so their sum must fit the cap */
-			k_f = pow((double)d->K, (double)f) * (double)d->pp;
+			/* the states of this ideal are at least its frontier layers' strategy classes
+			 * times the open stages: each needs a label, so their sum must fit the cap */
 			states += k_f;
 			for (v = 0; v < d->n; v++) {
 				if (!dd_addable(d, w, v))
@@ -473,7 +540,8 @@ struct dd_trace {
 
 /* One level: the states with |I| = t and their labels. */
 struct dd_level {
-	struct dd_keys keys;   /* state keys: ideal words, s, then (k << 32 | stage) per frontier layer */
+	struct dd_keys keys;   /* state keys: ideal words, s, then (class << 32 | stage) per frontier
+	                          layer, the class its strategy's representative (dd_inst.rep) */
 	size_t *head;          /* owned, [keys.cap]: first live label of each state */
 	size_t head_cap;
 	struct dd_lab *lab;    /* owned */
@@ -828,7 +896,9 @@ static uniap_code dd_search(struct dd_inst *d, size_t beam, int *stage_out, size
 							if (j == 0 && (f == nf || fl[f] > v)) {
 								j = 1;
 								if (dd_frontier(d, nkey, v)) {
-									nkey[W + 1 + (size_t)nf2++] = ((uint64_t)k << 32) | (uint32_t)s2;
+									/* its class: the rows its out-edges will read */
+									nkey[W + 1 + (size_t)nf2++] =
+										((uint64_t)d->rep[v * K + k] << 32) | (uint32_t)s2;
 									/* v's own stage s2 starts no pending boundary */
 								}
 							}

@@ -74,7 +74,8 @@ enum graph_kind {
 	G_ENCDEC,      /* encoder chain, decoder chain, the last encoder layer feeding every decoder one */
 	G_UNET,        /* chain plus long skips u -> L-1-u */
 	G_BRANCHES,    /* layer 0 forks into two chains that join at the last layer */
-	G_KINDS
+	G_KINDS,
+	G_FANIN        /* chain plus u -> L-1 for every u: a frontier of L - 1 (test_dp_dag_classes) */
 };
 
 struct gen {
@@ -88,6 +89,9 @@ struct gen {
 	                   (types 2,0,0,0,1,1,1,0,0,0,...), edges priced by their endpoint types */
 	int wide;       /* costs over 10+ orders of magnitude: times 1e-6..1e4 s, edges 1e-9..1e6 s,
 	                   activations up to petabytes (a 0.001 GB/s link next to a 1000 GB/s one) */
+	int variants;   /* 2: strategies 2j and 2j + 1 are variants of one layout: equal resharding
+	                   rows and columns on every edge, their own time and memory (dp-dag's
+	                   strategy classes) */
 };
 
 /* 10^x for x uniform in [lo, hi] */
@@ -212,6 +216,9 @@ static void inst_make(struct rng *r, const struct gen *g, struct cost_candidate 
 	if (g->graph == G_UNET)
 		for (u = 0; u + 2 < L - 1 - u; u++)
 			inst_add_edge(c, &cap, u, L - 1 - u);
+	if (g->graph == G_FANIN)
+		for (u = 0; u + 2 < L; u++)
+			inst_add_edge(c, &cap, u, L - 1);
 	if (g->graph == G_BRANCHES && L >= 3) {
 		/* 0 -> 1 .. m -> L-1 and 0 -> m+1 .. L-2 -> L-1 (the second branch may be empty) */
 		size_t m = L / 2;
@@ -258,6 +265,14 @@ static void inst_make(struct rng *r, const struct gen *g, struct cost_candidate 
 
 				ed->same_stage_s[k] = c->edges[tw].same_stage_s[k];
 				ed->cross_stage_s[k] = c->edges[tw].cross_stage_s[k];
+				continue;
+			}
+			if (g->variants == 2 && ((k / K) % 2 || (k % K) % 2)) {
+				/* a variant: its layout's entry (the even row and column) */
+				size_t twin = (k / K - (k / K) % 2) * K + (k % K - (k % K) % 2);
+
+				ed->same_stage_s[k] = ed->same_stage_s[twin];
+				ed->cross_stage_s[k] = ed->cross_stage_s[twin];
 				continue;
 			}
 			ed->same_stage_s[k] = (k % (K + 1) == 0 && rng_unit(r) < 0.7) ? 0 : 0.3 * rng_unit(r);
@@ -669,6 +684,62 @@ static void test_wide_range_claims(void **state)
 	assert_true(certified > total / 10 && certified < total);
 }
 
+/*
+ * Wide graphs whose strategies come in classes (variants of a layout with equal
+ * resharding rows: dp-dag keys a frontier layer by its class) and fan-ins of
+ * frontiers up to 7, against brute force: dp-dag takes them all and every
+ * claim is true.
+ */
+static void test_dp_dag_classes(void **state)
+{
+	int t, n_opt = 0, wide = 0;
+
+	(void)state;
+	for (t = 0; t < 48; t++) {
+		unsigned long seed = 31000 + (unsigned long)t;
+		struct rng r = {seed * 0x9e3779b97f4a7c15ull + 1};
+		static const long cs[] = {1, 2, 4};
+		struct gen g;
+		struct cost_candidate c;
+		struct opt_result a;
+		struct opt_options o;
+		struct uniap_err err;
+		double best, cutoff = INFINITY;
+		char what[160];
+
+		memset(&g, 0, sizeof(g));
+		/* a U-Net of 10 (frontier 5) with one layout in 2 variants; fan-ins of 6 to 8 layers
+		 * (frontiers 5 to 7) with 2 layouts of 2 variants, or 1 of 2 */
+		g.graph = t % 3 == 0 ? G_UNET : G_FANIN;
+		g.n_layers = g.graph == G_UNET ? 10 : 6 + (size_t)(t % 3);
+		g.k = g.graph == G_UNET || g.n_layers == 8 ? 2 : 4;
+		g.variants = 2;
+		g.pp = 1 + (int)rng_below(&r, 3);
+		g.c = cs[rng_below(&r, 3)];
+		g.tight = t % 2;
+		g.one_f_one_b = t % 4 >= 2;
+		inst_make(&r, &g, &c);
+		describe(&g, seed, what, sizeof(what));
+		assert_int_equal(brute_solve(&c, &best, NULL, NULL, NULL), 0);
+		if (t % 5 == 4 && isfinite(best))
+			cutoff = best * (0.97 + 0.06 * rng_unit(&r));
+		opt_options_init(&o);
+		o.cutoff_tpi = cutoff;
+		o.path = OPT_PATH_DP_DAG;
+		o.dp_no_incumbent = t % 2;
+		if (opt_solve(&c, &o, &a, &err) != UNIAP_OK)
+			fail_msg("%s: dp-dag: %s", what, err.msg);
+		check_claim(&a, best, cutoff, 1, what);
+		if (a.stage)
+			assert_true(a.tpi_s == opt_tpi(&c, a.stage, a.strategy));
+		n_opt += a.status == OPT_OPTIMAL;
+		wide += strstr(a.note, "width 5") || strstr(a.note, "width 6") || strstr(a.note, "width 7");
+		opt_result_release(&a);
+		cost_candidate_release(&c);
+	}
+	assert_true(n_opt > 20 && wide > 30);
+}
+
 /* A graph wider than the cap: dp-dag says so, AUTO answers with the MILP and says why. */
 static void test_dp_dag_width_falls_back(void **state)
 {
@@ -681,21 +752,21 @@ static void test_dp_dag_width_falls_back(void **state)
 
 	(void)state;
 	memset(&g, 0, sizeof(g));
-	g.graph = G_UNET;
-	g.n_layers = 12;
-	g.k = 4;
+	g.graph = G_FANIN;
+	g.n_layers = 11;
+	g.k = 2;
 	g.pp = 2;
 	g.c = 2;
 	inst_make(&r, &g, &c);
 	opt_options_init(&o);
-	o.path = OPT_PATH_DP_DAG; /* the U-Net's open skips make a frontier of 5 */
+	o.path = OPT_PATH_DP_DAG; /* the fan-in makes a frontier of 10, over DD_WIDTH_MAX */
 	assert_int_equal(opt_solve(&c, &o, &res, &err), UNIAP_E_LIMIT);
-	assert_non_null(strstr(err.msg, "dp-dag: width 5"));
+	assert_non_null(strstr(err.msg, "dp-dag: width 9"));
 	opt_result_release(&res);
 	o.path = OPT_PATH_AUTO;
 	assert_int_equal(opt_solve(&c, &o, &res, &err), UNIAP_OK);
 	assert_string_equal(res.method, OPT_METHOD_MILP);
-	assert_non_null(strstr(res.note, "dp-dag: width 5"));
+	assert_non_null(strstr(res.note, "dp-dag: width 9"));
 	assert_non_null(res.stage);
 	opt_result_release(&res);
 	cost_candidate_release(&c);
@@ -1167,6 +1238,7 @@ static void test_time_limit_reports_audited_plan(void **state)
 	g.c = 8;
 	inst_make(&r, &g, &c);
 	opt_options_init(&o);
+	o.path = OPT_PATH_MILP;
 	o.time_limit_s = 0.5;
 	assert_int_equal(opt_solve(&c, &o, &res, &err), UNIAP_OK);
 	assert_true(res.status == OPT_OPTIMAL || res.status == OPT_FEASIBLE || res.status == OPT_UNKNOWN);
@@ -1207,6 +1279,7 @@ static void test_early_stop(void **state)
 	inst_make(&r, &g, &c);
 	for (t = 0; t < 2; t++) {
 		opt_options_init(&o);
+		o.path = OPT_PATH_MILP; /* the appendix's rules are the MILP's */
 		o.time_limit_s = 1.2;
 		o.early_stop = 1;
 		o.early_stop_after_s = 0.3;
@@ -1668,6 +1741,7 @@ int main(void)
 		cmocka_unit_test(test_dp_rejects_dag),
 		cmocka_unit_test(test_dp_dag_vs_brute),
 		cmocka_unit_test(test_wide_range_claims),
+		cmocka_unit_test(test_dp_dag_classes),
 		cmocka_unit_test(test_dp_dag_width_falls_back),
 		cmocka_unit_test(test_dp_cap_falls_back),
 		cmocka_unit_test(test_auto_sweeps_large_chains),
