@@ -6,10 +6,10 @@
 // backward), stages[i].transfer_s (o_i, the boundary after stage i),
 // memory_bytes, memory_limit_bytes, and the candidates of the result.  The
 // only assumption is the forward share of p_i and o_i, FORWARD_SHARE
-// (backward ≈ 2 × forward, docs/cost-model.md), which moves blocks inside
-// an iteration but not its length: under GPipe the drawn iteration is the
-// plan's TPI exactly (a flow shop of identical micro-batches lasts
-// Σ t + (c − 1) max t, which is the audit formula).
+// (backward ≈ 2 × forward, docs/cost-model.md), which under GPipe moves
+// blocks inside an iteration but not its length: the drawn iteration is the
+// plan's TPI exactly (transfers that block both stages: the audit formula).
+// Under 1F1B the share moves the length too, which stays at most the TPI.
 //
 // Never: compute a cost the service did not send.
 
