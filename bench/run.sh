@@ -4,8 +4,9 @@
 # throughput, solve time, proof, peak memory), then the imported Galvatron
 # profiles, the paper's scenarios, the runtime targets side by side
 # (bench/targets.sh) and the effect of ZeRO-1/2 and of sequence parallelism
-# on each (bench/variants.sh), and interleaved 1F1B against 1F1B
-# (bench/interleaved.sh).  Figures, not assertions: the
+# on each (bench/variants.sh), interleaved 1F1B against 1F1B
+# (bench/interleaved.sh), and the paper's scenarios under 1F1B with the TPI
+# beside the schedule as run (bench/schedule.sh).  Figures, not assertions: the
 # machines are shared, so compare ratios within one run.
 set -u
 UNIAP=${1:-build/uniap}
@@ -46,3 +47,4 @@ sh bench/targets.sh "$UNIAP"
 FLAGS=--zero sh bench/variants.sh "$UNIAP"
 FLAGS=--sequence-parallel sh bench/variants.sh "$UNIAP"
 sh bench/interleaved.sh "$UNIAP"
+sh bench/schedule.sh "$UNIAP"
