@@ -30,7 +30,9 @@
  * Before the search the ideals are enumerated without strategies: their
  * number and the largest frontier (the width) decide, against the label cap,
  * whether the program can answer at all (UNIAP_E_LIMIT otherwise, and
- * opt_solve falls back to the MILP).
+ * opt_solve falls back to the MILP).  During it the cap bounds the trace the
+ * plan is rebuilt from, which is compacted to what live labels lead to when
+ * it fills (dd_gc).
  *
  * Never: CBC, I/O, globals, asserts on input.  Reentrant.
  */
@@ -719,6 +721,46 @@ static int dd_insert(struct dd_search *S, struct dd_level *L, size_t si, const s
 	return 0;
 }
 
+/*
+ * Compacts the trace to the entries some live label of a or b leads to (its
+ * own and its ancestors'), renumbering parents and the labels' trace fields;
+ * a parent is always older than its child, so one pass in order renumbers
+ * both.  Live labels are the ones linked from their state's head (dd_insert
+ * unlinks the dominated).  0, or -1 out of memory.
+ */
+static int dd_gc(struct dd_search *S, struct dd_level *a, struct dd_level *b)
+{
+	struct dd_level *lv[2] = {a, b};
+	size_t *map = malloc((S->ntr + 1) * sizeof(size_t)), i, j, si, li;
+	int w;
+
+	if (!map)
+		return -1;
+	for (i = 0; i < S->ntr; i++)
+		map[i] = DD_NONE;
+	for (w = 0; w < 2; w++)
+		for (si = 0; si < lv[w]->keys.count; si++)
+			for (li = lv[w]->head[si]; li != DD_NONE; li = lv[w]->lab[li].next)
+				for (i = lv[w]->lab[li].trace; i != DD_NONE && map[i] == DD_NONE; i = S->tr[i].parent)
+					map[i] = 0; /* reached */
+	for (i = 0, j = 0; i < S->ntr; i++) {
+		if (map[i] == DD_NONE)
+			continue;
+		S->tr[j] = S->tr[i];
+		if (S->tr[j].parent != DD_NONE)
+			S->tr[j].parent = map[S->tr[j].parent];
+		map[i] = j++;
+	}
+	S->ntr = j;
+	for (w = 0; w < 2; w++)
+		for (si = 0; si < lv[w]->keys.count; si++)
+			for (li = lv[w]->head[si]; li != DD_NONE; li = lv[w]->lab[li].next)
+				if (lv[w]->lab[li].trace != DD_NONE)
+					lv[w]->lab[li].trace = map[lv[w]->lab[li].trace];
+	free(map);
+	return 0;
+}
+
 /* The state index of key w in L (added if new); DD_NONE out of memory. */
 static size_t dd_state(struct dd_level *L, const uint64_t *w)
 {
@@ -1021,6 +1063,17 @@ static uniap_code dd_search(struct dd_inst *d, size_t beam, int *stage_out, size
 									goto next_label;
 								r = dd_insert(&S, &nxt, ts, &x, pool, 1 + 2 * np2,
 								              y->trace, (uint32_t)v, (uint32_t)k, s2);
+								if (r == -2) {
+									/* the trace is full: drop what no live label leads to,
+									 * and go on while that frees an eighth of it at least
+									 * (so compactions copy at most 8 x the labels made) */
+									r = dd_gc(&S, &cur, &nxt);
+									if (r == 0 && S.ntr <= d->cap - d->cap / 8)
+										r = dd_insert(&S, &nxt, ts, &x, pool, 1 + 2 * np2,
+										              y->trace, (uint32_t)v, (uint32_t)k, s2);
+									else if (r == 0)
+										r = -2;
+								}
 								if (r == -1)
 									goto nomem;
 								if (r == -2) {

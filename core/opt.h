@@ -82,7 +82,8 @@ struct opt_options {
 	double early_stop_gap;     /* 0.04 in the paper */
 	int threads_inside_cbc;/* threads of CBC's own parallel branch and bound; <= 1: one */
 	enum opt_path path;    /* OPT_PATH_AUTO normally */
-	size_t dp_label_cap;   /* most labels the DP may hold; past it opt_solve falls back to the
+	size_t dp_label_cap;   /* most labels the DP may hold (dp-dag: live entries of its trace,
+	                          compacted when it fills); past it opt_solve falls back to the
 	                          MILP ("milp-after-dp-cap"); 0: the default cap */
 	int dp_no_incumbent;   /* 1: the DPs skip their heuristic incumbent, so the exact search alone
 	                          must find the optimum (tests); 0 normally */

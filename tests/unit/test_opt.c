@@ -726,7 +726,6 @@ static void test_dp_dag_classes(void **state)
 		opt_options_init(&o);
 		o.cutoff_tpi = cutoff;
 		o.path = OPT_PATH_DP_DAG;
-		o.dp_no_incumbent = t % 2;
 		if (opt_solve(&c, &o, &a, &err) != UNIAP_OK)
 			fail_msg("%s: dp-dag: %s", what, err.msg);
 		check_claim(&a, best, cutoff, 1, what);
@@ -738,6 +737,66 @@ static void test_dp_dag_classes(void **state)
 		cost_candidate_release(&c);
 	}
 	assert_true(n_opt > 20 && wide > 30);
+}
+
+/*
+ * The trace compaction (dd_gc): U-Nets too large for brute force, solved by
+ * dp-dag without a cap and again with a label cap of four fifths of the labels
+ * the first run made, so that the trace fills, is compacted to what live
+ * labels lead to, and the search goes on: the same status and TPI, a plan that
+ * prices to it (a wrong renumbering rebuilds another plan), or the cap said
+ * (UNIAP_E_LIMIT: the live labels hold more than seven eighths of it).
+ */
+static void test_dp_dag_trace_compaction(void **state)
+{
+	int t, compacted = 0;
+
+	(void)state;
+	for (t = 0; t < 24; t++) {
+		unsigned long seed = 41000 + (unsigned long)t;
+		struct rng r = {seed * 0x9e3779b97f4a7c15ull + 1};
+		struct gen g;
+		struct cost_candidate c;
+		struct opt_result a, b;
+		struct opt_options o;
+		struct uniap_err err;
+		char what[160];
+		uniap_code rc;
+
+		memset(&g, 0, sizeof(g));
+		g.graph = G_UNET;
+		g.n_layers = 14 + (size_t)(t % 3);
+		g.k = 4;
+		g.variants = 2;
+		g.pp = 3 + t % 2;
+		g.c = 4;
+		g.tight = t % 2;
+		inst_make(&r, &g, &c);
+		describe(&g, seed, what, sizeof(what));
+		opt_options_init(&o);
+		o.path = OPT_PATH_DP_DAG;
+		if (opt_solve(&c, &o, &a, &err) != UNIAP_OK)
+			fail_msg("%s: dp-dag: %s", what, err.msg);
+		assert_true(a.status == OPT_OPTIMAL || a.status == OPT_INFEASIBLE);
+		o.dp_label_cap = (size_t)a.nodes * 4 / 5;
+		opt_result_init(&b);
+		rc = opt_solve(&c, &o, &b, &err);
+		if (rc == UNIAP_OK) {
+			if (b.status != a.status || !close_rel(b.tpi_s, a.tpi_s, 1e-12))
+				fail_msg("%s: at cap %zu %s %.17g, uncapped %s %.17g", what, o.dp_label_cap,
+				         opt_status_name(b.status), b.tpi_s, opt_status_name(a.status), a.tpi_s);
+			if (b.stage)
+				assert_true(b.tpi_s == opt_tpi(&c, b.stage, b.strategy));
+			compacted++;
+		} else if (rc != UNIAP_E_LIMIT) {
+			fail_msg("%s: dp-dag at cap %zu: %s", what, o.dp_label_cap, err.msg);
+		}
+		opt_result_release(&a);
+		opt_result_release(&b);
+		cost_candidate_release(&c);
+	}
+	fprintf(stderr, "trace compaction: %d of 24 answered with a cap below their labels\n", compacted);
+	assert_true(compacted >= 6);
 }
 
 /* A graph wider than the cap: dp-dag says so, AUTO answers with the MILP and says why. */
@@ -777,7 +836,7 @@ static void test_dp_dag_width_falls_back(void **state)
 	inst_make(&r, &g, &c);
 	solve_path(&c, OPT_PATH_DP_DAG, &ref);
 	assert_int_equal(ref.status, OPT_OPTIMAL);
-	o.dp_label_cap = 50;
+	o.dp_label_cap = 4; /* below its live labels, compacted or not */
 	assert_int_equal(opt_solve(&c, &o, &res, &err), UNIAP_OK);
 	assert_string_equal(res.method, OPT_METHOD_MILP);
 	assert_non_null(strstr(res.note, "label cap"));
@@ -1742,6 +1801,7 @@ int main(void)
 		cmocka_unit_test(test_dp_dag_vs_brute),
 		cmocka_unit_test(test_wide_range_claims),
 		cmocka_unit_test(test_dp_dag_classes),
+		cmocka_unit_test(test_dp_dag_trace_compaction),
 		cmocka_unit_test(test_dp_dag_width_falls_back),
 		cmocka_unit_test(test_dp_cap_falls_back),
 		cmocka_unit_test(test_auto_sweeps_large_chains),
