@@ -487,7 +487,11 @@ static uniap_code dd_measure(struct dd_inst *d, struct uniap_err *err)
 			if (f > d->width)
 				d->width = f;
 			/* the states of this ideal are at least its frontier layers' strategy classes
-			 * times the open stages: each needs a label, so their sum must fit the cap */
+			 * times the open stages, each needing a label.  Their sum over the ideals must
+			 * fit the cap: a gate, not a bound, since the trace is compacted during the
+			 * search (dd_gc) and a level pair is all it holds; graphs past it (parallel
+			 * branches) were measured to fill the cap with live labels anyway and lose to
+			 * the MILP the time they take (docs/optimizer.md, "dp-dag") */
 			states += k_f;
 			for (v = 0; v < d->n; v++) {
 				if (!dd_addable(d, w, v))
@@ -638,7 +642,7 @@ static int dd_insert(struct dd_search *S, struct dd_level *L, size_t si, const s
 	/*
 	 * y dominates x when y.mem <= x.mem and y.sum + (c - 1) D <= x.sum, D the most by which
 	 * any cycle still to close (or mx) of y can exceed x's: the future adds the same to both
-	 * (the same state: the same frontier, stages and strategies), so y's final bottleneck is
+	 * (the same state: the same frontier, stages and strategy classes), so y's final bottleneck is
 	 * at most x's + D and y's TPI at most x's.  Each pending stage j's cycle is its receive,
 	 * its p and its send (pool: o_prev, the pending o, the pending p), the open stage's its
 	 * receive and open, each plus what the future adds to it alike: the differences of a
@@ -726,7 +730,9 @@ static int dd_insert(struct dd_search *S, struct dd_level *L, size_t si, const s
  * own and its ancestors'), renumbering parents and the labels' trace fields;
  * a parent is always older than its child, so one pass in order renumbers
  * both.  Live labels are the ones linked from their state's head (dd_insert
- * unlinks the dominated).  0, or -1 out of memory.
+ * unlinks the dominated, dd_beam_trim the worst of a beam run).  Only the
+ * trace shrinks: the levels' label arrays keep their dead labels, which the
+ * caller bounds.  0, or -1 out of memory.
  */
 static int dd_gc(struct dd_search *S, struct dd_level *a, struct dd_level *b)
 {
@@ -840,7 +846,7 @@ static uniap_code dd_search(struct dd_inst *d, size_t beam, int *stage_out, size
 				continue;
 			memcpy(key, dd_key(&cur.keys, si), kw * sizeof(uint64_t));
 			s = (int)key[W];
-			/* the frontier in index order, its strategies and stages */
+			/* the frontier in index order, its strategy classes and stages */
 			for (v = 0; v < n; v++) {
 				where[v] = -1;
 				if (dd_in(key, v)) {
@@ -1066,9 +1072,12 @@ static uniap_code dd_search(struct dd_inst *d, size_t beam, int *stage_out, size
 								if (r == -2) {
 									/* the trace is full: drop what no live label leads to,
 									 * and go on while that frees an eighth of it at least
-									 * (so compactions copy at most 8 x the labels made) */
+									 * (so compactions copy at most 8 x the labels made)
+									 * and the level's labels, dominated ones included,
+									 * stay within twice the cap (their memory) */
 									r = dd_gc(&S, &cur, &nxt);
-									if (r == 0 && S.ntr <= d->cap - d->cap / 8)
+									if (r == 0 && S.ntr <= d->cap - d->cap / 8 &&
+									    nxt.nlab < 2 * d->cap)
 										r = dd_insert(&S, &nxt, ts, &x, pool, 1 + 2 * np2,
 										              y->trace, (uint32_t)v, (uint32_t)k, s2);
 									else if (r == 0)
@@ -1125,9 +1134,20 @@ next_label:;
 			d->cut_pruned = 1;
 			goto out;
 		}
-		for (li = best; li != DD_NONE; li = S.tr[li].parent) {
+		/* the trace must give every layer once, each entry after its parent (dd_gc keeps
+		 * that order): anything else is a bug, said, never a plan built from it */
+		for (v = 0; v < n; v++)
+			stage_out[v] = -1;
+		for (li = best, t = 0; li != DD_NONE && t < n; li = S.tr[li].parent, t++) {
+			if (S.tr[li].v >= n || stage_out[S.tr[li].v] >= 0 ||
+			    (S.tr[li].parent != DD_NONE && S.tr[li].parent >= li))
+				break;
 			stage_out[S.tr[li].v] = S.tr[li].stage;
 			strategy_out[S.tr[li].v] = S.tr[li].k;
+		}
+		if (li != DD_NONE || t != n) {
+			rc = err_set(err, UNIAP_E_INTERNAL, "dp-dag: the plan's trace does not give each layer once");
+			goto out;
 		}
 		*found = 1;
 		*tpi = best_tpi;

@@ -141,13 +141,13 @@ struct sched_step {
  * Rank i's programs are laid out in blocks of a few steps (a micro-batch's
  * receive, compute and send; a steady-state pair), so a step is found by its
  * index without storing the program (S x c can reach SCHED_MAX_UNITS).
- * sched_block fills block b of section sec into st and returns its length:
+ * sched_prog_block fills block b of section sec into st and returns its length:
  * GPipe's sections 0 (forwards) and 1 (backwards) of c blocks; 1F1B's
  * 0 (w warm-up forwards), 1 (the receive before the steady state: one block,
  * empty on the first rank or with no steady state), 2 (c - w steady pairs) and
  * 3 (w cool-down backwards).
  */
-static int sched_block(enum cost_schedule kind, int S, long c, int i, int sec, long b, struct sched_step *st)
+static int sched_prog_block(enum cost_schedule kind, int S, long c, int i, int sec, long b, struct sched_step *st)
 {
 	const long w = S - i - 1 < c ? S - i - 1 : c;
 	int n = 0;
@@ -225,7 +225,7 @@ static const struct sched_step *sched_cursor_step(enum cost_schedule kind, int S
 			continue;
 		}
 		if (u->n < 0) {
-			u->n = sched_block(kind, S, c, i, u->sec, u->b, u->st);
+			u->n = sched_prog_block(kind, S, c, i, u->sec, u->b, u->st);
 			u->k = 0;
 		}
 		if (u->k < u->n)
