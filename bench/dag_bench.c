@@ -53,23 +53,6 @@ static double db_unit(uint64_t *s)
 	return (double)(db_rng(s) >> 11) / 9007199254740992.0;
 }
 
-static void db_free(struct cost_candidate *c)
-{
-	size_t e;
-
-	for (e = 0; e < c->n_edges; e++) {
-		free(c->edges[e].same_stage_s);
-		free(c->edges[e].cross_stage_s);
-	}
-	free(c->edges);
-	free(c->inflight);
-	free(c->time_s);
-	free(c->memory_fixed_bytes);
-	free(c->memory_per_microbatch_bytes);
-	free(c->strategies.items);
-	memset(c, 0, sizeof(*c));
-}
-
 static int db_has(const struct cost_candidate *c, size_t a, size_t b)
 {
 	size_t e;
@@ -274,7 +257,7 @@ int main(int argc, char **argv)
 
 				if (got < 0) {
 					fprintf(stderr, "out of memory\n");
-					db_free(&c);
+					cost_candidate_release(&c);
 					return 1;
 				}
 				opt_options_init(&o);
@@ -294,7 +277,7 @@ int main(int argc, char **argv)
 				}
 				fflush(stdout);
 				opt_result_release(&r);
-				db_free(&c);
+				cost_candidate_release(&c);
 			}
 	printf("\n%5s %6s %7s %8s %8s %8s %7s\n", "width", "graphs", "dp-dag", "min s", "median s", "max s",
 	       "proven");

@@ -50,23 +50,6 @@ static double bench_unit(uint64_t *s)
 	return (double)(bench_rng(s) >> 11) / 9007199254740992.0;
 }
 
-static void bench_free(struct cost_candidate *c)
-{
-	size_t e;
-
-	for (e = 0; e < c->n_edges; e++) {
-		free(c->edges[e].same_stage_s);
-		free(c->edges[e].cross_stage_s);
-	}
-	free(c->edges);
-	free(c->inflight);
-	free(c->time_s);
-	free(c->memory_fixed_bytes);
-	free(c->memory_per_microbatch_bytes);
-	free(c->strategies.items);
-	memset(c, 0, sizeof(*c));
-}
-
 static int bench_make(const struct bench_cfg *cfg, size_t K, int pp, uint64_t seed,
                       struct cost_candidate *c)
 {
@@ -267,7 +250,7 @@ int main(int argc, char **argv)
 					continue;
 				if (bench_make(&cfg, cfg.ks[ki], cfg.pps[pi], (uint64_t)(sd + 1), &c) != 0) {
 					fprintf(stderr, "out of memory\n");
-					bench_free(&c);
+					cost_candidate_release(&c);
 					return 1;
 				}
 				opt_result_init(&r1);
@@ -310,7 +293,7 @@ int main(int argc, char **argv)
 				opt_result_release(&r2);
 				opt_result_release(&r3);
 				opt_result_release(&r4);
-				bench_free(&c);
+				cost_candidate_release(&c);
 			}
 	return bad;
 }
