@@ -154,6 +154,14 @@ static void uop_memo_put(const struct uop_options *o, const struct cost_candidat
 	             with_matrices ? cand : NULL);
 }
 
+/* Hands what this run decided about a claimed candidate to the other runs (facts NULL: the
+ * claim is given up, nothing decided). */
+static void uop_share_put(const struct uop_options *o, int pp, int v, long c, const struct opt_result *facts)
+{
+	if (o->share && o->share->put)
+		o->share->put(o->share->ctx, pp, v, c, facts);
+}
+
 /* ------------------------------------------------------------- the run */
 
 struct uop_run;
@@ -169,6 +177,8 @@ struct uop_slot {
 	int decided;                /* known proves the candidate's optimum: recorded without a solve */
 	int matrices_cached;        /* cand came from the memo store */
 	int reduced;                /* cand had its dominated strategies removed in this run */
+	int claimed;                /* this run claimed the candidate (opts->share): what it decides,
+	                               or nothing, goes to share->put */
 	int again;                  /* a later round's solve (uop_rounds): prev is the candidate before
 	                               it; done is not counted twice, and an answer no better than
 	                               prev's keeps prev's plan, with the larger bound */
@@ -190,6 +200,7 @@ struct uop_run {
 	size_t in_flight;           /* guarded by lock */
 	size_t done;                /* guarded by lock */
 	double best_tpi;            /* guarded by lock */
+	double shared_best;         /* guarded by lock: the least incumbent a share claim told (INFINITY) */
 	double worker_s;            /* guarded by lock: wall seconds of the solves so far */
 	int budget_spent;           /* guarded by lock: worker_s reached opts->budget_worker_s */
 	int deadline_passed;        /* guarded by lock: a candidate was left for opts->deadline_s */
@@ -281,6 +292,9 @@ static void uop_record(struct uop_run *run, struct uop_slot *slot, struct opt_re
 	if (!slot->decided && !slot->again && uop_tpi_agrees(r->tpi_s, tpi))
 		uop_memo_put(run->opts, &slot->cand, !slot->matrices_cached || slot->reduced,
 		             slot->has_known ? &slot->known : NULL, r);
+	if (slot->claimed)
+		uop_share_put(run->opts, c->pp, c->virtual_stages, c->microbatches,
+		              uop_tpi_agrees(r->tpi_s, tpi) ? r : NULL);
 	pthread_mutex_lock(&run->lock);
 	snprintf(c->status, sizeof(c->status), "%s", opt_status_name(r->status));
 	c->method = r->method;
@@ -321,6 +335,8 @@ static void uop_fail_candidate(struct uop_run *run, struct uop_slot *slot, const
 {
 	struct uop_candidate *c = &run->out->candidates[slot->index];
 
+	if (slot->claimed)
+		uop_share_put(run->opts, c->pp, c->virtual_stages, c->microbatches, NULL);
 	pthread_mutex_lock(&run->lock);
 	if (slot->again) {
 		/* a later round failed: the first round's answer stands */
@@ -712,7 +728,8 @@ static uniap_code uop_dispatch(struct uop_run *run, struct pool *pool, struct uo
 	pthread_mutex_lock(&run->lock);
 	run->in_flight++;
 	/* a little above the best, so a tie is still found and broken by index */
-	slot->opt.cutoff_tpi = run->best_tpi * (1 + UOP_TIE_TOLERANCE);
+	slot->opt.cutoff_tpi = (run->shared_best < run->best_tpi ? run->shared_best : run->best_tpi) *
+	                       (1 + UOP_TIE_TOLERANCE);
 	pthread_mutex_unlock(&run->lock);
 	if (!pool) {
 		struct opt_result r;
@@ -966,6 +983,21 @@ static void uop_settle_by_bound(struct uop_run *run, struct uop_candidate *c, co
 	uop_count_done(run);
 }
 
+/* uop_settle_by_bound for a candidate this run claimed: the other runs learn the bound too. */
+static void uop_settle_claimed(struct uop_run *run, struct uop_candidate *c, const char *status,
+                               double lb, int cached)
+{
+	struct opt_result f;
+
+	opt_result_init(&f);
+	f.status = isinf(lb) ? OPT_INFEASIBLE : OPT_PRUNED;
+	f.bound_s = lb;
+	f.method = OPT_METHOD_LOWER_BOUND;
+	snprintf(f.note, sizeof(f.note), "%.*s", (int)sizeof(f.note) - 1, c->note);
+	uop_share_put(run->opts, c->pp, c->virtual_stages, c->microbatches, &f);
+	uop_settle_by_bound(run, c, status, lb, cached);
+}
+
 /* Removes slot->cand's dominated strategies (same optimum, smaller problem). */
 static void uop_reduce(struct uop_slot *slot)
 {
@@ -1117,21 +1149,31 @@ static size_t uop_open_after(const struct uop_result *out, const struct uop_orde
 /*
  * A candidate's turn: UNIAP_E_CANCELED (err set) when the run is canceled;
  * else waits until fewer than limit solves run and reads the best TPI, its
- * candidate (best_index may be NULL) and whether the budget is spent.
+ * candidate (best_index may be NULL) and whether the budget is spent;
+ * *pruning (may be NULL) gets the TPI bounds are held against: the least of
+ * the best and the incumbent of the runs sharing the problem.
  */
-static uniap_code uop_next_turn(struct uop_run *run, size_t limit, double *best, long *best_index,
-                                int *spent, struct uniap_err *err)
+static uniap_code uop_next_turn_shared(struct uop_run *run, size_t limit, double *best, double *pruning,
+                                       long *best_index, int *spent, struct uniap_err *err)
 {
 	if (uop_canceled(run->opts))
 		return err_set(err, UNIAP_E_CANCELED, "canceled");
 	pthread_mutex_lock(&run->lock);
 	uop_wait_below(run, limit);
 	*best = run->best_tpi;
+	if (pruning)
+		*pruning = run->shared_best < run->best_tpi ? run->shared_best : run->best_tpi;
 	if (best_index)
 		*best_index = run->out->best;
 	*spent = run->budget_spent;
 	pthread_mutex_unlock(&run->lock);
 	return UNIAP_OK;
+}
+
+static uniap_code uop_next_turn(struct uop_run *run, size_t limit, double *best, long *best_index,
+                                int *spent, struct uniap_err *err)
+{
+	return uop_next_turn_shared(run, limit, best, NULL, best_index, spent, err);
 }
 
 /* Rounds after the first: at most this many, each only with this much time left. */
@@ -1248,6 +1290,346 @@ static uniap_code uop_rounds(struct uop_run *run, const struct cluster_profile *
 	return rc;
 }
 
+/* What uop_solve_all's turns share. */
+struct uop_turns {
+	const struct cluster_profile *cl;
+	const struct model_profile *m;
+	struct pool *pool;
+	const struct uop_order *ord;
+	struct opt_result *known;   /* [candidate]: the memo's facts (has) */
+	char *has;
+	char *cut;                  /* [candidate]: its last solve's limit was its share of the deadline */
+	size_t limit;               /* solves at once */
+};
+
+/* How a candidate's turn ended. */
+enum uop_turn_end {
+	UOP_TURN_TAKEN = 0,         /* decided, dispatched, or left (deadline, budget, stop) */
+	UOP_TURN_BUSY,              /* another run sharing the problem holds it: come back later */
+	UOP_TURN_END,               /* a helper stops claiming */
+};
+
+/* A share claim's incumbent, kept when it is the least seen. */
+static void uop_share_seen(struct uop_run *run, double incumbent)
+{
+	pthread_mutex_lock(&run->lock);
+	if (incumbent < run->shared_best)
+		run->shared_best = incumbent;
+	pthread_mutex_unlock(&run->lock);
+}
+
+/*
+ * Candidate c (index i) as another run sharing the problem decided it (f,
+ * taken over).  A plan that cannot be the run's best (above its best TPI, or
+ * none) is recorded as that run reported it; one that could is checked
+ * first: the matrices rebuilt and reduced as a solve reduces them, and the
+ * plan's TPI recomputed on them.  *taken = 0 when it does not check out
+ * (the candidate is then solved here).
+ */
+static uniap_code uop_take_shared(struct uop_run *run, const struct uop_turns *t, struct uop_candidate *c,
+                                  size_t i, struct opt_result *f, int *taken, struct uniap_err *err)
+{
+	struct cost_options co = uop_cost_options(run, c);
+	struct uop_slot *slot;
+	struct uniap_err berr;
+	double best;
+	int plan = f->stage && f->strategy && f->n_layers == t->m->n_layers && isfinite(f->tpi_s);
+
+	*taken = 0;
+	pthread_mutex_lock(&run->lock);
+	best = run->best_tpi;
+	pthread_mutex_unlock(&run->lock);
+	if (!plan || !(f->tpi_s <= best * (1 + UOP_TIE_TOLERANCE))) {
+		uop_spend(run, f->solve_s > 0 ? f->solve_s : 0);
+		pthread_mutex_lock(&run->lock);
+		snprintf(c->status, sizeof(c->status), "%s", opt_status_name(f->status));
+		snprintf(c->note, sizeof(c->note), "%.*s", (int)sizeof(c->note) - 1, f->note);
+		c->method = f->method ? f->method : OPT_METHOD_NONE;
+		c->solve_s = f->solve_s;
+		c->tpi_s = plan ? f->tpi_s : INFINITY;
+		if (f->status != OPT_ERROR && f->bound_s > c->bound_s)
+			c->bound_s = plan && f->bound_s > f->tpi_s ? f->tpi_s : f->bound_s;
+		c->shared = 1;
+		run->done++;
+		pthread_mutex_unlock(&run->lock);
+		uop_progress(run);
+		*taken = 1;
+		return UNIAP_OK;
+	}
+	slot = calloc(1, sizeof(*slot));
+	if (!slot)
+		return err_set(err, UNIAP_E_NOMEM, "candidates: out of memory");
+	slot->run = run;
+	slot->index = i;
+	slot->known = *f;
+	opt_result_init(f);
+	slot->has_known = 1;
+	slot->decided = 1; /* the run that solved it put it in the memo */
+	if (uop_build(t->cl, t->m, &co, slot, &berr) == UNIAP_OK && uop_known_verifies(slot)) {
+		struct opt_result r = slot->known;
+
+		opt_result_init(&slot->known);
+		slot->lower_bound_s = c->bound_s;
+		uop_spend(run, r.solve_s > 0 ? r.solve_s : 0);
+		c->shared = 1;
+		uop_record(run, slot, &r);
+		opt_result_release(&r);
+		*taken = 1;
+	}
+	uop_slot_free(slot);
+	if (*taken)
+		uop_progress(run);
+	return UNIAP_OK;
+}
+
+/*
+ * Candidate ord[n]'s turn: decided from the memo's facts or its bound, left
+ * for the budget, the deadline or a stop, claimed (opts->share), built,
+ * bounded and dispatched.  *end says how it ended.
+ */
+static uniap_code uop_turn(struct uop_run *run, const struct uop_turns *t, size_t n, enum uop_turn_end *end,
+                           struct uniap_err *err)
+{
+	const struct uop_options *o = run->opts;
+	struct uop_result *out = run->out;
+	const struct cluster_profile *cl = t->cl;
+	const struct model_profile *m = t->m;
+	const struct uop_order *ord = t->ord;
+	struct opt_result *known = t->known;
+	const char *has = t->has;
+	char *cut = t->cut;
+	size_t i = ord[n].index, limit = t->limit;
+	struct uop_candidate *c = &out->candidates[i];
+	struct cost_options co = uop_cost_options(run, c);
+	struct uop_slot *slot;
+	struct uniap_err berr;
+	double lb, best = INFINITY, pruning = INFINITY;
+	long best_index = -1;
+	uniap_code brc, rc;
+	int spent = 0, claimed = 0;
+
+	*end = UOP_TURN_TAKEN;
+	if ((rc = uop_next_turn_shared(run, limit, &best, &pruning, &best_index, &spent, err)) != UNIAP_OK)
+		return rc;
+	if (has[i] && uop_decide_from_facts(run, c, i, &known[i], best, best_index))
+		return UNIAP_OK;
+	/* the bound pass's bound decides it without matrices (note written by the pass),
+	 * even past the deadline or budget: a true claim that costs nothing */
+	if (isinf(c->bound_s)) {
+		uop_settle_by_bound(run, c, "infeasible", INFINITY, has[i]);
+		return UNIAP_OK;
+	}
+	if (isfinite(pruning) && c->bound_s >= pruning * (1 + UOP_TIE_TOLERANCE)) {
+		snprintf(c->note, sizeof(c->note), "lower bound %.6g s is not below the best TPI %.6g s",
+		         c->bound_s, pruning);
+		uop_settle_by_bound(run, c, "pruned", c->bound_s, has[i]);
+		return UNIAP_OK;
+	}
+	if (spent) {
+		/* the run's worker seconds are spent: what is left is reported, not solved */
+		snprintf(c->status, sizeof(c->status), "budget");
+		snprintf(c->note, sizeof(c->note), "not solved: the run's budget of %.6g worker seconds ran out",
+		         o->budget_worker_s);
+		uop_count_done(run);
+		return UNIAP_OK;
+	}
+	if (uop_past_deadline(o)) {
+		uop_deadline_candidate(run, c, "not solved: the run's deadline passed");
+		return UNIAP_OK;
+	}
+	if (o->stop && atomic_load(o->stop)) {
+		snprintf(c->status, sizeof(c->status), "stopped");
+		snprintf(c->note, sizeof(c->note), "not solved: the run was stopped");
+		pthread_mutex_lock(&run->lock);
+		run->stopped = 1;
+		pthread_mutex_unlock(&run->lock);
+		uop_count_done(run);
+		return UNIAP_OK;
+	}
+	if (o->share && o->share->claim) {
+		struct opt_result f;
+		double incumbent = INFINITY;
+		enum uop_share_claim cl_rc;
+		int taken = 0;
+
+		opt_result_init(&f);
+		cl_rc = o->share->claim(o->share->ctx, c->pp, c->virtual_stages, c->microbatches, &f, &incumbent);
+		uop_share_seen(run, incumbent);
+		if (cl_rc == UOP_SHARE_BUSY || (cl_rc == UOP_SHARE_END && o->share->helper)) {
+			opt_result_release(&f);
+			*end = cl_rc == UOP_SHARE_BUSY ? UOP_TURN_BUSY : UOP_TURN_END;
+			return UNIAP_OK;
+		}
+		if (cl_rc == UOP_SHARE_DONE) {
+			rc = uop_take_shared(run, t, c, i, &f, &taken, err);
+			opt_result_release(&f);
+			if (rc != UNIAP_OK || taken)
+				return rc;
+			/* its plan did not check out here: solved here, unclaimed */
+		}
+		opt_result_release(&f);
+		claimed = cl_rc == UOP_SHARE_MINE;
+		if (claimed && isfinite(incumbent) && incumbent < pruning &&
+		    c->bound_s >= incumbent * (1 + UOP_TIE_TOLERANCE)) {
+			snprintf(c->note, sizeof(c->note), "lower bound %.6g s is not below the best TPI %.6g s",
+			         c->bound_s, incumbent);
+			uop_settle_claimed(run, c, "pruned", c->bound_s, has[i]);
+			return UNIAP_OK;
+		}
+		if (incumbent < pruning)
+			pruning = incumbent;
+	}
+
+	slot = calloc(1, sizeof(*slot));
+	if (!slot) {
+		if (claimed)
+			uop_share_put(o, c->pp, c->virtual_stages, c->microbatches, NULL);
+		return err_set(err, UNIAP_E_NOMEM, "candidates: out of memory");
+	}
+	slot->run = run;
+	slot->index = i;
+	slot->claimed = claimed;
+	opt_options_init(&slot->opt);
+	slot->opt.time_limit_s = o->time_limit_s;
+	slot->opt.rel_gap = o->rel_gap;
+	slot->opt.early_stop = o->early_stop;
+	opt_result_init(&slot->known);
+	if (has[i]) {
+		slot->known = known[i];
+		opt_result_init(&known[i]);
+		slot->has_known = 1;
+		slot->matrices_cached = uop_memo_matrices(o, m, c, slot);
+	}
+	brc = slot->matrices_cached ? UNIAP_OK : uop_build(cl, m, &co, slot, &berr);
+	if (brc == UNIAP_OK && slot->known.stage && !uop_known_verifies(slot)) {
+		/* the memo's plan does not recompute to its TPI on these matrices: its facts
+		 * (and matrices, when they came from it too) are not trusted; solve afresh and
+		 * let the new facts replace them */
+		uop_forget_known(slot);
+		if (slot->matrices_cached) {
+			cost_candidate_release(&slot->cand);
+			slot->matrices_cached = 0;
+			brc = uop_build(cl, m, &co, slot, &berr);
+		}
+	}
+	if (brc == UNIAP_E_LIMIT && o->deadline_s > 0 && uop_past_deadline(o)) {
+		slot->claimed = 0;
+		if (claimed)
+			uop_share_put(o, c->pp, c->virtual_stages, c->microbatches, NULL);
+		uop_slot_free(slot);
+		uop_deadline_candidate(run, c, "not solved: the run's deadline passed while its matrices were built");
+		return UNIAP_OK;
+	}
+	if (brc == UNIAP_E_INFEASIBLE) {
+		snprintf(c->note, sizeof(c->note), "%.*s", (int)sizeof(c->note) - 1, berr.msg);
+		uop_slot_free(slot);
+		if (claimed) {
+			uop_settle_claimed(run, c, "infeasible", INFINITY, 1);
+			return UNIAP_OK;
+		}
+		snprintf(c->status, sizeof(c->status), "infeasible");
+		uop_set_bound(run, c, INFINITY);
+		uop_count_done(run);
+		return UNIAP_OK;
+	}
+	if (brc != UNIAP_OK) {
+		if (claimed)
+			uop_share_put(o, c->pp, c->virtual_stages, c->microbatches, NULL);
+		uop_slot_free(slot);
+		*err = berr;
+		return brc;
+	}
+	lb = uop_lower_bound(&slot->cand);
+	if (slot->has_known && slot->known.bound_s > lb)
+		lb = slot->known.bound_s;
+	slot->lower_bound_s = lb;
+	c->cached = slot->has_known;
+	if (isinf(lb)) {
+		snprintf(c->note, sizeof(c->note),
+		         "even the least memory of every layer exceeds what the %d stages hold", c->pp);
+		if (claimed)
+			uop_settle_claimed(run, c, "infeasible", lb, slot->has_known);
+		else
+			uop_settle_by_bound(run, c, "infeasible", lb, slot->has_known);
+		uop_slot_free(slot);
+		return UNIAP_OK;
+	}
+	if (slot->has_known && uop_facts_proven(&slot->known)) {
+		/* the memo proves this candidate's optimum: nothing to solve */
+		struct opt_result r = slot->known;
+
+		opt_result_init(&slot->known);
+		slot->decided = 1;
+		r.solve_s = 0;
+		snprintf(r.note, sizeof(r.note), "proven before (cached)");
+		uop_record(run, slot, &r);
+		opt_result_release(&r);
+		uop_slot_free(slot);
+		uop_progress(run);
+		return UNIAP_OK;
+	}
+	/* a plan at or above best * (1 + tolerance) is worse than best, never a tie; a
+	 * bound cached from a solve pruned at that cutoff reaches it exactly */
+	if (isfinite(pruning) && lb >= pruning * (1 + UOP_TIE_TOLERANCE)) {
+		snprintf(c->note, sizeof(c->note),
+		         "lower bound %.6g s is not below the best TPI %.6g s%s", lb, pruning,
+		         slot->has_known ? " (bound cached)" : "");
+		if (claimed)
+			uop_settle_claimed(run, c, "pruned", lb, slot->has_known);
+		else
+			uop_settle_by_bound(run, c, "pruned", lb, slot->has_known);
+		uop_slot_free(slot);
+		return UNIAP_OK;
+	}
+	/* solve without dominated strategies; a memo's plan indexes its own matrices */
+	if (!slot->reduced && !(slot->matrices_cached && slot->known.stage))
+		uop_reduce(slot);
+	/* the solve gets at most the run's time left */
+	if (o->deadline_s > 0) {
+		double left = o->deadline_s - opt_clock_s();
+
+		if (left <= 0) {
+			slot->claimed = 0;
+			if (claimed)
+				uop_share_put(o, c->pp, c->virtual_stages, c->microbatches, NULL);
+			uop_slot_free(slot);
+			uop_deadline_candidate(run, c, "not solved: the run's deadline passed");
+			return UNIAP_OK;
+		}
+		if (slot->opt.time_limit_s <= 0 || left < slot->opt.time_limit_s)
+			slot->opt.time_limit_s = left;
+		/* and its share of it: the candidates still open (after this one, not decided,
+		 * bound below the best) share the time left on the run's workers, so that
+		 * each gets a solve and its bound (an anytime DP's root bound, at least)
+		 * instead of the last ones none; time one leaves unused goes to the rest */
+		{
+			double share = left * (double)limit / (double)(uop_open_after(out, ord, n, best) + 1);
+
+			if (share < slot->opt.time_limit_s) {
+				slot->opt.time_limit_s = share;
+				cut[i] = 1;
+			}
+		}
+	}
+	return uop_dispatch(run, t->pool, slot, err);
+}
+
+/* Waits up to 0.1 s for one of the run's solves to end (a turn came back busy). */
+static void uop_pause(struct uop_run *run)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_nsec += 100 * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&run->lock);
+	pthread_cond_timedwait(&run->cond, &run->lock, &until);
+	pthread_mutex_unlock(&run->lock);
+}
+
 /* The solver spaces: build, bound, dispatch each candidate. */
 static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profile *cl,
                                 const struct model_profile *m, struct pool *pool,
@@ -1255,12 +1637,15 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
 {
 	const struct uop_options *o = run->opts;
 	struct uop_result *out = run->out;
-	size_t n, i, limit = pool ? (size_t)(o->threads > 0 ? o->threads : 1) : 1;
+	size_t n, i, limit = pool ? (size_t)(o->threads > 0 ? o->threads : 1) : 1, n_busy = 0;
 	size_t count = out->n_candidates ? out->n_candidates : 1;
 	struct opt_result *known = calloc(count, sizeof(*known));
 	char *has = calloc(count, 1);
 	struct uop_order *ord = NULL;
 	char *cut = NULL;           /* [candidate]: its last solve's limit was its share of the deadline */
+	char *busy = NULL;          /* [position in ord]: another run sharing the problem held it */
+	struct uop_turns turns;
+	enum uop_turn_end end = UOP_TURN_TAKEN;
 	uniap_code rc = UNIAP_OK;
 
 	if (known && has) {
@@ -1274,175 +1659,41 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
 	}
 	uop_bound_pass(run, cl, m, ord, known, has);
 	cut = calloc(count, 1);
-	if (!cut) {
+	busy = calloc(count, 1);
+	if (!cut || !busy) {
 		free(known);
 		free(has);
 		free(ord);
+		free(cut);
+		free(busy);
 		return err_set(err, UNIAP_E_NOMEM, "candidates: out of memory");
 	}
-	for (n = 0; n < out->n_candidates && rc == UNIAP_OK; n++) {
-		struct uop_candidate *c = &out->candidates[ord[n].index];
-		struct cost_options co = uop_cost_options(run, c);
-		struct uop_slot *slot;
-		struct uniap_err berr;
-		double lb, best = INFINITY;
-		long best_index = -1;
-		uniap_code brc;
-		int spent = 0;
-
-		i = ord[n].index;
-		if ((rc = uop_next_turn(run, limit, &best, &best_index, &spent, err)) != UNIAP_OK)
-			break;
-		if (has[i] && uop_decide_from_facts(run, c, i, &known[i], best, best_index))
-			continue;
-		/* the bound pass's bound decides it without matrices (note written by the pass),
-		 * even past the deadline or budget: a true claim that costs nothing */
-		if (isinf(c->bound_s)) {
-			uop_settle_by_bound(run, c, "infeasible", INFINITY, has[i]);
-			continue;
+	turns = (struct uop_turns){ cl, m, pool, ord, known, has, cut, limit };
+	for (n = 0; n < out->n_candidates && rc == UNIAP_OK && end != UOP_TURN_END; n++) {
+		rc = uop_turn(run, &turns, n, &end, err);
+		if (end == UOP_TURN_BUSY && !o->share->helper) {
+			busy[n] = 1;
+			n_busy++;
 		}
-		if (isfinite(best) && c->bound_s >= best * (1 + UOP_TIE_TOLERANCE)) {
-			snprintf(c->note, sizeof(c->note), "lower bound %.6g s is not below the best TPI %.6g s",
-			         c->bound_s, best);
-			uop_settle_by_bound(run, c, "pruned", c->bound_s, has[i]);
-			continue;
-		}
-		if (spent) {
-			/* the run's worker seconds are spent: what is left is reported, not solved */
-			snprintf(c->status, sizeof(c->status), "budget");
-			snprintf(c->note, sizeof(c->note), "not solved: the run's budget of %.6g worker seconds ran out",
-			         o->budget_worker_s);
-			uop_count_done(run);
-			continue;
-		}
-		if (uop_past_deadline(o)) {
-			uop_deadline_candidate(run, c, "not solved: the run's deadline passed");
-			continue;
-		}
-		if (o->stop && atomic_load(o->stop)) {
-			snprintf(c->status, sizeof(c->status), "stopped");
-			snprintf(c->note, sizeof(c->note), "not solved: the run was stopped");
-			pthread_mutex_lock(&run->lock);
-			run->stopped = 1;
-			pthread_mutex_unlock(&run->lock);
-			uop_count_done(run);
-			continue;
-		}
-
-		slot = calloc(1, sizeof(*slot));
-		if (!slot) {
-			rc = err_set(err, UNIAP_E_NOMEM, "candidates: out of memory");
-			break;
-		}
-		slot->run = run;
-		slot->index = i;
-		opt_options_init(&slot->opt);
-		slot->opt.time_limit_s = o->time_limit_s;
-		slot->opt.rel_gap = o->rel_gap;
-		slot->opt.early_stop = o->early_stop;
-		opt_result_init(&slot->known);
-		if (has[i]) {
-			slot->known = known[i];
-			opt_result_init(&known[i]);
-			slot->has_known = 1;
-			slot->matrices_cached = uop_memo_matrices(o, m, c, slot);
-		}
-		brc = slot->matrices_cached ? UNIAP_OK : uop_build(cl, m, &co, slot, &berr);
-		if (brc == UNIAP_OK && slot->known.stage && !uop_known_verifies(slot)) {
-			/* the memo's plan does not recompute to its TPI on these matrices: its facts
-			 * (and matrices, when they came from it too) are not trusted; solve afresh and
-			 * let the new facts replace them */
-			uop_forget_known(slot);
-			if (slot->matrices_cached) {
-				cost_candidate_release(&slot->cand);
-				slot->matrices_cached = 0;
-				brc = uop_build(cl, m, &co, slot, &berr);
-			}
-		}
-		if (brc == UNIAP_E_LIMIT && o->deadline_s > 0 && uop_past_deadline(o)) {
-			uop_slot_free(slot);
-			uop_deadline_candidate(run, c, "not solved: the run's deadline passed while its matrices were built");
-			continue;
-		}
-		if (brc == UNIAP_E_INFEASIBLE) {
-			snprintf(c->status, sizeof(c->status), "infeasible");
-			snprintf(c->note, sizeof(c->note), "%.*s", (int)sizeof(c->note) - 1, berr.msg);
-			uop_set_bound(run, c, INFINITY);
-			uop_slot_free(slot);
-			uop_count_done(run);
-			continue;
-		}
-		if (brc != UNIAP_OK) {
-			uop_slot_free(slot);
-			*err = berr;
-			rc = brc;
-			break;
-		}
-		lb = uop_lower_bound(&slot->cand);
-		if (slot->has_known && slot->known.bound_s > lb)
-			lb = slot->known.bound_s;
-		slot->lower_bound_s = lb;
-		c->cached = slot->has_known;
-		if (isinf(lb)) {
-			snprintf(c->note, sizeof(c->note),
-			         "even the least memory of every layer exceeds what the %d stages hold", c->pp);
-			uop_settle_by_bound(run, c, "infeasible", lb, slot->has_known);
-			uop_slot_free(slot);
-			continue;
-		}
-		if (slot->has_known && uop_facts_proven(&slot->known)) {
-			/* the memo proves this candidate's optimum: nothing to solve */
-			struct opt_result r = slot->known;
-
-			opt_result_init(&slot->known);
-			slot->decided = 1;
-			r.solve_s = 0;
-			snprintf(r.note, sizeof(r.note), "proven before (cached)");
-			uop_record(run, slot, &r);
-			opt_result_release(&r);
-			uop_slot_free(slot);
-			uop_progress(run);
-			continue;
-		}
-		/* a plan at or above best * (1 + tolerance) is worse than best, never a tie; a
-		 * bound cached from a solve pruned at that cutoff reaches it exactly */
-		if (isfinite(best) && lb >= best * (1 + UOP_TIE_TOLERANCE)) {
-			snprintf(c->note, sizeof(c->note),
-			         "lower bound %.6g s is not below the best TPI %.6g s%s", lb, best,
-			         slot->has_known ? " (bound cached)" : "");
-			uop_settle_by_bound(run, c, "pruned", lb, slot->has_known);
-			uop_slot_free(slot);
-			continue;
-		}
-		/* solve without dominated strategies; a memo's plan indexes its own matrices */
-		if (!slot->reduced && !(slot->matrices_cached && slot->known.stage))
-			uop_reduce(slot);
-		/* the solve gets at most the run's time left */
-		if (o->deadline_s > 0) {
-			double left = o->deadline_s - opt_clock_s();
-
-			if (left <= 0) {
-				uop_slot_free(slot);
-				uop_deadline_candidate(run, c, "not solved: the run's deadline passed");
-				continue;
-			}
-			if (slot->opt.time_limit_s <= 0 || left < slot->opt.time_limit_s)
-				slot->opt.time_limit_s = left;
-			/* and its share of it: the candidates still open (after this one, not decided,
-			 * bound below the best) share the time left on the run's workers, so that
-			 * each gets a solve and its bound (an anytime DP's root bound, at least)
-			 * instead of the last ones none; time one leaves unused goes to the rest */
-			{
-				double share = left * (double)limit / (double)(uop_open_after(out, ord, n, best) + 1);
-
-				if (share < slot->opt.time_limit_s) {
-					slot->opt.time_limit_s = share;
-					cut[i] = 1;
-				}
-			}
-		}
-		rc = uop_dispatch(run, pool, slot, err);
 	}
+	/* the candidates other runs held: back to them until each is decided, here or there
+	 * (a claim that runs out, its run gone, comes back MINE) */
+	while (rc == UNIAP_OK && n_busy > 0) {
+		size_t before = n_busy;
+
+		for (n = 0; n < out->n_candidates && rc == UNIAP_OK; n++) {
+			if (!busy[n])
+				continue;
+			rc = uop_turn(run, &turns, n, &end, err);
+			if (end != UOP_TURN_BUSY) {
+				busy[n] = 0;
+				n_busy--;
+			}
+		}
+		if (rc == UNIAP_OK && n_busy == before)
+			uop_pause(run);
+	}
+	free(busy);
 	if (rc == UNIAP_OK)
 		rc = uop_rounds(run, cl, m, pool, cut, err);
 	/* on cancel, stop or failure, stop our running workers instead of waiting for them */
@@ -1768,6 +2019,8 @@ uniap_code uop_run(const struct cluster_profile *cluster, const struct model_pro
 		               "every v it can split) or in [2, %d] for the interleaved schedule, got %d",
 		               UOP_VIRTUAL_SEARCH_MIN, UOP_VIRTUAL_SEARCH_MAX, COST_MAX_VIRTUAL_STAGES,
 		               eff.virtual_stages);
+	if (opts->share && opts->deadline_s > 0)
+		return err_set(err, UNIAP_E_ARG, "share: a shared run has no deadline (a deadline is one process's clock)");
 	opts = &eff;
 	memset(&run, 0, sizeof(run));
 	pthread_mutex_init(&run.lock, NULL);
@@ -1775,6 +2028,7 @@ uniap_code uop_run(const struct cluster_profile *cluster, const struct model_pro
 	run.opts = opts;
 	run.out = out;
 	run.best_tpi = INFINITY;
+	run.shared_best = INFINITY;
 	run.frac = frac_memo_new(0);
 	if ((rc = uop_grid(cluster, model, opts, out, err)) != UNIAP_OK)
 		goto out;

@@ -78,6 +78,50 @@ struct uop_memo_ops {
 	void *ctx;
 };
 
+/*
+ * Sharing: one problem's candidates solved by several runs at once, each in
+ * its own process (the service's replicas on one PostgreSQL database solving
+ * one job: docs/scale.md, "One job across replicas").  One run is the main
+ * run, whose result is the answer; the others are helpers, whose results are
+ * thrown away.  Every run goes through its candidates in its own order and,
+ * before it builds one its bounds leave open, claims it:
+ *   UOP_SHARE_MINE  this run solves it and then hands over what it decided
+ *                   with put() (facts NULL: nothing, the claim is given up:
+ *                   a failed solve, the deadline, a stop, a cancel);
+ *   UOP_SHARE_BUSY  another run holds it now: a helper leaves it, the main
+ *                   run comes back to it (about every 0.1 s once nothing else
+ *                   is left) until it is done there or its claim is given up
+ *                   or runs out (then it is MINE);
+ *   UOP_SHARE_DONE  another run decided it: *facts (filled, caller-owned) is
+ *                   what that run's put() said, plan and solve seconds
+ *                   included, and the run records it as if solved here; a
+ *                   plan that could be the run's best is checked first (its
+ *                   matrices rebuilt, reduced as a solve reduces them, and
+ *                   its TPI recomputed), else the candidate is solved here;
+ *   UOP_SHARE_END   stop claiming: a helper ends (the main run solves it).
+ * Each claim also sets *incumbent (INFINITY: none) to the least TPI any run
+ * of the problem has put so far; bounds and solver cutoffs use the least of it
+ * and the run's own best, always with the tie tolerance, so that a plan that
+ * ties the incumbent is still found and the earlier candidate wins the tie as
+ * in a run alone.  Candidates decided by bounds alone are never claimed.  A
+ * shared run must have no deadline (a deadline is one process's clock).
+ * Both callbacks may be called from any thread, no lock held.
+ */
+enum uop_share_claim {
+	UOP_SHARE_MINE = 0,
+	UOP_SHARE_BUSY,
+	UOP_SHARE_DONE,
+	UOP_SHARE_END,
+};
+
+struct uop_share_ops {
+	enum uop_share_claim (*claim)(void *ctx, int pp, int virtual_stages, long microbatches,
+	                              struct opt_result *facts, double *incumbent);
+	void (*put)(void *ctx, int pp, int virtual_stages, long microbatches, const struct opt_result *facts);
+	int helper;  /* 1: a helper run (leaves BUSY candidates; its result is not an answer) */
+	void *ctx;
+};
+
 /* Bumped whenever the cost model or the memo layout changes: part of every cache key. */
 #define UOP_MEMO_FORMAT 7 /* 7: transfers block (a stage's cycle); 6: mixture of experts and context parallelism; 5: runtime profiles; 4: one micro-batch in flight without a pipeline; 3: latency, contention, efficiency curve, honest memory */
 
@@ -145,6 +189,8 @@ struct uop_options {
 	                               killed within 50 ms (status "canceled"), and uop_run returns
 	                               UNIAP_OK with the best plan so far and result.stopped set */
 	const struct uop_memo_ops *memo; /* optional: reuse and record candidates' matrices and facts */
+	const struct uop_share_ops *share; /* optional: share the candidates with other runs (above);
+	                                  not with deadline_s */
 	pthread_mutex_t *solve_lock; /* optional (borrowed): held around every solve made in this
 	                                process (inline_solve, or a sanitizer build), so that callers
 	                                running several uop_run at once never have CBC on two
@@ -177,6 +223,7 @@ struct uop_candidate {
 	char strategy[STRATEGY_NAME_MAX]; /* uniform space: the strategy; "" otherwise */
 	char note[UOP_NOTE_MAX];          /* why infeasible / pruned / failed; "" otherwise */
 	int cached;          /* the matrices (and facts) came from opts->memo */
+	int shared;          /* decided by another run sharing the problem (opts->share) */
 };
 
 struct uop_result {

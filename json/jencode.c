@@ -684,7 +684,8 @@ static cJSON *jenc_candidates(const struct uop_result *r)
 		     cJSON_AddStringToObject(o, "method", c->method ? c->method : "none") &&
 		     (!c->strategy[0] || cJSON_AddStringToObject(o, "strategy", c->strategy)) &&
 		     (!c->note[0] || cJSON_AddStringToObject(o, "note", c->note)) &&
-		     cJSON_AddBoolToObject(o, "cached", c->cached);
+		     cJSON_AddBoolToObject(o, "cached", c->cached) &&
+		     (!c->shared || cJSON_AddBoolToObject(o, "shared", 1));
 		if (!ok)
 			break;
 	}

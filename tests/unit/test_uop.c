@@ -915,6 +915,298 @@ static void test_memo_lies(void **state)
 	}
 }
 
+/*
+ * An in-memory share table (uop.h, "Sharing"): one row per candidate, held by
+ * a run or done with its packed facts.  A row held by the "dead" owner (-1)
+ * answers BUSY `dead_busy` times, then its claim has run out: the next claim
+ * takes it (MINE).  `lie` makes the first DONE answer of the winner a plan
+ * whose TPI is halved (it must not check out).  Every callback holds the lock.
+ */
+#define SHARE_ROWS 128
+struct share_table {
+	int pp[SHARE_ROWS], vs[SHARE_ROWS];
+	long c[SHARE_ROWS];
+	int owner[SHARE_ROWS];       /* 0: free; > 0 a run; -1 the dead owner */
+	int dead_left[SHARE_ROWS];
+	unsigned char *facts[SHARE_ROWS];
+	size_t facts_len[SHARE_ROWS];
+	double incumbent;
+	size_t n, claims, busy, done_answers, puts, releases;
+	int pack_failed;
+	pthread_mutex_t lock;
+};
+
+struct share_run {
+	struct share_table *t;
+	int owner;
+	int helper_claims_max;       /* a helper ends after this many claims (0: never) */
+	int claims;
+};
+
+static int share_row(struct share_table *t, int pp, int vs, long c)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		if (t->pp[i] == pp && t->vs[i] == vs && t->c[i] == c)
+			return (int)i;
+	assert_true(t->n < SHARE_ROWS);
+	t->pp[t->n] = pp;
+	t->vs[t->n] = vs;
+	t->c[t->n] = c;
+	return (int)t->n++;
+}
+
+static enum uop_share_claim share_claim(void *ctx, int pp, int vs, long c, struct opt_result *facts,
+                                        double *incumbent)
+{
+	struct share_run *sr = ctx;
+	struct share_table *t = sr->t;
+	enum uop_share_claim rc;
+	int i;
+
+	pthread_mutex_lock(&t->lock);
+	*incumbent = t->incumbent;
+	t->claims++;
+	if (sr->helper_claims_max && sr->claims >= sr->helper_claims_max) {
+		pthread_mutex_unlock(&t->lock);
+		return UOP_SHARE_END;
+	}
+	sr->claims++;
+	i = share_row(t, pp, vs, c);
+	if (t->facts[i]) {
+		rc = UOP_SHARE_DONE;
+		t->done_answers++;
+		if (opt_result_unpack(t->facts[i], t->facts_len[i], facts, NULL) != UNIAP_OK)
+			t->pack_failed = 1;
+	} else if (t->owner[i] == -1 && t->dead_left[i] > 0) {
+		t->dead_left[i]--;
+		t->busy++;
+		rc = UOP_SHARE_BUSY;
+	} else if (t->owner[i] > 0 && t->owner[i] != sr->owner) {
+		t->busy++;
+		rc = UOP_SHARE_BUSY;
+	} else {
+		t->owner[i] = sr->owner;
+		rc = UOP_SHARE_MINE;
+	}
+	pthread_mutex_unlock(&t->lock);
+	return rc;
+}
+
+static void share_put(void *ctx, int pp, int vs, long c, const struct opt_result *facts)
+{
+	struct share_run *sr = ctx;
+	struct share_table *t = sr->t;
+	int i;
+
+	pthread_mutex_lock(&t->lock);
+	i = share_row(t, pp, vs, c);
+	assert_int_equal(t->owner[i], sr->owner); /* only a claim's holder puts */
+	t->owner[i] = 0;
+	if (!facts) {
+		t->releases++;
+	} else if (!t->facts[i]) {
+		if (opt_result_pack(facts, &t->facts[i], &t->facts_len[i], NULL) != UNIAP_OK)
+			t->pack_failed = 1;
+		if (facts->stage && isfinite(facts->tpi_s) && facts->tpi_s < t->incumbent)
+			t->incumbent = facts->tpi_s;
+		t->puts++;
+	}
+	pthread_mutex_unlock(&t->lock);
+}
+
+static void share_table_init(struct share_table *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->incumbent = INFINITY;
+	assert_int_equal(pthread_mutex_init(&t->lock, NULL), 0);
+}
+
+static void share_table_free(struct share_table *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		free(t->facts[i]);
+	pthread_mutex_destroy(&t->lock);
+}
+
+struct share_thread {
+	const struct cluster_profile *cl;
+	const struct model_profile *m;
+	struct uop_options o;
+	struct uop_share_ops ops;
+	struct uop_result res;
+	uniap_code rc;
+};
+
+static void *share_thread_main(void *arg)
+{
+	struct share_thread *st = arg;
+	struct uniap_err err;
+
+	st->o.share = &st->ops;
+	st->rc = uop_run(st->cl, st->m, &st->o, NULL, &st->res, &err);
+	return NULL;
+}
+
+/* The main run's answer is the run alone's: the same winner, TPI and claim. */
+static void share_same_answer(const struct uop_result *alone, const struct uop_result *shared)
+{
+	assert_int_equal(shared->best, alone->best);
+	assert_int_equal(shared->optimal, alone->optimal);
+	assert_int_equal(shared->n_candidates, alone->n_candidates);
+	if (alone->best >= 0) {
+		assert_true(shared->eval.tpi_s == alone->eval.tpi_s);
+		assert_true(fabs(shared->bound_s - alone->bound_s) <= 1e-9 * alone->bound_s ||
+		            shared->bound_s >= alone->eval.tpi_s * (1 - 1e-12));
+	}
+}
+
+/* A sharing instance: random ones, and every third the 8-device chain (20 candidates). */
+static long share_instance(int trial, struct cluster_profile *cl, struct model_profile *m)
+{
+	static const int dev[] = { 2, 4, 8 };
+	static const double bw[] = { 20, 8, 2 };
+	long batch = 16;
+
+	if (trial % 3 == 2) {
+		assert_int_equal(fx_cluster(cl, 1, 8, dev, bw, 3, trial % 2 ? 16e9 : 6e8, 1e8, 1.2), 0);
+		assert_int_equal(fx_model_chain(m, 6 + trial % 5, MODEL_FP32, 4e-3, 2.3e-3, 12e6, 2e8, 1.2e8,
+		                                2e6, 2e6), 0);
+	} else {
+		random_instance(cl, m, &batch);
+	}
+	return batch;
+}
+
+/*
+ * Runs sharing one problem answer what a run alone answers (the same winner,
+ * TPI, optimality) whoever solves which candidate: a helper that ran first and
+ * decided everything it could (the main run then takes every plan from the
+ * table and solves nothing but what the helper left), a helper beside the
+ * main run on another thread, a helper that stops after a few claims, claims
+ * held by a run that died (BUSY until they run out), and a table whose answer
+ * for the winner lies (a halved TPI: rebuilt, it does not check out, so it is
+ * solved again).
+ */
+static void test_share(void **state)
+{
+	pthread_mutex_t solve_lock;
+	int trial;
+
+	(void)state;
+	assert_int_equal(pthread_mutex_init(&solve_lock, NULL), 0);
+	for (trial = 0; trial < 24; trial++) {
+		struct cluster_profile cl;
+		struct model_profile m;
+		struct uop_result alone;
+		struct share_table t;
+		struct share_run main_run = { &t, 1, 0, 0 }, helper = { &t, 2, 0, 0 };
+		struct share_thread mt, ht;
+		struct uniap_err err;
+		long batch = share_instance(trial, &cl, &m);
+		int mode = trial % 4, i;
+		size_t k, shared = 0;
+
+		uop_options_init(&mt.o);
+		mt.o.batch = batch;
+		mt.o.threads = 2;
+		mt.o.schedule = trial % 5 == 4 ? COST_1F1B : COST_GPIPE;
+		mt.o.inline_solve = 1;
+		mt.o.solve_lock = &solve_lock;
+		mt.cl = ht.cl = &cl;
+		mt.m = ht.m = &m;
+		ht.o = mt.o;
+		assert_int_equal(uop_run(&cl, &m, &mt.o, NULL, &alone, &err), UNIAP_OK);
+
+		share_table_init(&t);
+		mt.ops = (struct uop_share_ops){ share_claim, share_put, 0, &main_run };
+		ht.ops = (struct uop_share_ops){ share_claim, share_put, 1, &helper };
+		if (mode == 0) {
+			/* the helper first, to its end: the main run finds everything done */
+			share_thread_main(&ht);
+			assert_int_equal(ht.rc, UNIAP_OK);
+			share_thread_main(&mt);
+		} else if (mode == 1) {
+			/* side by side */
+			pthread_t a, b;
+
+			assert_int_equal(pthread_create(&a, NULL, share_thread_main, &ht), 0);
+			assert_int_equal(pthread_create(&b, NULL, share_thread_main, &mt), 0);
+			pthread_join(a, NULL);
+			pthread_join(b, NULL);
+			assert_int_equal(ht.rc, UNIAP_OK);
+		} else if (mode == 2) {
+			/* a helper that ends after 2 claims; or claims a dead run holds, for 3 tries each */
+			helper.helper_claims_max = 2;
+			if (trial % 8 == 2) {
+				share_thread_main(&ht);
+				assert_int_equal(ht.rc, UNIAP_OK);
+			}
+			for (k = 0; k < alone.n_candidates; k++) {
+				i = share_row(&t, alone.candidates[k].pp, alone.candidates[k].virtual_stages,
+				              alone.candidates[k].microbatches);
+				if (!t.facts[i] && trial % 8 == 6) {
+					t.owner[i] = -1;
+					t.dead_left[i] = 3;
+				}
+			}
+			share_thread_main(&mt);
+		} else {
+			/* the helper decided everything; its answer for the winner is then made a lie */
+			share_thread_main(&ht);
+			assert_int_equal(ht.rc, UNIAP_OK);
+			if (alone.best >= 0) {
+				struct opt_result f;
+
+				i = share_row(&t, alone.candidates[alone.best].pp,
+				              alone.candidates[alone.best].virtual_stages,
+				              alone.candidates[alone.best].microbatches);
+				if (t.facts[i]) {
+					opt_result_init(&f);
+					assert_int_equal(opt_result_unpack(t.facts[i], t.facts_len[i], &f, NULL), UNIAP_OK);
+					f.tpi_s *= 0.5;
+					f.bound_s = f.tpi_s;
+					free(t.facts[i]);
+					t.facts[i] = NULL;
+					assert_int_equal(opt_result_pack(&f, &t.facts[i], &t.facts_len[i], NULL), UNIAP_OK);
+					opt_result_release(&f);
+				}
+			}
+			share_thread_main(&mt);
+		}
+		assert_int_equal(mt.rc, UNIAP_OK);
+		share_same_answer(&alone, &mt.res);
+		assert_false(t.pack_failed);
+		for (k = 0; k < mt.res.n_candidates; k++)
+			shared += mt.res.candidates[k].shared;
+		/* after a helper that went first, every candidate the main run claims is done (it
+		 * prunes at least what the helper pruned: it knows the final incumbent from its
+		 * first claim), and taken, but for the lie */
+		if (mode == 0)
+			assert_int_equal(shared, main_run.claims);
+		if (mode == 3)
+			assert_true(shared + 1 >= (size_t)main_run.claims);
+		/* the dead run's claims held the main run up, and ran out */
+		if (trial % 8 == 6)
+			assert_true(t.busy > 0 || alone.best < 0);
+		for (k = 0; k < t.n; k++)
+			assert_true(t.owner[k] <= 0); /* no claim left held by a run that ended */
+		fprintf(stderr, "share trial %d mode %d: %zu candidates, %zu shared, %zu claims, %zu busy\n",
+		        trial, mode, mt.res.n_candidates, shared, t.claims, t.busy);
+		uop_result_release(&alone);
+		uop_result_release(&mt.res);
+		if (trial % 8 != 6)
+			uop_result_release(&ht.res);
+		share_table_free(&t);
+		model_release(&m);
+		cluster_release(&cl);
+	}
+	pthread_mutex_destroy(&solve_lock);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -929,6 +1221,7 @@ int main(void)
 		cmocka_unit_test(test_progress_bound),
 		cmocka_unit_test(test_memo),
 		cmocka_unit_test(test_memo_lies),
+		cmocka_unit_test(test_share),
 	};
 
 	return cmocka_run_group_tests_name("uop", tests, NULL, NULL);
