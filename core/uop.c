@@ -1320,8 +1320,8 @@ static void uop_share_seen(struct uop_run *run, double incumbent)
 
 /*
  * Candidate c (index i) as another run sharing the problem decided it (f,
- * taken over).  A plan that cannot be the run's best (above its best TPI, or
- * none) is recorded as that run reported it; one that could is checked
+ * taken over).  A plan that cannot be the run's best (above its best TPI or
+ * the runs' incumbent, or none) is recorded as that run reported it; one that could is checked
  * first: the matrices rebuilt and reduced as a solve reduces them, and the
  * plan's TPI recomputed on them.  *taken = 0 when it does not check out
  * (the candidate is then solved here).
@@ -1336,8 +1336,10 @@ static uniap_code uop_take_shared(struct uop_run *run, const struct uop_turns *t
 	int plan = f->stage && f->strategy && f->n_layers == t->m->n_layers && isfinite(f->tpi_s);
 
 	*taken = 0;
+	/* a plan above the incumbent of the runs (or the run's own best) cannot win: the
+	 * incumbent's candidate is done too, and taken when its turn comes */
 	pthread_mutex_lock(&run->lock);
-	best = run->best_tpi;
+	best = run->shared_best < run->best_tpi ? run->shared_best : run->best_tpi;
 	pthread_mutex_unlock(&run->lock);
 	if (!plan || !(f->tpi_s <= best * (1 + UOP_TIE_TOLERANCE))) {
 		uop_spend(run, f->solve_s > 0 ? f->solve_s : 0);
@@ -1614,14 +1616,14 @@ static uniap_code uop_turn(struct uop_run *run, const struct uop_turns *t, size_
 	return uop_dispatch(run, t->pool, slot, err);
 }
 
-/* Waits up to 0.1 s for one of the run's solves to end (a turn came back busy). */
-static void uop_pause(struct uop_run *run)
+/* Waits up to seconds (< 1) for one of the run's solves to end (turns came back busy). */
+static void uop_pause(struct uop_run *run, double seconds)
 {
 	struct timespec until;
 
 	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_nsec += 100 * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
+	until.tv_nsec += (long)(seconds * 1e9);
+	while (until.tv_nsec >= 1000000000L) {
 		until.tv_sec++;
 		until.tv_nsec -= 1000000000L;
 	}
@@ -1647,6 +1649,7 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
 	struct uop_turns turns;
 	enum uop_turn_end end = UOP_TURN_TAKEN;
 	uniap_code rc = UNIAP_OK;
+	double pause;
 
 	if (known && has) {
 		uop_memo_facts(o, m, out, known, has);
@@ -1678,6 +1681,7 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
 	}
 	/* the candidates other runs held: back to them until each is decided, here or there
 	 * (a claim that runs out, its run gone, comes back MINE) */
+	pause = 0.1;
 	while (rc == UNIAP_OK && n_busy > 0) {
 		size_t before = n_busy;
 
@@ -1690,8 +1694,13 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
 				n_busy--;
 			}
 		}
-		if (rc == UNIAP_OK && n_busy == before)
-			uop_pause(run);
+		/* nothing moved: look again in 0.1 s, backing off to every 0.8 s */
+		if (rc == UNIAP_OK && n_busy == before) {
+			uop_pause(run, pause);
+			pause = pause < 0.8 ? 2 * pause : 0.8;
+		} else {
+			pause = 0.1;
+		}
 	}
 	free(busy);
 	if (rc == UNIAP_OK)

@@ -89,8 +89,8 @@ struct uop_memo_ops {
  *                   with put() (facts NULL: nothing, the claim is given up:
  *                   a failed solve, the deadline, a stop, a cancel);
  *   UOP_SHARE_BUSY  another run holds it now: a helper leaves it, the main
- *                   run comes back to it (about every 0.1 s once nothing else
- *                   is left) until it is done there or its claim is given up
+ *                   run comes back to it (every 0.1 s once nothing else is
+ *                   left, backing off to 0.8 s while nothing moves) until it is done there or its claim is given up
  *                   or runs out (then it is MINE);
  *   UOP_SHARE_DONE  another run decided it: *facts (filled, caller-owned) is
  *                   what that run's put() said, plan and solve seconds

@@ -73,7 +73,7 @@ struct uniapd_options {
 	const char *db_path;
 	size_t max_body_bytes, max_body_in_flight;
 	int no_auth;
-	int jobs, workers, no_cache;
+	int jobs, workers, no_cache, no_share;
 	unsigned http_threads;
 	double max_time_limit_s, grace_s, job_retention_s, evaluate_time_limit_s, lease_s, job_budget_s;
 	double evaluate_memory_mib, evaluate_total_mib;
@@ -136,6 +136,8 @@ static void uniapd_usage(FILE *out)
 	        "                      seconds after they finished (default %g: 30 days); 0 keeps\n"
 	        "                      them forever\n"
 	        "  --no-cache          never read or write the cost-matrix cache\n"
+	        "  --no-share          PostgreSQL: never solve one plan job's candidates on several\n"
+	        "                      replicas (by default idle replicas help a running job)\n"
 	        "  --http-threads N    request threads, each with its own connections (default: cores)\n"
 	        "  --cors-origin ORIGIN  a browser origin (scheme://host[:port]) that may call the\n"
 	        "                      service; repeatable, at most %d; none by default (no CORS)\n"
@@ -294,7 +296,7 @@ enum uniapd_opt {
 	UNIAPD_OPT_MAX_JOBS, UNIAPD_OPT_MAX_BYTES, UNIAPD_OPT_METRICS_TOKEN_FILE, UNIAPD_OPT_EVALUATE_THREADS,
 	UNIAPD_OPT_EVALUATE_TIME_LIMIT, UNIAPD_OPT_MAX_BODY_IN_FLIGHT, UNIAPD_OPT_MAX_STORED_JOBS, UNIAPD_OPT_MAX_DB_BYTES, UNIAPD_OPT_LEASE, UNIAPD_OPT_JOB_BUDGET,
 	UNIAPD_OPT_SPARE_JOBS, UNIAPD_OPT_MAX_JOB_BUDGET, UNIAPD_OPT_TENANT_STREAMS, UNIAPD_OPT_EVALUATE_MEMORY,
-	UNIAPD_OPT_EVALUATE_TOTAL,
+	UNIAPD_OPT_EVALUATE_TOTAL, UNIAPD_OPT_NO_SHARE,
 };
 
 /* The options that take a number: their range, integer or not. */
@@ -395,6 +397,7 @@ static int uniapd_parse_args(int argc, char **argv, struct uniapd_options *opt)
 		{"max-body-in-flight", required_argument, NULL, UNIAPD_OPT_MAX_BODY_IN_FLIGHT},
 		{"no-auth", no_argument, NULL, UNIAPD_OPT_NO_AUTH},
 		{"no-cache", no_argument, NULL, UNIAPD_OPT_NO_CACHE},
+		{"no-share", no_argument, NULL, UNIAPD_OPT_NO_SHARE},
 		{"jobs", required_argument, NULL, UNIAPD_OPT_JOBS},
 		{"workers", required_argument, NULL, UNIAPD_OPT_WORKERS},
 		{"max-queued", required_argument, NULL, UNIAPD_OPT_MAX_QUEUED},
@@ -451,6 +454,7 @@ static int uniapd_parse_args(int argc, char **argv, struct uniapd_options *opt)
 			break;
 		case UNIAPD_OPT_NO_AUTH: opt->no_auth = 1; break;
 		case UNIAPD_OPT_NO_CACHE: opt->no_cache = 1; break;
+		case UNIAPD_OPT_NO_SHARE: opt->no_share = 1; break;
 		case UNIAPD_OPT_JOBS: opt->jobs = (int)x; break;
 		case UNIAPD_OPT_WORKERS: opt->workers = (int)x; break;
 		case UNIAPD_OPT_MAX_QUEUED: opt->max_queued = (long)x; break;
@@ -1186,6 +1190,14 @@ static char *uniapd_metrics(void *ctx)
 	           "uniapd_cost_cache_bytes %lld\n",
 	        (long long)st.cache_hits, (long long)st.cache_misses, (long long)st.cache_puts,
 	        (long long)entries, (long long)bytes);
+	fprintf(f, "# HELP uniapd_shared_runs_total Runs of other replicas' plan jobs this replica helped.\n"
+	           "# TYPE uniapd_shared_runs_total counter\nuniapd_shared_runs_total %lld\n"
+	           "# HELP uniapd_shared_candidates_total Candidates of shared plan jobs: solved here for a run "
+	           "(its own or another replica's), or taken by this replica's jobs from other replicas.\n"
+	           "# TYPE uniapd_shared_candidates_total counter\n"
+	           "uniapd_shared_candidates_total{how=\"solved\"} %lld\n"
+	           "uniapd_shared_candidates_total{how=\"taken\"} %lld\n",
+	        (long long)st.share_joins, (long long)st.share_units_put, (long long)st.share_units_taken);
 	fprintf(f, "# HELP uniapd_jobs_purged_total Finished jobs deleted past their retention.\n"
 	           "# TYPE uniapd_jobs_purged_total counter\nuniapd_jobs_purged_total %lld\n",
 	        (long long)atomic_load(&app->jobs_purged));
@@ -1297,6 +1309,8 @@ int main(int argc, char **argv)
 		rc_cfg.jobs = opt.jobs;
 		rc_cfg.workers = opt.workers;
 		rc_cfg.no_cache = opt.no_cache;
+		rc_cfg.no_share = opt.no_share;
+		rc_cfg.build = buildinfo_version;
 		rc_cfg.lease_s = opt.lease_s;
 		rc_cfg.spare_jobs = opt.spare_jobs;
 		rc_cfg.job_budget_worker_s = opt.job_budget_s > 0 ? opt.job_budget_s : -1; /* 0: none */

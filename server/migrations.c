@@ -338,6 +338,35 @@ const struct store_migration store_pg_migrations[] = {
 		"ALTER TABLE jobs DROP CONSTRAINT jobs_kind_check;\n"
 		"ALTER TABLE jobs ADD CONSTRAINT jobs_kind_check CHECK (kind IN ('plan', 'calibration', 'allocation'));\n",
 	},
+	{
+		3, "0003_job_units.sql",
+		"-- postgres/0003_job_units.sql - one plan job solved by several replicas\n"
+		"-- (docs/scale.md, \"One job across replicas\"): a running job's candidates are\n"
+		"-- units that any replica may claim under a lease and mark done with their\n"
+		"-- facts; the job's owner opens its current target run to helpers.  Both\n"
+		"-- go with their job.  PostgreSQL only: SQLite is one machine.\n"
+		"CREATE TABLE job_units (\n"
+		"\tjob_id           BIGINT  NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,\n"
+		"\trun              INTEGER NOT NULL CHECK (run >= 0),\n"
+		"\tpp               INTEGER NOT NULL CHECK (pp >= 1),\n"
+		"\tvs               INTEGER NOT NULL CHECK (vs >= 1),\n"
+		"\tmicrobatches     BIGINT  NOT NULL CHECK (microbatches >= 1),\n"
+		"\towner            TEXT,\n"
+		"\tlease_expires_at BIGINT,\n"
+		"\ttpi_s            DOUBLE PRECISION,\n"
+		"\tfacts            BYTEA,\n"
+		"\tPRIMARY KEY (job_id, run, pp, vs, microbatches)\n"
+		");\n"
+		"CREATE INDEX job_units_owner ON job_units(owner) WHERE owner IS NOT NULL;\n"
+		"\n"
+		"CREATE TABLE job_shares (\n"
+		"\tjob_id     BIGINT  PRIMARY KEY REFERENCES jobs(id) ON DELETE CASCADE,\n"
+		"\trun        INTEGER NOT NULL CHECK (run >= 0),\n"
+		"\tbuild      TEXT    NOT NULL,\n"
+		"\topen_since BIGINT  NOT NULL,\n"
+		"\thelpers    BIGINT  NOT NULL DEFAULT 0\n"
+		");\n",
+	},
 };
 
 const size_t store_pg_migrations_count = sizeof(store_pg_migrations) / sizeof(store_pg_migrations[0]);

@@ -45,6 +45,7 @@
 const double runner_solve_buckets[8] = { 0.1, 0.5, 1, 5, 10, 30, 60, 300 };
 
 #define RUNNER_CANCEL_REVOKED 2 /* user_cancel: the tenant was revoked */
+#define RUNNER_HELPED_MAX 64      /* the runs of other instances' jobs a replica remembers having helped */
 
 struct runner_slot {
 	struct runner *r;
@@ -52,6 +53,8 @@ struct runner_slot {
 	int started;
 	int spare;                    /* a spare thread: claims only jobs of tenants with none running */
 	int64_t job;                  /* guarded by r->lock: the running job, 0 when idle */
+	int helping;                  /* guarded by r->lock: job is another instance's, this thread
+	                                 only solves units of it (runner_help_job): no lease of its own */
 	int64_t tenant;
 	atomic_int cancel;            /* the job's uop cancel flag */
 	atomic_int stop;              /* the job's uop stop flag: end now with the best plan so far */
@@ -78,6 +81,14 @@ struct runner {
 	                                 one at a time across the job threads, CBC is not thread-safe */
 	int stopping;                 /* guarded by lock: no new claims */
 	int pending_wakes;            /* guarded by lock */
+	int64_t wake_gen;             /* guarded by lock: grows with every runner_wake (a helper leaves
+	                                 its job for the queue's) */
+	double units_renewed_s;       /* guarded by lock: opt_clock_s() of the last units' renewal */
+	int helping;                  /* guarded by lock: a job thread looks for or helps another
+	                                 instance's job (runner_help_next) */
+	int64_t helped[RUNNER_HELPED_MAX]; /* guarded by lock: job * 16 + run of the runs helped lately
+	                                 (a ring), never joined again */
+	size_t n_helped;              /* guarded by lock: entries written, ever */
 	int stopped;
 	char owner[STORE_OWNER_CHARS + 1]; /* this process's instance id: the owner of its leases */
 	int64_t lease_ms;
@@ -88,8 +99,18 @@ struct runner {
 
 /* ------------------------------------------------------------ log */
 
+static void runner_log_line(FILE *log, const char *event, int64_t job, int64_t tenant, const char *from,
+                            const char *to, const char *detail);
+
 void runner_log_transition(FILE *log, int64_t job, int64_t tenant, const char *from, const char *to,
                            const char *detail)
+{
+	runner_log_line(log, "job", job, tenant, from, to, detail);
+}
+
+/* One JSON line {"ts", "event", "job", "tenant", "from", "to", "detail"?} on log (NULL-safe). */
+static void runner_log_line(FILE *log, const char *event, int64_t job, int64_t tenant, const char *from,
+                            const char *to, const char *detail)
 {
 	cJSON *o;
 	char *line = NULL, when[96];
@@ -103,7 +124,7 @@ void runner_log_transition(FILE *log, int64_t job, int64_t tenant, const char *f
 	snprintf(when, sizeof(when), "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900,
 	         tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (ts.tv_nsec / 1000000) % 1000);
 	o = cJSON_CreateObject();
-	if (o && cJSON_AddStringToObject(o, "ts", when) && cJSON_AddStringToObject(o, "event", "job") &&
+	if (o && cJSON_AddStringToObject(o, "ts", when) && cJSON_AddStringToObject(o, "event", event) &&
 	    cJSON_AddNumberToObject(o, "job", (double)job) &&
 	    cJSON_AddNumberToObject(o, "tenant", (double)tenant) &&
 	    cJSON_AddStringToObject(o, "from", from) && cJSON_AddStringToObject(o, "to", to) &&
@@ -537,6 +558,118 @@ static void runner_memo_put(void *ctx, int pp, int vs, long c, const struct opt_
 	if (opt_result_pack(facts, &buf, &len, NULL) == UNIAP_OK)
 		runner_cache_write(slot, pp, vs, c, 'f', buf, len);
 	free(buf);
+}
+
+
+/* ------------------------------------------------------------ one job across instances */
+
+/*
+ * A shared run's callbacks (uop.h, "Sharing"; docs/scale.md, "One job across
+ * replicas"): the units of run `run` of job `job` in the store.  The main run
+ * (the job's owner) and helpers (runner_help_job) use the same ones.  claim
+ * runs on the run's own thread; put on any (a worker's answer is recorded on
+ * a pool thread), so the counters it writes are atomic.
+ */
+struct runner_share {
+	struct runner_slot *slot;
+	int64_t job;
+	int run;
+	int helper;
+	int64_t wake_gen;             /* a helper's: r->wake_gen when it joined */
+	int left_for_queue;           /* a helper's: it ended because a job was queued */
+	atomic_llong put, taken, given_up;
+};
+
+/* 1 when a run of opts is worth sharing: its candidates are solved (not every plan of one
+ * strategy evaluated: the uniform space and one-strategy targets) and it has no deadline. */
+static int runner_shareable(const struct runner *r, const struct uop_options *o)
+{
+	return !r->cfg.no_share && store_shares(r->cfg.store) && o->space != UOP_SPACE_UNIFORM &&
+	       !target_rules(o->target)->one_strategy && o->deadline_s <= 0;
+}
+
+static const char *runner_build(const struct runner *r)
+{
+	return r->cfg.build ? r->cfg.build : "unknown";
+}
+
+static enum uop_share_claim runner_share_claim(void *ctx, int pp, int vs, long c, struct opt_result *facts,
+                                               double *incumbent)
+{
+	struct runner_share *sh = ctx;
+	struct runner *r = sh->slot->r;
+	enum store_unit_state st;
+	char *body = NULL;
+	size_t bytes = 0;
+	int over = 0;
+
+	*incumbent = INFINITY;
+	if (sh->helper) {
+		int64_t gen;
+
+		pthread_mutex_lock(&r->lock);
+		gen = r->wake_gen;
+		pthread_mutex_unlock(&r->lock);
+		if (gen != sh->wake_gen) {
+			/* a job was queued: this thread's first duty is the queue */
+			sh->left_for_queue = 1;
+			return UOP_SHARE_END;
+		}
+	}
+	/* a store that does not answer, or a job no longer running: a helper ends, the main
+	 * run solves it unclaimed (its own writes then say whether it still owns the job) */
+	if (store_unit_claim(r->cfg.store, sh->job, sh->run, pp, vs, c, r->owner, r->lease_ms, &st, &body, &bytes,
+	                     incumbent, &over, NULL) != UNIAP_OK)
+		return UOP_SHARE_END;
+	if (st == STORE_UNIT_BUSY)
+		return UOP_SHARE_BUSY;
+	if (st == STORE_UNIT_DONE) {
+		int ok = opt_result_unpack((const unsigned char *)body, bytes, facts, NULL) == UNIAP_OK;
+
+		free(body);
+		if (!ok)
+			return UOP_SHARE_END;
+		atomic_fetch_add(&sh->taken, 1);
+		return UOP_SHARE_DONE;
+	}
+	free(body);
+	if (over) {
+		/* another instance held it and its lease ran out (it died, or hangs): its work
+		 * on it is lost, and done again here */
+		char detail[128];
+
+		snprintf(detail, sizeof(detail), "run %d: took over candidate pp %d v %d c %ld from another instance",
+		         sh->run, pp, vs, c);
+		runner_log_line(r->cfg.log, "share", sh->job, sh->slot->tenant, "busy", "mine", detail);
+	}
+	return UOP_SHARE_MINE;
+}
+
+static void runner_share_put(void *ctx, int pp, int vs, long c, const struct opt_result *facts)
+{
+	struct runner_share *sh = ctx;
+	struct runner *r = sh->slot->r;
+	unsigned char *buf = NULL;
+	size_t len = 0;
+
+	if (facts && opt_result_pack(facts, &buf, &len, NULL) != UNIAP_OK)
+		facts = NULL; /* not packable: given up, so another solves it */
+	if (store_unit_put(r->cfg.store, sh->job, sh->run, pp, vs, c, r->owner, facts ? buf : NULL, len,
+	                   facts && facts->stage ? facts->tpi_s : INFINITY, NULL) == UNIAP_OK)
+		atomic_fetch_add(facts ? &sh->put : &sh->given_up, 1);
+	free(buf);
+}
+
+static void runner_share_init(struct runner_share *sh, struct runner_slot *slot, int64_t job, int run, int helper)
+{
+	memset(sh, 0, sizeof(*sh));
+	sh->slot = slot;
+	sh->job = job;
+	sh->run = run;
+	sh->helper = helper;
+	atomic_init(&sh->put, 0);
+	atomic_init(&sh->taken, 0);
+	atomic_init(&sh->given_up, 0);
 }
 
 /* ------------------------------------------------------------ running one job */
@@ -1022,6 +1155,92 @@ static void runner_run_allocation(struct runner_slot *slot, const struct store_j
 	allocation_input_release(&in);
 }
 
+/* Several targets are priced against the unconstrained optimum: it is planned too, last. */
+static void runner_targets_expand(struct runner_request *req)
+{
+	size_t i;
+
+	for (i = 0; i < req->n_targets && req->targets[i] != TARGET_ANY; i++)
+		;
+	if (req->n_targets > 1 && i == req->n_targets)
+		req->targets[req->n_targets++] = TARGET_ANY;
+}
+
+/*
+ * Helps run `run` of job slot->job, another instance's (docs/scale.md, "One
+ * job across replicas"): the same request, options and cost cache as its
+ * owner's run, every candidate claimed first, the units it can claim solved
+ * here and put in the store; the result is thrown away (the owner's run takes
+ * the units).  It ends when nothing is left to claim, the job stops running,
+ * or a job is queued (this thread's first duty).  *left_for_queue says the last.
+ */
+static void runner_help_job(struct runner_slot *slot, int run, int *left_for_queue)
+{
+	struct runner *r = slot->r;
+	struct store_job job;
+	struct runner_request req;
+	struct uop_result res;
+	struct uop_memo_ops memo = { runner_memo_facts, runner_memo_matrices, runner_memo_put, slot };
+	struct runner_share share;
+	struct uop_share_ops share_ops = { runner_share_claim, runner_share_put, 1, &share };
+	struct uniap_err err;
+	char detail[160];
+	double t0 = opt_clock_s();
+	uniap_code rc;
+
+	*left_for_queue = 0;
+	memset(&req, 0, sizeof(req));
+	if (store_job_get(r->cfg.store, STORE_ANY_TENANT, slot->job, &job, &err) != UNIAP_OK)
+		return;
+	rc = job.kind == STORE_JOB_PLAN ? runner_request_decode(job.request, job.request_bytes, &req, &err)
+	                                : UNIAP_E_ARG;
+	pthread_mutex_lock(&r->lock);
+	slot->tenant = job.tenant_id;
+	pthread_mutex_unlock(&r->lock);
+	store_job_release(&job);
+	if (rc != UNIAP_OK)
+		return;
+	runner_targets_expand(&req);
+	if (run < 0 || (size_t)run >= req.n_targets) {
+		runner_request_release(&req);
+		return;
+	}
+	req.opts.target = req.targets[run];
+	if (!runner_shareable(r, &req.opts) || (!r->cfg.no_cache &&
+	    runner_memo_base(&req, slot->tenant, slot->memo_base, &err) != UNIAP_OK)) {
+		runner_request_release(&req);
+		return;
+	}
+	runner_share_init(&share, slot, slot->job, run, 1);
+	pthread_mutex_lock(&r->lock);
+	share.wake_gen = r->wake_gen;
+	r->stats.share_joins++;
+	pthread_mutex_unlock(&r->lock);
+	snprintf(detail, sizeof(detail), "run %d: helping another instance's job", run);
+	runner_log_line(r->cfg.log, "share", slot->job, slot->tenant, "idle", "helping", detail);
+	req.opts.threads = r->cfg.workers;
+	req.opts.tag = (uint64_t)slot->job;
+	req.opts.group = (uint64_t)slot->tenant;
+	req.opts.cancel = &slot->cancel;
+	req.opts.stop = &slot->stop;
+	req.opts.memo = r->cfg.no_cache ? NULL : &memo;
+	req.opts.solve_lock = &r->solve_lock;
+	req.opts.budget_worker_s = 0; /* the owner counts these solves against the job's budget */
+	req.opts.share = &share_ops;
+	rc = uop_run(&req.cluster, &req.model, &req.opts, r->pool, &res, &err);
+	if (rc == UNIAP_OK)
+		uop_result_release(&res);
+	*left_for_queue = share.left_for_queue;
+	snprintf(detail, sizeof(detail), "run %d: %lld candidates solved here, %lld given up, %.3f s%s", run,
+	         (long long)atomic_load(&share.put), (long long)atomic_load(&share.given_up), opt_clock_s() - t0,
+	         share.left_for_queue ? "; left for a queued job" : rc == UNIAP_E_CANCELED ? "; canceled" : "");
+	runner_log_line(r->cfg.log, "share", slot->job, slot->tenant, "helping", "idle", detail);
+	pthread_mutex_lock(&r->lock);
+	r->stats.share_units_put += atomic_load(&share.put);
+	pthread_mutex_unlock(&r->lock);
+	runner_request_release(&req);
+}
+
 static void runner_run_job(struct runner_slot *slot)
 {
 	struct runner *r = slot->r;
@@ -1032,6 +1251,9 @@ static void runner_run_job(struct runner_slot *slot)
 	const char *errors[TARGET_COUNT] = { NULL };
 	size_t n_runs = 0, i, done_before = 0;
 	struct uop_memo_ops memo = { runner_memo_facts, runner_memo_matrices, runner_memo_put, slot };
+	struct runner_share share;
+	struct uop_share_ops share_ops = { runner_share_claim, runner_share_put, 0, &share };
+	int shared = 0, requeued = 0;
 	struct uniap_err err;
 	uniap_code rc;
 	double t0 = opt_clock_s(), spent_worker_s = 0, budget = r->cfg.job_budget_worker_s;
@@ -1087,13 +1309,8 @@ static void runner_run_job(struct runner_slot *slot)
 			budget_by_tenant = 1;
 		}
 	}
-	if (rc == UNIAP_OK) {
-		/* several targets are priced against the unconstrained optimum: planned too */
-		for (i = 0; i < req.n_targets && req.targets[i] != TARGET_ANY; i++)
-			;
-		if (req.n_targets > 1 && i == req.n_targets)
-			req.targets[req.n_targets++] = TARGET_ANY;
-	}
+	if (rc == UNIAP_OK)
+		runner_targets_expand(&req);
 	/* one deadline for all the job's target runs, from its start */
 	if (rc == UNIAP_OK && req.opts.deadline_s > 0) {
 		deadline = req.opts.deadline_s;
@@ -1114,6 +1331,14 @@ static void runner_run_job(struct runner_slot *slot)
 		req.opts.stop = &slot->stop;
 		req.opts.memo = r->cfg.no_cache ? NULL : &memo;
 		req.opts.solve_lock = &r->solve_lock;
+		/* other instances may solve this run's candidates with it (docs/scale.md) */
+		req.opts.share = NULL;
+		runner_share_init(&share, slot, slot->job, (int)n_runs, 0);
+		if (runner_shareable(r, &req.opts) &&
+		    store_job_share(r->cfg.store, slot->job, &slot->lease, (int)n_runs, runner_build(r), NULL) == UNIAP_OK) {
+			req.opts.share = &share_ops;
+			shared = 1;
+		}
 		/* what the earlier targets' runs left of the job's budget (a tiny one solves nothing) */
 		req.opts.budget_worker_s = budget <= 0 ? 0 : budget - spent_worker_s > 0 ? budget - spent_worker_s : 1e-9;
 		pthread_mutex_lock(&slot->progress_lock);
@@ -1131,6 +1356,14 @@ static void runner_run_job(struct runner_slot *slot)
 			rs[n_runs].best = -1;
 			err_clear(&err);
 			rc = UNIAP_OK;
+		}
+		if (req.opts.share) {
+			/* no helper joins a run that is over (the next run opens itself) */
+			store_job_share(r->cfg.store, slot->job, &slot->lease, -1, runner_build(r), NULL);
+			pthread_mutex_lock(&r->lock);
+			r->stats.share_units_put += atomic_load(&share.put);
+			r->stats.share_units_taken += atomic_load(&share.taken);
+			pthread_mutex_unlock(&r->lock);
 		}
 		if (rc == UNIAP_OK) {
 			done_before += rs[n_runs].n_candidates;
@@ -1179,9 +1412,14 @@ static void runner_run_job(struct runner_slot *slot)
 		cJSON_free(text);
 	} else if (rc == UNIAP_E_CANCELED && runner_end_canceled(slot, user_cancel, stopping) == 0) {
 		/* canceled by the client, or the grace period ran out: the next start runs it again */
+		requeued = !user_cancel && stopping;
 	} else {
 		runner_end(slot, STORE_JOB_FAILED, NULL, 0, err.msg, 0);
 	}
+	/* the job ended: its units go (a requeued job keeps its done ones for its next run, and
+	 * a job whose lease is lost is another instance's) */
+	if (shared && !requeued && !atomic_load(&slot->lost))
+		store_job_unshare(r->cfg.store, slot->job, NULL);
 	for (i = 0; i < n_runs && i < TARGET_COUNT; i++)
 		uop_result_release(&rs[i]);
 	runner_request_release(&req);
@@ -1231,6 +1469,55 @@ static void runner_spare_more(struct runner *r)
 		r->slots[next].started = 1;
 }
 
+/*
+ * r->lock held, the slot's thread found no queued job: when sharing, it looks
+ * for a run of another instance's job to help (store_job_share_find), helps
+ * it (the lock dropped meanwhile) and returns 1; 0 when there is none.
+ */
+static int runner_help_next(struct runner_slot *slot)
+{
+	struct runner *r = slot->r;
+	int64_t skip[RUNNER_HELPED_MAX], job = 0;
+	size_t n_skip = r->n_helped < RUNNER_HELPED_MAX ? r->n_helped : RUNNER_HELPED_MAX;
+	int run = -1, left = 0;
+
+	/* one thread of an instance helps at a time (looking included): a second would race
+	 * the first for the same cores, and the others stay free for the queue */
+	if (r->cfg.no_share || !store_shares(r->cfg.store) || r->stopping || r->helping)
+		return 0;
+	r->helping = 1;
+	memcpy(skip, r->helped, n_skip * sizeof(*skip));
+	pthread_mutex_unlock(&r->lock);
+	if (store_job_share_find(r->cfg.store, r->owner, runner_build(r), RUNNER_SHARE_AFTER_MS, skip, n_skip, &job,
+	                         &run, NULL) != UNIAP_OK)
+		job = 0;
+	pthread_mutex_lock(&r->lock);
+	if (job == 0 || r->stopping) {
+		r->helping = 0;
+		return 0;
+	}
+	slot->job = job;
+	slot->helping = 1;
+	slot->tenant = 0;
+	slot->user_cancel = 0;
+	atomic_store(&slot->cancel, 0);
+	atomic_store(&slot->stop, 0);
+	atomic_store(&slot->lost, 0);
+	pthread_mutex_unlock(&r->lock);
+
+	runner_help_job(slot, run, &left);
+
+	pthread_mutex_lock(&r->lock);
+	/* never again, unless it left for the queue: a run is helped once, to its end */
+	if (!left)
+		r->helped[r->n_helped++ % RUNNER_HELPED_MAX] = job * 16 + run;
+	slot->job = 0;
+	slot->helping = 0;
+	r->helping = 0;
+	pthread_cond_broadcast(&r->idle);
+	return 1;
+}
+
 static void *runner_thread(void *arg)
 {
 	struct runner_slot *slot = arg;
@@ -1249,12 +1536,17 @@ static void *runner_thread(void *arg)
 		else if ((slot->spare ? store_job_claim_idle : store_job_claim)(r->cfg.store, r->owner, r->lease_ms,
 		                                                                &id, &lease, NULL) != UNIAP_OK)
 			id = 0;
+		if (id == 0 && !slot->spare && runner_help_next(slot))
+			continue;
 		if (id == 0) {
 			if (r->pending_wakes > 0) {
 				r->pending_wakes = 0;
 				continue;
 			}
-			runner_deadline(&ts, store_listens(r->cfg.store) ? RUNNER_PUSHED_POLL_S : RUNNER_IDLE_POLL_S);
+			/* pushed events say when a job is queued, not when another instance's job opens
+			 * to helpers: a sharing instance keeps looking every second */
+			runner_deadline(&ts, store_listens(r->cfg.store) && (r->cfg.no_share || !store_shares(r->cfg.store))
+			                     ? RUNNER_PUSHED_POLL_S : RUNNER_IDLE_POLL_S);
 			pthread_cond_timedwait(&r->wake, &r->lock, &ts);
 			continue;
 		}
@@ -1367,6 +1659,7 @@ void runner_wake(struct runner *r)
 		return;
 	pthread_mutex_lock(&r->lock);
 	r->pending_wakes++;
+	r->wake_gen++;
 	/* every idle thread: a spare one may not take the job, another must */
 	pthread_cond_broadcast(&r->wake);
 	pthread_mutex_unlock(&r->lock);
@@ -1457,8 +1750,15 @@ size_t runner_lease_tick(struct runner *r)
 	if (!r)
 		return 0;
 	pthread_mutex_lock(&r->lock);
+	/* the units this instance holds, of its own jobs and of those it helps */
+	if (!r->cfg.no_share && store_shares(r->cfg.store) && now - r->units_renewed_s >= every) {
+		r->units_renewed_s = now;
+		pthread_mutex_unlock(&r->lock);
+		store_units_renew(r->cfg.store, r->owner, r->lease_ms, NULL);
+		pthread_mutex_lock(&r->lock);
+	}
 	for (k = 0; k < r->n_slots; k++)
-		if (r->slots[k].job > 0 && !atomic_load(&r->slots[k].lost) &&
+		if (r->slots[k].job > 0 && !r->slots[k].helping && !atomic_load(&r->slots[k].lost) &&
 		    now - r->slots[k].renewed_s >= every) {
 			r->slots[k].renewed_s = now;
 			jobs[n] = r->slots[k].job;
@@ -1572,6 +1872,6 @@ void runner_get_stats(struct runner *r, struct runner_stats *out)
 	*out = r->stats;
 	out->running = 0;
 	for (i = 0; i < r->n_slots; i++)
-		out->running += r->slots[i].job != 0;
+		out->running += r->slots[i].job != 0 && !r->slots[i].helping;
 	pthread_mutex_unlock(&r->lock);
 }

@@ -63,7 +63,15 @@ struct runner_config {
 	                            seconds, all targets together); < 0: none; 0: RUNNER_DEFAULT_JOB_BUDGET_S */
 	double lease_s;          /* a claim's lease, renewed every lease_s/3 (runner_lease_tick);
 	                            1..86400; 0: RUNNER_DEFAULT_LEASE_S */
+	int no_share;            /* 1: never share a plan job's candidates with other instances, nor
+	                            help theirs (store_shares(): PostgreSQL; docs/scale.md, "One job
+	                            across replicas") */
+	const char *build;       /* borrowed: this build's version (instances of other builds never
+	                            share a job: their cost models may differ); NULL: "unknown" */
 };
+
+/* An idle job thread helps another instance's job only once its run has been open this long. */
+#define RUNNER_SHARE_AFTER_MS 1000
 
 /* Worker seconds a plan job may spend by default (--job-budget; docs/jobs.md, "Budget"):
  * two hours of one worker, far above any catalog problem, a stop for runaway ones. */
@@ -209,6 +217,9 @@ struct runner_stats {
 	int64_t solve_count;
 	int64_t solve_bucket[8];                 /* runs <= 0.1, 0.5, 1, 5, 10, 30, 60, 300 s */
 	int64_t cache_hits, cache_misses, cache_puts;
+	int64_t share_joins;                     /* runs of other instances' jobs this one helped */
+	int64_t share_units_put;                 /* candidates this instance solved for a shared run */
+	int64_t share_units_taken;               /* candidates its own jobs took from other instances */
 };
 
 extern const double runner_solve_buckets[8];

@@ -11,6 +11,8 @@
  */
 #include "store_backend.h"
 
+#include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 /* ---- open, close, and the calls handed to the backend ---- */
@@ -268,4 +270,84 @@ uniap_code store_listen(struct store *s, store_event_fn fn, void *ctx, struct un
 int store_listens(const struct store *s)
 {
 	return s->be->listen != NULL;
+}
+
+int store_shares(const struct store *s)
+{
+	return s->be->unit_claim != NULL;
+}
+
+static uniap_code store_no_shares(struct uniap_err *err)
+{
+	return err_set(err, UNIAP_E_CONFLICT, "store: %s shares no jobs between instances (PostgreSQL does)",
+		       "this backend");
+}
+
+uniap_code store_unit_claim(struct store *s, int64_t job, int run, int pp, int vs, int64_t c, const char *owner,
+			    int64_t lease_ms, enum store_unit_state *state, char **facts, size_t *facts_bytes,
+			    double *incumbent, int *taken_over, struct uniap_err *err)
+{
+	int over = 0;
+	uniap_code rc;
+
+	*facts = NULL;
+	*facts_bytes = 0;
+	*incumbent = INFINITY;
+	if (!s->be->unit_claim)
+		return store_no_shares(err);
+	if (!owner || lease_ms < 0 || run < 0 || pp < 1 || vs < 1 || c < 1)
+		return err_set(err, UNIAP_E_ARG, "unit claim: needs an owner, lease_ms >= 0 and a candidate");
+	rc = s->be->unit_claim(s, job, run, pp, vs, c, owner, lease_ms, state, facts, facts_bytes, incumbent, &over,
+			       err);
+	if (taken_over)
+		*taken_over = rc == UNIAP_OK && over;
+	return rc;
+}
+
+uniap_code store_unit_put(struct store *s, int64_t job, int run, int pp, int vs, int64_t c, const char *owner,
+			  const void *facts, size_t bytes, double tpi_s, struct uniap_err *err)
+{
+	if (!s->be->unit_put)
+		return store_no_shares(err);
+	if (!owner || (facts && bytes > INT32_MAX))
+		return err_set(err, UNIAP_E_ARG, "unit put: needs an owner and facts below 2 GiB");
+	return s->be->unit_put(s, job, run, pp, vs, c, owner, facts, bytes, tpi_s, err);
+}
+
+uniap_code store_units_renew(struct store *s, const char *owner, int64_t lease_ms, struct uniap_err *err)
+{
+	if (!s->be->units_renew)
+		return store_no_shares(err);
+	if (!owner || lease_ms < 0)
+		return err_set(err, UNIAP_E_ARG, "units renew: needs an owner and lease_ms >= 0");
+	return s->be->units_renew(s, owner, lease_ms, err);
+}
+
+uniap_code store_job_share(struct store *s, int64_t job, const struct store_lease *lease, int run,
+			   const char *build, struct uniap_err *err)
+{
+	if (!s->be->job_share)
+		return store_no_shares(err);
+	if (!lease || !build || run < -1)
+		return err_set(err, UNIAP_E_ARG, "job share: needs the job's lease, a build and a run >= -1");
+	return s->be->job_share(s, job, lease, run, build, err);
+}
+
+uniap_code store_job_unshare(struct store *s, int64_t job, struct uniap_err *err)
+{
+	if (!s->be->job_unshare)
+		return store_no_shares(err);
+	return s->be->job_unshare(s, job, err);
+}
+
+uniap_code store_job_share_find(struct store *s, const char *owner, const char *build, int64_t min_age_ms,
+				const int64_t *skip, size_t n_skip, int64_t *job, int *run, struct uniap_err *err)
+{
+	*job = 0;
+	*run = -1;
+	if (!s->be->job_share_find)
+		return store_no_shares(err);
+	if (!owner || !build || (n_skip && !skip))
+		return err_set(err, UNIAP_E_ARG, "job share find: needs an owner and a build");
+	return s->be->job_share_find(s, owner, build, min_age_ms, skip, n_skip, job, run, err);
 }

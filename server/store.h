@@ -454,6 +454,76 @@ uniap_code store_jobs_purge(struct store *s, int64_t age_ms, size_t max, size_t 
  * start-up and every few seconds: a job of a live owner is never taken. */
 uniap_code store_jobs_recover(struct store *s, size_t *requeued, struct uniap_err *err);
 
+/* ---- one plan job solved by several replicas (PostgreSQL, migration
+ * postgres/0003; docs/scale.md, "One job across replicas") ----
+ *
+ * A running plan job's candidates are units: (job, run, pp, vs, c), run being
+ * the index of the job's target run.  A unit is claimed by an instance under
+ * a lease (the database server's clock, like the jobs'), then done with its
+ * packed facts (core's opt_result_pack) and its plan's TPI.  The job's owner
+ * opens its current run to helpers; an idle replica finds such a run and
+ * solves the units it can claim.  Done units outlive a requeue of their job
+ * (their facts stay true); the job's end deletes them.  SQLite has none of
+ * this: store_shares() is 0 and every call below is UNIAP_E_CONFLICT. */
+
+/* 1 when the backend shares jobs between instances (PostgreSQL). */
+int store_shares(const struct store *s);
+
+enum store_unit_state {
+	STORE_UNIT_MINE = 0,     /* claimed by the caller now (or already its own) */
+	STORE_UNIT_BUSY,         /* another instance holds it, its lease running */
+	STORE_UNIT_DONE,         /* decided: *facts holds what its solver put */
+};
+
+/*
+ * Claims unit (job, run, pp, vs, c) for owner (borrowed) with a lease of
+ * lease_ms: free, or held under a lease that ran out, it becomes the owner's.
+ * *state says how it is; on STORE_UNIT_DONE *facts (owned, free()) and
+ * *facts_bytes hold its facts; *taken_over (may be NULL) says that a MINE
+ * unit was held by another instance whose lease ran out.  *incumbent gets the least plan TPI of the
+ * run's done units (INFINITY: none).  UNIAP_E_CONFLICT when the job is not
+ * running (a helper then stops).
+ */
+uniap_code store_unit_claim(struct store *s, int64_t job, int run, int pp, int vs, int64_t c, const char *owner,
+			    int64_t lease_ms, enum store_unit_state *state, char **facts, size_t *facts_bytes,
+			    double *incumbent, int *taken_over, struct uniap_err *err);
+
+/*
+ * Unit (job, run, pp, vs, c) is decided: facts (borrowed, bytes) and the TPI
+ * of its plan (INFINITY: none) are kept, the first put wins (a later one,
+ * from an instance whose lease ran out, changes nothing: facts are true
+ * whoever found them).  facts NULL: owner (borrowed) gives its claim up
+ * undecided, so that another claims it at once.
+ */
+uniap_code store_unit_put(struct store *s, int64_t job, int run, int pp, int vs, int64_t c, const char *owner,
+			  const void *facts, size_t bytes, double tpi_s, struct uniap_err *err);
+
+/* Extends the lease of every unit owner (borrowed) holds to lease_ms from now. */
+uniap_code store_units_renew(struct store *s, const char *owner, int64_t lease_ms, struct uniap_err *err);
+
+/*
+ * The owner of running job (lease, borrowed: the writes are fenced like the
+ * job's own) opens its target run `run` to helpers of build (borrowed: the
+ * uniapd version; an instance of another build never helps, its cost model
+ * may differ); run -1 closes it (no helper joins; those that joined finish
+ * their units).
+ */
+uniap_code store_job_share(struct store *s, int64_t job, const struct store_lease *lease, int run,
+			   const char *build, struct uniap_err *err);
+
+/* Deletes job's units and its share (the job ended); any instance. */
+uniap_code store_job_unshare(struct store *s, int64_t job, struct uniap_err *err);
+
+/*
+ * A running job another instance owns whose run has been open to helpers of
+ * build for at least min_age_ms, the one with the fewest helpers first (then
+ * the oldest), skipping the keys skip (borrowed, n_skip: job * 16 + run, the
+ * runs the caller helped already); it counts the caller as a helper.  *job =
+ * 0 when there is none.
+ */
+uniap_code store_job_share_find(struct store *s, const char *owner, const char *build, int64_t min_age_ms,
+				const int64_t *skip, size_t n_skip, int64_t *job, int *run, struct uniap_err *err);
+
 /* ---- events between replicas (PostgreSQL: LISTEN/NOTIFY; docs/scale.md) ---- */
 
 enum store_event {

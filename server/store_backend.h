@@ -97,6 +97,19 @@ struct store_backend {
 				size_t bytes, struct uniap_err *err);
 	uniap_code (*cache_stats)(struct store *s, int64_t *entries, int64_t *bytes, struct uniap_err *err);
 
+	/* the shared jobs (store.h); NULL all: the backend shares nothing (store_shares() is 0) */
+	uniap_code (*unit_claim)(struct store *s, int64_t job, int run, int pp, int vs, int64_t c, const char *owner,
+				 int64_t lease_ms, enum store_unit_state *state, char **facts, size_t *facts_bytes,
+				 double *incumbent, int *taken_over, struct uniap_err *err);
+	uniap_code (*unit_put)(struct store *s, int64_t job, int run, int pp, int vs, int64_t c, const char *owner,
+			       const void *facts, size_t bytes, double tpi_s, struct uniap_err *err);
+	uniap_code (*units_renew)(struct store *s, const char *owner, int64_t lease_ms, struct uniap_err *err);
+	uniap_code (*job_share)(struct store *s, int64_t job, const struct store_lease *lease, int run,
+				const char *build, struct uniap_err *err);
+	uniap_code (*job_unshare)(struct store *s, int64_t job, struct uniap_err *err);
+	uniap_code (*job_share_find)(struct store *s, const char *owner, const char *build, int64_t min_age_ms,
+				     const int64_t *skip, size_t n_skip, int64_t *job, int *run, struct uniap_err *err);
+
 	/* store_listen; NULL: the backend pushes no events (one machine: store_listens() is 0) */
 	uniap_code (*listen)(struct store *s, store_event_fn fn, void *ctx, struct uniap_err *err);
 };

@@ -2538,6 +2538,300 @@ static void listen_stop(struct store_pg *s)
 	close(s->wake[1]);
 }
 
+
+/* ---- shared jobs: units and shares (store.h; migration postgres/0003) ---- */
+
+struct unit_arg {
+	int64_t job, c, lease_ms;
+	int run, pp, vs;
+	const char *owner;
+	const void *facts;         /* put: NULL gives the claim up */
+	size_t bytes;
+	double tpi_s;
+	enum store_unit_state state; /* claim: out */
+	char *out;                   /* claim: out, owned */
+	size_t out_bytes;
+	double incumbent;            /* claim: out */
+	int taken_over;              /* claim: out: from another owner whose lease ran out */
+};
+
+static void unit_key(struct pg_params *p, const struct unit_arg *a)
+{
+	p_i64(p, a->job);
+	p_i64(p, a->run);
+	p_i64(p, a->pp);
+	p_i64(p, a->vs);
+	p_i64(p, a->c);
+}
+
+#define UNIT_WHERE "job_id = $1 AND run = $2 AND pp = $3 AND vs = $4 AND microbatches = $5"
+
+static uniap_code unit_claim_tx(struct pg_call *k, void *arg, struct uniap_err *err)
+{
+	struct unit_arg *a = arg;
+	struct pg_params p = { 0 }, q = { 0 }, r = { 0 };
+	PGresult *res = NULL;
+	int64_t changed = 0;
+	int found = 0, expired = 0, done = 0, free_row = 0;
+	uniap_code rc;
+
+	free(a->out);
+	a->out = NULL;
+	a->out_bytes = 0;
+	a->incumbent = INFINITY;
+	a->state = STORE_UNIT_BUSY;
+	a->taken_over = 0;
+	p_i64(&p, a->job);
+	rc = q_run(k, "SELECT 1 FROM jobs WHERE id = $1 AND state = 'running'", &p, &res, "claim unit", err);
+	if (rc == UNIAP_OK && PQntuples(res) == 0)
+		rc = err_set(err, UNIAP_E_CONFLICT, "job %lld: not running", (long long)a->job);
+	PQclear(res);
+	if (rc != UNIAP_OK)
+		return rc;
+	unit_key(&q, a);
+	p_text(&q, a->owner);
+	rc = q_run(k, "SELECT owner IS NULL OR owner = $6, lease_expires_at <= " PG_NOW_MS ", facts FROM job_units"
+		   " WHERE " UNIT_WHERE " FOR UPDATE", &q, &res, "claim unit", err);
+	if (rc == UNIAP_OK && PQntuples(res) > 0) {
+		found = 1;
+		free_row = col_i64(res, 0, 0) != 0;
+		expired = col_i64(res, 0, 1) != 0;
+		done = !col_null(res, 0, 2);
+		if (done)
+			rc = col_dup(res, 0, 2, &a->out, &a->out_bytes, err);
+	}
+	PQclear(res);
+	if (rc != UNIAP_OK)
+		return rc;
+	if (!found) {
+		memset(&q, 0, sizeof(q));
+		unit_key(&q, a);
+		p_text(&q, a->owner);
+		p_i64(&q, a->lease_ms);
+		rc = q_write(k, "INSERT INTO job_units (job_id, run, pp, vs, microbatches, owner, lease_expires_at)"
+			     " VALUES ($1, $2, $3, $4, $5, $6, " PG_NOW_MS " + $7)"
+			     " ON CONFLICT (job_id, run, pp, vs, microbatches) DO NOTHING", &q, &changed, "claim unit", err);
+		if (rc == UNIAP_OK && changed == 0) {
+			k->retry = 1; /* another claim made the row first: look at it */
+			return err_set(err, UNIAP_E_CONFLICT, "claim unit: raced");
+		}
+		if (rc == UNIAP_OK)
+			a->state = STORE_UNIT_MINE;
+	} else if (done) {
+		a->state = STORE_UNIT_DONE;
+	} else if (free_row || expired) {
+		memset(&q, 0, sizeof(q));
+		unit_key(&q, a);
+		p_text(&q, a->owner);
+		p_i64(&q, a->lease_ms);
+		rc = q_write(k, "UPDATE job_units SET owner = $6, lease_expires_at = " PG_NOW_MS " + $7 WHERE " UNIT_WHERE,
+			     &q, NULL, "claim unit", err);
+		if (rc == UNIAP_OK) {
+			a->state = STORE_UNIT_MINE;
+			a->taken_over = !free_row;
+		}
+	}
+	if (rc != UNIAP_OK)
+		return rc;
+	p_i64(&r, a->job);
+	p_i64(&r, a->run);
+	rc = q_run(k, "SELECT min(tpi_s) FROM job_units WHERE job_id = $1 AND run = $2 AND facts IS NOT NULL",
+		   &r, &res, "claim unit", err);
+	if (rc == UNIAP_OK && !col_null(res, 0, 0))
+		a->incumbent = col_f64(res, 0, 0);
+	PQclear(res);
+	return rc;
+}
+
+static uniap_code pg_unit_claim(struct store *base, int64_t job, int run, int pp, int vs, int64_t c,
+				const char *owner, int64_t lease_ms, enum store_unit_state *state, char **facts,
+				size_t *facts_bytes, double *incumbent, int *taken_over, struct uniap_err *err)
+{
+	struct unit_arg a = { .job = job, .c = c, .lease_ms = lease_ms, .run = run, .pp = pp, .vs = vs,
+			      .owner = owner, .incumbent = INFINITY };
+	uniap_code rc = pg_write(pg_of(base), unit_claim_tx, &a, err);
+
+	if (rc != UNIAP_OK) {
+		free(a.out);
+		return rc;
+	}
+	*state = a.state;
+	*facts = a.out;
+	*facts_bytes = a.out_bytes;
+	*incumbent = a.incumbent;
+	*taken_over = a.taken_over;
+	return UNIAP_OK;
+}
+
+static uniap_code unit_put_tx(struct pg_call *k, void *arg, struct uniap_err *err)
+{
+	struct unit_arg *a = arg;
+	struct pg_params p = { 0 };
+
+	unit_key(&p, a);
+	if (!a->facts) {
+		p_text(&p, a->owner);
+		return q_write(k, "UPDATE job_units SET owner = NULL, lease_expires_at = NULL WHERE " UNIT_WHERE
+			       " AND owner = $6 AND facts IS NULL", &p, NULL, "give a unit up", err);
+	}
+	p_bytes(&p, a->facts, a->bytes);
+	if (isfinite(a->tpi_s))
+		p_f64(&p, a->tpi_s);
+	else
+		p_null(&p, OID_FLOAT8);
+	/* the row is there (the claim made it) unless the job ended and took its units along */
+	return q_write(k, "UPDATE job_units SET facts = $6, tpi_s = $7, owner = NULL, lease_expires_at = NULL"
+		       " WHERE " UNIT_WHERE " AND facts IS NULL", &p, NULL, "put a unit", err);
+}
+
+static uniap_code pg_unit_put(struct store *base, int64_t job, int run, int pp, int vs, int64_t c, const char *owner,
+			      const void *facts, size_t bytes, double tpi_s, struct uniap_err *err)
+{
+	struct unit_arg a = { .job = job, .c = c, .run = run, .pp = pp, .vs = vs, .owner = owner,
+			      .facts = facts, .bytes = bytes, .tpi_s = tpi_s };
+
+	return pg_write(pg_of(base), unit_put_tx, &a, err);
+}
+
+struct units_renew_arg {
+	const char *owner;
+	int64_t lease_ms;
+};
+
+static uniap_code units_renew_tx(struct pg_call *k, void *arg, struct uniap_err *err)
+{
+	struct units_renew_arg *a = arg;
+	struct pg_params p = { 0 };
+
+	p_text(&p, a->owner);
+	p_i64(&p, a->lease_ms);
+	return q_write(k, "UPDATE job_units SET lease_expires_at = " PG_NOW_MS " + $2 WHERE owner = $1"
+		       " AND facts IS NULL", &p, NULL, "renew units", err);
+}
+
+static uniap_code pg_units_renew(struct store *base, const char *owner, int64_t lease_ms, struct uniap_err *err)
+{
+	struct units_renew_arg a = { owner, lease_ms };
+
+	return pg_write(pg_of(base), units_renew_tx, &a, err);
+}
+
+struct share_arg {
+	int64_t job;
+	const struct store_lease *lease;
+	int run;
+	const char *build;
+};
+
+static uniap_code job_share_tx(struct pg_call *k, void *arg, struct uniap_err *err)
+{
+	struct share_arg *a = arg;
+	struct pg_params p = { 0 };
+	struct job_row jr;
+	uniap_code rc = job_lock(k, a->job, &jr, err);
+
+	if (rc == UNIAP_OK)
+		rc = lease_check(&jr, a->job, a->lease, err);
+	if (rc != UNIAP_OK)
+		return rc;
+	p_i64(&p, a->job);
+	if (a->run < 0)
+		return q_write(k, "DELETE FROM job_shares WHERE job_id = $1", &p, NULL, "close a job's share", err);
+	p_i64(&p, a->run);
+	p_text(&p, a->build);
+	return q_write(k, "INSERT INTO job_shares (job_id, run, build, open_since, helpers)"
+		       " VALUES ($1, $2, $3, " PG_NOW_MS ", 0) ON CONFLICT (job_id) DO UPDATE"
+		       " SET run = EXCLUDED.run, build = EXCLUDED.build, open_since = EXCLUDED.open_since, helpers = 0",
+		       &p, NULL, "open a job's share", err);
+}
+
+static uniap_code pg_job_share(struct store *base, int64_t job, const struct store_lease *lease, int run,
+			       const char *build, struct uniap_err *err)
+{
+	struct share_arg a = { job, lease, run, build };
+
+	return pg_write(pg_of(base), job_share_tx, &a, err);
+}
+
+static uniap_code job_unshare_tx(struct pg_call *k, void *arg, struct uniap_err *err)
+{
+	const int64_t *job = arg;
+	struct pg_params p = { 0 };
+	uniap_code rc;
+
+	p_i64(&p, *job);
+	rc = q_write(k, "DELETE FROM job_shares WHERE job_id = $1", &p, NULL, "unshare a job", err);
+	if (rc == UNIAP_OK)
+		rc = q_write(k, "DELETE FROM job_units WHERE job_id = $1", &p, NULL, "unshare a job", err);
+	return rc;
+}
+
+static uniap_code pg_job_unshare(struct store *base, int64_t job, struct uniap_err *err)
+{
+	return pg_write(pg_of(base), job_unshare_tx, &job, err);
+}
+
+struct share_find_arg {
+	const char *owner, *build;
+	int64_t min_age_ms;
+	const char *skip;          /* "{k1,k2,...}": an array literal of the keys to skip */
+	int64_t job;               /* out */
+	int run;                   /* out */
+};
+
+static uniap_code job_share_find_tx(struct pg_call *k, void *arg, struct uniap_err *err)
+{
+	struct share_find_arg *a = arg;
+	struct pg_params p = { 0 };
+	PGresult *res = NULL;
+	uniap_code rc;
+
+	a->job = 0;
+	a->run = -1;
+	p_text(&p, a->owner);
+	p_text(&p, a->build);
+	p_i64(&p, a->min_age_ms);
+	p_text(&p, a->skip);
+	rc = q_run(k, "WITH pick AS (SELECT s.job_id FROM job_shares s JOIN jobs j ON j.id = s.job_id"
+		   " WHERE j.state = 'running' AND j.kind = 'plan' AND j.lease_owner IS DISTINCT FROM $1"
+		   " AND s.build = $2 AND s.open_since <= " PG_NOW_MS " - $3"
+		   " AND NOT (s.job_id * 16 + s.run = ANY ($4::text::bigint[]))"
+		   " ORDER BY s.helpers, s.open_since, s.job_id LIMIT 1 FOR UPDATE OF s SKIP LOCKED)"
+		   " UPDATE job_shares SET helpers = helpers + 1 FROM pick WHERE job_shares.job_id = pick.job_id"
+		   " RETURNING job_shares.job_id, job_shares.run::bigint", &p, &res, "find a shared job", err);
+	if (rc == UNIAP_OK && PQntuples(res) > 0) {
+		a->job = col_i64(res, 0, 0);
+		a->run = (int)col_i64(res, 0, 1);
+	}
+	PQclear(res);
+	return rc;
+}
+
+static uniap_code pg_job_share_find(struct store *base, const char *owner, const char *build, int64_t min_age_ms,
+				    const int64_t *skip, size_t n_skip, int64_t *job, int *run,
+				    struct uniap_err *err)
+{
+	struct share_find_arg a = { owner, build, min_age_ms, NULL, 0, -1 };
+	size_t i, cap = 3 + 21 * n_skip, len;
+	char *list = malloc(cap);
+	uniap_code rc;
+
+	if (!list)
+		return err_set(err, UNIAP_E_NOMEM, "find a shared job: out of memory");
+	len = (size_t)snprintf(list, cap, "{");
+	for (i = 0; i < n_skip; i++)
+		len += (size_t)snprintf(list + len, cap - len, "%s%lld", i ? "," : "", (long long)skip[i]);
+	snprintf(list + len, cap - len, "}");
+	a.skip = list;
+	rc = pg_write(pg_of(base), job_share_find_tx, &a, err);
+	free(list);
+	if (rc == UNIAP_OK) {
+		*job = a.job;
+		*run = a.run;
+	}
+	return rc;
+}
+
 static const struct store_backend store_pg_backend = {
 	.name = "postgres",
 	.close = pg_close,
@@ -2573,5 +2867,11 @@ static const struct store_backend store_pg_backend = {
 	.cache_get = pg_cache_get,
 	.cache_put = pg_cache_put,
 	.cache_stats = pg_cache_stats,
+	.unit_claim = pg_unit_claim,
+	.unit_put = pg_unit_put,
+	.units_renew = pg_units_renew,
+	.job_share = pg_job_share,
+	.job_unshare = pg_job_unshare,
+	.job_share_find = pg_job_share_find,
 	.listen = pg_listen,
 };

@@ -17,7 +17,11 @@
 #   4. the cost cache is shared and tenant-scoped: what one replica computed
 #      for a tenant's plan answers the same plan of that tenant on another
 #      replica, and never another tenant's (its own upload of the same
-#      cluster document: a catalog-only problem is public, one global scope).
+#      cluster document: a catalog-only problem is public, one global scope);
+#   5. one job across replicas: a large job planned while two more replicas
+#      are idle has candidates they solved and the plan one replica alone
+#      gives; killing (-9) a helper while it holds one of a job's candidates
+#      (seen in the database) loses nothing: the job ends with the same plan.
 # Skipped without Debian's postgresql.  Prints "replicas: N passed, N failed".
 set -u
 . "$(dirname "$0")/lib.inc"
@@ -264,6 +268,65 @@ cached cache-other-tenant 5 "$B" "$cb" "$mb"
 h2=$(cache 5 hit) m2=$(cache 5 miss)
 if [ "$h2" = "$h" ] && [ "$m2" -gt 0 ]; then ok; else
 	bad "another tenant's same problem: hits $h -> $h2, misses $m -> $m2 (want misses only)"; fi
+
+# ---- 5. one job across replicas (docs/scale.md): a job's candidates solved by every idle replica
+# give the plan one replica alone gives; a helper killed while it holds a candidate loses nothing
+# the 126-layer model on 65,536 H100s: about 10 s of one replica with one worker, 112 candidates
+for r in 2 3 5; do
+	eval "kill -TERM \$rpid_$r 2>/dev/null; wait \$rpid_$r 2>/dev/null"
+done
+printf '{"cluster":%s,"model":%s,"batch":8192,"schedule":"1f1b"}' "$(cat bench/data/cluster-65536-h100.json)" \
+	"$(cat bench/data/model-llama-126.json)" >"$tmp/big.json"
+# big NAME: plans big.json through replica 6 to its end; the job's id in $big, its plan in $tmp/NAME.plan
+big() {
+	port=$rport_6
+	call "$1" 202 '"id":' POST /v1/plans "$A" "$tmp/big.json"
+	big=$(jid)
+	if wait_job "$big" "$A" "succeeded failed canceled" 1200 && [ "$(jst "$tmp/job")" = succeeded ]; then ok; else
+		bad "$1: $(head -c 300 "$tmp/job")"; fi
+	python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))["result"]
+print(json.dumps([r["plan"], r["optimal"]], sort_keys=True)); print(sum(1 for c in r["candidates"] if c.get("shared")), file=sys.stderr)' \
+		"$tmp/job" >"$tmp/$1.plan" 2>"$tmp/$1.shared"
+}
+launch 6
+big alone
+if [ "$(cat "$tmp/alone.shared")" = 0 ]; then ok; else bad "alone: $(cat "$tmp/alone.shared") candidates shared with no other replica"; fi
+launch 7
+launch 8
+big shared
+if cmp -s "$tmp/alone.plan" "$tmp/shared.plan"; then ok; else
+	bad "one job on three replicas: another plan than on one: $(head -c 300 "$tmp/shared.plan")"; fi
+if [ "$(cat "$tmp/shared.shared")" -gt 0 ]; then ok; else bad "shared: no candidate came from another replica"; fi
+if grep -h '"event":"share"' "$tmp/r7.log" "$tmp/r8.log" | grep -q "\"job\":$big,.*candidates solved here"; then ok; else
+	bad "shared: no replica logged helping job $big"; fi
+# kill -9 a helper while it holds one of the job's candidates (seen in the database)
+port=$rport_6
+call kill-job 202 '"id":' POST /v1/plans "$A" "$tmp/big.json"
+kj=$(jid)
+held= i=0
+while [ -z "$held" ] && [ $i -lt $((600 * SLOW)) ]; do
+	held=$(psql "$DB" -Atc "SELECT u.owner FROM job_units u JOIN jobs j ON j.id = u.job_id WHERE u.job_id = $kj
+		AND u.facts IS NULL AND u.owner IS NOT NULL AND u.owner <> j.lease_owner LIMIT 1" 2>/dev/null)
+	[ -n "$held" ] || sleep 0.1
+	i=$((i + 1))
+done
+victim=
+for r in 6 7 8; do
+	grep -q "\"instance\":\"$held\"" "$tmp/r$r.log" && victim=$r
+done
+if [ -n "$victim" ]; then
+	eval "kill -9 \$rpid_$victim"
+	ok
+else
+	bad "kill: no helper held a candidate of job $kj (held '$held')"
+fi
+if wait_job "$kj" "$A" "succeeded failed canceled" 1200 && [ "$(jst "$tmp/job")" = succeeded ]; then ok; else
+	bad "kill: job $kj after its helper died: $(head -c 300 "$tmp/job")"; fi
+python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))["result"]
+print(json.dumps([r["plan"], r["optimal"]], sort_keys=True))' "$tmp/job" >"$tmp/killed.plan"
+if cmp -s "$tmp/alone.plan" "$tmp/killed.plan"; then ok; else
+	bad "kill: another plan after a helper died: $(head -c 300 "$tmp/killed.plan")"; fi
+echo "replicas: after the kill of replica $victim, $(cat "$tmp"/r?.log | grep -c "\"job\":$kj,.*took over") candidates were taken over"
 
 for r in 1 2 3; do
 	c=$(grep -c '"to":"succeeded"' "$tmp/r$r.log")

@@ -1330,6 +1330,137 @@ static void test_ask(void **state)
 	store_close(s);
 }
 
+/*
+ * Shared jobs (PostgreSQL; docs/scale.md, "One job across replicas"): a unit
+ * is the first claimer's, busy to the others while its lease runs, taken over
+ * once it ran out, given up to the next claimer, done for all once put (the
+ * first put wins); the incumbent is the least TPI put; claims end with the
+ * job; the find skips the owner's own jobs, other builds, young shares and
+ * the keys it is told to skip, and counts helpers; the job's end deletes it
+ * all.  SQLite shares nothing.
+ */
+static void test_shared_units(void **state)
+{
+	struct fx *f = *state;
+	struct uniap_err err = { 0 };
+	struct store *s = open_ok(f, 2, 0);
+	char key[STORE_KEY_CHARS + 1], *facts = NULL;
+	struct store_lease la;
+	enum store_unit_state st;
+	size_t bytes = 0;
+	double inc = 0;
+	int64_t t, id, claimed = 0, found = 0, skip;
+	int existed, over = 0, run = -1;
+
+	assert_int_equal(store_tenant_add(s, "t", 10, (int64_t)1 << 30, &t, key, &err), UNIAP_OK);
+	assert_int_equal(store_job_create(s, t, NULL, "{\"a\":1}", 7, &id, &existed, &err), UNIAP_OK);
+	if (!pg_url()) {
+		assert_false(store_shares(s));
+		assert_int_equal(store_unit_claim(s, id, 0, 1, 1, 1, OWNER_B, 1000, &st, &facts, &bytes, &inc, &over, &err),
+				 UNIAP_E_CONFLICT);
+		assert_null(facts);
+		store_close(s);
+		return;
+	}
+	assert_true(store_shares(s));
+	/* a queued job has no units to claim */
+	assert_int_equal(store_unit_claim(s, id, 0, 1, 1, 1, OWNER_B, 1000, &st, &facts, &bytes, &inc, &over, &err),
+			 UNIAP_E_CONFLICT);
+	assert_int_equal(store_job_claim(s, OWNER_A, 60000, &claimed, &la, &err), UNIAP_OK);
+	assert_int_equal(claimed, id);
+
+	/* first claim: the claimer's; another's is busy; the claimer's again is its own */
+	assert_int_equal(store_unit_claim(s, id, 0, 2, 1, 4, OWNER_A, 60000, &st, &facts, &bytes, &inc, &over, &err),
+			 UNIAP_OK);
+	assert_int_equal(st, STORE_UNIT_MINE);
+	assert_false(over);
+	assert_true(isinf(inc));
+	assert_int_equal(store_unit_claim(s, id, 0, 2, 1, 4, OWNER_B, 60000, &st, &facts, &bytes, &inc, &over, &err),
+			 UNIAP_OK);
+	assert_int_equal(st, STORE_UNIT_BUSY);
+	assert_int_equal(store_unit_claim(s, id, 0, 2, 1, 4, OWNER_A, 60000, &st, &facts, &bytes, &inc, &over, &err),
+			 UNIAP_OK);
+	assert_int_equal(st, STORE_UNIT_MINE);
+	assert_false(over);
+	/* given up: the next claimer's at once, not a take-over */
+	assert_int_equal(store_unit_put(s, id, 0, 2, 1, 4, OWNER_A, NULL, 0, INFINITY, &err), UNIAP_OK);
+	assert_int_equal(store_unit_claim(s, id, 0, 2, 1, 4, OWNER_B, 0, &st, &facts, &bytes, &inc, &over, &err),
+			 UNIAP_OK);
+	assert_int_equal(st, STORE_UNIT_MINE);
+	assert_false(over);
+	/* B's lease (0 ms) ran out: A takes it over; the renewal keeps A's */
+	assert_int_equal(store_unit_claim(s, id, 0, 2, 1, 4, OWNER_A, 0, &st, &facts, &bytes, &inc, &over, &err),
+			 UNIAP_OK);
+	assert_int_equal(st, STORE_UNIT_MINE);
+	assert_true(over);
+	assert_int_equal(store_units_renew(s, OWNER_A, 60000, &err), UNIAP_OK);
+	assert_int_equal(store_unit_claim(s, id, 0, 2, 1, 4, OWNER_B, 60000, &st, &facts, &bytes, &inc, &over, &err),
+			 UNIAP_OK);
+	assert_int_equal(st, STORE_UNIT_BUSY);
+	/* put: done for everyone, facts as put; a later put changes nothing */
+	assert_int_equal(store_unit_put(s, id, 0, 2, 1, 4, OWNER_A, "facts-a", 7, 2.5, &err), UNIAP_OK);
+	assert_int_equal(store_unit_put(s, id, 0, 2, 1, 4, OWNER_B, "facts-b", 7, 1.0, &err), UNIAP_OK);
+	assert_int_equal(store_unit_claim(s, id, 0, 2, 1, 4, OWNER_B, 60000, &st, &facts, &bytes, &inc, &over, &err),
+			 UNIAP_OK);
+	assert_int_equal(st, STORE_UNIT_DONE);
+	assert_int_equal(bytes, 7);
+	assert_memory_equal(facts, "facts-a", 7);
+	free(facts);
+	facts = NULL;
+	assert_true(inc == 2.5);
+	/* the incumbent is the least TPI put in this run; a unit without a plan does not count */
+	assert_int_equal(store_unit_claim(s, id, 0, 4, 1, 8, OWNER_B, 60000, &st, &facts, &bytes, &inc, &over, &err),
+			 UNIAP_OK);
+	assert_int_equal(store_unit_put(s, id, 0, 4, 1, 8, OWNER_B, "x", 1, 2.0, &err), UNIAP_OK);
+	assert_int_equal(store_unit_claim(s, id, 0, 8, 1, 8, OWNER_B, 60000, &st, &facts, &bytes, &inc, &over, &err),
+			 UNIAP_OK);
+	assert_int_equal(store_unit_put(s, id, 0, 8, 1, 8, OWNER_B, "y", 1, INFINITY, &err), UNIAP_OK);
+	assert_int_equal(store_unit_claim(s, id, 1, 2, 1, 4, OWNER_B, 60000, &st, &facts, &bytes, &inc, &over, &err),
+			 UNIAP_OK);
+	assert_int_equal(st, STORE_UNIT_MINE); /* another run: another unit */
+	assert_true(isinf(inc));
+	assert_int_equal(store_unit_claim(s, id, 0, 1, 1, 1, OWNER_B, 60000, &st, &facts, &bytes, &inc, &over, &err),
+			 UNIAP_OK);
+	assert_true(inc == 2.0);
+
+	/* shares: only the owner opens one; the find skips the owner, other builds, young
+	 * shares and the keys skipped, and counts its helpers */
+	assert_int_equal(store_job_share(s, id, &la, 1, "build-1", &err), UNIAP_OK);
+	la.token++;
+	assert_int_equal(store_job_share(s, id, &la, 1, "build-1", &err), UNIAP_E_CONFLICT);
+	la.token--;
+	assert_int_equal(store_job_share_find(s, OWNER_A, "build-1", 0, NULL, 0, &found, &run, &err), UNIAP_OK);
+	assert_int_equal(found, 0);
+	assert_int_equal(store_job_share_find(s, OWNER_B, "build-2", 0, NULL, 0, &found, &run, &err), UNIAP_OK);
+	assert_int_equal(found, 0);
+	assert_int_equal(store_job_share_find(s, OWNER_B, "build-1", 3600000, NULL, 0, &found, &run, &err), UNIAP_OK);
+	assert_int_equal(found, 0);
+	skip = id * 16 + 1;
+	assert_int_equal(store_job_share_find(s, OWNER_B, "build-1", 0, &skip, 1, &found, &run, &err), UNIAP_OK);
+	assert_int_equal(found, 0);
+	assert_int_equal(store_job_share_find(s, OWNER_B, "build-1", 0, NULL, 0, &found, &run, &err), UNIAP_OK);
+	assert_int_equal(found, id);
+	assert_int_equal(run, 1);
+	assert_int_equal(raw_sql(f, "SELECT helpers FROM job_shares"), 1);
+	/* closed: nobody finds it */
+	assert_int_equal(store_job_share(s, id, &la, -1, "build-1", &err), UNIAP_OK);
+	assert_int_equal(store_job_share_find(s, OWNER_B, "build-1", 0, NULL, 0, &found, &run, &err), UNIAP_OK);
+	assert_int_equal(found, 0);
+	assert_int_equal(store_job_share(s, id, &la, 0, "build-1", &err), UNIAP_OK);
+
+	/* the job ends: no claim, and unshare deletes its units and share */
+	assert_int_equal(store_job_transition(s, STORE_ANY_TENANT, id, STORE_JOB_SUCCEEDED, "{}", 2, NULL, &la, &err),
+			 UNIAP_OK);
+	assert_int_equal(store_unit_claim(s, id, 0, 2, 1, 4, OWNER_B, 60000, &st, &facts, &bytes, &inc, &over, &err),
+			 UNIAP_E_CONFLICT);
+	assert_true(raw_sql(f, "SELECT count(*) FROM job_units") > 0);
+	assert_int_equal(store_job_unshare(s, id, &err), UNIAP_OK);
+	assert_int_equal(raw_sql(f, "SELECT count(*) FROM job_units"), 0);
+	assert_int_equal(raw_sql(f, "SELECT count(*) FROM job_shares"), 0);
+	assert_null(facts);
+	store_close(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1352,6 +1483,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_limits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cache, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_jobs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_shared_units, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
