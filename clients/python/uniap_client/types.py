@@ -499,6 +499,7 @@ Candidate = TypedDict('Candidate', {
     'strategy': NotRequired[str],
     'note': NotRequired[str],
     'cached': NotRequired[bool],
+    'shared': NotRequired[bool],
 }, total=False)
 
 PlanResult = TypedDict('PlanResult', {
