@@ -21,7 +21,9 @@
 #   5. one job across replicas: a large job planned while two more replicas
 #      are idle has candidates they solved and the plan one replica alone
 #      gives; killing (-9) a helper while it holds one of a job's candidates
-#      (seen in the database) loses nothing: the job ends with the same plan.
+#      (seen in the database) loses nothing: the job ends with the same plan;
+#      killing the owner of a job with candidates done: the last replica
+#      finishes it with the same plan and takes those candidates.
 # Skipped without Debian's postgresql.  Prints "replicas: N passed, N failed".
 set -u
 . "$(dirname "$0")/lib.inc"
@@ -320,6 +322,12 @@ if [ -n "$victim" ]; then
 else
 	bad "kill: no helper held a candidate of job $kj (held '$held')"
 fi
+alive=
+for r in 6 7 8; do
+	[ "$r" = "$victim" ] || alive="$alive $r"
+done
+set -- $alive
+eval "port=\$rport_$1"
 if wait_job "$kj" "$A" "succeeded failed canceled" 1200 && [ "$(jst "$tmp/job")" = succeeded ]; then ok; else
 	bad "kill: job $kj after its helper died: $(head -c 300 "$tmp/job")"; fi
 python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))["result"]
@@ -327,6 +335,40 @@ print(json.dumps([r["plan"], r["optimal"]], sort_keys=True))' "$tmp/job" >"$tmp/
 if cmp -s "$tmp/alone.plan" "$tmp/killed.plan"; then ok; else
 	bad "kill: another plan after a helper died: $(head -c 300 "$tmp/killed.plan")"; fi
 echo "replicas: after the kill of replica $victim, $(cat "$tmp"/r?.log | grep -c "\"job\":$kj,.*took over") candidates were taken over"
+# kill -9 the owner once a few of its job's candidates are done: the job is queued again and
+# the last replica, alone now, finishes it with the same plan, taking the candidates done
+# before (the only way a candidate can be "shared" with no other replica alive)
+call owner-job 202 '"id":' POST /v1/plans "$A" "$tmp/big.json"
+oj=$(jid)
+n=0 i=0
+while [ "${n:-0}" -lt 3 ] && [ $i -lt $((600 * SLOW)) ]; do
+	n=$(psql "$DB" -Atc "SELECT count(*) FROM job_units WHERE job_id = $oj AND facts IS NOT NULL" 2>/dev/null)
+	[ "${n:-0}" -ge 3 ] || sleep 0.1
+	i=$((i + 1))
+done
+owner=$(psql "$DB" -Atc "SELECT lease_owner FROM jobs WHERE id = $oj AND state = 'running'" 2>/dev/null)
+dead= last=
+for r in $alive; do
+	if [ -n "$owner" ] && grep -q "\"instance\":\"$owner\"" "$tmp/r$r.log"; then dead=$r; else last=$r; fi
+done
+if [ -n "$dead" ] && [ -n "$last" ] && [ "${n:-0}" -ge 3 ]; then
+	eval "kill -9 \$rpid_$dead"
+	ok
+else
+	bad "owner-kill: job $oj: $n candidates done, owner '$owner' among replicas$alive"
+fi
+eval "port=\$rport_${last:-6}"
+if wait_job "$oj" "$A" "succeeded failed canceled" 1200 && [ "$(jst "$tmp/job")" = succeeded ]; then ok; else
+	bad "owner-kill: job $oj after its owner died: $(head -c 300 "$tmp/job")"; fi
+python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))["result"]
+print(json.dumps([r["plan"], r["optimal"]], sort_keys=True))
+print(sum(1 for c in r["candidates"] if c.get("shared")), file=sys.stderr)' "$tmp/job" >"$tmp/owner.plan" 2>"$tmp/owner.shared"
+if cmp -s "$tmp/alone.plan" "$tmp/owner.plan"; then ok; else
+	bad "owner-kill: another plan after the owner died: $(head -c 300 "$tmp/owner.plan")"; fi
+if [ "$(cat "$tmp/owner.shared")" -gt 0 ]; then ok; else
+	bad "owner-kill: the next owner took none of the $n candidates done before the first died"; fi
+if grep -q "\"job\":$oj,.*\"to\":\"running\"" "$tmp/r$last.log"; then ok; else
+	bad "owner-kill: replica $last did not run job $oj"; fi
 
 for r in 1 2 3; do
 	c=$(grep -c '"to":"succeeded"' "$tmp/r$r.log")
