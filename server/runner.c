@@ -55,6 +55,7 @@ struct runner_slot {
 	int64_t job;                  /* guarded by r->lock: the running job, 0 when idle */
 	int helping;                  /* guarded by r->lock: job is another instance's, this thread
 	                                 only solves units of it (runner_help_job): no lease of its own */
+	int help_run;                 /* guarded by r->lock: the run of job it helps */
 	int64_t tenant;
 	atomic_int cancel;            /* the job's uop cancel flag */
 	atomic_int stop;              /* the job's uop stop flag: end now with the best plan so far */
@@ -1498,6 +1499,8 @@ static int runner_help_next(struct runner_slot *slot)
 	}
 	slot->job = job;
 	slot->helping = 1;
+	slot->help_run = run;
+	slot->renewed_s = opt_clock_s(); /* runner_lease_tick looks whether the run is still open */
 	slot->tenant = 0;
 	slot->user_cancel = 0;
 	atomic_store(&slot->cancel, 0);
@@ -1757,6 +1760,26 @@ size_t runner_lease_tick(struct runner *r)
 		store_units_renew(r->cfg.store, r->owner, r->lease_ms, NULL);
 		pthread_mutex_lock(&r->lock);
 	}
+	/* a run this instance helps that is over (its owner ended it, or the job): the helper's
+	 * solves stop now rather than finish for nobody */
+	for (k = 0; k < r->n_slots; k++)
+		if (r->slots[k].job > 0 && r->slots[k].helping && !atomic_load(&r->slots[k].cancel) &&
+		    now - r->slots[k].renewed_s >= every) {
+			int64_t job = r->slots[k].job;
+			int run = r->slots[k].help_run, open = 1;
+
+			r->slots[k].renewed_s = now;
+			pthread_mutex_unlock(&r->lock);
+			if (store_job_share_open(r->cfg.store, job, run, &open, NULL) != UNIAP_OK)
+				open = 1; /* a passing store error: the next tick looks again */
+			pthread_mutex_lock(&r->lock);
+			if (!open && r->slots[k].job == job && r->slots[k].helping) {
+				atomic_store(&r->slots[k].cancel, 1);
+				pthread_mutex_unlock(&r->lock);
+				pool_cancel_tag(r->pool, (uint64_t)job, NULL, NULL);
+				pthread_mutex_lock(&r->lock);
+			}
+		}
 	for (k = 0; k < r->n_slots; k++)
 		if (r->slots[k].job > 0 && !r->slots[k].helping && !atomic_load(&r->slots[k].lost) &&
 		    now - r->slots[k].renewed_s >= every) {

@@ -511,6 +511,9 @@ uniap_code store_units_renew(struct store *s, const char *owner, int64_t lease_m
 uniap_code store_job_share(struct store *s, int64_t job, const struct store_lease *lease, int run,
 			   const char *build, struct uniap_err *err);
 
+/* *open = 1 while run `run` of job is open to helpers and the job runs. */
+uniap_code store_job_share_open(struct store *s, int64_t job, int run, int *open, struct uniap_err *err);
+
 /* Deletes job's units and its share (the job ended); any instance. */
 uniap_code store_job_unshare(struct store *s, int64_t job, struct uniap_err *err);
 

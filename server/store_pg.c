@@ -2753,6 +2753,22 @@ static uniap_code pg_job_share(struct store *base, int64_t job, const struct sto
 	return pg_write(pg_of(base), job_share_tx, &a, err);
 }
 
+static uniap_code pg_job_share_open(struct store *base, int64_t job, int run, int *open, struct uniap_err *err)
+{
+	struct pg_params p = { 0 };
+	PGresult *res = NULL;
+	uniap_code rc;
+
+	p_i64(&p, job);
+	p_i64(&p, run);
+	rc = pg_query(pg_of(base), "SELECT 1 FROM job_shares s JOIN jobs j ON j.id = s.job_id WHERE s.job_id = $1"
+		      " AND s.run = $2 AND j.state = 'running'", &p, &res, "is a job's share open", err);
+	if (rc == UNIAP_OK)
+		*open = PQntuples(res) > 0;
+	PQclear(res);
+	return rc;
+}
+
 static uniap_code job_unshare_tx(struct pg_call *k, void *arg, struct uniap_err *err)
 {
 	const int64_t *job = arg;
@@ -2871,6 +2887,7 @@ static const struct store_backend store_pg_backend = {
 	.unit_put = pg_unit_put,
 	.units_renew = pg_units_renew,
 	.job_share = pg_job_share,
+	.job_share_open = pg_job_share_open,
 	.job_unshare = pg_job_unshare,
 	.job_share_find = pg_job_share_find,
 	.listen = pg_listen,

@@ -1350,7 +1350,7 @@ static void test_shared_units(void **state)
 	size_t bytes = 0;
 	double inc = 0;
 	int64_t t, id, claimed = 0, found = 0, skip;
-	int existed, over = 0, run = -1;
+	int existed, over = 0, run = -1, open = 0;
 
 	assert_int_equal(store_tenant_add(s, "t", 10, (int64_t)1 << 30, &t, key, &err), UNIAP_OK);
 	assert_int_equal(store_job_create(s, t, NULL, "{\"a\":1}", 7, &id, &existed, &err), UNIAP_OK);
@@ -1426,6 +1426,10 @@ static void test_shared_units(void **state)
 	/* shares: only the owner opens one; the find skips the owner, other builds, young
 	 * shares and the keys skipped, and counts its helpers */
 	assert_int_equal(store_job_share(s, id, &la, 1, "build-1", &err), UNIAP_OK);
+	assert_int_equal(store_job_share_open(s, id, 1, &open, &err), UNIAP_OK);
+	assert_true(open);
+	assert_int_equal(store_job_share_open(s, id, 0, &open, &err), UNIAP_OK);
+	assert_false(open);
 	la.token++;
 	assert_int_equal(store_job_share(s, id, &la, 1, "build-1", &err), UNIAP_E_CONFLICT);
 	la.token--;
@@ -1442,8 +1446,10 @@ static void test_shared_units(void **state)
 	assert_int_equal(found, id);
 	assert_int_equal(run, 1);
 	assert_int_equal(raw_sql(f, "SELECT helpers FROM job_shares"), 1);
-	/* closed: nobody finds it */
+	/* closed: nobody finds it, and its helpers see it closed */
 	assert_int_equal(store_job_share(s, id, &la, -1, "build-1", &err), UNIAP_OK);
+	assert_int_equal(store_job_share_open(s, id, 1, &open, &err), UNIAP_OK);
+	assert_false(open);
 	assert_int_equal(store_job_share_find(s, OWNER_B, "build-1", 0, NULL, 0, &found, &run, &err), UNIAP_OK);
 	assert_int_equal(found, 0);
 	assert_int_equal(store_job_share(s, id, &la, 0, "build-1", &err), UNIAP_OK);
