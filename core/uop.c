@@ -983,18 +983,26 @@ static void uop_settle_by_bound(struct uop_run *run, struct uop_candidate *c, co
 	uop_count_done(run);
 }
 
-/* uop_settle_by_bound for a candidate this run claimed: the other runs learn the bound too. */
-static void uop_settle_claimed(struct uop_run *run, struct uop_candidate *c, const char *status,
-                               double lb, int cached)
+/* Hands a bound-only decision (lb: INFINITY infeasible, else pruned; method, note c's) of a
+ * candidate this run claimed to the other runs. */
+static void uop_share_put_bound(struct uop_run *run, const struct uop_candidate *c, double lb,
+                                const char *method)
 {
 	struct opt_result f;
 
 	opt_result_init(&f);
 	f.status = isinf(lb) ? OPT_INFEASIBLE : OPT_PRUNED;
 	f.bound_s = lb;
-	f.method = OPT_METHOD_LOWER_BOUND;
+	f.method = method;
 	snprintf(f.note, sizeof(f.note), "%.*s", (int)sizeof(f.note) - 1, c->note);
 	uop_share_put(run->opts, c->pp, c->virtual_stages, c->microbatches, &f);
+}
+
+/* uop_settle_by_bound for a candidate this run claimed: the other runs learn the bound too. */
+static void uop_settle_claimed(struct uop_run *run, struct uop_candidate *c, const char *status,
+                               double lb, int cached)
+{
+	uop_share_put_bound(run, c, lb, OPT_METHOD_LOWER_BOUND);
 	uop_settle_by_bound(run, c, status, lb, cached);
 }
 
@@ -1525,10 +1533,8 @@ static uniap_code uop_turn(struct uop_run *run, const struct uop_turns *t, size_
 	if (brc == UNIAP_E_INFEASIBLE) {
 		snprintf(c->note, sizeof(c->note), "%.*s", (int)sizeof(c->note) - 1, berr.msg);
 		uop_slot_free(slot);
-		if (claimed) {
-			uop_settle_claimed(run, c, "infeasible", INFINITY, 1);
-			return UNIAP_OK;
-		}
+		if (claimed)
+			uop_share_put_bound(run, c, INFINITY, c->method ? c->method : OPT_METHOD_NONE);
 		snprintf(c->status, sizeof(c->status), "infeasible");
 		uop_set_bound(run, c, INFINITY);
 		uop_count_done(run);

@@ -46,6 +46,10 @@ const double runner_solve_buckets[8] = { 0.1, 0.5, 1, 5, 10, 30, 60, 300 };
 
 #define RUNNER_CANCEL_REVOKED 2 /* user_cancel: the tenant was revoked */
 #define RUNNER_HELPED_MAX 64      /* the runs of other instances' jobs a replica remembers having helped */
+/* A helper's solves carry the job id with this bit as their pool tag, so that stopping a
+ * helper never kills the solves of the same job's own run here (the job requeued to this
+ * instance while it helped), and the reverse */
+#define RUNNER_HELP_TAG ((uint64_t)1 << 62)
 
 struct runner_slot {
 	struct runner *r;
@@ -607,20 +611,25 @@ static enum uop_share_claim runner_share_claim(void *ctx, int pp, int vs, long c
 	*incumbent = INFINITY;
 	if (sh->helper) {
 		int64_t gen;
+		int own = 0, k;
 
 		pthread_mutex_lock(&r->lock);
 		gen = r->wake_gen;
+		for (k = 0; k < r->n_slots; k++)
+			own |= r->slots[k].job == sh->job && !r->slots[k].helping;
 		pthread_mutex_unlock(&r->lock);
 		if (gen != sh->wake_gen) {
 			/* a job was queued: this thread's first duty is the queue */
 			sh->left_for_queue = 1;
 			return UOP_SHARE_END;
 		}
+		if (own)
+			return UOP_SHARE_END; /* the job came back to this instance as its own: it runs it */
 	}
 	/* a store that does not answer, or a job no longer running: a helper ends, the main
 	 * run solves it unclaimed (its own writes then say whether it still owns the job) */
-	if (store_unit_claim(r->cfg.store, sh->job, sh->run, pp, vs, c, r->owner, r->lease_ms, &st, &body, &bytes,
-	                     incumbent, &over, NULL) != UNIAP_OK)
+	if (store_unit_claim(r->cfg.store, sh->job, sh->run, pp, vs, c, r->owner, runner_build(r), r->lease_ms, &st,
+	                     &body, &bytes, incumbent, &over, NULL) != UNIAP_OK)
 		return UOP_SHARE_END;
 	if (st == STORE_UNIT_BUSY)
 		return UOP_SHARE_BUSY;
@@ -655,8 +664,8 @@ static void runner_share_put(void *ctx, int pp, int vs, long c, const struct opt
 
 	if (facts && opt_result_pack(facts, &buf, &len, NULL) != UNIAP_OK)
 		facts = NULL; /* not packable: given up, so another solves it */
-	if (store_unit_put(r->cfg.store, sh->job, sh->run, pp, vs, c, r->owner, facts ? buf : NULL, len,
-	                   facts && facts->stage ? facts->tpi_s : INFINITY, NULL) == UNIAP_OK)
+	if (store_unit_put(r->cfg.store, sh->job, sh->run, pp, vs, c, r->owner, runner_build(r), facts ? buf : NULL,
+	                   len, facts && facts->stage ? facts->tpi_s : INFINITY, NULL) == UNIAP_OK)
 		atomic_fetch_add(facts ? &sh->put : &sh->given_up, 1);
 	free(buf);
 }
@@ -1220,7 +1229,7 @@ static void runner_help_job(struct runner_slot *slot, int run, int *left_for_que
 	snprintf(detail, sizeof(detail), "run %d: helping another instance's job", run);
 	runner_log_line(r->cfg.log, "share", slot->job, slot->tenant, "idle", "helping", detail);
 	req.opts.threads = r->cfg.workers;
-	req.opts.tag = (uint64_t)slot->job;
+	req.opts.tag = (uint64_t)slot->job | RUNNER_HELP_TAG;
 	req.opts.group = (uint64_t)slot->tenant;
 	req.opts.cancel = &slot->cancel;
 	req.opts.stop = &slot->stop;
@@ -1254,7 +1263,7 @@ static void runner_run_job(struct runner_slot *slot)
 	struct uop_memo_ops memo = { runner_memo_facts, runner_memo_matrices, runner_memo_put, slot };
 	struct runner_share share;
 	struct uop_share_ops share_ops = { runner_share_claim, runner_share_put, 0, &share };
-	int shared = 0, requeued = 0;
+	int requeued = 0;
 	struct uniap_err err;
 	uniap_code rc;
 	double t0 = opt_clock_s(), spent_worker_s = 0, budget = r->cfg.job_budget_worker_s;
@@ -1338,7 +1347,6 @@ static void runner_run_job(struct runner_slot *slot)
 		if (runner_shareable(r, &req.opts) &&
 		    store_job_share(r->cfg.store, slot->job, &slot->lease, (int)n_runs, runner_build(r), NULL) == UNIAP_OK) {
 			req.opts.share = &share_ops;
-			shared = 1;
 		}
 		/* what the earlier targets' runs left of the job's budget (a tiny one solves nothing) */
 		req.opts.budget_worker_s = budget <= 0 ? 0 : budget - spent_worker_s > 0 ? budget - spent_worker_s : 1e-9;
@@ -1417,9 +1425,9 @@ static void runner_run_job(struct runner_slot *slot)
 	} else {
 		runner_end(slot, STORE_JOB_FAILED, NULL, 0, err.msg, 0);
 	}
-	/* the job ended: its units go (a requeued job keeps its done ones for its next run, and
-	 * a job whose lease is lost is another instance's) */
-	if (shared && !requeued && !atomic_load(&slot->lost))
+	/* the job ended: its units go, those of an earlier attempt too (a requeued job keeps its
+	 * done ones for its next run, and a job whose lease is lost is another instance's) */
+	if (store_shares(r->cfg.store) && !requeued && !atomic_load(&slot->lost))
 		store_job_unshare(r->cfg.store, slot->job, NULL);
 	for (i = 0; i < n_runs && i < TARGET_COUNT; i++)
 		uop_result_release(&rs[i]);
@@ -1685,7 +1693,9 @@ static int runner_flag_job(struct runner *r, int64_t id, int cancel)
 			} else {
 				atomic_store(&r->slots[i].stop, 1);
 			}
-			found = 1;
+			/* a helper stops too, but the job runs elsewhere: not found here, so the
+			 * caller asks its owner through the database */
+			found |= !r->slots[i].helping;
 		}
 	pthread_mutex_unlock(&r->lock);
 	return found;
@@ -1697,6 +1707,8 @@ int runner_cancel(struct runner *r, int64_t id)
 
 	if (found)
 		pool_cancel_tag(r->pool, (uint64_t)id, NULL, NULL);
+	if (r && id > 0)
+		pool_cancel_tag(r->pool, (uint64_t)id | RUNNER_HELP_TAG, NULL, NULL); /* a helper's, if any */
 	return found;
 }
 
@@ -1736,6 +1748,7 @@ size_t runner_cancel_revoked(struct runner *r)
 		pthread_mutex_unlock(&r->lock);
 		if (found) {
 			pool_cancel_tag(r->pool, (uint64_t)jobs[i], NULL, NULL);
+			pool_cancel_tag(r->pool, (uint64_t)jobs[i] | RUNNER_HELP_TAG, NULL, NULL);
 			stopped++;
 		}
 	}
@@ -1753,11 +1766,18 @@ size_t runner_lease_tick(struct runner *r)
 	if (!r)
 		return 0;
 	pthread_mutex_lock(&r->lock);
-	/* the units this instance holds, of its own jobs and of those it helps */
+	/* the units this instance holds of the jobs it runs or helps now; any other unit of its
+	 * (a put that was lost, a run it left) is left to run out, so that another takes it */
 	if (!r->cfg.no_share && store_shares(r->cfg.store) && now - r->units_renewed_s >= every) {
+		int64_t working[RUNNER_JOBS_MAX + RUNNER_SPARE_MAX];
+		size_t n_working = 0;
+
 		r->units_renewed_s = now;
+		for (k = 0; k < r->n_slots; k++)
+			if (r->slots[k].job > 0)
+				working[n_working++] = r->slots[k].job;
 		pthread_mutex_unlock(&r->lock);
-		store_units_renew(r->cfg.store, r->owner, r->lease_ms, NULL);
+		store_units_renew(r->cfg.store, r->owner, working, n_working, r->lease_ms, NULL);
 		pthread_mutex_lock(&r->lock);
 	}
 	/* a run this instance helps that is over (its owner ended it, or the job): the helper's
@@ -1776,7 +1796,7 @@ size_t runner_lease_tick(struct runner *r)
 			if (!open && r->slots[k].job == job && r->slots[k].helping) {
 				atomic_store(&r->slots[k].cancel, 1);
 				pthread_mutex_unlock(&r->lock);
-				pool_cancel_tag(r->pool, (uint64_t)job, NULL, NULL);
+				pool_cancel_tag(r->pool, (uint64_t)job | RUNNER_HELP_TAG, NULL, NULL);
 				pthread_mutex_lock(&r->lock);
 			}
 		}
@@ -1858,7 +1878,8 @@ void runner_stop(struct runner *r, double grace_s)
 	for (i = 0; i < r->n_slots; i++)
 		if (r->slots[i].job != 0) {
 			atomic_store(&r->slots[i].cancel, 1);
-			pool_cancel_tag(r->pool, (uint64_t)r->slots[i].job, NULL, NULL);
+			pool_cancel_tag(r->pool, (uint64_t)r->slots[i].job | (r->slots[i].helping ? RUNNER_HELP_TAG : 0),
+			                NULL, NULL);
 		}
 	pthread_mutex_unlock(&r->lock);
 	for (i = 0; i < r->n_slots; i++)

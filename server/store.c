@@ -284,8 +284,8 @@ static uniap_code store_no_shares(struct uniap_err *err)
 }
 
 uniap_code store_unit_claim(struct store *s, int64_t job, int run, int pp, int vs, int64_t c, const char *owner,
-			    int64_t lease_ms, enum store_unit_state *state, char **facts, size_t *facts_bytes,
-			    double *incumbent, int *taken_over, struct uniap_err *err)
+			    const char *build, int64_t lease_ms, enum store_unit_state *state, char **facts,
+			    size_t *facts_bytes, double *incumbent, int *taken_over, struct uniap_err *err)
 {
 	int over = 0;
 	uniap_code rc;
@@ -295,32 +295,35 @@ uniap_code store_unit_claim(struct store *s, int64_t job, int run, int pp, int v
 	*incumbent = INFINITY;
 	if (!s->be->unit_claim)
 		return store_no_shares(err);
-	if (!owner || lease_ms < 0 || run < 0 || pp < 1 || vs < 1 || c < 1)
-		return err_set(err, UNIAP_E_ARG, "unit claim: needs an owner, lease_ms >= 0 and a candidate");
-	rc = s->be->unit_claim(s, job, run, pp, vs, c, owner, lease_ms, state, facts, facts_bytes, incumbent, &over,
-			       err);
+	if (!owner || !build || lease_ms < 0 || run < 0 || pp < 1 || vs < 1 || c < 1)
+		return err_set(err, UNIAP_E_ARG, "unit claim: needs an owner, a build, lease_ms >= 0 and a candidate");
+	rc = s->be->unit_claim(s, job, run, pp, vs, c, owner, build, lease_ms, state, facts, facts_bytes, incumbent,
+			       &over, err);
 	if (taken_over)
 		*taken_over = rc == UNIAP_OK && over;
 	return rc;
 }
 
 uniap_code store_unit_put(struct store *s, int64_t job, int run, int pp, int vs, int64_t c, const char *owner,
-			  const void *facts, size_t bytes, double tpi_s, struct uniap_err *err)
+			  const char *build, const void *facts, size_t bytes, double tpi_s, struct uniap_err *err)
 {
 	if (!s->be->unit_put)
 		return store_no_shares(err);
-	if (!owner || (facts && bytes > INT32_MAX))
-		return err_set(err, UNIAP_E_ARG, "unit put: needs an owner and facts below 2 GiB");
-	return s->be->unit_put(s, job, run, pp, vs, c, owner, facts, bytes, tpi_s, err);
+	if (!owner || !build || (facts && bytes > INT32_MAX))
+		return err_set(err, UNIAP_E_ARG, "unit put: needs an owner, a build and facts below 2 GiB");
+	return s->be->unit_put(s, job, run, pp, vs, c, owner, build, facts, bytes, tpi_s, err);
 }
 
-uniap_code store_units_renew(struct store *s, const char *owner, int64_t lease_ms, struct uniap_err *err)
+uniap_code store_units_renew(struct store *s, const char *owner, const int64_t *jobs, size_t n_jobs,
+			     int64_t lease_ms, struct uniap_err *err)
 {
 	if (!s->be->units_renew)
 		return store_no_shares(err);
-	if (!owner || lease_ms < 0)
-		return err_set(err, UNIAP_E_ARG, "units renew: needs an owner and lease_ms >= 0");
-	return s->be->units_renew(s, owner, lease_ms, err);
+	if (!owner || lease_ms < 0 || (n_jobs && !jobs))
+		return err_set(err, UNIAP_E_ARG, "units renew: needs an owner, its jobs and lease_ms >= 0");
+	if (n_jobs == 0)
+		return UNIAP_OK;
+	return s->be->units_renew(s, owner, jobs, n_jobs, lease_ms, err);
 }
 
 uniap_code store_job_share(struct store *s, int64_t job, const struct store_lease *lease, int run,

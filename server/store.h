@@ -476,30 +476,36 @@ enum store_unit_state {
 };
 
 /*
- * Claims unit (job, run, pp, vs, c) for owner (borrowed) with a lease of
- * lease_ms: free, or held under a lease that ran out, it becomes the owner's.
+ * Claims unit (job, run, pp, vs, c) for owner (borrowed) of build (borrowed)
+ * with a lease of lease_ms: free, held under a lease that ran out, or left by
+ * another build (whose facts are never taken), it becomes the owner's.
  * *state says how it is; on STORE_UNIT_DONE *facts (owned, free()) and
  * *facts_bytes hold its facts; *taken_over (may be NULL) says that a MINE
- * unit was held by another instance whose lease ran out.  *incumbent gets the least plan TPI of the
- * run's done units (INFINITY: none).  UNIAP_E_CONFLICT when the job is not
- * running (a helper then stops).
+ * unit was held by another instance whose lease ran out.  *incumbent gets
+ * the least plan TPI of the run's done units of build (INFINITY: none).
+ * UNIAP_E_CONFLICT unless the job runs with run open to build (the owner
+ * opened it: store_job_share); a helper then stops.  The job's row is
+ * locked shared meanwhile, so no claim lands after the job's end.
  */
 uniap_code store_unit_claim(struct store *s, int64_t job, int run, int pp, int vs, int64_t c, const char *owner,
-			    int64_t lease_ms, enum store_unit_state *state, char **facts, size_t *facts_bytes,
-			    double *incumbent, int *taken_over, struct uniap_err *err);
+			    const char *build, int64_t lease_ms, enum store_unit_state *state, char **facts,
+			    size_t *facts_bytes, double *incumbent, int *taken_over, struct uniap_err *err);
 
 /*
- * Unit (job, run, pp, vs, c) is decided: facts (borrowed, bytes) and the TPI
- * of its plan (INFINITY: none) are kept, the first put wins (a later one,
- * from an instance whose lease ran out, changes nothing: facts are true
- * whoever found them).  facts NULL: owner (borrowed) gives its claim up
- * undecided, so that another claims it at once.
+ * Unit (job, run, pp, vs, c) of build (borrowed) is decided: facts (borrowed,
+ * bytes) and the TPI of its plan (INFINITY: none) are kept, the first put
+ * wins (a later one, from an instance whose lease ran out, changes nothing:
+ * facts are true whoever found them).  facts NULL: owner (borrowed) gives its
+ * claim up undecided, so that another claims it at once.
  */
 uniap_code store_unit_put(struct store *s, int64_t job, int run, int pp, int vs, int64_t c, const char *owner,
-			  const void *facts, size_t bytes, double tpi_s, struct uniap_err *err);
+			  const char *build, const void *facts, size_t bytes, double tpi_s, struct uniap_err *err);
 
-/* Extends the lease of every unit owner (borrowed) holds to lease_ms from now. */
-uniap_code store_units_renew(struct store *s, const char *owner, int64_t lease_ms, struct uniap_err *err);
+/* Extends to lease_ms from now the lease of the units owner (borrowed) holds of the jobs
+ * jobs[0..n_jobs) (borrowed): those it still works on.  A unit of any other job (a claim
+ * whose put was lost, a run it left) is left to run out. */
+uniap_code store_units_renew(struct store *s, const char *owner, const int64_t *jobs, size_t n_jobs,
+			     int64_t lease_ms, struct uniap_err *err);
 
 /*
  * The owner of running job (lease, borrowed: the writes are fenced like the
@@ -519,10 +525,10 @@ uniap_code store_job_unshare(struct store *s, int64_t job, struct uniap_err *err
 
 /*
  * A running job another instance owns whose run has been open to helpers of
- * build for at least min_age_ms, the one with the fewest helpers first (then
- * the oldest), skipping the keys skip (borrowed, n_skip: job * 16 + run, the
- * runs the caller helped already); it counts the caller as a helper.  *job =
- * 0 when there is none.
+ * build for at least min_age_ms, the one whose units the fewest instances
+ * hold now first (then the oldest), skipping the keys skip (borrowed, n_skip:
+ * job * 16 + run, the runs the caller helped already).  *job = 0 when there
+ * is none.
  */
 uniap_code store_job_share_find(struct store *s, const char *owner, const char *build, int64_t min_age_ms,
 				const int64_t *skip, size_t n_skip, int64_t *job, int *run, struct uniap_err *err);

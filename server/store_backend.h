@@ -99,11 +99,12 @@ struct store_backend {
 
 	/* the shared jobs (store.h); NULL all: the backend shares nothing (store_shares() is 0) */
 	uniap_code (*unit_claim)(struct store *s, int64_t job, int run, int pp, int vs, int64_t c, const char *owner,
-				 int64_t lease_ms, enum store_unit_state *state, char **facts, size_t *facts_bytes,
-				 double *incumbent, int *taken_over, struct uniap_err *err);
+				 const char *build, int64_t lease_ms, enum store_unit_state *state, char **facts,
+				 size_t *facts_bytes, double *incumbent, int *taken_over, struct uniap_err *err);
 	uniap_code (*unit_put)(struct store *s, int64_t job, int run, int pp, int vs, int64_t c, const char *owner,
-			       const void *facts, size_t bytes, double tpi_s, struct uniap_err *err);
-	uniap_code (*units_renew)(struct store *s, const char *owner, int64_t lease_ms, struct uniap_err *err);
+			       const char *build, const void *facts, size_t bytes, double tpi_s, struct uniap_err *err);
+	uniap_code (*units_renew)(struct store *s, const char *owner, const int64_t *jobs, size_t n_jobs,
+				  int64_t lease_ms, struct uniap_err *err);
 	uniap_code (*job_share)(struct store *s, int64_t job, const struct store_lease *lease, int run,
 				const char *build, struct uniap_err *err);
 	uniap_code (*job_share_open)(struct store *s, int64_t job, int run, int *open, struct uniap_err *err);

@@ -2544,7 +2544,7 @@ static void listen_stop(struct store_pg *s)
 struct unit_arg {
 	int64_t job, c, lease_ms;
 	int run, pp, vs;
-	const char *owner;
+	const char *owner, *build;
 	const void *facts;         /* put: NULL gives the claim up */
 	size_t bytes;
 	double tpi_s;
@@ -2566,13 +2566,28 @@ static void unit_key(struct pg_params *p, const struct unit_arg *a)
 
 #define UNIT_WHERE "job_id = $1 AND run = $2 AND pp = $3 AND vs = $4 AND microbatches = $5"
 
+/* "{k1,k2,...}" of keys[0..n): an array literal for "= ANY ($n::text::bigint[])"; owned (free) or NULL. */
+static char *i64_array(const int64_t *keys, size_t n)
+{
+	size_t cap = 3 + 21 * n, len, i;
+	char *list = malloc(cap);
+
+	if (!list)
+		return NULL;
+	len = (size_t)snprintf(list, cap, "{");
+	for (i = 0; i < n; i++)
+		len += (size_t)snprintf(list + len, cap - len, "%s%lld", i ? "," : "", (long long)keys[i]);
+	snprintf(list + len, cap - len, "}");
+	return list;
+}
+
 static uniap_code unit_claim_tx(struct pg_call *k, void *arg, struct uniap_err *err)
 {
 	struct unit_arg *a = arg;
 	struct pg_params p = { 0 }, q = { 0 }, r = { 0 };
 	PGresult *res = NULL;
 	int64_t changed = 0;
-	int found = 0, expired = 0, done = 0, free_row = 0;
+	int found = 0, expired = 0, done = 0, free_row = 0, other_build = 0;
 	uniap_code rc;
 
 	free(a->out);
@@ -2581,35 +2596,45 @@ static uniap_code unit_claim_tx(struct pg_call *k, void *arg, struct uniap_err *
 	a->incumbent = INFINITY;
 	a->state = STORE_UNIT_BUSY;
 	a->taken_over = 0;
+	/* the job runs with this run open to this build; the job's row locked shared, so its end
+	 * (the transition locks it for update, then store_job_unshare) comes after this claim
+	 * and no claim after it.  Only that row: store_job_share locks the job, then the share */
 	p_i64(&p, a->job);
-	rc = q_run(k, "SELECT 1 FROM jobs WHERE id = $1 AND state = 'running'", &p, &res, "claim unit", err);
+	p_i64(&p, a->run);
+	p_text(&p, a->build);
+	rc = q_run(k, "SELECT 1 FROM jobs j JOIN job_shares s ON s.job_id = j.id WHERE j.id = $1 AND"
+		   " j.state = 'running' AND s.run = $2 AND s.build = $3 FOR SHARE OF j", &p, &res, "claim unit", err);
 	if (rc == UNIAP_OK && PQntuples(res) == 0)
-		rc = err_set(err, UNIAP_E_CONFLICT, "job %lld: not running", (long long)a->job);
+		rc = err_set(err, UNIAP_E_CONFLICT, "job %lld: not running with run %d open to this build",
+			     (long long)a->job, a->run);
 	PQclear(res);
 	if (rc != UNIAP_OK)
 		return rc;
 	unit_key(&q, a);
 	p_text(&q, a->owner);
-	rc = q_run(k, "SELECT owner IS NULL OR owner = $6, lease_expires_at <= " PG_NOW_MS ", facts FROM job_units"
-		   " WHERE " UNIT_WHERE " FOR UPDATE", &q, &res, "claim unit", err);
+	p_text(&q, a->build);
+	rc = q_run(k, "SELECT owner IS NULL OR owner = $6, lease_expires_at <= " PG_NOW_MS ", facts, build <> $7"
+		   " FROM job_units WHERE " UNIT_WHERE " FOR UPDATE", &q, &res, "claim unit", err);
 	if (rc == UNIAP_OK && PQntuples(res) > 0) {
 		found = 1;
 		free_row = col_i64(res, 0, 0) != 0;
 		expired = col_i64(res, 0, 1) != 0;
-		done = !col_null(res, 0, 2);
+		other_build = col_i64(res, 0, 3) != 0;
+		done = !col_null(res, 0, 2) && !other_build;
 		if (done)
 			rc = col_dup(res, 0, 2, &a->out, &a->out_bytes, err);
 	}
 	PQclear(res);
 	if (rc != UNIAP_OK)
 		return rc;
+	memset(&q, 0, sizeof(q));
+	unit_key(&q, a);
+	p_text(&q, a->owner);
+	p_i64(&q, a->lease_ms);
+	p_text(&q, a->build);
 	if (!found) {
-		memset(&q, 0, sizeof(q));
-		unit_key(&q, a);
-		p_text(&q, a->owner);
-		p_i64(&q, a->lease_ms);
-		rc = q_write(k, "INSERT INTO job_units (job_id, run, pp, vs, microbatches, owner, lease_expires_at)"
-			     " VALUES ($1, $2, $3, $4, $5, $6, " PG_NOW_MS " + $7)"
+		rc = q_write(k, "INSERT INTO job_units (job_id, run, pp, vs, microbatches, owner, lease_expires_at, build)"
+			     " VALUES ($1, $2, $3, $4, $5, $6, " PG_NOW_MS " + $7, $8)"
 			     " ON CONFLICT (job_id, run, pp, vs, microbatches) DO NOTHING", &q, &changed, "claim unit", err);
 		if (rc == UNIAP_OK && changed == 0) {
 			k->retry = 1; /* another claim made the row first: look at it */
@@ -2619,24 +2644,23 @@ static uniap_code unit_claim_tx(struct pg_call *k, void *arg, struct uniap_err *
 			a->state = STORE_UNIT_MINE;
 	} else if (done) {
 		a->state = STORE_UNIT_DONE;
-	} else if (free_row || expired) {
-		memset(&q, 0, sizeof(q));
-		unit_key(&q, a);
-		p_text(&q, a->owner);
-		p_i64(&q, a->lease_ms);
-		rc = q_write(k, "UPDATE job_units SET owner = $6, lease_expires_at = " PG_NOW_MS " + $7 WHERE " UNIT_WHERE,
-			     &q, NULL, "claim unit", err);
+	} else if (free_row || expired || other_build) {
+		/* another build's unit starts afresh: its facts are not this build's to take */
+		rc = q_write(k, "UPDATE job_units SET owner = $6, lease_expires_at = " PG_NOW_MS " + $7, build = $8,"
+			     " facts = CASE WHEN build = $8 THEN facts END, tpi_s = CASE WHEN build = $8 THEN tpi_s END"
+			     " WHERE " UNIT_WHERE, &q, NULL, "claim unit", err);
 		if (rc == UNIAP_OK) {
 			a->state = STORE_UNIT_MINE;
-			a->taken_over = !free_row;
+			a->taken_over = !free_row && !other_build;
 		}
 	}
 	if (rc != UNIAP_OK)
 		return rc;
 	p_i64(&r, a->job);
 	p_i64(&r, a->run);
-	rc = q_run(k, "SELECT min(tpi_s) FROM job_units WHERE job_id = $1 AND run = $2 AND facts IS NOT NULL",
-		   &r, &res, "claim unit", err);
+	p_text(&r, a->build);
+	rc = q_run(k, "SELECT min(tpi_s) FROM job_units WHERE job_id = $1 AND run = $2 AND build = $3"
+		   " AND facts IS NOT NULL", &r, &res, "claim unit", err);
 	if (rc == UNIAP_OK && !col_null(res, 0, 0))
 		a->incumbent = col_f64(res, 0, 0);
 	PQclear(res);
@@ -2644,11 +2668,12 @@ static uniap_code unit_claim_tx(struct pg_call *k, void *arg, struct uniap_err *
 }
 
 static uniap_code pg_unit_claim(struct store *base, int64_t job, int run, int pp, int vs, int64_t c,
-				const char *owner, int64_t lease_ms, enum store_unit_state *state, char **facts,
-				size_t *facts_bytes, double *incumbent, int *taken_over, struct uniap_err *err)
+				const char *owner, const char *build, int64_t lease_ms, enum store_unit_state *state,
+				char **facts, size_t *facts_bytes, double *incumbent, int *taken_over,
+				struct uniap_err *err)
 {
 	struct unit_arg a = { .job = job, .c = c, .lease_ms = lease_ms, .run = run, .pp = pp, .vs = vs,
-			      .owner = owner, .incumbent = INFINITY };
+			      .owner = owner, .build = build, .incumbent = INFINITY };
 	uniap_code rc = pg_write(pg_of(base), unit_claim_tx, &a, err);
 
 	if (rc != UNIAP_OK) {
@@ -2669,10 +2694,11 @@ static uniap_code unit_put_tx(struct pg_call *k, void *arg, struct uniap_err *er
 	struct pg_params p = { 0 };
 
 	unit_key(&p, a);
+	p_text(&p, a->build);
 	if (!a->facts) {
 		p_text(&p, a->owner);
 		return q_write(k, "UPDATE job_units SET owner = NULL, lease_expires_at = NULL WHERE " UNIT_WHERE
-			       " AND owner = $6 AND facts IS NULL", &p, NULL, "give a unit up", err);
+			       " AND build = $6 AND owner = $7 AND facts IS NULL", &p, NULL, "give a unit up", err);
 	}
 	p_bytes(&p, a->facts, a->bytes);
 	if (isfinite(a->tpi_s))
@@ -2680,21 +2706,21 @@ static uniap_code unit_put_tx(struct pg_call *k, void *arg, struct uniap_err *er
 	else
 		p_null(&p, OID_FLOAT8);
 	/* the row is there (the claim made it) unless the job ended and took its units along */
-	return q_write(k, "UPDATE job_units SET facts = $6, tpi_s = $7, owner = NULL, lease_expires_at = NULL"
-		       " WHERE " UNIT_WHERE " AND facts IS NULL", &p, NULL, "put a unit", err);
+	return q_write(k, "UPDATE job_units SET facts = $7, tpi_s = $8, owner = NULL, lease_expires_at = NULL"
+		       " WHERE " UNIT_WHERE " AND build = $6 AND facts IS NULL", &p, NULL, "put a unit", err);
 }
 
 static uniap_code pg_unit_put(struct store *base, int64_t job, int run, int pp, int vs, int64_t c, const char *owner,
-			      const void *facts, size_t bytes, double tpi_s, struct uniap_err *err)
+			      const char *build, const void *facts, size_t bytes, double tpi_s, struct uniap_err *err)
 {
-	struct unit_arg a = { .job = job, .c = c, .run = run, .pp = pp, .vs = vs, .owner = owner,
+	struct unit_arg a = { .job = job, .c = c, .run = run, .pp = pp, .vs = vs, .owner = owner, .build = build,
 			      .facts = facts, .bytes = bytes, .tpi_s = tpi_s };
 
 	return pg_write(pg_of(base), unit_put_tx, &a, err);
 }
 
 struct units_renew_arg {
-	const char *owner;
+	const char *owner, *jobs;
 	int64_t lease_ms;
 };
 
@@ -2705,15 +2731,22 @@ static uniap_code units_renew_tx(struct pg_call *k, void *arg, struct uniap_err 
 
 	p_text(&p, a->owner);
 	p_i64(&p, a->lease_ms);
+	p_text(&p, a->jobs);
 	return q_write(k, "UPDATE job_units SET lease_expires_at = " PG_NOW_MS " + $2 WHERE owner = $1"
-		       " AND facts IS NULL", &p, NULL, "renew units", err);
+		       " AND facts IS NULL AND job_id = ANY ($3::text::bigint[])", &p, NULL, "renew units", err);
 }
 
-static uniap_code pg_units_renew(struct store *base, const char *owner, int64_t lease_ms, struct uniap_err *err)
+static uniap_code pg_units_renew(struct store *base, const char *owner, const int64_t *jobs, size_t n_jobs,
+				 int64_t lease_ms, struct uniap_err *err)
 {
-	struct units_renew_arg a = { owner, lease_ms };
+	struct units_renew_arg a = { owner, i64_array(jobs, n_jobs), lease_ms };
+	uniap_code rc;
 
-	return pg_write(pg_of(base), units_renew_tx, &a, err);
+	if (!a.jobs)
+		return err_set(err, UNIAP_E_NOMEM, "renew units: out of memory");
+	rc = pg_write(pg_of(base), units_renew_tx, &a, err);
+	free((char *)a.jobs);
+	return rc;
 }
 
 struct share_arg {
@@ -2739,9 +2772,9 @@ static uniap_code job_share_tx(struct pg_call *k, void *arg, struct uniap_err *e
 		return q_write(k, "DELETE FROM job_shares WHERE job_id = $1", &p, NULL, "close a job's share", err);
 	p_i64(&p, a->run);
 	p_text(&p, a->build);
-	return q_write(k, "INSERT INTO job_shares (job_id, run, build, open_since, helpers)"
-		       " VALUES ($1, $2, $3, " PG_NOW_MS ", 0) ON CONFLICT (job_id) DO UPDATE"
-		       " SET run = EXCLUDED.run, build = EXCLUDED.build, open_since = EXCLUDED.open_since, helpers = 0",
+	return q_write(k, "INSERT INTO job_shares (job_id, run, build, open_since)"
+		       " VALUES ($1, $2, $3, " PG_NOW_MS ") ON CONFLICT (job_id) DO UPDATE"
+		       " SET run = EXCLUDED.run, build = EXCLUDED.build, open_since = EXCLUDED.open_since",
 		       &p, NULL, "open a job's share", err);
 }
 
@@ -2787,64 +2820,36 @@ static uniap_code pg_job_unshare(struct store *base, int64_t job, struct uniap_e
 	return pg_write(pg_of(base), job_unshare_tx, &job, err);
 }
 
-struct share_find_arg {
-	const char *owner, *build;
-	int64_t min_age_ms;
-	const char *skip;          /* "{k1,k2,...}": an array literal of the keys to skip */
-	int64_t job;               /* out */
-	int run;                   /* out */
-};
-
-static uniap_code job_share_find_tx(struct pg_call *k, void *arg, struct uniap_err *err)
-{
-	struct share_find_arg *a = arg;
-	struct pg_params p = { 0 };
-	PGresult *res = NULL;
-	uniap_code rc;
-
-	a->job = 0;
-	a->run = -1;
-	p_text(&p, a->owner);
-	p_text(&p, a->build);
-	p_i64(&p, a->min_age_ms);
-	p_text(&p, a->skip);
-	rc = q_run(k, "WITH pick AS (SELECT s.job_id FROM job_shares s JOIN jobs j ON j.id = s.job_id"
-		   " WHERE j.state = 'running' AND j.kind = 'plan' AND j.lease_owner IS DISTINCT FROM $1"
-		   " AND s.build = $2 AND s.open_since <= " PG_NOW_MS " - $3"
-		   " AND NOT (s.job_id * 16 + s.run = ANY ($4::text::bigint[]))"
-		   " ORDER BY s.helpers, s.open_since, s.job_id LIMIT 1 FOR UPDATE OF s SKIP LOCKED)"
-		   " UPDATE job_shares SET helpers = helpers + 1 FROM pick WHERE job_shares.job_id = pick.job_id"
-		   " RETURNING job_shares.job_id, job_shares.run::bigint", &p, &res, "find a shared job", err);
-	if (rc == UNIAP_OK && PQntuples(res) > 0) {
-		a->job = col_i64(res, 0, 0);
-		a->run = (int)col_i64(res, 0, 1);
-	}
-	PQclear(res);
-	return rc;
-}
-
 static uniap_code pg_job_share_find(struct store *base, const char *owner, const char *build, int64_t min_age_ms,
 				    const int64_t *skip, size_t n_skip, int64_t *job, int *run,
 				    struct uniap_err *err)
 {
-	struct share_find_arg a = { owner, build, min_age_ms, NULL, 0, -1 };
-	size_t i, cap = 3 + 21 * n_skip, len;
-	char *list = malloc(cap);
+	struct pg_params p = { 0 };
+	PGresult *res = NULL;
+	char *list = i64_array(skip, n_skip);
 	uniap_code rc;
 
+	*job = 0;
+	*run = -1;
 	if (!list)
 		return err_set(err, UNIAP_E_NOMEM, "find a shared job: out of memory");
-	len = (size_t)snprintf(list, cap, "{");
-	for (i = 0; i < n_skip; i++)
-		len += (size_t)snprintf(list + len, cap - len, "%s%lld", i ? "," : "", (long long)skip[i]);
-	snprintf(list + len, cap - len, "}");
-	a.skip = list;
-	rc = pg_write(pg_of(base), job_share_find_tx, &a, err);
-	free(list);
-	if (rc == UNIAP_OK) {
-		*job = a.job;
-		*run = a.run;
+	p_text(&p, owner);
+	p_text(&p, build);
+	p_i64(&p, min_age_ms);
+	p_text(&p, list);
+	rc = pg_query(pg_of(base), "SELECT s.job_id, s.run::bigint FROM job_shares s JOIN jobs j ON j.id = s.job_id"
+		      " WHERE j.state = 'running' AND j.kind = 'plan' AND j.lease_owner IS DISTINCT FROM $1"
+		      " AND s.build = $2 AND s.open_since <= " PG_NOW_MS " - $3"
+		      " AND NOT (s.job_id * 16 + s.run = ANY ($4::text::bigint[]))"
+		      " ORDER BY (SELECT count(DISTINCT u.owner) FROM job_units u WHERE u.job_id = s.job_id"
+		      " AND u.run = s.run AND u.owner IS NOT NULL), s.open_since, s.job_id LIMIT 1",
+		      &p, &res, "find a shared job", err);
+	if (rc == UNIAP_OK && PQntuples(res) > 0) {
+		*job = col_i64(res, 0, 0);
+		*run = (int)col_i64(res, 0, 1);
 	}
+	PQclear(res);
+	free(list);
 	return rc;
 }
 

@@ -23,7 +23,8 @@
 #      gives; killing (-9) a helper while it holds one of a job's candidates
 #      (seen in the database) loses nothing: the job ends with the same plan;
 #      killing the owner of a job with candidates done: the last replica
-#      finishes it with the same plan and takes those candidates.
+#      finishes it with the same plan and takes those candidates; a cancel
+#      sent to a replica that only helps a job cancels the job.
 # Skipped without Debian's postgresql.  Prints "replicas: N passed, N failed".
 set -u
 . "$(dirname "$0")/lib.inc"
@@ -301,6 +302,27 @@ if cmp -s "$tmp/alone.plan" "$tmp/shared.plan"; then ok; else
 if [ "$(cat "$tmp/shared.shared")" -gt 0 ]; then ok; else bad "shared: no candidate came from another replica"; fi
 if grep -h '"event":"share"' "$tmp/r7.log" "$tmp/r8.log" | grep -q "\"job\":$big,.*candidates solved here"; then ok; else
 	bad "shared: no replica logged helping job $big"; fi
+# a cancel sent to a replica that only helps the job reaches the job's owner
+port=$rport_6
+call cancel-job 202 '"id":' POST /v1/plans "$A" "$tmp/big.json"
+cj=$(jid)
+helper= i=0
+while [ -z "$helper" ] && [ $i -lt $((600 * SLOW)) ]; do
+	for r in 6 7 8; do
+		grep -q "\"event\":\"share\",\"job\":$cj,.*\"to\":\"helping\"" "$tmp/r$r.log" && helper=$r
+	done
+	[ -n "$helper" ] || sleep 0.1
+	i=$((i + 1))
+done
+if [ -n "$helper" ]; then
+	eval "port=\$rport_$helper"
+	req POST "/v1/jobs/$cj/cancel" "$A"
+	if { [ "$code" = 200 ] || [ "$code" = 202 ]; } && wait_job "$cj" "$A" "succeeded failed canceled" 1200 &&
+		[ "$(jst "$tmp/job")" = canceled ]; then ok; else
+		bad "cancel-via-helper: status $code; job $cj: $(head -c 300 "$tmp/job")"; fi
+else
+	bad "cancel-via-helper: no replica helped job $cj"
+fi
 # kill -9 a helper while it holds one of the job's candidates (seen in the database)
 port=$rport_6
 call kill-job 202 '"id":' POST /v1/plans "$A" "$tmp/big.json"

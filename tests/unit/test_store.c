@@ -1332,13 +1332,18 @@ static void test_ask(void **state)
 
 /*
  * Shared jobs (PostgreSQL; docs/scale.md, "One job across replicas"): a unit
- * is the first claimer's, busy to the others while its lease runs, taken over
- * once it ran out, given up to the next claimer, done for all once put (the
- * first put wins); the incumbent is the least TPI put; claims end with the
- * job; the find skips the owner's own jobs, other builds, young shares and
- * the keys it is told to skip, and counts helpers; the job's end deletes it
- * all.  SQLite shares nothing.
+ * is claimed only while the job runs with that run open to the claimer's
+ * build; it is the first claimer's, busy to the others while its lease runs,
+ * taken over once it ran out, the next claimer's when given up, done for all
+ * once put (the first put wins); another build's unit starts afresh and its
+ * facts never count; the incumbent is the least TPI put for the run and
+ * build; renewals reach only the jobs named; the find skips the owner's own
+ * jobs, other builds, young shares and the keys it is told to skip; the
+ * job's end deletes it all.  SQLite shares nothing.
  */
+#define CLAIM(run, pp, c, owner, build, lease) \
+	store_unit_claim(s, id, run, pp, 1, c, owner, build, lease, &st, &facts, &bytes, &inc, &over, &err)
+
 static void test_shared_units(void **state)
 {
 	struct fx *f = *state;
@@ -1349,59 +1354,66 @@ static void test_shared_units(void **state)
 	enum store_unit_state st;
 	size_t bytes = 0;
 	double inc = 0;
-	int64_t t, id, claimed = 0, found = 0, skip;
+	int64_t t, id, claimed = 0, found = 0, skip, other = 999999;
 	int existed, over = 0, run = -1, open = 0;
 
 	assert_int_equal(store_tenant_add(s, "t", 10, (int64_t)1 << 30, &t, key, &err), UNIAP_OK);
 	assert_int_equal(store_job_create(s, t, NULL, "{\"a\":1}", 7, &id, &existed, &err), UNIAP_OK);
 	if (!pg_url()) {
 		assert_false(store_shares(s));
-		assert_int_equal(store_unit_claim(s, id, 0, 1, 1, 1, OWNER_B, 1000, &st, &facts, &bytes, &inc, &over, &err),
-				 UNIAP_E_CONFLICT);
+		assert_int_equal(CLAIM(0, 1, 1, OWNER_B, "b1", 1000), UNIAP_E_CONFLICT);
 		assert_null(facts);
 		store_close(s);
 		return;
 	}
 	assert_true(store_shares(s));
 	/* a queued job has no units to claim */
-	assert_int_equal(store_unit_claim(s, id, 0, 1, 1, 1, OWNER_B, 1000, &st, &facts, &bytes, &inc, &over, &err),
-			 UNIAP_E_CONFLICT);
+	assert_int_equal(CLAIM(0, 1, 1, OWNER_B, "b1", 1000), UNIAP_E_CONFLICT);
 	assert_int_equal(store_job_claim(s, OWNER_A, 60000, &claimed, &la, &err), UNIAP_OK);
 	assert_int_equal(claimed, id);
+	/* running, but no run open: still none */
+	assert_int_equal(CLAIM(0, 1, 1, OWNER_B, "b1", 1000), UNIAP_E_CONFLICT);
+	/* only the owner opens one */
+	la.token++;
+	assert_int_equal(store_job_share(s, id, &la, 0, "b1", &err), UNIAP_E_CONFLICT);
+	la.token--;
+	assert_int_equal(store_job_share(s, id, &la, 0, "b1", &err), UNIAP_OK);
+	/* open to b1, run 0 only */
+	assert_int_equal(CLAIM(0, 2, 4, OWNER_B, "b2", 1000), UNIAP_E_CONFLICT);
+	assert_int_equal(CLAIM(1, 2, 4, OWNER_B, "b1", 1000), UNIAP_E_CONFLICT);
 
 	/* first claim: the claimer's; another's is busy; the claimer's again is its own */
-	assert_int_equal(store_unit_claim(s, id, 0, 2, 1, 4, OWNER_A, 60000, &st, &facts, &bytes, &inc, &over, &err),
-			 UNIAP_OK);
+	assert_int_equal(CLAIM(0, 2, 4, OWNER_A, "b1", 60000), UNIAP_OK);
 	assert_int_equal(st, STORE_UNIT_MINE);
 	assert_false(over);
 	assert_true(isinf(inc));
-	assert_int_equal(store_unit_claim(s, id, 0, 2, 1, 4, OWNER_B, 60000, &st, &facts, &bytes, &inc, &over, &err),
-			 UNIAP_OK);
+	assert_int_equal(CLAIM(0, 2, 4, OWNER_B, "b1", 60000), UNIAP_OK);
 	assert_int_equal(st, STORE_UNIT_BUSY);
-	assert_int_equal(store_unit_claim(s, id, 0, 2, 1, 4, OWNER_A, 60000, &st, &facts, &bytes, &inc, &over, &err),
-			 UNIAP_OK);
+	assert_int_equal(CLAIM(0, 2, 4, OWNER_A, "b1", 60000), UNIAP_OK);
 	assert_int_equal(st, STORE_UNIT_MINE);
 	assert_false(over);
 	/* given up: the next claimer's at once, not a take-over */
-	assert_int_equal(store_unit_put(s, id, 0, 2, 1, 4, OWNER_A, NULL, 0, INFINITY, &err), UNIAP_OK);
-	assert_int_equal(store_unit_claim(s, id, 0, 2, 1, 4, OWNER_B, 0, &st, &facts, &bytes, &inc, &over, &err),
-			 UNIAP_OK);
+	assert_int_equal(store_unit_put(s, id, 0, 2, 1, 4, OWNER_A, "b1", NULL, 0, INFINITY, &err), UNIAP_OK);
+	assert_int_equal(CLAIM(0, 2, 4, OWNER_B, "b1", 0), UNIAP_OK);
 	assert_int_equal(st, STORE_UNIT_MINE);
 	assert_false(over);
-	/* B's lease (0 ms) ran out: A takes it over; the renewal keeps A's */
-	assert_int_equal(store_unit_claim(s, id, 0, 2, 1, 4, OWNER_A, 0, &st, &facts, &bytes, &inc, &over, &err),
-			 UNIAP_OK);
+	/* B's lease (0 ms) ran out: A takes it over */
+	assert_int_equal(CLAIM(0, 2, 4, OWNER_A, "b1", 0), UNIAP_OK);
 	assert_int_equal(st, STORE_UNIT_MINE);
 	assert_true(over);
-	assert_int_equal(store_units_renew(s, OWNER_A, 60000, &err), UNIAP_OK);
-	assert_int_equal(store_unit_claim(s, id, 0, 2, 1, 4, OWNER_B, 60000, &st, &facts, &bytes, &inc, &over, &err),
-			 UNIAP_OK);
+	/* a renewal of another job's units leaves A's to run out; of this job's, keeps it */
+	assert_int_equal(store_units_renew(s, OWNER_A, &other, 1, 60000, &err), UNIAP_OK);
+	assert_int_equal(CLAIM(0, 2, 4, OWNER_B, "b1", 0), UNIAP_OK);
+	assert_int_equal(st, STORE_UNIT_MINE);
+	assert_true(over);
+	assert_int_equal(CLAIM(0, 2, 4, OWNER_A, "b1", 0), UNIAP_OK);
+	assert_int_equal(store_units_renew(s, OWNER_A, &id, 1, 60000, &err), UNIAP_OK);
+	assert_int_equal(CLAIM(0, 2, 4, OWNER_B, "b1", 60000), UNIAP_OK);
 	assert_int_equal(st, STORE_UNIT_BUSY);
 	/* put: done for everyone, facts as put; a later put changes nothing */
-	assert_int_equal(store_unit_put(s, id, 0, 2, 1, 4, OWNER_A, "facts-a", 7, 2.5, &err), UNIAP_OK);
-	assert_int_equal(store_unit_put(s, id, 0, 2, 1, 4, OWNER_B, "facts-b", 7, 1.0, &err), UNIAP_OK);
-	assert_int_equal(store_unit_claim(s, id, 0, 2, 1, 4, OWNER_B, 60000, &st, &facts, &bytes, &inc, &over, &err),
-			 UNIAP_OK);
+	assert_int_equal(store_unit_put(s, id, 0, 2, 1, 4, OWNER_A, "b1", "facts-a", 7, 2.5, &err), UNIAP_OK);
+	assert_int_equal(store_unit_put(s, id, 0, 2, 1, 4, OWNER_B, "b1", "facts-b", 7, 1.0, &err), UNIAP_OK);
+	assert_int_equal(CLAIM(0, 2, 4, OWNER_B, "b1", 60000), UNIAP_OK);
 	assert_int_equal(st, STORE_UNIT_DONE);
 	assert_int_equal(bytes, 7);
 	assert_memory_equal(facts, "facts-a", 7);
@@ -1409,56 +1421,59 @@ static void test_shared_units(void **state)
 	facts = NULL;
 	assert_true(inc == 2.5);
 	/* the incumbent is the least TPI put in this run; a unit without a plan does not count */
-	assert_int_equal(store_unit_claim(s, id, 0, 4, 1, 8, OWNER_B, 60000, &st, &facts, &bytes, &inc, &over, &err),
-			 UNIAP_OK);
-	assert_int_equal(store_unit_put(s, id, 0, 4, 1, 8, OWNER_B, "x", 1, 2.0, &err), UNIAP_OK);
-	assert_int_equal(store_unit_claim(s, id, 0, 8, 1, 8, OWNER_B, 60000, &st, &facts, &bytes, &inc, &over, &err),
-			 UNIAP_OK);
-	assert_int_equal(store_unit_put(s, id, 0, 8, 1, 8, OWNER_B, "y", 1, INFINITY, &err), UNIAP_OK);
-	assert_int_equal(store_unit_claim(s, id, 1, 2, 1, 4, OWNER_B, 60000, &st, &facts, &bytes, &inc, &over, &err),
-			 UNIAP_OK);
-	assert_int_equal(st, STORE_UNIT_MINE); /* another run: another unit */
-	assert_true(isinf(inc));
-	assert_int_equal(store_unit_claim(s, id, 0, 1, 1, 1, OWNER_B, 60000, &st, &facts, &bytes, &inc, &over, &err),
-			 UNIAP_OK);
+	assert_int_equal(CLAIM(0, 4, 8, OWNER_B, "b1", 60000), UNIAP_OK);
+	assert_int_equal(store_unit_put(s, id, 0, 4, 1, 8, OWNER_B, "b1", "x", 1, 2.0, &err), UNIAP_OK);
+	assert_int_equal(CLAIM(0, 8, 8, OWNER_B, "b1", 60000), UNIAP_OK);
+	assert_int_equal(store_unit_put(s, id, 0, 8, 1, 8, OWNER_B, "b1", "y", 1, INFINITY, &err), UNIAP_OK);
+	assert_int_equal(CLAIM(0, 1, 1, OWNER_B, "b1", 60000), UNIAP_OK);
 	assert_true(inc == 2.0);
 
-	/* shares: only the owner opens one; the find skips the owner, other builds, young
-	 * shares and the keys skipped, and counts its helpers */
-	assert_int_equal(store_job_share(s, id, &la, 1, "build-1", &err), UNIAP_OK);
-	assert_int_equal(store_job_share_open(s, id, 1, &open, &err), UNIAP_OK);
+	/* the find: not the owner's own job, not another build, not a young share, not a skipped
+	 * run; then the job; its helpers see the run open */
+	assert_int_equal(store_job_share_open(s, id, 0, &open, &err), UNIAP_OK);
 	assert_true(open);
+	assert_int_equal(store_job_share_open(s, id, 1, &open, &err), UNIAP_OK);
+	assert_false(open);
+	assert_int_equal(store_job_share_find(s, OWNER_A, "b1", 0, NULL, 0, &found, &run, &err), UNIAP_OK);
+	assert_int_equal(found, 0);
+	assert_int_equal(store_job_share_find(s, OWNER_B, "b2", 0, NULL, 0, &found, &run, &err), UNIAP_OK);
+	assert_int_equal(found, 0);
+	assert_int_equal(store_job_share_find(s, OWNER_B, "b1", 3600000, NULL, 0, &found, &run, &err), UNIAP_OK);
+	assert_int_equal(found, 0);
+	skip = id * 16;
+	assert_int_equal(store_job_share_find(s, OWNER_B, "b1", 0, &skip, 1, &found, &run, &err), UNIAP_OK);
+	assert_int_equal(found, 0);
+	assert_int_equal(store_job_share_find(s, OWNER_B, "b1", 0, NULL, 0, &found, &run, &err), UNIAP_OK);
+	assert_int_equal(found, id);
+	assert_int_equal(run, 0);
+
+	/* another build opens the same run (a requeued job, a new owner): b1's facts are not
+	 * taken, the unit starts afresh, and b1's incumbent does not count */
+	assert_int_equal(store_job_share(s, id, &la, 0, "b2", &err), UNIAP_OK);
+	assert_int_equal(CLAIM(0, 2, 4, OWNER_B, "b1", 60000), UNIAP_E_CONFLICT);
+	assert_int_equal(CLAIM(0, 2, 4, OWNER_B, "b2", 60000), UNIAP_OK);
+	assert_int_equal(st, STORE_UNIT_MINE);
+	assert_null(facts);
+	assert_true(isinf(inc));
+	/* b1's late put finds nothing of its build */
+	assert_int_equal(store_unit_put(s, id, 0, 2, 1, 4, OWNER_A, "b1", "old", 3, 0.5, &err), UNIAP_OK);
+	assert_int_equal(CLAIM(0, 2, 4, OWNER_A, "b2", 60000), UNIAP_OK);
+	assert_int_equal(st, STORE_UNIT_BUSY);
+	assert_true(isinf(inc));
+
+	/* closed: nobody finds it or claims in it */
+	assert_int_equal(store_job_share(s, id, &la, -1, "b2", &err), UNIAP_OK);
 	assert_int_equal(store_job_share_open(s, id, 0, &open, &err), UNIAP_OK);
 	assert_false(open);
-	la.token++;
-	assert_int_equal(store_job_share(s, id, &la, 1, "build-1", &err), UNIAP_E_CONFLICT);
-	la.token--;
-	assert_int_equal(store_job_share_find(s, OWNER_A, "build-1", 0, NULL, 0, &found, &run, &err), UNIAP_OK);
+	assert_int_equal(store_job_share_find(s, OWNER_B, "b2", 0, NULL, 0, &found, &run, &err), UNIAP_OK);
 	assert_int_equal(found, 0);
-	assert_int_equal(store_job_share_find(s, OWNER_B, "build-2", 0, NULL, 0, &found, &run, &err), UNIAP_OK);
-	assert_int_equal(found, 0);
-	assert_int_equal(store_job_share_find(s, OWNER_B, "build-1", 3600000, NULL, 0, &found, &run, &err), UNIAP_OK);
-	assert_int_equal(found, 0);
-	skip = id * 16 + 1;
-	assert_int_equal(store_job_share_find(s, OWNER_B, "build-1", 0, &skip, 1, &found, &run, &err), UNIAP_OK);
-	assert_int_equal(found, 0);
-	assert_int_equal(store_job_share_find(s, OWNER_B, "build-1", 0, NULL, 0, &found, &run, &err), UNIAP_OK);
-	assert_int_equal(found, id);
-	assert_int_equal(run, 1);
-	assert_int_equal(raw_sql(f, "SELECT helpers FROM job_shares"), 1);
-	/* closed: nobody finds it, and its helpers see it closed */
-	assert_int_equal(store_job_share(s, id, &la, -1, "build-1", &err), UNIAP_OK);
-	assert_int_equal(store_job_share_open(s, id, 1, &open, &err), UNIAP_OK);
-	assert_false(open);
-	assert_int_equal(store_job_share_find(s, OWNER_B, "build-1", 0, NULL, 0, &found, &run, &err), UNIAP_OK);
-	assert_int_equal(found, 0);
-	assert_int_equal(store_job_share(s, id, &la, 0, "build-1", &err), UNIAP_OK);
+	assert_int_equal(CLAIM(0, 8, 8, OWNER_B, "b2", 60000), UNIAP_E_CONFLICT);
 
 	/* the job ends: no claim, and unshare deletes its units and share */
+	assert_int_equal(store_job_share(s, id, &la, 0, "b2", &err), UNIAP_OK);
 	assert_int_equal(store_job_transition(s, STORE_ANY_TENANT, id, STORE_JOB_SUCCEEDED, "{}", 2, NULL, &la, &err),
 			 UNIAP_OK);
-	assert_int_equal(store_unit_claim(s, id, 0, 2, 1, 4, OWNER_B, 60000, &st, &facts, &bytes, &inc, &over, &err),
-			 UNIAP_E_CONFLICT);
+	assert_int_equal(CLAIM(0, 2, 4, OWNER_B, "b2", 60000), UNIAP_E_CONFLICT);
 	assert_true(raw_sql(f, "SELECT count(*) FROM job_units") > 0);
 	assert_int_equal(store_job_unshare(s, id, &err), UNIAP_OK);
 	assert_int_equal(raw_sql(f, "SELECT count(*) FROM job_units"), 0);
@@ -1466,6 +1481,7 @@ static void test_shared_units(void **state)
 	assert_null(facts);
 	store_close(s);
 }
+#undef CLAIM
 
 int main(void)
 {
