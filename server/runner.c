@@ -1263,7 +1263,6 @@ static void runner_run_job(struct runner_slot *slot)
 	struct uop_memo_ops memo = { runner_memo_facts, runner_memo_matrices, runner_memo_put, slot };
 	struct runner_share share;
 	struct uop_share_ops share_ops = { runner_share_claim, runner_share_put, 0, &share };
-	int requeued = 0;
 	struct uniap_err err;
 	uniap_code rc;
 	double t0 = opt_clock_s(), spent_worker_s = 0, budget = r->cfg.job_budget_worker_s;
@@ -1421,14 +1420,9 @@ static void runner_run_job(struct runner_slot *slot)
 		cJSON_free(text);
 	} else if (rc == UNIAP_E_CANCELED && runner_end_canceled(slot, user_cancel, stopping) == 0) {
 		/* canceled by the client, or the grace period ran out: the next start runs it again */
-		requeued = !user_cancel && stopping;
 	} else {
 		runner_end(slot, STORE_JOB_FAILED, NULL, 0, err.msg, 0);
 	}
-	/* the job ended: its units go, those of an earlier attempt too (a requeued job keeps its
-	 * done ones for its next run, and a job whose lease is lost is another instance's) */
-	if (store_shares(r->cfg.store) && !requeued && !atomic_load(&slot->lost))
-		store_job_unshare(r->cfg.store, slot->job, NULL);
 	for (i = 0; i < n_runs && i < TARGET_COUNT; i++)
 		uop_result_release(&rs[i]);
 	runner_request_release(&req);
@@ -1719,15 +1713,16 @@ int runner_stop_job(struct runner *r, int64_t id)
 
 size_t runner_cancel_revoked(struct runner *r)
 {
-	int64_t jobs[RUNNER_MAX_JOBS + 1], tenants[RUNNER_MAX_JOBS + 1];
+	int64_t jobs[RUNNER_JOBS_MAX + RUNNER_SPARE_MAX], tenants[RUNNER_JOBS_MAX + RUNNER_SPARE_MAX];
 	size_t n = 0, i, stopped = 0;
 	int k, revoked;
 
 	if (!r)
 		return 0;
 	pthread_mutex_lock(&r->lock);
+	/* a helper is not counted: the job's owner stops it, and its next claim ends the helper */
 	for (k = 0; k < r->n_slots; k++)
-		if (r->slots[k].job > 0 && r->slots[k].tenant > 0) {
+		if (r->slots[k].job > 0 && r->slots[k].tenant > 0 && !r->slots[k].helping) {
 			jobs[n] = r->slots[k].job;
 			tenants[n++] = r->slots[k].tenant;
 		}
@@ -1757,8 +1752,8 @@ size_t runner_cancel_revoked(struct runner *r)
 
 size_t runner_lease_tick(struct runner *r)
 {
-	int64_t jobs[RUNNER_MAX_JOBS + 1];
-	struct store_lease leases[RUNNER_MAX_JOBS + 1];
+	int64_t jobs[RUNNER_JOBS_MAX + RUNNER_SPARE_MAX];
+	struct store_lease leases[RUNNER_JOBS_MAX + RUNNER_SPARE_MAX];
 	double now = opt_clock_s(), every = r ? r->cfg.lease_s / 3 : 0;
 	size_t n = 0, i, lost = 0;
 	int k;
@@ -1790,10 +1785,10 @@ size_t runner_lease_tick(struct runner *r)
 
 			r->slots[k].renewed_s = now;
 			pthread_mutex_unlock(&r->lock);
-			if (store_job_share_open(r->cfg.store, job, run, &open, NULL) != UNIAP_OK)
+			if (store_job_share_open(r->cfg.store, job, run, runner_build(r), &open, NULL) != UNIAP_OK)
 				open = 1; /* a passing store error: the next tick looks again */
 			pthread_mutex_lock(&r->lock);
-			if (!open && r->slots[k].job == job && r->slots[k].helping) {
+			if (!open && r->slots[k].job == job && r->slots[k].helping && r->slots[k].help_run == run) {
 				atomic_store(&r->slots[k].cancel, 1);
 				pthread_mutex_unlock(&r->lock);
 				pool_cancel_tag(r->pool, (uint64_t)job | RUNNER_HELP_TAG, NULL, NULL);

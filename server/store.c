@@ -336,19 +336,15 @@ uniap_code store_job_share(struct store *s, int64_t job, const struct store_leas
 	return s->be->job_share(s, job, lease, run, build, err);
 }
 
-uniap_code store_job_share_open(struct store *s, int64_t job, int run, int *open, struct uniap_err *err)
+uniap_code store_job_share_open(struct store *s, int64_t job, int run, const char *build, int *open,
+				struct uniap_err *err)
 {
 	*open = 0;
 	if (!s->be->job_share_open)
 		return store_no_shares(err);
-	return s->be->job_share_open(s, job, run, open, err);
-}
-
-uniap_code store_job_unshare(struct store *s, int64_t job, struct uniap_err *err)
-{
-	if (!s->be->job_unshare)
-		return store_no_shares(err);
-	return s->be->job_unshare(s, job, err);
+	if (!build)
+		return err_set(err, UNIAP_E_ARG, "job share open: needs a build");
+	return s->be->job_share_open(s, job, run, build, open, err);
 }
 
 uniap_code store_job_share_find(struct store *s, const char *owner, const char *build, int64_t min_age_ms,

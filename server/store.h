@@ -463,7 +463,8 @@ uniap_code store_jobs_recover(struct store *s, size_t *requeued, struct uniap_er
  * packed facts (core's opt_result_pack) and its plan's TPI.  The job's owner
  * opens its current run to helpers; an idle replica finds such a run and
  * solves the units it can claim.  Done units outlive a requeue of their job
- * (their facts stay true); the job's end deletes them.  SQLite has none of
+ * (their facts stay true), its share does not; the job's final transition
+ * (or recovery's cancel) deletes both, in its own transaction.  SQLite has none of
  * this: store_shares() is 0 and every call below is UNIAP_E_CONFLICT. */
 
 /* 1 when the backend shares jobs between instances (PostgreSQL). */
@@ -517,11 +518,9 @@ uniap_code store_units_renew(struct store *s, const char *owner, const int64_t *
 uniap_code store_job_share(struct store *s, int64_t job, const struct store_lease *lease, int run,
 			   const char *build, struct uniap_err *err);
 
-/* *open = 1 while run `run` of job is open to helpers and the job runs. */
-uniap_code store_job_share_open(struct store *s, int64_t job, int run, int *open, struct uniap_err *err);
-
-/* Deletes job's units and its share (the job ended); any instance. */
-uniap_code store_job_unshare(struct store *s, int64_t job, struct uniap_err *err);
+/* *open = 1 while run `run` of job is open to helpers of build (borrowed) and the job runs. */
+uniap_code store_job_share_open(struct store *s, int64_t job, int run, const char *build, int *open,
+				struct uniap_err *err);
 
 /*
  * A running job another instance owns whose run has been open to helpers of

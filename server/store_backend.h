@@ -107,8 +107,8 @@ struct store_backend {
 				  int64_t lease_ms, struct uniap_err *err);
 	uniap_code (*job_share)(struct store *s, int64_t job, const struct store_lease *lease, int run,
 				const char *build, struct uniap_err *err);
-	uniap_code (*job_share_open)(struct store *s, int64_t job, int run, int *open, struct uniap_err *err);
-	uniap_code (*job_unshare)(struct store *s, int64_t job, struct uniap_err *err);
+	uniap_code (*job_share_open)(struct store *s, int64_t job, int run, const char *build, int *open,
+				     struct uniap_err *err);
 	uniap_code (*job_share_find)(struct store *s, const char *owner, const char *build, int64_t min_age_ms,
 				     const int64_t *skip, size_t n_skip, int64_t *job, int *run, struct uniap_err *err);
 

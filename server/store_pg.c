@@ -1833,6 +1833,24 @@ struct transition_arg {
 	const struct store_lease *lease;
 };
 
+/*
+ * Job id no longer runs (k holds its row for update: the same order as a unit
+ * claim, jobs row then units): its share goes, so that no helper joins or
+ * claims in it, and with units (a final state) its units too.  A requeued
+ * job keeps its units, whose facts its next run takes.
+ */
+static uniap_code job_shares_drop(struct pg_call *k, int64_t id, int units, struct uniap_err *err)
+{
+	struct pg_params p = { 0 };
+	uniap_code rc;
+
+	p_i64(&p, id);
+	rc = q_write(k, "DELETE FROM job_shares WHERE job_id = $1", &p, NULL, "drop a job's share", err);
+	if (rc == UNIAP_OK && units)
+		rc = q_write(k, "DELETE FROM job_units WHERE job_id = $1", &p, NULL, "drop a job's units", err);
+	return rc;
+}
+
 static uniap_code job_transition_tx(struct pg_call *k, void *arg, struct uniap_err *err)
 {
 	struct transition_arg *a = arg;
@@ -1864,11 +1882,14 @@ static uniap_code job_transition_tx(struct pg_call *k, void *arg, struct uniap_e
 		p_null(&p, OID_BYTEA);
 	p_text(&p, (a->to == STORE_JOB_FAILED || a->to == STORE_JOB_CANCELED) ? a->error_msg : NULL);
 	p_i64(&p, a->id);
-	return q_write(k, "UPDATE jobs SET state = $1, started_at = coalesce($2, started_at),"
-		       " finished_at = $3, result = coalesce($4, result), error = coalesce($5, error),"
-		       " lease_owner = CASE WHEN $1 = 'running' THEN lease_owner END,"
-		       " lease_expires_at = CASE WHEN $1 = 'running' THEN lease_expires_at END"
-		       " WHERE id = $6", &p, NULL, "job state", err);
+	rc = q_write(k, "UPDATE jobs SET state = $1, started_at = coalesce($2, started_at),"
+		     " finished_at = $3, result = coalesce($4, result), error = coalesce($5, error),"
+		     " lease_owner = CASE WHEN $1 = 'running' THEN lease_owner END,"
+		     " lease_expires_at = CASE WHEN $1 = 'running' THEN lease_expires_at END"
+		     " WHERE id = $6", &p, NULL, "job state", err);
+	if (rc == UNIAP_OK && a->to != STORE_JOB_RUNNING)
+		rc = job_shares_drop(k, a->id, 1, err);
+	return rc;
 }
 
 static uniap_code pg_job_transition(struct store *base, int64_t tenant_id, int64_t id, enum store_job_state to,
@@ -2137,6 +2158,14 @@ static uniap_code jobs_recover_tx(struct pg_call *k, void *arg, struct uniap_err
 		     " lease_owner = NULL, lease_expires_at = NULL, ask = NULL"
 		     " WHERE state = 'running' AND (lease_expires_at IS NULL OR lease_expires_at <= " PG_NOW_MS ")", &q,
 		     &a->requeued, "recover jobs", err);
+	/* the shares of jobs that no longer run (requeued here or canceled) go, and the units of
+	 * those that ended; a requeued job keeps its units for its next run */
+	if (rc == UNIAP_OK)
+		rc = q_write(k, "DELETE FROM job_shares s USING jobs j WHERE j.id = s.job_id AND j.state <> 'running'",
+			     NULL, NULL, "recover jobs' shares", err);
+	if (rc == UNIAP_OK)
+		rc = q_write(k, "DELETE FROM job_units u USING jobs j WHERE j.id = u.job_id"
+			     " AND j.state IN ('succeeded', 'failed', 'canceled')", NULL, NULL, "recover jobs' units", err);
 	if (rc == UNIAP_OK && a->requeued > 0)
 		rc = notify(k, "queued", err);
 	return rc;
@@ -2198,6 +2227,8 @@ static uniap_code job_requeue_tx(struct pg_call *k, void *arg, struct uniap_err 
 			     " WHERE id = $1 AND state = 'running'", &p, &changed, "requeue job", err);
 	if (rc == UNIAP_OK && !changed)
 		rc = err_set(err, UNIAP_E_CONFLICT, "job %lld: not running", (long long)a->id);
+	if (rc == UNIAP_OK)
+		rc = job_shares_drop(k, a->id, 0, err);
 	if (rc == UNIAP_OK)
 		rc = notify(k, "queued", err);
 	return rc;
@@ -2597,8 +2628,9 @@ static uniap_code unit_claim_tx(struct pg_call *k, void *arg, struct uniap_err *
 	a->state = STORE_UNIT_BUSY;
 	a->taken_over = 0;
 	/* the job runs with this run open to this build; the job's row locked shared, so its end
-	 * (the transition locks it for update, then store_job_unshare) comes after this claim
-	 * and no claim after it.  Only that row: store_job_share locks the job, then the share */
+	 * (the transition locks it for update and deletes the units: job_shares_drop) comes after
+	 * this claim and no claim after it.  Only that row: store_job_share locks the job, then
+	 * the share */
 	p_i64(&p, a->job);
 	p_i64(&p, a->run);
 	p_text(&p, a->build);
@@ -2786,7 +2818,8 @@ static uniap_code pg_job_share(struct store *base, int64_t job, const struct sto
 	return pg_write(pg_of(base), job_share_tx, &a, err);
 }
 
-static uniap_code pg_job_share_open(struct store *base, int64_t job, int run, int *open, struct uniap_err *err)
+static uniap_code pg_job_share_open(struct store *base, int64_t job, int run, const char *build, int *open,
+				    struct uniap_err *err)
 {
 	struct pg_params p = { 0 };
 	PGresult *res = NULL;
@@ -2794,30 +2827,14 @@ static uniap_code pg_job_share_open(struct store *base, int64_t job, int run, in
 
 	p_i64(&p, job);
 	p_i64(&p, run);
+	p_text(&p, build);
 	rc = pg_query(pg_of(base), "SELECT 1 FROM job_shares s JOIN jobs j ON j.id = s.job_id WHERE s.job_id = $1"
-		      " AND s.run = $2 AND j.state = 'running'", &p, &res, "is a job's share open", err);
+		      " AND s.run = $2 AND s.build = $3 AND j.state = 'running'", &p, &res, "is a job's share open",
+		      err);
 	if (rc == UNIAP_OK)
 		*open = PQntuples(res) > 0;
 	PQclear(res);
 	return rc;
-}
-
-static uniap_code job_unshare_tx(struct pg_call *k, void *arg, struct uniap_err *err)
-{
-	const int64_t *job = arg;
-	struct pg_params p = { 0 };
-	uniap_code rc;
-
-	p_i64(&p, *job);
-	rc = q_write(k, "DELETE FROM job_shares WHERE job_id = $1", &p, NULL, "unshare a job", err);
-	if (rc == UNIAP_OK)
-		rc = q_write(k, "DELETE FROM job_units WHERE job_id = $1", &p, NULL, "unshare a job", err);
-	return rc;
-}
-
-static uniap_code pg_job_unshare(struct store *base, int64_t job, struct uniap_err *err)
-{
-	return pg_write(pg_of(base), job_unshare_tx, &job, err);
 }
 
 static uniap_code pg_job_share_find(struct store *base, const char *owner, const char *build, int64_t min_age_ms,
@@ -2893,7 +2910,6 @@ static const struct store_backend store_pg_backend = {
 	.units_renew = pg_units_renew,
 	.job_share = pg_job_share,
 	.job_share_open = pg_job_share_open,
-	.job_unshare = pg_job_unshare,
 	.job_share_find = pg_job_share_find,
 	.listen = pg_listen,
 };

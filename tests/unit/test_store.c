@@ -1338,8 +1338,9 @@ static void test_ask(void **state)
  * once put (the first put wins); another build's unit starts afresh and its
  * facts never count; the incumbent is the least TPI put for the run and
  * build; renewals reach only the jobs named; the find skips the owner's own
- * jobs, other builds, young shares and the keys it is told to skip; the
- * job's end deletes it all.  SQLite shares nothing.
+ * jobs, other builds, young shares and the keys it is told to skip; a
+ * requeue drops the share and keeps the units; the job's final transition
+ * deletes both.  SQLite shares nothing.
  */
 #define CLAIM(run, pp, c, owner, build, lease) \
 	store_unit_claim(s, id, run, pp, 1, c, owner, build, lease, &st, &facts, &bytes, &inc, &over, &err)
@@ -1430,9 +1431,11 @@ static void test_shared_units(void **state)
 
 	/* the find: not the owner's own job, not another build, not a young share, not a skipped
 	 * run; then the job; its helpers see the run open */
-	assert_int_equal(store_job_share_open(s, id, 0, &open, &err), UNIAP_OK);
+	assert_int_equal(store_job_share_open(s, id, 0, "b1", &open, &err), UNIAP_OK);
 	assert_true(open);
-	assert_int_equal(store_job_share_open(s, id, 1, &open, &err), UNIAP_OK);
+	assert_int_equal(store_job_share_open(s, id, 0, "b2", &open, &err), UNIAP_OK);
+	assert_false(open);
+	assert_int_equal(store_job_share_open(s, id, 1, "b1", &open, &err), UNIAP_OK);
 	assert_false(open);
 	assert_int_equal(store_job_share_find(s, OWNER_A, "b1", 0, NULL, 0, &found, &run, &err), UNIAP_OK);
 	assert_int_equal(found, 0);
@@ -1463,19 +1466,25 @@ static void test_shared_units(void **state)
 
 	/* closed: nobody finds it or claims in it */
 	assert_int_equal(store_job_share(s, id, &la, -1, "b2", &err), UNIAP_OK);
-	assert_int_equal(store_job_share_open(s, id, 0, &open, &err), UNIAP_OK);
+	assert_int_equal(store_job_share_open(s, id, 0, "b2", &open, &err), UNIAP_OK);
 	assert_false(open);
 	assert_int_equal(store_job_share_find(s, OWNER_B, "b2", 0, NULL, 0, &found, &run, &err), UNIAP_OK);
 	assert_int_equal(found, 0);
 	assert_int_equal(CLAIM(0, 8, 8, OWNER_B, "b2", 60000), UNIAP_E_CONFLICT);
 
-	/* the job ends: no claim, and unshare deletes its units and share */
+	/* a requeue drops the share and keeps the units (their facts are the next run's) */
+	assert_int_equal(store_job_share(s, id, &la, 0, "b2", &err), UNIAP_OK);
+	assert_int_equal(store_job_requeue(s, id, &la, &err), UNIAP_OK);
+	assert_int_equal(raw_sql(f, "SELECT count(*) FROM job_shares"), 0);
+	assert_true(raw_sql(f, "SELECT count(*) FROM job_units") > 0);
+	assert_int_equal(store_job_claim(s, OWNER_A, 60000, &claimed, &la, &err), UNIAP_OK);
+	assert_int_equal(claimed, id);
+	assert_int_equal(CLAIM(0, 2, 4, OWNER_B, "b2", 60000), UNIAP_E_CONFLICT);
+	/* the job ends: its final transition deletes its units and share in its transaction */
 	assert_int_equal(store_job_share(s, id, &la, 0, "b2", &err), UNIAP_OK);
 	assert_int_equal(store_job_transition(s, STORE_ANY_TENANT, id, STORE_JOB_SUCCEEDED, "{}", 2, NULL, &la, &err),
 			 UNIAP_OK);
 	assert_int_equal(CLAIM(0, 2, 4, OWNER_B, "b2", 60000), UNIAP_E_CONFLICT);
-	assert_true(raw_sql(f, "SELECT count(*) FROM job_units") > 0);
-	assert_int_equal(store_job_unshare(s, id, &err), UNIAP_OK);
 	assert_int_equal(raw_sql(f, "SELECT count(*) FROM job_units"), 0);
 	assert_int_equal(raw_sql(f, "SELECT count(*) FROM job_shares"), 0);
 	assert_null(facts);
