@@ -67,28 +67,35 @@ pg_cpu() {
 	cpu_s "$pm"
 }
 
-# run LABEL DB R: R replicas on DB, N jobs; one line of figures
-run() {
-	label=$1 db=$2 r=$3
-	pg0=$(pg_cpu)
-	key=$("$UNIAPD" tenant add bench --db "$db" --max-jobs 100000 | tail -n 1)
+# replicas LABEL DB R JOBS WORKERS: R replicas on DB (--jobs JOBS --workers WORKERS --no-cache),
+# each up and listening; their ports in $ports, their pids in $rp (and $pids), logs in
+# $tmp/LABEL-I.log
+replicas() {
 	ports= rp=
 	i=1
-	while [ $i -le "$r" ]; do
-		"$UNIAPD" --listen 127.0.0.1:0 --db "$db" --jobs "$JOBS" --workers "$WORKERS" --no-cache \
-			2>"$tmp/$label-$i.log" >/dev/null &
+	while [ $i -le "$3" ]; do
+		"$UNIAPD" --listen 127.0.0.1:0 --db "$2" --jobs "$4" --workers "$5" --no-cache \
+			2>"$tmp/$1-$i.log" >/dev/null &
 		rp="$rp $!"
 		pids="$pids $!"
 		p= k=0
 		while [ -z "$p" ] && [ $k -lt 100 ]; do
 			sleep 0.1
-			p=$(sed -n 's/.*"msg":"listening".*"port":\([0-9]*\).*/\1/p' "$tmp/$label-$i.log" | head -n 1)
+			p=$(sed -n 's/.*"msg":"listening".*"port":\([0-9]*\).*/\1/p' "$tmp/$1-$i.log" | head -n 1)
 			k=$((k + 1))
 		done
-		[ -n "$p" ] || { echo "$label: replica $i did not start: $(head -c 300 "$tmp/$label-$i.log")" >&2; exit 1; }
+		[ -n "$p" ] || { echo "$1: replica $i did not start: $(head -c 300 "$tmp/$1-$i.log")" >&2; exit 1; }
 		ports="$ports $p"
 		i=$((i + 1))
 	done
+}
+
+# run LABEL DB R: R replicas on DB, N jobs; one line of figures
+run() {
+	label=$1 db=$2 r=$3
+	pg0=$(pg_cpu)
+	key=$("$UNIAPD" tenant add bench --db "$db" --max-jobs 100000 | tail -n 1)
+	replicas "$label" "$db" "$r" "$JOBS" "$WORKERS"
 	set -- $ports
 	start=$(date +%s.%N)
 	j=0
@@ -124,23 +131,7 @@ run() {
 one() {
 	label=$1 db=$2 r=$3
 	key=$("$UNIAPD" tenant add big --db "$db" --max-jobs 100 | tail -n 1)
-	ports= rp=
-	i=1
-	while [ $i -le "$r" ]; do
-		"$UNIAPD" --listen 127.0.0.1:0 --db "$db" --jobs 1 --workers 1 --no-cache \
-			2>"$tmp/$label-$i.log" >/dev/null &
-		rp="$rp $!"
-		pids="$pids $!"
-		p= k=0
-		while [ -z "$p" ] && [ $k -lt 100 ]; do
-			sleep 0.1
-			p=$(sed -n 's/.*"msg":"listening".*"port":\([0-9]*\).*/\1/p' "$tmp/$label-$i.log" | head -n 1)
-			k=$((k + 1))
-		done
-		[ -n "$p" ] || { echo "$label: replica $i did not start: $(head -c 300 "$tmp/$label-$i.log")" >&2; exit 1; }
-		ports="$ports $p"
-		i=$((i + 1))
-	done
+	replicas "$label" "$db" "$r" 1 1
 	set -- $ports
 	c0=
 	for p in $rp; do c0="$c0 $(cpu_s "$p")"; done

@@ -1317,6 +1317,16 @@ enum uop_turn_end {
 	UOP_TURN_END,               /* a helper stops claiming */
 };
 
+/* Frees a slot that will not be solved; its claim (if any) is given up, undecided. */
+static void uop_slot_drop(struct uop_run *run, struct uop_slot *slot)
+{
+	const struct uop_candidate *c = &run->out->candidates[slot->index];
+
+	if (slot->claimed)
+		uop_share_put(run->opts, c->pp, c->virtual_stages, c->microbatches, NULL);
+	uop_slot_free(slot);
+}
+
 /* A share claim's incumbent, kept when it is the least seen. */
 static void uop_share_seen(struct uop_run *run, double incumbent)
 {
@@ -1523,10 +1533,7 @@ static uniap_code uop_turn(struct uop_run *run, const struct uop_turns *t, size_
 		}
 	}
 	if (brc == UNIAP_E_LIMIT && o->deadline_s > 0 && uop_past_deadline(o)) {
-		slot->claimed = 0;
-		if (claimed)
-			uop_share_put(o, c->pp, c->virtual_stages, c->microbatches, NULL);
-		uop_slot_free(slot);
+		uop_slot_drop(run, slot);
 		uop_deadline_candidate(run, c, "not solved: the run's deadline passed while its matrices were built");
 		return UNIAP_OK;
 	}
@@ -1541,9 +1548,7 @@ static uniap_code uop_turn(struct uop_run *run, const struct uop_turns *t, size_
 		return UNIAP_OK;
 	}
 	if (brc != UNIAP_OK) {
-		if (claimed)
-			uop_share_put(o, c->pp, c->virtual_stages, c->microbatches, NULL);
-		uop_slot_free(slot);
+		uop_slot_drop(run, slot);
 		*err = berr;
 		return brc;
 	}
@@ -1597,10 +1602,7 @@ static uniap_code uop_turn(struct uop_run *run, const struct uop_turns *t, size_
 		double left = o->deadline_s - opt_clock_s();
 
 		if (left <= 0) {
-			slot->claimed = 0;
-			if (claimed)
-				uop_share_put(o, c->pp, c->virtual_stages, c->microbatches, NULL);
-			uop_slot_free(slot);
+			uop_slot_drop(run, slot);
 			uop_deadline_candidate(run, c, "not solved: the run's deadline passed");
 			return UNIAP_OK;
 		}
