@@ -12,7 +12,9 @@
  *                           sum_{j,l} y = x[u][i][k],  sum_{i,k} y = x[v][j][l]
  *                         so for binary x it is exactly their product, and a
  *                         backward edge (j < i) has no column: stage order
- *                         holds by construction
+ *                         holds by construction; k and l are the classes of
+ *                         the edge's ends (strategies with equal resharding
+ *                         rows, columns), each sum over a class's x
  *   T >= 0                the largest cycle (only when c > 1 and pp > 1)
  * Rows: one assignment per layer, a non-empty stage, memory per stage,
  * T >= o_(i-1) + p_i + o_i (interleaved: T >= P_d per device and T >= O_d
@@ -31,6 +33,7 @@
 #include <coin/Cbc_C_Interface.h>
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -269,6 +272,60 @@ static void milp_y_rows(struct milp_mat *m, int row_tp0, int row_to0, int links,
 	}
 }
 
+/*
+ * Classes of an edge's ends: tail strategies k whose rows of R and R'
+ * (k * K + l over every l) are equal bit for bit, and head strategies l whose
+ * columns are.  cls[k] is the least strategy of k's class.  The edge's costs
+ * depend on the classes alone, so its y and transport rows are made per pair
+ * of classes (exact: for binary x a class's marginal is a unit vector too, and
+ * the LP bound is the same, a class-level y splitting in proportion to the x
+ * of its members); a real dictionary's plain, recomputing and ZeRO variants of
+ * one data layout share their resharding, which makes K^2 columns per stage
+ * pair C^2 (docs/optimizer.md, "The MILP").  head: 0 the tail's rows, 1 the
+ * head's columns.
+ */
+static void milp_edge_classes(const struct cost_edge *ed, size_t K, int head, size_t *cls, uint64_t *hash)
+{
+	size_t k, r, q, step = head ? K : 1, stride = head ? 1 : K;
+	uint64_t h;
+
+	for (k = 0; k < K; k++) {
+		const double *m[2] = { ed->same_stage_s, ed->cross_stage_s };
+
+		/* FNV-1a over the row (or column), both matrices */
+		h = 1469598103934665603ull;
+		for (q = 0; q < 2; q++)
+			for (r = 0; r < K; r++) {
+				uint64_t bits;
+				int b;
+
+				memcpy(&bits, &m[q][k * stride + r * step], sizeof(bits));
+				for (b = 0; b < 8; b++) {
+					h ^= (bits >> (8 * b)) & 0xff;
+					h *= 1099511628211ull;
+				}
+			}
+		hash[k] = h;
+		cls[k] = k;
+		for (r = 0; r < k; r++) {
+			size_t t;
+
+			if (cls[r] != r || hash[r] != h)
+				continue;
+			for (t = 0; t < K; t++)
+				if (memcmp(&ed->same_stage_s[k * stride + t * step], &ed->same_stage_s[r * stride + t * step],
+				           sizeof(double)) != 0 ||
+				    memcmp(&ed->cross_stage_s[k * stride + t * step], &ed->cross_stage_s[r * stride + t * step],
+				           sizeof(double)) != 0)
+					break;
+			if (t == K) {
+				cls[k] = r;
+				break;
+			}
+		}
+	}
+}
+
 /* mem_rhs: the memory rows' bound as a fraction of the limit (1, or a hair less on a retry). */
 /* Tracks the least and largest nonzero scaled cost kept (md->cost_lo, md->cost_hi). */
 static void milp_range(struct milp_model *md, double a)
@@ -314,6 +371,9 @@ static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, dou
 	size_t n_mem = 0;
 	int row_assign0, row_nonempty0 = -1, row_tp0 = -1, row_to0 = -1;
 	size_t *out_cnt = NULL, *out_adj = NULL, *in_cnt = NULL, *in_adj = NULL;
+	/* [e * K + k]: the class of k at e's tail and at its head (milp_edge_classes) */
+	size_t *tcls = NULL, *hcls = NULL;
+	uint64_t *hash = NULL;
 	double ts = 0, cmul, limit = c->memory_limit_bytes, t_lb = 0, keep, tshare;
 	int use_t = c->microbatches > 1 && pp > 1;
 	uniap_code rc = UNIAP_OK;
@@ -337,7 +397,10 @@ static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, dou
 	in_cnt = calloc(n + 1, sizeof(size_t));
 	out_adj = calloc(E + 1, sizeof(size_t));
 	in_adj = calloc(E + 1, sizeof(size_t));
-	if (!lo || !hi || !mem_row || !mem_n || !mem_off || !mem_h || !md->xcol || !md->eu_row || !md->ev_row || !out_cnt || !in_cnt ||
+	tcls = malloc((E ? E : 1) * K * sizeof(size_t));
+	hcls = malloc((E ? E : 1) * K * sizeof(size_t));
+	hash = malloc(K * sizeof(uint64_t));
+	if (!tcls || !hcls || !hash || !lo || !hi || !mem_row || !mem_n || !mem_off || !mem_h || !md->xcol || !md->eu_row || !md->ev_row || !out_cnt || !in_cnt ||
 	    !out_adj || !in_adj || milp_stage_ranges(c, lo, hi) != 0)
 		goto nomem;
 	/* edges by tail and by head */
@@ -365,6 +428,10 @@ static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, dou
 		}
 		free(fo);
 		free(fi);
+	}
+	for (e = 0; e < E; e++) {
+		milp_edge_classes(&c->edges[e], K, 0, tcls + e * K, hash);
+		milp_edge_classes(&c->edges[e], K, 1, hcls + e * K, hash);
 	}
 	/* time scale: the largest cost */
 	for (r = 0; r < n * K; r++)
@@ -432,14 +499,30 @@ static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, dou
 		row_to0 = (int)md->nrows;
 		md->nrows += (size_t)n_links;
 	}
+	/* transport rows: one per (edge, stage, class) of each end with an x; every member
+	 * of a class points at its class's row */
 	for (e = 0; e < E; e++) {
 		size_t a = c->edges[e].from, b = c->edges[e].to;
 
-		for (r = 0; r < (size_t)pp * K; r++) {
-			md->eu_row[e * (size_t)pp * K + r] =
-			        md->xcol[a * (size_t)pp * K + r] == MILP_X_EXISTS ? (int)md->nrows++ : -1;
-			md->ev_row[e * (size_t)pp * K + r] =
-			        md->xcol[b * (size_t)pp * K + r] == MILP_X_EXISTS ? (int)md->nrows++ : -1;
+		for (r = 0; r < (size_t)pp * K; r++)
+			md->eu_row[e * (size_t)pp * K + r] = md->ev_row[e * (size_t)pp * K + r] = -1;
+		for (i = 0; i < pp; i++) {
+			size_t base = (e * (size_t)pp + (size_t)i) * K;
+
+			for (k = 0; k < K; k++) {
+				size_t tc = tcls[e * K + k], hc = hcls[e * K + k];
+
+				if (md->xcol[(a * (size_t)pp + (size_t)i) * K + k] == MILP_X_EXISTS) {
+					if (md->eu_row[base + tc] < 0)
+						md->eu_row[base + tc] = (int)md->nrows++;
+					md->eu_row[base + k] = md->eu_row[base + tc];
+				}
+				if (md->xcol[(b * (size_t)pp + (size_t)i) * K + k] == MILP_X_EXISTS) {
+					if (md->ev_row[base + hc] < 0)
+						md->ev_row[base + hc] = (int)md->nrows++;
+					md->ev_row[base + k] = md->ev_row[base + hc];
+				}
+			}
 		}
 	}
 	if (md->nrows > MILP_MAX_COLS) {
@@ -512,20 +595,20 @@ static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, dou
 	/* y columns */
 	for (e = 0; e < E; e++) {
 		const struct cost_edge *ed = &c->edges[e];
-		size_t a = ed->from, b = ed->to;
 
 		for (i = 0; i < pp; i++)
 			for (k = 0; k < K; k++) {
 				int ru = md->eu_row[(e * (size_t)pp + (size_t)i) * K + k];
 
-				if (md->xcol[(a * (size_t)pp + (size_t)i) * K + k] < 0)
+				/* one y per pair of classes: k and l run over the classes' least members */
+				if (ru < 0 || tcls[e * K + k] != k)
 					continue;
 				for (j = i; j < pp; j++)
 					for (l = 0; l < K; l++) {
 						int rv = md->ev_row[(e * (size_t)pp + (size_t)j) * K + l];
 						double cost;
 
-						if (md->xcol[(b * (size_t)pp + (size_t)j) * K + l] < 0)
+						if (rv < 0 || hcls[e * K + l] != l)
 							continue;
 						if (i == j)
 							cost = ed->same_stage_s[k * K + l];
@@ -574,6 +657,9 @@ out:
 	free(in_cnt);
 	free(out_adj);
 	free(in_adj);
+	free(tcls);
+	free(hcls);
+	free(hash);
 	if (rc != UNIAP_OK)
 		milp_model_release(md);
 	return rc;

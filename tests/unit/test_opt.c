@@ -465,6 +465,60 @@ static void test_milp_dags(void **state)
 	assert_true(inf > 0);
 }
 
+/*
+ * The MILP makes one y per pair of an edge's end classes (milp_edge_classes):
+ * graphs whose strategies are variants of a layout (equal resharding rows
+ * and columns: a class) or only look like it (variants 3: equal same-stage
+ * rows, cross-stage ones their own: not a class), against brute force.
+ */
+static void test_milp_classes(void **state)
+{
+	static const enum graph_kind kinds[] = { G_CHAIN, G_FROM0, G_BRANCHY, G_BRANCHES, G_UNET };
+	static const long cs[] = { 1, 2, 4 };
+	int t, inf = 0, opt = 0;
+
+	(void)state;
+	for (t = 0; t < 60 / MILP_SHARE; t++) {
+		unsigned long seed = 36000 + (unsigned long)t;
+		struct rng r = { seed * 0x9e3779b97f4a7c15ull + 1 };
+		struct gen g;
+		struct cost_candidate c;
+		struct opt_result res;
+		double best;
+		char what[160];
+
+		memset(&g, 0, sizeof(g));
+		g.graph = kinds[t % 5];
+		g.n_layers = 4 + (size_t)rng_below(&r, 3);
+		g.k = 4;
+		g.variants = t % 4 == 3 ? 3 : 2;
+		g.pp = 1 + (int)rng_below(&r, 3);
+		g.c = cs[rng_below(&r, 3)];
+		g.tight = t % 2;
+		g.one_f_one_b = t % 3 == 2;
+		inst_make(&r, &g, &c);
+		describe(&g, seed, what, sizeof(what));
+		assert_int_equal(brute_solve(&c, &best, NULL, NULL, NULL), 0);
+		solve_path(&c, OPT_PATH_MILP, &res);
+		if (isinf(best)) {
+			inf++;
+			if (res.status != OPT_INFEASIBLE)
+				fail_msg("%s: brute says infeasible, milp %s %.17g", what, opt_status_name(res.status),
+				         res.tpi_s);
+		} else {
+			if (res.status != OPT_OPTIMAL || !close_rel(res.tpi_s, best, 1e-9))
+				fail_msg("%s: brute %.17g, milp %s %.17g", what, best, opt_status_name(res.status),
+				         res.tpi_s);
+			assert_true(res.gap == 0 && res.bound_s == res.tpi_s);
+			opt++;
+		}
+		opt_result_release(&res);
+		cost_candidate_release(&c);
+	}
+	assert_true(opt > 0);
+	(void)inf;
+}
+
 /* ------------------------------------------------------------ DPs */
 
 static void test_dp_vs_brute_and_milp(void **state)
@@ -1796,6 +1850,7 @@ int main(void)
 		cmocka_unit_test(test_tpi_matches_oracle),
 		cmocka_unit_test(test_milp_chains),
 		cmocka_unit_test(test_milp_dags),
+		cmocka_unit_test(test_milp_classes),
 		cmocka_unit_test(test_dp_vs_brute_and_milp),
 		cmocka_unit_test(test_moe_vs_brute),
 		cmocka_unit_test(test_dp_chain_vs_stages),
