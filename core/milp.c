@@ -185,8 +185,10 @@ static void milp_model_release(struct milp_model *md)
  * Stage range of every layer: layers on stages before u's are not reachable
  * from u and each of those stages holds one, so stage(u) <= n-1-desc(u);
  * likewise stage(u) >= pp - n + anc(u).  Skipped (full range) on big graphs.
+ * n_anc and n_desc ([n], zeroed by the caller) get each layer's counts (left 0
+ * when skipped).
  */
-static int milp_stage_ranges(const struct cost_candidate *c, int *lo, int *hi)
+static int milp_stage_ranges(const struct cost_candidate *c, int *lo, int *hi, size_t *n_anc, size_t *n_desc)
 {
 	size_t n = c->n_layers, u, w;
 	size_t *cnt = NULL, *adj = NULL, *queue = NULL, *anc = NULL;
@@ -225,12 +227,14 @@ static int milp_stage_ranges(const struct cost_candidate *c, int *lo, int *hi)
 		}
 		if ((double)n - 1.0 - (double)desc < (double)hi[u])
 			hi[u] = (int)(n - 1 - desc);
+		n_desc[u] = desc;
 	}
 	for (u = 0; u < n; u++) {
 		long l = (long)cost_stages(c) - (long)n + (long)anc[u];
 
 		if (l > lo[u])
 			lo[u] = (int)l;
+		n_anc[u] = anc[u];
 	}
 	rc = 0;
 out:
@@ -373,6 +377,8 @@ static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, dou
 	size_t *out_cnt = NULL, *out_adj = NULL, *in_cnt = NULL, *in_adj = NULL;
 	/* [e * K + k]: the class of k at e's tail and at its head (milp_edge_classes) */
 	size_t *tcls = NULL, *hcls = NULL;
+	/* [u]: u's ancestors and descendants (milp_stage_ranges; 0 when not counted) */
+	size_t *n_anc = NULL, *n_desc = NULL;
 	uint64_t *hash = NULL;
 	double ts = 0, cmul, limit = c->memory_limit_bytes, t_lb = 0, keep, tshare;
 	int use_t = c->microbatches > 1 && pp > 1;
@@ -400,8 +406,10 @@ static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, dou
 	tcls = malloc((E ? E : 1) * K * sizeof(size_t));
 	hcls = malloc((E ? E : 1) * K * sizeof(size_t));
 	hash = malloc(K * sizeof(uint64_t));
-	if (!tcls || !hcls || !hash || !lo || !hi || !mem_row || !mem_n || !mem_off || !mem_h || !md->xcol || !md->eu_row || !md->ev_row || !out_cnt || !in_cnt ||
-	    !out_adj || !in_adj || milp_stage_ranges(c, lo, hi) != 0)
+	n_anc = calloc(n, sizeof(size_t));
+	n_desc = calloc(n, sizeof(size_t));
+	if (!n_anc || !n_desc || !tcls || !hcls || !hash || !lo || !hi || !mem_row || !mem_n || !mem_off || !mem_h || !md->xcol || !md->eu_row || !md->ev_row || !out_cnt || !in_cnt ||
+	    !out_adj || !in_adj || milp_stage_ranges(c, lo, hi, n_anc, n_desc) != 0)
 		goto nomem;
 	/* edges by tail and by head */
 	for (e = 0; e < E; e++) {
@@ -595,6 +603,15 @@ static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, dou
 	/* y columns */
 	for (e = 0; e < E; e++) {
 		const struct cost_edge *ed = &c->edges[e];
+		/* the stages strictly between u's and v's are non-empty and can hold only layers
+		 * that are neither u, v, u's ancestors nor v's descendants (those two sets are
+		 * disjoint in an acyclic graph): no plan spans more, so no y does.  A chain's
+		 * edges span at most one boundary (docs/optimizer.md, "The MILP").  An edge on a
+		 * cycle (whose counts overlap) has both ends on one stage in every plan: 0 */
+		long span = 1 + (long)n - 2 - (long)n_anc[ed->from] - (long)n_desc[ed->to];
+
+		if (span < 0)
+			span = 0;
 
 		for (i = 0; i < pp; i++)
 			for (k = 0; k < K; k++) {
@@ -603,7 +620,7 @@ static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, dou
 				/* one y per pair of classes: k and l run over the classes' least members */
 				if (ru < 0 || tcls[e * K + k] != k)
 					continue;
-				for (j = i; j < pp; j++)
+				for (j = i; j < pp && (long)(j - i) <= span; j++)
 					for (l = 0; l < K; l++) {
 						int rv = md->ev_row[(e * (size_t)pp + (size_t)j) * K + l];
 						double cost;
@@ -659,6 +676,8 @@ out:
 	free(in_adj);
 	free(tcls);
 	free(hcls);
+	free(n_anc);
+	free(n_desc);
 	free(hash);
 	if (rc != UNIAP_OK)
 		milp_model_release(md);
