@@ -380,6 +380,7 @@ static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, dou
 	/* [u]: u's ancestors and descendants (milp_stage_ranges; 0 when not counted) */
 	size_t *n_anc = NULL, *n_desc = NULL;
 	uint64_t *hash = NULL;
+	double *least = NULL; /* [u]: u's least scaled time over its columns */
 	double ts = 0, cmul, limit = c->memory_limit_bytes, t_lb = 0, keep, tshare;
 	int use_t = c->microbatches > 1 && pp > 1;
 	uniap_code rc = UNIAP_OK;
@@ -406,9 +407,10 @@ static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, dou
 	tcls = malloc((E ? E : 1) * K * sizeof(size_t));
 	hcls = malloc((E ? E : 1) * K * sizeof(size_t));
 	hash = malloc(K * sizeof(uint64_t));
+	least = malloc((n ? n : 1) * sizeof(double));
 	n_anc = calloc(n, sizeof(size_t));
 	n_desc = calloc(n, sizeof(size_t));
-	if (!n_anc || !n_desc || !tcls || !hcls || !hash || !lo || !hi || !mem_row || !mem_n || !mem_off || !mem_h || !md->xcol || !md->eu_row || !md->ev_row || !out_cnt || !in_cnt ||
+	if (!least || !n_anc || !n_desc || !tcls || !hcls || !hash || !lo || !hi || !mem_row || !mem_n || !mem_off || !mem_h || !md->xcol || !md->eu_row || !md->ev_row || !out_cnt || !in_cnt ||
 	    !out_adj || !in_adj || milp_stage_ranges(c, lo, hi, n_anc, n_desc) != 0)
 		goto nomem;
 	/* edges by tail and by head */
@@ -599,7 +601,10 @@ static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, dou
 			}
 		if (isfinite(amin))
 			t_lb = fmax(t_lb, amin);
+		least[u] = isfinite(amin) ? amin : 0;
 	}
+	if (use_t)
+		t_lb = fmax(t_lb, opt_packing_bound(least, n, dev));
 	/* y columns */
 	for (e = 0; e < E; e++) {
 		const struct cost_edge *ed = &c->edges[e];
@@ -678,6 +683,7 @@ out:
 	free(hcls);
 	free(n_anc);
 	free(n_desc);
+	free(least);
 	free(hash);
 	if (rc != UNIAP_OK)
 		milp_model_release(md);

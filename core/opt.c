@@ -57,6 +57,69 @@ out:
 }
 
 /*
+ * Brings an assignment within every device's memory, greedily: while a
+ * device is over the limit, the layer on it and the strategy that save its
+ * memory at the least time per byte (the layer's own memory on its stage)
+ * are switched, and the devices measured again (opt_device_memory).  Stops
+ * when every device fits (1), or when no switch saves memory or after 4n
+ * switches (0; the assignment is left as it stands).  -1 out of memory.
+ */
+static int opt_repair_memory(const struct cost_candidate *c, int *stage, size_t *strategy)
+{
+	size_t n = c->n_layers, K = cost_k(c), u, k, step;
+	double *mem = malloc((size_t)c->pp * sizeof(double));
+	int d, rc = 0;
+
+	if (!mem)
+		return -1;
+	for (step = 0; step < 4 * n; step++) {
+		int over = 0;
+		double best = INFINITY, best_save = 0;
+		size_t bu = n, bk = 0;
+
+		if (opt_device_memory(c, stage, strategy, mem) != 0) {
+			rc = -1;
+			break;
+		}
+		for (d = 0; d < c->pp; d++)
+			over += !(mem[d] <= c->memory_limit_bytes);
+		if (!over) {
+			rc = 1;
+			break;
+		}
+		for (u = 0; u < n; u++) {
+			int i = stage[u];
+			double cur;
+
+			if (mem[i % c->pp] <= c->memory_limit_bytes)
+				continue;
+			cur = c->memory_fixed_bytes[u * K + strategy[u]] +
+			      (double)c->inflight[i] * c->memory_per_microbatch_bytes[u * K + strategy[u]];
+			for (k = 0; k < K; k++) {
+				double save = cur - (c->memory_fixed_bytes[u * K + k] +
+				                     (double)c->inflight[i] * c->memory_per_microbatch_bytes[u * K + k]),
+				       cost = c->time_s[u * K + k] - c->time_s[u * K + strategy[u]], ratio;
+
+				if (!(save > 0))
+					continue;
+				ratio = cost / save;
+				if (ratio < best || (ratio == best && save > best_save)) {
+					best = ratio;
+					best_save = save;
+					bu = u;
+					bk = k;
+				}
+			}
+		}
+		if (bu == n)
+			break;
+		strategy[bu] = bk;
+	}
+	free(mem);
+	return rc;
+}
+
+/*
  * A quick valid plan for the MILP's warm start: a topological order cut into
  * pp blocks of about equal least time, the fastest strategy per layer, then
  * the layers of an over-memory stage moved to their smallest strategy, then a
@@ -132,6 +195,10 @@ static int opt_heuristic(const struct cost_candidate *c, int *stage, size_t *str
 		}
 	}
 	*tpi = opt_tpi(c, stage, strategy);
+	/* the rule above judges a stage by its share of the limit; the devices' own memory
+	 * (interleaved chunks, their peaks) can still be over: switch what saves the most per second */
+	if (!isfinite(*tpi) && (double)n * n * K < 5e8 && opt_repair_memory(c, stage, strategy) == 1)
+		*tpi = opt_tpi(c, stage, strategy);
 	/* one-layer improvements while they pay and the work stays small */
 	if ((double)n * K * (double)(n + c->n_edges) * 4 < 2e7) {
 		for (pass = 0; pass < 4; pass++) {

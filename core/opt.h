@@ -175,6 +175,23 @@ int opt_is_chain(const struct cost_candidate *cand);
  */
 int opt_successors(const struct cost_candidate *cand, size_t **start, size_t **succ);
 
+/*
+ * The memory of each of c's pp devices under an assignment (stage, strategy
+ * as for opt_tpi), into mem[pp] (borrowed): opt_tpi's own figures, which it
+ * holds to the limit.  0, or -1 on a bad assignment or out of memory.
+ */
+int opt_device_memory(const struct cost_candidate *c, const int *stage, const size_t *strategy, double *mem);
+
+/*
+ * A lower bound on the most any of m machines carries when whole items of
+ * the given sizes (least, n of them, >= 0) are spread over them: the mean,
+ * the largest, and Dell'Amico and Martello's bound for every k >= 1 (of the
+ * km + 1 largest items one machine holds k + 1).  With the layers' least
+ * times and m devices it bounds T from below in every plan (milp.c, uop.c).
+ * Sorts least (borrowed) in place, decreasing.
+ */
+double opt_packing_bound(double *least, size_t n, int m);
+
 /* Copies src into a note (dst: OPT_NOTE_MAX bytes), cut to fit; for the optimizer's own files. */
 void opt_note_copy(char *dst, const char *src);
 

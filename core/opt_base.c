@@ -74,32 +74,27 @@ void opt_result_release(struct opt_result *r)
 
 /* ------------------------------------------------------------ evaluation */
 
-double opt_tpi(const struct cost_candidate *c, const int *stage, const size_t *strategy)
+int opt_device_memory(const struct cost_candidate *c, const int *stage, const size_t *strategy, double *mem)
 {
-	size_t K = cost_k(c), u, e;
+	size_t K = cost_k(c), u;
 	int pp = c->pp, S = cost_stages(c), v = cost_virtual(c), i;
-	double *p = NULL, *o, *mem, *load, *act, sum = 0, mx = 0, tpi = INFINITY;
-	unsigned char *used;
+	double *act = NULL;
 
 	if (pp < 1 || !stage || !strategy || K == 0)
-		return INFINITY;
-	/* p[S], o[S], mem[pp], load[2 pp], act[S], used[S] */
-	p = calloc((size_t)S * 3 + (size_t)pp * 3, sizeof(double));
-	used = calloc((size_t)S, 1);
-	if (!p || !used)
-		goto out;
-	o = p + S;
-	mem = o + S;
-	load = mem + pp;
-	act = load + 2 * pp;
+		return -1;
+	act = calloc((size_t)S, sizeof(double));
+	if (!act)
+		return -1;
+	for (i = 0; i < pp; i++)
+		mem[i] = 0;
 	for (u = 0; u < c->n_layers; u++) {
 		size_t k = strategy[u];
 
 		i = stage[u];
-		if (i < 0 || i >= S || k >= K)
-			goto out;
-		used[i] = 1;
-		p[i] += c->time_s[u * K + k];
+		if (i < 0 || i >= S || k >= K) {
+			free(act);
+			return -1;
+		}
 		if (c->n_peaks > 0) {
 			/* the fixed sum, then the device's peak (cost_device_activation) */
 			mem[i % pp] += c->memory_fixed_bytes[u * K + k];
@@ -109,9 +104,6 @@ double opt_tpi(const struct cost_candidate *c, const int *stage, const size_t *s
 			               (double)c->inflight[i] * c->memory_per_microbatch_bytes[u * K + k];
 		}
 	}
-	for (i = 0; i < S; i++)
-		if (!used[i])
-			goto out;
 	if (c->n_peaks > 0)
 		for (i = 0; i < pp; i++) {
 			double chunk[COST_MAX_VIRTUAL_STAGES];
@@ -121,6 +113,41 @@ double opt_tpi(const struct cost_candidate *c, const int *stage, const size_t *s
 				chunk[j] = act[i + pp * j];
 			mem[i] += cost_device_activation(c, i, chunk);
 		}
+	free(act);
+	return 0;
+}
+
+double opt_tpi(const struct cost_candidate *c, const int *stage, const size_t *strategy)
+{
+	size_t K = cost_k(c), u, e;
+	int pp = c->pp, S = cost_stages(c), v = cost_virtual(c), i;
+	double *p = NULL, *o, *mem, *load, sum = 0, mx = 0, tpi = INFINITY;
+	unsigned char *used;
+
+	if (pp < 1 || !stage || !strategy || K == 0)
+		return INFINITY;
+	/* p[S], o[S], mem[pp], load[2 pp], used[S] */
+	p = calloc((size_t)S * 2 + (size_t)pp * 3, sizeof(double));
+	used = calloc((size_t)S, 1);
+	if (!p || !used)
+		goto out;
+	o = p + S;
+	mem = o + S;
+	load = mem + pp;
+	for (u = 0; u < c->n_layers; u++) {
+		size_t k = strategy[u];
+
+		i = stage[u];
+		if (i < 0 || i >= S || k >= K)
+			goto out;
+		used[i] = 1;
+		p[i] += c->time_s[u * K + k];
+	}
+	for (i = 0; i < S; i++)
+		if (!used[i])
+			goto out;
+	if (opt_device_memory(c, stage, strategy, mem) != 0)
+		goto out;
 	for (i = 0; i < pp; i++)
 		if (!(mem[i] <= c->memory_limit_bytes))
 			goto out;
@@ -289,6 +316,47 @@ int opt_is_chain(const struct cost_candidate *c)
 }
 
 /* ------------------------------------------------------------ warm start */
+
+static int opt_cmp_desc(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x > y ? -1 : x < y;
+}
+
+/*
+ * A lower bound on T from whole layers: every plan puts each layer on one
+ * device (a stage without interleaving), whose load is at least the least
+ * times of its layers, and T is at least every device's load (its cycle, or
+ * under interleaving the device's sum).  So T is at least the makespan of
+ * scheduling the layers' least times on m identical machines, which is at
+ * least (with the times sorted in decreasing order, a_1 >= a_2 >= ...) the
+ * mean, the largest, and for every k >= 1 the sum a_(km+1-k) + ... + a_(km+1):
+ * of the km + 1 largest layers one device holds k + 1 at least (Dell'Amico and
+ * Martello's bound for P||Cmax).  The relaxation of the T rows spreads a
+ * layer over devices; this bound does not (80 equal blocks and a lighter head
+ * on 16 devices: five blocks and the head, where the relaxation has 5.02
+ * blocks; docs/optimizer.md, "The MILP").  Sorts least in place.
+ */
+double opt_packing_bound(double *least, size_t n, int m)
+{
+	double sum = 0, best = 0, run;
+	size_t i, k;
+
+	if (n == 0 || m < 1)
+		return 0;
+	qsort(least, n, sizeof(double), opt_cmp_desc);
+	for (i = 0; i < n; i++)
+		sum += least[i];
+	best = fmax(sum / m, least[0]);
+	for (k = 1; k * (size_t)m + 1 <= n; k++) {
+		run = 0;
+		for (i = k * (size_t)m - k; i <= k * (size_t)m; i++)
+			run += least[i];
+		best = fmax(best, run);
+	}
+	return best;
+}
 
 int opt_successors(const struct cost_candidate *c, size_t **start, size_t **succ)
 {

@@ -519,6 +519,78 @@ static void test_milp_classes(void **state)
 	(void)inf;
 }
 
+/* The least makespan of whole items on m machines, by enumeration (m^n assignments). */
+static double packing_brute(const double *a, size_t n, int m)
+{
+	double best = INFINITY, load[4];
+	size_t code, total = 1, u;
+	int i;
+
+	for (u = 0; u < n; u++)
+		total *= (size_t)m;
+	for (code = 0; code < total; code++) {
+		size_t x = code;
+		double mx = 0;
+
+		for (i = 0; i < m; i++)
+			load[i] = 0;
+		for (u = 0; u < n; u++) {
+			load[x % (size_t)m] += a[u];
+			x /= (size_t)m;
+		}
+		for (i = 0; i < m; i++)
+			mx = fmax(mx, load[i]);
+		best = fmin(best, mx);
+	}
+	return best;
+}
+
+/*
+ * opt_packing_bound (the T bound of milp.c and uop.c) against hand computations
+ * and, on random items, below the least makespan that enumeration finds.
+ */
+static void test_packing_bound(void **state)
+{
+	double a[82], b[8];
+	size_t u;
+	int t, tight = 0;
+
+	(void)state;
+	/* 80 blocks of 1 s, a head of 0.3 s and an embedding of 0 on 16 devices: of the 81
+	 * largest one device holds 6, at least five blocks and the head: 5.3 (the mean is
+	 * 5.01875) */
+	for (u = 0; u < 80; u++)
+		a[u] = 1.0;
+	a[80] = 0.3;
+	a[81] = 0;
+	assert_true(fabs(opt_packing_bound(a, 82, 16) - 5.3) < 1e-12);
+	/* {3, 3, 2, 2, 2} on 2: k = 2 gives 2 + 2 + 2 = 6, the optimum ({3, 3}, {2, 2, 2}) */
+	b[0] = 2, b[1] = 3, b[2] = 2, b[3] = 3, b[4] = 2;
+	assert_true(opt_packing_bound(b, 5, 2) == 6.0);
+	/* the largest item: {7, 1, 1, 1} on 2 */
+	b[0] = 1, b[1] = 7, b[2] = 1, b[3] = 1;
+	assert_true(opt_packing_bound(b, 4, 2) == 7.0);
+	/* the mean: one machine */
+	b[0] = 1, b[1] = 2, b[2] = 4;
+	assert_true(opt_packing_bound(b, 3, 1) == 7.0);
+	assert_true(opt_packing_bound(b, 0, 3) == 0);
+	for (t = 0; t < 400; t++) {
+		struct rng r = { (37000 + (unsigned long)t) * 0x9e3779b97f4a7c15ull + 1 };
+		size_t n = 1 + (size_t)rng_below(&r, 8);
+		int m = 1 + (int)rng_below(&r, 3);
+		double opt, lb;
+
+		for (u = 0; u < n; u++)
+			b[u] = t % 3 ? rng_unit(&r) : (double)(1 + rng_below(&r, 4)); /* a third with ties */
+		opt = packing_brute(b, n, m);
+		lb = opt_packing_bound(b, n, m);
+		if (lb > opt * (1 + 1e-12))
+			fail_msg("seed %d: %zu items on %d machines: bound %.17g above the optimum %.17g", t, n, m, lb, opt);
+		tight += lb >= opt * (1 - 1e-12);
+	}
+	assert_true(tight > 100);
+}
+
 /* ------------------------------------------------------------ DPs */
 
 static void test_dp_vs_brute_and_milp(void **state)
@@ -1851,6 +1923,7 @@ int main(void)
 		cmocka_unit_test(test_milp_chains),
 		cmocka_unit_test(test_milp_dags),
 		cmocka_unit_test(test_milp_classes),
+		cmocka_unit_test(test_packing_bound),
 		cmocka_unit_test(test_dp_vs_brute_and_milp),
 		cmocka_unit_test(test_moe_vs_brute),
 		cmocka_unit_test(test_dp_chain_vs_stages),
