@@ -513,8 +513,7 @@ static double uop_time_bound(const struct cost_candidate *c)
  * the bottleneck T >= max(S / pp, P), P the packing bound of the layers'
  * least times on pp devices (opt_packing_bound: whole layers), so TPI >= S +
  * (c - 1) * T; interleaved, the device loads sum to sum p too, so TPI >= S / v
- * + (c - 1/v) * T.  INFINITY when the memory cannot fit at all, -1 out of
- * memory (no bound: the caller takes 0). */
+ * + (c - 1/v) * T.  INFINITY when the memory cannot fit at all. */
 static double uop_lower_bound(const struct cost_candidate *c)
 {
 	double sum = uop_time_bound(c), t, *least;
@@ -523,18 +522,19 @@ static double uop_lower_bound(const struct cost_candidate *c)
 
 	if (isinf(sum))
 		return INFINITY; /* not INF + 0 * INF = NaN when c = 1 */
+	t = sum / c->pp;
 	least = malloc((c->n_layers ? c->n_layers : 1) * sizeof(double));
-	if (!least)
-		return -1;
-	for (u = 0; u < c->n_layers; u++) {
-		least[u] = INFINITY;
-		for (k = 0; k < K; k++)
-			least[u] = fmin(least[u], c->time_s[u * K + k]);
-		if (!isfinite(least[u]))
-			least[u] = 0;
+	if (least) { /* out of memory: the mean alone, still a bound */
+		for (u = 0; u < c->n_layers; u++) {
+			least[u] = INFINITY;
+			for (k = 0; k < K; k++)
+				least[u] = fmin(least[u], c->time_s[u * K + k]);
+			if (!isfinite(least[u]))
+				least[u] = 0;
+		}
+		t = fmax(t, opt_packing_bound(least, c->n_layers, c->pp));
+		free(least);
 	}
-	t = fmax(sum / c->pp, opt_packing_bound(least, c->n_layers, c->pp));
-	free(least);
 	if (v > 1)
 		return sum / v + ((double)c->microbatches - 1.0 / v) * t;
 	return sum + (double)(c->microbatches - 1) * t;
@@ -1140,8 +1140,6 @@ static void uop_bound_pass(struct uop_run *run, const struct cluster_profile *cl
 		} else {
 			lb = uop_lower_bound(&cand);
 			cost_candidate_release(&cand);
-			if (lb < 0)
-				lb = 0; /* out of memory: no bound, nothing claimed */
 			if (isinf(lb))
 				snprintf(c->note, sizeof(c->note),
 				         "even the least memory of every layer exceeds what the %d stages hold", c->pp);
