@@ -410,6 +410,40 @@ static void test_tpi_matches_oracle(void **state)
 
 /* ------------------------------------------------------------ MILP vs brute force */
 
+/*
+ * Makes the instance g describes (r, seed as gen_random's) and holds the forced
+ * MILP to brute force on it: the same optimum, proven with no gap, or
+ * infeasible when brute force finds no plan (counted in *n_infeasible).
+ * Returns 1 when the instance had a plan.
+ */
+static int milp_check_instance(struct rng *r, const struct gen *g, unsigned long seed, int *n_infeasible)
+{
+	struct cost_candidate c;
+	struct opt_result res;
+	double best;
+	char what[160];
+	int feasible;
+
+	inst_make(r, g, &c);
+	describe(g, seed, what, sizeof(what));
+	assert_int_equal(brute_solve(&c, &best, NULL, NULL, NULL), 0);
+	solve_path(&c, OPT_PATH_MILP, &res);
+	feasible = !isinf(best);
+	if (!feasible) {
+		(*n_infeasible)++;
+		if (res.status != OPT_INFEASIBLE)
+			fail_msg("%s: brute says infeasible, milp %s %.17g", what, opt_status_name(res.status),
+			         res.tpi_s);
+	} else {
+		if (res.status != OPT_OPTIMAL || !close_rel(res.tpi_s, best, 1e-9))
+			fail_msg("%s: brute %.17g, milp %s %.17g", what, best, opt_status_name(res.status), res.tpi_s);
+		assert_true(res.gap == 0 && res.bound_s == res.tpi_s);
+	}
+	opt_result_release(&res);
+	cost_candidate_release(&c);
+	return feasible;
+}
+
 static void check_against_brute(enum graph_kind graph, int n, unsigned long seed0, int *n_infeasible)
 {
 	int t;
@@ -418,29 +452,9 @@ static void check_against_brute(enum graph_kind graph, int n, unsigned long seed
 		unsigned long seed = seed0 + (unsigned long)t;
 		struct rng r = {seed * 0x9e3779b97f4a7c15ull + 1};
 		struct gen g;
-		struct cost_candidate c;
-		struct opt_result res;
-		double best;
-		char what[160];
 
 		gen_random(&r, &g, graph);
-		inst_make(&r, &g, &c);
-		describe(&g, seed, what, sizeof(what));
-		assert_int_equal(brute_solve(&c, &best, NULL, NULL, NULL), 0);
-		solve_path(&c, OPT_PATH_MILP, &res);
-		if (isinf(best)) {
-			(*n_infeasible)++;
-			if (res.status != OPT_INFEASIBLE)
-				fail_msg("%s: brute says infeasible, milp %s %.17g", what, opt_status_name(res.status),
-				         res.tpi_s);
-		} else {
-			if (res.status != OPT_OPTIMAL || !close_rel(res.tpi_s, best, 1e-9))
-				fail_msg("%s: brute %.17g, milp %s %.17g", what, best, opt_status_name(res.status),
-				         res.tpi_s);
-			assert_true(res.gap == 0 && res.bound_s == res.tpi_s);
-		}
-		opt_result_release(&res);
-		cost_candidate_release(&c);
+		milp_check_instance(&r, &g, seed, n_infeasible);
 	}
 }
 
@@ -482,10 +496,6 @@ static void test_milp_classes(void **state)
 		unsigned long seed = 36000 + (unsigned long)t;
 		struct rng r = { seed * 0x9e3779b97f4a7c15ull + 1 };
 		struct gen g;
-		struct cost_candidate c;
-		struct opt_result res;
-		double best;
-		char what[160];
 
 		memset(&g, 0, sizeof(g));
 		g.graph = kinds[t % 5];
@@ -496,27 +506,9 @@ static void test_milp_classes(void **state)
 		g.c = cs[rng_below(&r, 3)];
 		g.tight = t % 2;
 		g.one_f_one_b = t % 3 == 2;
-		inst_make(&r, &g, &c);
-		describe(&g, seed, what, sizeof(what));
-		assert_int_equal(brute_solve(&c, &best, NULL, NULL, NULL), 0);
-		solve_path(&c, OPT_PATH_MILP, &res);
-		if (isinf(best)) {
-			inf++;
-			if (res.status != OPT_INFEASIBLE)
-				fail_msg("%s: brute says infeasible, milp %s %.17g", what, opt_status_name(res.status),
-				         res.tpi_s);
-		} else {
-			if (res.status != OPT_OPTIMAL || !close_rel(res.tpi_s, best, 1e-9))
-				fail_msg("%s: brute %.17g, milp %s %.17g", what, best, opt_status_name(res.status),
-				         res.tpi_s);
-			assert_true(res.gap == 0 && res.bound_s == res.tpi_s);
-			opt++;
-		}
-		opt_result_release(&res);
-		cost_candidate_release(&c);
+		opt += milp_check_instance(&r, &g, seed, &inf);
 	}
 	assert_true(opt > 0);
-	(void)inf;
 }
 
 /* The least makespan of whole items on m machines, by enumeration (m^n assignments). */
