@@ -57,16 +57,118 @@ out:
 }
 
 /*
+ * The strategy switch that saves the memory of a device over the limit (mem[],
+ * its devices' memory now) at the least time per byte, judged by the layer's
+ * own memory on its stage, any layer but skip: into *bu, *bk; *bu = n_layers
+ * when no switch saves memory there.
+ */
+static void opt_memory_switch(const struct cost_candidate *c, const int *stage, const size_t *strategy,
+                              const double *mem, size_t skip, size_t *bu, size_t *bk)
+{
+	size_t n = c->n_layers, K = cost_k(c), u, k;
+	double best = INFINITY, best_save = 0;
+
+	*bu = n;
+	*bk = 0;
+	for (u = 0; u < n; u++) {
+		int i = stage[u];
+		double cur;
+
+		if (u == skip || mem[i % c->pp] <= c->memory_limit_bytes)
+			continue;
+		cur = c->memory_fixed_bytes[u * K + strategy[u]] +
+		      (double)c->inflight[i] * c->memory_per_microbatch_bytes[u * K + strategy[u]];
+		for (k = 0; k < K; k++) {
+			double save = cur - (c->memory_fixed_bytes[u * K + k] +
+			                     (double)c->inflight[i] * c->memory_per_microbatch_bytes[u * K + k]),
+			       cost = c->time_s[u * K + k] - c->time_s[u * K + strategy[u]], ratio;
+
+			if (!(save > 0))
+				continue;
+			ratio = cost / save;
+			if (ratio < best || (ratio == best && save > best_save)) {
+				best = ratio;
+				best_save = save;
+				*bu = u;
+				*bk = k;
+			}
+		}
+	}
+}
+
+/*
+ * Moves one layer of a device over the memory limit (mem[], its devices'
+ * memory now) to the neighbouring stage, where the order of the edges allows
+ * it and its own stage keeps a layer: of those moves, the one that leaves the
+ * receiving device the most room.  1 moved, 0 none possible, -1 out of
+ * memory.  O(layers + edges + stages).
+ */
+static int opt_repair_move(const struct cost_candidate *c, int *stage, size_t *strategy, const double *mem)
+{
+	size_t n = c->n_layers, K = cost_k(c), u, e, bu = n;
+	int S = cost_stages(c), pp = c->pp, bi = 0, di;
+	/* per layer: the latest stage of its predecessors, the earliest of its successors */
+	int *lo = malloc(n * 2 * sizeof(int)), *hi, *count = calloc((size_t)S, sizeof(int));
+	double best = -INFINITY;
+
+	if (!lo || !count) {
+		free(lo);
+		free(count);
+		return -1;
+	}
+	hi = lo + n;
+	for (u = 0; u < n; u++) {
+		lo[u] = 0;
+		hi[u] = S - 1;
+		count[stage[u]]++;
+	}
+	for (e = 0; e < c->n_edges; e++) {
+		size_t a = c->edges[e].from, b = c->edges[e].to;
+
+		lo[b] = stage[a] > lo[b] ? stage[a] : lo[b];
+		hi[a] = stage[b] < hi[a] ? stage[b] : hi[a];
+	}
+	for (u = 0; u < n; u++) {
+		int i = stage[u];
+
+		if (mem[i % pp] <= c->memory_limit_bytes || count[i] < 2)
+			continue;
+		for (di = -1; di <= 1; di += 2) {
+			int ni = i + di;
+			double own, room;
+
+			if (ni < 0 || ni >= S || ni % pp == i % pp || ni < lo[u] || ni > hi[u])
+				continue;
+			own = c->memory_fixed_bytes[u * K + strategy[u]] +
+			      (double)c->inflight[ni] * c->memory_per_microbatch_bytes[u * K + strategy[u]];
+			room = c->memory_limit_bytes - mem[ni % pp] - own;
+			if (room > best) {
+				best = room;
+				bu = u;
+				bi = ni;
+			}
+		}
+	}
+	free(lo);
+	free(count);
+	if (bu == n)
+		return 0;
+	stage[bu] = bi;
+	return 1;
+}
+
+/*
  * Brings an assignment within every device's memory, greedily: while a
  * device is over the limit, the layer on it and the strategy that save its
  * memory at the least time per byte (the layer's own memory on its stage)
- * are switched, and the devices measured again (opt_device_memory).  Stops
- * when every device fits (1), or when no switch saves memory or after 4n
- * switches (0; the assignment is left as it stands).  -1 out of memory.
+ * are switched, and the devices measured again (opt_device_memory); when no
+ * switch saves memory there, a layer moves off them (opt_repair_move).  Stops
+ * when every device fits (1), or when nothing helps or after 4n steps (0; the
+ * assignment is left as it stands).  -1 out of memory.
  */
 static int opt_repair_memory(const struct cost_candidate *c, int *stage, size_t *strategy)
 {
-	size_t n = c->n_layers, K = cost_k(c), u, k, step;
+	size_t n = c->n_layers, step;
 	double *mem = malloc((size_t)c->pp * sizeof(double));
 	int d, rc = 0;
 
@@ -74,8 +176,7 @@ static int opt_repair_memory(const struct cost_candidate *c, int *stage, size_t 
 		return -1;
 	for (step = 0; step < 4 * n; step++) {
 		int over = 0;
-		double best = INFINITY, best_save = 0;
-		size_t bu = n, bk = 0;
+		size_t bu, bk;
 
 		if (opt_device_memory(c, stage, strategy, mem) != 0) {
 			rc = -1;
@@ -87,46 +188,413 @@ static int opt_repair_memory(const struct cost_candidate *c, int *stage, size_t 
 			rc = 1;
 			break;
 		}
-		for (u = 0; u < n; u++) {
-			int i = stage[u];
-			double cur;
-
-			if (mem[i % c->pp] <= c->memory_limit_bytes)
-				continue;
-			cur = c->memory_fixed_bytes[u * K + strategy[u]] +
-			      (double)c->inflight[i] * c->memory_per_microbatch_bytes[u * K + strategy[u]];
-			for (k = 0; k < K; k++) {
-				double save = cur - (c->memory_fixed_bytes[u * K + k] +
-				                     (double)c->inflight[i] * c->memory_per_microbatch_bytes[u * K + k]),
-				       cost = c->time_s[u * K + k] - c->time_s[u * K + strategy[u]], ratio;
-
-				if (!(save > 0))
-					continue;
-				ratio = cost / save;
-				if (ratio < best || (ratio == best && save > best_save)) {
-					best = ratio;
-					best_save = save;
-					bu = u;
-					bk = k;
-				}
-			}
+		opt_memory_switch(c, stage, strategy, mem, n, &bu, &bk);
+		if (bu != n) {
+			strategy[bu] = bk;
+			continue;
 		}
-		if (bu == n)
+		/* every layer of the devices over the limit is at its smallest: move one of their
+		 * layers to a neighbouring stage instead, onto the device with the most room left */
+		rc = opt_repair_move(c, stage, strategy, mem);
+		if (rc != 1) {
+			rc = rc < 0 ? -1 : 0;
 			break;
-		strategy[bu] = bk;
+		}
+		rc = 0;
 	}
 	free(mem);
 	return rc;
 }
 
 /*
- * A quick valid plan for the MILP's warm start: a topological order cut into
- * pp blocks of about equal least time, the fastest strategy per layer, then
- * the layers of an over-memory stage moved to their smallest strategy, then a
- * few passes of one-layer improvements (strategy change, move across a block
- * boundary) judged by opt_tpi.  Returns 1 with *tpi finite when it found one.
+ * Local search from a valid plan (opt_local_search).  Moves:
+ *   - one layer to its stage or a neighbouring one, with any strategy;
+ *   - on a chain, a shift: one layer over every boundary from stage i to stage
+ *     j (each stage between gives its end layer to the next and takes one from
+ *     the one before), which moves work from i's device to j's while the
+ *     stages between keep their sizes: interleaved devices' stages are not
+ *     neighbours, so one-layer moves alone cannot balance them.
+ * A move is taken when it makes the plan better: a lower TPI, or the same TPI
+ * (to rounding) with more even bottleneck terms (opt_tpi_spread).  The second
+ * rule is what lets the search leave a tie at the maximum: when several
+ * devices carry the largest load, no one move lowers the TPI, but each that
+ * takes work off one of them evens the terms, until the last one goes.  A move
+ * that puts a device over the memory limit comes with up to OPT_LS_SWITCHES
+ * strategy switches of that device's other layers, the cheapest in time per
+ * byte first (opt_memory_switch), and is judged with them: a device with spare
+ * time but no spare memory can then take a layer by sharding others.  The best
+ * plan seen is kept.  Stops when no move helps or after OPT_LS_WORK units of
+ * evaluation work (layers + edges + memory rows per evaluation).
  */
-static int opt_heuristic(const struct cost_candidate *c, int *stage, size_t *strategy, double *tpi)
+#define OPT_LS_WORK 4e8
+#define OPT_LS_SWITCHES 8 /* strategy switches that may make room for one move */
+#define OPT_LS_ROUNDS 64  /* kicks of the iterated search */
+
+struct opt_ls {
+	const struct cost_candidate *c;
+	int *stage;                  /* borrowed: the plan being improved */
+	size_t *strategy;            /* borrowed */
+	int *best_st;                /* owned, [n]: the best plan seen */
+	size_t *best_sk;             /* owned, [n] */
+	double *mem;                 /* owned, [pp] */
+	unsigned char *used;         /* owned, [S]: phase 1's check that no stage is empty */
+	double cur, sq, best, work, per;
+	int phase1;                  /* 1: the value is the memory over the limit (opt_ls_excess) */
+};
+
+/*
+ * Phase 1's value: the bytes by which the devices exceed the memory limit,
+ * summed, and into *q the plan's compute time; INFINITY when the plan is not
+ * one apart from memory (a stage empty, an edge backwards).
+ */
+static double opt_ls_excess(struct opt_ls *ls, double *q)
+{
+	const struct cost_candidate *c = ls->c;
+	size_t n = c->n_layers, K = cost_k(c), u, e;
+	int S = cost_stages(c), i;
+	double over = 0, t = 0;
+
+	*q = INFINITY;
+	memset(ls->used, 0, (size_t)S);
+	for (u = 0; u < n; u++) {
+		ls->used[ls->stage[u]] = 1;
+		t += c->time_s[u * K + ls->strategy[u]];
+	}
+	for (i = 0; i < S; i++)
+		if (!ls->used[i])
+			return INFINITY;
+	for (e = 0; e < c->n_edges; e++)
+		if (ls->stage[c->edges[e].from] > ls->stage[c->edges[e].to])
+			return INFINITY;
+	if (opt_device_memory(c, ls->stage, ls->strategy, ls->mem) != 0)
+		return INFINITY;
+	for (i = 0; i < c->pp; i++)
+		over += fmax(0, ls->mem[i] - c->memory_limit_bytes);
+	*q = t;
+	return over;
+}
+
+/* The plan as it stands becomes the current one (value t, tie-break q), and
+ * the best one when its value is the least yet. */
+static void opt_ls_take(struct opt_ls *ls, double t, double q)
+{
+	size_t n = ls->c->n_layers;
+
+	ls->cur = t;
+	ls->sq = q;
+	if (t < ls->best) {
+		ls->best = t;
+		memcpy(ls->best_st, ls->stage, n * sizeof(int));
+		memcpy(ls->best_sk, ls->strategy, n * sizeof(size_t));
+	}
+}
+
+/* Judges the plan as it now stands (the caller has made its move), making room
+ * in memory first if it needs it (never switching layer skip); 1 taken, 0 not
+ * (the switches undone: the caller undoes its own move). */
+static int opt_ls_try(struct opt_ls *ls, size_t skip)
+{
+	const struct cost_candidate *c = ls->c;
+	size_t n = c->n_layers, undo_u[OPT_LS_SWITCHES], undo_k[OPT_LS_SWITCHES], nsw = 0;
+	double q, t, tol = 1e-12 * ls->cur;
+
+	ls->work += ls->per;
+	if (ls->phase1) {
+		t = opt_ls_excess(ls, &q);
+		if (t < ls->cur || (t == ls->cur && q < ls->sq)) {
+			opt_ls_take(ls, t, q);
+			return 1;
+		}
+		return 0;
+	}
+	t = opt_tpi_spread(c, ls->stage, ls->strategy, &q);
+	while (!isfinite(t) && nsw < OPT_LS_SWITCHES && opt_device_memory(c, ls->stage, ls->strategy, ls->mem) == 0) {
+		size_t bu, bk;
+
+		opt_memory_switch(c, ls->stage, ls->strategy, ls->mem, skip, &bu, &bk);
+		ls->work += ls->per * (double)cost_k(c);
+		if (bu == n)
+			break;
+		undo_u[nsw] = bu;
+		undo_k[nsw++] = ls->strategy[bu];
+		ls->strategy[bu] = bk;
+		t = opt_tpi_spread(c, ls->stage, ls->strategy, &q);
+		ls->work += ls->per;
+	}
+	if (t < ls->cur - tol || (t <= ls->cur + tol && q < ls->sq * (1 - 1e-12))) {
+		opt_ls_take(ls, t, q);
+		return 1;
+	}
+	while (nsw > 0) {
+		nsw--;
+		ls->strategy[undo_u[nsw]] = undo_k[nsw];
+	}
+	return 0;
+}
+
+/* One pass of one-layer moves; 1 when one was taken. */
+static int opt_ls_layers(struct opt_ls *ls)
+{
+	const struct cost_candidate *c = ls->c;
+	size_t n = c->n_layers, K = cost_k(c), u, k;
+	int S = cost_stages(c), improved = 0;
+
+	for (u = 0; u < n && ls->work < OPT_LS_WORK; u++) {
+		size_t old_k = ls->strategy[u];
+		int old_i = ls->stage[u], di;
+
+		for (di = -1; di <= 1; di++) {
+			int ni = old_i + di;
+
+			if (ni < 0 || ni >= S)
+				continue;
+			for (k = 0; k < K; k++) {
+				if (ni == old_i && k == old_k)
+					continue;
+				ls->stage[u] = ni;
+				ls->strategy[u] = k;
+				if (opt_ls_try(ls, u)) {
+					old_k = k;
+					old_i = ni;
+					improved = 1;
+				}
+			}
+		}
+		ls->stage[u] = old_i;
+		ls->strategy[u] = old_k;
+	}
+	return improved;
+}
+
+/* The first and last layer of every stage, the stages in layer order. */
+static void opt_ls_ends(const struct opt_ls *ls, size_t *first, size_t *last)
+{
+	size_t u;
+
+	for (u = 0; u < ls->c->n_layers; u++) {
+		if (u == 0 || ls->stage[u] != ls->stage[u - 1])
+			first[ls->stage[u]] = u;
+		last[ls->stage[u]] = u;
+	}
+}
+
+/* One pass of shifts on a chain whose stages follow the layer order; 1 when
+ * one was taken. */
+static int opt_ls_shifts(struct opt_ls *ls)
+{
+	const struct cost_candidate *c = ls->c;
+	size_t n = c->n_layers;
+	int S = cost_stages(c), i, j, s, improved = 0;
+	size_t *first = malloc((size_t)S * 2 * sizeof(size_t)), *last;
+
+	if (!first)
+		return 0;
+	last = first + S;
+	opt_ls_ends(ls, first, last);
+	for (i = 0; i < S && ls->work < OPT_LS_WORK; i++)
+		for (j = 0; j < S && ls->work < OPT_LS_WORK; j++) {
+			if (j == i || j == i + 1 || j + 1 == i || first[i] == last[i])
+				continue; /* a neighbour (one-layer moves), or stage i would be empty */
+			if (i < j)
+				for (s = i; s < j; s++)
+					ls->stage[last[s]] = s + 1;
+			else
+				for (s = i; s > j; s--)
+					ls->stage[first[s]] = s - 1;
+			if (opt_ls_try(ls, n)) {
+				improved = 1;
+				opt_ls_ends(ls, first, last);
+				ls->work += (double)n;
+				continue;
+			}
+			if (i < j)
+				for (s = i; s < j; s++)
+					ls->stage[last[s]] = s;
+			else
+				for (s = i; s > j; s--)
+					ls->stage[first[s]] = s;
+		}
+	free(first);
+	return improved;
+}
+
+/* xorshift64*: the kicks' choices, from a fixed seed */
+static uint64_t opt_ls_rand(uint64_t *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 2685821657736338717ull;
+}
+
+/*
+ * Moves the plan (the best one, copied in by the caller) by 2 to 6 random
+ * moves: a layer to a random strategy on its stage or a neighbour, or (on a
+ * chain) a shift between two random stages; a plan over memory then gets the
+ * switches of opt_ls_try.  1 with ls->cur, ls->sq those of a valid plan, 0
+ * when the kick found none.
+ */
+static int opt_ls_kick(struct opt_ls *ls, int chain, uint64_t *rng)
+{
+	const struct cost_candidate *c = ls->c;
+	size_t n = c->n_layers, K = cost_k(c), u, moves = 2 + opt_ls_rand(rng) % 5, m, nsw;
+	int S = cost_stages(c), i, j, s;
+	double t, q;
+
+	for (m = 0; m < moves; m++) {
+		if (chain && S > 2 && opt_ls_rand(rng) % 2) {
+			size_t first = n, last = 0;
+
+			i = (int)(opt_ls_rand(rng) % (uint64_t)S);
+			j = (int)(opt_ls_rand(rng) % (uint64_t)S);
+			if (i == j)
+				continue;
+			for (u = 0; u < n; u++)
+				if (ls->stage[u] == i) {
+					first = u < first ? u : first;
+					last = u;
+				}
+			if (first >= last)
+				continue; /* stage i would be empty */
+			/* one layer over each boundary from i to j, the stages in layer order */
+			if (i < j) {
+				for (s = i; s < j; s++) {
+					for (u = n; u-- > 0;)
+						if (ls->stage[u] == s)
+							break;
+					ls->stage[u] = s + 1;
+				}
+			} else {
+				for (s = i; s > j; s--) {
+					for (u = 0; u < n; u++)
+						if (ls->stage[u] == s)
+							break;
+					ls->stage[u] = s - 1;
+				}
+			}
+		} else {
+			int ni;
+
+			u = (size_t)(opt_ls_rand(rng) % n);
+			ni = ls->stage[u] + (int)(opt_ls_rand(rng) % 3) - 1;
+			if (ni >= 0 && ni < S)
+				ls->stage[u] = ni;
+			ls->strategy[u] = (size_t)(opt_ls_rand(rng) % K);
+		}
+	}
+	ls->work += ls->per;
+	if (ls->phase1) {
+		t = opt_ls_excess(ls, &q);
+		if (!isfinite(t))
+			return 0;
+		opt_ls_take(ls, t, q);
+		return 1;
+	}
+	t = opt_tpi_spread(c, ls->stage, ls->strategy, &q);
+	for (nsw = 0; !isfinite(t) && nsw < OPT_LS_SWITCHES &&
+	              opt_device_memory(c, ls->stage, ls->strategy, ls->mem) == 0; nsw++) {
+		size_t bu, bk;
+
+		opt_memory_switch(c, ls->stage, ls->strategy, ls->mem, n, &bu, &bk);
+		ls->work += ls->per * (double)K;
+		if (bu == n)
+			break;
+		ls->strategy[bu] = bk;
+		t = opt_tpi_spread(c, ls->stage, ls->strategy, &q);
+		ls->work += ls->per;
+	}
+	if (!isfinite(t))
+		return 0;
+	opt_ls_take(ls, t, q);
+	return 1;
+}
+
+/* Runs passes of moves until none helps, the work runs out, or phase 1 reaches no excess. */
+static void opt_ls_run(struct opt_ls *ls, int chain)
+{
+	while (ls->work < OPT_LS_WORK && !(ls->phase1 && ls->cur == 0)) {
+		int improved = opt_ls_layers(ls);
+
+		if (chain && cost_stages(ls->c) > 2 && !(ls->phase1 && ls->cur == 0))
+			improved |= opt_ls_shifts(ls);
+		if (!improved)
+			break;
+	}
+}
+
+/* Descends, then kicks the best plan by a few random moves and descends again,
+ * OPT_LS_ROUNDS times or until the work runs out (phase 1: until no excess). */
+static void opt_ls_iterate(struct opt_ls *ls, int chain, uint64_t *rng)
+{
+	size_t n = ls->c->n_layers;
+	int round;
+
+	opt_ls_run(ls, chain);
+	for (round = 0; round < OPT_LS_ROUNDS && ls->work < OPT_LS_WORK && !(ls->phase1 && ls->best == 0); round++) {
+		memcpy(ls->stage, ls->best_st, n * sizeof(int));
+		memcpy(ls->strategy, ls->best_sk, n * sizeof(size_t));
+		if (opt_ls_kick(ls, chain, rng))
+			opt_ls_run(ls, chain);
+	}
+}
+
+/*
+ * Improves stage[], strategy[] (borrowed) in place.  A plan over the memory
+ * limit (*tpi INFINITY) first goes through phase 1, the same moves judged by
+ * how far the devices are over the limit (then by compute time), until none
+ * is; *tpi is then the best plan's TPI, INFINITY when phase 1 did not get
+ * there.
+ */
+static void opt_local_search(const struct cost_candidate *c, int *stage, size_t *strategy, double *tpi)
+{
+	size_t n = c->n_layers, u;
+	struct opt_ls ls = { .c = c, .stage = stage, .strategy = strategy, .best = INFINITY };
+	int chain = opt_is_chain(c);
+	uint64_t rng = 0x9e3779b97f4a7c15ull; /* fixed: the same plan whatever runs beside it */
+
+	ls.per = (double)(n + c->n_edges + c->n_peaks * (size_t)cost_virtual(c) + 16);
+	ls.best_st = malloc(n * sizeof(int));
+	ls.best_sk = malloc(n * sizeof(size_t));
+	ls.mem = malloc((size_t)c->pp * sizeof(double));
+	ls.used = malloc((size_t)cost_stages(c));
+	if (!ls.best_st || !ls.best_sk || !ls.mem || !ls.used)
+		goto out;
+	/* shifts need the stages in layer order, which the heuristic's cut of a chain gives */
+	for (u = 1; chain && u < n; u++)
+		chain = stage[u] >= stage[u - 1];
+	if (!isfinite(*tpi)) {
+		ls.phase1 = 1;
+		ls.cur = opt_ls_excess(&ls, &ls.sq);
+		if (!isfinite(ls.cur))
+			goto out;
+		ls.best = INFINITY;
+		opt_ls_take(&ls, ls.cur, ls.sq);
+		opt_ls_iterate(&ls, chain, &rng);
+		if (ls.best > 0)
+			goto out; /* still over memory: no plan */
+		memcpy(stage, ls.best_st, n * sizeof(int));
+		memcpy(strategy, ls.best_sk, n * sizeof(size_t));
+		ls.phase1 = 0;
+		*tpi = opt_tpi(c, stage, strategy);
+		if (!isfinite(*tpi))
+			goto out;
+	}
+	ls.best = INFINITY;
+	ls.work = 0;
+	ls.cur = opt_tpi_spread(c, stage, strategy, &ls.sq);
+	opt_ls_take(&ls, ls.cur, ls.sq);
+	opt_ls_iterate(&ls, chain, &rng);
+	memcpy(stage, ls.best_st, n * sizeof(int));
+	memcpy(strategy, ls.best_sk, n * sizeof(size_t));
+	*tpi = ls.best;
+out:
+	free(ls.best_st);
+	free(ls.best_sk);
+	free(ls.mem);
+	free(ls.used);
+}
+
+int opt_quick_plan(const struct cost_candidate *c, int *stage, size_t *strategy, double *tpi)
 {
 	size_t n = c->n_layers, K = cost_k(c), u, k, r, pass;
 	size_t *order = calloc(n, sizeof(size_t));
@@ -199,41 +667,7 @@ static int opt_heuristic(const struct cost_candidate *c, int *stage, size_t *str
 	 * (interleaved chunks, their peaks) can still be over: switch what saves the most per second */
 	if (!isfinite(*tpi) && (double)n * n * K < 5e8 && opt_repair_memory(c, stage, strategy) == 1)
 		*tpi = opt_tpi(c, stage, strategy);
-	/* one-layer improvements while they pay and the work stays small */
-	if ((double)n * K * (double)(n + c->n_edges) * 4 < 2e7) {
-		for (pass = 0; pass < 4; pass++) {
-			int improved = 0;
-
-			for (u = 0; u < n; u++) {
-				size_t old_k = strategy[u];
-				int old_i = stage[u], di;
-
-				for (di = -1; di <= 1; di++) {
-					int ni = old_i + di;
-
-					if (ni < 0 || ni >= pp)
-						continue;
-					for (k = 0; k < K; k++) {
-						double t;
-
-						stage[u] = ni;
-						strategy[u] = k;
-						t = opt_tpi(c, stage, strategy);
-						if (t < *tpi) {
-							*tpi = t;
-							old_k = k;
-							old_i = ni;
-							improved = 1;
-						}
-					}
-				}
-				stage[u] = old_i;
-				strategy[u] = old_k;
-			}
-			if (!improved)
-				break;
-		}
-	}
+	opt_local_search(c, stage, strategy, tpi);
 	found = isfinite(*tpi);
 out:
 	free(order);
@@ -259,7 +693,7 @@ static uniap_code opt_run_bounded(const struct cost_candidate *c, const struct o
 		rc = err_set(err, UNIAP_E_NOMEM, "opt: out of memory");
 		goto out;
 	}
-	have = opt_heuristic(c, st, sk, &h_tpi);
+	have = opt_quick_plan(c, st, sk, &h_tpi) == 1;
 	if (dag)
 		rc = dp_dag_solve(c, o, have ? st : NULL, have ? sk : NULL, out, err);
 	else

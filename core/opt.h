@@ -157,6 +157,34 @@ uniap_code opt_solve(const struct cost_candidate *cand, const struct opt_options
 double opt_tpi(const struct cost_candidate *cand, const int *stage, const size_t *strategy);
 
 /*
+ * A valid plan of cand (borrowed), found fast and claimed to be nothing more:
+ * the MILP's and dp-dag's warm start (opt.c).  A topological order is cut
+ * into stages of about equal least time with the fastest strategy per layer;
+ * a device over memory first has its layers switched to smaller strategies
+ * and then loses layers to a neighbouring stage; what is still over memory
+ * then goes through a local search that minimises the bytes over the limit
+ * (phase 1), and a valid plan through one that minimises the TPI (phase 2):
+ * one-layer moves, shifts of one layer over a run of boundaries on chains
+ * (what balances interleaved devices), moves that make room by switching
+ * other layers' strategies, and a fixed number of random kicks from the best
+ * plan.  Deterministic, bounded work (about 0.2 s on an 82-layer interleaved
+ * candidate).  Writes stage[n_layers] and strategy[n_layers] (borrowed) and
+ * returns 1 with *tpi = opt_tpi() of them; 0 when it found no valid plan
+ * (or ran out of memory), the arrays then meaningless.
+ */
+int opt_quick_plan(const struct cost_candidate *cand, int *stage, size_t *strategy, double *tpi);
+
+/*
+ * opt_tpi(), and into *spread (borrowed, may be NULL) the sum of the squares
+ * of the terms its maximum is taken over (the stage cycles; interleaved, the
+ * device and link loads), INFINITY where the TPI is: among plans of one TPI,
+ * the one whose bottleneck terms are more even, which a local search prefers
+ * so that it can leave a tie at the maximum one term at a time (opt.c).
+ */
+double opt_tpi_spread(const struct cost_candidate *cand, const int *stage, const size_t *strategy,
+                      double *spread);
+
+/*
  * Checks what every solver path relies on: pp >= 1, K >= 1, n_layers >= 1,
  * c >= 1, arrays present, every cost finite and >= 0, memory limit >= 0 (may
  * be INFINITY), inflight >= 0, edges in range and not self-loops, and the

@@ -119,11 +119,18 @@ int opt_device_memory(const struct cost_candidate *c, const int *stage, const si
 
 double opt_tpi(const struct cost_candidate *c, const int *stage, const size_t *strategy)
 {
+	return opt_tpi_spread(c, stage, strategy, NULL);
+}
+
+double opt_tpi_spread(const struct cost_candidate *c, const int *stage, const size_t *strategy, double *spread)
+{
 	size_t K = cost_k(c), u, e;
 	int pp = c->pp, S = cost_stages(c), v = cost_virtual(c), i;
-	double *p = NULL, *o, *mem, *load, sum = 0, mx = 0, tpi = INFINITY;
+	double *p = NULL, *o, *mem, *load, sum = 0, mx = 0, sq = 0, tpi = INFINITY;
 	unsigned char *used;
 
+	if (spread)
+		*spread = INFINITY;
 	if (pp < 1 || !stage || !strategy || K == 0)
 		return INFINITY;
 	/* p[S], o[S], mem[pp], load[2 pp], used[S] */
@@ -175,9 +182,15 @@ double opt_tpi(const struct cost_candidate *c, const int *stage, const size_t *s
 			sum += p[i];
 		for (i = 0; i + 1 < pp; i++)
 			sum += o[i];
-		for (i = 0; i < pp; i++)
-			mx = fmax(mx, (i > 0 ? o[i - 1] : 0) + p[i] + (i + 1 < pp ? o[i] : 0));
+		for (i = 0; i < pp; i++) {
+			double cyc = (i > 0 ? o[i - 1] : 0) + p[i] + (i + 1 < pp ? o[i] : 0);
+
+			mx = fmax(mx, cyc);
+			sq += cyc * cyc;
+		}
 		tpi = sum + (double)(c->microbatches - 1) * mx;
+		if (spread)
+			*spread = sq;
 		goto out;
 	}
 	/* interleaved: device loads P_d and link loads O_d, the transfers overlapped (cost.h) */
@@ -189,9 +202,13 @@ double opt_tpi(const struct cost_candidate *c, const int *stage, const size_t *s
 		sum += o[i];
 		load[pp + i % pp] += o[i];
 	}
-	for (i = 0; i < 2 * pp; i++)
+	for (i = 0; i < 2 * pp; i++) {
 		mx = fmax(mx, load[i]);
+		sq += load[i] * load[i];
+	}
 	tpi = sum / v + ((double)c->microbatches - 1.0 / v) * mx;
+	if (spread)
+		*spread = sq;
 out:
 	free(p);
 	free(used);
