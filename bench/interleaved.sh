@@ -65,7 +65,8 @@ end=$(date +%s.%N)
 echo "   wall $(echo "$end - $start" | awk '{ printf "%.2f", $1 - $3 }') s"
 echo
 echo "where interleaving wins: Llama-70B on dgx-a100-x8, B = 64, v = 3, unconstrained, $LIMIT s per candidate"
-echo "(docs/optimizer.md, \"The MILP\": the figures before and after the MILP's classes, spans and T bound)"
+echo "(docs/optimizer.md, \"The MILP\" and \"The quick plan\": the figures before and after the MILP's classes,"
+echo " spans and T bound, and the start's local search)"
 start=$(date +%s.%N)
 "$UNIAP" plan --format json --quiet --threads "$THREADS" --time-limit "$LIMIT" --cluster dgx-a100-x8 --model llama-70b \
 	--batch 64 --schedule interleaved --virtual-stages 3 >"$tmp/l70.json"
