@@ -366,11 +366,15 @@ static int opt_ls_layers(struct opt_ls *ls)
 	return improved;
 }
 
-/* The first and last layer of every stage, the stages in layer order. */
+/* The first and last layer of every stage, the stages in layer order; n_layers
+ * for an empty stage. */
 static void opt_ls_ends(const struct opt_ls *ls, size_t *first, size_t *last)
 {
 	size_t u;
+	int i;
 
+	for (i = 0; i < cost_stages(ls->c); i++)
+		first[i] = last[i] = ls->c->n_layers; /* an empty stage (a kick's move can make one) */
 	for (u = 0; u < ls->c->n_layers; u++) {
 		if (u == 0 || ls->stage[u] != ls->stage[u - 1])
 			first[ls->stage[u]] = u;
@@ -440,38 +444,32 @@ static int opt_ls_kick(struct opt_ls *ls, int chain, uint64_t *rng)
 	size_t n = c->n_layers, K = cost_k(c), u, moves = 2 + opt_ls_rand(rng) % 5, m, nsw;
 	int S = cost_stages(c), i, j, s;
 	double t, q;
+	size_t *ends = chain ? malloc((size_t)S * 2 * sizeof(size_t)) : NULL; /* first, then last */
 
+	if (chain && !ends)
+		return 0;
 	for (m = 0; m < moves; m++) {
 		if (chain && S > 2 && opt_ls_rand(rng) % 2) {
-			size_t first = n, last = 0;
+			int lo, hi, ok;
 
 			i = (int)(opt_ls_rand(rng) % (uint64_t)S);
 			j = (int)(opt_ls_rand(rng) % (uint64_t)S);
-			if (i == j)
-				continue;
-			for (u = 0; u < n; u++)
-				if (ls->stage[u] == i) {
-					first = u < first ? u : first;
-					last = u;
-				}
-			if (first >= last)
-				continue; /* stage i would be empty */
+			lo = i < j ? i : j;
+			hi = i < j ? j : i;
+			ok = i != j;
+			opt_ls_ends(ls, ends, ends + S);
+			ls->work += (double)n;
+			for (s = lo; s <= hi && ok; s++)
+				ok = ends[s] < n;
+			if (!ok || ends[i] == ends[S + i])
+				continue; /* no move, a stage empty, or stage i would be */
 			/* one layer over each boundary from i to j, the stages in layer order */
-			if (i < j) {
-				for (s = i; s < j; s++) {
-					for (u = n; u-- > 0;)
-						if (ls->stage[u] == s)
-							break;
-					ls->stage[u] = s + 1;
-				}
-			} else {
-				for (s = i; s > j; s--) {
-					for (u = 0; u < n; u++)
-						if (ls->stage[u] == s)
-							break;
-					ls->stage[u] = s - 1;
-				}
-			}
+			if (i < j)
+				for (s = i; s < j; s++)
+					ls->stage[ends[S + s]] = s + 1;
+			else
+				for (s = i; s > j; s--)
+					ls->stage[ends[s]] = s - 1;
 		} else {
 			int ni;
 
@@ -482,6 +480,7 @@ static int opt_ls_kick(struct opt_ls *ls, int chain, uint64_t *rng)
 			ls->strategy[u] = (size_t)(opt_ls_rand(rng) % K);
 		}
 	}
+	free(ends);
 	ls->work += ls->per;
 	if (ls->phase1) {
 		t = opt_ls_excess(ls, &q);
