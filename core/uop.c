@@ -183,12 +183,19 @@ struct uop_slot {
 	                               it; done is not counted twice, and an answer no better than
 	                               prev's keeps prev's plan, with the larger bound */
 	struct uop_candidate prev;
+	int *start_stage;           /* owned or NULL: the quick plan of cand (uop_start), whose TPI
+	                               start_tpi is held in run->start_best; whatever the solve
+	                               answers, the candidate ends with a plan at most this good */
+	size_t *start_strategy;     /* owned or NULL */
+	double start_tpi;
 };
 
 static void uop_slot_free(struct uop_slot *slot)
 {
 	cost_candidate_release(&slot->cand);
 	opt_result_release(&slot->known);
+	free(slot->start_stage);
+	free(slot->start_strategy);
 	free(slot);
 }
 
@@ -201,6 +208,7 @@ struct uop_run {
 	size_t done;                /* guarded by lock */
 	double best_tpi;            /* guarded by lock */
 	double shared_best;         /* guarded by lock: the least incumbent a share claim told (INFINITY) */
+	double start_best;          /* guarded by lock: the least start_tpi of a dispatched slot (INFINITY) */
 	double worker_s;            /* guarded by lock: wall seconds of the solves so far */
 	int budget_spent;           /* guarded by lock: worker_s reached opts->budget_worker_s */
 	int deadline_passed;        /* guarded by lock: a candidate was left for opts->deadline_s */
@@ -280,6 +288,23 @@ static void uop_merge_again(struct uop_candidate *c, const struct uop_candidate 
 }
 
 /* Records a solved candidate; takes ownership of slot->cand and r's arrays. */
+/*
+ * The TPI candidates' bounds are held against (run->lock held): the least of
+ * the run's best plan, a share's incumbent, and the start of a dispatched
+ * solve, each a plan that exists: a slot's start is its own answer whenever
+ * its solve brings no better one (uop_record, uop_done).
+ */
+static double uop_pruning(const struct uop_run *run)
+{
+	double p = run->best_tpi;
+
+	if (run->shared_best < p)
+		p = run->shared_best;
+	if (run->start_best < p)
+		p = run->start_best;
+	return p;
+}
+
 static void uop_record(struct uop_run *run, struct uop_slot *slot, struct opt_result *r)
 {
 	struct uop_candidate *c = &run->out->candidates[slot->index];
@@ -289,6 +314,28 @@ static void uop_record(struct uop_run *run, struct uop_slot *slot, struct opt_re
 	/* never trust a reported TPI: recompute it on the parent's matrices */
 	if (r->stage && r->strategy && r->n_layers == slot->cand.n_layers)
 		tpi = opt_tpi(&slot->cand, r->stage, r->strategy);
+	if (slot->start_stage && (!(tpi <= slot->start_tpi) || !uop_tpi_agrees(r->tpi_s, tpi)) &&
+	    (r->status != OPT_PRUNED || slot->start_tpi < slot->opt.cutoff_tpi)) {
+		/* the solve ended without a plan as good as its start (a limit, or a plan that
+		 * does not recompute): the start is the answer, as the run's pruning counted on */
+		char why[sizeof(r->note)];
+
+		if (!uop_tpi_agrees(r->tpi_s, tpi))
+			snprintf(why, sizeof(why), "solver reported %.17g, recomputed %.17g", r->tpi_s, tpi);
+		else
+			snprintf(why, sizeof(why), "%s", r->note[0] ? r->note : "no plan as good as its start");
+		snprintf(r->note, sizeof(r->note), "%.*s: its start is the answer", (int)sizeof(r->note) - 32, why);
+		free(r->stage);
+		free(r->strategy);
+		r->stage = slot->start_stage;
+		r->strategy = slot->start_strategy;
+		slot->start_stage = NULL;
+		slot->start_strategy = NULL;
+		r->n_layers = slot->cand.n_layers;
+		r->tpi_s = tpi = slot->start_tpi;
+		r->status = OPT_FEASIBLE;
+		r->bound_s = fmin(r->bound_s, tpi);
+	}
 	if (!slot->decided && !slot->again && uop_tpi_agrees(r->tpi_s, tpi))
 		uop_memo_put(run->opts, &slot->cand, !slot->matrices_cached || slot->reduced,
 		             slot->has_known ? &slot->known : NULL, r);
@@ -394,6 +441,21 @@ static void uop_spend(struct uop_run *run, double seconds)
 	pthread_mutex_unlock(&run->lock);
 }
 
+/* A solve with a start that brought no result: the start is recorded as its answer
+ * (uop_record), why says what happened to the solve. */
+static void uop_record_start(struct uop_run *run, struct uop_slot *slot, double wall_s, const char *why)
+{
+	struct opt_result r;
+
+	opt_result_init(&r);
+	r.status = OPT_UNKNOWN;
+	r.method = OPT_METHOD_MILP;
+	r.solve_s = wall_s;
+	snprintf(r.note, sizeof(r.note), "%.*s", (int)sizeof(r.note) - 1, why);
+	uop_record(run, slot, &r);
+	opt_result_release(&r);
+}
+
 static void uop_done(void *ctx, const struct pool_outcome *o)
 {
 	struct uop_slot *slot = ctx;
@@ -403,17 +465,34 @@ static void uop_done(void *ctx, const struct pool_outcome *o)
 
 	uop_spend(run, o->wall_s);
 
-	if (o->status == POOL_TIMEOUT && run->opts->deadline_s > 0 && opt_clock_s() >= run->opts->deadline_s) {
+	if (o->status == POOL_TIMEOUT && run->opts->deadline_s > 0 && opt_clock_s() >= run->opts->deadline_s &&
+	    !slot->start_stage) {
 		/* killed for the run's deadline (uop_dispatch): left for it, like one never started */
 		uop_fail_candidate(run, slot, "deadline", "not solved: still solving when the run's deadline passed");
 		pthread_mutex_lock(&run->lock);
 		run->deadline_passed = 1;
 		pthread_mutex_unlock(&run->lock);
+	} else if ((o->status != POOL_OK || o->work_rc != 0) && slot->start_stage) {
+		/* the solve failed (a worker killed at its hard limit, say): its start is the answer,
+		 * as the run's pruning already counted on */
+		char why[OPT_NOTE_MAX];
+
+		snprintf(why, sizeof(why), "%s (%.*s)", o->status == POOL_OK ? "error" : pool_status_name(o->status),
+		         (int)sizeof(why) / 2, o->msg[0] ? o->msg : "the worker could not pack its result");
+		uop_record_start(run, slot, o->wall_s, why);
+		if (o->status == POOL_TIMEOUT && run->opts->deadline_s > 0 && opt_clock_s() >= run->opts->deadline_s) {
+			pthread_mutex_lock(&run->lock);
+			run->deadline_passed = 1;
+			pthread_mutex_unlock(&run->lock);
+		}
 	} else if (o->status != POOL_OK || o->work_rc != 0) {
 		uop_fail_candidate(run, slot, o->status == POOL_OK ? "error" : pool_status_name(o->status),
 		                   o->msg[0] ? o->msg : "the worker could not pack its result");
 	} else if (opt_result_unpack(o->out, o->out_len, &r, &err) != UNIAP_OK) {
-		uop_fail_candidate(run, slot, "error", err.msg);
+		if (slot->start_stage)
+			uop_record_start(run, slot, o->wall_s, err.msg);
+		else
+			uop_fail_candidate(run, slot, "error", err.msg);
 	} else {
 		uop_record(run, slot, &r);
 		opt_result_release(&r);
@@ -743,8 +822,9 @@ static uniap_code uop_dispatch(struct uop_run *run, struct pool *pool, struct uo
 	pthread_mutex_lock(&run->lock);
 	run->in_flight++;
 	/* a little above the best, so a tie is still found and broken by index */
-	slot->opt.cutoff_tpi = (run->shared_best < run->best_tpi ? run->shared_best : run->best_tpi) *
-	                       (1 + UOP_TIE_TOLERANCE);
+	if (slot->start_stage && slot->start_tpi < run->start_best)
+		run->start_best = slot->start_tpi;
+	slot->opt.cutoff_tpi = uop_pruning(run) * (1 + UOP_TIE_TOLERANCE);
 	pthread_mutex_unlock(&run->lock);
 	if (!pool) {
 		struct opt_result r;
@@ -1185,7 +1265,7 @@ static uniap_code uop_next_turn_shared(struct uop_run *run, size_t limit, double
 	uop_wait_below(run, limit);
 	*best = run->best_tpi;
 	if (pruning)
-		*pruning = run->shared_best < run->best_tpi ? run->shared_best : run->best_tpi;
+		*pruning = uop_pruning(run);
 	if (best_index)
 		*best_index = run->out->best;
 	*spent = run->budget_spent;
@@ -1369,10 +1449,11 @@ static uniap_code uop_take_shared(struct uop_run *run, const struct uop_turns *t
 	int plan = f->stage && f->strategy && f->n_layers == t->m->n_layers && isfinite(f->tpi_s);
 
 	*taken = 0;
-	/* a plan above the incumbent of the runs (or the run's own best) cannot win: the
-	 * incumbent's candidate is done too, and taken when its turn comes */
+	/* a plan above the incumbent of the runs (or the run's own best, or a dispatched
+	 * solve's start) cannot win: the incumbent's candidate is done too, and taken when
+	 * its turn comes; the start's ends with a plan at least that good */
 	pthread_mutex_lock(&run->lock);
-	best = run->shared_best < run->best_tpi ? run->shared_best : run->best_tpi;
+	best = uop_pruning(run);
 	pthread_mutex_unlock(&run->lock);
 	if (!plan || !(f->tpi_s <= best * (1 + UOP_TIE_TOLERANCE))) {
 		uop_spend(run, f->solve_s > 0 ? f->solve_s : 0);
@@ -1422,6 +1503,35 @@ static uniap_code uop_take_shared(struct uop_run *run, const struct uop_turns *t
  * for the budget, the deadline or a stop, claimed (opts->share), built,
  * bounded and dispatched.  *end says how it ended.
  */
+/*
+ * Interleaved candidates go to the MILP, which starts from the quick plan
+ * (opt_quick_plan).  The parent makes the same plan before dispatching the
+ * solve, so that its TPI prunes the candidates dispatched after it while the
+ * solve runs (uop_pruning); a fraction of a second, where such a solve runs
+ * to its limit.  Not for the targets that solve otherwise (ends tied, one
+ * strategy) nor for a later round's solve.
+ */
+static void uop_start(const struct uop_options *o, struct uop_slot *slot)
+{
+	const struct target_rules *r = target_rules(o->target);
+	size_t n = slot->cand.n_layers;
+	double t;
+
+	if (cost_virtual(&slot->cand) < 2 || !r || r->one_strategy || r->ends_tied || slot->again)
+		return;
+	slot->start_stage = malloc(n * sizeof(int));
+	slot->start_strategy = malloc(n * sizeof(size_t));
+	if (slot->start_stage && slot->start_strategy &&
+	    opt_quick_plan(&slot->cand, slot->start_stage, slot->start_strategy, &t) == 1) {
+		slot->start_tpi = t;
+		return;
+	}
+	free(slot->start_stage);
+	free(slot->start_strategy);
+	slot->start_stage = NULL;
+	slot->start_strategy = NULL;
+}
+
 static uniap_code uop_turn(struct uop_run *run, const struct uop_turns *t, size_t n, enum uop_turn_end *end,
                            struct uniap_err *err)
 {
@@ -1612,6 +1722,7 @@ static uniap_code uop_turn(struct uop_run *run, const struct uop_turns *t, size_
 	/* solve without dominated strategies; a memo's plan indexes its own matrices */
 	if (!slot->reduced && !(slot->matrices_cached && slot->known.stage))
 		uop_reduce(slot);
+	uop_start(o, slot);
 	/* the solve gets at most the run's time left */
 	if (o->deadline_s > 0) {
 		double left = o->deadline_s - opt_clock_s();
@@ -2061,6 +2172,7 @@ uniap_code uop_run(const struct cluster_profile *cluster, const struct model_pro
 	run.out = out;
 	run.best_tpi = INFINITY;
 	run.shared_best = INFINITY;
+	run.start_best = INFINITY;
 	run.frac = frac_memo_new(0);
 	if ((rc = uop_grid(cluster, model, opts, out, err)) != UNIAP_OK)
 		goto out;
