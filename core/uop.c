@@ -1509,8 +1509,10 @@ static uniap_code uop_take_shared(struct uop_run *run, const struct uop_turns *t
  * solve, so that its TPI prunes the candidates dispatched after it while the
  * solve runs (uop_pruning); a fraction of a second, where such a solve runs
  * to its limit.  Not for the targets that solve otherwise (ends tied, one
- * strategy) nor for a later round's solve.
+ * strategy), nor for a later round's solve, nor within UOP_START_MIN_LEFT_S of
+ * the run's deadline.
  */
+#define UOP_START_MIN_LEFT_S 2.0
 static void uop_start(const struct uop_options *o, struct uop_slot *slot)
 {
 	const struct target_rules *r = target_rules(o->target);
@@ -1518,6 +1520,9 @@ static void uop_start(const struct uop_options *o, struct uop_slot *slot)
 	double t;
 
 	if (cost_virtual(&slot->cand) < 2 || !r || r->one_strategy || r->ends_tied || slot->again)
+		return;
+	/* up to about a second on long chains: not when the run's deadline is that close */
+	if (o->deadline_s > 0 && o->deadline_s - opt_clock_s() < UOP_START_MIN_LEFT_S)
 		return;
 	slot->start_stage = malloc(n * sizeof(int));
 	slot->start_strategy = malloc(n * sizeof(size_t));
