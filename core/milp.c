@@ -348,6 +348,13 @@ static double milp_span(const struct milp_model *md)
 	return md->cost_lo > 0 ? md->cost_hi / md->cost_lo : 1;
 }
 
+int milp_over_cap(const struct cost_candidate *c)
+{
+	double n = (double)c->n_layers, S = (double)cost_stages(c), K = (double)cost_k(c);
+
+	return n * S * K > (double)MILP_MAX_COLS || ((double)c->n_edges + n) * S * K * 2 > (double)MILP_MAX_COLS;
+}
+
 /*
  * ub: the TPI of a known plan (INFINITY: none).  A column whose own share of
  * any plan's TPI exceeds it is not created: no plan using it beats the known
@@ -388,7 +395,7 @@ static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, dou
 
 	memset(md, 0, sizeof(*md));
 	md->t_col = -1;
-	if ((double)n * pp * K > (double)MILP_MAX_COLS || (double)(E + n) * pp * K * 2 > (double)MILP_MAX_COLS)
+	if (milp_over_cap(c))
 		return err_set(err, UNIAP_E_LIMIT, "milp: %zu layers, %zu edges, pp %d, K %zu is over the model cap",
 		               n, E, pp, K);
 	lo = calloc(n, sizeof(int));

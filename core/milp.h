@@ -22,6 +22,10 @@
 #define MILP_MAX_COLS ((size_t)4 << 20)
 #define MILP_MAX_NONZEROS ((size_t)32 << 20)
 
+/* 1 when cand's model would be over the column cap (milp_solve's UNIAP_E_LIMIT before
+ * it builds anything), 0 otherwise: what a caller checks before preparing a start. */
+int milp_over_cap(const struct cost_candidate *cand);
+
 /*
  * Solves cand (borrowed, passed opt_candidate_check) with opts (borrowed).
  * start_stage/start_strategy (borrowed, n_layers each, both or neither NULL)

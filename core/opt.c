@@ -223,12 +223,12 @@ static int opt_repair_memory(const struct cost_candidate *c, int *stage, size_t 
  * strategy switches of that device's other layers, the cheapest in time per
  * byte first (opt_memory_switch), and is judged with them: a device with spare
  * time but no spare memory can then take a layer by sharding others.  The best
- * plan seen is kept.  Stops when no move helps or after OPT_LS_WORK units of
- * evaluation work (layers + edges + memory rows per evaluation).
+ * plan seen is kept.  Stops when no move helps or after its budget of
+ * evaluation work (layers + edges + memory rows per evaluation; OPT_QUICK_WORK
+ * by default, opt.h).
  */
-#define OPT_LS_WORK 4e8
 #define OPT_LS_SWITCHES 8 /* strategy switches that may make room for one move */
-#define OPT_LS_ROUNDS 64  /* kicks of the iterated search */
+#define OPT_LS_ROUNDS 64  /* kicks of the iterated search per OPT_QUICK_WORK of work */
 
 struct opt_ls {
 	const struct cost_candidate *c;
@@ -239,6 +239,8 @@ struct opt_ls {
 	double *mem;                 /* owned, [pp] */
 	unsigned char *used;         /* owned, [S]: phase 1's check that no stage is empty */
 	double cur, sq, best, work, per;
+	double budget;               /* work allowed per phase */
+	int rounds;                  /* kicks allowed per phase */
 	int phase1;                  /* 1: the value is the memory over the limit (opt_ls_excess) */
 };
 
@@ -339,7 +341,7 @@ static int opt_ls_layers(struct opt_ls *ls)
 	size_t n = c->n_layers, K = cost_k(c), u, k;
 	int S = cost_stages(c), improved = 0;
 
-	for (u = 0; u < n && ls->work < OPT_LS_WORK; u++) {
+	for (u = 0; u < n && ls->work < ls->budget; u++) {
 		size_t old_k = ls->strategy[u];
 		int old_i = ls->stage[u], di;
 
@@ -395,8 +397,8 @@ static int opt_ls_shifts(struct opt_ls *ls)
 		return 0;
 	last = first + S;
 	opt_ls_ends(ls, first, last);
-	for (i = 0; i < S && ls->work < OPT_LS_WORK; i++)
-		for (j = 0; j < S && ls->work < OPT_LS_WORK; j++) {
+	for (i = 0; i < S && ls->work < ls->budget; i++)
+		for (j = 0; j < S && ls->work < ls->budget; j++) {
 			if (j == i || j == i + 1 || j + 1 == i || first[i] == last[i])
 				continue; /* a neighbour (one-layer moves), or stage i would be empty */
 			if (i < j)
@@ -511,7 +513,7 @@ static int opt_ls_kick(struct opt_ls *ls, int chain, uint64_t *rng)
 /* Runs passes of moves until none helps, the work runs out, or phase 1 reaches no excess. */
 static void opt_ls_run(struct opt_ls *ls, int chain)
 {
-	while (ls->work < OPT_LS_WORK && !(ls->phase1 && ls->cur == 0)) {
+	while (ls->work < ls->budget && !(ls->phase1 && ls->cur == 0)) {
 		int improved = opt_ls_layers(ls);
 
 		if (chain && cost_stages(ls->c) > 2 && !(ls->phase1 && ls->cur == 0))
@@ -522,18 +524,24 @@ static void opt_ls_run(struct opt_ls *ls, int chain)
 }
 
 /* Descends, then kicks the best plan by a few random moves and descends again,
- * OPT_LS_ROUNDS times or until the work runs out (phase 1: until no excess). */
+ * ls->rounds times, until a quarter of them (at least OPT_LS_ROUNDS) in a row
+ * found nothing better, or until the work runs out (phase 1: until no excess). */
 static void opt_ls_iterate(struct opt_ls *ls, int chain, uint64_t *rng)
 {
 	size_t n = ls->c->n_layers;
-	int round;
+	int round, idle = 0, patience = ls->rounds / 4 > OPT_LS_ROUNDS ? ls->rounds / 4 : OPT_LS_ROUNDS;
 
 	opt_ls_run(ls, chain);
-	for (round = 0; round < OPT_LS_ROUNDS && ls->work < OPT_LS_WORK && !(ls->phase1 && ls->best == 0); round++) {
+	for (round = 0; round < ls->rounds && idle < patience && ls->work < ls->budget &&
+	                !(ls->phase1 && ls->best == 0);
+	     round++) {
+		double before = ls->best;
+
 		memcpy(ls->stage, ls->best_st, n * sizeof(int));
 		memcpy(ls->strategy, ls->best_sk, n * sizeof(size_t));
 		if (opt_ls_kick(ls, chain, rng))
 			opt_ls_run(ls, chain);
+		idle = ls->best < before ? 0 : idle + 1;
 	}
 }
 
@@ -544,7 +552,8 @@ static void opt_ls_iterate(struct opt_ls *ls, int chain, uint64_t *rng)
  * is; *tpi is then the best plan's TPI, INFINITY when phase 1 did not get
  * there.
  */
-static void opt_local_search(const struct cost_candidate *c, int *stage, size_t *strategy, double *tpi)
+static void opt_local_search(const struct cost_candidate *c, double work, int *stage, size_t *strategy,
+                             double *tpi)
 {
 	size_t n = c->n_layers, u;
 	struct opt_ls ls = { .c = c, .stage = stage, .strategy = strategy, .best = INFINITY };
@@ -552,6 +561,8 @@ static void opt_local_search(const struct cost_candidate *c, int *stage, size_t 
 	uint64_t rng = 0x9e3779b97f4a7c15ull; /* fixed: the same plan whatever runs beside it */
 
 	ls.per = (double)(n + c->n_edges + c->n_peaks * (size_t)cost_virtual(c) + 16);
+	ls.budget = work > OPT_QUICK_WORK ? work : OPT_QUICK_WORK;
+	ls.rounds = (int)fmin(ls.budget / OPT_QUICK_WORK * OPT_LS_ROUNDS, 1 << 20);
 	ls.best_st = malloc(n * sizeof(int));
 	ls.best_sk = malloc(n * sizeof(size_t));
 	ls.mem = malloc((size_t)c->pp * sizeof(double));
@@ -593,7 +604,7 @@ out:
 	free(ls.used);
 }
 
-int opt_quick_plan(const struct cost_candidate *c, int *stage, size_t *strategy, double *tpi)
+int opt_quick_plan(const struct cost_candidate *c, double work, int *stage, size_t *strategy, double *tpi)
 {
 	size_t n = c->n_layers, K = cost_k(c), u, k, r, pass;
 	size_t *order = calloc(n, sizeof(size_t));
@@ -666,7 +677,7 @@ int opt_quick_plan(const struct cost_candidate *c, int *stage, size_t *strategy,
 	 * (interleaved chunks, their peaks) can still be over: switch what saves the most per second */
 	if (!isfinite(*tpi) && (double)n * n * K < 5e8 && opt_repair_memory(c, stage, strategy) == 1)
 		*tpi = opt_tpi(c, stage, strategy);
-	opt_local_search(c, stage, strategy, tpi);
+	opt_local_search(c, work, stage, strategy, tpi);
 	found = isfinite(*tpi);
 out:
 	free(order);
@@ -677,30 +688,58 @@ out:
 /* ------------------------------------------------------------ dispatch */
 
 /* Copies src into a note buffer of OPT_NOTE_MAX bytes, truncating. */
-/* The heuristic plan, then dp-dag (dag = 1) or the MILP bounded by it. */
+/*
+ * The quick plan's work for a solve with o's time limit: the default, and up
+ * to about 15 % of a limit beyond 1.3 s (at about 2e9 units a second on the
+ * machines measured), at most 20 times the default.  A function of the limit
+ * alone, so the same input gives the same start whatever runs beside it.
+ */
+static double opt_quick_work(const struct opt_options *o)
+{
+	double w = OPT_QUICK_WORK;
+
+	if (o->time_limit_s > 0 && isfinite(o->time_limit_s))
+		w = fmax(w, fmin(0.15 * o->time_limit_s * 2e9, 20 * OPT_QUICK_WORK));
+	return w;
+}
+
+/* The quick plan of a candidate, made once for the paths that start from it. */
+struct opt_start {
+	int *stage;       /* owned, [n_layers] */
+	size_t *strategy; /* owned, [n_layers] */
+	int state;        /* 0 not made yet, 1 made, -1 none */
+	double work;      /* the work it was made with */
+};
+
+/*
+ * The quick plan, then dp-dag (dag = 1) or the MILP bounded by it.  dp-dag
+ * gets the default work (it may still refuse the graph, and the MILP then
+ * follows), the MILP the work of its time limit (opt_quick_work): the start
+ * is made again when the one made is of less work.  None for a model the MILP
+ * refuses by its size anyway.
+ */
 static uniap_code opt_run_bounded(const struct cost_candidate *c, const struct opt_options *o,
-                                  int dag, struct opt_result *out, struct uniap_err *err)
+                                  int dag, struct opt_start *s, struct opt_result *out, struct uniap_err *err)
 {
 	size_t n = c->n_layers;
-	int *st = calloc(n, sizeof(int));
-	size_t *sk = calloc(n, sizeof(size_t));
-	double h_tpi = INFINITY;
-	int have = 0;
-	uniap_code rc;
+	double tpi, work = dag ? OPT_QUICK_WORK : opt_quick_work(o);
 
-	if (!st || !sk) {
-		rc = err_set(err, UNIAP_E_NOMEM, "opt: out of memory");
-		goto out;
+	if (!dag && milp_over_cap(c))
+		return milp_solve(c, o, NULL, NULL, out, err);
+	if (s->state == 0 || s->work < work) {
+		if (!s->stage)
+			s->stage = calloc(n, sizeof(int));
+		if (!s->strategy)
+			s->strategy = calloc(n, sizeof(size_t));
+		if (!s->stage || !s->strategy)
+			return err_set(err, UNIAP_E_NOMEM, "opt: out of memory");
+		s->state = opt_quick_plan(c, work, s->stage, s->strategy, &tpi) == 1 ? 1 : -1;
+		s->work = work;
 	}
-	have = opt_quick_plan(c, st, sk, &h_tpi) == 1;
 	if (dag)
-		rc = dp_dag_solve(c, o, have ? st : NULL, have ? sk : NULL, out, err);
-	else
-		rc = milp_solve(c, o, have ? st : NULL, have ? sk : NULL, out, err);
-out:
-	free(st);
-	free(sk);
-	return rc;
+		return dp_dag_solve(c, o, s->state == 1 ? s->stage : NULL, s->state == 1 ? s->strategy : NULL, out,
+		                    err);
+	return milp_solve(c, o, s->state == 1 ? s->stage : NULL, s->state == 1 ? s->strategy : NULL, out, err);
 }
 
 /* A fallback path gets what is left of the time limit (a DP that gave up used some), never
@@ -715,6 +754,7 @@ uniap_code opt_solve(const struct cost_candidate *c, const struct opt_options *o
                      struct opt_result *out, struct uniap_err *err)
 {
 	struct opt_options o;
+	struct opt_start start = { 0 };
 	double t0 = opt_clock_s();
 	uniap_code rc;
 	int chain;
@@ -762,19 +802,19 @@ uniap_code opt_solve(const struct cost_candidate *c, const struct opt_options *o
 		rc = dp_sweep_solve(c, &o, out, err);
 		break;
 	case OPT_PATH_MILP:
-		rc = opt_run_bounded(c, &o, 0, out, err);
+		rc = opt_run_bounded(c, &o, 0, &start, out, err);
 		break;
 	case OPT_PATH_DP_DAG:
-		rc = opt_run_bounded(c, &o, 1, out, err);
+		rc = opt_run_bounded(c, &o, 1, &start, out, err);
 		break;
 	default:
 		if (!chain && cost_virtual(c) > 1) {
-			rc = opt_run_bounded(c, &o, 0, out, err);
+			rc = opt_run_bounded(c, &o, 0, &start, out, err);
 			break;
 		}
 		if (!chain) {
 			/* dp-dag when the graph is narrow enough, else the MILP (the note says why) */
-			rc = opt_run_bounded(c, &o, 1, out, err);
+			rc = opt_run_bounded(c, &o, 1, &start, out, err);
 			if (rc == UNIAP_E_LIMIT || rc == UNIAP_E_ARG) {
 				char why[OPT_NOTE_MAX];
 
@@ -782,7 +822,7 @@ uniap_code opt_solve(const struct cost_candidate *c, const struct opt_options *o
 				opt_result_release(out);
 				err_clear(err);
 				opt_time_left(&o, t0);
-				rc = opt_run_bounded(c, &o, 0, out, err);
+				rc = opt_run_bounded(c, &o, 0, &start, out, err);
 				if (rc == UNIAP_OK) {
 					/* why the MILP answered, then what the MILP itself noted */
 					char both[2 * OPT_NOTE_MAX + 4];
@@ -824,7 +864,7 @@ uniap_code opt_solve(const struct cost_candidate *c, const struct opt_options *o
 			opt_result_release(out);
 			err_clear(err);
 			opt_time_left(&o, t0);
-			rc = opt_run_bounded(c, &o, 0, out, err);
+			rc = opt_run_bounded(c, &o, 0, &start, out, err);
 			if (rc == UNIAP_OK) {
 				out->method = OPT_METHOD_MILP_AFTER_CAP;
 				opt_note_copy(out->note, why);
@@ -865,6 +905,8 @@ out:
 		out->method = m;
 		out->status = OPT_ERROR;
 	}
+	free(start.stage);
+	free(start.strategy);
 	out->solve_s = opt_clock_s() - t0;
 	return rc;
 }

@@ -167,12 +167,16 @@ double opt_tpi(const struct cost_candidate *cand, const int *stage, const size_t
  * one-layer moves, shifts of one layer over a run of boundaries on chains
  * (what balances interleaved devices), moves that make room by switching
  * other layers' strategies, and a fixed number of random kicks from the best
- * plan.  Deterministic, bounded work (about 0.2 s on an 82-layer interleaved
- * candidate).  Writes stage[n_layers] and strategy[n_layers] (borrowed) and
- * returns 1 with *tpi = opt_tpi() of them; 0 when it found no valid plan
- * (or ran out of memory), the arrays then meaningless.
+ * plan.  Deterministic; its work is bounded by work (units of layers + edges
+ * + memory rows evaluated, per phase; at least OPT_QUICK_WORK, about 0.2 s on
+ * an 82-layer interleaved candidate; 0 for that), and the kicks scale with it.
+ * Writes stage[n_layers] and strategy[n_layers] (borrowed) and returns 1 with
+ * *tpi = opt_tpi() of them; 0 when it found no valid plan (or ran out of
+ * memory), the arrays then meaningless.  The MILP's start gets more work with
+ * a longer time limit (opt.c, opt_quick_work).
  */
-int opt_quick_plan(const struct cost_candidate *cand, int *stage, size_t *strategy, double *tpi);
+#define OPT_QUICK_WORK 4e8
+int opt_quick_plan(const struct cost_candidate *cand, double work, int *stage, size_t *strategy, double *tpi);
 
 /*
  * opt_tpi(), and into *spread (borrowed, may be NULL) the sum of the squares

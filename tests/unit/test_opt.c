@@ -1444,7 +1444,7 @@ static void test_quick_plan(void **state)
 		}
 		describe(&g, (unsigned long)trial, what, sizeof(what));
 		assert_int_equal(brute_solve(&c, &best, NULL, NULL, NULL), 0);
-		got = opt_quick_plan(&c, stage, strategy, &tpi);
+		got = opt_quick_plan(&c, 0, stage, strategy, &tpi);
 		assert_true(got == 0 || got == 1);
 		if (got) {
 			assert_true(isfinite(tpi));
@@ -1508,7 +1508,7 @@ static void test_quick_plan_uneven_memory(void **state)
 	c.memory_limit_bytes = 14 * MIB;
 	assert_int_equal(brute_solve(&c, &best, NULL, NULL, NULL), 0);
 	assert_true(close_rel(best, 18, 1e-12));
-	assert_int_equal(opt_quick_plan(&c, stage, strategy, &tpi), 1);
+	assert_int_equal(opt_quick_plan(&c, 0, stage, strategy, &tpi), 1);
 	assert_true(close_rel(tpi, 18, 1e-12));
 	assert_int_equal(stage[0], 0);
 	assert_int_equal(stage[1], 1);
@@ -1576,7 +1576,7 @@ static void test_quick_plan_balances_devices(void **state)
 		best = fmin(best, opt_tpi(&c, stage, strategy));
 	} while (next_cuts(cut, S, 15));
 	assert_true(close_rel(best, 34.5, 1e-12));
-	assert_int_equal(opt_quick_plan(&c, stage, strategy, &tpi), 1);
+	assert_int_equal(opt_quick_plan(&c, 0, stage, strategy, &tpi), 1);
 	assert_true(close_rel(tpi, best, 1e-12));
 	cost_candidate_release(&c);
 }
