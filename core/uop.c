@@ -336,6 +336,15 @@ static void uop_record(struct uop_run *run, struct uop_slot *slot, struct opt_re
 		r->status = OPT_FEASIBLE;
 		r->bound_s = fmin(r->bound_s, tpi);
 	}
+	if (r->status == OPT_FEASIBLE && uop_tpi_agrees(r->tpi_s, tpi) && isfinite(tpi) &&
+	    tpi <= slot->lower_bound_s * (1 + UOP_TIE_TOLERANCE)) {
+		/* the plan meets the candidate's proven lower bound (uop_lower_bound): optimal,
+		 * whatever the solver could not prove in its time */
+		r->status = OPT_OPTIMAL;
+		r->bound_s = fmin(slot->lower_bound_s, tpi);
+		snprintf(r->note, sizeof(r->note), "its plan meets the candidate's lower bound %.9g s",
+		         slot->lower_bound_s);
+	}
 	if (!slot->decided && !slot->again && uop_tpi_agrees(r->tpi_s, tpi))
 		uop_memo_put(run->opts, &slot->cand, !slot->matrices_cached || slot->reduced,
 		             slot->has_known ? &slot->known : NULL, r);
@@ -1527,7 +1536,7 @@ static void uop_start(const struct uop_options *o, struct uop_slot *slot)
 	slot->start_stage = malloc(n * sizeof(int));
 	slot->start_strategy = malloc(n * sizeof(size_t));
 	if (slot->start_stage && slot->start_strategy &&
-	    opt_quick_plan(&slot->cand, slot->start_stage, slot->start_strategy, &t) == 1) {
+	    opt_quick_plan(&slot->cand, 0, slot->start_stage, slot->start_strategy, &t) == 1) {
 		slot->start_tpi = t;
 		return;
 	}
