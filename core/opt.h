@@ -166,10 +166,11 @@ double opt_tpi(const struct cost_candidate *cand, const int *stage, const size_t
  * (phase 1), and a valid plan through one that minimises the TPI (phase 2):
  * one-layer moves, shifts of one layer over a run of boundaries on chains
  * (what balances interleaved devices), moves that make room by switching
- * other layers' strategies, and a fixed number of random kicks from the best
- * plan.  Deterministic; its work is bounded by work (units of layers + edges
- * + memory rows evaluated, per phase; at least OPT_QUICK_WORK, about 0.2 s on
- * an 82-layer interleaved candidate; 0 for that), and the kicks scale with it.
+ * other layers' strategies, and random kicks from the best plan (a fixed
+ * seed) until a quarter of them in a row find nothing better.  Deterministic;
+ * its work is bounded by work (units of layers + edges + memory rows
+ * evaluated, per phase; at least OPT_QUICK_WORK, about 0.2 s on an 82-layer
+ * interleaved candidate; 0 for that), and the kicks scale with it.
  * Writes stage[n_layers] and strategy[n_layers] (borrowed) and returns 1 with
  * *tpi = opt_tpi() of them; 0 when it found no valid plan (or ran out of
  * memory), the arrays then meaningless.  The MILP's start gets more work with
