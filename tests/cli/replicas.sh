@@ -8,7 +8,9 @@
 #   3. 200 plan jobs from 3 tenants, submitted round-robin to the replicas,
 #      while one replica is killed with -9, the database is stopped (the
 #      replicas' /readyz says 503) and started again, and another replica is
-#      paused with SIGSTOP past its lease (3 s) and resumed: every job succeeds
+#      paused with SIGSTOP past its lease (3 s), until the last replica has
+#      claimed its running jobs again (a condition, not a sleep: a busy machine
+#      sweeps late), and resumed: every job succeeds
 #      exactly once (one "succeeded" log line each, over all replicas), the
 #      killed replica's jobs are queued again by the others, the paused
 #      replica's running jobs finish elsewhere and, resumed, it writes nothing
@@ -182,7 +184,21 @@ for j in $(grep '"to":"running"' "$tmp/r2.log" | sed -n 's/.*"job":\([0-9]*\),.*
 	[ "$(jst)" = running ] && paused="$paused $j"
 done
 if [ -n "$paused" ]; then ok; else bad "replica 2 held no running job when paused"; fi
-sleep 8 # past its 3 s lease and the others' 2 s sweep
+# past its 3 s lease, replica 3's sweep queues its jobs again and replica 3 claims them once
+# a slot of its own is free: wait for that (a condition; a busy machine can take long), then
+# resume replica 2, whose writes about them must now be fenced
+sleep 4
+i=0
+while [ $i -lt 1200 ]; do
+	left=
+	for j in $paused; do
+		grep "\"event\":\"job\",\"job\":$j," "$tmp/r3.log" | grep -q '"to":"running"' || left="$left $j"
+	done
+	[ -z "$left" ] && break
+	sleep 0.1
+	i=$((i + 1))
+done
+if [ -z "$left" ]; then ok; else bad "replica 3 did not claim replica 2's paused jobs within 120 s:$left"; fi
 kill -CONT "$rpid_2"
 
 if wait_final $((base + N)) 1800; then ok; else bad "only $(final) of $((base + N)) jobs final within 180 s"; fi
