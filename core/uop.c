@@ -287,7 +287,6 @@ static void uop_merge_again(struct uop_candidate *c, const struct uop_candidate 
 	}
 }
 
-/* Records a solved candidate; takes ownership of slot->cand and r's arrays. */
 /*
  * The TPI candidates' bounds are held against (run->lock held): the least of
  * the run's best plan, a share's incumbent, and the start of a dispatched
@@ -305,6 +304,7 @@ static double uop_pruning(const struct uop_run *run)
 	return p;
 }
 
+/* Records a solved candidate; takes ownership of slot->cand and r's arrays. */
 static void uop_record(struct uop_run *run, struct uop_slot *slot, struct opt_result *r)
 {
 	struct uop_candidate *c = &run->out->candidates[slot->index];
