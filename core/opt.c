@@ -291,39 +291,49 @@ static void opt_ls_take(struct opt_ls *ls, double t, double q)
 	}
 }
 
-/* Judges the plan as it now stands (the caller has made its move), making room
- * in memory first if it needs it (never switching layer skip); 1 taken, 0 not
- * (the switches undone: the caller undoes its own move). */
-static int opt_ls_try(struct opt_ls *ls, size_t skip)
+/*
+ * The value of the plan as it stands, into *q its tie-break: phase 1's excess
+ * (opt_ls_excess), else its TPI, after up to OPT_LS_SWITCHES strategy switches
+ * that make room on devices over memory (opt_memory_switch, never layer skip),
+ * each recorded in undo_u/undo_k (*nsw of them) for the caller to undo.
+ */
+static double opt_ls_value(struct opt_ls *ls, size_t skip, size_t *undo_u, size_t *undo_k, size_t *nsw,
+                           double *q)
 {
 	const struct cost_candidate *c = ls->c;
-	size_t n = c->n_layers, undo_u[OPT_LS_SWITCHES], undo_k[OPT_LS_SWITCHES], nsw = 0;
-	double q, t, tol = 1e-12 * ls->cur;
+	size_t n = c->n_layers;
+	double t;
 
 	ls->work += ls->per;
-	if (ls->phase1) {
-		t = opt_ls_excess(ls, &q);
-		if (t < ls->cur || (t == ls->cur && q < ls->sq)) {
-			opt_ls_take(ls, t, q);
-			return 1;
-		}
-		return 0;
-	}
-	t = opt_tpi_spread(c, ls->stage, ls->strategy, &q);
-	while (!isfinite(t) && nsw < OPT_LS_SWITCHES && opt_device_memory(c, ls->stage, ls->strategy, ls->mem) == 0) {
+	if (ls->phase1)
+		return opt_ls_excess(ls, q);
+	t = opt_tpi_spread(c, ls->stage, ls->strategy, q);
+	while (!isfinite(t) && *nsw < OPT_LS_SWITCHES && opt_device_memory(c, ls->stage, ls->strategy, ls->mem) == 0) {
 		size_t bu, bk;
 
 		opt_memory_switch(c, ls->stage, ls->strategy, ls->mem, skip, &bu, &bk);
 		ls->work += ls->per * (double)cost_k(c);
 		if (bu == n)
 			break;
-		undo_u[nsw] = bu;
-		undo_k[nsw++] = ls->strategy[bu];
+		undo_u[*nsw] = bu;
+		undo_k[(*nsw)++] = ls->strategy[bu];
 		ls->strategy[bu] = bk;
-		t = opt_tpi_spread(c, ls->stage, ls->strategy, &q);
+		t = opt_tpi_spread(c, ls->stage, ls->strategy, q);
 		ls->work += ls->per;
 	}
-	if (t < ls->cur - tol || (t <= ls->cur + tol && q < ls->sq * (1 - 1e-12))) {
+	return t;
+}
+
+/* Judges the plan as it now stands (the caller has made its move), making room
+ * in memory first if it needs it (never switching layer skip); 1 taken, 0 not
+ * (the switches undone: the caller undoes its own move). */
+static int opt_ls_try(struct opt_ls *ls, size_t skip)
+{
+	size_t undo_u[OPT_LS_SWITCHES], undo_k[OPT_LS_SWITCHES], nsw = 0;
+	double q, tol = 1e-12 * ls->cur, t = opt_ls_value(ls, skip, undo_u, undo_k, &nsw, &q);
+
+	if (ls->phase1 ? t < ls->cur || (t == ls->cur && q < ls->sq)
+	               : t < ls->cur - tol || (t <= ls->cur + tol && q < ls->sq * (1 - 1e-12))) {
 		opt_ls_take(ls, t, q);
 		return 1;
 	}
@@ -443,7 +453,8 @@ static uint64_t opt_ls_rand(uint64_t *s)
 static int opt_ls_kick(struct opt_ls *ls, int chain, uint64_t *rng)
 {
 	const struct cost_candidate *c = ls->c;
-	size_t n = c->n_layers, K = cost_k(c), u, moves = 2 + opt_ls_rand(rng) % 5, m, nsw;
+	size_t n = c->n_layers, K = cost_k(c), u, moves = 2 + opt_ls_rand(rng) % 5, m, nsw = 0;
+	size_t undo_u[OPT_LS_SWITCHES], undo_k[OPT_LS_SWITCHES]; /* the kick keeps its switches */
 	int S = cost_stages(c), i, j, s;
 	double t, q;
 	size_t *ends = chain ? malloc((size_t)S * 2 * sizeof(size_t)) : NULL; /* first, then last */
@@ -483,27 +494,7 @@ static int opt_ls_kick(struct opt_ls *ls, int chain, uint64_t *rng)
 		}
 	}
 	free(ends);
-	ls->work += ls->per;
-	if (ls->phase1) {
-		t = opt_ls_excess(ls, &q);
-		if (!isfinite(t))
-			return 0;
-		opt_ls_take(ls, t, q);
-		return 1;
-	}
-	t = opt_tpi_spread(c, ls->stage, ls->strategy, &q);
-	for (nsw = 0; !isfinite(t) && nsw < OPT_LS_SWITCHES &&
-	              opt_device_memory(c, ls->stage, ls->strategy, ls->mem) == 0; nsw++) {
-		size_t bu, bk;
-
-		opt_memory_switch(c, ls->stage, ls->strategy, ls->mem, n, &bu, &bk);
-		ls->work += ls->per * (double)K;
-		if (bu == n)
-			break;
-		ls->strategy[bu] = bk;
-		t = opt_tpi_spread(c, ls->stage, ls->strategy, &q);
-		ls->work += ls->per;
-	}
+	t = opt_ls_value(ls, n, undo_u, undo_k, &nsw, &q);
 	if (!isfinite(t))
 		return 0;
 	opt_ls_take(ls, t, q);
