@@ -1469,6 +1469,30 @@ static void test_quick_plan(void **state)
 }
 
 /*
+ * An interleaved chain of n layers with one strategy on pp devices x v chunks,
+ * c micro-batches, its transfers and same-stage costs 0 (seed r): the hand
+ * cases below set its times and memory.
+ */
+static void interleaved_chain(struct rng *r, size_t n, int pp, int v, long c, struct cost_candidate *cand)
+{
+	struct gen g;
+	size_t e;
+
+	memset(&g, 0, sizeof(g));
+	g.graph = G_CHAIN;
+	g.n_layers = n;
+	g.k = 1;
+	g.pp = pp * v;
+	g.c = c;
+	inst_make(r, &g, cand);
+	cand->pp = pp;
+	cand->virtual_stages = v;
+	cand->schedule = COST_INTERLEAVED;
+	for (e = 0; e < cand->n_edges; e++)
+		cand->edges[e].same_stage_s[0] = cand->edges[e].cross_stage_s[0] = 0;
+}
+
+/*
  * Interleaved, 8 equal layers, 2 devices x 2 chunks, stages holding 4, 2, 2
  * and 1 micro-batches: the equal cut puts 16 MiB on device 0 where 14 fit,
  * and with one strategy no switch helps; a plan must cut unevenly (1 and 3
@@ -1478,24 +1502,14 @@ static void test_quick_plan(void **state)
 static void test_quick_plan_uneven_memory(void **state)
 {
 	struct rng r = {7};
-	struct gen g;
 	struct cost_candidate c;
 	int stage[8];
-	size_t strategy[8], u, e;
+	size_t strategy[8], u;
 	double tpi, best;
 	static const long inflight[4] = {4, 2, 2, 1};
 
 	(void)state;
-	memset(&g, 0, sizeof(g));
-	g.graph = G_CHAIN;
-	g.n_layers = 8;
-	g.k = 1;
-	g.pp = 4;
-	g.c = 4;
-	inst_make(&r, &g, &c);
-	c.pp = 2;
-	c.virtual_stages = 2;
-	c.schedule = COST_INTERLEAVED;
+	interleaved_chain(&r, 8, 2, 2, 4, &c);
 	for (u = 0; u < 4; u++)
 		c.inflight[u] = inflight[u];
 	for (u = 0; u < 8; u++) {
@@ -1503,8 +1517,6 @@ static void test_quick_plan_uneven_memory(void **state)
 		c.memory_fixed_bytes[u] = MIB;
 		c.memory_per_microbatch_bytes[u] = MIB;
 	}
-	for (e = 0; e < c.n_edges; e++)
-		c.edges[e].same_stage_s[0] = c.edges[e].cross_stage_s[0] = 0;
 	c.memory_limit_bytes = 14 * MIB;
 	assert_int_equal(brute_solve(&c, &best, NULL, NULL, NULL), 0);
 	assert_true(close_rel(best, 18, 1e-12));
@@ -1543,28 +1555,16 @@ static int next_cuts(size_t *cut, int S, size_t n)
 static void test_quick_plan_balances_devices(void **state)
 {
 	struct rng r = {11};
-	struct gen g;
 	struct cost_candidate c;
 	int stage[15], S = 6, j;
-	size_t strategy[15] = {0}, cut[5], u, e;
+	size_t strategy[15] = {0}, cut[5], u;
 	double tpi, best = INFINITY;
 
 	(void)state;
-	memset(&g, 0, sizeof(g));
-	g.graph = G_CHAIN;
-	g.n_layers = 15;
-	g.k = 1;
-	g.pp = S;
-	g.c = 6;
-	inst_make(&r, &g, &c);
-	c.pp = 3;
-	c.virtual_stages = 2;
-	c.schedule = COST_INTERLEAVED;
+	interleaved_chain(&r, 15, 3, 2, 6, &c);
 	c.memory_limit_bytes = INFINITY;
 	for (u = 0; u < 15; u++)
 		c.time_s[u] = u == 0 ? 0.3 : u == 14 ? 0.7 : 1;
-	for (e = 0; e < c.n_edges; e++)
-		c.edges[e].same_stage_s[0] = c.edges[e].cross_stage_s[0] = 0;
 	for (j = 0; j < S - 1; j++)
 		cut[j] = (size_t)j + 1;
 	do {
