@@ -612,6 +612,15 @@ static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, dou
 	}
 	if (use_t)
 		t_lb = fmax(t_lb, opt_packing_bound(least, n, dev));
+	/* interleaved, T >= every device's load >= the rank bound (whole layers in
+	 * each device's memory: opt_rank_bound), which the relaxation's fractional
+	 * layers miss; INFINITY: no plan fits (cost_build's checks come first) */
+	if (use_t && cost_virtual(c) > 1) {
+		double rb = opt_rank_bound(c) / ts;
+
+		if (isfinite(rb))
+			t_lb = fmax(t_lb, rb);
+	}
 	/* y columns */
 	for (e = 0; e < E; e++) {
 		const struct cost_edge *ed = &c->edges[e];

@@ -225,6 +225,31 @@ int opt_device_memory(const struct cost_candidate *c, const int *stage, const si
  */
 double opt_packing_bound(double *least, size_t n, int m);
 
+/*
+ * A lower bound on the most any device carries, max_d P_d (a device's sum of
+ * p_i over its stages: its cycle without interleaving is at least that), from
+ * whole layers and the memory of the device that holds them
+ * (docs/optimizer.md, "The rank bound").  Layers with equal costs under
+ * every strategy form a type; for each type of n_t layers, G_d(m) is the
+ * least time device d needs to hold m of them within its memory, every
+ * strategy mix counted (an exact multiset search over the strategies), each
+ * at its chunks' least in-flight count under each of d's peak rows, and each
+ * of its chunks holding some layer.  Every plan gives its devices counts m_d
+ * summing to n_t with P_d >= G_d(m_d), so max_d P_d >= min over such counts
+ * of max_d G_d(m_d): the bound for the type; the largest over types is
+ * returned.  Same-stage costs and transfers count as 0.  Its cost is held to
+ * tens of milliseconds: past a front size the fronts' neighbours merge and
+ * past twice a device's share of layers G grows by least times, either only
+ * lowering the bound.  INFINITY when no counts fit the memory (then no plan
+ * does); 0 when nothing is known (out of memory).  Deterministic, no I/O.
+ */
+double opt_rank_bound(const struct cost_candidate *c);
+/* opt_rank_bound with each front held to front_cap points and searched up to
+ * top_count layers per device (0: its own choices, from a fixed work budget
+ * and twice a device's share): weaker when small, never above the least load
+ * (the tests reach the merging and the extension with it). */
+double opt_rank_bound_with(const struct cost_candidate *c, size_t front_cap, size_t top_count);
+
 /* Copies src into a note (dst: OPT_NOTE_MAX bytes), cut to fit; for the optimizer's own files. */
 void opt_note_copy(char *dst, const char *src);
 

@@ -1,8 +1,9 @@
 /*
  * opt_base.c - what every exact method of the optimizer shares (opt.h): the
  * status names, the clock, options and results, the audit formula opt_tpi()
- * on one assignment, the candidate check, the chain test and the successor
- * lists.  Below the methods (dp.c, dp_dag.c, milp.c) and the front that picks
+ * on one assignment, the candidate check, the chain test, the successor
+ * lists, and the bounds on T from whole layers (opt_packing_bound, and
+ * opt_rank_bound within each device's memory).  Below the methods (dp.c, dp_dag.c, milp.c) and the front that picks
  * one (opt.c), so that each of them uses this file and none uses another.
  *
  * Thread safety: reentrant.
@@ -372,6 +373,322 @@ double opt_packing_bound(double *least, size_t n, int m)
 			run += least[i];
 		best = fmax(best, run);
 	}
+	return best;
+}
+
+/* ------------------------------------------------------------ rank bound */
+
+/* Front points one opt_rank_bound makes, about: its cost (tens of ms); the
+ * fronts' size cap follows from it (opt_rank_bound) */
+#define OPT_RANK_WORK 4e6
+/* The least and the most points of one front. */
+#define OPT_RANK_FRONT_MIN 16
+#define OPT_RANK_FRONT_MAX 65536
+
+/* A layer count's memory and time (opt_rank_times). */
+struct opt_pt {
+	double m, t;
+};
+
+static int opt_pt_cmp(const void *a, const void *b)
+{
+	const struct opt_pt *x = a, *y = b;
+
+	if (x->m != y->m)
+		return x->m < y->m ? -1 : 1;
+	return (x->t > y->t) - (x->t < y->t);
+}
+
+/* Sorts pt[0..n) and keeps its Pareto front (memory up, time strictly down)
+ * in place; returns its size. */
+static size_t opt_pt_front(struct opt_pt *pt, size_t n)
+{
+	size_t i, out = 0;
+
+	qsort(pt, n, sizeof(*pt), opt_pt_cmp);
+	for (i = 0; i < n; i++)
+		if (out == 0 || pt[i].t < pt[out - 1].t)
+			pt[out++] = pt[i];
+	return out;
+}
+
+/*
+ * g[m] for m = 0 .. n: a lower bound on the least time of m layers, each
+ * with one of the K options opt[] (memory, time), whose memory sums to at
+ * most mu; INFINITY when none fits.  front[m] is the Pareto front of the sums
+ * of every multiset of m options (a multiset off it is beaten in both by one
+ * on it, and adding one option keeps that), and g[m] its least time: exact
+ * while fronts stay within cap points.  Past it, runs of neighbouring points
+ * merge into one that beats them all (the first's memory, the last's time),
+ * so g[m] can only fall: still a bound.  Past top, g[m] is g[top] plus
+ * m - top least times, or INFINITY when m least memories pass mu.  -1 when
+ * out of memory.
+ */
+static int opt_rank_times(const struct opt_pt *opt, size_t K, double mu, size_t n, size_t top, size_t cap,
+                          double *g)
+{
+	struct opt_pt *front = malloc(cap * sizeof(*front));
+	struct opt_pt *next = malloc((cap * K + 1) * sizeof(*next));
+	size_t *head = malloc(K * sizeof(*head));
+	size_t size = 0, m, i, k, made;
+	double tmin = INFINITY, mmin = INFINITY;
+	int rc = 0;
+
+	if (!front || !next || !head) {
+		rc = -1;
+		goto out;
+	}
+	if (mu >= 0) {
+		front[0].m = 0;
+		front[0].t = 0;
+		size = 1;
+	}
+	g[0] = size ? 0 : INFINITY;
+	for (k = 0; k < K; k++) {
+		tmin = fmin(tmin, opt[k].t);
+		mmin = fmin(mmin, opt[k].m);
+	}
+	for (m = 1; m <= n; m++) {
+		if (m > top) {
+			/* drop m - top layers of a plan for m: one for top, at least
+			 * (m - top) tmin faster; and m layers need m mmin bytes */
+			g[m] = (double)m * mmin <= mu ? g[top] + (double)(m - top) * tmin : INFINITY;
+			continue;
+		}
+		/* the K shifted copies of the front, each sorted, merged in (memory, time)
+		 * order; a point is kept when it is faster than every one before it */
+		for (k = 0; k < K; k++)
+			head[k] = 0;
+		made = 0;
+		for (;;) {
+			size_t pick = K;
+			struct opt_pt p = { INFINITY, INFINITY };
+
+			for (k = 0; k < K; k++) {
+				double pm, pt;
+
+				if (head[k] >= size)
+					continue;
+				pm = front[head[k]].m + opt[k].m;
+				pt = front[head[k]].t + opt[k].t;
+				if (pm < p.m || (pm == p.m && pt < p.t)) {
+					p.m = pm;
+					p.t = pt;
+					pick = k;
+				}
+			}
+			if (pick == K || !(p.m <= mu))
+				break;
+			head[pick]++;
+			if (made == 0 || p.t < next[made - 1].t)
+				next[made++] = p;
+		}
+		size = made;
+		if (size > cap) {
+			/* cap equal slices of the memory range: a slice's points become one,
+			 * its least memory and its least time (its last point's) */
+			double lo = next[0].m, width = (next[size - 1].m - lo) / (double)(cap - 1);
+			size_t out = 0;
+
+			for (i = 0; i < size; i++) {
+				if (out > 0 && width > 0 &&
+				    floor((next[i].m - lo) / width) == floor((next[out - 1].m - lo) / width)) {
+					next[out - 1].t = next[i].t;
+					continue;
+				}
+				next[out++] = next[i];
+			}
+			size = out;
+		}
+		memcpy(front, next, size * sizeof(*front));
+		g[m] = size ? front[size - 1].t : INFINITY;
+	}
+out:
+	free(front);
+	free(next);
+	free(head);
+	return rc;
+}
+
+/* 1 when layers u and w of c cost the same under every strategy. */
+static int opt_same_costs(const struct cost_candidate *c, size_t u, size_t w)
+{
+	size_t K = cost_k(c);
+
+	return memcmp(c->time_s + u * K, c->time_s + w * K, K * sizeof(double)) == 0 &&
+	       memcmp(c->memory_fixed_bytes + u * K, c->memory_fixed_bytes + w * K, K * sizeof(double)) == 0 &&
+	       memcmp(c->memory_per_microbatch_bytes + u * K, c->memory_per_microbatch_bytes + w * K,
+	              K * sizeof(double)) == 0;
+}
+
+/*
+ * G[0 .. n] (caller-owned) for device d of c and the type of layers whose
+ * representative is b (type[u] == b for its n members): opt_rank_bound's
+ * G_d.  Under one of d's rows h (its peak rows, or its stages' inflight),
+ * the device holds sum fixed + sum_j h_j A_j >= (each member at the row's
+ * least entry hmin) + E, where E charges each chunk j the least it can add
+ * for the layer it must hold: another type's layer (its least fixed + h_j
+ * per-micro-batch bytes), or a member there (h_j - hmin times the type's
+ * least per-micro-batch bytes beyond hmin).  Different chunks hold different
+ * layers, so the charges add up.  G is the largest over the rows of the
+ * least time within the limit less E (opt_rank_times: fronts up to top
+ * layers, each row's capped so that they make about budget points).
+ * -1 as opt_rank_times.
+ */
+static int opt_rank_device(const struct cost_candidate *c, const size_t *type, size_t b, size_t n, size_t top,
+                           int d, double budget, size_t fixed_cap, double *G, double *g, struct opt_pt *opt)
+{
+	size_t K = cost_k(c), k, u, r, i, kept;
+	int v = cost_virtual(c), j, rows = 0;
+	double amin = INFINITY, slack = 1e-9 * fabs(c->memory_limit_bytes), cap;
+	long own[COST_MAX_VIRTUAL_STAGES];
+
+	for (k = 0; k < K; k++)
+		amin = fmin(amin, c->memory_per_microbatch_bytes[b * K + k]);
+	for (i = 0; i <= n; i++)
+		G[i] = 0;
+	for (r = 0; r <= c->n_peaks; r++) {
+		const long *h;
+		long hmin;
+		double extra = 0;
+
+		if (r < c->n_peaks) {
+			if (!c->peaks || c->peaks[r * (size_t)(v + 1)] != d)
+				continue;
+			h = c->peaks + r * (size_t)(v + 1) + 1;
+		} else {
+			if (rows > 0)
+				break;
+			for (j = 0; j < v; j++)
+				own[j] = c->inflight[d + c->pp * j];
+			h = own;
+		}
+		rows++;
+		hmin = h[0];
+		for (j = 1; j < v; j++)
+			hmin = h[j] < hmin ? h[j] : hmin;
+		for (j = 0; j < v; j++) {
+			double least = (double)(h[j] - hmin) * amin;
+
+			for (u = 0; u < c->n_layers; u++) {
+				if (type[u] == b)
+					continue;
+				for (k = 0; k < K; k++)
+					least = fmin(least, c->memory_fixed_bytes[u * K + k] +
+					                    (double)h[j] * c->memory_per_microbatch_bytes[u * K + k]);
+			}
+			extra += least;
+		}
+		for (k = 0; k < K; k++) {
+			opt[k].m = c->memory_fixed_bytes[b * K + k] + (double)hmin * c->memory_per_microbatch_bytes[b * K + k];
+			opt[k].t = c->time_s[b * K + k];
+		}
+		kept = opt_pt_front(opt, K);
+		cap = fmax(OPT_RANK_FRONT_MIN, fmin(OPT_RANK_FRONT_MAX, budget / ((double)top * (double)kept)));
+		if (fixed_cap > 0)
+			cap = (double)fixed_cap;
+		if (opt_rank_times(opt, kept, c->memory_limit_bytes - extra + slack, n, top, (size_t)cap, g) != 0)
+			return -1;
+		for (i = 0; i <= n; i++)
+			G[i] = fmax(G[i], g[i]);
+	}
+	return 0;
+}
+
+double opt_rank_bound(const struct cost_candidate *c)
+{
+	return opt_rank_bound_with(c, 0, 0);
+}
+
+double opt_rank_bound_with(const struct cost_candidate *c, size_t front_cap, size_t top_count)
+{
+	size_t K = cost_k(c), n = c->n_layers, u, w, i, top, types = 0, rows = 0, *type = NULL, *count = NULL;
+	size_t *at = NULL;
+	double best = 0, budget, *G = NULL, *g = NULL;
+	struct opt_pt *opt = NULL;
+	int pp = c->pp, d;
+
+	if (pp < 1 || n == 0 || K == 0)
+		return 0;
+	type = malloc(n * sizeof(*type));
+	count = calloc(n, sizeof(*count));
+	at = calloc((size_t)pp, sizeof(*at));
+	g = malloc((n + 1) * sizeof(*g));
+	opt = malloc(K * sizeof(*opt));
+	if (!type || !count || !at || !g || !opt)
+		goto fail;
+	/* each layer's type: the first layer with its costs */
+	for (u = 0; u < n; u++) {
+		type[u] = u;
+		for (w = 0; w < u; w++)
+			if (type[w] == w && opt_same_costs(c, w, u)) {
+				type[u] = w;
+				break;
+			}
+		count[type[u]]++;
+	}
+	/* the work shared out: each type's rows (a device's peak rows, or its one) */
+	for (u = 0; u < n; u++)
+		types += type[u] == u && count[u] >= 2;
+	for (d = 0; d < pp; d++) {
+		size_t own = 0;
+
+		for (i = 0; i < c->n_peaks && c->peaks; i++)
+			own += c->peaks[i * (size_t)(cost_virtual(c) + 1)] == d;
+		rows += own ? own : 1;
+	}
+	budget = OPT_RANK_WORK / (double)(types ? types : 1) / (double)rows;
+	for (u = 0; u < n; u++) {
+		size_t N = count[u];
+		double M = 0;
+
+		if (type[u] != u || N < 2)
+			continue;
+		if ((double)pp * (double)(N + 1) > (double)(1 << 24))
+			continue;
+		free(G);
+		G = malloc((size_t)pp * (N + 1) * sizeof(*G));
+		if (!G)
+			goto fail;
+		/* fronts up to twice a device's share (they cost m each); past it
+		 * opt_rank_times extends G by least times */
+		top = top_count > 0 ? top_count : 2 * ((N + (size_t)pp - 1) / (size_t)pp) + 2;
+		for (d = 0; d < pp; d++) {
+			if (opt_rank_device(c, type, u, N, top, d, budget, front_cap, G + (size_t)d * (N + 1), g, opt) != 0)
+				goto fail;
+			M = fmax(M, G[(size_t)d * (N + 1)]);
+			at[d] = 0;
+		}
+		/* the least max over counts summing to N: G_d grows with m (drop a layer
+		 * of a plan for m + 1 and it is one for m), so take the N least steps */
+		for (i = 0; i < N && isfinite(M); i++) {
+			int pick = -1;
+			double low = INFINITY;
+
+			for (d = 0; d < pp; d++)
+				if (at[d] < N && G[(size_t)d * (N + 1) + at[d] + 1] < low) {
+					low = G[(size_t)d * (N + 1) + at[d] + 1];
+					pick = d;
+				}
+			if (pick < 0) {
+				M = INFINITY;
+				break;
+			}
+			at[pick]++;
+			M = fmax(M, low);
+		}
+		best = fmax(best, M);
+	}
+	goto out;
+fail:
+	best = 0;
+out:
+	free(type);
+	free(count);
+	free(at);
+	free(g);
+	free(opt);
+	free(G);
 	return best;
 }
 

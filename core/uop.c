@@ -601,7 +601,9 @@ static double uop_time_bound(const struct cost_candidate *c)
  * the bottleneck T >= max(S / pp, P), P the packing bound of the layers'
  * least times on pp devices (opt_packing_bound: whole layers), so TPI >= S +
  * (c - 1) * T; interleaved, the device loads sum to sum p too, so TPI >= S / v
- * + (c - 1/v) * T.  INFINITY when the memory cannot fit at all. */
+ * + (c - 1/v) * T, and T >= the devices' loads >= opt_rank_bound (whole
+ * layers within each device's memory).  INFINITY when the memory cannot fit
+ * at all. */
 static double uop_lower_bound(const struct cost_candidate *c)
 {
 	double sum = uop_time_bound(c), t, *least;
@@ -623,8 +625,12 @@ static double uop_lower_bound(const struct cost_candidate *c)
 		t = fmax(t, opt_packing_bound(least, c->n_layers, c->pp));
 		free(least);
 	}
-	if (v > 1)
+	if (v > 1) {
+		t = fmax(t, opt_rank_bound(c));
+		if (isinf(t))
+			return INFINITY;
 		return sum / v + ((double)c->microbatches - 1.0 / v) * t;
+	}
 	return sum + (double)(c->microbatches - 1) * t;
 }
 

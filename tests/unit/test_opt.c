@@ -1468,6 +1468,156 @@ static void test_quick_plan(void **state)
 	assert_true(optimal >= feasible - 15);
 }
 
+/* Odometers over n digits below base; 0 when they wrapped around. */
+static int next_digits(size_t *d, size_t n, size_t base)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (++d[i] < base)
+			return 1;
+		d[i] = 0;
+	}
+	return 0;
+}
+
+static int next_stage(int *d, size_t n, int base)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (++d[i] < base)
+			return 1;
+		d[i] = 0;
+	}
+	return 0;
+}
+
+/*
+ * The least max device load (P_d: the sum of p_i over device d's stages) over
+ * every valid plan of c that fits its memory (brute_tpi finite), by
+ * enumeration; INFINITY when none fits.
+ */
+static double brute_min_load(const struct cost_candidate *c)
+{
+	size_t n = c->n_layers, K = cost_k(c), u, e;
+	int S = cost_stages(c), stage[8] = {0}, i;
+	size_t strategy[8];
+	double best = INFINITY;
+
+	assert_true(n <= 8);
+	do {
+		memset(strategy, 0, sizeof(strategy));
+		do {
+			double p[8] = {0}, load[8] = {0}, most = 0;
+
+			if (!isfinite(brute_tpi(c, stage, strategy)))
+				continue;
+			for (u = 0; u < n; u++)
+				p[stage[u]] += c->time_s[u * K + strategy[u]];
+			for (e = 0; e < c->n_edges; e++)
+				if (stage[c->edges[e].from] == stage[c->edges[e].to])
+					p[stage[c->edges[e].from]] +=
+						c->edges[e].same_stage_s[strategy[c->edges[e].from] * K + strategy[c->edges[e].to]];
+			for (i = 0; i < S; i++)
+				load[i % c->pp] += p[i];
+			for (i = 0; i < c->pp; i++)
+				most = fmax(most, load[i]);
+			best = fmin(best, most);
+		} while (next_digits(strategy, n, K));
+	} while (next_stage(stage, n, S));
+	return best;
+}
+
+/*
+ * opt_rank_bound against the enumerated least max device load on random
+ * small candidates with runs of equal layers (the types it works on), a third
+ * interleaved on 2 devices x 2 chunks, half of those with random peak rows:
+ * never above it, INFINITY only when no plan fits, and with its fronts held
+ * to 2 points and searched up to 1 layer never above itself.  Ratchet: it
+ * beats the packing bound of the least times on some and meets the least
+ * load on some.
+ */
+static void test_rank_bound(void **state)
+{
+	struct rng r = {0x4a2cb0d5ull};
+	int trial, feasible = 0, above_packing = 0, exact = 0, weaker = 0;
+
+	(void)state;
+	for (trial = 0; trial < 240; trial++) {
+		struct gen g;
+		struct cost_candidate c;
+		int v = trial % 3 == 0 ? 2 : 1;
+		double rb, least_load, pack, least[8], capped;
+		size_t u, k, K;
+		char what[160];
+
+		gen_random(&r, &g, v > 1 ? G_CHAIN : (enum graph_kind)rng_below(&r, G_KINDS));
+		g.identical = 2;
+		g.tight = rng_unit(&r) < 0.8;
+		if (v > 1) {
+			g.pp = 4;
+			g.k = 1 + rng_below(&r, 3);
+			g.n_layers = 4 + rng_below(&r, g.k == 1 ? 4 : g.k == 2 ? 3 : 2);
+		} else {
+			while (pow((double)g.pp, (double)g.n_layers) * pow((double)g.k, (double)g.n_layers) > 3e4)
+				g.n_layers--;
+		}
+		inst_make(&r, &g, &c);
+		if (v > 1) {
+			c.pp = g.pp / v;
+			c.virtual_stages = v;
+			c.schedule = COST_INTERLEAVED;
+			if (g.tight)
+				c.memory_limit_bytes *= v;
+			if (rng_unit(&r) < 0.5) {
+				int d, j, rows;
+
+				/* 1 to 3 rows per device, each chunk's count up to its stage's */
+				c.peaks = calloc(2 * 3 * 3, sizeof(long));
+				assert_non_null(c.peaks);
+				for (d = 0; d < c.pp; d++)
+					for (rows = 1 + (int)rng_below(&r, 3); rows > 0; rows--, c.n_peaks++) {
+						long *h = c.peaks + c.n_peaks * 3;
+
+						h[0] = d;
+						for (j = 0; j < v; j++)
+							h[1 + j] = (long)rng_below(&r, (unsigned)c.inflight[d + c.pp * j] + 1);
+					}
+			}
+		}
+		describe(&g, (unsigned long)trial, what, sizeof(what));
+		K = cost_k(&c);
+		rb = opt_rank_bound(&c);
+		least_load = brute_min_load(&c);
+		for (u = 0; u < c.n_layers; u++)
+			for (least[u] = INFINITY, k = 0; k < K; k++)
+				least[u] = fmin(least[u], c.time_s[u * K + k]);
+		pack = opt_packing_bound(least, c.n_layers, c.pp);
+		if (!(rb <= least_load * (1 + 1e-12)))
+			fail_msg("%s v %d peaks %zu: rank bound %.17g above the least load %.17g", what, v, c.n_peaks, rb,
+			         least_load);
+		/* merged fronts and the extension past top: weaker, still a bound */
+		capped = opt_rank_bound_with(&c, 2, 1);
+		if (!(capped <= rb * (1 + 1e-12)))
+			fail_msg("%s: capped rank bound %.17g above the full one %.17g", what, capped, rb);
+		weaker += capped < rb * (1 - 1e-9);
+		if (isfinite(least_load)) {
+			feasible++;
+			above_packing += rb > pack * (1 + 1e-9);
+			exact += close_rel(rb, least_load, 1e-9);
+		}
+		cost_candidate_release(&c);
+	}
+	print_message("rank bound: %d feasible, above the packing bound on %d, the least load on %d; capped "
+	              "(2 points, 1 layer) weaker on %d\n", feasible, above_packing, exact, weaker);
+	/* 170, 13 and 28 at this seed */
+	assert_true(weaker >= 1);
+	assert_true(feasible > 120);
+	assert_true(above_packing >= 10);
+	assert_true(exact >= 20);
+}
+
 /*
  * An interleaved chain of n layers with one strategy on pp devices x v chunks,
  * c micro-batches, its transfers and same-stage costs 0 (seed r): the hand
@@ -1490,6 +1640,61 @@ static void interleaved_chain(struct rng *r, size_t n, int pp, int v, long c, st
 	cand->schedule = COST_INTERLEAVED;
 	for (e = 0; e < cand->n_edges; e++)
 		cand->edges[e].same_stage_s[0] = cand->edges[e].cross_stage_s[0] = 0;
+}
+
+/*
+ * Interleaved, 8 equal blocks on 2 devices x 2 chunks (stages holding 3, 2, 2
+ * and 1 micro-batches), a fast strategy (1 s, 1 MiB of states, 1 MiB per
+ * micro-batch) and a slow one (1.5 s, 1 MiB, none), 10 MiB per device: four
+ * fast blocks per device would balance the loads at 4 s, the packing bound,
+ * but device 0 cannot hold them (4 + 4 x 2 + 1 MiB for its first chunk's
+ * block); the rank bound sees it and meets the least load, 4.5 s.
+ */
+static void test_rank_bound_memory(void **state)
+{
+	struct rng r = {13};
+	struct cost_candidate c;
+	size_t u;
+	double least[8], rb, least_load;
+	static const long inflight[4] = {3, 2, 2, 1};
+
+	(void)state;
+	interleaved_chain(&r, 8, 2, 2, 4, &c);
+	/* a second strategy: widen every table to K = 2 */
+	free(c.time_s);
+	free(c.memory_fixed_bytes);
+	free(c.memory_per_microbatch_bytes);
+	c.time_s = calloc(16, sizeof(double));
+	c.memory_fixed_bytes = calloc(16, sizeof(double));
+	c.memory_per_microbatch_bytes = calloc(16, sizeof(double));
+	free(c.strategies.items);
+	c.strategies.items = calloc(2, sizeof(*c.strategies.items));
+	c.strategies.count = 2;
+	assert_true(c.time_s && c.memory_fixed_bytes && c.memory_per_microbatch_bytes && c.strategies.items);
+	for (u = 0; u < c.n_edges; u++) {
+		free(c.edges[u].same_stage_s);
+		free(c.edges[u].cross_stage_s);
+		c.edges[u].same_stage_s = calloc(4, sizeof(double));
+		c.edges[u].cross_stage_s = calloc(4, sizeof(double));
+		assert_true(c.edges[u].same_stage_s && c.edges[u].cross_stage_s);
+	}
+	for (u = 0; u < 4; u++)
+		c.inflight[u] = inflight[u];
+	for (u = 0; u < 8; u++) {
+		c.time_s[2 * u] = 1;
+		c.time_s[2 * u + 1] = 1.5;
+		c.memory_fixed_bytes[2 * u] = c.memory_fixed_bytes[2 * u + 1] = MIB;
+		c.memory_per_microbatch_bytes[2 * u] = MIB;
+		least[u] = 1;
+	}
+	c.memory_limit_bytes = 10 * MIB;
+	rb = opt_rank_bound(&c);
+	least_load = brute_min_load(&c);
+	assert_true(close_rel(opt_packing_bound(least, 8, 2), 4, 1e-12));
+	assert_true(rb > 4);
+	assert_true(close_rel(rb, least_load, 1e-12));
+	print_message("rank bound %g, least load %g, packing bound 4\n", rb, least_load);
+	cost_candidate_release(&c);
 }
 
 /*
@@ -2114,6 +2319,8 @@ int main(void)
 		cmocka_unit_test(test_dp_sweep_memory_rounding),
 		cmocka_unit_test(test_cutoff),
 		cmocka_unit_test(test_quick_plan),
+		cmocka_unit_test(test_rank_bound),
+		cmocka_unit_test(test_rank_bound_memory),
 		cmocka_unit_test(test_quick_plan_uneven_memory),
 		cmocka_unit_test(test_quick_plan_balances_devices),
 		cmocka_unit_test(test_time_limit_reports_audited_plan),
