@@ -616,7 +616,7 @@ static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, dou
 	 * each device's memory: opt_rank_bound), which the relaxation's fractional
 	 * layers miss; INFINITY: no plan fits (cost_build's checks come first) */
 	if (use_t && cost_virtual(c) > 1) {
-		double rb = opt_rank_bound(c) / ts;
+		double rb = opt_rank_bound(c, opt_is_chain(c)) / ts;
 
 		if (isfinite(rb))
 			t_lb = fmax(t_lb, rb);

@@ -110,6 +110,7 @@ void opt_options_init(struct opt_options *o);
 #define OPT_METHOD_LOWER_BOUND "lower-bound" /* decided by a bound, never solved (uop) */
 #define OPT_METHOD_DP_DAG "dp-dag"
 #define OPT_METHOD_DP_SWEEP "dp-sweep"
+#define OPT_METHOD_QUICK "quick-plan" /* the quick plan met the candidate's lower bound, never solved (uop) */
 
 #define OPT_NOTE_MAX 160
 
@@ -237,18 +238,29 @@ double opt_packing_bound(double *least, size_t n, int m);
  * of its chunks holding some layer.  Every plan gives its devices counts m_d
  * summing to n_t with P_d >= G_d(m_d), so max_d P_d >= min over such counts
  * of max_d G_d(m_d): the bound for the type; the largest over types is
- * returned.  Same-stage costs and transfers count as 0.  Its cost is held to
+ * returned.  When chain is 1 (the caller knows c's model is a chain: a
+ * layers_only build has no edges to tell), layer 0 is on device 0's first
+ * chunk and the last layer on device pp - 1's last, and their least time and
+ * memory count there.  Same-stage costs and transfers count as 0.  Its cost is held to
  * tens of milliseconds: past a front size the fronts' neighbours merge and
  * past twice a device's share of layers G grows by least times, either only
  * lowering the bound.  INFINITY when no counts fit the memory (then no plan
  * does); 0 when nothing is known (out of memory).  Deterministic, no I/O.
  */
-double opt_rank_bound(const struct cost_candidate *c);
+double opt_rank_bound(const struct cost_candidate *c, int chain);
 /* opt_rank_bound with each front held to front_cap points and searched up to
  * top_count layers per device (0: its own choices, from a fixed work budget
  * and twice a device's share): weaker when small, never above the least load
  * (the tests reach the merging and the extension with it). */
-double opt_rank_bound_with(const struct cost_candidate *c, size_t front_cap, size_t top_count);
+double opt_rank_bound_with(const struct cost_candidate *c, int chain, size_t front_cap, size_t top_count);
+
+/*
+ * A lower bound on sum o, the transfers of a plan of c, when c is a chain
+ * (opt_is_chain; else 0): each of its S - 1 boundaries is crossed by its own
+ * edge, at least that edge's least cross_stage_s, so sum o is at least the
+ * S - 1 least of those.  0 without edges (a layers_only build).
+ */
+double opt_transfer_bound(const struct cost_candidate *c);
 
 /* Copies src into a note (dst: OPT_NOTE_MAX bytes), cut to fit; for the optimizer's own files. */
 void opt_note_copy(char *dst, const char *src);

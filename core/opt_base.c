@@ -530,13 +530,17 @@ static int opt_same_costs(const struct cost_candidate *c, size_t u, size_t w)
  * for the layer it must hold: another type's layer (its least fixed + h_j
  * per-micro-batch bytes), or a member there (h_j - hmin times the type's
  * least per-micro-batch bytes beyond hmin).  Different chunks hold different
- * layers, so the charges add up.  G is the largest over the rows of the
+ * layers, so the charges add up; on a chain (chain 1) device 0's first chunk
+ * holds layer 0 and device pp - 1's last the last layer, whose least memory
+ * is then that chunk's charge and whose least time G adds.  G is the largest
+ * over the rows of the
  * least time within the limit less E (opt_rank_times: fronts up to top
  * layers, each row's capped so that they make about budget points).
  * -1 as opt_rank_times.
  */
 static int opt_rank_device(const struct cost_candidate *c, const size_t *type, size_t b, size_t n, size_t top,
-                           int d, double budget, size_t fixed_cap, double *G, double *g, struct opt_pt *opt)
+                           int d, int chain, double budget, size_t fixed_cap, double *G, double *g,
+                           struct opt_pt *opt)
 {
 	size_t K = cost_k(c), k, u, r, i, kept;
 	int v = cost_virtual(c), j, rows = 0;
@@ -568,8 +572,30 @@ static int opt_rank_device(const struct cost_candidate *c, const size_t *type, s
 		for (j = 1; j < v; j++)
 			hmin = h[j] < hmin ? h[j] : hmin;
 		for (j = 0; j < v; j++) {
-			double least = (double)(h[j] - hmin) * amin;
+			double least = (double)(h[j] - hmin) * amin, held = 0;
+			size_t end[2];
+			int ends = 0, q;
 
+			/* a chain's first layer opens stage 0 (device 0's first chunk), its last
+			 * closes stage S - 1 (device pp - 1's last chunk): when not of the type,
+			 * that chunk's layer is known */
+			if (chain && d == 0 && j == 0 && type[0] != b)
+				end[ends++] = 0;
+			if (chain && d == c->pp - 1 && j == v - 1 && type[c->n_layers - 1] != b &&
+			    (c->n_layers > 1 || ends == 0))
+				end[ends++] = c->n_layers - 1;
+			for (q = 0; q < ends; q++) {
+				double mem = INFINITY;
+
+				for (k = 0; k < K; k++)
+					mem = fmin(mem, c->memory_fixed_bytes[end[q] * K + k] +
+					                (double)h[j] * c->memory_per_microbatch_bytes[end[q] * K + k]);
+				held += mem;
+			}
+			if (ends > 0) {
+				extra += held;
+				continue;
+			}
 			for (u = 0; u < c->n_layers; u++) {
 				if (type[u] == b)
 					continue;
@@ -592,15 +618,27 @@ static int opt_rank_device(const struct cost_candidate *c, const size_t *type, s
 		for (i = 0; i <= n; i++)
 			G[i] = fmax(G[i], g[i]);
 	}
+	/* and the least time of a chain's end layers it holds */
+	for (i = 0; chain && i < 2; i++) {
+		size_t e = i == 0 ? 0 : c->n_layers - 1;
+		double t = INFINITY;
+
+		if ((i == 0 ? d != 0 : d != c->pp - 1) || type[e] == b || (i == 1 && c->n_layers == 1))
+			continue;
+		for (k = 0; k < K; k++)
+			t = fmin(t, c->time_s[e * K + k]);
+		for (u = 0; u <= n; u++)
+			G[u] += t;
+	}
 	return 0;
 }
 
-double opt_rank_bound(const struct cost_candidate *c)
+double opt_rank_bound(const struct cost_candidate *c, int chain)
 {
-	return opt_rank_bound_with(c, 0, 0);
+	return opt_rank_bound_with(c, chain, 0, 0);
 }
 
-double opt_rank_bound_with(const struct cost_candidate *c, size_t front_cap, size_t top_count)
+double opt_rank_bound_with(const struct cost_candidate *c, int chain, size_t front_cap, size_t top_count)
 {
 	size_t K = cost_k(c), n = c->n_layers, u, w, i, top, types = 0, rows = 0, *type = NULL, *count = NULL;
 	size_t *at = NULL;
@@ -654,7 +692,8 @@ double opt_rank_bound_with(const struct cost_candidate *c, size_t front_cap, siz
 		 * opt_rank_times extends G by least times */
 		top = top_count > 0 ? top_count : 2 * ((N + (size_t)pp - 1) / (size_t)pp) + 2;
 		for (d = 0; d < pp; d++) {
-			if (opt_rank_device(c, type, u, N, top, d, budget, front_cap, G + (size_t)d * (N + 1), g, opt) != 0)
+			if (opt_rank_device(c, type, u, N, top, d, chain, budget, front_cap, G + (size_t)d * (N + 1), g,
+			                    opt) != 0)
 				goto fail;
 			M = fmax(M, G[(size_t)d * (N + 1)]);
 			at[d] = 0;
@@ -690,6 +729,29 @@ out:
 	free(opt);
 	free(G);
 	return best;
+}
+
+double opt_transfer_bound(const struct cost_candidate *c)
+{
+	size_t K = cost_k(c), e, i, S = (size_t)cost_stages(c);
+	double *least, sum = 0;
+
+	if (S < 2 || c->n_edges == 0 || c->n_edges + 1 < S || !opt_is_chain(c))
+		return 0;
+	least = malloc(c->n_edges * sizeof(*least));
+	if (!least)
+		return 0;
+	for (e = 0; e < c->n_edges; e++) {
+		least[e] = INFINITY;
+		for (i = 0; i < K * K; i++)
+			least[e] = fmin(least[e], c->edges[e].cross_stage_s[i]);
+	}
+	/* opt_packing_bound's sort: decreasing, so the S - 1 least are the last */
+	qsort(least, c->n_edges, sizeof(*least), opt_cmp_desc);
+	for (i = 0; i + 1 < S; i++)
+		sum += least[c->n_edges - 1 - i];
+	free(least);
+	return sum;
 }
 
 int opt_successors(const struct cost_candidate *c, size_t **start, size_t **succ)

@@ -538,6 +538,7 @@ out:
 static const char *const opt_methods[] = {
 	OPT_METHOD_NONE, OPT_METHOD_DP_CHAIN, OPT_METHOD_DP_STAGES, OPT_METHOD_MILP,
 	OPT_METHOD_MILP_AFTER_CAP, OPT_METHOD_LOWER_BOUND, OPT_METHOD_DP_DAG, OPT_METHOD_DP_SWEEP,
+	OPT_METHOD_QUICK,
 };
 #define OPT_N_METHODS (sizeof(opt_methods) / sizeof(opt_methods[0]))
 

@@ -597,22 +597,50 @@ static double uop_time_bound(const struct cost_candidate *c)
 	return best;
 }
 
+/* 1 when m's n - 1 edges are u -> u + 1, each u once: a chain in index order. */
+static int uop_model_chain(const struct model_profile *m)
+{
+	unsigned char *seen;
+	size_t e;
+	int ok = 1;
+
+	if (m->n_layers == 0 || m->n_edges != m->n_layers - 1)
+		return 0;
+	seen = calloc(m->n_layers, 1);
+	if (!seen)
+		return 0;
+	for (e = 0; e < m->n_edges && ok; e++) {
+		size_t f = m->edges[e].from;
+
+		if (f + 1 >= m->n_layers || m->edges[e].to != f + 1 || seen[f])
+			ok = 0;
+		else
+			seen[f] = 1;
+	}
+	free(seen);
+	return ok;
+}
+
 /* A valid lower bound on a candidate's TPI: sum p >= S (R, R' >= 0) and
  * the bottleneck T >= max(S / pp, P), P the packing bound of the layers'
  * least times on pp devices (opt_packing_bound: whole layers), so TPI >= S +
  * (c - 1) * T; interleaved, the device loads sum to sum p too, so TPI >= S / v
  * + (c - 1/v) * T, and T >= the devices' loads >= opt_rank_bound (whole
- * layers within each device's memory).  INFINITY when the memory cannot fit
- * at all. */
-static double uop_lower_bound(const struct cost_candidate *c)
+ * layers within each device's memory; chain: the model is a chain, so its
+ * ends sit on the first and last devices).  With edges (not a layers_only
+ * build) sum o >= opt_transfer_bound joins sum p >= S.  INFINITY when the
+ * memory cannot fit at all. */
+static double uop_lower_bound(const struct cost_candidate *c, int chain)
 {
-	double sum = uop_time_bound(c), t, *least;
+	double sum_p = uop_time_bound(c), sum = sum_p + opt_transfer_bound(c), t, *least;
 	size_t K = cost_k(c), u, k;
 	int v = cost_virtual(c);
 
 	if (isinf(sum))
 		return INFINITY; /* not INF + 0 * INF = NaN when c = 1 */
-	t = sum / c->pp;
+	/* the devices' loads sum to sum p; without interleaving the cycles sum to
+	 * sum p + 2 sum o less the ends' */
+	t = (v > 1 ? sum_p : sum) / c->pp;
 	least = malloc((c->n_layers ? c->n_layers : 1) * sizeof(double));
 	if (least) { /* out of memory: the mean alone, still a bound */
 		for (u = 0; u < c->n_layers; u++) {
@@ -626,7 +654,7 @@ static double uop_lower_bound(const struct cost_candidate *c)
 		free(least);
 	}
 	if (v > 1) {
-		t = fmax(t, opt_rank_bound(c));
+		t = fmax(t, opt_rank_bound(c, chain));
 		if (isinf(t))
 			return INFINITY;
 		return sum / v + ((double)c->microbatches - 1.0 / v) * t;
@@ -1233,7 +1261,7 @@ static void uop_bound_pass(struct uop_run *run, const struct cluster_profile *cl
 		} else if (brc != UNIAP_OK) {
 			return; /* the full build meets the same failure and reports it */
 		} else {
-			lb = uop_lower_bound(&cand);
+			lb = uop_lower_bound(&cand, uop_model_chain(m));
 			cost_candidate_release(&cand);
 			if (isinf(lb))
 				snprintf(c->note, sizeof(c->note),
@@ -1697,7 +1725,7 @@ static uniap_code uop_turn(struct uop_run *run, const struct uop_turns *t, size_
 		*err = berr;
 		return brc;
 	}
-	lb = uop_lower_bound(&slot->cand);
+	lb = uop_lower_bound(&slot->cand, uop_model_chain(m));
 	if (slot->has_known && slot->known.bound_s > lb)
 		lb = slot->known.bound_s;
 	slot->lower_bound_s = lb;
@@ -1743,6 +1771,26 @@ static uniap_code uop_turn(struct uop_run *run, const struct uop_turns *t, size_
 	if (!slot->reduced && !(slot->matrices_cached && slot->known.stage))
 		uop_reduce(slot);
 	uop_start(o, slot);
+	if (slot->start_stage && slot->start_tpi <= slot->lower_bound_s * (1 + UOP_TIE_TOLERANCE)) {
+		/* its start meets its proven lower bound: optimal, nothing to solve */
+		struct opt_result r;
+
+		opt_result_init(&r);
+		r.status = OPT_FEASIBLE; /* uop_record certifies it by the bound */
+		r.method = OPT_METHOD_QUICK;
+		r.n_layers = slot->cand.n_layers;
+		r.stage = slot->start_stage;
+		r.strategy = slot->start_strategy;
+		slot->start_stage = NULL;
+		slot->start_strategy = NULL;
+		r.tpi_s = slot->start_tpi;
+		r.bound_s = slot->lower_bound_s;
+		uop_record(run, slot, &r);
+		opt_result_release(&r);
+		uop_slot_free(slot);
+		uop_progress(run);
+		return UNIAP_OK;
+	}
 	/* the solve gets at most the run's time left */
 	if (o->deadline_s > 0) {
 		double left = o->deadline_s - opt_clock_s();

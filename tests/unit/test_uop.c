@@ -294,7 +294,7 @@ static void test_interleaved_peak_memory(void **state)
 
 static void test_interleaved_matches_brute_force(void **state)
 {
-	int trial;
+	int trial, checked = 0;
 
 	(void)state;
 	for (trial = 0; trial < 24; trial++) {
@@ -303,6 +303,7 @@ static void test_interleaved_matches_brute_force(void **state)
 		struct uop_result r;
 		struct uniap_err err;
 		long batch;
+		size_t i;
 		int v = 2 + (trial % 4 == 3), pp, vs;
 		double expect;
 
@@ -327,6 +328,31 @@ static void test_interleaved_matches_brute_force(void **state)
 		if (r.best >= 0 && r.cand.pp > 1 && trial % 6 != 5) {
 			assert_int_equal(r.cand.virtual_stages, v);
 			assert_int_equal(r.eval.pp, r.cand.pp * v);
+		}
+		/* every interleaved candidate's stated bound is at most its own optimum, and an
+		 * optimal one's plan is it (the bounds decide candidates: uop_lower_bound) */
+		for (i = 0; i < r.n_candidates; i++) {
+			const struct uop_candidate *uc = &r.candidates[i];
+			struct cost_options co = { .batch = batch, .pp = uc->pp, .microbatches = uc->microbatches,
+			                           .schedule = COST_INTERLEAVED, .virtual_stages = uc->virtual_stages,
+			                           .zero = trial % 3 == 1, .sp = trial % 4 == 2,
+			                           .uneven = trial % 5 == 4, .runtime = *target_runtime(TARGET_ANY) };
+			struct cost_candidate cand;
+			double b;
+
+			if (uc->virtual_stages < 2 || cost_build(&cl, &m, &co, &cand, &err) != UNIAP_OK)
+				continue;
+			if (brute_solve(&cand, &b, NULL, NULL, NULL) == 0) {
+				checked++;
+				if (!(uc->bound_s <= b * (1 + 1e-9)))
+					fail_msg("trial %d pp %d v %d c %ld: bound %.17g above the optimum %.17g (%s, %s)",
+					         trial, uc->pp, uc->virtual_stages, uc->microbatches, uc->bound_s, b,
+					         uc->status, uc->method);
+				if (strcmp(uc->status, "optimal") == 0 && !(fabs(uc->tpi_s - b) <= 1e-9 * b))
+					fail_msg("trial %d pp %d c %ld: optimal %.17g, brute force %.17g", trial, uc->pp,
+					         uc->microbatches, uc->tpi_s, b);
+			}
+			cost_candidate_release(&cand);
 		}
 		/* every candidate with a pipeline: the MILP against brute force on its matrices */
 		for (pp = 2; pp <= cluster_devices(&cl); pp *= 2) {
@@ -356,6 +382,8 @@ static void test_interleaved_matches_brute_force(void **state)
 		model_release(&m);
 		cluster_release(&cl);
 	}
+	print_message("interleaved: %d candidates' bounds checked against brute force\n", checked);
+	assert_true(checked >= 24);
 }
 
 /* Worker processes and inline solving agree on every candidate's optimum. */
