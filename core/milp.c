@@ -389,7 +389,7 @@ static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, dou
 	uint64_t *hash = NULL;
 	double *least = NULL; /* [u]: u's least scaled time over its columns */
 	double ts = 0, cmul, limit = c->memory_limit_bytes, t_lb = 0, keep, tshare;
-	int use_t = c->microbatches > 1 && pp > 1;
+	int use_t = pp > 1 && wmax > 0; /* interleaved: c - 1/v > 0 even at c = 1 */
 	uniap_code rc = UNIAP_OK;
 	struct milp_mat *m = &md->mat;
 

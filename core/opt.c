@@ -240,6 +240,7 @@ struct opt_ls {
 	unsigned char *used;         /* owned, [S]: phase 1's check that no stage is empty */
 	double cur, sq, best, work, per;
 	double budget;               /* work allowed per phase */
+	double target;               /* phase 2 ends once best is at most this (0: never) */
 	int rounds;                  /* kicks allowed per phase */
 	int phase1;                  /* 1: the value is the memory over the limit (opt_ls_excess) */
 };
@@ -501,10 +502,16 @@ static int opt_ls_kick(struct opt_ls *ls, int chain, uint64_t *rng)
 	return 1;
 }
 
+/* 1 when the search can end: phase 1 at no excess, phase 2 at its target. */
+static int opt_ls_done(const struct opt_ls *ls)
+{
+	return ls->phase1 ? ls->best == 0 : ls->best <= ls->target;
+}
+
 /* Runs passes of moves until none helps, the work runs out, or phase 1 reaches no excess. */
 static void opt_ls_run(struct opt_ls *ls, int chain)
 {
-	while (ls->work < ls->budget && !(ls->phase1 && ls->cur == 0)) {
+	while (ls->work < ls->budget && !(ls->phase1 && ls->cur == 0) && !opt_ls_done(ls)) {
 		int improved = opt_ls_layers(ls);
 
 		if (chain && cost_stages(ls->c) > 2 && !(ls->phase1 && ls->cur == 0))
@@ -523,8 +530,7 @@ static void opt_ls_iterate(struct opt_ls *ls, int chain, uint64_t *rng)
 	int round, idle = 0, patience = ls->rounds / 4 > OPT_LS_ROUNDS ? ls->rounds / 4 : OPT_LS_ROUNDS;
 
 	opt_ls_run(ls, chain);
-	for (round = 0; round < ls->rounds && idle < patience && ls->work < ls->budget &&
-	                !(ls->phase1 && ls->best == 0);
+	for (round = 0; round < ls->rounds && idle < patience && ls->work < ls->budget && !opt_ls_done(ls);
 	     round++) {
 		double before = ls->best;
 
@@ -543,11 +549,11 @@ static void opt_ls_iterate(struct opt_ls *ls, int chain, uint64_t *rng)
  * is; *tpi is then the best plan's TPI, INFINITY when phase 1 did not get
  * there.
  */
-static void opt_local_search(const struct cost_candidate *c, double work, int *stage, size_t *strategy,
-                             double *tpi)
+static void opt_local_search(const struct cost_candidate *c, double work, double target, int *stage,
+                             size_t *strategy, double *tpi)
 {
 	size_t n = c->n_layers, u;
-	struct opt_ls ls = { .c = c, .stage = stage, .strategy = strategy, .best = INFINITY };
+	struct opt_ls ls = { .c = c, .stage = stage, .strategy = strategy, .best = INFINITY, .target = target };
 	int chain = opt_is_chain(c);
 	uint64_t rng = 0x9e3779b97f4a7c15ull; /* fixed: the same plan whatever runs beside it */
 
@@ -596,6 +602,12 @@ out:
 }
 
 int opt_quick_plan(const struct cost_candidate *c, double work, int *stage, size_t *strategy, double *tpi)
+{
+	return opt_quick_plan_to(c, work, 0, stage, strategy, tpi);
+}
+
+int opt_quick_plan_to(const struct cost_candidate *c, double work, double target, int *stage, size_t *strategy,
+                      double *tpi)
 {
 	size_t n = c->n_layers, K = cost_k(c), u, k, r, pass;
 	size_t *order = calloc(n, sizeof(size_t));
@@ -668,7 +680,7 @@ int opt_quick_plan(const struct cost_candidate *c, double work, int *stage, size
 	 * (interleaved chunks, their peaks) can still be over: switch what saves the most per second */
 	if (!isfinite(*tpi) && (double)n * n * K < 5e8 && opt_repair_memory(c, stage, strategy) == 1)
 		*tpi = opt_tpi(c, stage, strategy);
-	opt_local_search(c, work, stage, strategy, tpi);
+	opt_local_search(c, work, target, stage, strategy, tpi);
 	found = isfinite(*tpi);
 out:
 	free(order);
@@ -694,12 +706,21 @@ static double opt_quick_work(const struct opt_options *o)
 	return w;
 }
 
+/* A fallback path gets what is left of the time limit (a DP that gave up used some), never
+ * less than 50 ms, so that the whole solve keeps to the limit its caller enforces. */
+static void opt_time_left(struct opt_options *o, double t0)
+{
+	if (o->time_limit_s > 0 && isfinite(o->time_limit_s))
+		o->time_limit_s = fmax(0.05, o->time_limit_s - (opt_clock_s() - t0));
+}
+
 /* The quick plan of a candidate, made once for the paths that start from it. */
 struct opt_start {
 	int *stage;       /* owned, [n_layers] */
 	size_t *strategy; /* owned, [n_layers] */
 	int state;        /* 0 not made yet, 1 made, -1 none */
 	double work;      /* the work it was made with */
+	double tpi;       /* its TPI when made */
 };
 
 /*
@@ -713,10 +734,14 @@ static uniap_code opt_run_bounded(const struct cost_candidate *c, const struct o
                                   int dag, struct opt_start *s, struct opt_result *out, struct uniap_err *err)
 {
 	size_t n = c->n_layers;
-	double tpi, work = dag ? OPT_QUICK_WORK : opt_quick_work(o);
+	double work = dag ? OPT_QUICK_WORK : opt_quick_work(o), t0 = opt_clock_s();
+	double target = o->bound_s > 0 && isfinite(o->bound_s) ? o->bound_s * (1 + 1e-9) : 0;
+	struct opt_options left = *o;
 
 	if (!dag && milp_over_cap(c))
 		return milp_solve(c, o, NULL, NULL, out, err);
+	if (!dag && target > 0)
+		work *= 2; /* a plan at the bound ends the solve: worth a longer search */
 	if (s->state == 0 || s->work < work) {
 		if (!s->stage)
 			s->stage = calloc(n, sizeof(int));
@@ -724,21 +749,35 @@ static uniap_code opt_run_bounded(const struct cost_candidate *c, const struct o
 			s->strategy = calloc(n, sizeof(size_t));
 		if (!s->stage || !s->strategy)
 			return err_set(err, UNIAP_E_NOMEM, "opt: out of memory");
-		s->state = opt_quick_plan(c, work, s->stage, s->strategy, &tpi) == 1 ? 1 : -1;
+		s->state = opt_quick_plan_to(c, work, target, s->stage, s->strategy, &s->tpi) == 1 ? 1 : -1;
 		s->work = work;
 	}
+	if (!dag && s->state == 1 && s->tpi <= target) {
+		/* the caller's proven bound is met: optimal, nothing for the MILP to prove */
+		out->stage = malloc(n * sizeof(int));
+		out->strategy = malloc(n * sizeof(size_t));
+		if (!out->stage || !out->strategy)
+			return err_set(err, UNIAP_E_NOMEM, "opt: out of memory");
+		memcpy(out->stage, s->stage, n * sizeof(int));
+		memcpy(out->strategy, s->strategy, n * sizeof(size_t));
+		out->n_layers = n;
+		out->tpi_s = s->tpi;
+		out->bound_s = fmin(o->bound_s, s->tpi);
+		out->gap = 0;
+		out->status = OPT_OPTIMAL;
+		out->method = OPT_METHOD_QUICK;
+		out->solve_s = opt_clock_s() - t0;
+		snprintf(out->note, sizeof(out->note), "its quick plan meets the candidate's lower bound %.9g s",
+		         o->bound_s);
+		return UNIAP_OK;
+	}
+	/* the start's time is the solve's too */
+	opt_time_left(&left, t0);
 	if (dag)
-		return dp_dag_solve(c, o, s->state == 1 ? s->stage : NULL, s->state == 1 ? s->strategy : NULL, out,
-		                    err);
-	return milp_solve(c, o, s->state == 1 ? s->stage : NULL, s->state == 1 ? s->strategy : NULL, out, err);
-}
-
-/* A fallback path gets what is left of the time limit (a DP that gave up used some), never
- * less than 50 ms, so that the whole solve keeps to the limit its caller enforces. */
-static void opt_time_left(struct opt_options *o, double t0)
-{
-	if (o->time_limit_s > 0 && isfinite(o->time_limit_s))
-		o->time_limit_s = fmax(0.05, o->time_limit_s - (opt_clock_s() - t0));
+		return dp_dag_solve(c, &left, s->state == 1 ? s->stage : NULL, s->state == 1 ? s->strategy : NULL,
+		                    out, err);
+	return milp_solve(c, &left, s->state == 1 ? s->stage : NULL, s->state == 1 ? s->strategy : NULL, out,
+	                  err);
 }
 
 uniap_code opt_solve(const struct cost_candidate *c, const struct opt_options *opts,

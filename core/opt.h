@@ -90,6 +90,10 @@ struct opt_options {
 	long dp_work_limit;    /* labels after which dp-chain and dp-stages stop as when time_limit_s
 	                          passes, with the same anytime answer, but the same on every machine
 	                          however busy (tests of the anytime answers); 0: none */
+	double bound_s;        /* a lower bound on the candidate's optimum the caller has proven (the
+	                          unified process's); the MILP's start searches longer, up to twice
+	                          its work, for a plan that meets it (to 1e-9), and such a plan is
+	                          the answer, OPT_OPTIMAL, with no MILP.  0: none */
 };
 
 #define OPT_DP_LABEL_CAP_DEFAULT ((size_t)2 << 20)
@@ -179,6 +183,10 @@ double opt_tpi(const struct cost_candidate *cand, const int *stage, const size_t
  */
 #define OPT_QUICK_WORK 4e8
 int opt_quick_plan(const struct cost_candidate *cand, double work, int *stage, size_t *strategy, double *tpi);
+/* opt_quick_plan, its search ending early once its plan's TPI is at most
+ * target (a lower bound the caller holds: nothing can be better); 0: never. */
+int opt_quick_plan_to(const struct cost_candidate *cand, double work, double target, int *stage, size_t *strategy,
+                      double *tpi);
 
 /*
  * opt_tpi(), and into *spread (borrowed, may be NULL) the sum of the squares

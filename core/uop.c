@@ -868,6 +868,7 @@ static uniap_code uop_dispatch(struct uop_run *run, struct pool *pool, struct uo
 	if (slot->start_stage && slot->start_tpi < run->start_best)
 		run->start_best = slot->start_tpi;
 	slot->opt.cutoff_tpi = uop_pruning(run) * (1 + UOP_TIE_TOLERANCE);
+	slot->opt.bound_s = isfinite(slot->lower_bound_s) ? slot->lower_bound_s : 0;
 	pthread_mutex_unlock(&run->lock);
 	if (!pool) {
 		struct opt_result r;

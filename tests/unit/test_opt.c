@@ -1634,6 +1634,66 @@ static void test_rank_bound(void **state)
 }
 
 /*
+ * opt_options.bound_s on random small interleaved candidates: with the
+ * optimum (brute force) as the caller's bound, the answer is the optimum,
+ * proven, and mostly the quick plan's with no MILP (method quick-plan); with
+ * no bound or one 1 % lower the MILP proves the same optimum (which it did
+ * not at c = 1 before its T column counted the c - 1/v of interleaving).
+ */
+static void test_bound_ends_solve(void **state)
+{
+	struct rng r = {0xb0bdull};
+	int trial, quick = 0, solved = 0;
+
+	(void)state;
+	for (trial = 0; trial < 60; trial++) {
+		struct gen g;
+		struct cost_candidate c;
+		struct opt_options o;
+		struct opt_result res;
+		struct uniap_err err;
+		double best;
+		int pass;
+
+		gen_random(&r, &g, G_CHAIN);
+		g.pp = 4;
+		g.k = 1 + rng_below(&r, 3);
+		g.n_layers = 4 + rng_below(&r, g.k == 1 ? 4 : g.k == 2 ? 3 : 2);
+		inst_make(&r, &g, &c);
+		c.pp = 2;
+		c.virtual_stages = 2;
+		c.schedule = COST_INTERLEAVED;
+		if (g.tight)
+			c.memory_limit_bytes *= 2;
+		assert_int_equal(brute_solve(&c, &best, NULL, NULL, NULL), 0);
+		if (!isfinite(best)) {
+			cost_candidate_release(&c);
+			continue;
+		}
+		solved++;
+		for (pass = 0; pass < 3; pass++) {
+			opt_options_init(&o);
+			o.bound_s = pass == 0 ? best : pass == 1 ? 0 : 0.99 * best;
+			assert_int_equal(opt_solve(&c, &o, &res, &err), UNIAP_OK);
+			if (res.status != OPT_OPTIMAL || !close_rel(res.tpi_s, best, 1e-9))
+				fail_msg("trial %d pass %d: %s %s %.17g, brute force %.17g (%s)", trial, pass,
+				         opt_status_name(res.status), res.method, res.tpi_s, best, res.note);
+			assert_true(res.tpi_s == opt_tpi(&c, res.stage, res.strategy));
+			if (pass == 0)
+				quick += strcmp(res.method, OPT_METHOD_QUICK) == 0;
+			else
+				assert_string_equal(res.method, OPT_METHOD_MILP);
+			opt_result_release(&res);
+		}
+		cost_candidate_release(&c);
+	}
+	print_message("bound_s: %d candidates, %d answered by the quick plan at the bound\n", solved, quick);
+	/* 51 and 51 at this seed */
+	assert_true(solved >= 40);
+	assert_true(quick >= 45);
+}
+
+/*
  * An interleaved chain of n layers with one strategy on pp devices x v chunks,
  * c micro-batches, its transfers and same-stage costs 0 (seed r): the hand
  * cases below set its times and memory.
@@ -2336,6 +2396,7 @@ int main(void)
 		cmocka_unit_test(test_quick_plan),
 		cmocka_unit_test(test_rank_bound),
 		cmocka_unit_test(test_rank_bound_memory),
+		cmocka_unit_test(test_bound_ends_solve),
 		cmocka_unit_test(test_quick_plan_uneven_memory),
 		cmocka_unit_test(test_quick_plan_balances_devices),
 		cmocka_unit_test(test_time_limit_reports_audited_plan),
