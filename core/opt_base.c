@@ -530,7 +530,8 @@ static int opt_same_costs(const struct cost_candidate *c, size_t u, size_t w)
  * for the layer it must hold: another type's layer (its least fixed + h_j
  * per-micro-batch bytes), or a member there (h_j - hmin times the type's
  * least per-micro-batch bytes beyond hmin).  Different chunks hold different
- * layers, so the charges add up; on a chain (chain 1) device 0's first chunk
+ * layers, so the charges add up (each a scan of the layers: none when scan
+ * is 0); on a chain (chain 1) device 0's first chunk
  * holds layer 0 and device pp - 1's last the last layer, whose least memory
  * is then that chunk's charge and whose least time G adds.  G is the largest
  * over the rows of the
@@ -539,7 +540,7 @@ static int opt_same_costs(const struct cost_candidate *c, size_t u, size_t w)
  * -1 as opt_rank_times.
  */
 static int opt_rank_device(const struct cost_candidate *c, const size_t *type, size_t b, size_t n, size_t top,
-                           int d, int chain, double budget, size_t fixed_cap, double *G, double *g,
+                           int d, int chain, int scan, double budget, size_t fixed_cap, double *G, double *g,
                            struct opt_pt *opt)
 {
 	size_t K = cost_k(c), k, u, r, i, kept;
@@ -596,6 +597,8 @@ static int opt_rank_device(const struct cost_candidate *c, const size_t *type, s
 				extra += held;
 				continue;
 			}
+			if (!scan)
+				continue; /* no charge: weaker, still a bound */
 			for (u = 0; u < c->n_layers; u++) {
 				if (type[u] == b)
 					continue;
@@ -644,7 +647,7 @@ double opt_rank_bound_with(const struct cost_candidate *c, int chain, size_t fro
 	size_t *at = NULL;
 	double best = 0, budget, *G = NULL, *g = NULL;
 	struct opt_pt *opt = NULL;
-	int pp = c->pp, d;
+	int pp = c->pp, d, scan;
 
 	if (pp < 1 || n == 0 || K == 0)
 		return 0;
@@ -676,14 +679,16 @@ double opt_rank_bound_with(const struct cost_candidate *c, int chain, size_t fro
 		rows += own ? own : 1;
 	}
 	budget = OPT_RANK_WORK / (double)(types ? types : 1) / (double)rows;
+	/* the chunks' charges scan every layer per row and chunk: past the budget, none */
+	scan = (double)types * (double)rows * (double)cost_virtual(c) * (double)n * (double)K <= OPT_RANK_WORK * 10;
 	for (u = 0; u < n; u++) {
 		size_t N = count[u];
 		double M = 0;
 
 		if (type[u] != u || N < 2)
 			continue;
-		if ((double)pp * (double)(N + 1) > (double)(1 << 24))
-			continue;
+		if ((double)pp * (double)(N + 1) > (double)(1 << 21))
+			continue; /* G's 16 MiB at most: no bound from this type */
 		free(G);
 		G = malloc((size_t)pp * (N + 1) * sizeof(*G));
 		if (!G)
@@ -692,8 +697,8 @@ double opt_rank_bound_with(const struct cost_candidate *c, int chain, size_t fro
 		 * opt_rank_times extends G by least times */
 		top = top_count > 0 ? top_count : 2 * ((N + (size_t)pp - 1) / (size_t)pp) + 2;
 		for (d = 0; d < pp; d++) {
-			if (opt_rank_device(c, type, u, N, top, d, chain, budget, front_cap, G + (size_t)d * (N + 1), g,
-			                    opt) != 0)
+			if (opt_rank_device(c, type, u, N, top, d, chain, scan, budget, front_cap, G + (size_t)d * (N + 1),
+			                    g, opt) != 0)
 				goto fail;
 			M = fmax(M, G[(size_t)d * (N + 1)]);
 			at[d] = 0;
