@@ -263,6 +263,18 @@ double opt_rank_bound(const struct cost_candidate *c, int chain);
 double opt_rank_bound_with(const struct cost_candidate *c, int chain, size_t front_cap, size_t top_count);
 
 /*
+ * A lower bound on c's TPI from the same counts (docs/optimizer.md, "The rank
+ * bound"): a device's least time for its count bounds its load and the loads
+ * sum to sum p, so TPI >= (sum_d G_d(m_d) + the other layers' least times +
+ * transfers) / v + (c - 1/v) max_d G_d(m_d), least over the counts (each G_d
+ * by its lower convex hull); transfers is a bound on sum o
+ * (opt_transfer_bound).  Where memory forces slower strategies on some
+ * devices, their time counts in the sum too.  0 when nothing is known,
+ * INFINITY when no counts fit.
+ */
+double opt_rank_tpi_bound(const struct cost_candidate *c, int chain, double transfers);
+
+/*
  * A lower bound on sum o, the transfers of a plan of c, when c is a chain
  * (opt_is_chain; else 0): each of its S - 1 boundaries is crossed by its own
  * edge, at least that edge's least cross_stage_s, so sum o is at least the

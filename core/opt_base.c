@@ -381,6 +381,9 @@ double opt_packing_bound(double *least, size_t n, int m)
 /* Front points one opt_rank_bound makes, about: its cost (tens of ms); the
  * fronts' size cap follows from it (opt_rank_bound) */
 #define OPT_RANK_WORK 4e6
+/* Chunks of a row whose layer may be one of the type at the chunk's own
+ * count, each choice searched (2^this of them); more: a charge each. */
+#define OPT_RANK_SPECIALS 5
 /* The least and the most points of one front. */
 #define OPT_RANK_FRONT_MIN 16
 #define OPT_RANK_FRONT_MAX 65536
@@ -413,25 +416,84 @@ static size_t opt_pt_front(struct opt_pt *pt, size_t n)
 }
 
 /*
- * g[m] for m = 0 .. n: a lower bound on the least time of m layers, each
- * with one of the K options opt[] (memory, time), whose memory sums to at
- * most mu; INFINITY when none fits.  front[m] is the Pareto front of the sums
- * of every multiset of m options (a multiset off it is beaten in both by one
- * on it, and adding one option keeps that), and g[m] its least time: exact
- * while fronts stay within cap points.  Past it, runs of neighbouring points
- * merge into one that beats them all (the first's memory, the last's time),
- * so g[m] can only fall: still a bound.  Past top, g[m] is g[top] plus
- * m - top least times, or INFINITY when m least memories pass mu.  -1 when
- * out of memory.
+ * One layer more on front[0 .. *size) (memory up, time strictly down): the
+ * Pareto front of its points plus each of the K options opt[] within mu, in
+ * place; next has room for cap * K points, head for K.  Past cap points, the
+ * points of cap equal slices of the memory range merge into one each, its
+ * least memory and its least time (the slice's last point's): a point that
+ * beats them all, so what follows can only be lower.
  */
-static int opt_rank_times(const struct opt_pt *opt, size_t K, double mu, size_t n, size_t top, size_t cap,
-                          double *g)
+static void opt_rank_extend(struct opt_pt *front, size_t *size, const struct opt_pt *opt, size_t K, double mu,
+                            size_t cap, struct opt_pt *next, size_t *head)
 {
+	size_t made = 0, i, k;
+
+	/* the K shifted copies of the front, each sorted, merged in (memory, time)
+	 * order; a point is kept when it is faster than every one before it */
+	for (k = 0; k < K; k++)
+		head[k] = 0;
+	for (;;) {
+		size_t pick = K;
+		struct opt_pt p = { INFINITY, INFINITY };
+
+		for (k = 0; k < K; k++) {
+			double pm, pt;
+
+			if (head[k] >= *size)
+				continue;
+			pm = front[head[k]].m + opt[k].m;
+			pt = front[head[k]].t + opt[k].t;
+			if (pm < p.m || (pm == p.m && pt < p.t)) {
+				p.m = pm;
+				p.t = pt;
+				pick = k;
+			}
+		}
+		if (pick == K || !(p.m <= mu))
+			break;
+		head[pick]++;
+		if (made == 0 || p.t < next[made - 1].t)
+			next[made++] = p;
+	}
+	if (made > cap) {
+		double lo = next[0].m, width = (next[made - 1].m - lo) / (double)(cap - 1);
+		size_t out = 0;
+
+		for (i = 0; i < made; i++) {
+			if (out > 0 && width > 0 &&
+			    floor((next[i].m - lo) / width) == floor((next[out - 1].m - lo) / width)) {
+				next[out - 1].t = next[i].t;
+				continue;
+			}
+			next[out++] = next[i];
+		}
+		made = out;
+	}
+	memcpy(front, next, made * sizeof(*front));
+	*size = made;
+}
+
+/*
+ * g[m] for m = 0 .. n: a lower bound on the least time of m layers whose
+ * memory sums to at most mu, s of them each with one of the ks options of its
+ * row of spec[] (s x ks: the layers a chunk must hold, at its own count), the
+ * others each with one of the K options opt[]; INFINITY when none fits (m <
+ * s among them).  front[m] is the Pareto front of the sums of every such
+ * choice (one off it is beaten in both by one on it, and adding a layer keeps
+ * that), and g[m] its least time: exact while fronts stay within cap points
+ * (opt_rank_extend merges past it: g only falls).  Past top (>= s), g[m] is
+ * g[top] plus m - top least times, or INFINITY when the least memories of s
+ * special and m - s other layers pass mu.  -1 when out of memory.
+ */
+static int opt_rank_times(const struct opt_pt *opt, size_t K, const struct opt_pt *spec, size_t ks, size_t s,
+                          double mu, size_t n, size_t top, size_t cap, double *g)
+{
+	size_t wide = K > ks ? K : ks;
 	struct opt_pt *front = malloc(cap * sizeof(*front));
-	struct opt_pt *next = malloc((cap * K + 1) * sizeof(*next));
-	size_t *head = malloc(K * sizeof(*head));
-	size_t size = 0, m, i, k, made;
-	double tmin = INFINITY, mmin = INFINITY;
+	struct opt_pt *next = malloc((cap * wide + 1) * sizeof(*next));
+	size_t *head = malloc(wide * sizeof(*head));
+	size_t size = 0, m, k, q;
+	double tmin = INFINITY, mmin = INFINITY, smin = 0;
 	int rc = 0;
 
 	if (!front || !next || !head) {
@@ -443,64 +505,32 @@ static int opt_rank_times(const struct opt_pt *opt, size_t K, double mu, size_t 
 		front[0].t = 0;
 		size = 1;
 	}
-	g[0] = size ? 0 : INFINITY;
+	for (q = 0; q < s && size > 0; q++)
+		opt_rank_extend(front, &size, spec + q * ks, ks, mu, cap, next, head);
+	for (m = 0; m < s && m <= n; m++)
+		g[m] = INFINITY;
+	if (s <= n)
+		g[s] = size ? front[size - 1].t : INFINITY;
 	for (k = 0; k < K; k++) {
 		tmin = fmin(tmin, opt[k].t);
 		mmin = fmin(mmin, opt[k].m);
 	}
-	for (m = 1; m <= n; m++) {
+	for (q = 0; q < s; q++) {
+		double least = INFINITY;
+
+		for (k = 0; k < ks; k++)
+			least = fmin(least, spec[q * ks + k].m);
+		smin += least;
+	}
+	for (m = s + 1; m <= n; m++) {
 		if (m > top) {
 			/* drop m - top layers of a plan for m: one for top, at least
-			 * (m - top) tmin faster; and m layers need m mmin bytes */
-			g[m] = (double)m * mmin <= mu ? g[top] + (double)(m - top) * tmin : INFINITY;
+			 * (m - top) tmin faster; and m layers need the specials' least
+			 * bytes and m - s mmin */
+			g[m] = smin + (double)(m - s) * mmin <= mu ? g[top] + (double)(m - top) * tmin : INFINITY;
 			continue;
 		}
-		/* the K shifted copies of the front, each sorted, merged in (memory, time)
-		 * order; a point is kept when it is faster than every one before it */
-		for (k = 0; k < K; k++)
-			head[k] = 0;
-		made = 0;
-		for (;;) {
-			size_t pick = K;
-			struct opt_pt p = { INFINITY, INFINITY };
-
-			for (k = 0; k < K; k++) {
-				double pm, pt;
-
-				if (head[k] >= size)
-					continue;
-				pm = front[head[k]].m + opt[k].m;
-				pt = front[head[k]].t + opt[k].t;
-				if (pm < p.m || (pm == p.m && pt < p.t)) {
-					p.m = pm;
-					p.t = pt;
-					pick = k;
-				}
-			}
-			if (pick == K || !(p.m <= mu))
-				break;
-			head[pick]++;
-			if (made == 0 || p.t < next[made - 1].t)
-				next[made++] = p;
-		}
-		size = made;
-		if (size > cap) {
-			/* cap equal slices of the memory range: a slice's points become one,
-			 * its least memory and its least time (its last point's) */
-			double lo = next[0].m, width = (next[size - 1].m - lo) / (double)(cap - 1);
-			size_t out = 0;
-
-			for (i = 0; i < size; i++) {
-				if (out > 0 && width > 0 &&
-				    floor((next[i].m - lo) / width) == floor((next[out - 1].m - lo) / width)) {
-					next[out - 1].t = next[i].t;
-					continue;
-				}
-				next[out++] = next[i];
-			}
-			size = out;
-		}
-		memcpy(front, next, size * sizeof(*front));
+		opt_rank_extend(front, &size, opt, K, mu, cap, next, head);
 		g[m] = size ? front[size - 1].t : INFINITY;
 	}
 out:
@@ -543,11 +573,17 @@ static int opt_rank_device(const struct cost_candidate *c, const size_t *type, s
                            int d, int chain, int scan, double budget, size_t fixed_cap, double *G, double *g,
                            struct opt_pt *opt)
 {
-	size_t K = cost_k(c), k, u, r, i, kept;
-	int v = cost_virtual(c), j, rows = 0;
+	size_t K = cost_k(c), k, u, r, i, kept, nsub, sub, q;
+	int v = cost_virtual(c), j, rows = 0, rc = -1;
 	double amin = INFINITY, slack = 1e-9 * fabs(c->memory_limit_bytes), cap;
 	long own[COST_MAX_VIRTUAL_STAGES];
+	double nm[COST_MAX_VIRTUAL_STAGES];
+	int special[COST_MAX_VIRTUAL_STAGES], nspecial;
+	double *gs = malloc((n + 1) * sizeof(*gs));
+	struct opt_pt *spec = malloc((size_t)OPT_RANK_SPECIALS * K * sizeof(*spec));
 
+	if (!gs || !spec)
+		goto out;
 	for (k = 0; k < K; k++)
 		amin = fmin(amin, c->memory_per_microbatch_bytes[b * K + k]);
 	for (i = 0; i <= n; i++)
@@ -555,7 +591,7 @@ static int opt_rank_device(const struct cost_candidate *c, const size_t *type, s
 	for (r = 0; r <= c->n_peaks; r++) {
 		const long *h;
 		long hmin;
-		double extra = 0;
+		double held = 0, extra = 0;
 
 		if (r < c->n_peaks) {
 			if (!c->peaks || c->peaks[r * (size_t)(v + 1)] != d)
@@ -572,10 +608,10 @@ static int opt_rank_device(const struct cost_candidate *c, const size_t *type, s
 		hmin = h[0];
 		for (j = 1; j < v; j++)
 			hmin = h[j] < hmin ? h[j] : hmin;
+		nspecial = 0;
 		for (j = 0; j < v; j++) {
-			double least = (double)(h[j] - hmin) * amin, held = 0;
 			size_t end[2];
-			int ends = 0, q;
+			int ends = 0;
 
 			/* a chain's first layer opens stage 0 (device 0's first chunk), its last
 			 * closes stage S - 1 (device pp - 1's last chunk): when not of the type,
@@ -585,7 +621,7 @@ static int opt_rank_device(const struct cost_candidate *c, const size_t *type, s
 			if (chain && d == c->pp - 1 && j == v - 1 && type[c->n_layers - 1] != b &&
 			    (c->n_layers > 1 || ends == 0))
 				end[ends++] = c->n_layers - 1;
-			for (q = 0; q < ends; q++) {
+			for (q = 0; q < (size_t)ends; q++) {
 				double mem = INFINITY;
 
 				for (k = 0; k < K; k++)
@@ -593,31 +629,64 @@ static int opt_rank_device(const struct cost_candidate *c, const size_t *type, s
 					                (double)h[j] * c->memory_per_microbatch_bytes[end[q] * K + k]);
 				held += mem;
 			}
-			if (ends > 0) {
-				extra += held;
-				continue;
-			}
-			if (!scan)
-				continue; /* no charge: weaker, still a bound */
+			if (ends > 0 || h[j] == hmin || !scan)
+				continue; /* known, a member there costs no more, or no charge (weaker) */
+			/* the chunk's layer: another type's (its least memory there), or a member
+			 * at this chunk's count (a special layer of opt_rank_times) */
+			nm[j] = INFINITY;
 			for (u = 0; u < c->n_layers; u++) {
 				if (type[u] == b)
 					continue;
 				for (k = 0; k < K; k++)
-					least = fmin(least, c->memory_fixed_bytes[u * K + k] +
+					nm[j] = fmin(nm[j], c->memory_fixed_bytes[u * K + k] +
 					                    (double)h[j] * c->memory_per_microbatch_bytes[u * K + k]);
 			}
-			extra += least;
+			special[nspecial++] = j;
 		}
 		for (k = 0; k < K; k++) {
 			opt[k].m = c->memory_fixed_bytes[b * K + k] + (double)hmin * c->memory_per_microbatch_bytes[b * K + k];
 			opt[k].t = c->time_s[b * K + k];
 		}
 		kept = opt_pt_front(opt, K);
-		cap = fmax(OPT_RANK_FRONT_MIN, fmin(OPT_RANK_FRONT_MAX, budget / ((double)top * (double)kept)));
+		if (nspecial > OPT_RANK_SPECIALS) {
+			/* too many chunks to choose for: each charged the least it can add
+			 * (a member's least per-micro-batch bytes beyond hmin, or another
+			 * type's layer), the members' own time not counted */
+			for (q = 0; q < (size_t)nspecial; q++)
+				extra += fmin((double)(h[special[q]] - hmin) * amin, nm[special[q]]);
+			nspecial = 0;
+		}
+		nsub = (size_t)1 << nspecial;
+		cap = fmax(OPT_RANK_FRONT_MIN,
+		           fmin(OPT_RANK_FRONT_MAX, budget / ((double)top * (double)kept * (double)nsub)));
 		if (fixed_cap > 0)
 			cap = (double)fixed_cap;
-		if (opt_rank_times(opt, kept, c->memory_limit_bytes - extra + slack, n, top, (size_t)cap, g) != 0)
-			return -1;
+		for (i = 0; i <= n; i++)
+			g[i] = INFINITY;
+		/* each choice of which chunks hold a member as their layer: the least over them */
+		for (sub = 0; sub < nsub; sub++) {
+			double mu = c->memory_limit_bytes - held - extra + slack;
+			size_t s = 0;
+
+			for (q = 0; q < (size_t)nspecial; q++) {
+				if (!(sub >> q & 1)) {
+					mu -= nm[special[q]];
+					continue;
+				}
+				for (k = 0; k < K; k++) {
+					spec[s * K + k].m = c->memory_fixed_bytes[b * K + k] +
+					                    (double)h[special[q]] * c->memory_per_microbatch_bytes[b * K + k];
+					spec[s * K + k].t = c->time_s[b * K + k];
+				}
+				s++;
+			}
+			if (!(mu >= 0) || s > n)
+				continue;
+			if (opt_rank_times(opt, kept, spec, K, s, mu, n, top > s ? top : s, (size_t)cap, gs) != 0)
+				goto out;
+			for (i = 0; i <= n; i++)
+				g[i] = fmin(g[i], gs[i]);
+		}
 		for (i = 0; i <= n; i++)
 			G[i] = fmax(G[i], g[i]);
 	}
@@ -633,7 +702,135 @@ static int opt_rank_device(const struct cost_candidate *c, const size_t *type, s
 		for (u = 0; u <= n; u++)
 			G[u] += t;
 	}
-	return 0;
+	/* G grows with m from the least count that fits (drop a layer no chunk needs); below
+	 * it, where chunks need the type's layers, take the least of the larger counts: lower,
+	 * and growing everywhere, as the counts' search needs */
+	for (i = n; i-- > 0;)
+		G[i] = fmin(G[i], G[i + 1]);
+	rc = 0;
+out:
+	free(gs);
+	free(spec);
+	return rc;
+}
+
+/*
+ * A lower bound on TPI = (sum p + sum o) / v + (c - 1/v) max_d P_d (without
+ * interleaving, sum p + sum o + (c - 1) times a cycle at least P_d: the same
+ * with v = 1) from one type's G (pp rows of N + 1 counts; M the least max of
+ * opt_rank_bound), rest the least time of the layers G does not count plus a
+ * bound on sum o.  Every plan gives counts m_d summing to N with sum p >=
+ * sum_d G_d(m_d) + (the rest's time) and max P >= t = max_d G_d(m_d), so TPI
+ * >= (S_t + rest) / v + (c - 1/v) t, S_t the least sum of the G_d over counts
+ * summing to N whose G_d(m_d) are all at most t.  With each G_d replaced by
+ * its lower convex hull (lower: still a bound) S_t is the sum of the G_d(0)
+ * and the N least hull steps within each device's count at t.  The least over
+ * the values t of G at or above M is the bound; past OPT_RANK_TPI_STEPS of
+ * them, or once (c - 1/v) t alone with the least S passes the best, the rest
+ * is bounded by that.  INFINITY when no counts fit.
+ */
+#define OPT_RANK_TPI_STEPS 4096
+static double opt_rank_tpi(const struct cost_candidate *c, const double *G, size_t N, double M, double rest)
+{
+	int pp = c->pp, d;
+	double v = cost_virtual(c), w = (double)c->microbatches - 1.0 / v, best = INFINITY, floor_s = 0, t;
+	size_t i, m, steps, *fin = calloc((size_t)pp, sizeof(size_t)), *cap = calloc((size_t)pp, sizeof(size_t));
+	size_t *head = calloc((size_t)pp, sizeof(size_t)), *pt = malloc((N + 1) * sizeof(size_t));
+	double *H = malloc((size_t)pp * (N + 1) * sizeof(double));
+
+	if (!fin || !cap || !head || !pt || !H || !isfinite(M))
+		goto out;
+	/* each device's hull steps H_d[0 .. fin_d), fin_d its most finite count */
+	for (d = 0; d < pp; d++) {
+		const double *Gd = G + (size_t)d * (N + 1);
+		double *Hd = H + (size_t)d * (N + 1);
+		size_t top = 0;
+
+		if (!isfinite(Gd[0]))
+			goto out; /* not even its forced layers fit: opt_rank_bound said INFINITY */
+		while (fin[d] < N && isfinite(Gd[fin[d] + 1]))
+			fin[d]++;
+		/* lower convex hull of (m, G(m)), m = 0 .. fin (a monotone chain) */
+		for (m = 0; m <= fin[d]; m++) {
+			while (top >= 2 && (Gd[pt[top - 1]] - Gd[pt[top - 2]]) * (double)(m - pt[top - 2]) >=
+			                       (Gd[m] - Gd[pt[top - 2]]) * (double)(pt[top - 1] - pt[top - 2]))
+				top--;
+			pt[top++] = m;
+		}
+		for (i = 0; i + 1 < top; i++)
+			for (m = pt[i]; m < pt[i + 1]; m++)
+				Hd[m] = (Gd[pt[i + 1]] - Gd[pt[i]]) / (double)(pt[i + 1] - pt[i]);
+		floor_s += Gd[0];
+	}
+	/* the least S over any t: every device up to its most finite count */
+	{
+		double s_all = floor_s;
+
+		for (d = 0; d < pp; d++)
+			cap[d] = fin[d];
+		for (i = 0; i < N; i++) {
+			int pick = -1;
+			double low = INFINITY;
+
+			for (d = 0; d < pp; d++)
+				if (head[d] < cap[d] && H[(size_t)d * (N + 1) + head[d]] < low) {
+					low = H[(size_t)d * (N + 1) + head[d]];
+					pick = d;
+				}
+			if (pick < 0)
+				goto out; /* N do not fit at all */
+			head[pick]++;
+			s_all += low;
+		}
+		floor_s = s_all;
+	}
+	/* the values t of G from M up, in increasing order */
+	for (t = M, steps = 0;; steps++) {
+		double s = 0, next = INFINITY;
+		size_t room = 0;
+
+		if (steps >= OPT_RANK_TPI_STEPS || (floor_s + rest) / v + w * t >= best) {
+			best = fmin(best, (floor_s + rest) / v + w * t);
+			break;
+		}
+		for (d = 0; d < pp; d++) {
+			const double *Gd = G + (size_t)d * (N + 1);
+
+			cap[d] = 0;
+			while (cap[d] < fin[d] && Gd[cap[d] + 1] <= t)
+				cap[d]++;
+			if (cap[d] < fin[d])
+				next = fmin(next, Gd[cap[d] + 1]);
+			room += cap[d];
+			s += Gd[0];
+			head[d] = 0;
+		}
+		if (room >= N) {
+			for (i = 0; i < N; i++) {
+				int pick = -1;
+				double low = INFINITY;
+
+				for (d = 0; d < pp; d++)
+					if (head[d] < cap[d] && H[(size_t)d * (N + 1) + head[d]] < low) {
+						low = H[(size_t)d * (N + 1) + head[d]];
+						pick = d;
+					}
+				head[pick]++;
+				s += low;
+			}
+			best = fmin(best, (s + rest) / v + w * t);
+		}
+		if (!isfinite(next))
+			break;
+		t = next;
+	}
+out:
+	free(fin);
+	free(cap);
+	free(head);
+	free(pt);
+	free(H);
+	return best;
 }
 
 double opt_rank_bound(const struct cost_candidate *c, int chain)
@@ -641,7 +838,26 @@ double opt_rank_bound(const struct cost_candidate *c, int chain)
 	return opt_rank_bound_with(c, chain, 0, 0);
 }
 
+static double opt_rank_core(const struct cost_candidate *c, int chain, size_t front_cap, size_t top_count,
+                            double transfers, double *tpi_lb);
+
 double opt_rank_bound_with(const struct cost_candidate *c, int chain, size_t front_cap, size_t top_count)
+{
+	return opt_rank_core(c, chain, front_cap, top_count, 0, NULL);
+}
+
+double opt_rank_tpi_bound(const struct cost_candidate *c, int chain, double transfers)
+{
+	double tpi = 0;
+
+	opt_rank_core(c, chain, 0, 0, transfers, &tpi);
+	return tpi;
+}
+
+/* opt_rank_bound_with, and into *tpi_lb (NULL: not made) the largest over the
+ * types of opt_rank_tpi's bound, transfers bounding sum o. */
+static double opt_rank_core(const struct cost_candidate *c, int chain, size_t front_cap, size_t top_count,
+                            double transfers, double *tpi_lb)
 {
 	size_t K = cost_k(c), n = c->n_layers, u, w, i, top, types = 0, rows = 0, *type = NULL, *count = NULL;
 	size_t *at = NULL;
@@ -722,10 +938,27 @@ double opt_rank_bound_with(const struct cost_candidate *c, int chain, size_t fro
 			M = fmax(M, low);
 		}
 		best = fmax(best, M);
+		if (tpi_lb) {
+			/* the layers G does not count: other types, less a chain's ends (in G) */
+			double rest = transfers;
+
+			for (w = 0; w < n; w++) {
+				double least = INFINITY;
+
+				if (type[w] == u || (chain && (w == 0 || w == n - 1)))
+					continue;
+				for (i = 0; i < K; i++)
+					least = fmin(least, c->time_s[w * K + i]);
+				rest += least;
+			}
+			*tpi_lb = fmax(*tpi_lb, isinf(M) ? INFINITY : opt_rank_tpi(c, G, N, M, rest));
+		}
 	}
 	goto out;
 fail:
 	best = 0;
+	if (tpi_lb)
+		*tpi_lb = 0;
 out:
 	free(type);
 	free(count);

@@ -628,8 +628,9 @@ static int uop_model_chain(const struct model_profile *m)
  * + (c - 1/v) * T, and T >= the devices' loads >= opt_rank_bound (whole
  * layers within each device's memory; chain: the model is a chain, so its
  * ends sit on the first and last devices).  With edges (not a layers_only
- * build) sum o >= opt_transfer_bound joins sum p >= S.  INFINITY when the
- * memory cannot fit at all. */
+ * build) sum o >= opt_transfer_bound joins sum p >= S.  Interleaved, the
+ * counts' TPI bound too (opt_rank_tpi_bound).  INFINITY when the memory
+ * cannot fit at all. */
 static double uop_lower_bound(const struct cost_candidate *c, int chain)
 {
 	double sum_p = uop_time_bound(c), sum = sum_p + opt_transfer_bound(c), t, *least;
@@ -657,7 +658,9 @@ static double uop_lower_bound(const struct cost_candidate *c, int chain)
 		t = fmax(t, opt_rank_bound(c, chain));
 		if (isinf(t))
 			return INFINITY;
-		return sum / v + ((double)c->microbatches - 1.0 / v) * t;
+		/* and the counts' own sums, where memory makes some devices slower */
+		return fmax(sum / v + ((double)c->microbatches - 1.0 / v) * t,
+		            opt_rank_tpi_bound(c, chain, sum - sum_p));
 	}
 	return sum + (double)(c->microbatches - 1) * t;
 }

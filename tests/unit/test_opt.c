@@ -1543,14 +1543,15 @@ static double brute_min_load(const struct cost_candidate *c, double *least_o)
  * interleaved on 2 devices x 2 chunks, half of those with random peak rows:
  * never above it, INFINITY only when no plan fits, and with its fronts held
  * to 2 points and searched up to 1 layer never above itself; and
- * opt_transfer_bound never above the least sum o.  Ratchet: the rank bound
+ * opt_transfer_bound never above the least sum o, and opt_rank_tpi_bound
+ * never above the optimum (brute force).  Ratchet: the rank bound
  * beats the packing bound of the least times on some and meets the least
  * load on some, and the transfer bound is positive on some.
  */
 static void test_rank_bound(void **state)
 {
 	struct rng r = {0x4a2cb0d5ull};
-	int trial, feasible = 0, above_packing = 0, exact = 0, weaker = 0, transfers = 0;
+	int trial, feasible = 0, above_packing = 0, exact = 0, weaker = 0, transfers = 0, tpi_exact = 0;
 
 	(void)state;
 	for (trial = 0; trial < 240; trial++) {
@@ -1603,6 +1604,14 @@ static void test_rank_bound(void **state)
 			fail_msg("%s: transfer bound %.17g above the least sum o %.17g", what, opt_transfer_bound(&c),
 			         least_o);
 		transfers += opt_transfer_bound(&c) > 0 && isfinite(least_o);
+		{
+			double tb = opt_rank_tpi_bound(&c, opt_is_chain(&c), opt_transfer_bound(&c)), best;
+
+			assert_int_equal(brute_solve(&c, &best, NULL, NULL, NULL), 0);
+			if (!(tb <= best * (1 + 1e-12)))
+				fail_msg("%s v %d: rank TPI bound %.17g above the optimum %.17g", what, v, tb, best);
+			tpi_exact += isfinite(best) && close_rel(tb, best, 1e-9);
+		}
 		for (u = 0; u < c.n_layers; u++)
 			for (least[u] = INFINITY, k = 0; k < K; k++)
 				least[u] = fmin(least[u], c.time_s[u * K + k]);
@@ -1624,8 +1633,10 @@ static void test_rank_bound(void **state)
 	}
 	print_message("rank bound: %d feasible, above the packing bound on %d, the least load on %d; capped "
 	              "(2 points, 1 layer) weaker on %d\n", feasible, above_packing, exact, weaker);
-	print_message("transfer bound: positive on %d chains with a plan\n", transfers);
-	/* 170, 47 and 57 at this seed */
+	print_message("transfer bound: positive on %d chains with a plan; the rank TPI bound at the optimum on "
+	              "%d\n", transfers, tpi_exact);
+	assert_true(tpi_exact >= 10); /* 12 at this seed */
+	/* 170, 48 and 58 at this seed */
 	assert_true(transfers >= 20);
 	assert_true(weaker >= 1);
 	assert_true(feasible > 120);
