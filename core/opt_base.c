@@ -2,9 +2,10 @@
  * opt_base.c - what every exact method of the optimizer shares (opt.h): the
  * status names, the clock, options and results, the audit formula opt_tpi()
  * on one assignment, the candidate check, the chain test, the successor
- * lists, and the bounds on T from whole layers (opt_packing_bound, and
- * opt_rank_bound within each device's memory).  Below the methods (dp.c, dp_dag.c, milp.c) and the front that picks
- * one (opt.c), so that each of them uses this file and none uses another.
+ * lists, and the bounds from whole layers (opt_packing_bound; within each
+ * device's memory opt_rank_bound and opt_rank_tpi_bound; opt_transfer_bound).
+ * Below the methods (dp.c, dp_dag.c, milp.c) and the front that picks one
+ * (opt.c), so that each of them uses this file and none uses another.
  *
  * Thread safety: reentrant.
  * Never: I/O, globals, asserts on input.
@@ -715,6 +716,40 @@ out:
 }
 
 /*
+ * The n least of pp nondecreasing sequences, sequence d being rows[d *
+ * stride + off + i] for i < cap[d] (head[d]: how many it gave, reset here):
+ * their sum into *sum and largest into *most; -1 when fewer than n of them
+ * are finite.  O(n pp).
+ */
+static int opt_least_steps(const double *rows, size_t stride, size_t off, const size_t *cap, int pp, size_t n,
+                           size_t *head, double *sum, double *most)
+{
+	size_t i;
+	int d;
+
+	*sum = 0;
+	*most = 0;
+	for (d = 0; d < pp; d++)
+		head[d] = 0;
+	for (i = 0; i < n; i++) {
+		int pick = -1;
+		double low = INFINITY;
+
+		for (d = 0; d < pp; d++)
+			if (head[d] < cap[d] && rows[(size_t)d * stride + off + head[d]] < low) {
+				low = rows[(size_t)d * stride + off + head[d]];
+				pick = d;
+			}
+		if (pick < 0)
+			return -1;
+		head[pick]++;
+		*sum += low;
+		*most = fmax(*most, low);
+	}
+	return 0;
+}
+
+/*
  * A lower bound on TPI = (sum p + sum o) / v + (c - 1/v) max_d P_d (without
  * interleaving, sum p + sum o + (c - 1) times a cycle at least P_d: the same
  * with v = 1) from one type's G (pp rows of N + 1 counts; M the least max of
@@ -734,6 +769,7 @@ static double opt_rank_tpi(const struct cost_candidate *c, const double *G, size
 {
 	int pp = c->pp, d;
 	double v = cost_virtual(c), w = (double)c->microbatches - 1.0 / v, best = INFINITY, floor_s = 0, t;
+	double steps_s, unused;
 	size_t i, m, steps, *fin = calloc((size_t)pp, sizeof(size_t)), *cap = calloc((size_t)pp, sizeof(size_t));
 	size_t *head = calloc((size_t)pp, sizeof(size_t)), *pt = malloc((N + 1) * sizeof(size_t));
 	double *H = malloc((size_t)pp * (N + 1) * sizeof(double));
@@ -763,27 +799,9 @@ static double opt_rank_tpi(const struct cost_candidate *c, const double *G, size
 		floor_s += Gd[0];
 	}
 	/* the least S over any t: every device up to its most finite count */
-	{
-		double s_all = floor_s;
-
-		for (d = 0; d < pp; d++)
-			cap[d] = fin[d];
-		for (i = 0; i < N; i++) {
-			int pick = -1;
-			double low = INFINITY;
-
-			for (d = 0; d < pp; d++)
-				if (head[d] < cap[d] && H[(size_t)d * (N + 1) + head[d]] < low) {
-					low = H[(size_t)d * (N + 1) + head[d]];
-					pick = d;
-				}
-			if (pick < 0)
-				goto out; /* N do not fit at all */
-			head[pick]++;
-			s_all += low;
-		}
-		floor_s = s_all;
-	}
+	if (opt_least_steps(H, N + 1, 0, fin, pp, N, head, &steps_s, &unused) != 0)
+		goto out; /* N do not fit at all */
+	floor_s += steps_s;
 	/* the values t of G from M up, in increasing order */
 	for (t = M, steps = 0;; steps++) {
 		double s = 0, next = INFINITY;
@@ -803,23 +821,9 @@ static double opt_rank_tpi(const struct cost_candidate *c, const double *G, size
 				next = fmin(next, Gd[cap[d] + 1]);
 			room += cap[d];
 			s += Gd[0];
-			head[d] = 0;
 		}
-		if (room >= N) {
-			for (i = 0; i < N; i++) {
-				int pick = -1;
-				double low = INFINITY;
-
-				for (d = 0; d < pp; d++)
-					if (head[d] < cap[d] && H[(size_t)d * (N + 1) + head[d]] < low) {
-						low = H[(size_t)d * (N + 1) + head[d]];
-						pick = d;
-					}
-				head[pick]++;
-				s += low;
-			}
-			best = fmin(best, (s + rest) / v + w * t);
-		}
+		if (room >= N && opt_least_steps(H, N + 1, 0, cap, pp, N, head, &steps_s, &unused) == 0)
+			best = fmin(best, (s + steps_s + rest) / v + w * t);
 		if (!isfinite(next))
 			break;
 		t = next;
@@ -860,7 +864,7 @@ static double opt_rank_core(const struct cost_candidate *c, int chain, size_t fr
                             double transfers, double *tpi_lb)
 {
 	size_t K = cost_k(c), n = c->n_layers, u, w, i, top, types = 0, rows = 0, *type = NULL, *count = NULL;
-	size_t *at = NULL;
+	size_t *at = NULL, *cap = NULL;
 	double best = 0, budget, *G = NULL, *g = NULL;
 	struct opt_pt *opt = NULL;
 	int pp = c->pp, d, scan;
@@ -870,9 +874,10 @@ static double opt_rank_core(const struct cost_candidate *c, int chain, size_t fr
 	type = malloc(n * sizeof(*type));
 	count = calloc(n, sizeof(*count));
 	at = calloc((size_t)pp, sizeof(*at));
+	cap = calloc((size_t)pp, sizeof(*cap));
 	g = malloc((n + 1) * sizeof(*g));
 	opt = malloc(K * sizeof(*opt));
-	if (!type || !count || !at || !g || !opt)
+	if (!type || !count || !at || !cap || !g || !opt)
 		goto fail;
 	/* each layer's type: the first layer with its costs */
 	for (u = 0; u < n; u++) {
@@ -917,25 +922,14 @@ static double opt_rank_core(const struct cost_candidate *c, int chain, size_t fr
 			                    g, opt) != 0)
 				goto fail;
 			M = fmax(M, G[(size_t)d * (N + 1)]);
-			at[d] = 0;
+			cap[d] = N;
 		}
 		/* the least max over counts summing to N: G_d grows with m (drop a layer
 		 * of a plan for m + 1 and it is one for m), so take the N least steps */
-		for (i = 0; i < N && isfinite(M); i++) {
-			int pick = -1;
-			double low = INFINITY;
+		if (isfinite(M)) {
+			double sum, most;
 
-			for (d = 0; d < pp; d++)
-				if (at[d] < N && G[(size_t)d * (N + 1) + at[d] + 1] < low) {
-					low = G[(size_t)d * (N + 1) + at[d] + 1];
-					pick = d;
-				}
-			if (pick < 0) {
-				M = INFINITY;
-				break;
-			}
-			at[pick]++;
-			M = fmax(M, low);
+			M = opt_least_steps(G, N + 1, 1, cap, pp, N, at, &sum, &most) == 0 ? fmax(M, most) : INFINITY;
 		}
 		best = fmax(best, M);
 		if (tpi_lb) {
@@ -963,6 +957,7 @@ out:
 	free(type);
 	free(count);
 	free(at);
+	free(cap);
 	free(g);
 	free(opt);
 	free(G);

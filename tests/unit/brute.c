@@ -109,7 +109,7 @@ double brute_tpi(const struct cost_candidate *c, const int *stage, const size_t 
 }
 
 /* Advances an odometer of n digits in [0, base); returns 0 when it wrapped around. */
-static int brute_next_int(int *d, size_t n, int base)
+int brute_next_int(int *d, size_t n, int base)
 {
 	size_t i;
 
@@ -121,7 +121,7 @@ static int brute_next_int(int *d, size_t n, int base)
 	return 0;
 }
 
-static int brute_next_size(size_t *d, size_t n, size_t base)
+int brute_next_size(size_t *d, size_t n, size_t base)
 {
 	size_t i;
 

@@ -30,4 +30,9 @@ double brute_tpi(const struct cost_candidate *c, const int *stage, const size_t 
 int brute_solve(const struct cost_candidate *c, double *best, int *stage, size_t *strategy,
                 double *evals);
 
+/* Odometers of n digits in [0, base) (stage and strategy vectors): advance
+ * d; 0 when it wrapped around to all zeros. */
+int brute_next_int(int *d, size_t n, int base);
+int brute_next_size(size_t *d, size_t n, size_t base);
+
 #endif

@@ -1468,31 +1468,6 @@ static void test_quick_plan(void **state)
 	assert_true(optimal >= feasible - 15);
 }
 
-/* Odometers over n digits below base; 0 when they wrapped around. */
-static int next_digits(size_t *d, size_t n, size_t base)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		if (++d[i] < base)
-			return 1;
-		d[i] = 0;
-	}
-	return 0;
-}
-
-static int next_stage(int *d, size_t n, int base)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		if (++d[i] < base)
-			return 1;
-		d[i] = 0;
-	}
-	return 0;
-}
-
 /*
  * The least max device load (P_d: the sum of p_i over device d's stages) over
  * every valid plan of c that fits its memory (brute_tpi finite), by
@@ -1532,8 +1507,8 @@ static double brute_min_load(const struct cost_candidate *c, double *least_o)
 			for (i = 0; i < c->pp; i++)
 				most = fmax(most, load[i]);
 			best = fmin(best, most);
-		} while (next_digits(strategy, n, K));
-	} while (next_stage(stage, n, S));
+		} while (brute_next_size(strategy, n, K));
+	} while (brute_next_int(stage, n, S));
 	return best;
 }
 
