@@ -22,7 +22,8 @@ static const char plan_usage[] =
 	"usage: uniap plan --cluster FILE --model FILE --batch B\n"
 	"                  [--schedule gpipe|1f1b|interleaved] [--virtual-stages V]\n"
 	"                  [--space unified|inter|intra|uniform] [--threads N]\n"
-	"                  [--time-limit S] [--deadline S] [--gap G] [--early-stop] [--recompute] [--zero]\n"
+	"                  [--time-limit S] [--deadline S] [--gap G] [--early-stop] [--every-candidate]\n"
+	"                  [--recompute] [--zero]\n"
 	"                  [--sequence-parallel] [--selective-recompute] [--uneven-microbatches] [--fp8]\n"
 	"                  [--context-parallel N [--cp-comm p2p|a2a]]\n"
 	"                  [--memory-margin F] [--target T[,T...]]\n"
@@ -51,6 +52,9 @@ static const char plan_usage[] =
 	"  --gap G          stop a candidate within relative gap G (default 0: prove)\n"
 	"  --early-stop     the paper's rules: after 15 s stop below 4 % gap; stop once the\n"
 	"                   bound cannot beat the best plan so far\n"
+	"  --every-candidate  solve each candidate to its own optimum: none is pruned by\n"
+	"                   another's plan, so every row of candidates is that (pp, c)'s best\n"
+	"                   TPI (slower; the plan is the same)\n"
 	"  --target T,...   any (default): every plan of the space; megatron, deepspeed,\n"
 	"                   galvatron: only the plans that runtime executes (its schedule,\n"
 	"                   strategies and split; docs/export.md), so the plan exports.\n"
@@ -290,6 +294,7 @@ int cli_cmd_plan(int argc, char **argv)
 		{ "deadline", required_argument, NULL, 'D' },
 		{ "gap", required_argument, NULL, 'g' },
 		{ "early-stop", no_argument, NULL, 'e' },
+		{ "every-candidate", no_argument, NULL, 'E' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "target", required_argument, NULL, 'G' },
@@ -337,6 +342,8 @@ int cli_cmd_plan(int argc, char **argv)
 			plan_parse_double("--gap", optarg, 0, 1, &o.rel_gap, &err);
 		} else if (opt == 'e') {
 			o.early_stop = 1;
+		} else if (opt == 'E') {
+			o.every_candidate = 1;
 		} else if (opt == 'q') {
 			quiet = 1;
 		} else if (opt == 'G') {

@@ -297,6 +297,9 @@ static double uop_pruning(const struct uop_run *run)
 {
 	double p = run->best_tpi;
 
+	if (run->opts->every_candidate)
+		return INFINITY; /* each candidate is solved to its own optimum */
+
 	if (run->shared_best < p)
 		p = run->shared_best;
 	if (run->start_best < p)
@@ -952,8 +955,10 @@ static uniap_code uop_dispatch(struct uop_run *run, struct pool *pool, struct uo
  * stops as soon as its bound passes the incumbent it is given as cutoff);
  * within each, the one with the fewest strategies (its micro-batches are
  * small, so it is quick to solve and usually good), so that a strong
- * incumbent prunes the slow candidates early.  Order only changes the speed:
- * ties are broken by grid index whatever the order. */
+ * incumbent prunes the slow candidates early.  After the bound pass the
+ * candidate of least bound moves to the head, behind the memo's proven ones
+ * (uop_least_bound_first).  Order only changes the speed: ties are broken by
+ * grid index whatever the order. */
 struct uop_order {
 	size_t index;
 	double proven;  /* the memo's proven optimum TPI; INFINITY when none */
@@ -1281,6 +1286,34 @@ static void uop_bound_pass(struct uop_run *run, const struct cluster_profile *cl
 	uop_progress(run);
 }
 
+/* After the bound pass: the open candidate of least bound moves to the head of
+ * the order, behind the candidates the memo proved (the relative order of the
+ * rest is kept).  Its bound is the least any candidate can reach, so it is the
+ * likeliest winner, and solved first its plan prunes the others by their
+ * bounds at once. */
+static void uop_least_bound_first(const struct uop_result *out, struct uop_order *ord)
+{
+	size_t n, head = 0, pick = (size_t)-1;
+	double least = INFINITY;
+
+	while (head < out->n_candidates && isfinite(ord[head].proven))
+		head++;
+	for (n = head; n < out->n_candidates; n++) {
+		const struct uop_candidate *c = &out->candidates[ord[n].index];
+
+		if (strcmp(c->status, "unknown") == 0 && c->bound_s < least) {
+			least = c->bound_s;
+			pick = n;
+		}
+	}
+	if (pick != (size_t)-1 && pick > head) {
+		struct uop_order keep = ord[pick];
+
+		memmove(ord + head + 1, ord + head, (pick - head) * sizeof(*ord));
+		ord[head] = keep;
+	}
+}
+
 /* Candidates after position n of ord still open: not decided, their bound below best. */
 static size_t uop_open_after(const struct uop_result *out, const struct uop_order *ord, size_t n, double best)
 {
@@ -1310,7 +1343,8 @@ static uniap_code uop_next_turn_shared(struct uop_run *run, size_t limit, double
 		return err_set(err, UNIAP_E_CANCELED, "canceled");
 	pthread_mutex_lock(&run->lock);
 	uop_wait_below(run, limit);
-	*best = run->best_tpi;
+	/* every_candidate: no best prunes, decides or shortens another candidate */
+	*best = run->opts->every_candidate ? INFINITY : run->best_tpi;
 	if (pruning)
 		*pruning = uop_pruning(run);
 	if (best_index)
@@ -1375,7 +1409,7 @@ static uniap_code uop_rounds(struct uop_run *run, const struct cluster_profile *
 
 		pthread_mutex_lock(&run->lock);
 		uop_wait_below(run, 1);
-		best = run->best_tpi;
+		best = o->every_candidate ? INFINITY : run->best_tpi;
 		spent = run->budget_spent;
 		pthread_mutex_unlock(&run->lock);
 		if (spent || uop_canceled(o) || (o->stop && atomic_load(o->stop)) ||
@@ -1666,6 +1700,8 @@ static uniap_code uop_turn(struct uop_run *run, const struct uop_turns *t, size_
 		}
 		opt_result_release(&f);
 		claimed = cl_rc == UOP_SHARE_MINE;
+		if (o->every_candidate)
+			incumbent = INFINITY;
 		if (claimed && isfinite(incumbent) && incumbent < pruning &&
 		    c->bound_s >= incumbent * (1 + UOP_TIE_TOLERANCE)) {
 			snprintf(c->note, sizeof(c->note), "lower bound %.6g s is not below the best TPI %.6g s",
@@ -1867,6 +1903,7 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
 		return err_set(err, UNIAP_E_NOMEM, "candidates: out of memory");
 	}
 	uop_bound_pass(run, cl, m, ord, known, has);
+	uop_least_bound_first(out, ord);
 	cut = calloc(count, 1);
 	busy = calloc(count, 1);
 	if (!cut || !busy) {
@@ -1926,7 +1963,7 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
 		struct uop_candidate *c = &out->candidates[i];
 
 		if ((strcmp(c->status, "deadline") == 0 || strcmp(c->status, "budget") == 0 ||
-		     strcmp(c->status, "stopped") == 0) && isfinite(run->best_tpi) &&
+		     strcmp(c->status, "stopped") == 0) && !o->every_candidate && isfinite(run->best_tpi) &&
 		    c->bound_s >= run->best_tpi * (1 + UOP_TIE_TOLERANCE)) {
 			snprintf(c->note, sizeof(c->note), "lower bound %.6g s is not below the best TPI %.6g s",
 			         c->bound_s, run->best_tpi);

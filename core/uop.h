@@ -177,6 +177,11 @@ struct uop_options {
 	                               bound proven so far; <= 0: none */
 	double rel_gap;             /* per candidate MILP gap; 0 = prove optimality */
 	int early_stop;             /* the paper's appendix-E rules */
+	int every_candidate;        /* solve each candidate to its own optimum: none is pruned,
+	                               decided or cut off by another's plan or bound (a bound that
+	                               proves nothing fits still decides one), so every row of the
+	                               result is that (pp, c)'s best TPI; the best plan is the same,
+	                               found slower.  Time limit, deadline, budget and stop apply */
 	int inline_solve;           /* solve in this process, one at a time (no workers) */
 	uint64_t tag;               /* pool tag of this run's tasks (for pool_cancel_tag) */
 	uint64_t group;             /* pool group of this run's tasks (a tenant: pool.h); 0: the tag */

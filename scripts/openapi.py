@@ -132,6 +132,7 @@ S['PlanRequest'] = {'type': 'object', 'required': ['cluster', 'model', 'batch'],
     'selective_recompute': {'type': 'boolean', 'default': False, 'description': 'Offer selective recomputation (only the attention core recomputed: Megatron-LM\'s --recompute-granularity selective) for every layer (docs/cost-model.md, "Selective recomputation"). Part of the cost cache\'s key.'},
     'uneven_microbatches': {'type': 'boolean', 'default': False, 'description': 'Also plan micro-batch counts that leave the last micro-batch smaller (micro-batches of ceil(batch / c), as Galvatron chunks a batch), where the target allows it (any, galvatron). Part of the cost cache\'s key.'},
     'early_stop': {'type': 'boolean', 'default': False},
+    'every_candidate': {'type': 'boolean', 'default': False, 'description': 'Solve each candidate (pp, c) to its own optimum: none is pruned, decided or cut off by another candidate\'s plan or bound (a bound proving that nothing fits still decides one), so every row of result.candidates is that candidate\'s best TPI or why it has none (docs/optimizer.md, "Every candidate"). The plan is the same; the job is slower.'},
     'fp8': {'type': 'boolean', 'description': 'Train in FP8 (docs/cost-model.md, "FP8"): a mixed-precision model, a device with peak_tflops.fp8, targets any or megatron; default false. Part of the cost cache\'s key.'},
     'cp_comm': {'enum': ['p2p', 'a2a'], 'description': 'How context parallelism exchanges keys and values: "p2p" (ring attention) or "a2a" (Ulysses all-to-alls; tp x context_parallel must divide the heads); only with context_parallel > 1; default "p2p". Part of the cost cache\'s key.'},
     'context_parallel': {'type': 'integer', 'minimum': 1, 'maximum': 1048576, 'description': 'Context parallelism (docs/cost-model.md, "Context parallelism"): every strategy splits each sequence over this many ranks of its dp group, ring attention exchanging keys and values; it must divide the cluster\'s devices and every layer type\'s tokens_per_sample; targets any or megatron; default 1 (none). Part of the cost cache\'s key.'},
@@ -156,7 +157,8 @@ S['Candidate'] = {'type': 'object', 'properties': {
     'microbatches': {'type': 'integer'}, 'status': {'type': 'string'},
     'tpi_s': {'type': ['number', 'null']}, 'solve_s': {'type': 'number'}, 'bound': {'type': ['number', 'null']},
     'method': {'type': 'string'}, 'strategy': {'type': 'string'}, 'note': {'type': 'string'},
-    'cached': {'type': 'boolean', 'description': 'Its matrices and proven facts came from the cost cache.'}}}
+    'cached': {'type': 'boolean', 'description': 'Its matrices and proven facts came from the cost cache.'},
+    'shared': {'type': 'boolean', 'description': 'uniapd on PostgreSQL: another replica solved it for this job (docs/scale.md, "One job across replicas"); absent otherwise.'}}}
 S['PlanResult'] = {'type': 'object', 'required': ['plan', 'candidates', 'space', 'optimal', 'gap', 'bound_s', 'solve_s'], 'properties': {
     'plan': {'oneOf': [R('Plan'), {'type': 'null', 'description': 'No candidate fits the memory.'}]},
     'candidates': {'type': 'array', 'items': R('Candidate')}, 'space': {'type': 'string'},

@@ -89,7 +89,7 @@ void api_evaluate(struct http_request *req, struct http_response *res);
 
 /* POST /v1/plans {cluster, model, batch, schedule?, space?, time_limit_s?, gap?, recompute?,
  * zero?, sequence_parallel?, selective_recompute?,
- * uneven_microbatches?, early_stop?}: 202 with the job and Location; Idempotency-Key makes a retry return the same job. */
+ * uneven_microbatches?, early_stop?, every_candidate?}: 202 with the job and Location; Idempotency-Key makes a retry return the same job. */
 void api_plan_create(struct http_request *req, struct http_response *res);
 /* GET /v1/jobs?state=&limit=&cursor=: the tenant's jobs, newest ids last. */
 void api_job_list(struct http_request *req, struct http_response *res);

@@ -227,6 +227,7 @@ static const char *const runner_request_keys[] = {
 	"cluster", "model", "batch", "schedule", "space", "time_limit_s", "deadline_s", "gap", "recompute", "zero",
 	"sequence_parallel", "selective_recompute", "uneven_microbatches", "virtual_stages",
 	"early_stop", "memory_margin", "targets", "runtime", "fp8", "context_parallel", "cp_comm",
+	"every_candidate",
 };
 
 uniap_code runner_options_json(const cJSON *obj, const char *root, double max_time_limit_s,
@@ -268,6 +269,7 @@ uniap_code runner_options_json(const cJSON *obj, const char *root, double max_ti
 	    (rc = runner_bool(obj, root, "fp8", &o->fp8, err)) != UNIAP_OK ||
 	    (rc = runner_bool(obj, root, "uneven_microbatches", &o->uneven, err)) != UNIAP_OK ||
 	    (rc = runner_bool(obj, root, "early_stop", &o->early_stop, err)) != UNIAP_OK ||
+	    (rc = runner_bool(obj, root, "every_candidate", &o->every_candidate, err)) != UNIAP_OK ||
 	    (rc = runner_number(obj, root, "virtual_stages", 2, COST_MAX_VIRTUAL_STAGES, 1, 0, &vs, err)) != UNIAP_OK ||
 	    (rc = runner_number(obj, root, "context_parallel", 1, MODEL_MAX_DEVICES, 1, 0, &cpv, err)) != UNIAP_OK)
 		/* absent: 0, each v of UOP_VIRTUAL_SEARCH_MIN .. _MAX a candidate */

@@ -18,7 +18,7 @@
  *
  * A job request as stored (runner_request_*): {"summary": {"batch",
  * "schedule", "space", "time_limit_s", "deadline_s", "gap", "recompute", "zero", "sequence_parallel",
- * "selective_recompute", "uneven_microbatches", "early_stop",
+ * "selective_recompute", "uneven_microbatches", "early_stop", "every_candidate",
  * "cluster": ref, "model": ref}, "cluster": document, "model": document} -
  * the documents resolved at submission, so a job never depends on documents
  * deleted later; the refs say what the client named (an id, a catalog name
@@ -85,7 +85,7 @@ struct runner_request {
 	struct cluster_profile cluster;
 	struct model_profile model;
 	struct uop_options opts;  /* batch, schedule, space, recompute, zero, sp, selective, uneven,
-	                             time_limit_s, rel_gap, early_stop */
+	                             time_limit_s, rel_gap, early_stop, every_candidate */
 	enum target_kind targets[TARGET_COUNT]; /* "targets", in order; {any} when absent */
 	size_t n_targets;
 	int targets_given;        /* the request named "targets" */
@@ -107,7 +107,7 @@ void runner_request_release(struct runner_request *r);
  * job's start, not a time: runner_run_job adds its start), "gap" (0..1),
  * "recompute", "zero", "sequence_parallel",
  * "selective_recompute", "uneven_microbatches" and
- * "early_stop" (booleans); "cluster", "model" and "memory_margin"
+ * "early_stop" and "every_candidate" (booleans); "cluster", "model" and "memory_margin"
  * (runner_margin_json) are the caller's to read;
  * any other key, or a key given twice, is refused.  Messages are rooted at
  * root ("body").

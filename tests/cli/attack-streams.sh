@@ -47,10 +47,10 @@ if ! start_uniapd --jobs 1 --spare-jobs 0 --workers 1 --no-cache --grace 0 --max
 	exit 1
 fi
 
-# A's heavy job (MILPs of 5 s on the wide T5: minutes) holds the job thread; the next ones queue
+# A's heavy job (MILPs of 5 s on the wide T5, every candidate solved: minutes) holds the job thread; the next ones queue
 call wide-a 201 '"kind":"model"' POST /v1/models "$A" tests/data/t5-wide.json
 WA=$(sed -n 's/.*"id":\([0-9]*\).*/\1/p' "$tmp/body")
-printf '{"cluster":"dgx-a100-x2","model":%s,"batch":64,"time_limit_s":5}' "$WA" >"$tmp/h.json"
+printf '{"cluster":"dgx-a100-x2","model":%s,"batch":64,"time_limit_s":5,"every_candidate":true}' "$WA" >"$tmp/h.json"
 call heavy 202 '"id":' POST /v1/plans "$A" "$tmp/h.json"
 H=$(jid)
 printf '{"cluster":"enva","model":"bert-huge","batch":4}' >"$tmp/s.json"

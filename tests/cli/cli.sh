@@ -114,8 +114,8 @@ check version 0 "uniap " -- "$UNIAP" --version
 # line is drawn on stderr only there, never with --quiet, never on stdout
 if command -v script >/dev/null 2>&1; then
 	# a plan of a few seconds (a T5 with U-Net-like cross edges, too wide for dp-dag, goes to
-	# the MILP, here with a 1 s limit per candidate), long enough for the line
-	P="--cluster dgx-a100 --model tests/data/t5-wide.json --batch 16 --format text --time-limit 1"
+	# the MILP, here with a 1 s limit per candidate and every candidate solved), long enough for the line
+	P="--cluster dgx-a100 --model tests/data/t5-wide.json --batch 16 --format text --time-limit 1 --every-candidate"
 	script -qec "$UNIAP plan $P >$tmp/plan-tty.out" "$tmp/tty" >/dev/null 2>&1
 	if grep -q 'uniap plan: [0-9]*/[0-9]* candidates, .* s elapsed' "$tmp/tty" && grep -q '^plan: space' "$tmp/plan-tty.out" \
 		&& ! grep -q 'candidates, ' "$tmp/plan-tty.out"; then
@@ -138,31 +138,34 @@ fi
 if [ ! -s "$tmp/err-notty" ]; then pass=$((pass + 1)); else echo "FAIL progress-not-a-terminal: $(head -c 200 "$tmp/err-notty")"; fail=$((fail + 1)); fi
 
 # a deadline for the whole plan: the wide T5 on two DGX A100 nodes at B = 128 has 40 candidates,
-# several of which run CBC to their limit (46 s at 5 s each, 2026-11-29; on one node it is proven
-# in 13 s since the MILP got faster, and its candidates all start before a 1 s deadline); with
-# --deadline 1 the best plan so far comes back, not proven, the candidates left say "deadline";
-# every candidate was bounded before any solve, so the gap is below 1 (it was 1 before the bound pass)
+# several of which run CBC to their limit when each is solved (--every-candidate: 77 s at 5 s
+# each, 2026-11-29; without it the least-bound candidate is solved first and its optimum prunes
+# the rest within a second); with --deadline 1 the best plan so far comes back, the candidates
+# left say "deadline"; every candidate was bounded before any solve, so the gap is below 1 (it was
+# 1 before the bound pass), and 0 with "optimal": true where the bounds of the candidates left
+# prove the plan (here they do, once the least-bound candidate is solved)
 check deadline-plan 0 '"status":"deadline"' -- "$UNIAP" plan --cluster dgx-a100-x2 --model tests/data/t5-wide.json \
-	--batch 128 --deadline 1 --quiet
-if grep -q '"optimal":false' "$tmp/out" && grep -q '"tpi_s":[0-9]' "$tmp/out" &&
-	grep -q '"gap":0\.[0-9]' "$tmp/out" &&
-	grep -q 'not solved: the run.s deadline passed' "$tmp/out"; then pass=$((pass + 1)); else
+	--batch 128 --deadline 1 --every-candidate --quiet
+if grep -q '"tpi_s":[0-9]' "$tmp/out" && grep -q 'not solved: the run.s deadline passed' "$tmp/out" &&
+	{ { grep -q '"optimal":false' "$tmp/out" && grep -q '"gap":0\.[0-9]' "$tmp/out"; } ||
+		grep -q '"optimal":true,.*"gap":0,' "$tmp/out"; }; then pass=$((pass + 1)); else
 	echo "FAIL deadline-plan: $(head -c 300 "$tmp/out")"; fail=$((fail + 1)); fi
 check deadline-bad 2 '--deadline: must be a number' -- "$UNIAP" plan --cluster enva --model bert-huge --batch 8 --deadline 0
 
 # the first SIGINT or SIGTERM stops the plan and still prints the best so far (the candidates
 # left "stopped"); SIGTERM here, since a script's background job ignores SIGINT (and uniap
 # keeps it ignored).  A sanitized build solves inline, so the solve in progress runs to its
-# 5 s limit, and may end before any plan (exit 3, saying so)
-"$UNIAP" plan --cluster dgx-a100 --model tests/data/t5-wide.json --batch 16 --time-limit 5 --quiet \
-	>"$tmp/int.out" 2>"$tmp/int.err" &
+# 5 s limit, and may end before any plan (exit 3, saying so).  Every candidate is solved, so the
+# run is still going at the signal; its plan is proven where the candidates left are bounded above it
+"$UNIAP" plan --cluster dgx-a100 --model tests/data/t5-wide.json --batch 16 --time-limit 5 --every-candidate \
+	--quiet >"$tmp/int.out" 2>"$tmp/int.err" &
 ip=$!
 sleep 2
 kill -TERM "$ip"
 wait "$ip"
 irc=$?
 if grep -q 'interrupted' "$tmp/int.err" && [ "$irc" -eq 0 ] && grep -q '"status":"stopped"' "$tmp/int.out" &&
-	grep -q '"optimal":false' "$tmp/int.out"; then
+	{ grep -q '"optimal":false' "$tmp/int.out" || grep -q '"optimal":true,.*"gap":0,' "$tmp/int.out"; }; then
 	pass=$((pass + 1))
 elif [ -n "${UNIAP_SANITIZED:-}" ] && [ "$irc" -eq 3 ] && grep -q 'before the interrupt' "$tmp/int.err"; then
 	pass=$((pass + 1))
@@ -195,8 +198,9 @@ check wide-range-tiny 0 '"tpi_s":0.15224130441714' -- \
 D=tests/data/milp-wide-range
 check wide-range-winner 0 '{"pp":2,"microbatches":4,"microbatch_size":4,"schedule":"gpipe","tpi_s":6.92095584170' -- \
 	"$UNIAP" plan --cluster "$D/cluster.json" --model "$D/model.json" --batch 16 --quiet
+# the loser is solved to its own optimum only when no better plan prunes it: --every-candidate
 check wide-range-loser 0 '{"pp":2,"microbatches":1,"status":"optimal","tpi_s":7.02650706064' -- \
-	"$UNIAP" plan --cluster "$D/cluster.json" --model "$D/model.json" --batch 16 --quiet
+	"$UNIAP" plan --cluster "$D/cluster.json" --model "$D/model.json" --batch 16 --every-candidate --quiet
 for f in better-2-4 better-2-1; do
 	check "wide-range-$f-valid" 0 '"valid":true' -- \
 		"$UNIAP" evaluate --cluster "$D/cluster.json" --model "$D/model.json" --batch 16 --plan "$D/$f.json"

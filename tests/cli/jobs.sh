@@ -111,8 +111,9 @@ mid=$(jid)
 call t5-put 201 '"kind":"model"' POST /v1/models "$A" "$EX/model-t5-dag.json"
 t5id=$(jid)
 # the slow plans: a T5 with U-Net-like cross edges, too wide for the exact DAG program, so its
-# candidates are MILPs that run to their limits (the catalog's and the example's T5 are solved
-# in well under a second)
+# candidates are MILPs that run to their limits, with every_candidate so that none is pruned by
+# another's plan (solved least bound first, its optimum would prune the rest within a second;
+# the catalog's and the example's T5 are solved in well under a second)
 call t5-wide-put 201 '"kind":"model"' POST /v1/models "$A" tests/data/t5-wide.json
 t5wid=$(jid)
 call c16-put 201 '"kind":"cluster"' POST /v1/clusters "$A" "$EX/cluster-16gpu-pcie-pairs.json"
@@ -463,7 +464,7 @@ check tenant-d 0 "uk_" -- "$UNIAPD" tenant add td --db "$DB" --max-jobs 5
 D=$(tail -n 1 "$tmp/out")
 up --jobs 1
 call t5-wide-d 201 '"kind":"model"' POST /v1/models "$D" tests/data/t5-wide.json
-printf '{"cluster":"dgx-a100-x2","model":%s,"batch":128,"time_limit_s":5}' "$(jid)" >"$tmp/slow.json"
+printf '{"cluster":"dgx-a100-x2","model":%s,"batch":128,"time_limit_s":5,"every_candidate":true}' "$(jid)" >"$tmp/slow.json"
 submit revoke-running "$D" "$tmp/slow.json"
 jd1=$jobid
 if wait_job "$jd1" "$D" "running succeeded failed canceled" 100 && [ "$(jst "$tmp/job")" = running ]; then
@@ -486,7 +487,7 @@ down
 # solves for minutes (its MILPs capped at 10 s, so that a sanitized build, which waits out a
 # running candidate, cancels it in bounded time)
 up --jobs 1 --spare-jobs 0 --max-queued 1
-printf '{"cluster":"dgx-a100-x2","model":%s,"batch":128,"time_limit_s":10}' "$t5wid" >"$tmp/slow.json"
+printf '{"cluster":"dgx-a100-x2","model":%s,"batch":128,"time_limit_s":10,"every_candidate":true}' "$t5wid" >"$tmp/slow.json"
 submit slow-submit "$A" "$tmp/slow.json"
 js=$jobid
 if wait_job "$js" "$A" "running succeeded failed canceled" 100 && [ "$(jst "$tmp/job")" = running ]; then
@@ -563,7 +564,7 @@ t_phase2=$(date +%s)
 up --lease 4
 # the wide T5 on two DGX nodes (minutes): running when killed, stopped by the test once the
 # next process runs it and has a plan
-printf '{"cluster":"dgx-a100-x2","model":%s,"batch":128,"time_limit_s":5}' "$t5wid" >"$tmp/rec.json"
+printf '{"cluster":"dgx-a100-x2","model":%s,"batch":128,"time_limit_s":5,"every_candidate":true}' "$t5wid" >"$tmp/rec.json"
 submit recover-submit "$A" "$tmp/rec.json"
 jk=$jobid
 if wait_job "$jk" "$A" "running succeeded failed canceled" 100 && [ "$(jst "$tmp/job")" = running ]; then
@@ -610,7 +611,7 @@ up --grace 0
 # the wide T5 on two DGX nodes at another batch (the recovered one's candidates are in the
 # cost cache now): 40 s or more, so it is running at the SIGTERM; stopped once the next start
 # runs it (B = 256 took minutes before the MILP got faster, and now 0.3 s)
-printf '{"cluster":"dgx-a100-x2","model":%s,"batch":64,"time_limit_s":5}' "$t5wid" >"$tmp/stop.json"
+printf '{"cluster":"dgx-a100-x2","model":%s,"batch":64,"time_limit_s":5,"every_candidate":true}' "$t5wid" >"$tmp/stop.json"
 submit stop-submit "$A" "$tmp/stop.json"
 jt=$jobid
 if wait_job "$jt" "$A" "running succeeded failed canceled" 100 && [ "$(jst "$tmp/job")" = running ]; then

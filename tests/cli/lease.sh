@@ -44,7 +44,7 @@ A=$(tail -n 1 "$tmp/out")
 launch "$tmp/log1" --jobs 1 --workers 1
 pid1=$pid port1=$port
 call wide 201 '"kind":"model"' POST /v1/models "$A" tests/data/t5-wide.json
-printf '{"cluster":"dgx-a100-x2","model":%s,"batch":128,"time_limit_s":5}' "$(jid)" >"$tmp/long.json"
+printf '{"cluster":"dgx-a100-x2","model":%s,"batch":128,"time_limit_s":5,"every_candidate":true}' "$(jid)" >"$tmp/long.json"
 call submit-1 202 '"id":' POST /v1/plans "$A" "$tmp/long.json"
 j1=$(jid)
 if wait_job "$j1" "$A" "running succeeded failed canceled" 600 && [ "$(jst "$tmp/job")" = running ]; then ok; else

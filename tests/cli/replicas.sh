@@ -5,7 +5,9 @@
 #      at once through 3 replicas: exactly 4 accepted, 4 answered 429) and an
 #      Idempotency-Key (one job for the same key sent to all 3 at once);
 #   2. a cancel sent to one replica reaches the job another runs;
-#   3. 200 plan jobs from 3 tenants, submitted round-robin to the replicas,
+#   3. 200 plan jobs from 3 tenants (BERT-Huge with every_candidate, tenths of a
+#      second each, so that a replica killed or paused holds a running one),
+#      submitted round-robin to the replicas,
 #      while one replica is killed with -9, the database is stopped (the
 #      replicas' /readyz says 503) and started again, and another replica is
 #      paused with SIGSTOP past its lease (3 s), until the last replica has
@@ -116,7 +118,7 @@ idem=$ids
 # ---- 2. a cancel through one replica reaches the job another runs
 port=$rport_1
 call wide-put 201 '"kind":"model"' POST /v1/models "$A" tests/data/t5-wide.json
-printf '{"cluster":"dgx-a100-x2","model":%s,"batch":128}' "$(jid)" >"$tmp/slow.json"
+printf '{"cluster":"dgx-a100-x2","model":%s,"batch":128,"every_candidate":true}' "$(jid)" >"$tmp/slow.json"
 call slow-submit 202 '"id":' POST /v1/plans "$A" "$tmp/slow.json"
 js=$(jid)
 if wait_job "$js" "$A" "running succeeded failed canceled" 200 && [ "$(jst "$tmp/job")" = running ]; then ok; else
@@ -139,7 +141,8 @@ while [ $i -lt $N ]; do
 	case $((i % 3)) in 0) k=$A ;; 1) k=$B ;; *) k=$C ;; esac
 	r=$((i % 3 + 1))
 	eval "p=\$rport_$r"
-	printf '{"cluster":"dgx-a100-x2","model":"bert-huge","batch":%d}' $((i % 4 == 0 ? 128 : 64)) >"$tmp/j.json"
+	printf '{"cluster":"dgx-a100-x2","model":"bert-huge","batch":%d,"every_candidate":true}' $((i % 4 == 0 ? 128 : 64)) \
+		>"$tmp/j.json"
 	curl -s -X POST -H "Content-Type: application/json" -H "Authorization: Bearer $k" --data-binary @"$tmp/j.json" \
 		"http://127.0.0.1:$p/v1/plans" >>"$tmp/submitted"
 	echo >>"$tmp/submitted"

@@ -11,7 +11,8 @@
 # Retry-After) while /healthz still answers on two request threads; a
 # SIGTERM ends an open stream at once.
 # One job thread runs a slow job (T5 with U-Net-like cross edges,
-# tests/data/t5-wide.json, on two DGX nodes: MILPs of 10 s each, for minutes) so that a
+# tests/data/t5-wide.json, on two DGX nodes, every candidate solved: MILPs of 10 s each, for
+# minutes) so that a
 # second job stays queued until the slow one is canceled.
 # Every wait is on a condition (a metric, a stream's first event, a job's
 # state) with a generous deadline, so a busy machine only makes it slower;
@@ -83,7 +84,7 @@ get options-plain 204 "Allow: POST" -X OPTIONS "$U/v1/plans"
 get wide-model 201 '"kind":"model"' -H "$JSON" --data-binary @tests/data/t5-wide.json "$U/v1/models"
 W=$(sed -n 's/.*"id":\([0-9]*\).*/\1/p' "$tmp/body")
 get slow-job 202 "Location: /v1/jobs/1" -H "$JSON" -H "Origin: $UI" \
-	-d "{\"cluster\":\"dgx-a100-x2\",\"model\":$W,\"batch\":128,\"time_limit_s\":10}" "$U/v1/plans"
+	-d "{\"cluster\":\"dgx-a100-x2\",\"model\":$W,\"batch\":128,\"time_limit_s\":10,\"every_candidate\":true}" "$U/v1/plans"
 for h in "Access-Control-Allow-Origin: $UI" \
 	"Access-Control-Expose-Headers: Location, Retry-After, Idempotent-Replayed, ETag, X-Request-Id"; do
 	if grep -qiF "$h" "$tmp/hdr.n"; then ok; else bad "post-exposes: no '$h'"; fi
@@ -199,7 +200,7 @@ get wait-finished-at-once 200 '"state":"succeeded"' "$U/v1/jobs/$Q?wait=30"
 get plan-wait-finished 200 "plan: pp" "$U/v1/jobs/$Q/plan?format=text&wait=30"
 
 # ---- SIGTERM ends an open stream at once
-get slow-again 202 "" -H "$JSON" -d "{\"cluster\":\"dgx-a100-x2\",\"model\":$W,\"batch\":128,\"time_limit_s\":20}" \
+get slow-again 202 "" -H "$JSON" -d "{\"cluster\":\"dgx-a100-x2\",\"model\":$W,\"batch\":128,\"time_limit_s\":20,\"every_candidate\":true}" \
 	"$U/v1/plans"
 S=$(sed -n 's/^{"id":\([0-9]*\),.*/\1/p' "$tmp/body")
 curl -s -N -m "$MAXT" -o "$tmp/s4" "$U/v1/jobs/$S/events" &

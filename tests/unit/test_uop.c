@@ -386,6 +386,76 @@ static void test_interleaved_matches_brute_force(void **state)
 	assert_true(checked >= 24);
 }
 
+/*
+ * every_candidate: on random instances each candidate is solved to its own
+ * optimum (brute force on its own matrices), none is pruned, and the best plan
+ * is the one the usual run finds (which prunes, least bound first).
+ */
+static void test_every_candidate(void **state)
+{
+	int trial, solved = 0, pruned_usually = 0;
+
+	(void)state;
+	for (trial = 0; trial < 16; trial++) {
+		struct cluster_profile cl;
+		struct model_profile m;
+		struct uop_result r, all;
+		struct uop_options o;
+		struct uniap_err err;
+		long batch;
+		size_t i;
+
+		random_instance(&cl, &m, &batch);
+		uop_options_init(&o);
+		o.batch = batch;
+		o.schedule = trial % 2 ? COST_1F1B : COST_GPIPE;
+		o.threads = 2;
+		o.inline_solve = trial % 3 == 0;
+		assert_int_equal(uop_run(&cl, &m, &o, NULL, &r, &err), UNIAP_OK);
+		o.every_candidate = 1;
+		assert_int_equal(uop_run(&cl, &m, &o, NULL, &all, &err), UNIAP_OK);
+		assert_int_equal(all.best, r.best);
+		assert_int_equal(all.optimal, r.optimal);
+		if (r.best >= 0)
+			assert_true(all.eval.tpi_s == r.eval.tpi_s);
+		assert_int_equal(all.n_candidates, r.n_candidates);
+		for (i = 0; i < all.n_candidates; i++) {
+			const struct uop_candidate *uc = &all.candidates[i];
+			struct cost_options co = { .batch = batch, .pp = uc->pp, .microbatches = uc->microbatches,
+			                           .schedule = o.schedule, .runtime = *target_runtime(TARGET_ANY) };
+			struct cost_candidate cand;
+			double b;
+
+			pruned_usually += strcmp(r.candidates[i].status, "pruned") == 0;
+			if (strcmp(uc->status, "pruned") == 0)
+				fail_msg("trial %d pp %d c %ld: pruned under every_candidate (%s)", trial, uc->pp,
+				         uc->microbatches, uc->note);
+			if (cost_build(&cl, &m, &co, &cand, &err) != UNIAP_OK) {
+				assert_string_equal(uc->status, "infeasible");
+				continue;
+			}
+			assert_int_equal(brute_solve(&cand, &b, NULL, NULL, NULL), 0);
+			if (isinf(b)) {
+				assert_string_equal(uc->status, "infeasible");
+			} else {
+				if (strcmp(uc->status, "optimal") != 0 || !(fabs(uc->tpi_s - b) <= 1e-9 * b))
+					fail_msg("trial %d pp %d c %ld: %s %.17g, brute force %.17g", trial, uc->pp,
+					         uc->microbatches, uc->status, uc->tpi_s, b);
+				solved++;
+			}
+			cost_candidate_release(&cand);
+		}
+		uop_result_release(&all);
+		uop_result_release(&r);
+		model_release(&m);
+		cluster_release(&cl);
+	}
+	print_message("every_candidate: %d candidates solved to their optima, %d of them pruned usually\n",
+	              solved, pruned_usually);
+	assert_true(solved >= 40);
+	assert_true(pruned_usually >= 10);
+}
+
 /* Worker processes and inline solving agree on every candidate's optimum. */
 static void test_workers_equal_inline(void **state)
 {
@@ -486,7 +556,9 @@ static void small_run(struct cluster_profile *cl, struct model_profile *m, struc
 
 /* The run's budget of worker seconds: a tiny one lets the first candidates
  * (those dispatched before any ended) solve and reports the rest as
- * "budget"; the result says the budget was spent and what was used. */
+ * "budget"; the result says the budget was spent and what was used, and is
+ * optimal only where the bounds of the rest prove it.  every_candidate: else
+ * the first candidate solved, the least-bound one, prunes all the rest. */
 static void test_budget(void **state)
 {
 	struct cluster_profile cl;
@@ -498,15 +570,18 @@ static void test_budget(void **state)
 
 	(void)state;
 	small_run(&cl, &m, &o);
+	o.every_candidate = 1;
 	o.budget_worker_s = 1e-9;
 	assert_int_equal(uop_run(&cl, &m, &o, NULL, &r, &err), UNIAP_OK);
 	assert_true(r.budget_spent);
 	assert_true(r.worker_s > 0);
-	assert_false(r.optimal);
+	assert_true(r.best >= 0);
 	for (i = 0; i < r.n_candidates; i++) {
 		if (strcmp(r.candidates[i].status, "budget") == 0) {
 			n_budget++;
 			assert_non_null(strstr(r.candidates[i].note, "budget"));
+			if (r.optimal)
+				assert_true(r.candidates[i].bound_s >= r.eval.tpi_s * (1 - 1e-9));
 		} else if (strcmp(r.candidates[i].status, "optimal") == 0 ||
 		           strcmp(r.candidates[i].status, "feasible") == 0) {
 			n_solved++;
@@ -1242,6 +1317,7 @@ int main(void)
 		cmocka_unit_test(test_interleaved_matches_brute_force),
 		cmocka_unit_test(test_interleaved_peak_memory),
 		cmocka_unit_test(test_workers_equal_inline),
+		cmocka_unit_test(test_every_candidate),
 		cmocka_unit_test(test_spaces),
 		cmocka_unit_test(test_cancel),
 		cmocka_unit_test(test_budget),
