@@ -188,6 +188,11 @@ struct uop_slot {
 	                               answers, the candidate ends with a plan at most this good */
 	size_t *start_strategy;     /* owned or NULL */
 	double start_tpi;
+	/* a solve in a worker, from its start to its completion, is on run->flight (lock):
+	 * a better plan recorded meanwhile that its bound cannot beat stops it (uop_supersede) */
+	pool_ticket ticket;         /* guarded by run->lock; 0 until started */
+	int superseded;             /* guarded by run->lock: canceled for a plan at or below its bound */
+	struct uop_slot *flight_next; /* guarded by run->lock */
 };
 
 static void uop_slot_free(struct uop_slot *slot)
@@ -217,6 +222,7 @@ struct uop_run {
 	int bounded;                /* set before any solve: every candidate's bound_s is a proven
 	                               bound (the bound pass ran); candidates' bound_s guarded by lock */
 	struct pool *pool;          /* the solves' pool (NULL: inline); set before any solve */
+	struct uop_slot *flight;    /* guarded by lock: the slots whose solve started in a worker */
 	struct frac_memo *frac;     /* owned: the reshard fractions of the run's builds (the parent's
 	                               only: a worker builds nothing); NULL: none (out of memory) */
 	uniap_code fail;            /* first internal failure, guarded by lock */
@@ -307,6 +313,65 @@ static double uop_pruning(const struct uop_run *run)
 	return p;
 }
 
+static void uop_settle_by_bound(struct uop_run *run, struct uop_candidate *c, const char *status,
+                                double lb, int cached);
+static void uop_settle_claimed(struct uop_run *run, struct uop_candidate *c, const char *status,
+                               double lb, int cached);
+
+/*
+ * Stops the running solves that cannot win (run->lock held): a first-round
+ * solve whose candidate's proven bound is at or above the least plan the run
+ * prunes by (uop_pruning) cannot give a better plan, so its worker is killed
+ * and uop_done settles it "pruned", as if its turn had come after that plan.
+ * Only the pool is called (pool_cancel marks and returns; the completion comes
+ * later on a pool thread).
+ */
+static void uop_supersede(struct uop_run *run)
+{
+	double p = uop_pruning(run);
+	struct uop_slot *s;
+
+	if (!isfinite(p) || !run->pool)
+		return;
+	for (s = run->flight; s; s = s->flight_next)
+		if (!s->superseded && !s->again && s->ticket != 0 &&
+		    s->lower_bound_s >= p * (1 + UOP_TIE_TOLERANCE) &&
+		    pool_cancel(run->pool, s->ticket, NULL) == UNIAP_OK)
+			s->superseded = 1;
+}
+
+/* The pool started slot's solve (a pool thread): it joins run->flight. */
+static void uop_started(void *ctx, pool_ticket id, pid_t pid)
+{
+	struct uop_slot *slot = ctx;
+	struct uop_run *run = slot->run;
+
+	(void)pid;
+	pthread_mutex_lock(&run->lock);
+	slot->ticket = id;
+	slot->flight_next = run->flight;
+	run->flight = slot;
+	uop_supersede(run); /* a plan found while it was queued may stop it already */
+	pthread_mutex_unlock(&run->lock);
+}
+
+/* Takes slot off run->flight (a no-op when it never started); 1 when it was superseded. */
+static int uop_landed(struct uop_run *run, struct uop_slot *slot)
+{
+	struct uop_slot **p;
+	int superseded;
+
+	pthread_mutex_lock(&run->lock);
+	for (p = &run->flight; *p; p = &(*p)->flight_next)
+		if (*p == slot) {
+			*p = slot->flight_next;
+			break;
+		}
+	superseded = slot->superseded;
+	pthread_mutex_unlock(&run->lock);
+	return superseded;
+}
+
 /* Records a solved candidate; takes ownership of slot->cand and r's arrays. */
 static void uop_record(struct uop_run *run, struct uop_slot *slot, struct opt_result *r)
 {
@@ -379,6 +444,7 @@ static void uop_record(struct uop_run *run, struct uop_slot *slot, struct opt_re
 		out->strategy = r->strategy;
 		r->stage = NULL;
 		r->strategy = NULL;
+		uop_supersede(run);
 	}
 	if (slot->again) {
 		uop_merge_again(c, &slot->prev);
@@ -474,10 +540,27 @@ static void uop_done(void *ctx, const struct pool_outcome *o)
 	struct uop_run *run = slot->run;
 	struct opt_result r;
 	struct uniap_err err;
+	int superseded = uop_landed(run, slot);
 
 	uop_spend(run, o->wall_s);
 
-	if (o->status == POOL_TIMEOUT && run->opts->deadline_s > 0 && opt_clock_s() >= run->opts->deadline_s &&
+	if (superseded && o->status == POOL_CANCELED) {
+		/* stopped by a better plan (uop_supersede): pruned by its bound, as it would have
+		 * been had its turn come after that plan */
+		struct uop_candidate *c = &run->out->candidates[slot->index];
+		double best;
+
+		pthread_mutex_lock(&run->lock);
+		best = uop_pruning(run);
+		c->solve_s = o->wall_s;
+		pthread_mutex_unlock(&run->lock);
+		snprintf(c->note, sizeof(c->note), "lower bound %.6g s is not below the best TPI %.6g s (its solve was stopped)",
+		         slot->lower_bound_s, best);
+		if (slot->claimed)
+			uop_settle_claimed(run, c, "pruned", slot->lower_bound_s, slot->has_known);
+		else
+			uop_settle_by_bound(run, c, "pruned", slot->lower_bound_s, slot->has_known);
+	} else if (o->status == POOL_TIMEOUT && run->opts->deadline_s > 0 && opt_clock_s() >= run->opts->deadline_s &&
 	    !slot->start_stage) {
 		/* killed for the run's deadline (uop_dispatch): left for it, like one never started */
 		uop_fail_candidate(run, slot, "deadline", "not solved: still solving when the run's deadline passed");
@@ -901,8 +984,8 @@ static uniap_code uop_dispatch(struct uop_run *run, struct pool *pool, struct uo
 	}
 	for (;;) {
 		struct pool_task t = {
-			.work = uop_work, .arg = slot, .done = uop_done, .ctx = slot, .tag = o->tag,
-			.group = o->group,
+			.work = uop_work, .arg = slot, .started = uop_started, .done = uop_done, .ctx = slot,
+			.tag = o->tag, .group = o->group,
 			.time_limit_s = slot->opt.time_limit_s > 0 ? slot->opt.time_limit_s + 5 : 0,
 		};
 		uniap_code rc;

@@ -152,6 +152,19 @@ if grep -q '"tpi_s":[0-9]' "$tmp/out" && grep -q 'not solved: the run.s deadline
 	echo "FAIL deadline-plan: $(head -c 300 "$tmp/out")"; fail=$((fail + 1)); fi
 check deadline-bad 2 '--deadline: must be a number' -- "$UNIAP" plan --cluster enva --model bert-huge --batch 8 --deadline 0
 
+# the candidate of least bound is solved first, and a solve that its plan proves cannot win is
+# stopped at once (its bound above that plan): T5-Large on dgx-h100-x16 at B = 512 (pp 1 c 1 wins
+# in 0.3 s; the second worker's first candidate, pp 16 c 512, would run to its 10 s limit) ends
+# with every candidate decided, none "feasible" at a limit
+check least-bound-first 0 '"optimal":true' -- "$UNIAP" plan --cluster dgx-h100-x16 --model t5-large --batch 512 \
+	--threads 2 --time-limit 10 --quiet
+if grep -q '"status":"\(feasible\|unknown\|canceled\)"' "$tmp/out"; then
+	echo "FAIL least-bound-first: a candidate left undecided: $(grep -o '"status":"\(feasible\|unknown\|canceled\)"[^}]*' "$tmp/out" | head -c 300)"
+	fail=$((fail + 1))
+else
+	pass=$((pass + 1))
+fi
+
 # the first SIGINT or SIGTERM stops the plan and still prints the best so far (the candidates
 # left "stopped"); SIGTERM here, since a script's background job ignores SIGINT (and uniap
 # keeps it ignored).  A sanitized build solves inline, so the solve in progress runs to its
