@@ -55,12 +55,21 @@
 #define PG_CHANNEL "uniap_jobs"
 /* The server's clock in Unix milliseconds: every lease's expiry, written and compared */
 #define PG_NOW_MS "(extract(epoch FROM clock_timestamp()) * 1000)::bigint"
-#define PG_CONN_KEYS 8          /* conn_params' keywords and the NULL after them */
+#define PG_CONN_KEYS 9          /* conn_params' keywords and the NULL after them */
 /* A statement's answer, and a free pooled connection, are waited for this long at most: a
  * server that hangs (stopped, not gone: its kernel still acknowledges every packet, so neither
  * keepalives nor the TCP user timeout notice) fails the call as unavailable instead of holding
  * the request thread; the connection is then dropped and made anew */
 #define PG_QUERY_TIMEOUT_MS 10000
+/* The server ends a session of ours that sits inside a transaction, idle, this long
+ * (idle_in_transaction_session_timeout, in conn_params' options): a replica frozen mid-
+ * transaction (SIGSTOP, a VM paused, swapping) would otherwise hold its row locks for as long as
+ * it is frozen, and every other replica's recovery of its expired leases, which updates those
+ * rows, would wait on them (their calls time out after PG_QUERY_TIMEOUT_MS and run again, to wait
+ * again).  Ours run statement after statement with nothing between them that takes time, so a
+ * live replica never comes near it; the frozen one, resumed, finds its session gone, and its
+ * next call reconnects and is fenced by the lease it lost meanwhile. */
+#define PG_IDLE_IN_TX "-c idle_in_transaction_session_timeout=10000"
 
 /* Advisory lock keys: fixed, "uniap" and what they guard in ASCII. */
 #define PG_LOCK_MIGRATE INT64_C(0x756e6961706d6967)   /* "uniapmig": one replica migrates at a time */
@@ -729,15 +738,16 @@ static uniap_code notify(struct pg_call *k, const char *payload, struct uniap_er
  * override any of them (libpq takes the last of a repeated keyword).
  * Keepalives and the TCP user timeout make a server that vanished without a
  * word a broken connection within about a minute, the listener's included;
- * connect_timeout bounds a reset's wait for a server that does not answer.
+ * connect_timeout bounds a reset's wait for a server that does not answer;
+ * options ends a session frozen inside a transaction (PG_IDLE_IN_TX).
  */
 static void conn_params(const struct store_pg *s, const char *keys[PG_CONN_KEYS],
 			const char *vals[PG_CONN_KEYS])
 {
 	static const char *const k[] = { "connect_timeout", "application_name", "keepalives_idle",
-					  "keepalives_interval", "keepalives_count", "tcp_user_timeout", "dbname",
-					  NULL };
-	static const char *const v[] = { "5", "uniapd", "30", "10", "3", "60000", NULL, NULL };
+					  "keepalives_interval", "keepalives_count", "tcp_user_timeout", "options",
+					  "dbname", NULL };
+	static const char *const v[] = { "5", "uniapd", "30", "10", "3", "60000", PG_IDLE_IN_TX, NULL, NULL };
 	int i;
 
 	for (i = 0; k[i]; i++) {
