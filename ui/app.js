@@ -281,6 +281,7 @@ async function newPlanView() {
   syncCp();
   const deadline = h('input', { id: 'deadline', type: 'number', min: 0.001, step: 'any', placeholder: 'none', 'aria-describedby': 'deadline-help' });
   const limit = h('input', { id: 'time-limit', type: 'number', min: 0.1, step: 'any', value: 60, 'aria-describedby': 'time-limit-help' });
+  const every = h('input', { id: 'every-candidate', type: 'checkbox', 'aria-describedby': 'every-candidate-help' });
   const margin = h('input', { id: 'margin', type: 'number', min: 0, max: 0.5, step: 'any', placeholder: 'the cluster’s', 'aria-describedby': 'margin-help' });
   const status = h('div', { id: 'upload-status', 'aria-live': 'polite' });
   const err = h('div', { id: 'plan-error', 'aria-live': 'assertive' });
@@ -316,6 +317,8 @@ async function newPlanView() {
       h('p', { class: 'help', id: 'time-limit-help' }, 'Each candidate’s exact solve; past it, its best plan and bound.')),
     h('div', { class: 'field' }, h('label', { for: 'deadline' }, 'Deadline for the whole plan (s)'), deadline,
       h('p', { class: 'help', id: 'deadline-help' }, 'Then the best plan so far, with its gap.')),
+    h('div', { class: 'field' }, h('label', { class: 'check', for: 'every-candidate' }, every, ' Solve every candidate'),
+      h('p', { class: 'help', id: 'every-candidate-help' }, 'Each pipeline degree and micro-batch count to its own optimum, none pruned by another’s plan: the candidates’ map then compares them all. Slower; the plan is the same.')),
     h('div', { class: 'field' }, h('label', { for: 'margin' }, 'Memory margin (0–0.5)'), margin,
       h('p', { class: 'help', id: 'margin-help' }, 'Fraction of device memory no plan may use.')),
     h('div', { class: 'field wide row' }, submit), err);
@@ -334,6 +337,7 @@ async function newPlanView() {
     if (schedule.value === 'interleaved' && vstages.value !== '') body.virtual_stages = Number(vstages.value);
     if (Number(cp.value) > 1) { body.context_parallel = Number(cp.value); body.cp_comm = cpComm.value; }
     if (deadline.value !== '') body.deadline_s = Number(deadline.value);
+    if (every.checked) body.every_candidate = true;
     submit.disabled = true;
     try {
       const r = await api('POST', '/v1/plans', { body });
