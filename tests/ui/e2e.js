@@ -334,6 +334,7 @@ async function steps() {
     await page.click('input[name="target"][value="galvatron"]');
     await page.click('#opt-zero');
     await page.click('#opt-sequence_parallel');
+    await page.click('#every-candidate');
     await page.click('#submit-plan');
     await page.waitForSelector('#progress');
     const shift0 = await page.evaluate(() => window.__shift);
@@ -352,6 +353,9 @@ async function steps() {
     const m = p.done.match(/^(\d+) \/ (\d+)$/);
     must(m && Number(m[2]) > 0 && m[1] === m[2], `candidates "${p.done}"`);
     must(/s$/.test(p.best), `best TPI "${p.best}"`);
+    // "Solve every candidate" went with the request (what it does: tests/unit/test_uop.c)
+    const j = await api('GET', `/v1/jobs/${jobId}`);
+    must(j.request && j.request.every_candidate === true, `request ${JSON.stringify(j.request).slice(0, 200)}`);
   });
 
   // -------------------------------------------------------------- plan view
