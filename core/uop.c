@@ -331,7 +331,8 @@ static void uop_supersede(struct uop_run *run)
 	double p = uop_pruning(run);
 	struct uop_slot *s;
 
-	if (!isfinite(p) || !run->pool)
+	/* after a stop the run has canceled them all: they end as the stop says */
+	if (!isfinite(p) || !run->pool || run->stop_seen)
 		return;
 	for (s = run->flight; s; s = s->flight_next)
 		if (!s->superseded && !s->again && s->ticket != 0 &&
@@ -553,9 +554,9 @@ static void uop_done(void *ctx, const struct pool_outcome *o)
 		pthread_mutex_lock(&run->lock);
 		best = uop_pruning(run);
 		c->solve_s = o->wall_s;
-		pthread_mutex_unlock(&run->lock);
 		snprintf(c->note, sizeof(c->note), "lower bound %.6g s is not below the best TPI %.6g s (its solve was stopped)",
 		         slot->lower_bound_s, best);
+		pthread_mutex_unlock(&run->lock);
 		if (slot->claimed)
 			uop_settle_claimed(run, c, "pruned", slot->lower_bound_s, slot->has_known);
 		else
@@ -1205,9 +1206,12 @@ static int uop_decide_from_facts(struct uop_run *run, struct uop_candidate *c, s
 static void uop_settle_by_bound(struct uop_run *run, struct uop_candidate *c, const char *status,
                                 double lb, int cached)
 {
+	/* under the lock: a superseded solve settles from a pool thread (uop_done) */
+	pthread_mutex_lock(&run->lock);
 	snprintf(c->status, sizeof(c->status), "%s", status);
-	uop_set_bound(run, c, lb);
+	c->bound_s = lb;
 	c->method = OPT_METHOD_LOWER_BOUND;
+	pthread_mutex_unlock(&run->lock);
 	if (!cached)
 		uop_memo_put_bound(run->opts, c, lb);
 	uop_count_done(run);
@@ -1374,11 +1378,14 @@ static void uop_bound_pass(struct uop_run *run, const struct cluster_profile *cl
  * rest is kept).  Its bound is the least any candidate can reach, so it is the
  * likeliest winner, and solved first its plan prunes the others by their
  * bounds at once. */
-static void uop_least_bound_first(const struct uop_result *out, struct uop_order *ord)
+static void uop_least_bound_first(const struct uop_run *run, struct uop_order *ord)
 {
+	const struct uop_result *out = run->out;
 	size_t n, head = 0, pick = (size_t)-1;
 	double least = INFINITY;
 
+	if (!run->bounded)
+		return; /* the pass stopped early: the bounds it left unset are no order */
 	while (head < out->n_candidates && isfinite(ord[head].proven))
 		head++;
 	for (n = head; n < out->n_candidates; n++) {
@@ -1986,7 +1993,7 @@ static uniap_code uop_solve_all(struct uop_run *run, const struct cluster_profil
 		return err_set(err, UNIAP_E_NOMEM, "candidates: out of memory");
 	}
 	uop_bound_pass(run, cl, m, ord, known, has);
-	uop_least_bound_first(out, ord);
+	uop_least_bound_first(run, ord);
 	cut = calloc(count, 1);
 	busy = calloc(count, 1);
 	if (!cut || !busy) {
