@@ -21,7 +21,7 @@
  * Build and run (from the repository root, after `make`):
  *   cc -O2 -Icore bench/dag_bench.c build/libuniapcore.a $(pkg-config --libs cbc) -lm \
  *      -o build/dag_bench && build/dag_bench [--seeds 5] [--limit 60] [--layouts 4]
- *      [--variants 3] [--pp 4] [--c 8] [--widths 5,6,7,8]
+ *      [--variants 3] [--pp 4] [--c 8] [--widths 5,6,7,8] [--kind skips|branches]
  */
 #include <math.h>
 #include <stdint.h>
@@ -35,7 +35,7 @@
 #define DB_MAX_ROWS 4096
 
 struct db_cfg {
-	int seeds, layouts, variants, pp, wmin, wmax;
+	int seeds, layouts, variants, pp, wmin, wmax, kinds; /* kinds: bit 0 skips, bit 1 branches */
 	long c;
 	double limit_s;
 };
@@ -207,7 +207,7 @@ static int db_cmp(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-	struct db_cfg cfg = {5, 4, 3, 4, 5, 8, 8, 60};
+	struct db_cfg cfg = {5, 4, 3, 4, 5, 8, 3, 8, 60};
 	static double secs[9][DB_MAX_ROWS];
 	int nsec[9] = {0}, proven[9] = {0}, dag[9] = {0}, a, kind, w, sd;
 
@@ -224,6 +224,8 @@ int main(int argc, char **argv)
 			cfg.variants = atoi(v);
 		else if (strcmp(argv[a], "--pp") == 0)
 			cfg.pp = atoi(v);
+		else if (strcmp(argv[a], "--kind") == 0 && (strcmp(v, "skips") == 0 || strcmp(v, "branches") == 0))
+			cfg.kinds = strcmp(v, "skips") == 0 ? 1 : 2;
 		else if (strcmp(argv[a], "--c") == 0)
 			cfg.c = atol(v);
 		else if (strcmp(argv[a], "--widths") == 0 && sscanf(v, "%d,%d", &cfg.wmin, &cfg.wmax) >= 1) {
@@ -231,7 +233,7 @@ int main(int argc, char **argv)
 				cfg.wmax = cfg.wmin;
 		} else {
 			fprintf(stderr, "usage: dag_bench [--seeds N] [--limit S] [--layouts N] [--variants N] "
-			                "[--pp N] [--c N] [--widths MIN,MAX]\n");
+			                "[--pp N] [--c N] [--widths MIN,MAX] [--kind skips|branches]\n");
 			return 2;
 		}
 		a++;
@@ -243,11 +245,11 @@ int main(int argc, char **argv)
 	}
 	printf("K = %d layouts x %d variants, pp %d, c %ld, limit %.0f s\n", cfg.layouts, cfg.variants, cfg.pp,
 	       cfg.c, cfg.limit_s);
-	printf("%-8s %3s %5s %5s %-8s %-10s %9s %s\n", "graph", "L", "width", "seed", "path", "status", "seconds",
-	       "note");
+	printf("%-8s %3s %5s %5s %-8s %-10s %9s %7s %s\n", "graph", "L", "width", "seed", "path", "status",
+	       "seconds", "gap %", "note");
 	for (w = cfg.wmin; w <= cfg.wmax; w++)
 		for (kind = 0; kind < 2; kind++)
-			for (sd = 0; sd < cfg.seeds; sd++) {
+			for (sd = 0; sd < cfg.seeds && (cfg.kinds >> kind & 1); sd++) {
 				size_t L = 12 + (size_t)((sd * 5 + w) % 13); /* 12 .. 24 */
 				struct cost_candidate c;
 				struct opt_options o;
@@ -267,8 +269,9 @@ int main(int argc, char **argv)
 					printf("%-8s %3zu %5d %5d solve failed: %s\n", kind ? "branches" : "skips", c.n_layers,
 					       got, sd + 1, err.msg);
 				} else {
-					printf("%-8s %3zu %5d %5d %-8s %-10s %9.3f %s\n", kind ? "branches" : "skips",
-					       c.n_layers, got, sd + 1, r.method, opt_status_name(r.status), r.solve_s, r.note);
+					printf("%-8s %3zu %5d %5d %-8s %-10s %9.3f %7.2f %s\n", kind ? "branches" : "skips",
+					       c.n_layers, got, sd + 1, r.method, opt_status_name(r.status), r.solve_s,
+					       100 * r.gap, r.note);
 					if (got >= 0 && got <= 8) {
 						secs[got][nsec[got]++] = r.solve_s;
 						proven[got] += r.status == OPT_OPTIMAL || r.status == OPT_INFEASIBLE;
