@@ -90,7 +90,8 @@ struct dp_inst {
 	size_t cap;                     /* label cap */
 	size_t beam;                    /* 0: exact; else labels kept per state */
 	double lambda;                  /* beam only: price of a byte of open-stage memory, s/byte */
-	long labels;                    /* labels created (reported as nodes) */
+	long labels;                    /* labels created (reported as nodes; dp-sweep: the entries of
+	                                   its block runs, counted against work_limit only) */
 	int cut_pruned;                 /* a partial plan was dropped against the cutoff */
 	int timed_out;                  /* the incumbent's passes ran out of time (it has a plan) */
 };

@@ -239,8 +239,10 @@ static uniap_code dpw_block(struct dpw *w, size_t a, int back, long inflight, si
 				}
 		if (n == nmax || (back ? n > a : u >= L))
 			break;
-		if (isfinite(d->deadline_s) && opt_clock_s() > d->deadline_s)
-			return err_set(err, UNIAP_E_TIMEOUT, "dp: time limit reached");
+		/* the entries of each step are its work (opt_options.dp_work_limit) */
+		d->labels += (long)(w->n_hist - base);
+		if (dp_check_time(d, err) != UNIAP_OK)
+			return UNIAP_E_TIMEOUT;
 		e = d->chain[back ? u : u - 1];
 		nb = w->n_hist; /* the next step starts here */
 		for (g = 0; g < G; g++) {

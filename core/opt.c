@@ -601,6 +601,88 @@ out:
 	free(ls.used);
 }
 
+/*
+ * Interleaved chains: more starts, from the chain DP (docs/optimizer.md, "The
+ * quick plan", step 5).  The S = pp v chunks are taken as the S stages of a
+ * 1F1B pipeline, each with its own in-flight count and within share x (the
+ * limit / v), and dp-sweep's optimum of that chain is the start: its stages
+ * come out balanced, so the devices, each the sum of v of them, do too, with
+ * the strategies a memory-tight model needs (where the cut of step 1 and its
+ * repair leave the local search far from any good plan, or with none).  A
+ * device's chunks need not split its memory evenly (its first holds the most
+ * micro-batches), so each share of opt_chunk_shares is a start; a cut over a
+ * device's limit goes through phase 1.  The DP's work is counted
+ * (OPT_CHUNK_DP_WORK entries of its block runs), never timed, so the same
+ * input gets the same starts on any machine.
+ */
+static const double opt_chunk_shares[] = {1.0, 1.25, 1.5, 2.0};
+#define OPT_CHUNK_DP_WORK 20000000L
+
+/* The cut of c's chunks as a 1F1B chain within share x (limit / v) per chunk
+ * into stage[], strategy[] (caller-owned, [n_layers]); 1 made, 0 none. */
+static int opt_chunk_cut(const struct cost_candidate *c, double share, int *stage, size_t *strategy)
+{
+	struct cost_candidate s = *c; /* borrows c's tables: never released */
+	struct opt_options o;
+	struct opt_result r;
+	struct uniap_err err;
+	int ok = 0;
+
+	s.pp = cost_stages(c);
+	s.virtual_stages = 1;
+	s.schedule = COST_1F1B;
+	s.n_peaks = 0;
+	s.peaks = NULL;
+	s.memory_limit_bytes = c->memory_limit_bytes / cost_virtual(c) * share;
+	opt_options_init(&o);
+	o.path = OPT_PATH_DP_SWEEP;
+	o.dp_work_limit = OPT_CHUNK_DP_WORK;
+	o.time_limit_s = 0; /* none: the work bounds it */
+	err_clear(&err);
+	if (opt_solve(&s, &o, &r, &err) == UNIAP_OK && r.stage && r.strategy && r.n_layers == c->n_layers) {
+		memcpy(stage, r.stage, c->n_layers * sizeof(int));
+		memcpy(strategy, r.strategy, c->n_layers * sizeof(size_t));
+		ok = 1;
+	}
+	opt_result_release(&r);
+	return ok;
+}
+
+/* Each share's cut, searched as the quick plan's own start is (a cut equal to
+ * the one before it is not searched again); the best plan of all replaces
+ * stage[], strategy[] and *tpi when it is better.  Out of memory: no more. */
+static void opt_chunk_starts(const struct cost_candidate *c, double work, double target, int *stage,
+                             size_t *strategy, double *tpi)
+{
+	size_t n = c->n_layers, i;
+	int *st = malloc(n * sizeof(int)), *prev = malloc(n * sizeof(int)), have_prev = 0;
+	size_t *sk = malloc(n * sizeof(size_t)), *prevk = malloc(n * sizeof(size_t));
+	double t;
+
+	for (i = 0; st && sk && prev && prevk && i < sizeof(opt_chunk_shares) / sizeof(*opt_chunk_shares) &&
+	            !(*tpi <= target);
+	     i++) {
+		if (!opt_chunk_cut(c, opt_chunk_shares[i], st, sk))
+			continue;
+		if (have_prev && memcmp(st, prev, n * sizeof(int)) == 0 && memcmp(sk, prevk, n * sizeof(size_t)) == 0)
+			continue;
+		memcpy(prev, st, n * sizeof(int));
+		memcpy(prevk, sk, n * sizeof(size_t));
+		have_prev = 1;
+		t = opt_tpi(c, st, sk);
+		opt_local_search(c, work, target, st, sk, &t);
+		if (t < *tpi) {
+			memcpy(stage, st, n * sizeof(int));
+			memcpy(strategy, sk, n * sizeof(size_t));
+			*tpi = t;
+		}
+	}
+	free(st);
+	free(sk);
+	free(prev);
+	free(prevk);
+}
+
 int opt_quick_plan(const struct cost_candidate *c, double work, int *stage, size_t *strategy, double *tpi)
 {
 	return opt_quick_plan_to(c, work, 0, stage, strategy, tpi);
@@ -681,6 +763,8 @@ int opt_quick_plan_to(const struct cost_candidate *c, double work, double target
 	if (!isfinite(*tpi) && (double)n * n * K < 5e8 && opt_repair_memory(c, stage, strategy) == 1)
 		*tpi = opt_tpi(c, stage, strategy);
 	opt_local_search(c, work, target, stage, strategy, tpi);
+	if (cost_virtual(c) > 1 && opt_is_chain(c) && !(*tpi <= target))
+		opt_chunk_starts(c, work, target, stage, strategy, tpi);
 	found = isfinite(*tpi);
 out:
 	free(order);

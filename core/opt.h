@@ -89,7 +89,8 @@ struct opt_options {
 	                          must find the optimum (tests); 0 normally */
 	long dp_work_limit;    /* labels after which dp-chain and dp-stages stop as when time_limit_s
 	                          passes, with the same anytime answer, but the same on every machine
-	                          however busy (tests of the anytime answers); 0: none */
+	                          however busy (tests of the anytime answers); dp-sweep counts the
+	                          entries of its block runs (the quick plan's chunk starts); 0: none */
 	double bound_s;        /* a lower bound on the candidate's optimum the caller has proven (the
 	                          unified process's); the MILP's start searches longer, up to twice
 	                          its work, for a plan that meets it (to 1e-9), and such a plan is

@@ -1199,6 +1199,71 @@ static void test_dp_sweep_anytime(void **state)
 	assert_true(n_unknown_bound > 0);
 }
 
+/*
+ * dp-sweep under a work limit (opt_options.dp_work_limit: the entries of its
+ * block runs, the only bound of the quick plan's chunk starts): one entry
+ * leaves no plan, a limit past what the search needs leaves its proven
+ * optimum, and the same limit gives the same answer every time, whatever the
+ * machine's load.
+ */
+static void test_dp_sweep_work_limit(void **state)
+{
+	int t, cut = 0;
+
+	(void)state;
+	for (t = 0; t < 6; t++) {
+		struct rng r = {(9700 + (unsigned long)t) * 0x9e3779b97f4a7c15ull + 1};
+		struct gen g;
+		struct cost_candidate c;
+		struct opt_options o;
+		struct opt_result full, part, again;
+		struct uniap_err err;
+		long limits[3] = {1, 2000, 1L << 40};
+		int i;
+
+		memset(&g, 0, sizeof(g));
+		g.graph = G_CHAIN;
+		g.pp = 4 + 4 * (t % 2);
+		g.n_layers = 48;
+		g.k = 12;
+		g.c = 8;
+		g.tight = 1;
+		g.one_f_one_b = 1;
+		g.identical = t % 3;
+		inst_make(&r, &g, &c);
+		solve_path_opt(&c, OPT_PATH_DP_SWEEP, 0, &full);
+		for (i = 0; i < 3; i++) {
+			opt_options_init(&o);
+			o.path = OPT_PATH_DP_SWEEP;
+			o.time_limit_s = 0;
+			o.dp_work_limit = limits[i];
+			err_clear(&err);
+			assert_int_equal(opt_solve(&c, &o, &part, &err), UNIAP_OK);
+			assert_int_equal(opt_solve(&c, &o, &again, &err), UNIAP_OK);
+			assert_int_equal(part.status, again.status);
+			assert_true(part.tpi_s == again.tpi_s || (isinf(part.tpi_s) && isinf(again.tpi_s)));
+			if (i == 0) {
+				assert_int_equal(part.status, OPT_UNKNOWN);
+				assert_null(part.stage);
+			} else if (i == 2) {
+				assert_int_equal(part.status, full.status);
+				if (full.status == OPT_OPTIMAL)
+					assert_true(part.tpi_s == full.tpi_s);
+			} else {
+				/* cut short or not, what it claims holds */
+				cut += part.status == OPT_UNKNOWN;
+				if (part.stage && full.status == OPT_OPTIMAL)
+					assert_true(part.tpi_s >= full.tpi_s * (1 - 1e-12));
+			}
+			opt_result_release(&part);
+			opt_result_release(&again);
+		}
+		opt_result_release(&full);
+		cost_candidate_release(&c);
+	}
+	print_message("dp-sweep work limit: 2000 entries stopped %d of 6 searches\n", cut);
+}
+
 static void test_dp_rejects_dag(void **state)
 {
 	struct rng r = {77};
@@ -1847,6 +1912,77 @@ static void test_quick_plan_balances_devices(void **state)
 	cost_candidate_release(&c);
 }
 
+/*
+ * The quick plan's chunk starts (docs/optimizer.md, "The quick plan", step 5)
+ * on two memory-tight mixture-of-experts candidates, interleaved, with ZeRO:
+ * Qwen3-235B-A22B on 16 DGX H100 at B = 256, pp 8, v 4, c 32, where the cut
+ * of step 1 and its local search end with no plan (2026-11-29) and a chunk
+ * start gives one (7.10 s); Mixtral-8x22B on 8 DGX H100 at B = 128, pp 4, v 2,
+ * c 16, where they ended 45 % above the candidate's lower bound (7.26 against
+ * 5.01 s) and a chunk start comes within 11 % (5.55 s).  Every plan valid,
+ * never below the bound.
+ */
+static void moe_interleaved(const char *cluster, const char *model, long batch, int pp, int v, long c,
+                            struct cost_candidate *cand)
+{
+	struct cluster_profile cl;
+	struct model_profile m;
+	struct cost_options o;
+	struct uniap_err err;
+
+	assert_int_equal(catalog_cluster(cluster, &cl, &err), UNIAP_OK);
+	assert_int_equal(catalog_model(model, &m, &err), UNIAP_OK);
+	memset(&o, 0, sizeof(o));
+	o.batch = batch;
+	o.pp = pp;
+	o.virtual_stages = v;
+	o.microbatches = c;
+	o.schedule = COST_INTERLEAVED;
+	o.zero = 1;
+	if (cost_build(&cl, &m, &o, cand, &err) != UNIAP_OK)
+		fail_msg("%s on %s: %s", model, cluster, err.msg);
+	cluster_release(&cl);
+	model_release(&m);
+}
+
+static void test_quick_plan_chunk_starts(void **state)
+{
+	struct cost_candidate c;
+	int *stage;
+	size_t *strategy;
+	double tpi, lb;
+
+	(void)state;
+	moe_interleaved("dgx-h100-x16", "qwen3-235b-a22b", 256, 8, 4, 32, &c);
+	stage = malloc(c.n_layers * sizeof(int));
+	strategy = malloc(c.n_layers * sizeof(size_t));
+	assert_non_null(stage);
+	assert_non_null(strategy);
+	lb = opt_rank_tpi_bound(&c, 1, 0);
+	assert_int_equal(opt_quick_plan(&c, 0, stage, strategy, &tpi), 1);
+	assert_true(tpi == opt_tpi(&c, stage, strategy));
+	assert_true(tpi >= lb);
+	print_message("qwen3-235b-a22b pp 8 v 4 c 32: %.6g s (bound %.6g)\n", tpi, lb);
+	free(stage);
+	free(strategy);
+	cost_candidate_release(&c);
+
+	moe_interleaved("dgx-h100-x8", "mixtral-8x22b", 128, 4, 2, 16, &c);
+	stage = malloc(c.n_layers * sizeof(int));
+	strategy = malloc(c.n_layers * sizeof(size_t));
+	assert_non_null(stage);
+	assert_non_null(strategy);
+	lb = opt_rank_tpi_bound(&c, 1, 0);
+	assert_int_equal(opt_quick_plan(&c, 0, stage, strategy, &tpi), 1);
+	assert_true(tpi == opt_tpi(&c, stage, strategy));
+	assert_true(tpi >= lb);
+	print_message("mixtral-8x22b pp 4 v 2 c 16: %.6g s (bound %.6g)\n", tpi, lb);
+	assert_true(tpi <= 1.15 * lb);
+	free(stage);
+	free(strategy);
+	cost_candidate_release(&c);
+}
+
 /* ------------------------------------------------------------ limits and inputs */
 
 static void test_time_limit_reports_audited_plan(void **state)
@@ -2368,6 +2504,7 @@ int main(void)
 		cmocka_unit_test(test_dp_chain_vs_stages),
 		cmocka_unit_test(test_dp_anytime),
 		cmocka_unit_test(test_dp_sweep_anytime),
+		cmocka_unit_test(test_dp_sweep_work_limit),
 		cmocka_unit_test(test_dp_bounds_tight),
 		cmocka_unit_test(test_dp_rejects_dag),
 		cmocka_unit_test(test_dp_dag_vs_brute),
@@ -2385,6 +2522,7 @@ int main(void)
 		cmocka_unit_test(test_bound_ends_solve),
 		cmocka_unit_test(test_quick_plan_uneven_memory),
 		cmocka_unit_test(test_quick_plan_balances_devices),
+		cmocka_unit_test(test_quick_plan_chunk_starts),
 		cmocka_unit_test(test_time_limit_reports_audited_plan),
 		cmocka_unit_test(test_early_stop),
 		cmocka_unit_test(test_milp_memory_tolerance),
