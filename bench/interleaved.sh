@@ -9,8 +9,10 @@
 # every interleaved candidate (LIMIT seconds each), and Llama-70B on
 # dgx-a100-x8 (v 3, and v searched) and dgx-h100-x8 (v searched), where
 # interleaving wins and each candidate must be proven (by its bound, a start
-# that meets it, or CBC): under a minute at LIMIT = 10 on 2 cores.  Figures,
-# not assertions.
+# that meets it, or CBC): under a minute at LIMIT = 10 on 2 cores.  Last,
+# today's mixture-of-experts models (Qwen3-235B-A22B, DeepSeek-V3,
+# Mixtral-8x22B) interleaved with ZeRO beside their 1F1B optimum: about 3
+# minutes more.  Figures, not assertions.
 set -u
 UNIAP=${1:-build/uniap}
 THREADS=${THREADS:-$(nproc)}
@@ -69,15 +71,15 @@ echo
 echo "where interleaving wins: Llama-70B, B = 64, unconstrained, $LIMIT s per candidate (the issue's target:"
 echo "each proven within 10 s; docs/optimizer.md, \"The MILP\" and \"The quick plan\": the figures before and"
 echo "after the MILP's classes, spans and T bound, the start's local search and the starts in the run)"
-for row in "dgx-a100-x8 3" "dgx-a100-x8 0" "dgx-h100-x8 0"; do
-	set -- $row
+# one interleaved run, unconstrained: cluster model batch v (0: searched) [flag]
+interleaved_row() {
 	vflag=
-	[ "$2" != 0 ] && vflag="--virtual-stages $2"
+	[ "$4" != 0 ] && vflag="--virtual-stages $4"
 	start=$(date +%s.%N)
-	"$UNIAP" plan --format json --quiet --threads "$THREADS" --time-limit "$LIMIT" --cluster "$1" --model llama-70b \
-		--batch 64 --schedule interleaved $vflag >"$tmp/l70.json"
+	"$UNIAP" plan --format json --quiet --threads "$THREADS" --time-limit "$LIMIT" --cluster "$1" --model "$2" \
+		--batch "$3" --schedule interleaved $vflag ${5:-} >"$tmp/il.json"
 	end=$(date +%s.%N)
-	python3 - "$tmp/l70.json" "$(echo "$end - $start" | awk '{ printf "%.2f", $1 - $3 }')" "$1" "$2" <<'PY'
+	python3 - "$tmp/il.json" "$(echo "$end - $start" | awk '{ printf "%.2f", $1 - $3 }')" "$1 $2 B=$3 ${5:-}" "$4" <<'PY'
 import collections, json, sys
 d = json.load(open(sys.argv[1]))
 st = collections.Counter(c['status'] for c in d['candidates'])
@@ -91,4 +93,20 @@ print('   %s, v %s: pp %d, v %d, c %d, TPI %.5f s, %s, wall %s s; candidates %s;
     ', '.join('%s %d' % kv for kv in sorted(st.items())), len(solved),
     sum(1 for c in solved if c['status'] in ('optimal', 'pruned', 'infeasible')), len(quick)))
 PY
+}
+for row in "dgx-a100-x8 3" "dgx-a100-x8 0" "dgx-h100-x8 0"; do
+	set -- $row
+	interleaved_row "$1" llama-70b 64 "$2"
 done
+echo
+echo "today's mixture-of-experts runs, interleaved with ZeRO, v searched, $LIMIT s per candidate, beside the"
+echo "1F1B optimum of the same space (docs/optimizer.md, \"The quick plan\", step 5: the chunk starts)"
+while read -r cl mo b; do
+	interleaved_row "$cl" "$mo" "$b" 0 --zero
+	"$UNIAP" plan --format text --quiet --threads "$THREADS" --time-limit "$LIMIT" --cluster "$cl" --model "$mo" \
+		--batch "$b" --zero --schedule 1f1b | head -1 | sed 's/^plan: /   1F1B: /'
+done <<EOF
+dgx-h100-x16 qwen3-235b-a22b 256
+dgx-h100-x32 deepseek-v3 512
+dgx-h100-x8 mixtral-8x22b 128
+EOF
