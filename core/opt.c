@@ -648,6 +648,296 @@ static int opt_chunk_cut(const struct cost_candidate *c, double share, int *stag
 	return ok;
 }
 
+/* 1 when layers u and w of c cost the same under every strategy (a type). */
+static int opt_same_row(const struct cost_candidate *c, size_t u, size_t w)
+{
+	size_t K = cost_k(c);
+
+	return memcmp(c->time_s + u * K, c->time_s + w * K, K * sizeof(double)) == 0 &&
+	       memcmp(c->memory_fixed_bytes + u * K, c->memory_fixed_bytes + w * K, K * sizeof(double)) == 0 &&
+	       memcmp(c->memory_per_microbatch_bytes + u * K, c->memory_per_microbatch_bytes + w * K,
+	              K * sizeof(double)) == 0;
+}
+
+/* Device d's chunks filled one layer at a time, each at least one, each layer into
+ * the chunk where it adds least to the peak activations: for every m from v to
+ * N, A[m] the peak per unit of per-layer activation and, when cnt is not NULL,
+ * cnt[m * v + j] the layers of chunk j.  (Greedy: a start, not a bound.) */
+static void opt_counts_split(const struct cost_candidate *c, int d, size_t N, double *A, size_t *cnt)
+{
+	int v = cost_virtual(c), j, bj;
+	double act[COST_MAX_VIRTUAL_STAGES];
+	size_t r, have[COST_MAX_VIRTUAL_STAGES];
+
+	for (j = 0; j < v; j++) {
+		have[j] = 1;
+		act[j] = 1;
+	}
+	for (r = (size_t)v; r <= N; r++) {
+		if (r > (size_t)v) {
+			double best = INFINITY;
+
+			bj = 0;
+			for (j = 0; j < v; j++) {
+				double t;
+
+				act[j] += 1;
+				t = cost_device_activation(c, d, act);
+				act[j] -= 1;
+				if (t < best) {
+					best = t;
+					bj = j;
+				}
+			}
+			act[bj] += 1;
+			have[bj]++;
+		}
+		A[r] = cost_device_activation(c, d, act);
+		if (cnt)
+			for (j = 0; j < v; j++)
+				cnt[r * (size_t)v + (size_t)j] = have[j];
+	}
+}
+
+/*
+ * The counts cut (docs/optimizer.md, "The quick plan", step 5): what the
+ * counts bound of "The MILP" says a good plan looks like, made a plan.  The
+ * body is the layer type with the most members (a model's blocks).  For each
+ * device d and count m, G[d][m] is the least time of m body layers within
+ * d's memory using at most two strategies, from those no other beats in time
+ * and both memories, their chunks filled as opt_counts_split fills them; the
+ * least T at which the devices' largest counts within T sum to the body's
+ * gives each device its count (the surplus taken from the slowest), its
+ * chunks their layers and its layers their strategies (the smaller
+ * activations in its first chunks, which hold the most micro-batches).  The
+ * other layers keep their place in the chain at their fastest strategy.
+ * The cut may be over a device's limit (the fill is greedy, the other layers
+ * are not counted): phase 1 repairs it.  0 when no cut is made (a body
+ * shorter than the stages, no counts that fit, out of memory).
+ */
+#define OPT_COUNTS_WORK 4e7 /* mixes tried, at most: pp x N^2 x (strategies kept)^2 / 2 */
+static int opt_counts_cut(const struct cost_candidate *c, int *stage, size_t *strategy)
+{
+	size_t n = c->n_layers, K = cost_k(c), u, k, l, b = 0, N = 0, best_n = 0, np = 0, m, m1;
+	int pp = c->pp, v = cost_virtual(c), S = cost_stages(c), d, j, ok = 0;
+	size_t *P = NULL, *md = NULL, *mix = NULL, *quota = NULL, *k1d = NULL, *k2d = NULL, *m1d = NULL;
+	double *G = NULL, *A = NULL, T = INFINITY;
+	size_t *cnt = NULL;
+
+	/* the types by their first layer; the body is the largest */
+	{
+		size_t *rep = malloc(n * sizeof(size_t)), *count = calloc(n, sizeof(size_t)), nt = 0, t;
+
+		if (!rep || !count) {
+			free(rep);
+			free(count);
+			return 0;
+		}
+		for (u = 0; u < n; u++) {
+			for (t = 0; t < nt && !opt_same_row(c, rep[t], u); t++)
+				;
+			if (t == nt)
+				rep[nt++] = u;
+			if (++count[t] > best_n) {
+				best_n = count[t];
+				b = rep[t];
+			}
+		}
+		free(rep);
+		free(count);
+	}
+	N = best_n;
+	if (N < (size_t)S)
+		return 0;
+	P = malloc(K * sizeof(size_t));
+	md = calloc((size_t)pp, sizeof(size_t));
+	k1d = calloc((size_t)pp, sizeof(size_t));
+	k2d = calloc((size_t)pp, sizeof(size_t));
+	m1d = calloc((size_t)pp, sizeof(size_t));
+	quota = calloc((size_t)S, sizeof(size_t));
+	G = malloc((size_t)pp * (N + 1) * sizeof(double));
+	mix = malloc((size_t)pp * (N + 1) * 3 * sizeof(size_t));
+	A = malloc((size_t)pp * (N + 1) * sizeof(double));
+	cnt = malloc((size_t)pp * (N + 1) * (size_t)v * sizeof(size_t));
+	if (!P || !md || !quota || !G || !mix || !k1d || !k2d || !m1d || !A || !cnt)
+		goto out;
+	for (d = 0; d < pp; d++)
+		opt_counts_split(c, d, N, A + (size_t)d * (N + 1), cnt + (size_t)d * (N + 1) * (size_t)v);
+	/* the body's strategies no other beats in time, fixed and per-micro-batch memory */
+	for (k = 0; k < K; k++) {
+		int dom = 0;
+
+		for (l = 0; l < K && !dom; l++) {
+			double tk = c->time_s[b * K + k], tl = c->time_s[b * K + l];
+			double fk = c->memory_fixed_bytes[b * K + k], fl = c->memory_fixed_bytes[b * K + l];
+			double ak = c->memory_per_microbatch_bytes[b * K + k], al = c->memory_per_microbatch_bytes[b * K + l];
+
+			dom = l != k && tl <= tk && fl <= fk && al <= ak && (tl < tk || fl < fk || al < ak || l < k);
+		}
+		if (!dom && isfinite(c->time_s[b * K + k]))
+			P[np++] = k;
+	}
+	/* the fastest of them, as many as the work allows */
+	{
+		double room = OPT_COUNTS_WORK * 2 / ((double)pp * (double)(N + 1) * (double)(N + 1));
+		size_t keep = room >= (double)np * np ? np : (size_t)floor(sqrt(room)), x, y;
+
+		for (x = 0; x < np; x++) /* insertion sort by time: np is small */
+			for (y = x; y > 0 && c->time_s[b * K + P[y]] < c->time_s[b * K + P[y - 1]]; y--) {
+				size_t z = P[y];
+
+				P[y] = P[y - 1];
+				P[y - 1] = z;
+			}
+		np = keep > 0 ? keep : 1;
+	}
+	for (d = 0; d < pp; d++)
+		for (m = 0; m <= N; m++) {
+			double *g = &G[(size_t)d * (N + 1) + m];
+			size_t a, bb;
+
+			*g = INFINITY;
+			if (m < (size_t)v)
+				continue;
+			for (a = 0; a < np; a++)
+				for (bb = a; bb < np; bb++)
+					for (m1 = bb == a ? m : 0; m1 <= m; m1++) {
+						double t = (double)m1 * c->time_s[b * K + P[a]] +
+						           (double)(m - m1) * c->time_s[b * K + P[bb]];
+
+						double mem = (double)m1 * c->memory_fixed_bytes[b * K + P[a]] +
+						             (double)(m - m1) * c->memory_fixed_bytes[b * K + P[bb]] +
+						             ((double)m1 * c->memory_per_microbatch_bytes[b * K + P[a]] +
+						              (double)(m - m1) * c->memory_per_microbatch_bytes[b * K + P[bb]]) /
+						                     (double)m * A[(size_t)d * (N + 1) + m];
+
+						if (t >= *g || !(mem <= c->memory_limit_bytes))
+							continue;
+						*g = t;
+						mix[((size_t)d * (N + 1) + m) * 3] = P[a];
+						mix[((size_t)d * (N + 1) + m) * 3 + 1] = P[bb];
+						mix[((size_t)d * (N + 1) + m) * 3 + 2] = m1;
+					}
+		}
+	/* the least T for which the devices' most layers within T reach N */
+	{
+		double *vals = malloc((size_t)pp * (N + 1) * sizeof(double));
+		size_t nv = 0, i;
+
+		if (!vals)
+			goto out;
+		for (i = 0; i < (size_t)pp * (N + 1); i++)
+			if (isfinite(G[i]))
+				vals[nv++] = G[i];
+		for (i = 0; i < nv; i++) {
+			size_t tot = 0;
+
+			if (vals[i] >= T)
+				continue;
+			for (d = 0; d < pp; d++) {
+				size_t best = 0;
+
+				for (m = 0; m <= N; m++)
+					if (G[(size_t)d * (N + 1) + m] <= vals[i])
+						best = m;
+				tot += best;
+			}
+			if (tot >= N)
+				T = vals[i];
+		}
+		free(vals);
+	}
+	if (!isfinite(T))
+		goto out;
+	{
+		size_t tot = 0;
+
+		for (d = 0; d < pp; d++) {
+			for (m = 0; m <= N; m++)
+				if (G[(size_t)d * (N + 1) + m] <= T)
+					md[d] = m;
+			tot += md[d];
+		}
+		while (tot > N) {
+			int bd = -1;
+			double bl = -1;
+
+			for (d = 0; d < pp; d++)
+				if (md[d] > (size_t)v && isfinite(G[(size_t)d * (N + 1) + md[d] - 1]) &&
+				    G[(size_t)d * (N + 1) + md[d]] > bl) {
+					bl = G[(size_t)d * (N + 1) + md[d]];
+					bd = d;
+				}
+			if (bd < 0)
+				goto out;
+			md[bd]--;
+			tot--;
+		}
+		for (d = 0; d < pp; d++) {
+			if (md[d] < (size_t)v)
+				goto out;
+			k1d[d] = mix[((size_t)d * (N + 1) + md[d]) * 3];
+			k2d[d] = mix[((size_t)d * (N + 1) + md[d]) * 3 + 1];
+			m1d[d] = mix[((size_t)d * (N + 1) + md[d]) * 3 + 2];
+		}
+	}
+	for (d = 0; d < pp; d++)
+		for (j = 0; j < v; j++)
+			quota[d + pp * j] = cnt[((size_t)d * (N + 1) + md[d]) * (size_t)v + (size_t)j];
+	{
+		int st = 0;
+		size_t used = 0, *seen = calloc((size_t)pp, sizeof(size_t));
+
+		if (!seen)
+			goto out;
+		for (u = 0; u < n; u++) {
+			if (opt_same_row(c, u, b)) {
+				while (used >= quota[st] && st < S - 1) {
+					st++;
+					used = 0;
+				}
+				used++;
+				stage[u] = st;
+				d = st % pp;
+				/* the chunks holding the most micro-batches come first: the smaller activations there */
+				{
+					size_t ka = k1d[d], kb = k2d[d], na = m1d[d];
+
+					if (c->memory_per_microbatch_bytes[b * K + kb] < c->memory_per_microbatch_bytes[b * K + ka]) {
+						ka = k2d[d];
+						kb = k1d[d];
+						na = md[d] - m1d[d];
+					}
+					strategy[u] = seen[d] < na ? ka : kb;
+				}
+				seen[d]++;
+			} else {
+				size_t bk = 0;
+
+				stage[u] = st;
+				for (k = 1; k < K; k++)
+					if (c->time_s[u * K + k] < c->time_s[u * K + bk])
+						bk = k;
+				strategy[u] = bk;
+			}
+		}
+		free(seen);
+		ok = st == S - 1;
+	}
+out:
+	free(P);
+	free(md);
+	free(k1d);
+	free(k2d);
+	free(m1d);
+	free(quota);
+	free(G);
+	free(A);
+	free(cnt);
+	free(mix);
+	return ok;
+}
+
 /* Each share's cut, searched as the quick plan's own start is (a cut equal to
  * the one before it is not searched again); the best plan of all replaces
  * stage[], strategy[] and *tpi when it is better.  Out of memory: no more. */
@@ -659,10 +949,11 @@ static void opt_chunk_starts(const struct cost_candidate *c, double work, double
 	size_t *sk = malloc(n * sizeof(size_t)), *prevk = malloc(n * sizeof(size_t));
 	double t;
 
-	for (i = 0; st && sk && prev && prevk && i < sizeof(opt_chunk_shares) / sizeof(*opt_chunk_shares) &&
+	/* i = 0: the counts cut; then one per share */
+	for (i = 0; st && sk && prev && prevk && i <= sizeof(opt_chunk_shares) / sizeof(*opt_chunk_shares) &&
 	            !(*tpi <= target);
 	     i++) {
-		if (!opt_chunk_cut(c, opt_chunk_shares[i], st, sk))
+		if (!(i == 0 ? opt_counts_cut(c, st, sk) : opt_chunk_cut(c, opt_chunk_shares[i - 1], st, sk)))
 			continue;
 		if (have_prev && memcmp(st, prev, n * sizeof(int)) == 0 && memcmp(sk, prevk, n * sizeof(size_t)) == 0)
 			continue;
