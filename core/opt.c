@@ -602,8 +602,9 @@ out:
 }
 
 /*
- * Interleaved chains: more starts, from the chain DP (docs/optimizer.md, "The
- * quick plan", step 5).  The S = pp v chunks are taken as the S stages of a
+ * Interleaved chains: more starts (docs/optimizer.md, "The quick plan", step
+ * 5): the counts cut (opt_counts_cut, below) and chain cuts.  For a chain cut
+ * the S = pp v chunks are taken as the S stages of a
  * 1F1B pipeline, each with its own in-flight count and within share x (the
  * limit / v), and dp-sweep's optimum of that chain is the start: its stages
  * come out balanced, so the devices, each the sum of v of them, do too, with
@@ -938,9 +939,10 @@ out:
 	return ok;
 }
 
-/* Each share's cut, searched as the quick plan's own start is (a cut equal to
- * the one before it is not searched again); the best plan of all replaces
- * stage[], strategy[] and *tpi when it is better.  Out of memory: no more. */
+/* The counts cut, then each share's chain cut, each searched as the quick
+ * plan's own start is (a cut equal to the one before it is not searched
+ * again); the best plan of all replaces stage[], strategy[] and *tpi when it
+ * is better.  Stops once a plan is at target.  Out of memory: no more. */
 static void opt_chunk_starts(const struct cost_candidate *c, double work, double target, int *stage,
                              size_t *strategy, double *tpi)
 {

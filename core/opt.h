@@ -173,10 +173,15 @@ double opt_tpi(const struct cost_candidate *cand, const int *stage, const size_t
  * one-layer moves, shifts of one layer over a run of boundaries on chains
  * (what balances interleaved devices), moves that make room by switching
  * other layers' strategies, and random kicks from the best plan (a fixed
- * seed) until a quarter of them in a row find nothing better.  Deterministic;
+ * seed) until a quarter of them in a row find nothing better.  An
+ * interleaved chain also gets five more starts, each searched the same way:
+ * a counts cut (each device a balanced count of the body's layers within its
+ * memory) and four cuts of its chunks as a 1F1B chain by dp-sweep, bounded by
+ * work; the best plan of all is the answer.  Deterministic;
  * its work is bounded by work (units of layers + edges + memory rows
- * evaluated, per phase; at least OPT_QUICK_WORK, about 0.2 s on an 82-layer
- * interleaved candidate; 0 for that), and the kicks scale with it.
+ * evaluated, per phase and start; at least OPT_QUICK_WORK, about 0.2 s on an
+ * 82-layer interleaved candidate, its starts about a second more; 0 for
+ * that), and the kicks scale with it.
  * Writes stage[n_layers] and strategy[n_layers] (borrowed) and returns 1 with
  * *tpi = opt_tpi() of them; 0 when it found no valid plan (or ran out of
  * memory), the arrays then meaningless.  The MILP's start gets more work with
