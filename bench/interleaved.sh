@@ -11,8 +11,8 @@
 # interleaving wins and each candidate must be proven (by its bound, a start
 # that meets it, or CBC): under a minute at LIMIT = 10 on 2 cores.  Last,
 # today's mixture-of-experts models (Qwen3-235B-A22B, DeepSeek-V3,
-# Mixtral-8x22B) interleaved with ZeRO beside their 1F1B optimum: about 3
-# minutes more.  Figures, not assertions.
+# Mixtral-8x22B) interleaved with ZeRO beside their 1F1B optimum: about a
+# minute more at LIMIT = 10.  Figures, not assertions.
 set -u
 UNIAP=${1:-build/uniap}
 THREADS=${THREADS:-$(nproc)}
