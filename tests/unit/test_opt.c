@@ -1824,6 +1824,69 @@ static void test_rank_bound_memory(void **state)
 }
 
 /*
+ * The same against brute force on interleaved chains of identical layers
+ * (every layer alike, or runs of two types after a first layer), where the
+ * counts cut of the chunk starts runs when every layer is alike
+ * (docs/optimizer.md, "The quick plan", step 5): every plan valid and
+ * audited, never below the optimum, a plan wherever one exists, and the
+ * optimum held to what it does now (deterministic, so a ratchet; measured
+ * 2026-11-29: the optimum on all 97 feasible candidates, with the starts and
+ * without them: at this size the cut finds it alone, so what this holds the
+ * starts to is validity; test_quick_plan_chunk_starts holds them to their
+ * gains).
+ */
+static void test_quick_plan_identical_interleaved(void **state)
+{
+	struct rng r = {0x1de7e5eedull};
+	int trial, feasible = 0, found = 0, optimal = 0;
+
+	(void)state;
+	for (trial = 0; trial < 120; trial++) {
+		struct gen g;
+		struct cost_candidate c;
+		int stage[16], got;
+		size_t strategy[16];
+		double best, tpi;
+		char what[160];
+
+		gen_random(&r, &g, G_CHAIN);
+		g.pp = 4;
+		g.k = 1 + rng_below(&r, 3);
+		g.n_layers = 4 + rng_below(&r, g.k == 1 ? 4 : g.k == 2 ? 3 : 2);
+		g.identical = 1 + trial % 2;
+		inst_make(&r, &g, &c);
+		c.pp = 2;
+		c.virtual_stages = 2;
+		c.schedule = COST_INTERLEAVED;
+		if (g.tight)
+			c.memory_limit_bytes *= 2; /* a device holds 2 stages */
+		describe(&g, (unsigned long)trial, what, sizeof(what));
+		assert_int_equal(brute_solve(&c, &best, NULL, NULL, NULL), 0);
+		got = opt_quick_plan(&c, 0, stage, strategy, &tpi);
+		assert_true(got == 0 || got == 1);
+		if (got) {
+			assert_true(isfinite(tpi));
+			assert_true(tpi == opt_tpi(&c, stage, strategy));
+			if (!(tpi >= best * (1 - 1e-12)))
+				fail_msg("%s: quick plan %.17g below the optimum %.17g", what, tpi, best);
+		}
+		if (isfinite(best)) {
+			feasible++;
+			found += got;
+			optimal += got && close_rel(tpi, best, 1e-9);
+		} else {
+			assert_int_equal(got, 0);
+		}
+		cost_candidate_release(&c);
+	}
+	print_message("quick plan, identical layers, interleaved: %d feasible, a plan on %d, the optimum on %d\n",
+	              feasible, found, optimal);
+	assert_true(feasible > 60);
+	assert_true(found == feasible);
+	assert_true(optimal >= feasible - 2);
+}
+
+/*
  * Interleaved, 8 equal layers, 2 devices x 2 chunks, stages holding 4, 2, 2
  * and 1 micro-batches: the equal cut puts 16 MiB on device 0 where 14 fit,
  * and with one strategy no switch helps; a plan must cut unevenly (1 and 3
@@ -2537,6 +2600,7 @@ int main(void)
 		cmocka_unit_test(test_rank_bound),
 		cmocka_unit_test(test_rank_bound_memory),
 		cmocka_unit_test(test_bound_ends_solve),
+		cmocka_unit_test(test_quick_plan_identical_interleaved),
 		cmocka_unit_test(test_quick_plan_uneven_memory),
 		cmocka_unit_test(test_quick_plan_balances_devices),
 		cmocka_unit_test(test_quick_plan_chunk_starts),
