@@ -385,6 +385,8 @@ static uniap_code dpw_query(struct dpw *w, double x, double *S_out, double *M_ou
 		size_t b_hi = L - (size_t)pp + (size_t)s, b_lo = s == pp - 1 ? L - 1 : (size_t)s;
 		int last = s == pp - 1;
 
+		/* a stage's ways in and out are its work (opt_options.dp_work_limit) */
+		d->labels += (long)(L * C * C);
 		rc = dp_check_time(d, err);
 		if (rc != UNIAP_OK)
 			return rc;
@@ -970,7 +972,16 @@ uniap_code dp_sweep_solve(const struct cost_candidate *cand, const struct opt_op
 		covered = g;
 		if (best <= (double)d.c * g || g >= g_lim)
 			break;
-		g = fmin(g_lim, best / (double)d.c);
+		{
+			double ng = fmin(g_lim, best / (double)d.c);
+
+			/* c (best / c) can round to an ulp below best: the cap would not grow and
+			 * the same query would repeat forever (no deadline stops it under a work
+			 * limit); a plan above g is then at most an ulp better than best */
+			if (!(ng > g))
+				break;
+			g = ng;
+		}
 	}
 	if (w.lost_lb < best * (1 + 1e-12)) {
 		/*

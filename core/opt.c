@@ -617,6 +617,7 @@ out:
  * input gets the same starts on any machine.
  */
 static const double opt_chunk_shares[] = {1.0, 1.25, 1.5, 2.0};
+#define OPT_CHUNK_STARTS 5 /* the counts cut and one chain cut per share */
 #define OPT_CHUNK_DP_WORK 20000000L
 
 /* The cut of c's chunks as a 1F1B chain within share x (limit / v) per chunk
@@ -647,6 +648,13 @@ static int opt_chunk_cut(const struct cost_candidate *c, double share, int *stag
 	}
 	opt_result_release(&r);
 	return ok;
+}
+
+static int opt_double_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
 }
 
 /* 1 when layers u and w of c cost the same under every strategy (a type). */
@@ -820,32 +828,38 @@ static int opt_counts_cut(const struct cost_candidate *c, int *stage, size_t *st
 						mix[((size_t)d * (N + 1) + m) * 3 + 2] = m1;
 					}
 		}
-	/* the least T for which the devices' most layers within T reach N */
+	/* the least T of the G values for which the devices' most layers within T reach N
+	 * (that sum grows with T: a bisection over the sorted values) */
 	{
 		double *vals = malloc((size_t)pp * (N + 1) * sizeof(double));
-		size_t nv = 0, i;
+		size_t nv = 0, i, lo_i, hi_i;
 
 		if (!vals)
 			goto out;
 		for (i = 0; i < (size_t)pp * (N + 1); i++)
 			if (isfinite(G[i]))
 				vals[nv++] = G[i];
-		for (i = 0; i < nv; i++) {
-			size_t tot = 0;
+		qsort(vals, nv, sizeof(*vals), opt_double_cmp);
+		lo_i = 0;
+		hi_i = nv; /* vals[hi_i] reaches N; nv: none known yet */
+		while (lo_i < hi_i) {
+			size_t mid = lo_i + (hi_i - lo_i) / 2, tot = 0;
 
-			if (vals[i] >= T)
-				continue;
 			for (d = 0; d < pp; d++) {
-				size_t best = 0;
+				size_t most = 0;
 
 				for (m = 0; m <= N; m++)
-					if (G[(size_t)d * (N + 1) + m] <= vals[i])
-						best = m;
-				tot += best;
+					if (G[(size_t)d * (N + 1) + m] <= vals[mid])
+						most = m;
+				tot += most;
 			}
 			if (tot >= N)
-				T = vals[i];
+				hi_i = mid;
+			else
+				lo_i = mid + 1;
 		}
+		if (hi_i < nv)
+			T = vals[hi_i];
 		free(vals);
 	}
 	if (!isfinite(T))
@@ -963,7 +977,8 @@ static void opt_chunk_starts(const struct cost_candidate *c, double work, double
 		memcpy(prevk, sk, n * sizeof(size_t));
 		have_prev = 1;
 		t = opt_tpi(c, st, sk);
-		opt_local_search(c, work, target, st, sk, &t);
+		/* the starts share the work of one search (each gets at least the default) */
+		opt_local_search(c, work / OPT_CHUNK_STARTS, target, st, sk, &t);
 		if (t < *tpi) {
 			memcpy(stage, st, n * sizeof(int));
 			memcpy(strategy, sk, n * sizeof(size_t));

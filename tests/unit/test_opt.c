@@ -1887,6 +1887,141 @@ static void test_quick_plan_identical_interleaved(void **state)
 }
 
 /*
+ * The chunk starts on random interleaved chains: 2-4 devices, 2-4 chunks
+ * each, 1-3 layer types (mostly one), strategies with zero times or zero
+ * memory, limits of 0, INFINITY or random, with and without peak rows: each
+ * call ends (dp-sweep's cuts run with no time limit, only a work limit), gives
+ * a valid audited plan or none, and the same twice.
+ */
+/* xorshift64 for test_quick_plan_chunk_starts_random (its own sequence) */
+static unsigned long long xs_next(unsigned long long *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+static int xs_below(unsigned long long *x, int n)
+{
+	return (int)(xs_next(x) % (unsigned)n);
+}
+
+static double xs_unit(unsigned long long *x)
+{
+	return (double)(xs_next(x) >> 11) / 9007199254740992.0;
+}
+
+static void test_quick_plan_chunk_starts_random(void **state)
+{
+	unsigned long long x = 88172645463325252ull;
+	int t, plans = 0;
+
+	(void)state;
+	for (t = 0; t < 40; t++) {
+		struct cost_candidate c;
+		int pp = 2 + xs_below(&x, 3), v = 2 + xs_below(&x, 3), S = pp * v, i, j, ntypes;
+		size_t K = 1 + (size_t)xs_below(&x, 4), n = (size_t)S + (size_t)xs_below(&x, 14), u, k, e;
+		double tt[3 * 4], ff[3 * 4], aa[3 * 4], tp, tp2;
+		int *st, *st2, r1, r2;
+		size_t *sk, *sk2;
+		struct uniap_err err;
+
+		ntypes = 1 + xs_below(&x, 3);
+		memset(&c, 0, sizeof(c));
+		c.pp = pp;
+		c.virtual_stages = v;
+		c.schedule = COST_INTERLEAVED;
+		c.microbatches = 1 + xs_below(&x, 16);
+		c.microbatch_size = 1;
+		c.strategies.count = K;
+		c.strategies.items = calloc(K, sizeof(*c.strategies.items));
+		c.n_layers = n;
+		c.inflight = calloc((size_t)S, sizeof(long));
+		c.time_s = calloc(n * K, sizeof(double));
+		c.memory_fixed_bytes = calloc(n * K, sizeof(double));
+		c.memory_per_microbatch_bytes = calloc(n * K, sizeof(double));
+		c.edges = calloc(n, sizeof(*c.edges));
+		st = malloc(n * sizeof(int));
+		st2 = malloc(n * sizeof(int));
+		sk = malloc(n * sizeof(size_t));
+		sk2 = malloc(n * sizeof(size_t));
+		assert_true(c.strategies.items && c.inflight && c.time_s && c.memory_fixed_bytes &&
+		            c.memory_per_microbatch_bytes && c.edges && st && st2 && sk && sk2);
+		for (i = 0; i < S; i++)
+			c.inflight[i] = xs_below(&x, 3) == 0 ? 0 : 1 + xs_below(&x, (int)c.microbatches);
+		for (i = 0; i < ntypes * (int)K; i++) {
+			int z = xs_below(&x, 5);
+
+			tt[i] = z == 0 ? 0 : xs_unit(&x);
+			ff[i] = xs_below(&x, 4) == 0 ? 0 : xs_unit(&x);
+			aa[i] = xs_below(&x, 4) == 0 ? 0 : xs_unit(&x) * 0.3;
+		}
+		for (u = 0; u < n; u++) {
+			int ty = xs_below(&x, 4) == 0 ? xs_below(&x, ntypes) : 0;
+
+			for (k = 0; k < K; k++) {
+				c.time_s[u * K + k] = tt[(size_t)ty * K + k];
+				c.memory_fixed_bytes[u * K + k] = ff[(size_t)ty * K + k];
+				c.memory_per_microbatch_bytes[u * K + k] = aa[(size_t)ty * K + k];
+			}
+		}
+		i = xs_below(&x, 5);
+		c.memory_limit_bytes = i == 0 ? INFINITY : i == 1 ? 0 : xs_unit(&x) * (double)n * 1.5;
+		c.n_edges = n - 1;
+		for (e = 0; e + 1 < n; e++) {
+			c.edges[e].from = e;
+			c.edges[e].to = e + 1;
+			c.edges[e].same_stage_s = calloc(K * K, sizeof(double));
+			c.edges[e].cross_stage_s = calloc(K * K, sizeof(double));
+			assert_true(c.edges[e].same_stage_s && c.edges[e].cross_stage_s);
+			for (k = 0; k < K * K; k++)
+				c.edges[e].cross_stage_s[k] = xs_below(&x, 2) ? xs_unit(&x) * 0.1 : 0;
+		}
+		if (xs_below(&x, 2)) {
+			/* peak rows: 1 to 3 per device, each chunk at most its in-flight count */
+			size_t nr = 0, row = 0;
+
+			for (i = 0; i < pp; i++)
+				nr += 1 + (size_t)xs_below(&x, 3);
+			c.peaks = calloc(nr * (size_t)(v + 1), sizeof(long));
+			assert_non_null(c.peaks);
+			for (i = 0; i < pp; i++) {
+				int m = 1 + xs_below(&x, 3);
+
+				while (m-- > 0 && row < nr) {
+					long *h = c.peaks + row * (size_t)(v + 1);
+
+					h[0] = i;
+					for (j = 0; j < v; j++)
+						h[1 + j] = c.inflight[i + pp * j] ? xs_below(&x, (int)c.inflight[i + pp * j] + 1) : 0;
+					row++;
+				}
+			}
+			c.n_peaks = row;
+		}
+		err_clear(&err);
+		assert_int_equal(opt_candidate_check(&c, &err), UNIAP_OK);
+		r1 = opt_quick_plan(&c, 0, st, sk, &tp);
+		r2 = opt_quick_plan(&c, 0, st2, sk2, &tp2);
+		assert_int_equal(r1, r2);
+		if (r1) {
+			plans++;
+			assert_true(tp == tp2);
+			assert_memory_equal(st, st2, n * sizeof(int));
+			assert_memory_equal(sk, sk2, n * sizeof(size_t));
+			assert_true(tp == opt_tpi(&c, st, sk));
+		}
+		free(st);
+		free(st2);
+		free(sk);
+		free(sk2);
+		cost_candidate_release(&c);
+	}
+	print_message("chunk starts, random interleaved chains: a plan on %d of 40\n", plans);
+}
+
+/*
  * Interleaved, 8 equal layers, 2 devices x 2 chunks, stages holding 4, 2, 2
  * and 1 micro-batches: the equal cut puts 16 MiB on device 0 where 14 fit,
  * and with one strategy no switch helps; a plan must cut unevenly (1 and 3
@@ -2601,6 +2736,7 @@ int main(void)
 		cmocka_unit_test(test_rank_bound_memory),
 		cmocka_unit_test(test_bound_ends_solve),
 		cmocka_unit_test(test_quick_plan_identical_interleaved),
+		cmocka_unit_test(test_quick_plan_chunk_starts_random),
 		cmocka_unit_test(test_quick_plan_uneven_memory),
 		cmocka_unit_test(test_quick_plan_balances_devices),
 		cmocka_unit_test(test_quick_plan_chunk_starts),
