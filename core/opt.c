@@ -657,17 +657,6 @@ static int opt_double_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* 1 when layers u and w of c cost the same under every strategy (a type). */
-static int opt_same_row(const struct cost_candidate *c, size_t u, size_t w)
-{
-	size_t K = cost_k(c);
-
-	return memcmp(c->time_s + u * K, c->time_s + w * K, K * sizeof(double)) == 0 &&
-	       memcmp(c->memory_fixed_bytes + u * K, c->memory_fixed_bytes + w * K, K * sizeof(double)) == 0 &&
-	       memcmp(c->memory_per_microbatch_bytes + u * K, c->memory_per_microbatch_bytes + w * K,
-	              K * sizeof(double)) == 0;
-}
-
 /* Device d's chunks filled one layer at a time, each at least one, each layer into
  * the chunk where it adds least to the peak activations: for every m from v to
  * N, A[m] the peak per unit of per-layer activation and, when cnt is not NULL,
@@ -743,7 +732,7 @@ static int opt_counts_cut(const struct cost_candidate *c, int *stage, size_t *st
 			return 0;
 		}
 		for (u = 0; u < n; u++) {
-			for (t = 0; t < nt && !opt_same_row(c, rep[t], u); t++)
+			for (t = 0; t < nt && !opt_same_costs(c, rep[t], u); t++)
 				;
 			if (t == nt)
 				rep[nt++] = u;
@@ -906,7 +895,7 @@ static int opt_counts_cut(const struct cost_candidate *c, int *stage, size_t *st
 		if (!seen)
 			goto out;
 		for (u = 0; u < n; u++) {
-			if (opt_same_row(c, u, b)) {
+			if (opt_same_costs(c, u, b)) {
 				while (used >= quota[st] && st < S - 1) {
 					st++;
 					used = 0;

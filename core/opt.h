@@ -262,6 +262,10 @@ double opt_packing_bound(double *least, size_t n, int m);
  * does); 0 when nothing is known (out of memory).  Deterministic, no I/O.
  */
 double opt_rank_bound(const struct cost_candidate *c, int chain);
+/* 1 when layers u and w of c cost the same under every strategy (time and both
+ * memories, bit for bit): one type, for the rank bound and the quick plan's
+ * counts cut. */
+int opt_same_costs(const struct cost_candidate *c, size_t u, size_t w);
 /* opt_rank_bound with each front held to front_cap points and searched up to
  * top_count layers per device (0: its own choices, from a fixed work budget
  * and twice a device's share): weaker when small, never above the least load

@@ -541,8 +541,7 @@ out:
 	return rc;
 }
 
-/* 1 when layers u and w of c cost the same under every strategy. */
-static int opt_same_costs(const struct cost_candidate *c, size_t u, size_t w)
+int opt_same_costs(const struct cost_candidate *c, size_t u, size_t w)
 {
 	size_t K = cost_k(c);
 
