@@ -603,7 +603,7 @@ out:
 
 /*
  * Interleaved chains: more starts (docs/optimizer.md, "The quick plan", step
- * 5): the counts cut (opt_counts_cut, below) and chain cuts.  For a chain cut
+ * 5): the counts cuts (opt_counts_cut and opt_counts_loose, below) and chain cuts.  For a chain cut
  * the S = pp v chunks are taken as the S stages of a
  * 1F1B pipeline, each with its own in-flight count and within share x (the
  * limit / v), and dp-sweep's optimum of that chain is the start: its stages
@@ -617,7 +617,7 @@ out:
  * input gets the same starts on any machine.
  */
 static const double opt_chunk_shares[] = {1.0, 1.25, 1.5, 2.0};
-#define OPT_CHUNK_STARTS 5 /* the counts cut and one chain cut per share */
+#define OPT_CHUNK_STARTS 6 /* the two counts cuts and one chain cut per share */
 #define OPT_CHUNK_DP_WORK 20000000L
 
 /* The cut of c's chunks as a 1F1B chain within share x (limit / v) per chunk
@@ -655,6 +655,547 @@ static int opt_double_cmp(const void *a, const void *b)
 	double x = *(const double *)a, y = *(const double *)b;
 
 	return (x > y) - (x < y);
+}
+
+/* The type of each layer (the first layer with its costs) into type[]
+ * (caller-owned, n_layers); returns the first layer of the type with the
+ * most members (ties: the earlier type), their count into *members. */
+static size_t opt_body_type(const struct cost_candidate *c, size_t *type, size_t *members)
+{
+	size_t n = c->n_layers, u, w, b = 0, *count = calloc(n ? n : 1, sizeof(size_t));
+
+	*members = 0;
+	if (!count)
+		return 0;
+	for (u = 0; u < n; u++) {
+		for (w = 0; w < u && !(type[w] == w && opt_same_costs(c, w, u)); w++)
+			;
+		type[u] = w; /* u itself when no earlier layer has its costs */
+		if (++count[w] > *members) {
+			*members = count[w];
+			b = w;
+		}
+	}
+	free(count);
+	return b;
+}
+
+/* Layer b's strategies with a finite time that no other beats in time, fixed
+ * and per-micro-batch memory (of equals, the first), fastest first, into P
+ * (caller-owned, cost_k entries); returns how many. */
+static size_t opt_body_front(const struct cost_candidate *c, size_t b, size_t *P)
+{
+	size_t K = cost_k(c), k, l, np = 0;
+
+	for (k = 0; k < K; k++) {
+		int dom = 0;
+
+		for (l = 0; l < K && !dom; l++) {
+			double tk = c->time_s[b * K + k], tl = c->time_s[b * K + l];
+			double fk = c->memory_fixed_bytes[b * K + k], fl = c->memory_fixed_bytes[b * K + l];
+			double ak = c->memory_per_microbatch_bytes[b * K + k], al = c->memory_per_microbatch_bytes[b * K + l];
+
+			dom = l != k && tl <= tk && fl <= fk && al <= ak && (tl < tk || fl < fk || al < ak || l < k);
+		}
+		if (!dom && isfinite(c->time_s[b * K + k]))
+			P[np++] = k;
+	}
+	for (k = 1; k < np; k++) /* insertion sort by time: np is small */
+		for (l = k; l > 0 && c->time_s[b * K + P[l]] < c->time_s[b * K + P[l - 1]]; l--) {
+			size_t z = P[l];
+
+			P[l] = P[l - 1];
+			P[l - 1] = z;
+		}
+	return np;
+}
+
+/*
+ * An end of a chain for the counts cut: the layers before its first body
+ * layer (the prefix, in stage 0) or after its last (the suffix, in stage
+ * S - 1), with the choices of their strategies that no other beats in time,
+ * fixed and per-micro-batch memory (at most OPT_END_OPTIONS of them, spread
+ * from the fastest to the least memory), sorted by time.
+ */
+#define OPT_END_OPTIONS 16
+struct opt_end {
+	size_t first, n, nopt;
+	double t[OPT_END_OPTIONS], f[OPT_END_OPTIONS], a[OPT_END_OPTIONS];
+	size_t *pick; /* nopt x n strategies; NULL when n is 0 */
+};
+
+/* The options of layers first .. first + n - 1 into *e (e->pick caller-released
+ * with free); 1 made, 0 out of memory or a layer without a finite strategy. */
+static int opt_end_build(const struct cost_candidate *c, size_t first, size_t n, struct opt_end *e)
+{
+	size_t K = cost_k(c), i, o, k, x, y, z, cnt, cap = (size_t)OPT_END_OPTIONS * K;
+	double *t = malloc(cap * sizeof(double)), *f = malloc(cap * sizeof(double)), *a = malloc(cap * sizeof(double));
+	size_t *pk = malloc(cap * (n ? n : 1) * sizeof(size_t)), *keep = malloc(cap * sizeof(size_t));
+	int ok = 0;
+
+	e->first = first;
+	e->n = n;
+	e->nopt = 1;
+	e->t[0] = e->f[0] = e->a[0] = 0;
+	e->pick = n ? malloc((size_t)OPT_END_OPTIONS * n * sizeof(size_t)) : NULL;
+	if (!t || !f || !a || !pk || !keep || (n && !e->pick))
+		goto out;
+	for (i = 0; i < n; i++) {
+		size_t u = first + i;
+
+		cnt = 0;
+		for (o = 0; o < e->nopt; o++)
+			for (k = 0; k < K; k++) {
+				if (!isfinite(c->time_s[u * K + k]))
+					continue;
+				t[cnt] = e->t[o] + c->time_s[u * K + k];
+				f[cnt] = e->f[o] + c->memory_fixed_bytes[u * K + k];
+				a[cnt] = e->a[o] + c->memory_per_microbatch_bytes[u * K + k];
+				if (i > 0)
+					memcpy(pk + cnt * n, e->pick + o * n, i * sizeof(size_t));
+				pk[cnt * n + i] = k;
+				cnt++;
+			}
+		/* those no other beats (ties: the first), by time */
+		for (x = 0, y = 0; x < cnt; x++) {
+			int dom = 0;
+
+			for (z = 0; z < cnt && !dom; z++)
+				dom = z != x && t[z] <= t[x] && f[z] <= f[x] && a[z] <= a[x] &&
+				      (t[z] < t[x] || f[z] < f[x] || a[z] < a[x] || z < x);
+			if (!dom)
+				keep[y++] = x;
+		}
+		for (x = 1; x < y; x++) /* insertion sort by time: y is small */
+			for (z = x; z > 0 && t[keep[z]] < t[keep[z - 1]]; z--) {
+				size_t w = keep[z];
+
+				keep[z] = keep[z - 1];
+				keep[z - 1] = w;
+			}
+		if (y == 0)
+			goto out;
+		e->nopt = y < OPT_END_OPTIONS ? y : OPT_END_OPTIONS;
+		for (o = 0; o < e->nopt; o++) {
+			/* spread over the front: the fastest, ..., the last (least time-efficient) */
+			size_t src = keep[y <= OPT_END_OPTIONS ? o : (o * (y - 1) + (OPT_END_OPTIONS - 1) / 2) /
+			                                                (OPT_END_OPTIONS - 1)];
+
+			e->t[o] = t[src];
+			e->f[o] = f[src];
+			e->a[o] = a[src];
+			memcpy(e->pick + o * n, pk + src * n, (i + 1) * sizeof(size_t));
+		}
+	}
+	ok = 1;
+out:
+	free(t);
+	free(f);
+	free(a);
+	free(pk);
+	free(keep);
+	return ok;
+}
+
+/* Device d's chunks by the most micro-batches each holds over d's rows (its
+ * peak rows, or its chunks' in-flight counts), into hw[j]; their order, most
+ * first (ties: the earlier chunk), into ord[]; returns d's rows. */
+static size_t opt_chunk_order(const struct cost_candidate *c, int d, long *hw, int *ord)
+{
+	int v = cost_virtual(c), j, l;
+	size_t r, rows = 0;
+
+	for (j = 0; j < v; j++)
+		hw[j] = -1;
+	for (r = 0; r < c->n_peaks && c->peaks; r++)
+		if (c->peaks[r * (size_t)(v + 1)] == d) {
+			rows++;
+			for (j = 0; j < v; j++)
+				if (c->peaks[r * (size_t)(v + 1) + 1 + (size_t)j] > hw[j])
+					hw[j] = c->peaks[r * (size_t)(v + 1) + 1 + (size_t)j];
+		}
+	for (j = 0; j < v; j++) {
+		if (rows == 0)
+			hw[j] = c->inflight[d + c->pp * j];
+		ord[j] = j;
+	}
+	for (j = 1; j < v; j++)
+		for (l = j; l > 0 && hw[ord[l]] > hw[ord[l - 1]]; l--) {
+			int z = ord[l];
+
+			ord[l] = ord[l - 1];
+			ord[l - 1] = z;
+		}
+	return rows ? rows : 1;
+}
+
+/* The least sum of G_d(m_d) (G: pp rows of N + 1) over counts summing to N
+ * with every G_d(m_d) <= T, into f[N] (f: N + 1, scratch); when choice is not
+ * NULL (pp x (N + 1)), choice[d][t] the count of device d that makes the least
+ * for t layers on devices 0 .. d.  1 when N is reached, 0 when not or out of
+ * memory.  O(pp N^2). */
+static int opt_counts_knap(const double *G, int pp, size_t N, double T, double *f, size_t *choice)
+{
+	double *g = malloc((N + 1) * sizeof(double));
+	size_t t, m;
+	int d;
+
+	if (!g)
+		return 0;
+	for (t = 0; t <= N; t++)
+		f[t] = t == 0 ? 0 : INFINITY;
+	for (d = 0; d < pp; d++) {
+		const double *Gd = G + (size_t)d * (N + 1);
+
+		for (t = 0; t <= N; t++) {
+			g[t] = INFINITY;
+			for (m = 0; m <= t; m++)
+				if (Gd[m] <= T && f[t - m] + Gd[m] < g[t]) {
+					g[t] = f[t - m] + Gd[m];
+					if (choice)
+						choice[(size_t)d * (N + 1) + t] = m;
+				}
+		}
+		memcpy(f, g, (N + 1) * sizeof(double));
+	}
+	free(g);
+	return isfinite(f[N]);
+}
+
+/*
+ * The counts cut (docs/optimizer.md, "The quick plan", step 5): what the
+ * counts bound of "The MILP" says a good plan looks like, made a plan that
+ * fits.  The body is the layer type with the most members (a model's
+ * blocks); the layers before its first member go to stage 0, those after its
+ * last to stage S - 1 (the ends), each end at one of its options
+ * (opt_end_build).  For each device d and count m of body layers, G[d][m] is
+ * the least time of d's layers, m body layers of at most two strategies (of
+ * those no other beats in time and both memories) and its ends, within d's
+ * memory as the device's rows charge it: its chunks filled one layer at a
+ * time where each adds least to the peak, the smaller activations in the
+ * chunks that hold the most micro-batches.  The counts m_d summing to the
+ * slots (the layers from the body's first member to its last) that make the
+ * least sum G / v + (c - 1/v) max G (a knapsack over the devices per
+ * bottleneck T, from the least T up) give each chunk its layers and each
+ * layer its strategy: so the cut fits every device when the body's members
+ * are all the slots.  Another type's layer in a slot (a chain whose types
+ * alternate) is priced as a member and takes its fastest strategy within
+ * that member's memories, so the cut may then be over a device's limit:
+ * phase 1 repairs it.  The work is counted (OPT_COUNTS_WORK), never timed.
+ * 0 when no cut is made (fewer slots than stages, no counts that fit, out of
+ * memory, too large).
+ */
+#define OPT_COUNTS_WORK 2e8 /* row sums of the memory checks, and knapsack entries, at most */
+#define OPT_COUNTS_TS 256   /* bottlenecks tried by the knapsack, at most */
+static int opt_counts_cut(const struct cost_candidate *c, int *stage, size_t *strategy)
+{
+	size_t n = c->n_layers, K = cost_k(c), u, k, l, b, N = 0, np, m, fb = n, lb = 0, r;
+	int pp = c->pp, v = cost_virtual(c), S = cost_stages(c), d, j, ok = 0;
+	size_t *P = NULL, *cnt = NULL, *cfg = NULL, *md = NULL, *quota = NULL, *choice = NULL, *type = NULL;
+	double *G = NULL, *f = NULL, *hws = NULL, work = 0, best_est = INFINITY, best_T = INFINITY;
+	double w = (double)c->microbatches - 1.0 / (double)v, limit = c->memory_limit_bytes;
+	struct opt_end ends[2];
+
+	memset(ends, 0, sizeof ends);
+	/* the body: the type with the most members */
+	type = malloc(n * sizeof(size_t));
+	if (!type)
+		goto out;
+	b = opt_body_type(c, type, &N);
+	for (u = 0; u < n; u++)
+		if (type[u] == type[b]) {
+			fb = u < fb ? u : fb;
+			lb = u;
+		}
+	N = lb - fb + 1; /* the slots: the body's members and the other layers between them */
+	if (N < (size_t)S || (double)pp * (double)(N + 1) * (double)(N + 1) > OPT_COUNTS_WORK)
+		goto out;
+	if (!opt_end_build(c, 0, fb, &ends[0]) || !opt_end_build(c, lb + 1, n - lb - 1, &ends[1]))
+		goto out;
+	P = malloc(K * sizeof(size_t));
+	G = malloc((size_t)pp * (N + 1) * sizeof(double));
+	cnt = calloc((size_t)pp * (N + 1) * (size_t)v, sizeof(size_t));
+	cfg = calloc((size_t)pp * (N + 1) * 4, sizeof(size_t)); /* end option, A, B, members of A */
+	md = calloc((size_t)pp, sizeof(size_t));
+	quota = calloc((size_t)S, sizeof(size_t));
+	f = malloc((N + 1) * sizeof(double));
+	choice = malloc((size_t)pp * (N + 1) * sizeof(size_t));
+	if (!P || !G || !cnt || !cfg || !md || !quota || !f || !choice)
+		goto out;
+	np = opt_body_front(c, b, P);
+	if (np == 0)
+		goto out;
+	/* as many of the fastest as the work allows (a check costs a device's rows times v;
+	 * a pair's scan ends at its first fit, a few members on average) */
+	{
+		double rows_v = 0, opts = (double)(ends[0].nopt > ends[1].nopt ? ends[0].nopt : ends[1].nopt);
+		double room;
+		size_t keep;
+
+		for (r = 0; r < c->n_peaks && c->peaks; r++)
+			rows_v += (double)v;
+		rows_v = fmax(rows_v / pp, (double)v);
+		room = OPT_COUNTS_WORK / ((double)pp * (double)(N + 1) * opts * rows_v * 4);
+		keep = room >= (double)np * (double)np ? np : (size_t)floor(sqrt(room));
+		np = keep < 1 ? 1 : keep;
+	}
+	for (d = 0; d < pp; d++) {
+		const struct opt_end *e = NULL;
+		int ej = -1, ord[COST_MAX_VIRTUAL_STAGES];
+		long hw[COST_MAX_VIRTUAL_STAGES];
+		double act[COST_MAX_VIRTUAL_STAGES], aref = c->memory_per_microbatch_bytes[b * K + P[0]];
+		size_t have[COST_MAX_VIRTUAL_STAGES], lo = 0, nopt = 1, o, ia, ib, m1;
+		int fits_any = 1;
+		double rv;
+
+		if (d == 0 && ends[0].n > 0) {
+			e = &ends[0];
+			ej = 0;
+		} else if (d == pp - 1 && ends[1].n > 0) {
+			e = &ends[1];
+			ej = v - 1;
+		}
+		if (e)
+			nopt = e->nopt;
+		rv = (double)opt_chunk_order(c, d, hw, ord) * (double)v;
+		/* the chunks' counts for every m: one layer each (none where an end is), then
+		 * each layer where it adds least to the peak (the ends at their fastest) */
+		for (j = 0; j < v; j++) {
+			have[j] = j == ej ? 0 : 1;
+			lo += have[j];
+			act[j] = (double)have[j] * aref + (j == ej ? e->a[0] : 0);
+		}
+		for (m = 0; m <= N; m++)
+			G[(size_t)d * (N + 1) + m] = INFINITY;
+		for (m = lo; m <= N && fits_any; m++) {
+			size_t *cm = cnt + ((size_t)d * (N + 1) + m) * (size_t)v, *cf = cfg + ((size_t)d * (N + 1) + m) * 4;
+			double *g = &G[(size_t)d * (N + 1) + m];
+
+			if (m > lo) {
+				double low = INFINITY;
+				int bj = 0;
+
+				for (j = 0; j < v; j++) {
+					double x;
+
+					act[j] += aref;
+					x = cost_device_activation(c, d, act);
+					act[j] -= aref;
+					if (x < low) {
+						low = x;
+						bj = j;
+					}
+				}
+				act[bj] += aref;
+				have[bj]++;
+				work += rv;
+			}
+			for (j = 0; j < v; j++)
+				cm[j] = have[j];
+			/* the fastest mix that fits: for each end option and pair, the members of the
+			 * faster strategy from all down, to the first that fits */
+			for (o = 0; o < nopt; o++)
+				for (ia = 0; ia < np; ia++)
+					for (ib = ia; ib < np; ib++)
+						for (m1 = m + 1; m1-- > (ib == ia ? m : 0);) {
+							size_t A = P[ia], B = P[ib], x = m1, Lk = A, Hk = B, rem;
+							double tt = (e ? e->t[o] : 0) + (double)m1 * c->time_s[b * K + A] +
+							            (double)(m - m1) * c->time_s[b * K + B];
+							double fx = (e ? e->f[o] : 0) + (double)m1 * c->memory_fixed_bytes[b * K + A] +
+							            (double)(m - m1) * c->memory_fixed_bytes[b * K + B];
+							double ca[COST_MAX_VIRTUAL_STAGES];
+
+							if (!(tt < *g) || work > OPT_COUNTS_WORK)
+								break;
+							if (c->memory_per_microbatch_bytes[b * K + B] < c->memory_per_microbatch_bytes[b * K + A]) {
+								Lk = B;
+								Hk = A;
+								x = m - m1;
+							}
+							for (j = 0; j < v; j++)
+								ca[j] = j == ej ? e->a[o] : 0;
+							for (rem = x, j = 0; j < v; j++) {
+								size_t q = (size_t)ord[j], xl = rem < cm[q] ? rem : cm[q];
+
+								ca[q] += (double)xl * c->memory_per_microbatch_bytes[b * K + Lk] +
+								         (double)(cm[q] - xl) * c->memory_per_microbatch_bytes[b * K + Hk];
+								rem -= xl;
+							}
+							work += rv;
+							if (!(fx + cost_device_activation(c, d, ca) <= limit))
+								continue;
+							*g = tt;
+							cf[0] = o;
+							cf[1] = A;
+							cf[2] = B;
+							cf[3] = m1;
+							break;
+						}
+			fits_any = isfinite(*g) || work > OPT_COUNTS_WORK;
+		}
+	}
+	/* the counts: for each bottleneck T from the least whose counts can reach N, the
+	 * least sum of G over counts summing to N, each G_d(m_d) <= T (a knapsack) */
+	{
+		double *vals = malloc((size_t)pp * (N + 1) * sizeof(double));
+		size_t nv = 0, i, tried = 0, tot;
+
+		if (!vals)
+			goto out;
+		for (i = 0; i < (size_t)pp * (N + 1); i++)
+			if (isfinite(G[i]))
+				vals[nv++] = G[i];
+		qsort(vals, nv, sizeof(*vals), opt_double_cmp);
+		size_t most_ts = (size_t)fmax(1, fmin(OPT_COUNTS_TS, OPT_COUNTS_WORK / ((double)pp * (double)(N + 1) * (double)(N + 1))));
+
+		for (i = 0; i < nv && tried < most_ts; i++) {
+			double T = vals[i];
+
+			if (i > 0 && T == vals[i - 1])
+				continue;
+			if (!(w * T < best_est))
+				break;
+			/* can the devices' largest counts within T reach N at all? */
+			for (tot = 0, d = 0; d < pp; d++) {
+				size_t most = 0;
+
+				for (m = 0; m <= N; m++)
+					if (G[(size_t)d * (N + 1) + m] <= T)
+						most = m;
+				tot += most;
+			}
+			if (tot < N)
+				continue;
+			tried++;
+			if (opt_counts_knap(G, pp, N, T, f, NULL) && f[N] / v + w * T < best_est) {
+				best_est = f[N] / v + w * T;
+				best_T = T;
+			}
+		}
+		free(vals);
+	}
+	if (!isfinite(best_T) || !opt_counts_knap(G, pp, N, best_T, f, choice))
+		goto out;
+	for (m = N, d = pp; d-- > 0;) {
+		md[d] = choice[(size_t)d * (N + 1) + m];
+		m -= md[d];
+	}
+	for (d = 0; d < pp; d++)
+		for (j = 0; j < v; j++)
+			quota[d + pp * j] = cnt[((size_t)d * (N + 1) + md[d]) * (size_t)v + (size_t)j];
+	{
+		int st = 0;
+		size_t used = 0, *cf, x, o;
+		long *left = calloc((size_t)S, sizeof(long)); /* members of the lower activation still to place per stage */
+		size_t *lowk = calloc((size_t)pp, sizeof(size_t)), *highk = calloc((size_t)pp, sizeof(size_t));
+		size_t *seen = calloc((size_t)S, sizeof(size_t));
+
+		hws = malloc((size_t)S * sizeof(double));
+		if (!left || !lowk || !highk || !seen || !hws) {
+			free(left);
+			free(lowk);
+			free(highk);
+			free(seen);
+			goto out;
+		}
+		/* each device's lower-activation members, over its chunks from the fullest */
+		for (d = 0; d < pp; d++) {
+			long hw[COST_MAX_VIRTUAL_STAGES];
+			int ord[COST_MAX_VIRTUAL_STAGES];
+			size_t A, B, rem;
+
+			cf = cfg + ((size_t)d * (N + 1) + md[d]) * 4;
+			A = cf[1];
+			B = cf[2];
+			lowk[d] = A;
+			highk[d] = B;
+			x = cf[3];
+			if (c->memory_per_microbatch_bytes[b * K + B] < c->memory_per_microbatch_bytes[b * K + A]) {
+				lowk[d] = B;
+				highk[d] = A;
+				x = md[d] - cf[3];
+			}
+			opt_chunk_order(c, d, hw, ord);
+			for (j = 0; j < v; j++)
+				hws[d + pp * j] = (double)hw[j];
+			for (rem = x, j = 0; j < v; j++) {
+				int s = d + pp * ord[j];
+				size_t xl = rem < quota[s] ? rem : quota[s];
+
+				left[s] = (long)xl;
+				rem -= xl;
+			}
+		}
+		for (u = 0; u < n; u++) {
+			if (u < fb || u > lb) {
+				const struct opt_end *e = u < fb ? &ends[0] : &ends[1];
+
+				d = u < fb ? 0 : pp - 1;
+				o = cfg[((size_t)d * (N + 1) + md[d]) * 4];
+				stage[u] = u < fb ? 0 : S - 1;
+				strategy[u] = e->pick[o * e->n + (u - e->first)];
+			} else {
+				size_t kb, bk = K;
+
+				while (used >= quota[st] && st < S - 1) {
+					st++;
+					used = 0;
+				}
+				used++;
+				stage[u] = st;
+				d = st % pp;
+				kb = left[st] > 0 ? lowk[d] : highk[d];
+				left[st]--;
+				if (type[u] == type[b]) {
+					strategy[u] = kb;
+					continue;
+				}
+				/* another type's layer in a body slot: its fastest within the body
+				 * strategy's memories, else its least memory at the chunk's most */
+				for (k = 0; k < K; k++)
+					if (isfinite(c->time_s[u * K + k]) &&
+					    c->memory_fixed_bytes[u * K + k] <= c->memory_fixed_bytes[b * K + kb] &&
+					    c->memory_per_microbatch_bytes[u * K + k] <= c->memory_per_microbatch_bytes[b * K + kb] &&
+					    (bk == K || c->time_s[u * K + k] < c->time_s[u * K + bk]))
+						bk = k;
+				for (k = 0; bk == K && k < K; k++) {
+					double mk = c->memory_fixed_bytes[u * K + k] + hws[st] * c->memory_per_microbatch_bytes[u * K + k];
+					double mb = 0;
+
+					for (l = 0; l < K; l++)
+						if (isfinite(c->time_s[u * K + l]) &&
+						    c->memory_fixed_bytes[u * K + l] + hws[st] * c->memory_per_microbatch_bytes[u * K + l] < mk)
+							mb = 1;
+					if (!mb && isfinite(c->time_s[u * K + k]))
+						bk = k;
+				}
+				strategy[u] = bk < K ? bk : kb;
+			}
+		}
+		for (u = 0; u < n; u++)
+			seen[stage[u]]++;
+		ok = 1;
+		for (j = 0; j < S; j++)
+			ok = ok && seen[j] > 0;
+		free(left);
+		free(lowk);
+		free(highk);
+		free(seen);
+	}
+out:
+	free(type);
+	free(hws);
+	free(ends[0].pick);
+	free(ends[1].pick);
+	free(P);
+	free(G);
+	free(cnt);
+	free(cfg);
+	free(md);
+	free(quota);
+	free(f);
+	free(choice);
+	return ok;
 }
 
 /* Device d's chunks filled one layer at a time, each at least one, each layer into
@@ -698,9 +1239,11 @@ static void opt_counts_split(const struct cost_candidate *c, int d, size_t N, do
 }
 
 /*
- * The counts cut (docs/optimizer.md, "The quick plan", step 5): what the
- * counts bound of "The MILP" says a good plan looks like, made a plan.  The
- * body is the layer type with the most members (a model's blocks).  For each
+ * The loose counts cut (docs/optimizer.md, "The quick plan", step 5): the
+ * counts cut's first form, kept as a start of its own because its plans,
+ * over memory and repaired, reach other plans (DeepSeek-V3, whose three
+ * dense blocks before the MoE ones the counts cut puts in stage 0, is better
+ * from it).  The body is the layer type with the most members.  For each
  * device d and count m, G[d][m] is the least time of m body layers within
  * d's memory using at most two strategies, from those no other beats in time
  * and both memories, their chunks filled as opt_counts_split fills them; the
@@ -713,38 +1256,24 @@ static void opt_counts_split(const struct cost_candidate *c, int d, size_t N, do
  * are not counted): phase 1 repairs it.  0 when no cut is made (a body
  * shorter than the stages, no counts that fit, out of memory).
  */
-#define OPT_COUNTS_WORK 4e7 /* mixes tried, at most: pp x N^2 x (strategies kept)^2 / 2 */
-static int opt_counts_cut(const struct cost_candidate *c, int *stage, size_t *strategy)
+#define OPT_LOOSE_WORK 4e7 /* mixes tried, at most: pp x N^2 x (strategies kept)^2 / 2 */
+static int opt_counts_loose(const struct cost_candidate *c, int *stage, size_t *strategy)
 {
-	size_t n = c->n_layers, K = cost_k(c), u, k, l, b = 0, N = 0, best_n = 0, np = 0, m, m1;
+	size_t n = c->n_layers, K = cost_k(c), u, k, b, N = 0, np, m, m1;
 	int pp = c->pp, v = cost_virtual(c), S = cost_stages(c), d, j, ok = 0;
 	size_t *P = NULL, *md = NULL, *mix = NULL, *quota = NULL, *k1d = NULL, *k2d = NULL, *m1d = NULL;
 	double *G = NULL, *A = NULL, T = INFINITY;
 	size_t *cnt = NULL;
 
-	/* the types by their first layer; the body is the largest */
+	/* the body: the type with the most members */
 	{
-		size_t *rep = malloc(n * sizeof(size_t)), *count = calloc(n, sizeof(size_t)), nt = 0, t;
+		size_t *type = malloc((n ? n : 1) * sizeof(size_t));
 
-		if (!rep || !count) {
-			free(rep);
-			free(count);
+		if (!type)
 			return 0;
-		}
-		for (u = 0; u < n; u++) {
-			for (t = 0; t < nt && !opt_same_costs(c, rep[t], u); t++)
-				;
-			if (t == nt)
-				rep[nt++] = u;
-			if (++count[t] > best_n) {
-				best_n = count[t];
-				b = rep[t];
-			}
-		}
-		free(rep);
-		free(count);
+		b = opt_body_type(c, type, &N);
+		free(type);
 	}
-	N = best_n;
 	if (N < (size_t)S)
 		return 0;
 	P = malloc(K * sizeof(size_t));
@@ -761,32 +1290,14 @@ static int opt_counts_cut(const struct cost_candidate *c, int *stage, size_t *st
 		goto out;
 	for (d = 0; d < pp; d++)
 		opt_counts_split(c, d, N, A + (size_t)d * (N + 1), cnt + (size_t)d * (N + 1) * (size_t)v);
-	/* the body's strategies no other beats in time, fixed and per-micro-batch memory */
-	for (k = 0; k < K; k++) {
-		int dom = 0;
-
-		for (l = 0; l < K && !dom; l++) {
-			double tk = c->time_s[b * K + k], tl = c->time_s[b * K + l];
-			double fk = c->memory_fixed_bytes[b * K + k], fl = c->memory_fixed_bytes[b * K + l];
-			double ak = c->memory_per_microbatch_bytes[b * K + k], al = c->memory_per_microbatch_bytes[b * K + l];
-
-			dom = l != k && tl <= tk && fl <= fk && al <= ak && (tl < tk || fl < fk || al < ak || l < k);
-		}
-		if (!dom && isfinite(c->time_s[b * K + k]))
-			P[np++] = k;
-	}
-	/* the fastest of them, as many as the work allows */
+	/* the body's strategies no other beats, the fastest of them, as many as the work allows */
+	np = opt_body_front(c, b, P);
+	if (np == 0)
+		goto out;
 	{
-		double room = OPT_COUNTS_WORK * 2 / ((double)pp * (double)(N + 1) * (double)(N + 1));
-		size_t keep = room >= (double)np * np ? np : (size_t)floor(sqrt(room)), x, y;
+		double room = OPT_LOOSE_WORK * 2 / ((double)pp * (double)(N + 1) * (double)(N + 1));
+		size_t keep = room >= (double)np * np ? np : (size_t)floor(sqrt(room));
 
-		for (x = 0; x < np; x++) /* insertion sort by time: np is small */
-			for (y = x; y > 0 && c->time_s[b * K + P[y]] < c->time_s[b * K + P[y - 1]]; y--) {
-				size_t z = P[y];
-
-				P[y] = P[y - 1];
-				P[y - 1] = z;
-			}
 		np = keep > 0 ? keep : 1;
 	}
 	for (d = 0; d < pp; d++)
@@ -942,7 +1453,7 @@ out:
 	return ok;
 }
 
-/* The counts cut, then each share's chain cut, each searched as the quick
+/* The two counts cuts, then each share's chain cut, each searched as the quick
  * plan's own start is (a cut equal to the one before it is not searched
  * again); the best plan of all replaces stage[], strategy[] and *tpi when it
  * is better.  Stops once a plan is at target.  Out of memory: no more. */
@@ -954,11 +1465,13 @@ static void opt_chunk_starts(const struct cost_candidate *c, double work, double
 	size_t *sk = malloc(n * sizeof(size_t)), *prevk = malloc(n * sizeof(size_t));
 	double t;
 
-	/* i = 0: the counts cut; then one per share */
-	for (i = 0; st && sk && prev && prevk && i <= sizeof(opt_chunk_shares) / sizeof(*opt_chunk_shares) &&
+	/* i = 0, 1: the counts cuts; then one per share */
+	for (i = 0; st && sk && prev && prevk && i < 2 + sizeof(opt_chunk_shares) / sizeof(*opt_chunk_shares) &&
 	            !(*tpi <= target);
 	     i++) {
-		if (!(i == 0 ? opt_counts_cut(c, st, sk) : opt_chunk_cut(c, opt_chunk_shares[i - 1], st, sk)))
+		if (!(i == 0   ? opt_counts_cut(c, st, sk)
+		      : i == 1 ? opt_counts_loose(c, st, sk)
+		               : opt_chunk_cut(c, opt_chunk_shares[i - 2], st, sk)))
 			continue;
 		if (have_prev && memcmp(st, prev, n * sizeof(int)) == 0 && memcmp(sk, prevk, n * sizeof(size_t)) == 0)
 			continue;
