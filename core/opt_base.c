@@ -558,8 +558,9 @@ int opt_same_costs(const struct cost_candidate *c, size_t u, size_t w)
  * the device holds sum fixed + sum_j h_j A_j >= (each member at the row's
  * least entry hmin) + E, where E charges each chunk j the least it can add
  * for the layer it must hold: another type's layer (its least fixed + h_j
- * per-micro-batch bytes), or a member there (h_j - hmin times the type's
- * least per-micro-batch bytes beyond hmin).  Different chunks hold different
+ * per-micro-batch bytes; on a chain only a layer u that can be in the
+ * chunk's stage s, s <= u <= s + n_layers - S), or a member there (h_j -
+ * hmin times the type's least per-micro-batch bytes beyond hmin).  Different chunks hold different
  * layers, so the charges add up (each a scan of the layers: none when scan
  * is 0); on a chain (chain 1) device 0's first chunk
  * holds layer 0 and device pp - 1's last the last layer, whose least memory
@@ -635,7 +636,11 @@ static int opt_rank_device(const struct cost_candidate *c, const size_t *type, s
 			 * at this chunk's count (a special layer of opt_rank_times) */
 			nm[j] = INFINITY;
 			for (u = 0; u < c->n_layers; u++) {
-				if (type[u] == b)
+				/* on a chain, layer u's stage s has at least one layer before it per
+				 * earlier stage and after it per later one: s <= u <= s + n - S */
+				size_t s = (size_t)d + (size_t)c->pp * (size_t)j;
+
+				if (type[u] == b || (chain && (u < s || u > s + c->n_layers - (size_t)cost_stages(c))))
 					continue;
 				for (k = 0; k < K; k++)
 					nm[j] = fmin(nm[j], c->memory_fixed_bytes[u * K + k] +
