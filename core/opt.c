@@ -873,7 +873,8 @@ static int opt_counts_knap(const double *G, int pp, size_t N, double T, double *
  * those no other beats in time and both memories) and its ends, within d's
  * memory as the device's rows charge it: its chunks filled one layer at a
  * time where each adds least to the peak, the smaller activations in the
- * chunks that hold the most micro-batches.  The counts m_d summing to the
+ * chunks that hold the most micro-batches, and a chunk that holds both
+ * strategies charged one resharding between them.  The counts m_d summing to the
  * slots (the layers from the body's first member to its last) that make the
  * least sum G / v + (c - 1/v) max G (a knapsack over the devices per
  * bottleneck T, from the least T up) give each chunk its layers and each
@@ -894,6 +895,7 @@ static int opt_counts_cut(const struct cost_candidate *c, int *stage, size_t *st
 	size_t *P = NULL, *cnt = NULL, *cfg = NULL, *md = NULL, *quota = NULL, *choice = NULL, *type = NULL;
 	double *G = NULL, *f = NULL, *hws = NULL, work = 0, best_est = INFINITY, best_T = INFINITY;
 	double w = (double)c->microbatches - 1.0 / (double)v, limit = c->memory_limit_bytes;
+	const double *Rb = NULL;
 	struct opt_end ends[2];
 
 	memset(ends, 0, sizeof ends);
@@ -925,6 +927,10 @@ static int opt_counts_cut(const struct cost_candidate *c, int *stage, size_t *st
 	np = opt_body_front(c, b, P);
 	if (np == 0)
 		goto out;
+	/* the resharding between two members in one stage (an edge between them) */
+	for (r = 0; r < c->n_edges && !Rb; r++)
+		if (type[c->edges[r].from] == b && type[c->edges[r].to] == b)
+			Rb = c->edges[r].same_stage_s;
 	/* as many of the fastest as the work allows (a check costs a device's rows times v;
 	 * a pair's scan ends at its first fit, a few members on average) */
 	{
@@ -1019,10 +1025,13 @@ static int opt_counts_cut(const struct cost_candidate *c, int *stage, size_t *st
 
 								ca[q] += (double)xl * c->memory_per_microbatch_bytes[b * K + Lk] +
 								         (double)(cm[q] - xl) * c->memory_per_microbatch_bytes[b * K + Hk];
+								/* a chunk holding both: one resharding between them */
+								if (Rb && xl > 0 && xl < cm[q])
+									tt += Rb[Lk * K + Hk];
 								rem -= xl;
 							}
 							work += rv;
-							if (!(fx + cost_device_activation(c, d, ca) <= limit))
+							if (!(tt < *g) || !(fx + cost_device_activation(c, d, ca) <= limit))
 								continue;
 							*g = tt;
 							cf[0] = o;
