@@ -682,7 +682,7 @@ static size_t opt_body_type(const struct cost_candidate *c, size_t *type, size_t
 
 /* Layer b's strategies with a finite time that no other beats in time, fixed
  * and per-micro-batch memory (of equals, the first), fastest first, into P
- * (caller-owned, cost_k entries); returns how many. */
+ * (caller-owned, cost_k entries); returns how many.  O(K^2). */
 static size_t opt_body_front(const struct cost_candidate *c, size_t b, size_t *P)
 {
 	size_t K = cost_k(c), k, l, np = 0;
@@ -731,6 +731,7 @@ static int opt_end_build(const struct cost_candidate *c, size_t first, size_t n,
 	size_t K = cost_k(c), i, o, k, x, y, z, cnt, cap = (size_t)OPT_END_OPTIONS * K;
 	double *t = malloc(cap * sizeof(double)), *f = malloc(cap * sizeof(double)), *a = malloc(cap * sizeof(double));
 	size_t *pk = malloc(cap * (n ? n : 1) * sizeof(size_t)), *keep = malloc(cap * sizeof(size_t));
+	size_t *front = malloc(K * sizeof(size_t)), nf, q;
 	int ok = 0;
 
 	e->first = first;
@@ -738,16 +739,17 @@ static int opt_end_build(const struct cost_candidate *c, size_t first, size_t n,
 	e->nopt = 1;
 	e->t[0] = e->f[0] = e->a[0] = 0;
 	e->pick = n ? malloc((size_t)OPT_END_OPTIONS * n * sizeof(size_t)) : NULL;
-	if (!t || !f || !a || !pk || !keep || (n && !e->pick))
+	if (!t || !f || !a || !pk || !keep || !front || (n && !e->pick))
 		goto out;
 	for (i = 0; i < n; i++) {
 		size_t u = first + i;
 
+		/* a choice with one of u's strategies that another of u's beats is beaten too */
+		nf = opt_body_front(c, u, front);
 		cnt = 0;
 		for (o = 0; o < e->nopt; o++)
-			for (k = 0; k < K; k++) {
-				if (!isfinite(c->time_s[u * K + k]))
-					continue;
+			for (q = 0; q < nf; q++) {
+				k = front[q];
 				t[cnt] = e->t[o] + c->time_s[u * K + k];
 				f[cnt] = e->f[o] + c->memory_fixed_bytes[u * K + k];
 				a[cnt] = e->a[o] + c->memory_per_microbatch_bytes[u * K + k];
@@ -794,6 +796,7 @@ out:
 	free(a);
 	free(pk);
 	free(keep);
+	free(front);
 	return ok;
 }
 
