@@ -849,16 +849,93 @@ double opt_rank_bound(const struct cost_candidate *c, int chain)
 static double opt_rank_core(const struct cost_candidate *c, int chain, size_t front_cap, size_t top_count,
                             double transfers, double *tpi_lb);
 
+/*
+ * opt_rank_core on c, and when two or more types have two or more members
+ * (blocks of two kinds: alternating attention windows, dense blocks before
+ * MoE ones), on c with every such layer given, strategy by strategy, the
+ * least time, fixed and per-micro-batch memory over those layers: one type
+ * of all of them, whose every plan costs no more than c's, so its bound is
+ * c's too, and it counts every block in each device's load where each type
+ * alone counts its own and leaves the others to the sum.  The larger of the
+ * two (each of *tpi_lb's too).
+ */
+static double opt_rank_both(const struct cost_candidate *c, int chain, size_t front_cap, size_t top_count,
+                            double transfers, double *tpi_lb)
+{
+	size_t K = cost_k(c), n = c->n_layers, u, w, k, blocks = 0, *type = NULL, *count = NULL;
+	double best = opt_rank_core(c, chain, front_cap, top_count, transfers, tpi_lb), mtpi = 0;
+	struct cost_candidate m = *c; /* borrows c's other tables: never released */
+	double *t = NULL, *f = NULL, *a = NULL;
+
+	if (n == 0 || K == 0)
+		return best;
+	type = malloc(n * sizeof(*type));
+	count = calloc(n, sizeof(*count));
+	if (!type || !count)
+		goto out;
+	for (u = 0; u < n; u++) {
+		for (w = 0; w < u && !(type[w] == w && opt_same_costs(c, w, u)); w++)
+			;
+		type[u] = w;
+		count[w]++;
+	}
+	for (u = 0; u < n; u++)
+		blocks += type[u] == u && count[u] >= 2;
+	if (blocks < 2)
+		goto out;
+	t = malloc(n * K * sizeof(*t));
+	f = malloc(n * K * sizeof(*f));
+	a = malloc(n * K * sizeof(*a));
+	if (!t || !f || !a)
+		goto out;
+	memcpy(t, c->time_s, n * K * sizeof(*t));
+	memcpy(f, c->memory_fixed_bytes, n * K * sizeof(*f));
+	memcpy(a, c->memory_per_microbatch_bytes, n * K * sizeof(*a));
+	/* the least of the blocks' rows into the first block's, then copied to every block */
+	for (w = n, u = 0; u < n; u++) {
+		if (count[type[u]] < 2)
+			continue;
+		if (w == n) {
+			w = u;
+			continue;
+		}
+		for (k = 0; k < K; k++) {
+			t[w * K + k] = fmin(t[w * K + k], t[u * K + k]);
+			f[w * K + k] = fmin(f[w * K + k], f[u * K + k]);
+			a[w * K + k] = fmin(a[w * K + k], a[u * K + k]);
+		}
+	}
+	for (u = 0; u < n; u++)
+		if (count[type[u]] >= 2 && u != w) {
+			memcpy(t + u * K, t + w * K, K * sizeof(*t));
+			memcpy(f + u * K, f + w * K, K * sizeof(*f));
+			memcpy(a + u * K, a + w * K, K * sizeof(*a));
+		}
+	m.time_s = t;
+	m.memory_fixed_bytes = f;
+	m.memory_per_microbatch_bytes = a;
+	best = fmax(best, opt_rank_core(&m, chain, front_cap, top_count, transfers, tpi_lb ? &mtpi : NULL));
+	if (tpi_lb)
+		*tpi_lb = fmax(*tpi_lb, mtpi);
+out:
+	free(type);
+	free(count);
+	free(t);
+	free(f);
+	free(a);
+	return best;
+}
+
 double opt_rank_bound_with(const struct cost_candidate *c, int chain, size_t front_cap, size_t top_count)
 {
-	return opt_rank_core(c, chain, front_cap, top_count, 0, NULL);
+	return opt_rank_both(c, chain, front_cap, top_count, 0, NULL);
 }
 
 double opt_rank_tpi_bound(const struct cost_candidate *c, int chain, double transfers)
 {
 	double tpi = 0;
 
-	opt_rank_core(c, chain, 0, 0, transfers, &tpi);
+	opt_rank_both(c, chain, 0, 0, transfers, &tpi);
 	return tpi;
 }
 
