@@ -710,6 +710,22 @@ static size_t opt_body_front(const struct cost_candidate *c, size_t b, size_t *P
 	return np;
 }
 
+/* Keeps keep of the np entries of P (in place, their order kept), spread from
+ * the first to the last (a front by time: from the fastest to the least
+ * memory); returns how many are left. */
+static size_t opt_front_spread(size_t *P, size_t np, size_t keep)
+{
+	size_t q;
+
+	if (keep >= np)
+		return np;
+	if (keep <= 1)
+		return np > 0 ? 1 : 0;
+	for (q = 0; q < keep; q++)
+		P[q] = P[(q * (np - 1) + (keep - 1) / 2) / (keep - 1)];
+	return keep;
+}
+
 /*
  * An end of a chain for the counts cut: the layers before its first body
  * layer (the prefix, in stage 0) or after its last (the suffix, in stage
@@ -718,6 +734,8 @@ static size_t opt_body_front(const struct cost_candidate *c, size_t b, size_t *P
  * from the fastest to the least memory), sorted by time.
  */
 #define OPT_END_OPTIONS 16
+#define OPT_END_FRONT 64  /* of each layer's own front, at most (spread) */
+#define OPT_END_WORK 2e8  /* comparisons of the fronts, at most: more, and no end is made */
 struct opt_end {
 	size_t first, n, nopt;
 	double t[OPT_END_OPTIONS], f[OPT_END_OPTIONS], a[OPT_END_OPTIONS];
@@ -728,7 +746,8 @@ struct opt_end {
  * with free); 1 made, 0 out of memory or a layer without a finite strategy. */
 static int opt_end_build(const struct cost_candidate *c, size_t first, size_t n, struct opt_end *e)
 {
-	size_t K = cost_k(c), i, o, k, x, y, z, cnt, cap = (size_t)OPT_END_OPTIONS * K;
+	size_t K = cost_k(c), i, o, k, x, y, z, cnt;
+	size_t cap = (size_t)OPT_END_OPTIONS * (K < OPT_END_FRONT ? K : OPT_END_FRONT);
 	double *t = malloc(cap * sizeof(double)), *f = malloc(cap * sizeof(double)), *a = malloc(cap * sizeof(double));
 	size_t *pk = malloc(cap * (n ? n : 1) * sizeof(size_t)), *keep = malloc(cap * sizeof(size_t));
 	size_t *front = malloc(K * sizeof(size_t)), nf, q;
@@ -739,13 +758,14 @@ static int opt_end_build(const struct cost_candidate *c, size_t first, size_t n,
 	e->nopt = 1;
 	e->t[0] = e->f[0] = e->a[0] = 0;
 	e->pick = n ? malloc((size_t)OPT_END_OPTIONS * n * sizeof(size_t)) : NULL;
-	if (!t || !f || !a || !pk || !keep || !front || (n && !e->pick))
+	if (!t || !f || !a || !pk || !keep || !front || (n && !e->pick) ||
+	    (double)n * ((double)K * (double)K + (double)cap * (double)cap) > OPT_END_WORK)
 		goto out;
 	for (i = 0; i < n; i++) {
 		size_t u = first + i;
 
 		/* a choice with one of u's strategies that another of u's beats is beaten too */
-		nf = opt_body_front(c, u, front);
+		nf = opt_front_spread(front, opt_body_front(c, u, front), OPT_END_FRONT);
 		cnt = 0;
 		for (o = 0; o < e->nopt; o++)
 			for (q = 0; q < nf; q++) {
@@ -768,7 +788,7 @@ static int opt_end_build(const struct cost_candidate *c, size_t first, size_t n,
 			if (!dom)
 				keep[y++] = x;
 		}
-		for (x = 1; x < y; x++) /* insertion sort by time: y is small */
+		for (x = 1; x < y; x++) /* insertion sort by time: y is at most 16 x OPT_END_FRONT */
 			for (z = x; z > 0 && t[keep[z]] < t[keep[z - 1]]; z--) {
 				size_t w = keep[z];
 
@@ -777,11 +797,9 @@ static int opt_end_build(const struct cost_candidate *c, size_t first, size_t n,
 			}
 		if (y == 0)
 			goto out;
-		e->nopt = y < OPT_END_OPTIONS ? y : OPT_END_OPTIONS;
+		e->nopt = opt_front_spread(keep, y, OPT_END_OPTIONS);
 		for (o = 0; o < e->nopt; o++) {
-			/* spread over the front: the fastest, ..., the last (least time-efficient) */
-			size_t src = keep[y <= OPT_END_OPTIONS ? o : (o * (y - 1) + (OPT_END_OPTIONS - 1) / 2) /
-			                                                (OPT_END_OPTIONS - 1)];
+			size_t src = keep[o];
 
 			e->t[o] = t[src];
 			e->f[o] = f[src];
@@ -913,9 +931,12 @@ static int opt_counts_cut(const struct cost_candidate *c, int *stage, size_t *st
 			lb = u;
 		}
 	N = lb - fb + 1; /* the slots: the body's members and the other layers between them */
-	if (N < (size_t)S || (double)pp * (double)(N + 1) * (double)(N + 1) > OPT_COUNTS_WORK)
+	if (pp < 2 || (double)pp * (double)(N + 1) * (double)(N + 1) > OPT_COUNTS_WORK)
 		goto out;
 	if (!opt_end_build(c, 0, fb, &ends[0]) || !opt_end_build(c, lb + 1, n - lb - 1, &ends[1]))
+		goto out;
+	/* an end fills its stage alone: the other stages need a slot each */
+	if (N + (ends[0].n > 0) + (ends[1].n > 0) < (size_t)S)
 		goto out;
 	P = malloc(K * sizeof(size_t));
 	G = malloc((size_t)pp * (N + 1) * sizeof(double));
@@ -934,8 +955,9 @@ static int opt_counts_cut(const struct cost_candidate *c, int *stage, size_t *st
 	for (r = 0; r < c->n_edges && !Rb; r++)
 		if (type[c->edges[r].from] == b && type[c->edges[r].to] == b)
 			Rb = c->edges[r].same_stage_s;
-	/* as many of the fastest as the work allows (a check costs a device's rows times v;
-	 * a pair's scan ends at its first fit, a few members on average) */
+	/* as many as the work allows, spread from the fastest to the least memory (a check
+	 * costs a device's rows times v; a pair's scan ends at its first fit, a few members
+	 * on average) */
 	{
 		double rows_v = 0, opts = (double)(ends[0].nopt > ends[1].nopt ? ends[0].nopt : ends[1].nopt);
 		double room;
@@ -946,7 +968,7 @@ static int opt_counts_cut(const struct cost_candidate *c, int *stage, size_t *st
 		rows_v = fmax(rows_v / pp, (double)v);
 		room = OPT_COUNTS_WORK / ((double)pp * (double)(N + 1) * opts * rows_v * 4);
 		keep = room >= (double)np * (double)np ? np : (size_t)floor(sqrt(room));
-		np = keep < 1 ? 1 : keep;
+		np = opt_front_spread(P, np, keep);
 	}
 	for (d = 0; d < pp; d++) {
 		const struct opt_end *e = NULL;
@@ -1286,7 +1308,7 @@ static int opt_counts_loose(const struct cost_candidate *c, int *stage, size_t *
 		b = opt_body_type(c, type, &N);
 		free(type);
 	}
-	if (N < (size_t)S)
+	if (N < (size_t)S || pp < 2)
 		return 0;
 	P = malloc(K * sizeof(size_t));
 	md = calloc((size_t)pp, sizeof(size_t));
@@ -1302,7 +1324,8 @@ static int opt_counts_loose(const struct cost_candidate *c, int *stage, size_t *
 		goto out;
 	for (d = 0; d < pp; d++)
 		opt_counts_split(c, d, N, A + (size_t)d * (N + 1), cnt + (size_t)d * (N + 1) * (size_t)v);
-	/* the body's strategies no other beats, the fastest of them, as many as the work allows */
+	/* the body's strategies no other beats, as many as the work allows, spread from the
+	 * fastest to the least memory */
 	np = opt_body_front(c, b, P);
 	if (np == 0)
 		goto out;
@@ -1310,7 +1333,7 @@ static int opt_counts_loose(const struct cost_candidate *c, int *stage, size_t *
 		double room = OPT_LOOSE_WORK * 2 / ((double)pp * (double)(N + 1) * (double)(N + 1));
 		size_t keep = room >= (double)np * np ? np : (size_t)floor(sqrt(room));
 
-		np = keep > 0 ? keep : 1;
+		np = opt_front_spread(P, np, keep);
 	}
 	for (d = 0; d < pp; d++)
 		for (m = 0; m <= N; m++) {
