@@ -11,8 +11,8 @@
 # interleaving wins and each candidate must be proven (by its bound, a start
 # that meets it, or CBC): under a minute at LIMIT = 10 on 2 cores.  Last,
 # today's mixture-of-experts models (Qwen3-235B-A22B, DeepSeek-V3,
-# Mixtral-8x22B) interleaved with ZeRO beside their 1F1B optimum: about a
-# minute more at LIMIT = 10.  Figures, not assertions.
+# Mixtral-8x22B, GPT-OSS-120B) interleaved with ZeRO beside their 1F1B
+# optimum: about a minute more at LIMIT = 10.  Figures, not assertions.
 set -u
 UNIAP=${1:-build/uniap}
 THREADS=${THREADS:-$(nproc)}
@@ -109,4 +109,5 @@ done <<EOF
 dgx-h100-x16 qwen3-235b-a22b 256
 dgx-h100-x32 deepseek-v3 512
 dgx-h100-x8 mixtral-8x22b 128
+dgx-h100-x8 gpt-oss-120b 128
 EOF
