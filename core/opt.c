@@ -1072,7 +1072,8 @@ static int opt_counts_cut(const struct cost_candidate *c, int *stage, size_t *st
 	 * least sum of G over counts summing to N, each G_d(m_d) <= T (a knapsack) */
 	{
 		double *vals = malloc((size_t)pp * (N + 1) * sizeof(double));
-		size_t nv = 0, i, tried = 0, tot;
+		double knap = (double)pp * (double)(N + 1) * (double)(N + 1); /* one knapsack's entries */
+		size_t nv = 0, i, tried = 0, tot, most_ts = (size_t)fmax(1, fmin(OPT_COUNTS_TS, OPT_COUNTS_WORK / knap));
 
 		if (!vals)
 			goto out;
@@ -1080,8 +1081,6 @@ static int opt_counts_cut(const struct cost_candidate *c, int *stage, size_t *st
 			if (isfinite(G[i]))
 				vals[nv++] = G[i];
 		qsort(vals, nv, sizeof(*vals), opt_double_cmp);
-		size_t most_ts = (size_t)fmax(1, fmin(OPT_COUNTS_TS, OPT_COUNTS_WORK / ((double)pp * (double)(N + 1) * (double)(N + 1))));
-
 		for (i = 0; i < nv && tried < most_ts; i++) {
 			double T = vals[i];
 

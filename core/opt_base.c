@@ -560,15 +560,14 @@ int opt_same_costs(const struct cost_candidate *c, size_t u, size_t w)
  * for the layer it must hold: another type's layer (its least fixed + h_j
  * per-micro-batch bytes; on a chain only a layer u that can be in the
  * chunk's stage s, s <= u <= s + n_layers - S), or a member there (h_j -
- * hmin times the type's least per-micro-batch bytes beyond hmin).  Different chunks hold different
- * layers, so the charges add up (each a scan of the layers: none when scan
- * is 0); on a chain (chain 1) device 0's first chunk
- * holds layer 0 and device pp - 1's last the last layer, whose least memory
- * is then that chunk's charge and whose least time G adds.  G is the largest
- * over the rows of the
- * least time within the limit less E (opt_rank_times: fronts up to top
- * layers, each row's capped so that they make about budget points).
- * -1 as opt_rank_times.
+ * hmin times the type's least per-micro-batch bytes beyond hmin).
+ * Different chunks hold different layers, so the charges add up (each a
+ * scan of the layers: none when scan is 0); on a chain (chain 1) device 0's
+ * first chunk holds layer 0 and device pp - 1's last the last layer, whose
+ * least memory is then that chunk's charge and whose least time G adds.  G
+ * is the largest over the rows of the least time within the limit less E
+ * (opt_rank_times: fronts up to top layers, each row's capped so that they
+ * make about budget points).  -1 as opt_rank_times.
  */
 static int opt_rank_device(const struct cost_candidate *c, const size_t *type, size_t b, size_t n, size_t top,
                            int d, int chain, int scan, double budget, size_t fixed_cap, double *G, double *g,
