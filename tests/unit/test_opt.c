@@ -1467,6 +1467,36 @@ static void test_cutoff(void **state)
 
 /* ------------------------------------------------------------ the quick plan */
 
+/* opt_quick_plan on c (at most 16 layers) against its optimum best (brute
+ * force; INFINITY: no plan): a plan it returns is audited and never below
+ * best, and none comes when there is none; *feasible, *found and *optimal
+ * count the candidates with a plan, those it found one for and those where
+ * it found the optimum. */
+static void quick_vs_brute(const struct cost_candidate *c, const char *what, double best, int *feasible,
+                           int *found, int *optimal)
+{
+	int stage[16], got;
+	size_t strategy[16];
+	double tpi;
+
+	assert_true(c->n_layers <= 16);
+	got = opt_quick_plan(c, 0, stage, strategy, &tpi);
+	assert_true(got == 0 || got == 1);
+	if (got) {
+		assert_true(isfinite(tpi));
+		assert_true(tpi == opt_tpi(c, stage, strategy));
+		if (!(tpi >= best * (1 - 1e-12)))
+			fail_msg("%s: quick plan %.17g below the optimum %.17g", what, tpi, best);
+	}
+	if (isfinite(best)) {
+		(*feasible)++;
+		*found += got;
+		*optimal += got && close_rel(tpi, best, 1e-9);
+	} else {
+		assert_int_equal(got, 0);
+	}
+}
+
 /*
  * opt_quick_plan (the MILP's and dp-dag's start) against brute force on small
  * random candidates of every graph kind, a third of the chains interleaved
@@ -1486,9 +1516,8 @@ static void test_quick_plan(void **state)
 	for (trial = 0; trial < 360; trial++) {
 		struct gen g;
 		struct cost_candidate c;
-		int stage[16], v = trial % 3 == 0 ? 2 : 1, got;
-		size_t strategy[16];
-		double best, tpi;
+		int v = trial % 3 == 0 ? 2 : 1;
+		double best;
 		char what[160];
 
 		gen_random(&r, &g, v > 1 || trial % 3 == 1 ? G_CHAIN : (enum graph_kind)rng_below(&r, G_KINDS));
@@ -1508,22 +1537,9 @@ static void test_quick_plan(void **state)
 			interleaved++;
 		}
 		describe(&g, (unsigned long)trial, what, sizeof(what));
+		snprintf(what + strlen(what), sizeof(what) - strlen(what), " v %d", v);
 		assert_int_equal(brute_solve(&c, &best, NULL, NULL, NULL), 0);
-		got = opt_quick_plan(&c, 0, stage, strategy, &tpi);
-		assert_true(got == 0 || got == 1);
-		if (got) {
-			assert_true(isfinite(tpi));
-			assert_true(tpi == opt_tpi(&c, stage, strategy));
-			if (!(tpi >= best * (1 - 1e-12)))
-				fail_msg("%s v %d: quick plan %.17g below the optimum %.17g", what, v, tpi, best);
-		}
-		if (isfinite(best)) {
-			feasible++;
-			found += got;
-			optimal += got && close_rel(tpi, best, 1e-9);
-		} else {
-			assert_int_equal(got, 0);
-		}
+		quick_vs_brute(&c, what, best, &feasible, &found, &optimal);
 		cost_candidate_release(&c);
 	}
 	print_message("quick plan: %d feasible (%d interleaved candidates), a plan on %d, the optimum on %d\n",
@@ -1844,9 +1860,7 @@ static void test_quick_plan_identical_interleaved(void **state)
 	for (trial = 0; trial < 120; trial++) {
 		struct gen g;
 		struct cost_candidate c;
-		int stage[16], got;
-		size_t strategy[16];
-		double best, tpi;
+		double best;
 		char what[160];
 
 		gen_random(&r, &g, G_CHAIN);
@@ -1862,21 +1876,7 @@ static void test_quick_plan_identical_interleaved(void **state)
 			c.memory_limit_bytes *= 2; /* a device holds 2 stages */
 		describe(&g, (unsigned long)trial, what, sizeof(what));
 		assert_int_equal(brute_solve(&c, &best, NULL, NULL, NULL), 0);
-		got = opt_quick_plan(&c, 0, stage, strategy, &tpi);
-		assert_true(got == 0 || got == 1);
-		if (got) {
-			assert_true(isfinite(tpi));
-			assert_true(tpi == opt_tpi(&c, stage, strategy));
-			if (!(tpi >= best * (1 - 1e-12)))
-				fail_msg("%s: quick plan %.17g below the optimum %.17g", what, tpi, best);
-		}
-		if (isfinite(best)) {
-			feasible++;
-			found += got;
-			optimal += got && close_rel(tpi, best, 1e-9);
-		} else {
-			assert_int_equal(got, 0);
-		}
+		quick_vs_brute(&c, what, best, &feasible, &found, &optimal);
 		cost_candidate_release(&c);
 	}
 	print_message("quick plan, identical layers, interleaved: %d feasible, a plan on %d, the optimum on %d\n",
