@@ -657,25 +657,22 @@ static int opt_double_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* The type of each layer (the first layer with its costs) into type[]
- * (caller-owned, n_layers); returns the first layer of the type with the
- * most members (ties: the earlier type), their count into *members. */
+/* Each layer's type into type[] (opt_layer_types; caller-owned, n_layers);
+ * returns the first layer of the type with the most members (ties: the
+ * earlier type), their count into *members. */
 static size_t opt_body_type(const struct cost_candidate *c, size_t *type, size_t *members)
 {
-	size_t n = c->n_layers, u, w, b = 0, *count = calloc(n ? n : 1, sizeof(size_t));
+	size_t n = c->n_layers, u, b = 0, *count = malloc((n ? n : 1) * sizeof(size_t));
 
 	*members = 0;
 	if (!count)
 		return 0;
-	for (u = 0; u < n; u++) {
-		for (w = 0; w < u && !(type[w] == w && opt_same_costs(c, w, u)); w++)
-			;
-		type[u] = w; /* u itself when no earlier layer has its costs */
-		if (++count[w] > *members) {
-			*members = count[w];
-			b = w;
+	opt_layer_types(c, type, count);
+	for (u = 0; u < n; u++)
+		if (count[u] > *members) {
+			*members = count[u];
+			b = u;
 		}
-	}
 	free(count);
 	return b;
 }
@@ -724,6 +721,19 @@ static size_t opt_front_spread(size_t *P, size_t np, size_t keep)
 	for (q = 0; q < keep; q++)
 		P[q] = P[(q * (np - 1) + (keep - 1) / 2) / (keep - 1)];
 	return keep;
+}
+
+/* The stage of a cut's next body slot, its stages holding quota[] slots each:
+ * *st and *used (the slots taken in it) move past the full stages, never
+ * beyond stage S - 1. */
+static int opt_next_slot(const size_t *quota, int S, int *st, size_t *used)
+{
+	while (*used >= quota[*st] && *st < S - 1) {
+		(*st)++;
+		*used = 0;
+	}
+	(*used)++;
+	return *st;
 }
 
 /*
@@ -1170,12 +1180,7 @@ static int opt_counts_cut(const struct cost_candidate *c, int *stage, size_t *st
 			} else {
 				size_t kb, bk = K;
 
-				while (used >= quota[st] && st < S - 1) {
-					st++;
-					used = 0;
-				}
-				used++;
-				stage[u] = st;
+				stage[u] = opt_next_slot(quota, S, &st, &used);
 				d = st % pp;
 				kb = left[st] > 0 ? lowk[d] : highk[d];
 				left[st]--;
@@ -1441,12 +1446,7 @@ static int opt_counts_loose(const struct cost_candidate *c, int *stage, size_t *
 			goto out;
 		for (u = 0; u < n; u++) {
 			if (opt_same_costs(c, u, b)) {
-				while (used >= quota[st] && st < S - 1) {
-					st++;
-					used = 0;
-				}
-				used++;
-				stage[u] = st;
+				stage[u] = opt_next_slot(quota, S, &st, &used);
 				d = st % pp;
 				/* the chunks holding the most micro-batches come first: the smaller activations there */
 				{

@@ -266,6 +266,10 @@ double opt_rank_bound(const struct cost_candidate *c, int chain);
  * memories, bit for bit): one type, for the rank bound and the quick plan's
  * counts cut. */
 int opt_same_costs(const struct cost_candidate *c, size_t u, size_t w);
+/* Each layer's type into type[] (the first layer with its costs) and each
+ * type's members into count[] (at its first layer; 0 elsewhere); both
+ * caller-owned, n_layers entries.  O(n^2 K) at worst. */
+void opt_layer_types(const struct cost_candidate *c, size_t *type, size_t *count);
 /* opt_rank_bound with each front held to front_cap points and searched up to
  * top_count layers per device (0: its own choices, from a fixed work budget
  * and twice a device's share): weaker when small, never above the least load
@@ -283,6 +287,9 @@ double opt_rank_bound_with(const struct cost_candidate *c, int chain, size_t fro
  * INFINITY when no counts fit.
  */
 double opt_rank_tpi_bound(const struct cost_candidate *c, int chain, double transfers);
+/* Both from one pass over the counts: returns opt_rank_bound's and writes
+ * opt_rank_tpi_bound's into *tpi_lb. */
+double opt_rank_bounds(const struct cost_candidate *c, int chain, double transfers, double *tpi_lb);
 
 /*
  * A lower bound on sum o, the transfers of a plan of c, when c is a chain

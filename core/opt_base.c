@@ -551,6 +551,20 @@ int opt_same_costs(const struct cost_candidate *c, size_t u, size_t w)
 	              K * sizeof(double)) == 0;
 }
 
+void opt_layer_types(const struct cost_candidate *c, size_t *type, size_t *count)
+{
+	size_t n = c->n_layers, u, w;
+
+	for (u = 0; u < n; u++)
+		count[u] = 0;
+	for (u = 0; u < n; u++) {
+		for (w = 0; w < u && !(type[w] == w && opt_same_costs(c, w, u)); w++)
+			;
+		type[u] = w; /* u itself when no earlier layer has its costs */
+		count[w]++;
+	}
+}
+
 /*
  * G[0 .. n] (caller-owned) for device d of c and the type of layers whose
  * representative is b (type[u] == b for its n members): opt_rank_bound's
@@ -872,12 +886,7 @@ static double opt_rank_both(const struct cost_candidate *c, int chain, size_t fr
 	count = calloc(n, sizeof(*count));
 	if (!type || !count)
 		goto out;
-	for (u = 0; u < n; u++) {
-		for (w = 0; w < u && !(type[w] == w && opt_same_costs(c, w, u)); w++)
-			;
-		type[u] = w;
-		count[w]++;
-	}
+	opt_layer_types(c, type, count);
 	for (u = 0; u < n; u++)
 		blocks += type[u] == u && count[u] >= 2;
 	if (blocks < 2)
@@ -938,6 +947,12 @@ double opt_rank_tpi_bound(const struct cost_candidate *c, int chain, double tran
 	return tpi;
 }
 
+double opt_rank_bounds(const struct cost_candidate *c, int chain, double transfers, double *tpi_lb)
+{
+	*tpi_lb = 0;
+	return opt_rank_both(c, chain, 0, 0, transfers, tpi_lb);
+}
+
 /* opt_rank_bound_with, and into *tpi_lb (NULL: not made) the largest over the
  * types of opt_rank_tpi's bound, transfers bounding sum o. */
 static double opt_rank_core(const struct cost_candidate *c, int chain, size_t front_cap, size_t top_count,
@@ -960,15 +975,7 @@ static double opt_rank_core(const struct cost_candidate *c, int chain, size_t fr
 	if (!type || !count || !at || !cap || !g || !opt)
 		goto fail;
 	/* each layer's type: the first layer with its costs */
-	for (u = 0; u < n; u++) {
-		type[u] = u;
-		for (w = 0; w < u; w++)
-			if (type[w] == w && opt_same_costs(c, w, u)) {
-				type[u] = w;
-				break;
-			}
-		count[type[u]]++;
-	}
+	opt_layer_types(c, type, count);
 	/* the work shared out: each type's rows (a device's peak rows, or its one) */
 	for (u = 0; u < n; u++)
 		types += type[u] == u && count[u] >= 2;

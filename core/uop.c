@@ -716,7 +716,7 @@ static int uop_model_chain(const struct model_profile *m)
  * layers within each device's memory; chain: the model is a chain, so its
  * ends sit on the first and last devices).  With edges (not a layers_only
  * build) sum o >= opt_transfer_bound joins sum p >= S.  Interleaved, the
- * counts' TPI bound too (opt_rank_tpi_bound).  INFINITY when the memory
+ * counts' TPI bound too (opt_rank_tpi_bound; both from opt_rank_bounds).  INFINITY when the memory
  * cannot fit at all. */
 static double uop_lower_bound(const struct cost_candidate *c, int chain)
 {
@@ -742,12 +742,13 @@ static double uop_lower_bound(const struct cost_candidate *c, int chain)
 		free(least);
 	}
 	if (v > 1) {
-		t = fmax(t, opt_rank_bound(c, chain));
+		double counts_tpi;
+
+		/* the counts' loads, and their own sums, where memory makes some devices slower */
+		t = fmax(t, opt_rank_bounds(c, chain, sum - sum_p, &counts_tpi));
 		if (isinf(t))
 			return INFINITY;
-		/* and the counts' own sums, where memory makes some devices slower */
-		return fmax(sum / v + ((double)c->microbatches - 1.0 / v) * t,
-		            opt_rank_tpi_bound(c, chain, sum - sum_p));
+		return fmax(sum / v + ((double)c->microbatches - 1.0 / v) * t, counts_tpi);
 	}
 	return sum + (double)(c->microbatches - 1) * t;
 }
