@@ -969,13 +969,10 @@ static int opt_counts_cut(const struct cost_candidate *c, int *stage, size_t *st
 	 * costs a device's rows times v; a pair's scan ends at its first fit, a few members
 	 * on average) */
 	{
-		double rows_v = 0, opts = (double)(ends[0].nopt > ends[1].nopt ? ends[0].nopt : ends[1].nopt);
-		double room;
+		double opts = (double)(ends[0].nopt > ends[1].nopt ? ends[0].nopt : ends[1].nopt);
+		double rows_v = fmax((double)(c->peaks ? c->n_peaks : 0) / pp, 1) * (double)v, room;
 		size_t keep;
 
-		for (r = 0; r < c->n_peaks && c->peaks; r++)
-			rows_v += (double)v;
-		rows_v = fmax(rows_v / pp, (double)v);
 		room = OPT_COUNTS_WORK / ((double)pp * (double)(N + 1) * opts * rows_v * 4);
 		keep = room >= (double)np * (double)np ? np : (size_t)floor(sqrt(room));
 		np = opt_front_spread(P, np, keep);
