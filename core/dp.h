@@ -62,10 +62,13 @@ uniap_code dp_sweep_solve(const struct cost_candidate *cand, const struct opt_op
  * (ideal, open stage, stage and strategy class of each frontier layer: the
  * strategies whose rows on every out-edge of the layer are equal).  It first
  * enumerates the ideals and measures the width (the largest frontier) and
- * returns UNIAP_E_LIMIT when the width exceeds 8, when the sum over ideals of
- * the frontier layers' class counts multiplied, x pp, exceeds the label cap, or
- * when the labels do; UNIAP_E_ARG for a cycle or an interleaved candidate.  inc_stage/inc_strategy (borrowed, may be NULL) is a valid plan
- * that bounds the search.  out->note names the width and the ideal count.
+ * returns UNIAP_E_LIMIT when the width exceeds 8, when the labels exceed the
+ * label cap, or, where the sum over ideals of the frontier layers' class counts
+ * multiplied, x pp, exceeds the cap, when a run makes more than
+ * opts->dp_dag_trial labels (a trial: work, never time); UNIAP_E_ARG for a
+ * cycle or an interleaved candidate.  inc_stage/inc_strategy (borrowed, may be
+ * NULL) is a valid plan that bounds the search.  out->note names the width
+ * and the ideal count, and the trial where there was one.
  * cand, opts borrowed; out (initialised) is filled and owned by the caller.
  */
 uniap_code dp_dag_solve(const struct cost_candidate *cand, const struct opt_options *opts,

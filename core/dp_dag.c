@@ -28,11 +28,12 @@
  * monotone in all of them.
  *
  * Before the search the ideals are enumerated without strategies: their
- * number and the largest frontier (the width) decide, against the label cap,
- * whether the program can answer at all (UNIAP_E_LIMIT otherwise, and
- * opt_solve falls back to the MILP).  During it the cap bounds the trace the
- * plan is rebuilt from, which is compacted to what live labels lead to when
- * it fills (dd_gc).
+ * number and the largest frontier (the width) decide whether the program can
+ * answer at all (UNIAP_E_LIMIT otherwise, and opt_solve falls back to the
+ * MILP), and the states they could hold, estimated against the label cap,
+ * whether it answers outright or within a trial of labels made.  During it the
+ * cap bounds the trace the plan is rebuilt from, which is compacted to what
+ * live labels lead to when it fills (dd_gc).
  *
  * Never: CBC, I/O, globals, asserts on input.  Reentrant.
  */
@@ -209,6 +210,9 @@ struct dd_inst {
 	double deadline_s, cutoff_s, ub_s;
 	size_t cap;
 	long labels;
+	long trial;                     /* 0, or the labels each run may make (dd_measure) */
+	long trial_budget;              /* opt_options.dp_dag_trial or its default */
+	double states;                  /* the states estimated by dd_measure */
 	int cut_pruned;
 	int width;                      /* largest frontier over the ideals */
 	size_t ideals;
@@ -333,6 +337,7 @@ static uniap_code dd_inst_init(struct dd_inst *d, const struct cost_candidate *c
 	d->cutoff_s = isnan(o->cutoff_tpi) ? INFINITY : o->cutoff_tpi;
 	d->ub_s = INFINITY;
 	d->cap = o->dp_label_cap ? o->dp_label_cap : OPT_DP_LABEL_CAP_DEFAULT;
+	d->trial_budget = o->dp_dag_trial > 0 ? o->dp_dag_trial : OPT_DP_DAG_TRIAL_DEFAULT;
 	d->pstart = calloc(n + 1, sizeof(size_t));
 	d->sstart = calloc(n + 1, sizeof(size_t));
 	d->pred = calloc(cand->n_edges + 1, sizeof(size_t));
@@ -507,9 +512,10 @@ static uniap_code dd_measure(struct dd_inst *d, struct uniap_err *err)
 			goto out;
 		}
 		d->ideals += nxt.count;
-		if (d->ideals > DD_IDEALS_MAX || states > (double)d->cap || d->width > DD_WIDTH_MAX) {
-			rc = err_set(err, UNIAP_E_LIMIT, "dp-dag: width %d, %zu+ ideals, %.3g states at least: "
-			             "over the label cap", d->width, d->ideals, states);
+		if (d->ideals > DD_IDEALS_MAX || d->width > DD_WIDTH_MAX) {
+			rc = err_set(err, UNIAP_E_LIMIT, "dp-dag: width %d, %zu+ ideals: over the program's "
+			             "limits (width %d, %u ideals)", d->width, d->ideals, DD_WIDTH_MAX,
+			             DD_IDEALS_MAX);
 			goto out;
 		}
 		dd_keys_free(&cur);
@@ -517,6 +523,16 @@ static uniap_code dd_measure(struct dd_inst *d, struct uniap_err *err)
 		if (dd_keys_init(&nxt, d->words) != 0)
 			goto nomem;
 	}
+	/*
+	 * Over the cap, the estimate says every state needs a label, which the bound and the
+	 * incumbent often refute: skip graphs of width 8 estimated at 2.2e6 states are proven
+	 * with 1e3 to 1e5 labels, while parallel branches fill the cap with live ones
+	 * (docs/optimizer.md, "dp-dag").  So such a graph gets a trial, a count of labels per
+	 * run (work, never time), after which the MILP answers with the time left.
+	 */
+	d->states = states;
+	if (states > (double)d->cap)
+		d->trial = d->trial_budget;
 	goto out;
 nomem:
 	rc = err_set(err, UNIAP_E_NOMEM, "dp-dag: out of memory");
@@ -568,6 +584,7 @@ static void dd_level_free(struct dd_level *L)
 struct dd_search {
 	struct dd_inst *d;
 	size_t beam;            /* 0: exact; else the labels kept per state (the incumbent run) */
+	long labels0;           /* d->labels when the run began (the trial counts from it) */
 	struct dd_trace *tr;
 	size_t ntr, tr_cap;
 };
@@ -631,7 +648,7 @@ static void dd_beam_trim(struct dd_search *S, struct dd_level *L, size_t si, siz
 /*
  * Adds a label to state si of level L unless a live label dominates it; drops
  * the live labels it dominates.  np pend values in pv.  Returns 0, 1 when
- * dominated (nothing added), -1 out of memory, -2 past the cap.
+ * dominated (nothing added), -1 out of memory, -2 past the cap, -3 past the trial.
  */
 static int dd_insert(struct dd_search *S, struct dd_level *L, size_t si, const struct dd_lab *x,
                      const double *pv, size_t np, size_t parent, uint32_t v, uint32_t k, int stage)
@@ -676,6 +693,8 @@ static int dd_insert(struct dd_search *S, struct dd_level *L, size_t si, const s
 	}
 	if (S->ntr >= S->d->cap)
 		return -2;
+	if (S->d->trial && S->d->labels - S->labels0 >= S->d->trial)
+		return -3;
 	if (L->nlab == L->lab_cap) {
 		size_t nc = L->lab_cap ? L->lab_cap * 2 : 1024;
 		struct dd_lab *nl = realloc(L->lab, nc * sizeof(*nl));
@@ -795,7 +814,7 @@ static size_t dd_state(struct dd_level *L, const uint64_t *w)
 static uniap_code dd_search(struct dd_inst *d, size_t beam, int *stage_out, size_t *strategy_out,
                             double *tpi, int *found, struct uniap_err *err)
 {
-	struct dd_search S = {.d = d, .beam = beam};
+	struct dd_search S = {.d = d, .beam = beam, .labels0 = d->labels};
 	struct dd_level cur = {0}, nxt = {0};
 	size_t n = d->n, K = d->K, W = d->words, t, si, v, f, m;
 	const struct cost_candidate *c = d->cand;
@@ -1085,6 +1104,15 @@ static uniap_code dd_search(struct dd_inst *d, size_t beam, int *stage_out, size
 								}
 								if (r == -1)
 									goto nomem;
+								if (r == -3) {
+									rc = err_set(err, UNIAP_E_LIMIT,
+									             "dp-dag: width %d, %zu ideals, %.3g states "
+									             "estimated, over the label cap of %zu: its "
+									             "trial of %ld labels did not finish",
+									             d->width, d->ideals, d->states, d->cap,
+									             d->trial);
+									goto out;
+								}
 								if (r == -2) {
 									rc = err_set(err, UNIAP_E_LIMIT,
 									             "dp-dag: width %d: over the label cap of %zu",
@@ -1321,7 +1349,11 @@ uniap_code dp_dag_solve(const struct cost_candidate *cand, const struct opt_opti
 	out->gap = 0;
 	out->bound_s = out->tpi_s;
 note:
-	snprintf(out->note, sizeof(out->note), "width %d, %zu ideals", d.width, d.ideals);
+	if (d.trial)
+		snprintf(out->note, sizeof(out->note), "width %d, %zu ideals, %.3g states estimated: "
+		         "answered within its trial of %ld labels", d.width, d.ideals, d.states, d.trial);
+	else
+		snprintf(out->note, sizeof(out->note), "width %d, %zu ideals", d.width, d.ideals);
 out:
 	free(st);
 	free(sk);

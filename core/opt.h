@@ -85,6 +85,9 @@ struct opt_options {
 	size_t dp_label_cap;   /* most labels the DP may hold (dp-dag: live entries of its trace,
 	                          compacted when it fills); past it opt_solve falls back to the
 	                          MILP ("milp-after-dp-cap"); 0: the default cap */
+	long dp_dag_trial;     /* labels each dp-dag run may make when the states its ideals could
+	                          hold are estimated over dp_label_cap (a trial: past it the MILP
+	                          answers, the note says so); 0: OPT_DP_DAG_TRIAL_DEFAULT */
 	int dp_no_incumbent;   /* 1: the DPs skip their heuristic incumbent, so the exact search alone
 	                          must find the optimum (tests); 0 normally */
 	long dp_work_limit;    /* labels after which dp-chain and dp-stages stop as when time_limit_s
@@ -98,6 +101,9 @@ struct opt_options {
 };
 
 #define OPT_DP_LABEL_CAP_DEFAULT ((size_t)2 << 20)
+/* a sixteenth of the default cap: the skip graphs of width 8 estimated at 2e6 states and more
+ * need 1e3 to 1e5 labels; parallel branches fail it in about 0.3 s (docs/optimizer.md) */
+#define OPT_DP_DAG_TRIAL_DEFAULT 131072L
 
 /* Defaults: 60 s, rel_gap 0, no cutoff, no early stop (15 s / 4 % when on), 1 thread, AUTO path. */
 void opt_options_init(struct opt_options *o);

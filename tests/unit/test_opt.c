@@ -922,6 +922,93 @@ static void test_dp_dag_trace_compaction(void **state)
 	assert_true(compacted >= 12);
 }
 
+/*
+ * The trial (opt_options.dp_dag_trial): U-Nets and fan-ins whose exact search
+ * (no incumbent, so its labels are the same on every run) makes N labels,
+ * solved again with a label cap of N, which their states' estimate exceeds on
+ * most of them: with a trial of N labels dp-dag answers the same optimum and
+ * says it answered within its trial; with N - 1 it stops and says so
+ * (UNIAP_E_LIMIT, work, not time), and AUTO answers with the MILP, whose claim
+ * brute force checks.  Where the estimate fits the cap there is no trial and
+ * both answer.
+ */
+static void test_dp_dag_trial(void **state)
+{
+	int t, trials = 0, fits = 0;
+
+	(void)state;
+	for (t = 0; t < 36; t++) {
+		unsigned long seed = 51000 + (unsigned long)t;
+		struct rng r = {seed * 0x9e3779b97f4a7c15ull + 1};
+		struct gen g;
+		struct cost_candidate c;
+		struct opt_result a, b;
+		struct opt_options o;
+		struct uniap_err err;
+		double best;
+		long n;
+		char what[160];
+		uniap_code rc;
+
+		memset(&g, 0, sizeof(g));
+		g.graph = t % 2 ? G_UNET : G_FANIN;
+		g.n_layers = g.graph == G_UNET ? 8 + (size_t)(t % 3) : 6 + (size_t)(t % 3);
+		g.k = g.n_layers >= 8 ? 2 : 3;
+		g.variants = 0; /* every strategy its own class: the most states per ideal */
+		g.pp = 2 + (int)rng_below(&r, 2);
+		g.c = 1 + (long)rng_below(&r, 4);
+		g.tight = t % 3 != 0;
+		inst_make(&r, &g, &c);
+		describe(&g, seed, what, sizeof(what));
+		assert_int_equal(brute_solve(&c, &best, NULL, NULL, NULL), 0);
+		opt_options_init(&o);
+		o.path = OPT_PATH_DP_DAG;
+		o.dp_no_incumbent = 1;
+		if (opt_solve(&c, &o, &a, &err) != UNIAP_OK)
+			fail_msg("%s: dp-dag: %s", what, err.msg);
+		check_claim(&a, best, INFINITY, 1, what);
+		n = a.nodes;
+		assert_true(n >= 2);
+		o.dp_label_cap = (size_t)n;
+		o.dp_dag_trial = n;
+		if (opt_solve(&c, &o, &b, &err) != UNIAP_OK)
+			fail_msg("%s: dp-dag, cap and trial %ld: %s", what, n, err.msg);
+		check_claim(&b, best, INFINITY, 1, what);
+		if (b.status != a.status || !(b.tpi_s == a.tpi_s))
+			fail_msg("%s: trial %ld: %s %.17g, without it %s %.17g", what, n, opt_status_name(b.status),
+			         b.tpi_s, opt_status_name(a.status), a.tpi_s);
+		if (!strstr(b.note, "within its trial")) {
+			/* the estimate fits the cap: no trial, whatever its budget */
+			fits++;
+			opt_result_release(&b);
+			o.dp_dag_trial = 1;
+			assert_int_equal(opt_solve(&c, &o, &b, &err), UNIAP_OK);
+			assert_null(strstr(b.note, "trial"));
+		} else {
+			trials++;
+			opt_result_release(&b);
+			o.dp_dag_trial = n - 1;
+			rc = opt_solve(&c, &o, &b, &err);
+			if (rc != UNIAP_E_LIMIT || !strstr(err.msg, "trial of"))
+				fail_msg("%s: trial %ld of the %ld labels it needs: %s", what, n - 1, n,
+				         rc == UNIAP_OK ? opt_status_name(b.status) : err.msg);
+			opt_result_release(&b);
+			o.path = OPT_PATH_AUTO;
+			if (opt_solve(&c, &o, &b, &err) != UNIAP_OK)
+				fail_msg("%s: auto after the trial: %s", what, err.msg);
+			assert_string_equal(b.method, OPT_METHOD_MILP);
+			assert_non_null(strstr(b.note, "trial of"));
+			check_claim(&b, best, INFINITY, 0, what);
+		}
+		opt_result_release(&a);
+		opt_result_release(&b);
+		cost_candidate_release(&c);
+	}
+	print_message("dp-dag trial: %d estimated over the cap (answered with N labels, stopped at N - 1), "
+	              "%d within it\n", trials, fits);
+	assert_true(trials >= 10); /* 13 at these seeds */
+}
+
 /* A graph wider than the cap: dp-dag says so, AUTO answers with the MILP and says why. */
 static void test_dp_dag_width_falls_back(void **state)
 {
@@ -2830,6 +2917,7 @@ int main(void)
 		cmocka_unit_test(test_wide_range_claims),
 		cmocka_unit_test(test_dp_dag_classes),
 		cmocka_unit_test(test_dp_dag_trace_compaction),
+		cmocka_unit_test(test_dp_dag_trial),
 		cmocka_unit_test(test_dp_dag_width_falls_back),
 		cmocka_unit_test(test_dp_cap_falls_back),
 		cmocka_unit_test(test_auto_sweeps_large_chains),
