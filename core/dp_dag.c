@@ -505,6 +505,14 @@ static uniap_code dd_measure(struct dd_inst *d, struct uniap_err *err)
 				if (dd_keys_put(&nxt, w, &added) == DD_NONE)
 					goto nomem;
 				w[v / 64] &= ~((uint64_t)1 << (v % 64));
+				/* within the level too: one level of a wide fan-out can hold
+				 * the limit many times over (C(64, 10) ideals of 64 branches) */
+				if (d->ideals + nxt.count > DD_IDEALS_MAX) {
+					rc = err_set(err, UNIAP_E_LIMIT, "dp-dag: width %d+, %zu+ ideals: over "
+					             "the program's limits (width %d, %u ideals)", d->width,
+					             d->ideals + nxt.count, DD_WIDTH_MAX, DD_IDEALS_MAX);
+					goto out;
+				}
 			}
 		}
 		if (nxt.count == 0) {

@@ -1039,6 +1039,27 @@ static void test_dp_dag_width_falls_back(void **state)
 	assert_non_null(res.stage);
 	opt_result_release(&res);
 	cost_candidate_release(&c);
+	/* a fan-out of 1,198 layers between a fork and a join: its third level alone would
+	 * hold C(1198, 2) = 717,003 ideals; the enumeration stops at the limit within it */
+	g.graph = G_FROM0;
+	g.n_layers = 1200;
+	inst_make(&r, &g, &c);
+	{
+		size_t e;
+
+		/* the chain's u -> u + 1 (1 <= u <= L - 3) becomes u -> L - 1: 0 -> every layer,
+		 * every layer -> L - 1, and no two edges alike */
+		for (e = 0; e < c.n_edges; e++)
+			if (c.edges[e].from >= 1 && c.edges[e].to == c.edges[e].from + 1 &&
+			    c.edges[e].to + 1 < c.n_layers)
+				c.edges[e].to = c.n_layers - 1;
+	}
+	o.path = OPT_PATH_DP_DAG;
+	assert_int_equal(opt_solve(&c, &o, &res, &err), UNIAP_E_LIMIT);
+	assert_non_null(strstr(err.msg, "ideals: over the program's limits"));
+	opt_result_release(&res);
+	cost_candidate_release(&c);
+	o.path = OPT_PATH_AUTO;
 	/* narrow but over a tiny label cap: the same fallback, the same optimum within the
 	 * MILP's certified gap */
 	g.graph = G_ENCDEC;
