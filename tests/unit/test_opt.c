@@ -993,6 +993,17 @@ static void test_dp_dag_trial(void **state)
 				fail_msg("%s: trial %ld of the %ld labels it needs: %s", what, n - 1, n,
 				         rc == UNIAP_OK ? opt_status_name(b.status) : err.msg);
 			opt_result_release(&b);
+			/* with its incumbent runs: the beam, stopped at a trial of one label, stands
+			 * for the exact run */
+			o.dp_no_incumbent = 0;
+			o.dp_dag_trial = 1;
+			rc = opt_solve(&c, &o, &b, &err);
+			if (rc != UNIAP_E_LIMIT || !strstr(err.msg, "trial of 1 labels"))
+				fail_msg("%s: the beam at a trial of 1 label: %s", what,
+				         rc == UNIAP_OK ? opt_status_name(b.status) : err.msg);
+			opt_result_release(&b);
+			o.dp_no_incumbent = 1;
+			o.dp_dag_trial = n - 1;
 			o.path = OPT_PATH_AUTO;
 			if (opt_solve(&c, &o, &b, &err) != UNIAP_OK)
 				fail_msg("%s: auto after the trial: %s", what, err.msg);
