@@ -149,6 +149,10 @@ void api_allocation_get(struct http_request *req, struct http_response *res);
 void api_job_events(struct http_request *req, struct http_response *res);
 /* The server's version hook (http_version_fn; ctx is the struct api_app): a job's version. */
 int api_job_version(void *ctx, int64_t key, int64_t *version);
+/* The server's wait-gone hook (http_wait_gone_fn; ctx is the struct api_app): an evaluation
+ * whose waiter left is abandoned (as POST /v1/evaluate's handler does when told); a job's
+ * wait holds nothing. */
+void api_wait_gone(void *ctx, int64_t key);
 /* 1 for succeeded, failed and canceled (enum store_job_state). */
 int api_job_final(int state);
 /* 1 when the request's Accept asks for text/event-stream rather than JSON. */

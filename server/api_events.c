@@ -47,6 +47,14 @@ int api_job_version(void *ctx, int64_t key, int64_t *version)
 	return store_job_version(app->store, STORE_ANY_TENANT, key, version, &err) == UNIAP_OK ? 0 : -1;
 }
 
+void api_wait_gone(void *ctx, int64_t key)
+{
+	const struct api_app *app = ctx;
+
+	if (key < 0) /* an evaluation handed to the offload pool */
+		offload_abandon(app->offload, key);
+}
+
 int api_job_final(int state)
 {
 	return state == STORE_JOB_SUCCEEDED || state == STORE_JOB_FAILED || state == STORE_JOB_CANCELED;

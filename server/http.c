@@ -285,6 +285,7 @@ struct http_state {
 	int counted;         /* holds a slot of max_streams (a wait or a stream) */
 	int64_t holder;      /* with counted: the tenant it counts for (0: none) */
 	int waited;          /* parked at least once */
+	int last_dispatch;   /* its handler ran without waiting again: it answered, or let go */
 	int64_t wait_seen;   /* the version of its first wait */
 	int64_t wait_key;    /* the key of its first wait */
 	int64_t deadline_ms; /* when its wait ends */
@@ -1637,6 +1638,7 @@ static enum MHD_Result http_last_call(struct http_server *srv, struct MHD_Connec
 		http_response_release(&res);
 		http_response_init(&res);
 	}
+	st->last_dispatch = 1;
 	/* resumed because its client closed the connection: the handler ran once more, told its
 	 * wait is over, so it let go of what it waited on (an evaluation's task); nobody is left
 	 * to answer, so the connection closes (its completion gives the slot back) */
@@ -1716,6 +1718,10 @@ static void http_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 	http_conn_phase(srv, c, HTTP_CONN_HEADERS); /* kept alive: the next request's headers */
 	if (srv->cfg.access_log)
 		http_log(srv, st, http_elapsed_s(&st->start));
+	/* parked, then closed without its handler running again (libmicrohttpd read the
+	 * client's end first): the application lets go of what it waited on here */
+	if (st->waited && !st->last_dispatch && srv->cfg.wait_gone)
+		srv->cfg.wait_gone(srv->cfg.wait_gone_ctx, st->wait_key);
 	http_give_slot(srv, st);
 	http_body_free(srv, st);
 	free(st);

@@ -105,6 +105,16 @@ typedef int (*http_ready_fn)(void *ctx);
  */
 typedef int (*http_version_fn)(void *ctx, int64_t key, int64_t *version);
 
+/*
+ * A waiting request whose client went away normally has its handler run once
+ * more, told its wait is over (req->wait_expired), so that it lets go of what
+ * it waited on.  libmicrohttpd may instead close the resumed connection
+ * before calling the handler again (it reads the client's end first); then
+ * this hook is called once with the wait's key, on a request thread, for the
+ * same purpose.  Exactly one of the two happens.
+ */
+typedef void (*http_wait_gone_fn)(void *ctx, int64_t key);
+
 #define HTTP_WATCH_MS 200            /* how often the watcher asks the version hook */
 #define HTTP_DEFAULT_PER_ADDRESS 64  /* connections from one address (more: the oldest in its headers closes) */
 #define HTTP_DEFAULT_CONNECTIONS 256 /* connections at once (more: the oldest in its headers closes) */
@@ -301,6 +311,8 @@ struct http_config {
 	unsigned heartbeat_ms;     /* 0: HTTP_HEARTBEAT_MS */
 	http_version_fn version;   /* NULL: waits only time out, streams only beat */
 	void *version_ctx;
+	http_wait_gone_fn wait_gone; /* NULL: nothing to let go of */
+	void *wait_gone_ctx;
 	const char *metrics_token; /* GET /metrics needs "Authorization: Bearer TOKEN" (borrowed);
 	                            * NULL: it answers loopback clients only */
 	unsigned per_address_limit;/* connections from one client address; 0: HTTP_DEFAULT_PER_ADDRESS */

@@ -1400,6 +1400,8 @@ int main(int argc, char **argv)
 	cfg.tenant_streams = opt.tenant_streams;
 	cfg.version = api_job_version;
 	cfg.version_ctx = &app;
+	cfg.wait_gone = api_wait_gone;
+	cfg.wait_gone_ctx = &app;
 	srv = http_server_start(&cfg, msg, sizeof(msg));
 	atomic_store(&poke.srv, srv);
 	if (!srv) {

@@ -117,6 +117,15 @@ static int test_version_of(void *ctx, int64_t key, int64_t *version)
 /* A long-poll on key 1 of ?ms= milliseconds (1000 when absent): {"v", "expired"}
  * once the version moved or the time is up. */
 static atomic_int test_expired_dispatches; /* h_wait answers told their wait is over */
+static atomic_int test_gone_hooks;         /* test_wait_gone calls: waits ended with no dispatch */
+
+/* The wait-gone hook (http_wait_gone_fn): counts. */
+static void test_wait_gone(void *ctx, int64_t key)
+{
+	(void)ctx;
+	(void)key;
+	atomic_fetch_add(&test_gone_hooks, 1);
+}
 
 static int raw_connect(unsigned short port);
 
@@ -1064,8 +1073,12 @@ static void test_waits_and_streams(void **state)
  * A waiting request whose client goes away: found by the watcher (its parked
  * socket reads an end of file), its slot freed long before its 10 minutes,
  * and its handler dispatched once more, told its wait is over, so that it can
- * let go of what it waited on (POST /v1/evaluate abandons its task there);
- * nothing is written back.  Counted in uniapd_http_streams_gone_total.
+ * let go of what it waited on (POST /v1/evaluate abandons its task there), or,
+ * where libmicrohttpd closes the resumed connection before calling the
+ * handler (it reads the client's end first: seen once in the TSan pass on a
+ * busy machine), the wait-gone hook called instead: one of the two, once,
+ * before the slot is given back.  Nothing is written back.  Counted in
+ * uniapd_http_streams_gone_total.
  */
 static void test_gone_waits(void **state)
 {
@@ -1074,7 +1087,7 @@ static void test_gone_waits(void **state)
 	struct fetch *f = malloc(sizeof(*f));
 	char msg[256];
 	unsigned short port;
-	int fd, before;
+	int fd, before, hooks;
 
 	(void)state;
 	assert_non_null(f);
@@ -1083,11 +1096,13 @@ static void test_gone_waits(void **state)
 	cfg.routes = &test_table;
 	cfg.auth = fake_auth;
 	cfg.version = test_version_of;
+	cfg.wait_gone = test_wait_gone;
 	srv = http_server_start(&cfg, msg, sizeof(msg));
 	if (!srv)
 		fail_msg("http_server_start: %s", msg);
 	port = http_server_port(srv);
 	before = atomic_load(&test_expired_dispatches);
+	hooks = atomic_load(&test_gone_hooks);
 	fd = raw_connect(port);
 	{
 		static const char req[] = "GET /t/wait?ms=600000 HTTP/1.1\r\nHost: a\r\n\r\n";
@@ -1097,7 +1112,8 @@ static void test_gone_waits(void **state)
 	await_streams_open(port, 1, f);
 	close(fd);
 	await_streams_open(port, 0, f);
-	assert_int_equal(atomic_load(&test_expired_dispatches), before + 1);
+	/* the slot is given back at the request's completion, after either */
+	assert_int_equal(atomic_load(&test_expired_dispatches) - before + atomic_load(&test_gone_hooks) - hooks, 1);
 	assert_int_equal(http_do(port, "GET", "/metrics", NULL, NULL, 0, 0, f), 200);
 	assert_non_null(strstr(f->body, "uniapd_http_streams_gone_total 1\n"));
 	http_server_free(srv);
