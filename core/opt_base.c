@@ -862,6 +862,186 @@ double opt_rank_bound(const struct cost_candidate *c, int chain)
 static double opt_rank_core(const struct cost_candidate *c, int chain, size_t front_cap, size_t top_count,
                             double transfers, double *tpi_lb);
 
+#define OPT_RUNS_WORK 4e7 /* cells of opt_runs_bound's tables and checks; past it no bound (0) */
+
+/* 1 when counts (a, b) of both types, summed over devices 0 .. pp - 1 each
+ * holding one of its admissible counts (held[(a * (nb + 1) + b)], device d's
+ * load a ta + b tb + extra[d] <= T), make exactly (na, nb); reach, next
+ * [(na + 1) (nb + 1)] scratch. */
+static int opt_runs_cover(const unsigned char *held, size_t na, size_t nb, double ta, double tb,
+                          const double *extra, int pp, double T, unsigned char *reach, unsigned char *next)
+{
+	size_t cells = (na + 1) * (nb + 1), x, y;
+	int d;
+
+	memset(reach, 0, cells);
+	reach[0] = 1;
+	for (d = 0; d < pp; d++) {
+		memset(next, 0, cells);
+		for (y = 0; y < cells; y++) {
+			size_t a = y / (nb + 1), b = y % (nb + 1);
+
+			if (!held[y] || !((double)a * ta + (double)b * tb + extra[d] <= T))
+				continue;
+			for (x = 0; x < cells; x++) {
+				size_t a0 = x / (nb + 1), b0 = x % (nb + 1);
+
+				if (reach[x] && a0 + a <= na && b0 + b <= nb)
+					next[(a0 + a) * (nb + 1) + b0 + b] = 1;
+			}
+		}
+		memcpy(reach, next, cells);
+	}
+	return reach[cells - 1];
+}
+
+static int opt_cmp_double(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/*
+ * A bound on the busiest device of a chain whose blocks come in two kinds
+ * (opt_rank_both): A and B the two types with the most members (two or more
+ * each, na and nb of them).  A device's v chunks are v runs of the chain, so
+ * the counts (a, b) it can hold are those some v disjoint runs hold: where
+ * the kinds alternate (sliding and full attention), a run of length l holds
+ * ceil(l / 2) of its first kind and floor(l / 2) of the other, and four
+ * blocks in three runs are at most three of one kind.  Its load is at least
+ * a tA + b tB (each kind's least time) plus, on device 0 and device pp - 1,
+ * the least time of the chain's first and last layer where it is of neither
+ * kind.  Every layer sits on one device, so the devices' counts sum to (na,
+ * nb); the least T for which admissible counts with loads <= T do is a lower
+ * bound on every plan's busiest device (the devices' loads add reshards and
+ * their other layers on top).  The counts bound (opt_rank_core) lets each
+ * device take any mix within the totals.  0 when it does not apply (not a
+ * chain, fewer than two such kinds, pp 1) or its tables would pass
+ * OPT_RUNS_WORK cells.
+ */
+static double opt_runs_bound(const struct cost_candidate *c, const size_t *type, const size_t *count)
+{
+	size_t n = c->n_layers, K = cost_k(c), u, k, A = n, B = n, na, nb, cells, j, x, nval = 0, lo, hi;
+	int pp = c->pp, v = cost_virtual(c);
+	unsigned char *cur = NULL, *nxt = NULL, *held = NULL, *reach = NULL, *scratch = NULL;
+	double ta = INFINITY, tb = INFINITY, *extra = NULL, *val = NULL, best = 0;
+
+	if (pp < 2 || n < 2 || K == 0)
+		return 0;
+	for (u = 0; u < n; u++) {
+		if (type[u] != u || count[u] < 2)
+			continue;
+		if (A == n || count[u] > count[A]) {
+			B = A;
+			A = u;
+		} else if (B == n || count[u] > count[B]) {
+			B = u;
+		}
+	}
+	if (A == n || B == n)
+		return 0;
+	na = count[A];
+	nb = count[B];
+	cells = (na + 1) * (nb + 1);
+	/* the runs' table: n steps of (v + 1) x 2 x cells; the covers: about log2 of the
+	 * values checks, each pp x cells x cells */
+	if ((double)n * (double)(v + 1) * 2 * (double)cells > OPT_RUNS_WORK ||
+	    (double)pp * (double)cells * (double)cells * 2 * log2((double)cells * 4 + 2) > OPT_RUNS_WORK)
+		return 0;
+	for (k = 0; k < K; k++) {
+		ta = fmin(ta, c->time_s[A * K + k]);
+		tb = fmin(tb, c->time_s[B * K + k]);
+	}
+	if (!(ta >= 0) || !(tb >= 0) || isinf(ta) || isinf(tb))
+		return 0;
+	cur = calloc((size_t)(v + 1) * 2 * cells, 1);
+	nxt = calloc((size_t)(v + 1) * 2 * cells, 1);
+	held = calloc(cells, 1);
+	reach = calloc(cells, 1);
+	scratch = calloc(cells, 1);
+	extra = calloc((size_t)pp, sizeof(*extra));
+	val = malloc(cells * 4 * sizeof(*val));
+	if (!cur || !nxt || !held || !reach || !scratch || !extra || !val)
+		goto out;
+	/* the chain's ends: layer 0 on device 0, the last on device pp - 1 */
+	for (j = 0; j < 2; j++) {
+		size_t w = j ? n - 1 : 0;
+		double least = INFINITY;
+
+		if (type[w] == A || type[w] == B)
+			continue;
+		for (k = 0; k < K; k++)
+			least = fmin(least, c->time_s[w * K + k]);
+		if (isfinite(least))
+			extra[j ? pp - 1 : 0] += least;
+	}
+	/* cur[(runs * 2 + inside) * cells + a (nb + 1) + b]: some runs - inside closed runs
+	 * and, inside, one open run over the layers so far hold (a, b) */
+	cur[0] = 1;
+	for (u = 0; u < n; u++) {
+		size_t da = type[u] == A, db = type[u] == B;
+		size_t r;
+
+		memset(nxt, 0, (size_t)(v + 1) * 2 * cells);
+		for (r = 0; r <= (size_t)v; r++)
+			for (j = 0; j < 2; j++)
+				for (x = 0; x < cells; x++) {
+					size_t a = x / (nb + 1), b = x % (nb + 1);
+
+					if (!cur[(r * 2 + j) * cells + x])
+						continue;
+					nxt[(r * 2) * cells + x] = 1; /* u outside every run */
+					if (a + da > na || b + db > nb)
+						continue;
+					if (j) /* u extends the open run */
+						nxt[(r * 2 + 1) * cells + (a + da) * (nb + 1) + b + db] = 1;
+					else if (r < (size_t)v) /* u opens a run */
+						nxt[((r + 1) * 2 + 1) * cells + (a + da) * (nb + 1) + b + db] = 1;
+				}
+		memcpy(cur, nxt, (size_t)(v + 1) * 2 * cells);
+	}
+	for (x = 0; x < (size_t)(v + 1) * 2 * cells; x++)
+		if (cur[x])
+			held[x % cells] = 1;
+	/* the bound is one of the devices' possible loads: the least that covers */
+	for (x = 0; x < cells; x++) {
+		double load = (double)(x / (nb + 1)) * ta + (double)(x % (nb + 1)) * tb;
+
+		if (!held[x])
+			continue;
+		val[nval++] = load;
+		if (extra[0] > 0)
+			val[nval++] = load + extra[0];
+		if (extra[pp - 1] > 0)
+			val[nval++] = load + extra[pp - 1];
+	}
+	qsort(val, nval, sizeof(*val), opt_cmp_double);
+	lo = 0;
+	hi = nval;
+	/* least index whose value covers (monotone: a larger T admits more counts) */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (opt_runs_cover(held, na, nb, ta, tb, extra, pp, val[mid], reach, scratch))
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	/* (one run of the whole chain holds every block, so the largest value covers) */
+	if (lo < nval)
+		best = val[lo] * (1 - 1e-12); /* against the sums' rounding in the plan's loads */
+out:
+	free(cur);
+	free(nxt);
+	free(held);
+	free(reach);
+	free(scratch);
+	free(extra);
+	free(val);
+	return best;
+}
+
 /*
  * opt_rank_core on c, and when two or more types have two or more members
  * (blocks of two kinds: alternating attention windows, dense blocks before
@@ -925,6 +1105,27 @@ static double opt_rank_both(const struct cost_candidate *c, int chain, size_t fr
 	best = fmax(best, opt_rank_core(&m, chain, front_cap, top_count, transfers, tpi_lb ? &mtpi : NULL));
 	if (tpi_lb)
 		*tpi_lb = fmax(*tpi_lb, mtpi);
+	if (chain) {
+		/* and the two kinds' counts as the chunks' runs can hold them */
+		double runs = opt_runs_bound(c, type, count);
+
+		if (runs > best && isfinite(runs)) {
+			best = runs;
+			if (tpi_lb) {
+				double sum = transfers;
+				int v = cost_virtual(c);
+
+				for (u = 0; u < n; u++) {
+					double least = INFINITY;
+
+					for (k = 0; k < K; k++)
+						least = fmin(least, c->time_s[u * K + k]);
+					sum += isfinite(least) ? least : 0;
+				}
+				*tpi_lb = fmax(*tpi_lb, sum / v + ((double)c->microbatches - 1.0 / v) * runs);
+			}
+		}
+	}
 out:
 	free(type);
 	free(count);

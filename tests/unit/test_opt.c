@@ -86,7 +86,8 @@ struct gen {
 	int tight;      /* memory limit near the least possible per stage */
 	int one_f_one_b;
 	int identical;  /* 1: every layer and edge has the same costs; 2: runs of identical layers
-	                   (types 2,0,0,0,1,1,1,0,0,0,...), edges priced by their endpoint types */
+	                   (types 2,0,0,0,1,1,1,0,0,0,...), edges priced by their endpoint types;
+	                   3: alternating (types 2,0,1,0,1,...), the same way */
 	int wide;       /* costs over 10+ orders of magnitude: times 1e-6..1e4 s, edges 1e-9..1e6 s,
 	                   activations up to petabytes (a 0.001 GB/s link next to a 1000 GB/s one) */
 	int variants;   /* 2: strategies 2j and 2j + 1 are variants of one layout: equal resharding
@@ -120,6 +121,8 @@ static void inst_add_edge(struct cost_candidate *c, size_t *cap, size_t a, size_
 /* Type of layer u under g->identical (0 when all layers are alike). */
 static size_t inst_type(const struct gen *g, size_t u)
 {
+	if (g->identical == 3) /* alternating kinds (sliding and full attention) */
+		return u == 0 ? 2 : (u - 1) % 2;
 	if (g->identical != 2)
 		return 0;
 	return u == 0 ? 2 : (u - 1) / 3 % 2;
@@ -1811,7 +1814,7 @@ static void test_rank_bound(void **state)
 	print_message("transfer bound: positive on %d chains with a plan; the rank TPI bound at the optimum on "
 	              "%d\n", transfers, tpi_exact);
 	assert_true(tpi_exact >= 10); /* 13 at this seed (12 before chain positions) */
-	/* 170, 50 and 59 at this seed */
+	/* 170, 57 and 61 at this seed (50 and 59 before the runs of two kinds: test_runs_bound) */
 	assert_true(transfers >= 20);
 	assert_true(weaker >= 1);
 	assert_true(feasible > 120);
@@ -2421,6 +2424,91 @@ static void test_rank_bound_infeasible_moe(void **state)
 	cost_candidate_release(&cand);
 }
 
+/*
+ * The runs of two kinds (opt_runs_bound, inside opt_rank_bound): chains whose
+ * blocks alternate between two kinds after a first layer of its own, plain
+ * (3 stages), interleaved on 2 devices x 2 chunks and x 3 chunks, tight
+ * memory on half: the rank bound never above the enumerated least max device
+ * load and the counts' TPI bound never above the optimum (brute force).
+ * Ratchet: the bound meets the least load on most of them.  Then GPT-OSS-120B
+ * (sliding and full attention alternating) on dgx-h100-x8, pp 8 v 3 c 16,
+ * --zero: the bound is its quick plan's busiest device (47.57 ms), which
+ * counted each device's mix of the two kinds freely and stood at 0.7944 s of
+ * TPI against the plan's 0.87501 s.
+ */
+static void test_runs_bound(void **state)
+{
+	struct rng r = {0x52c1d9e3ull};
+	int trial, feasible = 0, exact = 0;
+	struct cost_candidate cand;
+	int *stage;
+	size_t *strategy;
+	double tpi, rb, load[8] = {0}, most = 0;
+	size_t u, K;
+	int i;
+
+	(void)state;
+	for (trial = 0; trial < 120; trial++) {
+		struct gen g;
+		struct cost_candidate c;
+		int kind = trial % 3, v = kind == 0 ? 1 : kind + 1;
+		double least_load, least_o, best, tb;
+		char what[160];
+
+		gen_random(&r, &g, G_CHAIN);
+		g.identical = 3;
+		g.tight = trial % 2;
+		g.pp = kind == 0 ? 3 : 2 * v;
+		g.k = kind == 1 && trial % 4 == 1 ? 2 : 1;
+		g.n_layers = kind == 1 ? 6 + (size_t)(trial % 2) : 7;
+		inst_make(&r, &g, &c);
+		if (v > 1) {
+			c.pp = g.pp / v;
+			c.virtual_stages = v;
+			c.schedule = COST_INTERLEAVED;
+			if (g.tight)
+				c.memory_limit_bytes *= v;
+		}
+		describe(&g, (unsigned long)trial, what, sizeof(what));
+		rb = opt_rank_bound(&c, 1);
+		least_load = brute_min_load(&c, &least_o);
+		if (!(rb <= least_load * (1 + 1e-12)))
+			fail_msg("%s v %d: rank bound %.17g above the least load %.17g", what, v, rb, least_load);
+		tb = opt_rank_tpi_bound(&c, 1, opt_transfer_bound(&c));
+		assert_int_equal(brute_solve(&c, &best, NULL, NULL, NULL), 0);
+		if (!(tb <= best * (1 + 1e-12)))
+			fail_msg("%s v %d: rank TPI bound %.17g above the optimum %.17g", what, v, tb, best);
+		if (isfinite(least_load)) {
+			feasible++;
+			exact += close_rel(rb, least_load, 1e-9);
+		}
+		cost_candidate_release(&c);
+	}
+	print_message("runs of two kinds: %d feasible, the rank bound at the least load on %d\n", feasible, exact);
+	assert_true(feasible >= 60);
+	assert_true(exact >= 40);
+	moe_interleaved("dgx-h100-x8", "gpt-oss-120b", 128, 8, 3, 16, &cand);
+	stage = malloc(cand.n_layers * sizeof(int));
+	strategy = malloc(cand.n_layers * sizeof(size_t));
+	assert_non_null(stage);
+	assert_non_null(strategy);
+	assert_int_equal(opt_quick_plan(&cand, 0, stage, strategy, &tpi), 1);
+	K = cost_k(&cand);
+	for (u = 0; u < cand.n_layers; u++)
+		load[stage[u] % cand.pp] += cand.time_s[u * K + strategy[u]];
+	for (i = 0; i < cand.pp; i++)
+		most = fmax(most, load[i]);
+	rb = opt_rank_bound(&cand, 1);
+	print_message("gpt-oss-120b pp 8 v 3 c 16: rank bound %.6g s, the quick plan's busiest device %.6g s, "
+	              "TPI bound %.6g s, plan %.6g s\n", rb, most, opt_rank_tpi_bound(&cand, 1, 0), tpi);
+	assert_true(rb <= most * (1 + 1e-12));
+	assert_true(rb >= most * (1 - 1e-6));
+	assert_true(opt_rank_tpi_bound(&cand, 1, 0) <= tpi);
+	free(stage);
+	free(strategy);
+	cost_candidate_release(&cand);
+}
+
 /* ------------------------------------------------------------ limits and inputs */
 
 static void test_time_limit_reports_audited_plan(void **state)
@@ -2965,6 +3053,7 @@ int main(void)
 		cmocka_unit_test(test_quick_plan_balances_devices),
 		cmocka_unit_test(test_quick_plan_chunk_starts),
 		cmocka_unit_test(test_rank_bound_infeasible_moe),
+		cmocka_unit_test(test_runs_bound),
 		cmocka_unit_test(test_time_limit_reports_audited_plan),
 		cmocka_unit_test(test_early_stop),
 		cmocka_unit_test(test_milp_memory_tolerance),
