@@ -261,7 +261,11 @@ double opt_packing_bound(double *least, size_t n, int m);
  * returned.  When chain is 1 (the caller knows c's model is a chain: a
  * layers_only build has no edges to tell), layer 0 is on device 0's first
  * chunk and the last layer on device pp - 1's last, and their least time and
- * memory count there.  Same-stage costs and transfers count as 0.  Its cost is held to
+ * memory count there.  On a chain whose two most common types have two or
+ * more members each, it is also at least the least bottleneck for which
+ * counts of both that v runs of the chain can hold, one per device, add up to
+ * both totals, each kind at its least time (opt_runs_bound in opt_base.c:
+ * alternating kinds).  Same-stage costs and transfers count as 0.  Its cost is held to
  * tens of milliseconds: past a front size the fronts' neighbours merge and
  * past twice a device's share of layers G grows by least times, either only
  * lowering the bound.  INFINITY when no counts fit the memory (then no plan

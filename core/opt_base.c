@@ -3,7 +3,8 @@
  * status names, the clock, options and results, the audit formula opt_tpi()
  * on one assignment, the candidate check, the chain test, the successor
  * lists, and the bounds from whole layers (opt_packing_bound; within each
- * device's memory opt_rank_bound and opt_rank_tpi_bound; opt_transfer_bound).
+ * device's memory opt_rank_bound and opt_rank_tpi_bound, which also count two
+ * kinds of blocks as the chunks' runs can hold them; opt_transfer_bound).
  * Below the methods (dp.c, dp_dag.c, milp.c) and the front that picks one
  * (opt.c), so that each of them uses this file and none uses another.
  *
