@@ -650,13 +650,6 @@ static int opt_chunk_cut(const struct cost_candidate *c, double share, int *stag
 	return ok;
 }
 
-static int opt_double_cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 /* Each layer's type into type[] (opt_layer_types; caller-owned, n_layers);
  * returns the first layer of the type with the most members (ties: the
  * earlier type), their count into *members. */
@@ -1078,16 +1071,12 @@ static int opt_counts_cut(const struct cost_candidate *c, int *stage, size_t *st
 	/* the counts: for each bottleneck T from the least whose counts can reach N, the
 	 * least sum of G over counts summing to N, each G_d(m_d) <= T (a knapsack) */
 	{
-		double *vals = malloc((size_t)pp * (N + 1) * sizeof(double));
 		double knap = (double)pp * (double)(N + 1) * (double)(N + 1); /* one knapsack's entries */
-		size_t nv = 0, i, tried = 0, tot, most_ts = (size_t)fmax(1, fmin(OPT_COUNTS_TS, OPT_COUNTS_WORK / knap));
+		size_t nv, i, tried = 0, tot, most_ts = (size_t)fmax(1, fmin(OPT_COUNTS_TS, OPT_COUNTS_WORK / knap));
+		double *vals = opt_sorted_finite(G, (size_t)pp * (N + 1), &nv);
 
 		if (!vals)
 			goto out;
-		for (i = 0; i < (size_t)pp * (N + 1); i++)
-			if (isfinite(G[i]))
-				vals[nv++] = G[i];
-		qsort(vals, nv, sizeof(*vals), opt_double_cmp);
 		for (i = 0; i < nv && tried < most_ts; i++) {
 			double T = vals[i];
 
@@ -1367,15 +1356,11 @@ static int opt_counts_loose(const struct cost_candidate *c, int *stage, size_t *
 	/* the least T of the G values for which the devices' most layers within T reach N
 	 * (that sum grows with T: a bisection over the sorted values) */
 	{
-		double *vals = malloc((size_t)pp * (N + 1) * sizeof(double));
-		size_t nv = 0, i, lo_i, hi_i;
+		size_t nv, lo_i, hi_i;
+		double *vals = opt_sorted_finite(G, (size_t)pp * (N + 1), &nv);
 
 		if (!vals)
 			goto out;
-		for (i = 0; i < (size_t)pp * (N + 1); i++)
-			if (isfinite(G[i]))
-				vals[nv++] = G[i];
-		qsort(vals, nv, sizeof(*vals), opt_double_cmp);
 		lo_i = 0;
 		hi_i = nv; /* vals[hi_i] reaches N; nv: none known yet */
 		while (lo_i < hi_i) {

@@ -280,6 +280,12 @@ int opt_same_costs(const struct cost_candidate *c, size_t u, size_t w);
  * type's members into count[] (at its first layer; 0 elsewhere); both
  * caller-owned, n_layers entries.  O(n^2 K) at worst. */
 void opt_layer_types(const struct cost_candidate *c, size_t *type, size_t *count);
+/* qsort's comparison of doubles, ascending (no NaN). */
+int opt_double_cmp(const void *a, const void *b);
+/* The finite ones of x[0 .. n - 1], sorted ascending, into an owned array (free()),
+ * *count of them; NULL when out of memory.  The candidate values of the counts
+ * bounds' and cuts' bottleneck sweeps. */
+double *opt_sorted_finite(const double *x, size_t n, size_t *count);
 /* opt_rank_bound with each front held to front_cap points and searched up to
  * top_count layers per device (0: its own choices, from a fixed work budget
  * and twice a device's share): weaker when small, never above the least load

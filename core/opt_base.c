@@ -552,6 +552,28 @@ int opt_same_costs(const struct cost_candidate *c, size_t u, size_t w)
 	              K * sizeof(double)) == 0;
 }
 
+int opt_double_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+double *opt_sorted_finite(const double *x, size_t n, size_t *count)
+{
+	double *v = malloc((n ? n : 1) * sizeof(*v));
+	size_t i;
+
+	*count = 0;
+	if (!v)
+		return NULL;
+	for (i = 0; i < n; i++)
+		if (isfinite(x[i]))
+			v[(*count)++] = x[i];
+	qsort(v, *count, sizeof(*v), opt_double_cmp);
+	return v;
+}
+
 void opt_layer_types(const struct cost_candidate *c, size_t *type, size_t *count)
 {
 	size_t n = c->n_layers, u, w;
@@ -896,13 +918,6 @@ static int opt_runs_cover(const unsigned char *held, size_t na, size_t nb, doubl
 	return reach[cells - 1];
 }
 
-static int opt_cmp_double(const void *x, const void *y)
-{
-	double a = *(const double *)x, b = *(const double *)y;
-
-	return a < b ? -1 : a > b;
-}
-
 /*
  * A bound on the busiest device of a chain whose blocks come in two kinds
  * (opt_rank_both): A and B the two types with the most members (two or more
@@ -1017,7 +1032,7 @@ static double opt_runs_bound(const struct cost_candidate *c, const size_t *type,
 		if (extra[pp - 1] > 0)
 			val[nval++] = load + extra[pp - 1];
 	}
-	qsort(val, nval, sizeof(*val), opt_cmp_double);
+	qsort(val, nval, sizeof(*val), opt_double_cmp);
 	lo = 0;
 	hi = nval;
 	/* least index whose value covers (monotone: a larger T admits more counts) */
