@@ -1157,6 +1157,7 @@ uniap_code cost_build(const struct cluster_profile *cluster, const struct model_
 	out->batch = opt->batch;
 	out->schedule = opt->schedule;
 	out->fp8 = opt->fp8;
+	out->makespan = opt->makespan;
 	out->cp = opt->cp > 1 ? opt->cp : 1;
 	out->cp_a2a = opt->cp > 1 && opt->cp_a2a;
 	out->runtime = opt->runtime.name;

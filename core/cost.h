@@ -151,6 +151,9 @@ struct cost_options {
 	                           model and cluster.device.peak_tflops.fp8 */
 	int uneven;             /* microbatches may leave the last micro-batch smaller: c is
 	                           a chunk count of batch (cost_chunk_count), not a divisor */
+	int makespan;           /* the objective of a 1F1B plan with pp > 1 is its iteration as
+	                           run (schedsim.h: Megatron-LM's blocking exchanges), not the
+	                           audit formula (cost_candidate.makespan) */
 	enum cost_filter filter;
 	struct cost_keep keep;  /* a runtime's rules for a layer's strategy (target.h's
 	                           target_keep()); zero: every strategy */
@@ -197,6 +200,10 @@ struct cost_candidate {
 	int fp8;                     /* priced for FP8 training (cost_options.fp8) */
 	int cp;                      /* context-parallel size of every strategy (cost_options.cp), >= 1 */
 	int cp_a2a;                  /* its all-to-all (Ulysses) variant (cost_options.cp_a2a) */
+	int makespan;                /* 1: a 1F1B plan with pp > 1 is priced by its makespan as run
+	                                (opt_tpi: schedsim's blocking layout, an exact longest path)
+	                                instead of the audit formula, its upper bound; every other
+	                                candidate's formula is its makespan already */
 	const char *runtime;         /* the runtime it was priced for (cost_options.runtime.name,
 	                                borrowed static text), NULL when none */
 	double memory_limit_bytes;

@@ -22,6 +22,12 @@
  *   sum p + sum o + (c-1) T, with p and o substituted (y with i < j pays
  *   cross_stage_s once per communication stage i..j-1 it spans); with pp = 1
  *   it is c * p_0 (appendix C's QIP, linearised the same way).
+ * The makespan objective (opt_makespan_objective: 1F1B as run) has no T:
+ * columns P_i and O_j equal to the stage and boundary sums above, one time
+ * column per node of the schedule's graph (sched_graph_build) with a row
+ * t_to >= t_from + share * (P_i or O_j) per arc, and the objective M >= each
+ * rank's last node.  For fixed x the least M is the graph's longest path,
+ * which is the iteration's length, so the MILP's optimum is the least makespan.
  * Costs are divided by their largest value and memory rows by the limit so
  * that CBC sees numbers near 1.  Plans are read from x and re-evaluated by
  * the caller with opt_tpi; CBC's objective is used only for the bound.
@@ -29,6 +35,7 @@
  * Never: more than one solve at a time in a process (CBC is not thread-safe).
  */
 #include "milp.h"
+#include "schedsim.h"
 
 #include <coin/Cbc_C_Interface.h>
 #include <float.h>
@@ -389,12 +396,53 @@ static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, dou
 	uint64_t *hash = NULL;
 	double *least = NULL; /* [u]: u's least scaled time over its columns */
 	double ts = 0, cmul, limit = c->memory_limit_bytes, t_lb = 0, keep, tshare;
-	int use_t = pp > 1 && wmax > 0; /* interleaved: c - 1/v > 0 even at c = 1 */
+	/* the makespan objective (opt_makespan_objective): no T; stage and boundary columns P_i
+	 * and O_j defined by rows, one time column per node of the schedule's graph, a row per
+	 * arc (sched_graph_build), and the objective the latest rank's end */
+	int ms = opt_makespan_objective(c), row_p0 = -1, row_o0 = -1, row_arc0 = -1, row_end0 = -1;
+	struct sched_graph g = { 0 };
+	size_t *from_cnt = NULL, *from_adj = NULL;
+	int use_t = !ms && pp > 1 && wmax > 0; /* interleaved: c - 1/v > 0 even at c = 1 */
 	uniap_code rc = UNIAP_OK;
 	struct milp_mat *m = &md->mat;
 
 	memset(md, 0, sizeof(*md));
 	md->t_col = -1;
+	if (ms) {
+		size_t a;
+
+		if ((rc = sched_graph_build(pp, c->microbatches, COST_1F1B, &g, err)) != UNIAP_OK)
+			return rc;
+		from_cnt = calloc((size_t)g.n_nodes + 2, sizeof(size_t));
+		from_adj = malloc((g.n_arcs ? g.n_arcs : 1) * sizeof(size_t));
+		if (!from_cnt || !from_adj) {
+			free(from_cnt);
+			free(from_adj);
+			sched_graph_release(&g);
+			return err_set(err, UNIAP_E_NOMEM, "milp: out of memory");
+		}
+		/* arcs by tail (the start, -1, is slot 0) */
+		for (a = 0; a < g.n_arcs; a++)
+			from_cnt[(size_t)(g.arcs[a].from + 1) + 1]++;
+		for (a = 0; a + 1 < (size_t)g.n_nodes + 2; a++)
+			from_cnt[a + 1] += from_cnt[a];
+		{
+			size_t *fill = calloc((size_t)g.n_nodes + 1, sizeof(size_t));
+
+			if (!fill) {
+				free(from_cnt);
+				free(from_adj);
+				sched_graph_release(&g);
+				return err_set(err, UNIAP_E_NOMEM, "milp: out of memory");
+			}
+			for (a = 0; a < g.n_arcs; a++) {
+				size_t f = (size_t)(g.arcs[a].from + 1);
+
+				from_adj[from_cnt[f] + fill[f]++] = a;
+			}
+			free(fill);
+		}
+	}
 	if (milp_over_cap(c))
 		return err_set(err, UNIAP_E_LIMIT, "milp: %zu layers, %zu edges, pp %d, K %zu is over the model cap",
 		               n, E, pp, K);
@@ -516,6 +564,16 @@ static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, dou
 		row_to0 = (int)md->nrows;
 		md->nrows += (size_t)n_links;
 	}
+	if (ms) {
+		row_p0 = (int)md->nrows;
+		md->nrows += (size_t)pp;
+		row_o0 = (int)md->nrows;
+		md->nrows += (size_t)pp - 1;
+		row_arc0 = (int)md->nrows;
+		md->nrows += g.n_arcs;
+		row_end0 = (int)md->nrows;
+		md->nrows += (size_t)pp;
+	}
 	/* transport rows: one per (edge, stage, class) of each end with an x; every member
 	 * of a class points at its class's row */
 	for (e = 0; e < E; e++) {
@@ -570,6 +628,11 @@ static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, dou
 			md->row_lb[(size_t)row_tp0 + r] = 0;
 			md->row_ub[(size_t)row_tp0 + r] = MILP_INF;
 		}
+	/* makespan: P and O rows are equalities (0 = the default); arc and end rows >= 0 */
+	for (r = 0; ms && r < g.n_arcs + (size_t)pp; r++) {
+		md->row_lb[(size_t)row_arc0 + r] = 0;
+		md->row_ub[(size_t)row_arc0 + r] = MILP_INF;
+	}
 	/* x columns */
 	for (u = 0; u < n; u++) {
 		double amin = INFINITY;
@@ -584,7 +647,7 @@ static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, dou
 					continue;
 				amin = fmin(amin, a);
 				milp_range(md, a);
-				col = milp_col(m, cmul * a, 0, 1, 1);
+				col = milp_col(m, ms ? 0 : cmul * a, 0, 1, 1);
 				md->xcol[xi] = col;
 				milp_nz(m, row_assign0 + (int)u, 1);
 				if (pp > 1)
@@ -601,6 +664,8 @@ static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, dou
 				}
 				if (use_t && a != 0)
 					milp_nz(m, row_tp0 + i % dev, -a);
+				if (ms && a != 0)
+					milp_nz(m, row_p0 + i, -a);
 				for (r = out_cnt[u]; r < out_cnt[u + 1]; r++)
 					milp_nz(m, md->eu_row[(out_adj[r] * (size_t)pp + (size_t)i) * K + k], -1);
 				for (r = in_cnt[u]; r < in_cnt[u + 1]; r++)
@@ -652,12 +717,15 @@ static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, dou
 							cost = ed->same_stage_s[k * K + l];
 						else
 							cost = ed->cross_stage_s[k * K + l];
-						/* crossing j - i stages adds (j - i) cmul t to the sum and t to each o */
-						if ((i == j ? cost : cost * (cmul * (double)(j - i) + wmax) / tshare) > keep)
+						/* crossing j - i stages adds (j - i) cmul t to the sum and t to each o;
+						 * the makespan keeps every crossing (a rank's sends and receives of
+						 * one call overlap, so a transfer adds less than c times itself) */
+						if (i == j ? cost > keep
+						           : !ms && cost * (cmul * (double)(j - i) + wmax) / tshare > keep)
 							continue;
 						cost /= ts;
 						milp_range(md, cost);
-						milp_col(m, cmul * cost * (i == j ? 1 : (double)(j - i)), 0, MILP_INF, 0);
+						milp_col(m, ms ? 0 : cmul * cost * (i == j ? 1 : (double)(j - i)), 0, MILP_INF, 0);
 						milp_nz(m, ru, 1);
 						milp_nz(m, rv, 1);
 						if (use_t && cost != 0) {
@@ -666,6 +734,15 @@ static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, dou
 							else
 								milp_y_rows(m, row_tp0, row_to0, n_links, dev, i, j, -cost);
 						}
+						if (ms && cost != 0) {
+							int b;
+
+							if (i == j)
+								milp_nz(m, row_p0 + i, -cost);
+							else
+								for (b = i; b < j; b++)
+									milp_nz(m, row_o0 + b, -cost);
+						}
 					}
 			}
 	}
@@ -673,6 +750,48 @@ static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, dou
 		md->t_col = milp_col(m, wmax, t_lb, MILP_INF, 0);
 		for (r = 0; r < (size_t)n_trows; r++)
 			milp_nz(m, row_tp0 + (int)r, 1);
+	}
+	if (ms) {
+		double least_sum = 0;
+		size_t a, ah;
+		int q;
+
+		/* P_i and O_j, each in its defining row and the arcs that take a share of it */
+		for (i = 0; i < pp; i++) {
+			milp_col(m, 0, 0, MILP_INF, 0);
+			milp_nz(m, row_p0 + i, 1);
+			for (a = 0; a < g.n_arcs; a++)
+				if (g.arcs[a].term == 1 && g.arcs[a].index == i && g.arcs[a].share != 0)
+					milp_nz(m, row_arc0 + (int)a, -g.arcs[a].share);
+		}
+		for (j = 0; j + 1 < pp; j++) {
+			milp_col(m, 0, 0, MILP_INF, 0);
+			milp_nz(m, row_o0 + j, 1);
+			for (a = 0; a < g.n_arcs; a++)
+				if (g.arcs[a].term == 2 && g.arcs[a].index == j && g.arcs[a].share != 0)
+					milp_nz(m, row_arc0 + (int)a, -g.arcs[a].share);
+		}
+		/* a node's time: +1 in the arcs it heads (contiguous), -1 in those it tails, and in
+		 * the end row of the rank it ends */
+		for (q = 0, ah = 0; q < g.n_nodes; q++) {
+			size_t f = (size_t)q + 1;
+
+			milp_col(m, 0, 0, MILP_INF, 0);
+			for (a = from_cnt[f]; a < from_cnt[f + 1]; a++)
+				milp_nz(m, row_arc0 + (int)from_adj[a], -1);
+			for (; ah < g.n_arcs && g.arcs[ah].to == q; ah++)
+				milp_nz(m, row_arc0 + (int)ah, 1);
+			for (i = 0; i < pp; i++)
+				if (g.last[i] == q)
+					milp_nz(m, row_end0 + i, -1);
+		}
+		/* the makespan: at least every rank's end; at least one micro-batch's round trip
+		 * and c times the busiest stage, which is at least c / pp of the least sum */
+		for (u = 0; u < n; u++)
+			least_sum += least[u];
+		md->t_col = milp_col(m, 1, fmax(least_sum, (double)c->microbatches * least_sum / pp), MILP_INF, 0);
+		for (i = 0; i < pp; i++)
+			milp_nz(m, row_end0 + i, 1);
 	}
 	if (m->failed == 2) {
 		rc = err_set(err, UNIAP_E_LIMIT, "milp: model over %zu columns or %zu nonzeros",
@@ -701,6 +820,9 @@ out:
 	free(n_desc);
 	free(least);
 	free(hash);
+	free(from_cnt);
+	free(from_adj);
+	sched_graph_release(&g);
 	if (rc != UNIAP_OK)
 		milp_model_release(md);
 	return rc;
@@ -877,6 +999,8 @@ static double milp_floor(const struct cost_candidate *c)
 			m = fmin(m, c->time_s[u * K + k]);
 		S += m;
 	}
+	if (opt_makespan_objective(c)) /* a micro-batch's round trip; c times the busiest stage */
+		return fmax(S, (double)c->microbatches * S / c->pp);
 	return S / v + ((double)c->microbatches - 1.0 / v) * S / c->pp;
 }
 

@@ -1731,6 +1731,44 @@ uniap_code opt_solve(const struct cost_candidate *c, const struct opt_options *o
 		             "candidates (%d virtual stages)", c->virtual_stages);
 		goto out;
 	}
+	if (opt_makespan_objective(c)) {
+		/* the makespan as run: the DPs and the caller's bounds are the formula's, so only
+		 * the MILP's makespan rows answer, from the quick plan */
+		if (o.path != OPT_PATH_AUTO && o.path != OPT_PATH_MILP) {
+			rc = err_set(err, UNIAP_E_ARG, "opt.path: the dynamic programs do not take the makespan "
+			             "objective");
+			goto out;
+		}
+		struct cost_candidate formula = *c; /* shares c's tables; never released */
+		struct opt_options fo = o;
+		struct opt_result fr;
+		struct uniap_err ferr = { 0 };
+
+		o.bound_s = 0;
+		/* the formula's optimum, found by the DPs in a share of the time, is the start
+		 * when it runs faster than the quick plan (its makespan is at most its formula) */
+		formula.makespan = 0;
+		fo.path = OPT_PATH_AUTO;
+		fo.cutoff_tpi = INFINITY;
+		fo.bound_s = 0;
+		if (o.time_limit_s > 0 && isfinite(o.time_limit_s))
+			fo.time_limit_s = o.time_limit_s / 4;
+		if (opt_solve(&formula, &fo, &fr, &ferr) == UNIAP_OK && fr.stage && fr.strategy) {
+			double t = opt_tpi(c, fr.stage, fr.strategy);
+
+			start.stage = fr.stage;
+			start.strategy = fr.strategy;
+			fr.stage = NULL;
+			fr.strategy = NULL;
+			start.state = isfinite(t) ? 1 : 0;
+			start.tpi = t;
+			start.work = INFINITY; /* not replaced by a quick plan */
+		}
+		opt_result_release(&fr);
+		opt_time_left(&o, t0);
+		rc = opt_run_bounded(c, &o, 0, &start, out, err);
+		goto done;
+	}
 	switch (o.path) {
 	case OPT_PATH_DP_CHAIN:
 		rc = dp_chain_solve(c, &o, out, err);
@@ -1812,6 +1850,7 @@ uniap_code opt_solve(const struct cost_candidate *c, const struct opt_options *o
 		}
 		break;
 	}
+done:
 	if (rc == UNIAP_E_TIMEOUT) {
 		/* a DP ran out of time: nothing proven, no plan */
 		opt_result_release(out);

@@ -165,8 +165,20 @@ uniap_code opt_solve(const struct cost_candidate *cand, const struct opt_options
  * The audit TPI (cost.h) of the assignment stage[u], strategy[u] (borrowed,
  * n_layers entries) on cand (borrowed): INFINITY if an index is out of
  * range, a stage is empty, an edge goes backwards, or a stage is over memory.
+ * Where opt_makespan_objective(cand), the iteration's makespan as run
+ * instead (schedsim.h's blocking 1F1B, the longest path of sched_graph_build),
+ * which is at most the formula; INFINITY as well when out of memory.
  */
 double opt_tpi(const struct cost_candidate *cand, const int *stage, const size_t *strategy);
+
+/*
+ * 1 when cand's objective is the 1F1B makespan as run rather than the audit
+ * formula (cand->makespan with 1F1B, pp > 1): the dynamic programs and the
+ * solver-free bounds, which are built on the formula, do not apply, and
+ * opt_solve answers with the MILP's makespan rows (docs/optimizer.md, "The
+ * makespan objective").  Elsewhere the formula is the makespan already.
+ */
+int opt_makespan_objective(const struct cost_candidate *cand);
 
 /*
  * A valid plan of cand (borrowed), found fast and claimed to be nothing more:

@@ -21,8 +21,9 @@
  * as their IEEE-754 bits.  Every count is checked against a cap and against
  * the bytes left before anything is allocated.
  */
-#define OPT_PACK_VERSION 5u /* 2: a strategy's ZeRO stage and sequence parallelism; 3: the batch;
-                               4: virtual stages; 5: the interleaved peak rows */
+#define OPT_PACK_VERSION 6u /* 2: a strategy's ZeRO stage and sequence parallelism; 3: the batch;
+                               4: virtual stages; 5: the interleaved peak rows; 6: the makespan
+                               objective */
 #define OPT_NAME_PACK_MAX 4096u
 
 struct opt_wbuf {
@@ -318,6 +319,7 @@ uniap_code opt_candidate_pack(const struct cost_candidate *c, unsigned char **bu
 	opt_w_i64(&w, c->microbatch_size);
 	opt_w_i64(&w, c->batch);
 	opt_w_u32(&w, (uint32_t)c->schedule);
+	opt_w_u32(&w, c->makespan ? 1 : 0);
 	opt_w_i64(&w, cost_virtual(c));
 	opt_w_f64(&w, c->memory_limit_bytes);
 	opt_w_u64(&w, c->n_layers);
@@ -378,7 +380,7 @@ uniap_code opt_candidate_unpack(const unsigned char *buf, size_t len, struct cos
 	struct opt_rbuf r;
 	uint64_t n, K, ne;
 	int64_t pp, sd, spp, vs;
-	uint32_t has_items, has_names;
+	uint32_t has_items, has_names, ms;
 	size_t i, e;
 	int nomem = 0, x;
 	uniap_code rc = UNIAP_OK;
@@ -391,6 +393,7 @@ uniap_code opt_candidate_unpack(const unsigned char *buf, size_t len, struct cos
 	c->microbatch_size = (long)opt_r_i64(&r);
 	c->batch = (long)opt_r_i64(&r);
 	x = (int)opt_r_u32(&r);
+	ms = opt_r_u32(&r);
 	vs = opt_r_i64(&r);
 	c->memory_limit_bytes = opt_r_f64(&r);
 	n = opt_r_u64(&r);
@@ -404,12 +407,13 @@ uniap_code opt_candidate_unpack(const unsigned char *buf, size_t len, struct cos
 	    K > STRATEGY_MAX_COUNT || ne > MODEL_MAX_EDGES ||
 	    (x != COST_GPIPE && x != COST_1F1B && x != COST_INTERLEAVED) || vs < 1 ||
 	    vs > COST_MAX_VIRTUAL_STAGES || pp * vs > MODEL_MAX_LAYERS ||
-	    has_items > 1 || has_names > 1 || sd < 0 || sd > MODEL_MAX_DEVICES || spp < 0 ||
+	    has_items > 1 || has_names > 1 || ms > 1 || sd < 0 || sd > MODEL_MAX_DEVICES || spp < 0 ||
 	    spp > MODEL_MAX_DEVICES) {
 		rc = err_set(err, UNIAP_E_INVALID, "candidate buffer: header out of range");
 		goto out;
 	}
 	c->schedule = (enum cost_schedule)x;
+	c->makespan = (int)ms;
 	c->pp = (int)pp;
 	c->virtual_stages = (int)vs;
 	c->strategies.stage_devices = (int)sd;

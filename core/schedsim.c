@@ -319,6 +319,143 @@ out:
 	return rc;
 }
 
+/* Appends an arc to g (arcs has room: sched_graph_build sizes it). */
+static void sched_arc_add(struct sched_graph *g, int from, int to, int term, int index, double share)
+{
+	g->arcs[g->n_arcs++] = (struct sched_arc){ from, to, term, index, share };
+}
+
+/*
+ * sched_blocking's sweep without times: a step becomes a node once it can
+ * run, so nodes come numbered in an order of their precedences.  A compute
+ * step's arc is the rank's previous node plus its share of p_i; a call's are,
+ * per transfer, both posters' previous nodes plus the transfer's share of
+ * o_j (every call posts a transfer, so the rank's own clock is among them).
+ */
+uniap_code sched_graph_build(int stages, long c, enum cost_schedule kind, struct sched_graph *g,
+                             struct uniap_err *err)
+{
+	const double a = SCHED_FORWARD_SHARE;
+	const int S = stages;
+	size_t nx, t, steps = 0;
+	struct sched_cursor *cur = NULL;
+	int *prev = NULL, *posted = NULL; /* posted: [transfer][side] the poster's previous node, -2 before */
+	int i, moved = 1, left = S;
+	uniap_code rc = UNIAP_OK;
+
+	memset(g, 0, sizeof(*g));
+	if (S < 1 || c < 1 || (kind != COST_GPIPE && kind != COST_1F1B))
+		return err_set(err, UNIAP_E_ARG, "schedule graph: GPipe or 1F1B with stages and micro-batches >= 1");
+	if ((double)S * (double)c > (double)SCHED_MAX_UNITS)
+		return err_set(err, UNIAP_E_LIMIT, "schedule: %d stages x %ld micro-batches is more than %ld units to lay out",
+		               S, c, (long)SCHED_MAX_UNITS);
+	nx = (size_t)(S > 1 ? S - 1 : 1) * (size_t)c * 2;
+	/* a rank runs at most 6 steps per micro-batch (a receive, a compute and a send each
+	 * way) and one more; each step has at most 1 + 2 x 2 arcs */
+	steps = (size_t)S * ((size_t)c * 6 + 2);
+	cur = calloc((size_t)S, sizeof(*cur));
+	prev = malloc((size_t)S * sizeof(*prev));
+	posted = malloc(nx * 2 * sizeof(*posted));
+	g->last = malloc((size_t)S * sizeof(*g->last));
+	g->arcs = malloc(steps * 5 * sizeof(*g->arcs));
+	if (!cur || !prev || !posted || !g->last || !g->arcs) {
+		rc = err_set(err, UNIAP_E_NOMEM, "schedule: out of memory");
+		goto out;
+	}
+	g->stages = S;
+	for (t = 0; t < nx * 2; t++)
+		posted[t] = -2;
+	for (i = 0; i < S; i++) {
+		cur[i].n = -1;
+		prev[i] = -1;
+		if (!sched_cursor_step(kind, S, c, i, &cur[i]))
+			left--;
+	}
+#define XID(x) (((size_t)(x).back * (size_t)(S - 1) + (size_t)(x).j) * (size_t)c + (size_t)(x).m)
+	while (left > 0 && moved) {
+		moved = 0;
+		for (i = 0; i < S; i++) {
+			const struct sched_step *s;
+
+			while ((s = sched_cursor_step(kind, S, c, i, &cur[i])) != NULL) {
+				int node = g->n_nodes, k, ready = 1;
+
+				if ((size_t)node >= steps) {
+					rc = err_set(err, UNIAP_E_INTERNAL, "schedule graph: more steps than counted");
+					goto out;
+				}
+				if (!s->call) {
+					sched_arc_add(g, prev[i], node, 1, i, s->back ? 1 - a : a);
+				} else {
+					for (k = 0; k < s->n; k++) {
+						posted[XID(s->x[k]) * 2 + (size_t)s->x[k].recv] = prev[i];
+						if (posted[XID(s->x[k]) * 2 + (size_t)!s->x[k].recv] == -2)
+							ready = 0;
+					}
+					if (!ready)
+						break;
+					for (k = 0; k < s->n; k++) {
+						const struct sched_xfer *x = &s->x[k];
+						int other = posted[XID(*x) * 2 + (size_t)!x->recv];
+						double share = x->back ? 1 - a : a;
+
+						sched_arc_add(g, prev[i], node, 2, x->j, share);
+						if (other != prev[i])
+							sched_arc_add(g, other, node, 2, x->j, share);
+					}
+				}
+				g->n_nodes++;
+				prev[i] = node;
+				cur[i].k++;
+				moved = 1;
+				if (!sched_cursor_step(kind, S, c, i, &cur[i]))
+					left--;
+			}
+		}
+	}
+#undef XID
+	if (left > 0)
+		rc = err_set(err, UNIAP_E_INTERNAL, "schedule: %d ranks could never finish", left);
+	for (i = 0; i < S; i++)
+		g->last[i] = prev[i];
+out:
+	free(cur);
+	free(prev);
+	free(posted);
+	if (rc != UNIAP_OK)
+		sched_graph_release(g);
+	return rc;
+}
+
+void sched_graph_release(struct sched_graph *g)
+{
+	free(g->last);
+	free(g->arcs);
+	memset(g, 0, sizeof(*g));
+}
+
+double sched_graph_length(const struct sched_graph *g, const double *p, const double *o, double *t)
+{
+	size_t r;
+	double len = 0;
+	int i;
+
+	for (i = 0; i < g->n_nodes; i++)
+		t[i] = 0;
+	for (r = 0; r < g->n_arcs; r++) {
+		const struct sched_arc *x = &g->arcs[r];
+		double d = x->term == 1 ? x->share * p[x->index] : x->term == 2 ? x->share * o[x->index] : 0;
+		double v = (x->from >= 0 ? t[x->from] : 0) + d;
+
+		if (v > t[x->to])
+			t[x->to] = v;
+	}
+	for (i = 0; i < g->stages; i++)
+		if (g->last[i] >= 0 && t[g->last[i]] > len)
+			len = t[g->last[i]];
+	return len;
+}
+
 uniap_code sched_simulate(const struct sched_input *in, struct sched *out, struct uniap_err *err)
 {
 	const double a = SCHED_FORWARD_SHARE;

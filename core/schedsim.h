@@ -73,4 +73,44 @@ struct sched {
 uniap_code sched_simulate(const struct sched_input *in, struct sched *out, struct uniap_err *err);
 void sched_release(struct sched *s);
 
+/*
+ * The precedences of a blocking GPipe or 1F1B iteration (sched_graph_build),
+ * for an optimizer that minimises its length (milp.c) and for evaluating it
+ * without laying blocks out.  A node is one step of one rank's program, its
+ * value the rank's clock after the step; an arc says the node is at least
+ * its tail's value (0 for tail -1, the iteration's start) plus share x p[index]
+ * (term 1), share x o[index] (term 2) or nothing (term 0).  The longest path
+ * is the layout's length exactly: sched_blocking sets each clock to the
+ * largest of the same terms.  Nodes are numbered in an order in which every
+ * arc's tail comes first, and arcs are grouped by head in that order.
+ */
+struct sched_arc {
+	int from, to;   /* node indices; from -1: the start */
+	int term;       /* 0 none, 1 a stage's time, 2 a boundary's transfer */
+	int index;      /* the stage or the boundary */
+	double share;   /* of it */
+};
+
+struct sched_graph {
+	int n_nodes;
+	int *last;              /* owned, [stages]: each rank's last node, -1 when it has none */
+	int stages;
+	struct sched_arc *arcs; /* owned, n_arcs */
+	size_t n_arcs;
+};
+
+/*
+ * Builds the graph of GPipe or 1F1B on `stages` ranks (v = 1) with c
+ * micro-batches into g (release with sched_graph_release).  UNIAP_E_ARG for
+ * another schedule or stages, c < 1, UNIAP_E_LIMIT past SCHED_MAX_UNITS units,
+ * UNIAP_E_NOMEM.
+ */
+uniap_code sched_graph_build(int stages, long c, enum cost_schedule kind, struct sched_graph *g,
+                             struct uniap_err *err);
+void sched_graph_release(struct sched_graph *g);
+
+/* The longest path of g with stage times p[stages] and transfers o[stages - 1]
+ * (borrowed); t (caller-owned, [n_nodes]) gets every node's value. */
+double sched_graph_length(const struct sched_graph *g, const double *p, const double *o, double *t);
+
 #endif

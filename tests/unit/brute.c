@@ -2,6 +2,7 @@
  * brute.c - exhaustive enumeration of every plan of a tiny candidate (brute.h).
  */
 #include "brute.h"
+#include "schedsim.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -77,6 +78,20 @@ double brute_tpi(const struct cost_candidate *c, const int *stage, const size_t 
 			for (i = stage[a]; i < stage[b]; i++)
 				o[i] += c->edges[e].cross_stage_s[idx];
 		}
+	}
+	if (v == 1 && c->makespan && c->schedule == COST_1F1B && c->pp > 1) {
+		/* the makespan objective: the iteration as laid out, blocks and all (schedsim's
+		 * simulation, not the graph the optimizer's rows come from) */
+		struct sched_input in = { c->pp, c->pp, c->microbatches, COST_1F1B, p, o };
+		struct sched sc;
+		struct uniap_err err = { 0 };
+		double len;
+
+		if (sched_simulate(&in, &sc, &err) != UNIAP_OK)
+			return NAN;
+		len = sc.length_s;
+		sched_release(&sc);
+		return len;
 	}
 	if (v == 1) {
 		/* a stage's cycle: receive, compute, send (transfers block both ranks) */

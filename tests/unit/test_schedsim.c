@@ -216,6 +216,58 @@ static void test_1f1b_never_over_the_objective(void **state)
 	}
 }
 
+static void test_graph_is_the_layout(void **state)
+{
+	/* sched_graph_build's longest path is the layout's length (the MILP's makespan rows
+	 * are these arcs): GPipe and 1F1B, random stage and transfer times, fewer micro-batches
+	 * than stages included; every arc's tail comes before its head, and a graph built once
+	 * serves every time vector */
+	uint64_t seed = 20261130;
+	int trial;
+
+	(void)state;
+	for (trial = 0; trial < 600; trial++) {
+		int S = 1 + (int)(next01(&seed) * 7), i, v;
+		long c = 1 + (long)(next01(&seed) * 12);
+		enum cost_schedule kind = trial % 3 == 0 ? COST_GPIPE : COST_1F1B;
+		struct sched_graph g;
+		struct uniap_err err = { 0 };
+		double *t;
+		size_t r;
+
+		assert_int_equal(sched_graph_build(S, c, kind, &g, &err), UNIAP_OK);
+		for (r = 0; r < g.n_arcs; r++) {
+			assert_true(g.arcs[r].from < g.arcs[r].to && g.arcs[r].to < g.n_nodes);
+			assert_true(r == 0 || g.arcs[r - 1].to <= g.arcs[r].to);
+		}
+		t = malloc((size_t)g.n_nodes * sizeof(*t));
+		assert_non_null(t);
+		for (v = 0; v < 3; v++) {
+			double p[8], o[8], scale = v == 0 ? 0 : v == 1 ? 0.2 : 2, want, got;
+
+			for (i = 0; i < S; i++) {
+				p[i] = next01(&seed);
+				o[i] = next01(&seed) * scale;
+			}
+			want = sim_length(S, c, kind, p, o);
+			got = sched_graph_length(&g, p, o, t);
+			if (fabs(got - want) > 1e-12 * want)
+				fail_msg("trial %d: %s pp %d c %ld: graph %.17g, layout %.17g", trial,
+				         kind == COST_GPIPE ? "gpipe" : "1f1b", S, c, got, want);
+		}
+		free(t);
+		sched_graph_release(&g);
+	}
+	{
+		struct sched_graph g;
+		struct uniap_err err = { 0 };
+
+		assert_int_equal(sched_graph_build(4, 8, COST_INTERLEAVED, &g, &err), UNIAP_E_ARG);
+		assert_int_equal(sched_graph_build(0, 8, COST_1F1B, &g, &err), UNIAP_E_ARG);
+		assert_int_equal(sched_graph_build(1, SCHED_MAX_UNITS + 1L, COST_1F1B, &g, &err), UNIAP_E_LIMIT);
+	}
+}
+
 static void test_refusals(void **state)
 {
 	double p[] = { 1, 1, 1 }, bad[] = { 1, NAN, 1 };
@@ -242,6 +294,7 @@ int main(void)
 		cmocka_unit_test(test_1f1b_blocking_by_hand),
 		cmocka_unit_test(test_1f1b_blocking_reference),
 		cmocka_unit_test(test_1f1b_never_over_the_objective),
+		cmocka_unit_test(test_graph_is_the_layout),
 		cmocka_unit_test(test_refusals),
 	};
 
