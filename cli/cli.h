@@ -71,6 +71,7 @@ enum {
 	CLI_OPT_RUNTIME,
 	CLI_OPT_CP,
 	CLI_OPT_CP_COMM,
+	CLI_OPT_OBJECTIVE,
 };
 
 struct cli_common {
@@ -86,6 +87,7 @@ struct cli_common {
 	long cp;                 /* --context-parallel N: every strategy's ring attention over N ranks; 0: none */
 	int cp_a2a;              /* --cp-comm a2a: Ulysses all-to-alls instead of the ring */
 	int uneven;              /* --uneven-microbatches: the last micro-batch may be smaller */
+	int makespan;            /* --objective makespan: 1F1B priced by its iteration as run */
 	long virtual_stages;     /* --virtual-stages V (interleaved only); 0 when not given */
 	int pretty;
 	int help;
@@ -113,7 +115,8 @@ struct cli_common {
 	{ "memory-margin", required_argument, NULL, CLI_OPT_MEMORY_MARGIN }, \
 	{ "runtime", required_argument, NULL, CLI_OPT_RUNTIME }, \
 	{ "context-parallel", required_argument, NULL, CLI_OPT_CP }, \
-	{ "cp-comm", required_argument, NULL, CLI_OPT_CP_COMM }
+	{ "cp-comm", required_argument, NULL, CLI_OPT_CP_COMM }, \
+	{ "objective", required_argument, NULL, CLI_OPT_OBJECTIVE }
 
 /* Returns 1 if opt was a common option (handled, or err set), 0 otherwise. */
 int cli_common_option(struct cli_common *c, int opt, const char *arg, struct uniap_err *err);

@@ -129,6 +129,7 @@ int cli_cmd_costs(int argc, char **argv)
 			.batch = common.batch, .pp = (int)pp, .microbatches = micro,
 			.schedule = target_schedule(target, common.schedule), .recompute = common.recompute, .zero = common.zero, .sp = common.sp,
 			.selective = common.selective, .uneven = common.uneven, .fp8 = common.fp8, .cp = (int)common.cp, .cp_a2a = common.cp_a2a,
+			.makespan = common.makespan,
 			.virtual_stages = common.virtual_stages ? (int)common.virtual_stages : 2,
 			.filter = space == UOP_SPACE_INTER ? COST_FILTER_DP_ONLY
 			        : space == UOP_SPACE_UNIFORM ? COST_FILTER_MEGATRON : COST_FILTER_ALL,

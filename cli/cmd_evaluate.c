@@ -78,8 +78,18 @@ int cli_cmd_evaluate(int argc, char **argv)
 	}
 	if (cli_common_load(&common, &err) != UNIAP_OK ||
 	    cli_load_plan(plan_path, &plan, &err) != UNIAP_OK ||
-	    cli_plan_runtime(&plan, common.runtime, &err) != UNIAP_OK ||
-	    jenc_evaluate_report(&common.cluster, &common.model, common.batch, &plan, 0, NULL, &report, &feasible,
+	    cli_plan_runtime(&plan, common.runtime, &err) != UNIAP_OK) {
+		status = cli_fail("evaluate", &err);
+		goto out;
+	}
+	/* --objective makespan prices a plan made under the formula as run too */
+	if (common.makespan && plan.schedule == COST_INTERLEAVED) {
+		err_set(&err, UNIAP_E_ARG, "--objective: makespan is for gpipe and 1f1b plans");
+		status = cli_fail("evaluate", &err);
+		goto out;
+	}
+	plan.makespan |= common.makespan;
+	if (jenc_evaluate_report(&common.cluster, &common.model, common.batch, &plan, 0, NULL, &report, &feasible,
 	                         &matches, &err) != UNIAP_OK) {
 		status = cli_fail("evaluate", &err);
 		goto out;

@@ -396,6 +396,7 @@ int cli_cmd_plan(int argc, char **argv)
 	o.cp = (int)common.cp;
 	o.cp_a2a = common.cp_a2a;
 	o.uneven = common.uneven;
+	o.makespan = common.makespan;
 	memset(rs, 0, sizeof(rs));
 	if (n_targets == 0)
 		targets[n_targets++] = TARGET_ANY;

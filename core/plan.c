@@ -6,6 +6,7 @@
  */
 #include "plan.h"
 #include "runtime.h"
+#include "schedsim.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -136,7 +137,26 @@ uniap_code plan_evaluate(const struct cost_candidate *cand, const int *stage, co
 			if (cyc > worst)
 				worst = cyc;
 		}
-		out->tpi_s = sum + (double)(cand->microbatches - 1) * worst;
+		out->tpi_s = out->formula_tpi_s = sum + (double)(cand->microbatches - 1) * worst;
+		if (cand->makespan && cand->schedule == COST_1F1B && pp > 1) {
+			/* the makespan objective: the iteration as run */
+			struct sched_graph g;
+			double *t = NULL;
+			uniap_code grc = sched_graph_build(pp, cand->microbatches, COST_1F1B, &g, err);
+
+			if (grc == UNIAP_OK && !(t = malloc((size_t)(g.n_nodes ? g.n_nodes : 1) * sizeof(*t))))
+				grc = err_set(err, UNIAP_E_NOMEM, "plan evaluation: out of memory");
+			if (grc != UNIAP_OK) {
+				sched_graph_release(&g);
+				free(load);
+				free(act);
+				plan_eval_release(out);
+				return grc;
+			}
+			out->tpi_s = sched_graph_length(&g, out->stage_time_s, out->comm_time_s, t);
+			free(t);
+			sched_graph_release(&g);
+		}
 	} else {
 		/* interleaved (cost.h): device loads and link loads, transfers overlapped, the bubble
 		 * divided by v */
@@ -151,7 +171,7 @@ uniap_code plan_evaluate(const struct cost_candidate *cand, const int *stage, co
 		for (i = 0; i < 2 * dev; i++)
 			if (load[i] > worst)
 				worst = load[i];
-		out->tpi_s = sum / v + ((double)cand->microbatches - 1.0 / v) * worst;
+		out->tpi_s = out->formula_tpi_s = sum / v + ((double)cand->microbatches - 1.0 / v) * worst;
 	}
 	free(load);
 
@@ -322,6 +342,7 @@ uniap_code plan_doc_apply_until(const struct cluster_profile *cluster, const str
 		.schedule = p->schedule, .virtual_stages = p->virtual_stages,
 		.recompute = plan_doc_recompute(p), .zero = plan_doc_zero(p),
 		.sp = plan_doc_sp(p), .selective = plan_doc_selective(p), .fp8 = p->fp8, .cp = p->cp, .cp_a2a = p->cp_a2a,
+		.makespan = p->makespan,
 	};
 	const struct cost_runtime *rt = runtime_find(p->runtime[0] ? p->runtime : RUNTIME_DEFAULT);
 	uniap_code rc;

@@ -19,7 +19,11 @@
 struct plan_eval {
 	int valid;                    /* stage order and non-empty stages hold */
 	int fits;                     /* every stage within memory_limit_bytes */
-	double tpi_s;                 /* audit-format TPI (computed even if !fits) */
+	double tpi_s;                 /* audit-format TPI (computed even if !fits); under the makespan
+	                                 objective (cost_candidate.makespan, 1F1B, pp > 1) the
+	                                 iteration as run, the longest path of sched_graph_build */
+	double formula_tpi_s;         /* the audit formula itself: tpi_s but under the makespan
+	                                 objective, where it is the upper bound tpi_s is below */
 	int pp;                       /* stages: the pipeline degree, times v when interleaved */
 	int devices;                  /* pipeline devices (groups): pp / v */
 	int virtual_stages;           /* v: stage i runs on device i mod devices */
@@ -62,6 +66,8 @@ struct plan_doc {
 	int fp8;                /* trained in FP8 (cost_options.fp8) */
 	int cp;                 /* context-parallel size (cost_options.cp); 0 or 1: none */
 	int cp_a2a;             /* its all-to-all (Ulysses) variant (cost_options.cp_a2a) */
+	int makespan;           /* "objective": "makespan": tpi_s is the 1F1B iteration as run
+	                           (cost_options.makespan) */
 	size_t n_layers;
 	char **layer_names;     /* owned, [n_layers] */
 	int *stage;             /* owned, [n_layers] */

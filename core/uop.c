@@ -717,18 +717,24 @@ static int uop_model_chain(const struct model_profile *m)
  * ends sit on the first and last devices).  With edges (not a layers_only
  * build) sum o >= opt_transfer_bound joins sum p >= S.  Interleaved, the
  * counts' TPI bound too (opt_rank_tpi_bound; both from opt_rank_bounds).  INFINITY when the memory
- * cannot fit at all. */
+ * cannot fit at all.  Under the makespan objective (opt_makespan_objective), which the formula
+ * bounds from above, only what the iteration as run must take: one micro-batch's round trip
+ * (sum p + sum o) and c times the busiest stage's compute (T's share of p alone: a rank's
+ * sends and receives of one call overlap). */
 static double uop_lower_bound(const struct cost_candidate *c, int chain)
 {
 	double sum_p = uop_time_bound(c), sum = sum_p + opt_transfer_bound(c), t, *least;
 	size_t K = cost_k(c), u, k;
-	int v = cost_virtual(c);
+	int v = cost_virtual(c), ms = opt_makespan_objective(c);
 
 	if (isinf(sum))
 		return INFINITY; /* not INF + 0 * INF = NaN when c = 1 */
+	if (ms)
+		t = sum_p / c->pp;
 	/* the devices' loads sum to sum p; without interleaving the cycles sum to
 	 * sum p + 2 sum o less the ends' */
-	t = (v > 1 ? sum_p : sum) / c->pp;
+	else
+		t = (v > 1 ? sum_p : sum) / c->pp;
 	least = malloc((c->n_layers ? c->n_layers : 1) * sizeof(double));
 	if (least) { /* out of memory: the mean alone, still a bound */
 		for (u = 0; u < c->n_layers; u++) {
@@ -750,6 +756,8 @@ static double uop_lower_bound(const struct cost_candidate *c, int chain)
 			return INFINITY;
 		return fmax(sum / v + ((double)c->microbatches - 1.0 / v) * t, counts_tpi);
 	}
+	if (ms)
+		return fmax(sum, (double)c->microbatches * t);
 	return sum + (double)(c->microbatches - 1) * t;
 }
 
@@ -1310,6 +1318,7 @@ static struct cost_options uop_cost_options(const struct uop_run *run, const str
 		.schedule = o->schedule, .virtual_stages = c->virtual_stages,
 		.recompute = o->recompute, .zero = o->zero, .sp = o->sp,
 		.selective = o->selective, .uneven = o->uneven, .fp8 = o->fp8, .cp = o->cp, .cp_a2a = o->cp_a2a,
+		.makespan = o->makespan,
 		.filter = o->space == UOP_SPACE_INTER ? COST_FILTER_DP_ONLY : COST_FILTER_ALL,
 		.keep = target_keep(o->target), .deadline_s = o->deadline_s,
 		.runtime = o->runtime ? *o->runtime : *target_runtime(o->target),
@@ -2201,7 +2210,7 @@ static uniap_code uop_one_strategy(struct uop_run *run, const struct cluster_pro
 			.schedule = o->schedule, .virtual_stages = grid[i].virtual_stages,
 			.recompute = o->recompute, .zero = o->zero, .sp = o->sp,
 			.selective = o->selective, .uneven = o->uneven, .filter = filter, .fp8 = o->fp8, .cp = o->cp,
-			.cp_a2a = o->cp_a2a,
+			.cp_a2a = o->cp_a2a, .makespan = o->makespan,
 			.keep = target_keep(o->target),
 			.runtime = o->runtime ? *o->runtime : *target_runtime(o->target),
 			.frac_memo = run->frac,

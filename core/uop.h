@@ -182,6 +182,9 @@ struct uop_options {
 	                               proves nothing fits still decides one), so every row of the
 	                               result is that (pp, c)'s best TPI; the best plan is the same,
 	                               found slower.  Time limit, deadline, budget and stop apply */
+	int makespan;               /* 1F1B: the objective is each plan's iteration as run (the makespan
+	                               of cost_candidate.makespan), exact on the MILP; every other
+	                               schedule's formula is its makespan already */
 	int inline_solve;           /* solve in this process, one at a time (no workers) */
 	uint64_t tag;               /* pool tag of this run's tasks (for pool_cancel_tag) */
 	uint64_t group;             /* pool group of this run's tasks (a tenant: pool.h); 0: the tag */

@@ -2028,11 +2028,11 @@ uniap_code jdec_plan_json(const cJSON *root, const char *path, struct plan_doc *
 	static const char *const keys[] = {"pp",     "microbatches", "microbatch_size", "schedule",
 	                                   "tpi_s",  "throughput_samples_per_s",        "stages",
 	                                   "layers", "batch", "virtual_stages", "runtime", "fp8", "context_parallel",
-	                                   "cp_comm", NULL};
+	                                   "cp_comm", "objective", NULL};
 	/* written by the optimizer next to the plan; accepted and ignored */
 	static const char *const ignored[] = {"optimal", "claim_tolerance", "gap", "candidates", "solve_s", "space",
 	                                      "cluster", "model", "devices",    "bound",   "bound_s", "status",
-	                                      "target",  "targets", "memory_limit_bytes", NULL};
+	                                      "target",  "targets", "memory_limit_bytes", "formula_tpi_s", NULL};
 	static const char *const schedules[] = {"gpipe", "1f1b", "interleaved"};
 	char p[JDEC_PATH_MAX];
 	const cJSON *v = NULL;
@@ -2112,6 +2112,16 @@ uniap_code jdec_plan_json(const cJSON *root, const char *path, struct plan_doc *
 		out->cp_a2a = e == 1;
 		if (rc == UNIAP_OK && out->cp_a2a && out->cp <= 1)
 			rc = err_set(err, UNIAP_E_INVALID, "%s.cp_comm: only with context_parallel > 1", path);
+	}
+	if (rc == UNIAP_OK) {
+		/* "makespan": tpi_s is the 1F1B iteration as run; the formula's ("formula") is the default */
+		static const char *const objectives[] = {"formula", "makespan"};
+		int e = 0;
+
+		rc = jdec_enum(root, "objective", path, 0, objectives, 2, 0, &e, err);
+		out->makespan = e == 1;
+		if (rc == UNIAP_OK && out->makespan && out->schedule == COST_INTERLEAVED)
+			rc = err_set(err, UNIAP_E_INVALID, "%s.objective: \"makespan\" is for gpipe and 1f1b plans", path);
 	}
 	if (rc == UNIAP_OK)
 		rc = jdec_num(root, "tpi_s", path, 1, 0.0, 0.0, DBL_MAX, &out->tpi_s, err);

@@ -162,6 +162,8 @@ cJSON *jenc_costs(const struct cost_candidate *c)
 	     /* the TPI's cycle (README, "The audit format"): a transfer holds its sender and receiver,
 	      * or under interleaving overlaps compute (Megatron-LM's overlap_p2p_comm) */
 	     cJSON_AddStringToObject(root, "transfers", cost_virtual(c) > 1 ? "overlapped" : "blocking") &&
+	     /* the TPI is the 1F1B iteration as run, not the formula (README, "The audit format") */
+	     (!opt_makespan_objective(c) || cJSON_AddStringToObject(root, "objective", "makespan")) &&
 	     (!c->runtime || strcmp(c->runtime, RUNTIME_DEFAULT) == 0 ||
 	      cJSON_AddStringToObject(root, "runtime", c->runtime)) &&
 	     (!c->fp8 || cJSON_AddBoolToObject(root, "fp8", 1)) &&
@@ -259,6 +261,10 @@ cJSON *jenc_plan(const struct cost_candidate *c, const int *stage, const size_t 
 	     (!c->fp8 || cJSON_AddBoolToObject(root, "fp8", 1)) &&
 	     (c->cp <= 1 || jenc_add_num(root, "context_parallel", c->cp)) &&
 	     (!c->cp_a2a || cJSON_AddStringToObject(root, "cp_comm", "a2a")) &&
+	     /* the makespan objective: tpi_s is the iteration as run, the formula beside it */
+	     (!opt_makespan_objective(c) ||
+	      (cJSON_AddStringToObject(root, "objective", "makespan") &&
+	       jenc_add_num(root, "formula_tpi_s", ev->formula_tpi_s))) &&
 	     jenc_add_num(root, "tpi_s", ev->tpi_s) &&
 	     jenc_add_num(root, "throughput_samples_per_s",
 	                             ev->tpi_s > 0 ? batch / ev->tpi_s : 0) &&

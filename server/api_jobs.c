@@ -249,6 +249,7 @@ static char *api_plan_request(const cJSON *body, const struct cluster_profile *c
 		"batch", "schedule", "space", "time_limit_s", "deadline_s", "gap", "recompute", "zero",
 		"sequence_parallel", "selective_recompute", "uneven_microbatches", "virtual_stages", "early_stop",
 		"memory_margin", "targets", "runtime", "fp8", "context_parallel", "cp_comm", "every_candidate",
+		"objective",
 	};
 	cJSON *o = cJSON_CreateObject(), *sum = NULL, *cd = NULL, *md = NULL;
 	char *text = NULL;

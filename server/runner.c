@@ -227,7 +227,7 @@ static const char *const runner_request_keys[] = {
 	"cluster", "model", "batch", "schedule", "space", "time_limit_s", "deadline_s", "gap", "recompute", "zero",
 	"sequence_parallel", "selective_recompute", "uneven_microbatches", "virtual_stages",
 	"early_stop", "memory_margin", "targets", "runtime", "fp8", "context_parallel", "cp_comm",
-	"every_candidate",
+	"every_candidate", "objective",
 };
 
 uniap_code runner_options_json(const cJSON *obj, const char *root, double max_time_limit_s,
@@ -282,6 +282,11 @@ uniap_code runner_options_json(const cJSON *obj, const char *root, double max_ti
 	o->cp_a2a = v && strcmp(v->valuestring, "a2a") == 0;
 	if (o->cp_a2a && o->cp <= 1)
 		return err_set(err, UNIAP_E_INVALID, "%s.cp_comm: only with context_parallel > 1", root);
+	v = cJSON_GetObjectItemCaseSensitive(obj, "objective");
+	if (v && (!cJSON_IsString(v) ||
+	          (strcmp(v->valuestring, "formula") != 0 && strcmp(v->valuestring, "makespan") != 0)))
+		return err_set(err, UNIAP_E_INVALID, "%s.objective: must be \"formula\" or \"makespan\"", root);
+	o->makespan = v && strcmp(v->valuestring, "makespan") == 0;
 	o->batch = (long)batch;
 	o->time_limit_s = limit;
 	o->deadline_s = deadline; /* seconds from the job's start: runner_run_job makes it a time */
@@ -292,6 +297,9 @@ uniap_code runner_options_json(const cJSON *obj, const char *root, double max_ti
 		               root);
 	if (cJSON_GetObjectItemCaseSensitive(obj, "virtual_stages") && o->schedule != COST_INTERLEAVED)
 		return err_set(err, UNIAP_E_INVALID, "%s.virtual_stages: only with \"schedule\": \"interleaved\"", root);
+	if (o->makespan && o->schedule == COST_INTERLEAVED)
+		return err_set(err, UNIAP_E_INVALID, "%s.objective: \"makespan\" is for \"gpipe\" and \"1f1b\" (the "
+		               "interleaved formula is not a schedule's makespan)", root);
 	v = cJSON_GetObjectItemCaseSensitive(obj, "space");
 	if (v && (!cJSON_IsString(v) || uop_space_parse(v->valuestring, &o->space) != 0))
 		return err_set(err, UNIAP_E_INVALID,
@@ -434,6 +442,9 @@ uniap_code runner_memo_base(const struct runner_request *r, int64_t tenant, unsi
 	         r->opts.target != TARGET_ANY ? target_name(r->opts.target) : "");
 	if (r->opts.fp8 && strlen(head) + 5 < sizeof(head))
 		snprintf(head + strlen(head), sizeof(head) - strlen(head), "fp8 1\n");
+	/* the makespan objective prices 1F1B candidates differently (and their bounds) */
+	if (r->opts.makespan && strlen(head) + 20 < sizeof(head))
+		snprintf(head + strlen(head), sizeof(head) - strlen(head), "objective makespan\n");
 	if (r->opts.cp > 1 && strlen(head) + 32 < sizeof(head))
 		snprintf(head + strlen(head), sizeof(head) - strlen(head), "context_parallel %d%s\n", r->opts.cp,
 		         r->opts.cp_a2a ? " a2a" : "");
