@@ -202,6 +202,67 @@ static void test_matches_brute_force(void **state)
 }
 
 /*
+ * The makespan objective (uop_options.makespan): the planner's best 1F1B plan
+ * by its iteration as run equals brute force over every candidate with
+ * schedsim's layout as the oracle (brute.c), in workers and inline; the
+ * candidates' bounds are the makespan's, so none prunes a better plan; and the
+ * best plan's formula is never below its makespan.
+ */
+static void test_makespan_matches_brute_force(void **state)
+{
+	int trial, shorter = 0;
+
+	(void)state;
+	for (trial = 0; trial < 24; trial++) {
+		struct cluster_profile cl;
+		struct model_profile m;
+		struct uop_result r;
+		struct uop_options o;
+		struct uniap_err err;
+		long batch, c;
+		double expect = INFINITY;
+		int pp;
+
+		random_instance_at(&cl, &m, &batch, 3, 0);
+		for (pp = 1; pp <= cluster_devices(&cl); pp++) {
+			if (cluster_devices(&cl) % pp || (size_t)pp > m.n_layers)
+				continue;
+			for (c = 1; c <= batch; c++) {
+				struct cost_options co = { .batch = batch, .pp = pp, .microbatches = c,
+				                           .schedule = COST_1F1B, .makespan = 1,
+				                           .runtime = *target_runtime(TARGET_ANY) };
+				struct cost_candidate cand;
+				double v;
+
+				if (batch % c != 0 || cost_build(&cl, &m, &co, &cand, &err) != UNIAP_OK)
+					continue;
+				assert_int_equal(brute_solve(&cand, &v, NULL, NULL, NULL), 0);
+				expect = fmin(expect, v);
+				cost_candidate_release(&cand);
+			}
+		}
+		uop_options_init(&o);
+		o.batch = batch;
+		o.schedule = COST_1F1B;
+		o.makespan = 1;
+		o.threads = 2;
+		o.inline_solve = trial % 2;
+		o.time_limit_s = 60;
+		assert_int_equal(uop_run(&cl, &m, &o, NULL, &r, &err), UNIAP_OK);
+		assert_brute_optimum(&r, expect);
+		if (r.best >= 0) {
+			assert_true(r.eval.tpi_s <= r.eval.formula_tpi_s * (1 + 1e-12));
+			shorter += r.eval.tpi_s < r.eval.formula_tpi_s * (1 - 1e-9);
+		}
+		uop_result_release(&r);
+		model_release(&m);
+		cluster_release(&cl);
+	}
+	/* pipelined optima whose iteration as run is shorter than their formula */
+	assert_true(shorter > 0);
+}
+
+/*
  * Interleaved 1F1B (v = 2 or 3 model chunks per device): on random chains
  * of 4 to 7 layers, some with a skip edge over several stages, tight and
  * loose memory, with ZeRO-1/2, sequence parallelism or uneven micro-batches
@@ -1315,6 +1376,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_matches_brute_force),
 		cmocka_unit_test(test_interleaved_matches_brute_force),
+		cmocka_unit_test(test_makespan_matches_brute_force),
 		cmocka_unit_test(test_interleaved_peak_memory),
 		cmocka_unit_test(test_workers_equal_inline),
 		cmocka_unit_test(test_every_candidate),
