@@ -12,7 +12,7 @@
 
 static const char evaluate_usage[] =
 	"usage: uniap evaluate --cluster FILE --model FILE --batch B --plan FILE\n"
-	"                      [--memory-margin F] [--pretty]\n"
+	"                      [--memory-margin F] [--objective makespan] [--pretty]\n"
 	"\n"
 	"Recomputes the plan's cost matrices (its pp, micro-batches and schedule) and\n"
 	"prints {feasible, valid, fits_memory, reason, tpi_s, throughput_samples_per_s,\n"
@@ -33,6 +33,9 @@ static const char evaluate_usage[] =
 	"  --plan FILE      plan document (schema/plan.schema.json)\n"
 	"  --memory-margin F  fraction of device memory kept free, 0..0.5 (default: the\n"
 	"                   cluster's device.memory_margin, itself 0.02 by default)\n"
+	"  --objective makespan  price a 1F1B plan by its iteration as run, as a plan with\n"
+	"                   \"objective\": \"makespan\" is (docs/optimizer.md, \"The makespan\n"
+	"                   objective\")\n"
 	"  --pretty         indent the JSON\n"
 	"\n"
 	"Exit status: 0 feasible and tpi_s matches, 1 invalid input, 2 bad command line,\n"
