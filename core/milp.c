@@ -785,11 +785,12 @@ static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, dou
 				if (g.last[i] == q)
 					milp_nz(m, row_end0 + i, -1);
 		}
-		/* the makespan: at least every rank's end; at least one micro-batch's round trip
-		 * and c times the busiest stage, which is at least c / pp of the least sum */
+		/* the makespan: at least every rank's end, and at least K times the least sum
+		 * (opt_makespan_factor: a weighted average of the stages' c p_i and what comes
+		 * before them) */
 		for (u = 0; u < n; u++)
 			least_sum += least[u];
-		md->t_col = milp_col(m, 1, fmax(least_sum, (double)c->microbatches * least_sum / pp), MILP_INF, 0);
+		md->t_col = milp_col(m, 1, opt_makespan_factor(c->microbatches, pp) * least_sum, MILP_INF, 0);
 		for (i = 0; i < pp; i++)
 			milp_nz(m, row_end0 + i, 1);
 	}
@@ -999,8 +1000,8 @@ static double milp_floor(const struct cost_candidate *c)
 			m = fmin(m, c->time_s[u * K + k]);
 		S += m;
 	}
-	if (opt_makespan_objective(c)) /* a micro-batch's round trip; c times the busiest stage */
-		return fmax(S, (double)c->microbatches * S / c->pp);
+	if (opt_makespan_objective(c)) /* the stages' c p_i and what precedes them, averaged */
+		return opt_makespan_factor(c->microbatches, c->pp) * S;
 	return S / v + ((double)c->microbatches - 1.0 / v) * S / c->pp;
 }
 

@@ -181,6 +181,17 @@ double opt_tpi(const struct cost_candidate *cand, const int *stage, const size_t
 int opt_makespan_objective(const struct cost_candidate *cand);
 
 /*
+ * K(c, pp) = 1 / (1 - (1 - 1/c)^pp): every 1F1B plan's makespan as run is at
+ * least K (sum p + sum o / c).  Stage i's rank computes its c micro-batches
+ * (c p_i) between the first forward reaching it and the last backward
+ * leaving it, each of which crosses the stages before it, so the makespan is
+ * at least L_i = sum_{j<i} (p_j + o_j) + c p_i; the average of the L_i with
+ * weights w_j = (K / c)(1 - 1/c)^(pp-1-j), which sum to 1, gives every p_j
+ * the coefficient K and every o_j at least K / c.  K >= max(1, c / pp).
+ */
+double opt_makespan_factor(long c, int pp);
+
+/*
  * A valid plan of cand (borrowed), found fast and claimed to be nothing more:
  * the MILP's and dp-dag's warm start (opt.c).  A topological order is cut
  * into stages of about equal least time with the fastest strategy per layer;

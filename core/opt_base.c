@@ -121,6 +121,13 @@ int opt_device_memory(const struct cost_candidate *c, const int *stage, const si
 	return 0;
 }
 
+double opt_makespan_factor(long c, int pp)
+{
+	if (c <= 1 || pp < 1)
+		return 1;
+	return 1 / (1 - pow(1 - 1 / (double)c, pp));
+}
+
 int opt_makespan_objective(const struct cost_candidate *c)
 {
 	return c->makespan && c->schedule == COST_1F1B && c->pp > 1 && cost_virtual(c) == 1;

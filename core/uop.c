@@ -719,8 +719,8 @@ static int uop_model_chain(const struct model_profile *m)
  * counts' TPI bound too (opt_rank_tpi_bound; both from opt_rank_bounds).  INFINITY when the memory
  * cannot fit at all.  Under the makespan objective (opt_makespan_objective), which the formula
  * bounds from above, only what the iteration as run must take: one micro-batch's round trip
- * (sum p + sum o) and c times the busiest stage's compute (T's share of p alone: a rank's
- * sends and receives of one call overlap). */
+ * (sum p + sum o), K (sum p + sum o / c) (opt_makespan_factor) and c times the busiest
+ * stage's compute (T's share of p alone: a rank's sends and receives of one call overlap). */
 static double uop_lower_bound(const struct cost_candidate *c, int chain)
 {
 	double sum_p = uop_time_bound(c), sum = sum_p + opt_transfer_bound(c), t, *least;
@@ -757,7 +757,8 @@ static double uop_lower_bound(const struct cost_candidate *c, int chain)
 		return fmax(sum / v + ((double)c->microbatches - 1.0 / v) * t, counts_tpi);
 	}
 	if (ms)
-		return fmax(sum, (double)c->microbatches * t);
+		return fmax(fmax(sum, (double)c->microbatches * t),
+		            opt_makespan_factor(c->microbatches, c->pp) * (sum_p + (sum - sum_p) / (double)c->microbatches));
 	return sum + (double)(c->microbatches - 1) * t;
 }
 

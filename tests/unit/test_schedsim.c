@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "opt.h"
 #include "schedsim.h"
 
 /* Σp + Σo + (c - 1) max_i (o_(i-1) + p_i + o_i): the audit formula of cost.h without
@@ -268,6 +269,42 @@ static void test_graph_is_the_layout(void **state)
 	}
 }
 
+static void test_1f1b_lower_bounds(void **state)
+{
+	/* what the makespan objective's bounds rest on (opt_makespan_factor): 1F1B as run takes
+	 * at least L_i = sum_{j<i} (p_j + o_j) + c p_i for every stage, and so at least
+	 * K (sum p + sum o / c); each is met exactly on some inputs (no transfers: the first
+	 * stage setting the pace, or equal stages at the last one) */
+	uint64_t seed = 20261201;
+	int trial, tight = 0;
+
+	(void)state;
+	for (trial = 0; trial < 3000; trial++) {
+		int S = 1 + (int)(next01(&seed) * 7), i;
+		long c = 1 + (long)(next01(&seed) * 12);
+		double p[8], o[8], scale = trial % 3 == 0 ? 0 : trial % 3 == 1 ? 0.2 : 2, len, pre = 0, worst = 0;
+		double sp = 0, so = 0;
+
+		for (i = 0; i < S; i++) {
+			p[i] = trial % 5 == 0 ? 1 : next01(&seed);
+			o[i] = next01(&seed) * scale;
+		}
+		len = sim_length(S, c, COST_1F1B, p, o);
+		for (i = 0; i < S; i++) {
+			worst = fmax(worst, pre + (double)c * p[i]);
+			pre += p[i] + (i + 1 < S ? o[i] : 0);
+			sp += p[i];
+			so += i + 1 < S ? o[i] : 0;
+		}
+		if (worst > len * (1 + 1e-12))
+			fail_msg("trial %d: pp %d c %ld: max L_i %.17g over the makespan %.17g", trial, S, c, worst, len);
+		if (opt_makespan_factor(c, S) * (sp + so / (double)c) > len * (1 + 1e-12))
+			fail_msg("trial %d: pp %d c %ld: K bound over the makespan %.17g", trial, S, c, len);
+		tight += worst >= len * (1 - 1e-12);
+	}
+	assert_true(tight > 100);
+}
+
 static void test_refusals(void **state)
 {
 	double p[] = { 1, 1, 1 }, bad[] = { 1, NAN, 1 };
@@ -295,6 +332,7 @@ int main(void)
 		cmocka_unit_test(test_1f1b_blocking_reference),
 		cmocka_unit_test(test_1f1b_never_over_the_objective),
 		cmocka_unit_test(test_graph_is_the_layout),
+		cmocka_unit_test(test_1f1b_lower_bounds),
 		cmocka_unit_test(test_refusals),
 	};
 
