@@ -270,7 +270,12 @@ async function newPlanView() {
     OPTION_HELP.map(([, t, help]) => h('li', {}, h('strong', {}, t), `: ${help}.`)));
   const vstages = h('input', { id: 'virtual-stages', type: 'number', min: 2, max: 64, placeholder: 'search 2–4' });
   const vsRow = h('div', { class: 'field', id: 'virtual-stages-field' }, h('label', { for: 'virtual-stages' }, 'Model chunks per rank'), vstages);
-  const syncSchedule = () => { vsRow.hidden = schedule.value !== 'interleaved'; };
+  // what a plan's TPI is (docs/optimizer.md, "The makespan objective"): not with interleaved
+  const objective = h('select', { id: 'objective', 'aria-describedby': 'objective-help' },
+    [['formula', 'the formula (fast)'], ['makespan', 'the 1F1B iteration as run (exact, slower)']].map(([v, t]) => h('option', { value: v }, t)));
+  const objectiveRow = h('div', { class: 'field', id: 'objective-field' }, h('label', { for: 'objective' }, 'Objective'), objective,
+    h('p', { class: 'help', id: 'objective-help' }, 'The formula bounds 1F1B from above; the makespan prices Megatron-LM’s order with its blocking exchanges, solved exactly on the MILP.'));
+  const syncSchedule = () => { vsRow.hidden = schedule.value !== 'interleaved'; objectiveRow.hidden = schedule.value === 'interleaved'; };
   schedule.addEventListener('change', syncSchedule);
   syncSchedule();
   const cp = h('input', { id: 'context-parallel', type: 'number', min: 1, max: 1024, placeholder: '1', 'aria-describedby': 'context-parallel-help' });
@@ -310,7 +315,7 @@ async function newPlanView() {
       h('p', { class: 'help', id: 'space-help' }, 'unified: each layer its own layout (UniAP); inter or intra: pipeline or layouts only; uniform: one layout for all (Megatron-style).')),
     h('fieldset', { class: 'field', 'aria-describedby': 'targets-help' }, h('legend', {}, 'Runtime targets'), targets,
       h('p', { class: 'help', id: 'targets-help' }, 'Only plans each ticked runtime runs, each priced against the best plan of any layout (planned beside it).')),
-    h('fieldset', { class: 'field wide', id: 'options' }, h('legend', {}, 'Also consider'), opts, optionsHelp), vsRow,
+    h('fieldset', { class: 'field wide', id: 'options' }, h('legend', {}, 'Also consider'), opts, optionsHelp), vsRow, objectiveRow,
     h('div', { class: 'field' }, h('label', { for: 'context-parallel' }, 'Context parallelism'), cp,
       h('p', { class: 'help', id: 'context-parallel-help' }, 'Split every sequence over this many ranks (long context).')), cpCommRow,
     h('div', { class: 'field' }, h('label', { for: 'time-limit' }, 'Time limit per candidate (s)'), limit,
@@ -338,6 +343,7 @@ async function newPlanView() {
     if (Number(cp.value) > 1) { body.context_parallel = Number(cp.value); body.cp_comm = cpComm.value; }
     if (deadline.value !== '') body.deadline_s = Number(deadline.value);
     if (every.checked) body.every_candidate = true;
+    if (schedule.value !== 'interleaved' && objective.value === 'makespan') body.objective = 'makespan';
     submit.disabled = true;
     try {
       const r = await api('POST', '/v1/plans', { body });
@@ -485,7 +491,9 @@ function summary(plan, res, extra, options, price) {
     f('Gap', res.gap === undefined || res.gap === null ? '–' : pct(res.gap)),
     f('Bound', secs(res.bound_s)),
     f('Pipeline', `${plan.pp} stage${plan.pp === 1 ? '' : 's'}${plan.virtual_stages ? ` × ${plan.virtual_stages} chunks` : ''}, ${plan.microbatches} micro-batch${plan.microbatches === 1 ? '' : 'es'} of ${plan.microbatch_size}`),
-    f('Schedule', plan.schedule), f('Solve', secs(res.solve_s)), extra ? f('Space', extra) : null,
+    f('Schedule', plan.schedule),
+    plan.objective === 'makespan' ? f('Objective', `the iteration as run (its formula: ${secs(plan.formula_tpi_s)})`, 'objective-used') : null,
+    f('Solve', secs(res.solve_s)), extra ? f('Space', extra) : null,
     options ? f('Options', options, 'options-used') : null);
 }
 

@@ -329,7 +329,12 @@ async function steps() {
     await page.select('#model', 'cat:bert-huge');
     await page.$eval('#batch', (e) => { e.value = ''; });
     await page.type('#batch', '32');
+    // the objective is offered for gpipe and 1f1b, not for interleaved (its formula is no makespan)
+    await page.select('#schedule', 'interleaved');
+    must(await page.$eval('#objective-field', (e) => e.hidden), 'the objective is offered for interleaved');
     await page.select('#schedule', 'gpipe');
+    must(!(await page.$eval('#objective-field', (e) => e.hidden)), 'the objective is hidden for gpipe');
+    await page.select('#objective', 'makespan');
     await page.click('input[name="target"][value="megatron"]');
     await page.click('input[name="target"][value="galvatron"]');
     await page.click('#opt-zero');
@@ -356,6 +361,8 @@ async function steps() {
     // "Solve every candidate" went with the request (what it does: tests/unit/test_uop.c)
     const j = await api('GET', `/v1/jobs/${jobId}`);
     must(j.request && j.request.every_candidate === true, `request ${JSON.stringify(j.request).slice(0, 200)}`);
+    // so did the objective (under GPipe the makespan is the formula: tests/unit/test_opt.c)
+    must(j.request.objective === 'makespan', `request ${JSON.stringify(j.request).slice(0, 200)}`);
   });
 
   // -------------------------------------------------------------- plan view
