@@ -296,9 +296,6 @@ uniap_code cli_common_load_profiles(struct cli_common *c, struct uniap_err *err)
 		return err_set(err, UNIAP_E_ARG, "--virtual-stages: only with --schedule interleaved");
 	if (c->cp_a2a && c->cp <= 1)
 		return err_set(err, UNIAP_E_ARG, "--cp-comm: only with --context-parallel N > 1");
-	if (c->makespan && c->schedule == COST_INTERLEAVED)
-		return err_set(err, UNIAP_E_ARG, "--objective: makespan is for --schedule gpipe and 1f1b (the "
-		               "interleaved formula is not a schedule's makespan)");
 	if (!c->cluster_path)
 		return err_set(err, UNIAP_E_ARG, "--cluster: required");
 	if (!c->model_path)

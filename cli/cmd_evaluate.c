@@ -33,7 +33,7 @@ static const char evaluate_usage[] =
 	"  --plan FILE      plan document (schema/plan.schema.json)\n"
 	"  --memory-margin F  fraction of device memory kept free, 0..0.5 (default: the\n"
 	"                   cluster's device.memory_margin, itself 0.02 by default)\n"
-	"  --objective makespan  price a 1F1B plan by its iteration as run, as a plan with\n"
+	"  --objective makespan  price a 1F1B or interleaved plan by its iteration as run, as a plan with\n"
 	"                   \"objective\": \"makespan\" is (docs/optimizer.md, \"The makespan\n"
 	"                   objective\")\n"
 	"  --pretty         indent the JSON\n"
@@ -86,11 +86,6 @@ int cli_cmd_evaluate(int argc, char **argv)
 		goto out;
 	}
 	/* --objective makespan prices a plan made under the formula as run too */
-	if (common.makespan && plan.schedule == COST_INTERLEAVED) {
-		err_set(&err, UNIAP_E_ARG, "--objective: makespan is for gpipe and 1f1b plans");
-		status = cli_fail("evaluate", &err);
-		goto out;
-	}
 	plan.makespan |= common.makespan;
 	if (jenc_evaluate_report(&common.cluster, &common.model, common.batch, &plan, 0, NULL, &report, &feasible,
 	                         &matches, &err) != UNIAP_OK) {

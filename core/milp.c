@@ -411,7 +411,8 @@ static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, dou
 	if (ms) {
 		size_t a;
 
-		if ((rc = sched_graph_build(pp, c->microbatches, COST_1F1B, &g, err)) != UNIAP_OK)
+		if ((rc = sched_graph_build(dev, pp, c->microbatches, v > 1 ? COST_INTERLEAVED : COST_1F1B, &g, err)) !=
+		    UNIAP_OK)
 			return rc;
 		from_cnt = calloc((size_t)g.n_nodes + 2, sizeof(size_t));
 		from_adj = malloc((g.n_arcs ? g.n_arcs : 1) * sizeof(size_t));
@@ -785,12 +786,23 @@ static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, dou
 				if (g.last[i] == q)
 					milp_nz(m, row_end0 + i, -1);
 		}
-		/* the makespan: at least every rank's end, and at least K times the least sum
-		 * (opt_makespan_factor: a weighted average of the stages' c p_i and what comes
-		 * before them) */
+		/* the makespan: at least every rank's end; without interleaving at least K times
+		 * the least sum (opt_makespan_factor: a weighted average of the stages' c p_i and
+		 * what comes before them); interleaved, one micro-batch's path through every stage
+		 * and c times the busiest device's compute (the rank bound: whole layers within
+		 * each device's memory) */
+		double mlb;
+
 		for (u = 0; u < n; u++)
 			least_sum += least[u];
-		md->t_col = milp_col(m, 1, opt_makespan_factor(c->microbatches, pp) * least_sum, MILP_INF, 0);
+		if (v == 1) {
+			mlb = opt_makespan_factor(c->microbatches, pp) * least_sum;
+		} else {
+			double rb = opt_rank_bound(c, opt_is_chain(c)) / ts;
+
+			mlb = fmax(least_sum, (double)c->microbatches * fmax(least_sum / dev, isfinite(rb) ? rb : 0));
+		}
+		md->t_col = milp_col(m, 1, mlb, MILP_INF, 0);
 		for (i = 0; i < pp; i++)
 			milp_nz(m, row_end0 + i, 1);
 	}
@@ -1000,8 +1012,10 @@ static double milp_floor(const struct cost_candidate *c)
 			m = fmin(m, c->time_s[u * K + k]);
 		S += m;
 	}
-	if (opt_makespan_objective(c)) /* the stages' c p_i and what precedes them, averaged */
-		return opt_makespan_factor(c->microbatches, c->pp) * S;
+	if (opt_makespan_objective(c)) /* the stages' c p_i and what precedes them, averaged; or the
+	                                   busiest device's c P_d and a micro-batch's round trip */
+		return v > 1 ? fmax(S, (double)c->microbatches * S / c->pp)
+		             : opt_makespan_factor(c->microbatches, c->pp) * S;
 	return S / v + ((double)c->microbatches - 1.0 / v) * S / c->pp;
 }
 

@@ -130,7 +130,9 @@ double opt_makespan_factor(long c, int pp)
 
 int opt_makespan_objective(const struct cost_candidate *c)
 {
-	return c->makespan && c->schedule == COST_1F1B && c->pp > 1 && cost_virtual(c) == 1;
+	return c->makespan && c->pp > 1 &&
+	       ((c->schedule == COST_1F1B && cost_virtual(c) == 1) ||
+	        (c->schedule == COST_INTERLEAVED && cost_virtual(c) > 1));
 }
 
 double opt_tpi(const struct cost_candidate *c, const int *stage, const size_t *strategy)
@@ -192,28 +194,6 @@ double opt_tpi_spread(const struct cost_candidate *c, const int *stage, const si
 			for (j = a; j < b; j++)
 				o[j] += ed->cross_stage_s[kl];
 	}
-	if (v == 1 && opt_makespan_objective(c)) {
-		/* the iteration as run: the longest path of the blocking 1F1B layout */
-		struct sched_graph g;
-		struct uniap_err err = { 0 };
-		double *t;
-
-		if (sched_graph_build(pp, c->microbatches, COST_1F1B, &g, &err) != UNIAP_OK)
-			goto out;
-		t = malloc((size_t)(g.n_nodes ? g.n_nodes : 1) * sizeof(*t));
-		if (t)
-			tpi = sched_graph_length(&g, p, o, t);
-		free(t);
-		sched_graph_release(&g);
-		for (i = 0; spread && i < pp; i++) {
-			double cyc = (i > 0 ? o[i - 1] : 0) + p[i] + (i + 1 < pp ? o[i] : 0);
-
-			sq += cyc * cyc;
-		}
-		if (spread)
-			*spread = sq;
-		goto out;
-	}
 	if (v == 1) {
 		/* a stage's cycle: receive, compute, send (transfers block both ranks) */
 		for (i = 0; i < pp; i++)
@@ -248,6 +228,20 @@ double opt_tpi_spread(const struct cost_candidate *c, const int *stage, const si
 	if (spread)
 		*spread = sq;
 out:
+	if (isfinite(tpi) && opt_makespan_objective(c)) {
+		/* the iteration as run: the longest path of its layout (the spread stays the formula's
+		 * loads, a tie-break) */
+		struct sched_graph g;
+		struct uniap_err err = { 0 };
+		double *t = NULL;
+
+		tpi = INFINITY;
+		if (sched_graph_build(pp, S, c->microbatches, v > 1 ? COST_INTERLEAVED : COST_1F1B, &g, &err) == UNIAP_OK &&
+		    (t = malloc((size_t)(g.n_nodes ? g.n_nodes : 1) * sizeof(*t))) != NULL)
+			tpi = sched_graph_length(&g, p, o, t);
+		free(t);
+		sched_graph_release(&g);
+	}
 	free(p);
 	free(used);
 	return tpi;

@@ -138,25 +138,6 @@ uniap_code plan_evaluate(const struct cost_candidate *cand, const int *stage, co
 				worst = cyc;
 		}
 		out->tpi_s = out->formula_tpi_s = sum + (double)(cand->microbatches - 1) * worst;
-		if (cand->makespan && cand->schedule == COST_1F1B && pp > 1) {
-			/* the makespan objective: the iteration as run */
-			struct sched_graph g;
-			double *t = NULL;
-			uniap_code grc = sched_graph_build(pp, cand->microbatches, COST_1F1B, &g, err);
-
-			if (grc == UNIAP_OK && !(t = malloc((size_t)(g.n_nodes ? g.n_nodes : 1) * sizeof(*t))))
-				grc = err_set(err, UNIAP_E_NOMEM, "plan evaluation: out of memory");
-			if (grc != UNIAP_OK) {
-				sched_graph_release(&g);
-				free(load);
-				free(act);
-				plan_eval_release(out);
-				return grc;
-			}
-			out->tpi_s = sched_graph_length(&g, out->stage_time_s, out->comm_time_s, t);
-			free(t);
-			sched_graph_release(&g);
-		}
 	} else {
 		/* interleaved (cost.h): device loads and link loads, transfers overlapped, the bubble
 		 * divided by v */
@@ -172,6 +153,26 @@ uniap_code plan_evaluate(const struct cost_candidate *cand, const int *stage, co
 			if (load[i] > worst)
 				worst = load[i];
 		out->tpi_s = out->formula_tpi_s = sum / v + ((double)cand->microbatches - 1.0 / v) * worst;
+	}
+	if (cand->makespan && pp > 1 &&
+	    ((v == 1 && cand->schedule == COST_1F1B) || (v > 1 && cand->schedule == COST_INTERLEAVED))) {
+		/* the makespan objective: the iteration as run (opt_makespan_objective) */
+		struct sched_graph g;
+		double *t = NULL;
+		uniap_code grc = sched_graph_build(dev, pp, cand->microbatches, cand->schedule, &g, err);
+
+		if (grc == UNIAP_OK && !(t = malloc((size_t)(g.n_nodes ? g.n_nodes : 1) * sizeof(*t))))
+			grc = err_set(err, UNIAP_E_NOMEM, "plan evaluation: out of memory");
+		if (grc != UNIAP_OK) {
+			sched_graph_release(&g);
+			free(load);
+			free(act);
+			plan_eval_release(out);
+			return grc;
+		}
+		out->tpi_s = sched_graph_length(&g, out->stage_time_s, out->comm_time_s, t);
+		free(t);
+		sched_graph_release(&g);
 	}
 	free(load);
 

@@ -326,13 +326,125 @@ static void sched_arc_add(struct sched_graph *g, int from, int to, int term, int
 }
 
 /*
+ * The interleaved list schedule's sweep (sched_simulate) without times: a
+ * unit's node is at least its rank's previous unit and each input it waits
+ * for (the forward's arrival; the backward's own forward and the gradient's
+ * arrival) plus its share of p_i; a send's node is at least its unit and the
+ * link's previous send in that direction plus its share of o_j.  A link's
+ * sends in one direction all come from one rank, in that rank's order, so
+ * the order is fixed and the longest path is the layout's length.
+ */
+static uniap_code sched_graph_list(int P, int S, long c, struct sched_graph *g, struct uniap_err *err)
+{
+	const double a = SCHED_FORWARD_SHARE;
+	const int v = S / P;
+	struct sched_input in = { P, S, c, COST_INTERLEAVED, NULL, NULL };
+	struct sched_unit **ord = NULL;
+	size_t *len = NULL, *at = NULL, left = 0, units = (size_t)S * (size_t)c;
+	int *fend = NULL, *arr_f = NULL, *arr_b = NULL, *link_f = NULL, *link_b = NULL, d, stuck = 0;
+	uniap_code rc = UNIAP_OK;
+	size_t i;
+
+	ord = calloc((size_t)P, sizeof(*ord));
+	len = calloc((size_t)P, sizeof(*len));
+	at = calloc((size_t)P, sizeof(*at));
+	link_f = malloc((size_t)P * sizeof(*link_f));
+	link_b = malloc((size_t)P * sizeof(*link_b));
+	fend = malloc(units * sizeof(*fend));
+	arr_f = malloc(units * sizeof(*arr_f));
+	arr_b = malloc(units * sizeof(*arr_b));
+	g->last = malloc((size_t)P * sizeof(*g->last));
+	/* a unit's node has at most 3 arcs, a send's 2; units and sends at most 2 S c each */
+	g->arcs = malloc(units * 2 * 5 * sizeof(*g->arcs));
+	if (!ord || !len || !at || !link_f || !link_b || !fend || !arr_f || !arr_b || !g->last || !g->arcs) {
+		rc = err_set(err, UNIAP_E_NOMEM, "schedule: out of memory");
+		goto out;
+	}
+	g->stages = P;
+	for (i = 0; i < units; i++)
+		fend[i] = arr_f[i] = arr_b[i] = -2;
+	for (d = 0; d < P; d++) {
+		link_f[d] = link_b[d] = -1;
+		g->last[d] = -1;
+		if (!(ord[d] = malloc((size_t)c * (size_t)v * 2 * sizeof(**ord)))) {
+			rc = err_set(err, UNIAP_E_NOMEM, "schedule: out of memory");
+			goto out;
+		}
+		len[d] = sched_order(&in, d, ord[d]);
+		left += len[d];
+	}
+#define IDX(st, m) ((size_t)(st) * (size_t)c + (size_t)(m))
+	while (left > 0 && !stuck) {
+		stuck = 1;
+		for (d = 0; d < P; d++) {
+			while (at[d] < len[d]) {
+				const struct sched_unit *u = &ord[d][at[d]];
+				double share = u->back ? 1 - a : a;
+				int node;
+
+				if (!u->back ? u->stage > 0 && arr_f[IDX(u->stage, u->micro)] == -2
+				             : fend[IDX(u->stage, u->micro)] == -2 ||
+				                       (u->stage < S - 1 && arr_b[IDX(u->stage, u->micro)] == -2))
+					break;
+				node = g->n_nodes++;
+				sched_arc_add(g, g->last[d], node, 1, u->stage, share);
+				if (!u->back && u->stage > 0)
+					sched_arc_add(g, arr_f[IDX(u->stage, u->micro)], node, 1, u->stage, share);
+				if (u->back) {
+					sched_arc_add(g, fend[IDX(u->stage, u->micro)], node, 1, u->stage, share);
+					if (u->stage < S - 1)
+						sched_arc_add(g, arr_b[IDX(u->stage, u->micro)], node, 1, u->stage, share);
+				}
+				g->last[d] = node;
+				if ((!u->back && u->stage < S - 1) || (u->back && u->stage > 0)) {
+					int j = u->back ? u->stage - 1 : u->stage, *lk = u->back ? &link_b[j % P] : &link_f[j % P];
+					int tn = g->n_nodes++;
+
+					sched_arc_add(g, node, tn, 2, j, share);
+					if (*lk != -1)
+						sched_arc_add(g, *lk, tn, 2, j, share);
+					*lk = tn;
+					if (u->back)
+						arr_b[IDX(j, u->micro)] = tn;
+					else
+						arr_f[IDX(j + 1, u->micro)] = tn;
+				}
+				if (!u->back)
+					fend[IDX(u->stage, u->micro)] = node;
+				at[d]++;
+				left--;
+				stuck = 0;
+			}
+		}
+	}
+#undef IDX
+	if (left > 0)
+		rc = err_set(err, UNIAP_E_INTERNAL, "schedule: %zu units could never start", left);
+out:
+	if (ord)
+		for (d = 0; d < P; d++)
+			free(ord[d]);
+	free(ord);
+	free(len);
+	free(at);
+	free(link_f);
+	free(link_b);
+	free(fend);
+	free(arr_f);
+	free(arr_b);
+	if (rc != UNIAP_OK)
+		sched_graph_release(g);
+	return rc;
+}
+
+/*
  * sched_blocking's sweep without times: a step becomes a node once it can
  * run, so nodes come numbered in an order of their precedences.  A compute
  * step's arc is the rank's previous node plus its share of p_i; a call's are,
  * per transfer, both posters' previous nodes plus the transfer's share of
  * o_j (every call posts a transfer, so the rank's own clock is among them).
  */
-uniap_code sched_graph_build(int stages, long c, enum cost_schedule kind, struct sched_graph *g,
+uniap_code sched_graph_build(int ranks, int stages, long c, enum cost_schedule kind, struct sched_graph *g,
                              struct uniap_err *err)
 {
 	const double a = SCHED_FORWARD_SHARE;
@@ -344,11 +456,15 @@ uniap_code sched_graph_build(int stages, long c, enum cost_schedule kind, struct
 	uniap_code rc = UNIAP_OK;
 
 	memset(g, 0, sizeof(*g));
-	if (S < 1 || c < 1 || (kind != COST_GPIPE && kind != COST_1F1B))
-		return err_set(err, UNIAP_E_ARG, "schedule graph: GPipe or 1F1B with stages and micro-batches >= 1");
+	if (ranks < 1 || S < 1 || c < 1 || S % ranks != 0 || (kind != COST_INTERLEAVED && S != ranks) ||
+	    (kind != COST_GPIPE && kind != COST_1F1B && kind != COST_INTERLEAVED))
+		return err_set(err, UNIAP_E_ARG, "schedule graph: ranks, stages (a multiple of ranks, equal but "
+		               "interleaved) and micro-batches >= 1");
 	if ((double)S * (double)c > (double)SCHED_MAX_UNITS)
 		return err_set(err, UNIAP_E_LIMIT, "schedule: %d stages x %ld micro-batches is more than %ld units to lay out",
 		               S, c, (long)SCHED_MAX_UNITS);
+	if (kind == COST_INTERLEAVED)
+		return sched_graph_list(ranks, S, c, g, err);
 	nx = (size_t)(S > 1 ? S - 1 : 1) * (size_t)c * 2;
 	/* a rank runs at most 6 steps per micro-batch (a receive, a compute and a send each
 	 * way) and one more; each step has at most 1 + 2 x 2 arcs */

@@ -74,7 +74,8 @@ uniap_code sched_simulate(const struct sched_input *in, struct sched *out, struc
 void sched_release(struct sched *s);
 
 /*
- * The precedences of a blocking GPipe or 1F1B iteration (sched_graph_build),
+ * The precedences of a blocking GPipe or 1F1B iteration, or of an
+ * interleaved one's list schedule (sched_graph_build),
  * for an optimizer that minimises its length (milp.c) and for evaluating it
  * without laying blocks out.  A node is one step of one rank's program, its
  * value the rank's clock after the step; an arc says the node is at least
@@ -94,18 +95,19 @@ struct sched_arc {
 struct sched_graph {
 	int n_nodes;
 	int *last;              /* owned, [stages]: each rank's last node, -1 when it has none */
-	int stages;
+	int stages;             /* the ranks (the stages but interleaved) */
 	struct sched_arc *arcs; /* owned, n_arcs */
 	size_t n_arcs;
 };
 
 /*
- * Builds the graph of GPipe or 1F1B on `stages` ranks (v = 1) with c
- * micro-batches into g (release with sched_graph_release).  UNIAP_E_ARG for
- * another schedule or stages, c < 1, UNIAP_E_LIMIT past SCHED_MAX_UNITS units,
- * UNIAP_E_NOMEM.
+ * Builds the graph of GPipe or 1F1B on `stages` ranks (ranks == stages), or
+ * of interleaved 1F1B's list schedule on `ranks` ranks of stages / ranks
+ * chunks each, with c micro-batches, into g (release with
+ * sched_graph_release).  UNIAP_E_ARG for another schedule or shape, c < 1,
+ * UNIAP_E_LIMIT past SCHED_MAX_UNITS units, UNIAP_E_NOMEM.
  */
-uniap_code sched_graph_build(int stages, long c, enum cost_schedule kind, struct sched_graph *g,
+uniap_code sched_graph_build(int ranks, int stages, long c, enum cost_schedule kind, struct sched_graph *g,
                              struct uniap_err *err);
 void sched_graph_release(struct sched_graph *g);
 

@@ -747,6 +747,13 @@ static double uop_lower_bound(const struct cost_candidate *c, int chain)
 		t = fmax(t, opt_packing_bound(least, c->n_layers, c->pp));
 		free(least);
 	}
+	if (v > 1 && ms) {
+		/* interleaved as run: a device computes its c P_d one unit after another */
+		t = fmax(t, opt_rank_bound(c, chain));
+		if (isinf(t))
+			return INFINITY;
+		return fmax(sum, (double)c->microbatches * t);
+	}
 	if (v > 1) {
 		double counts_tpi;
 

@@ -2120,8 +2120,6 @@ uniap_code jdec_plan_json(const cJSON *root, const char *path, struct plan_doc *
 
 		rc = jdec_enum(root, "objective", path, 0, objectives, 2, 0, &e, err);
 		out->makespan = e == 1;
-		if (rc == UNIAP_OK && out->makespan && out->schedule == COST_INTERLEAVED)
-			rc = err_set(err, UNIAP_E_INVALID, "%s.objective: \"makespan\" is for gpipe and 1f1b plans", path);
 	}
 	if (rc == UNIAP_OK)
 		rc = jdec_num(root, "tpi_s", path, 1, 0.0, 0.0, DBL_MAX, &out->tpi_s, err);

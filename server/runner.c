@@ -297,9 +297,6 @@ uniap_code runner_options_json(const cJSON *obj, const char *root, double max_ti
 		               root);
 	if (cJSON_GetObjectItemCaseSensitive(obj, "virtual_stages") && o->schedule != COST_INTERLEAVED)
 		return err_set(err, UNIAP_E_INVALID, "%s.virtual_stages: only with \"schedule\": \"interleaved\"", root);
-	if (o->makespan && o->schedule == COST_INTERLEAVED)
-		return err_set(err, UNIAP_E_INVALID, "%s.objective: \"makespan\" is for \"gpipe\" and \"1f1b\" (the "
-		               "interleaved formula is not a schedule's makespan)", root);
 	v = cJSON_GetObjectItemCaseSensitive(obj, "space");
 	if (v && (!cJSON_IsString(v) || uop_space_parse(v->valuestring, &o->space) != 0))
 		return err_set(err, UNIAP_E_INVALID,

@@ -270,12 +270,12 @@ async function newPlanView() {
     OPTION_HELP.map(([, t, help]) => h('li', {}, h('strong', {}, t), `: ${help}.`)));
   const vstages = h('input', { id: 'virtual-stages', type: 'number', min: 2, max: 64, placeholder: 'search 2–4' });
   const vsRow = h('div', { class: 'field', id: 'virtual-stages-field' }, h('label', { for: 'virtual-stages' }, 'Model chunks per rank'), vstages);
-  // what a plan's TPI is (docs/optimizer.md, "The makespan objective"): not with interleaved
+  // what a plan's TPI is (docs/optimizer.md, "The makespan objective")
   const objective = h('select', { id: 'objective', 'aria-describedby': 'objective-help' },
     [['formula', 'the formula (fast)'], ['makespan', 'the 1F1B iteration as run (exact, slower)']].map(([v, t]) => h('option', { value: v }, t)));
   const objectiveRow = h('div', { class: 'field', id: 'objective-field' }, h('label', { for: 'objective' }, 'Objective'), objective,
-    h('p', { class: 'help', id: 'objective-help' }, 'The formula bounds 1F1B from above; the makespan prices Megatron-LM’s order with its blocking exchanges, solved exactly on the MILP.'));
-  const syncSchedule = () => { vsRow.hidden = schedule.value !== 'interleaved'; objectiveRow.hidden = schedule.value === 'interleaved'; };
+    h('p', { class: 'help', id: 'objective-help' }, 'The formula is fast; the makespan prices Megatron-LM’s order as it runs (1F1B’s blocking exchanges, interleaved’s overlapped transfers), solved exactly on the MILP.'));
+  const syncSchedule = () => { vsRow.hidden = schedule.value !== 'interleaved'; };
   schedule.addEventListener('change', syncSchedule);
   syncSchedule();
   const cp = h('input', { id: 'context-parallel', type: 'number', min: 1, max: 1024, placeholder: '1', 'aria-describedby': 'context-parallel-help' });
@@ -343,7 +343,7 @@ async function newPlanView() {
     if (Number(cp.value) > 1) { body.context_parallel = Number(cp.value); body.cp_comm = cpComm.value; }
     if (deadline.value !== '') body.deadline_s = Number(deadline.value);
     if (every.checked) body.every_candidate = true;
-    if (schedule.value !== 'interleaved' && objective.value === 'makespan') body.objective = 'makespan';
+    if (objective.value === 'makespan') body.objective = 'makespan';
     submit.disabled = true;
     try {
       const r = await api('POST', '/v1/plans', { body });

@@ -329,11 +329,7 @@ async function steps() {
     await page.select('#model', 'cat:bert-huge');
     await page.$eval('#batch', (e) => { e.value = ''; });
     await page.type('#batch', '32');
-    // the objective is offered for gpipe and 1f1b, not for interleaved (its formula is no makespan)
-    await page.select('#schedule', 'interleaved');
-    must(await page.$eval('#objective-field', (e) => e.hidden), 'the objective is offered for interleaved');
     await page.select('#schedule', 'gpipe');
-    must(!(await page.$eval('#objective-field', (e) => e.hidden)), 'the objective is hidden for gpipe');
     await page.select('#objective', 'makespan');
     await page.click('input[name="target"][value="megatron"]');
     await page.click('input[name="target"][value="galvatron"]');

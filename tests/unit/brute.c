@@ -79,10 +79,11 @@ double brute_tpi(const struct cost_candidate *c, const int *stage, const size_t 
 				o[i] += c->edges[e].cross_stage_s[idx];
 		}
 	}
-	if (v == 1 && c->makespan && c->schedule == COST_1F1B && c->pp > 1) {
+	if (c->makespan && c->pp > 1 &&
+	    ((v == 1 && c->schedule == COST_1F1B) || (v > 1 && c->schedule == COST_INTERLEAVED))) {
 		/* the makespan objective: the iteration as laid out, blocks and all (schedsim's
 		 * simulation, not the graph the optimizer's rows come from) */
-		struct sched_input in = { c->pp, c->pp, c->microbatches, COST_1F1B, p, o };
+		struct sched_input in = { c->pp, S, c->microbatches, c->schedule, p, o };
 		struct sched sc;
 		struct uniap_err err = { 0 };
 		double len;

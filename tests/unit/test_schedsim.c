@@ -221,8 +221,8 @@ static void test_graph_is_the_layout(void **state)
 {
 	/* sched_graph_build's longest path is the layout's length (the MILP's makespan rows
 	 * are these arcs): GPipe and 1F1B, random stage and transfer times, fewer micro-batches
-	 * than stages included; every arc's tail comes before its head, and a graph built once
-	 * serves every time vector */
+	 * than stages included, and interleaved's list schedule; every arc's tail comes before its
+	 * head, and a graph built once serves every time vector */
 	uint64_t seed = 20261130;
 	int trial;
 
@@ -236,7 +236,7 @@ static void test_graph_is_the_layout(void **state)
 		double *t;
 		size_t r;
 
-		assert_int_equal(sched_graph_build(S, c, kind, &g, &err), UNIAP_OK);
+		assert_int_equal(sched_graph_build(S, S, c, kind, &g, &err), UNIAP_OK);
 		for (r = 0; r < g.n_arcs; r++) {
 			assert_true(g.arcs[r].from < g.arcs[r].to && g.arcs[r].to < g.n_nodes);
 			assert_true(r == 0 || g.arcs[r - 1].to <= g.arcs[r].to);
@@ -259,13 +259,44 @@ static void test_graph_is_the_layout(void **state)
 		free(t);
 		sched_graph_release(&g);
 	}
+	/* interleaved: the list schedule on R ranks of v chunks, c a multiple of R */
+	for (trial = 0; trial < 300; trial++) {
+		int R = 2 + (int)(next01(&seed) * 3), v = 2 + (int)(next01(&seed) * 2), S = R * v, i, k;
+		long c = (long)R * (1 + (long)(next01(&seed) * 4));
+		struct sched_graph g;
+		struct uniap_err err = { 0 };
+		double *t, p[16], o[16];
+
+		assert_int_equal(sched_graph_build(R, S, c, COST_INTERLEAVED, &g, &err), UNIAP_OK);
+		t = malloc((size_t)g.n_nodes * sizeof(*t));
+		assert_non_null(t);
+		for (k = 0; k < 3; k++) {
+			struct sched_input in = { R, S, c, COST_INTERLEAVED, p, o };
+			struct sched sc;
+			double got;
+
+			for (i = 0; i < S; i++) {
+				p[i] = next01(&seed);
+				o[i] = next01(&seed) * (k == 0 ? 0 : k == 1 ? 0.2 : 2);
+			}
+			assert_int_equal(sched_simulate(&in, &sc, &err), UNIAP_OK);
+			got = sched_graph_length(&g, p, o, t);
+			if (fabs(got - sc.length_s) > 1e-12 * sc.length_s)
+				fail_msg("interleaved trial %d: pp %d v %d c %ld: graph %.17g, layout %.17g", trial, R, v, c, got,
+				         sc.length_s);
+			sched_release(&sc);
+		}
+		free(t);
+		sched_graph_release(&g);
+	}
 	{
 		struct sched_graph g;
 		struct uniap_err err = { 0 };
 
-		assert_int_equal(sched_graph_build(4, 8, COST_INTERLEAVED, &g, &err), UNIAP_E_ARG);
-		assert_int_equal(sched_graph_build(0, 8, COST_1F1B, &g, &err), UNIAP_E_ARG);
-		assert_int_equal(sched_graph_build(1, SCHED_MAX_UNITS + 1L, COST_1F1B, &g, &err), UNIAP_E_LIMIT);
+		assert_int_equal(sched_graph_build(2, 3, 8, COST_INTERLEAVED, &g, &err), UNIAP_E_ARG);
+		assert_int_equal(sched_graph_build(2, 4, 8, COST_1F1B, &g, &err), UNIAP_E_ARG);
+		assert_int_equal(sched_graph_build(0, 0, 8, COST_1F1B, &g, &err), UNIAP_E_ARG);
+		assert_int_equal(sched_graph_build(1, 1, SCHED_MAX_UNITS + 1L, COST_1F1B, &g, &err), UNIAP_E_LIMIT);
 	}
 }
 
