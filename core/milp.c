@@ -572,8 +572,8 @@ static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, dou
 		md->nrows += (size_t)pp - 1;
 		row_arc0 = (int)md->nrows;
 		md->nrows += g.n_arcs;
-		row_end0 = (int)md->nrows;
-		md->nrows += (size_t)pp;
+		row_end0 = (int)md->nrows; /* one per rank: g.stages (the devices, interleaved) */
+		md->nrows += (size_t)g.stages;
 	}
 	/* transport rows: one per (edge, stage, class) of each end with an x; every member
 	 * of a class points at its class's row */
@@ -630,7 +630,7 @@ static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, dou
 			md->row_ub[(size_t)row_tp0 + r] = MILP_INF;
 		}
 	/* makespan: P and O rows are equalities (0 = the default); arc and end rows >= 0 */
-	for (r = 0; ms && r < g.n_arcs + (size_t)pp; r++) {
+	for (r = 0; ms && r < g.n_arcs + (size_t)g.stages; r++) {
 		md->row_lb[(size_t)row_arc0 + r] = 0;
 		md->row_ub[(size_t)row_arc0 + r] = MILP_INF;
 	}
@@ -782,7 +782,7 @@ static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, dou
 				milp_nz(m, row_arc0 + (int)from_adj[a], -1);
 			for (; ah < g.n_arcs && g.arcs[ah].to == q; ah++)
 				milp_nz(m, row_arc0 + (int)ah, 1);
-			for (i = 0; i < pp; i++)
+			for (i = 0; i < g.stages; i++)
 				if (g.last[i] == q)
 					milp_nz(m, row_end0 + i, -1);
 		}
@@ -803,7 +803,7 @@ static uniap_code milp_build(const struct cost_candidate *c, double mem_rhs, dou
 			mlb = fmax(least_sum, (double)c->microbatches * fmax(least_sum / dev, isfinite(rb) ? rb : 0));
 		}
 		md->t_col = milp_col(m, 1, mlb, MILP_INF, 0);
-		for (i = 0; i < pp; i++)
+		for (i = 0; i < g.stages; i++)
 			milp_nz(m, row_end0 + i, 1);
 	}
 	if (m->failed == 2) {
