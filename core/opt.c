@@ -1763,6 +1763,9 @@ uniap_code opt_solve(const struct cost_candidate *c, const struct opt_options *o
 			start.state = isfinite(t) ? 1 : 0;
 			start.tpi = t;
 			start.work = INFINITY; /* not replaced by a quick plan */
+			/* then the quick plan's local search from it, judged by the makespan (opt_tpi) */
+			if (start.state == 1)
+				opt_local_search(c, opt_quick_work(&o), 0, start.stage, start.strategy, &start.tpi);
 		}
 		opt_result_release(&fr);
 		opt_time_left(&o, t0);
