@@ -10,8 +10,10 @@
  *                    only file that includes CBC), whose "optimal" is claimed
  *                    only when certified (docs/optimizer.md).  Every path
  *                    reports, as tpi_s, opt_tpi() of its own assignment,
- *                    never a solver float.
- *   opt_tpi()        the audit formula of cost.h on one assignment.
+ *                    never a solver float.  Under the makespan objective
+ *                    (cost_candidate.makespan) only the MILP answers.
+ *   opt_tpi()        the audit formula of cost.h on one assignment, or under
+ *                    the makespan objective the iteration as run (schedsim.h).
  *
  * Files: opt.c picks the path, opt_base.c holds what the paths share
  * (opt_tpi, checks, results), opt_pack.c the byte format; the paths use

@@ -22,7 +22,9 @@
  * per direction beside compute.  A stage's time p_i and a boundary's transfer
  * o_j split between forward and backward as SCHED_FORWARD_SHARE : 1 -
  * SCHED_FORWARD_SHARE (the cost model's rule that a backward costs about twice
- * a forward).
+ * a forward).  sched_graph_build gives the same layouts as a graph of
+ * precedences whose longest path is their length, for the makespan objective
+ * (opt_tpi, the MILP's makespan rows).
  *
  * Thread safety: reentrant.  Never: I/O, globals, solving anything.
  */
