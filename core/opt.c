@@ -1731,22 +1731,21 @@ uniap_code opt_solve(const struct cost_candidate *c, const struct opt_options *o
 		             "candidates (%d virtual stages)", c->virtual_stages);
 		goto out;
 	}
+	if (opt_makespan_objective(c) && o.path != OPT_PATH_AUTO && o.path != OPT_PATH_MILP) {
+		rc = err_set(err, UNIAP_E_ARG, "opt.path: the dynamic programs do not take the makespan objective");
+		goto out;
+	}
 	if (opt_makespan_objective(c)) {
-		/* the makespan as run: the DPs and the caller's bounds are the formula's, so only
-		 * the MILP's makespan rows answer, from the quick plan */
-		if (o.path != OPT_PATH_AUTO && o.path != OPT_PATH_MILP) {
-			rc = err_set(err, UNIAP_E_ARG, "opt.path: the dynamic programs do not take the makespan "
-			             "objective");
-			goto out;
-		}
+		/* the makespan as run: the DPs and the caller's bounds are the formula's, so only the
+		 * MILP's makespan rows answer.  Their start is the formula's optimum (the DPs find it in
+		 * a quarter of the time; its makespan is at most its formula), improved by the quick
+		 * plan's local search under the makespan; the quick plan itself only when there is none */
 		struct cost_candidate formula = *c; /* shares c's tables; never released */
 		struct opt_options fo = o;
 		struct opt_result fr;
 		struct uniap_err ferr = { 0 };
 
 		o.bound_s = 0;
-		/* the formula's optimum, found by the DPs in a share of the time, is the start
-		 * when it runs faster than the quick plan (its makespan is at most its formula) */
 		formula.makespan = 0;
 		fo.path = OPT_PATH_AUTO;
 		fo.cutoff_tpi = INFINITY;
@@ -1763,7 +1762,6 @@ uniap_code opt_solve(const struct cost_candidate *c, const struct opt_options *o
 			start.state = isfinite(t) ? 1 : 0;
 			start.tpi = t;
 			start.work = INFINITY; /* not replaced by a quick plan */
-			/* then the quick plan's local search from it, judged by the makespan (opt_tpi) */
 			if (start.state == 1)
 				opt_local_search(c, opt_quick_work(&o), 0, start.stage, start.strategy, &start.tpi);
 		}
