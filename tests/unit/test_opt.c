@@ -315,6 +315,18 @@ static void inst_make(struct rng *r, const struct gen *g, struct cost_candidate 
 	}
 }
 
+/* c, made by inst_make from g with g->pp stages, as interleaved: g->pp / v devices of v
+ * stages each (stage i on device i mod pp); a tight limit grows with the v stages a device holds. */
+static void inst_interleave(const struct gen *g, struct cost_candidate *c, int v)
+{
+	c->pp = g->pp / v;
+	c->virtual_stages = v;
+	c->schedule = COST_INTERLEAVED;
+	if (g->tight)
+		c->memory_limit_bytes *= v;
+}
+
+
 static void gen_random(struct rng *r, struct gen *g, enum graph_kind graph)
 {
 	static const long cs[] = {1, 2, 4};
@@ -1744,11 +1756,7 @@ static void test_quick_plan(void **state)
 		}
 		inst_make(&r, &g, &c);
 		if (v > 1) {
-			c.pp = g.pp / v;
-			c.virtual_stages = v;
-			c.schedule = COST_INTERLEAVED;
-			if (g.tight)
-				c.memory_limit_bytes *= v; /* a device holds v stages */
+			inst_interleave(&g, &c, v);
 			interleaved++;
 		}
 		describe(&g, (unsigned long)trial, what, sizeof(what));
@@ -1846,11 +1854,7 @@ static void test_rank_bound(void **state)
 		}
 		inst_make(&r, &g, &c);
 		if (v > 1) {
-			c.pp = g.pp / v;
-			c.virtual_stages = v;
-			c.schedule = COST_INTERLEAVED;
-			if (g.tight)
-				c.memory_limit_bytes *= v;
+			inst_interleave(&g, &c, v);
 			if (rng_unit(&r) < 0.5) {
 				int d, j, rows;
 
@@ -2555,13 +2559,8 @@ static void test_runs_bound(void **state)
 		g.k = kind == 1 && trial % 4 == 1 ? 2 : 1;
 		g.n_layers = kind == 1 ? 6 + (size_t)(trial % 2) : 7;
 		inst_make(&r, &g, &c);
-		if (v > 1) {
-			c.pp = g.pp / v;
-			c.virtual_stages = v;
-			c.schedule = COST_INTERLEAVED;
-			if (g.tight)
-				c.memory_limit_bytes *= v;
-		}
+		if (v > 1)
+			inst_interleave(&g, &c, v);
 		describe(&g, (unsigned long)trial, what, sizeof(what));
 		rb = opt_rank_bound(&c, 1);
 		least_load = brute_min_load(&c, &least_o);
